@@ -1,0 +1,270 @@
+//! The conformance suite every [`Transport`] must pass.
+//!
+//! Each check is a generic function taking a configured transport; the
+//! [`conformance_suite!`](crate::conformance_suite) macro expands to one `#[test]` per
+//! check, so a new transport joins with one line in its crate's tests:
+//!
+//! ```ignore
+//! xferbench_transports::conformance_suite!(pipe, xferbench_transports::os::Pipe::default());
+//! ```
+//!
+//! Every check bounds its waits: a transport that hangs fails the check instead of
+//! hanging the test run.
+
+use crate::{Endpoint, Listener, Recv, Transport, TransportError};
+use std::io;
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long any single check may take before it is declared hung.
+pub const CHECK_LIMIT: Duration = Duration::from_secs(20);
+
+fn deadline() -> Instant {
+    Instant::now() + Duration::from_secs(5)
+}
+
+/// Connects a pair in this process: the connecting side runs `peer` on its own thread.
+/// Returns the listener's endpoint and the peer thread's result, waiting at most
+/// [`CHECK_LIMIT`] for the peer.
+pub fn with_peer<T, R, F, G>(transport: &T, peer: F, driver: G) -> R
+where
+    T: Transport + Clone,
+    F: FnOnce(T::Endpoint) + Send + 'static,
+    G: FnOnce(T::Endpoint) -> R,
+{
+    let listener = transport.listen().expect("listen");
+    let address = listener.address().to_string();
+    let t = transport.clone();
+    let (done_tx, done_rx) = mpsc::channel();
+    let handle = thread::spawn(move || {
+        let ep = t.connect(&address, deadline()).expect("connect");
+        peer(ep);
+        let _ = done_tx.send(());
+    });
+    let ep = listener.accept(deadline()).expect("accept");
+    let r = driver(ep);
+    match done_rx.recv_timeout(CHECK_LIMIT) {
+        Ok(()) => handle.join().expect("peer thread"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            // The peer thread panicked: surface its panic.
+            if let Err(p) = handle.join() {
+                std::panic::resume_unwind(p)
+            }
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("peer hung for {CHECK_LIMIT:?}"),
+    }
+    r
+}
+
+fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u64).wrapping_mul(31).wrapping_add(seed) as u8)
+        .collect()
+}
+
+/// Messages of many sizes arrive whole, in order, with their contents intact, and the
+/// receiver sees [`Recv::Closed`] after the last one.
+pub fn ordered_delivery<T: Transport + Clone>(t: &T) {
+    const SIZES: [usize; 7] = [1, 2, 63, 64, 4096, 65_536, 1 << 20];
+    with_peer(
+        t,
+        |mut ep| {
+            for (i, &n) in SIZES.iter().enumerate() {
+                for k in 0..8u64 {
+                    ep.send(&pattern(n, i as u64 * 8 + k)).expect("send");
+                }
+            }
+            ep.close_send().expect("close_send");
+        },
+        |mut ep| {
+            for (i, &n) in SIZES.iter().enumerate() {
+                let mut buf = vec![0u8; n];
+                for k in 0..8u64 {
+                    assert_eq!(ep.recv(&mut buf).expect("recv"), Recv::Message);
+                    assert!(
+                        buf == pattern(n, i as u64 * 8 + k),
+                        "message {i}/{k} of {n} B corrupted"
+                    );
+                }
+            }
+            let mut one = [0u8; 1];
+            assert_eq!(ep.recv(&mut one).expect("recv after close"), Recv::Closed);
+        },
+    );
+}
+
+/// Request/response in both directions (full duplex), many round trips.
+pub fn echo_round_trips<T: Transport + Clone>(t: &T) {
+    const N: u64 = 2_000;
+    with_peer(
+        t,
+        |mut ep| {
+            let mut buf = [0u8; 48];
+            while ep.recv(&mut buf).expect("peer recv") == Recv::Message {
+                buf.reverse();
+                ep.send(&buf).expect("peer send");
+            }
+        },
+        |mut ep| {
+            let mut back = [0u8; 48];
+            for i in 0..N {
+                let msg = pattern(48, i);
+                ep.send(&msg).expect("send");
+                assert_eq!(ep.recv(&mut back).expect("recv"), Recv::Message);
+                back.reverse();
+                assert_eq!(back.as_slice(), msg.as_slice(), "round trip {i}");
+            }
+            ep.close_send().expect("close_send");
+        },
+    );
+}
+
+/// A stream that ends inside a message is an `UnexpectedEof` error, not a message.
+pub fn truncated_message_is_an_error<T: Transport + Clone>(t: &T) {
+    with_peer(
+        t,
+        |mut ep| {
+            ep.send(&[7u8; 10]).expect("send");
+            ep.close_send().expect("close_send");
+        },
+        |mut ep| {
+            let mut buf = [0u8; 20];
+            let err = ep
+                .recv(&mut buf)
+                .expect_err("a 10-byte tail must not pass as a 20-byte message");
+            assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+        },
+    );
+}
+
+/// When the peer drops its endpoint, a blocked receiver wakes up (closed or error)
+/// and a sender eventually gets an error instead of blocking forever.
+pub fn dropped_peer_is_noticed<T: Transport + Clone>(t: &T) {
+    with_peer(
+        t,
+        |ep| {
+            thread::sleep(Duration::from_millis(50));
+            drop(ep);
+        },
+        |mut ep| {
+            let mut buf = [0u8; 64];
+            match ep.recv(&mut buf) {
+                Ok(Recv::Closed) | Err(_) => {}
+                Ok(Recv::Message) => panic!("a message from a peer that sent none"),
+            }
+            let chunk = vec![0u8; 64 * 1024];
+            let mut failed = false;
+            for _ in 0..10_000 {
+                if ep.send(&chunk).is_err() {
+                    failed = true;
+                    break;
+                }
+            }
+            assert!(failed, "sending 640 MiB to a dropped peer never failed");
+        },
+    );
+}
+
+/// `accept` with no peer returns [`TransportError::Timeout`] at its deadline.
+pub fn accept_times_out<T: Transport>(t: &T) {
+    let listener = t.listen().expect("listen");
+    let start = Instant::now();
+    match listener.accept(Instant::now() + Duration::from_millis(100)) {
+        Err(TransportError::Timeout { .. }) => {}
+        Err(e) => panic!("expected a timeout, got {e}"),
+        Ok(_) => panic!("accept succeeded with no peer"),
+    }
+    assert!(start.elapsed() < CHECK_LIMIT);
+}
+
+/// Garbage addresses are refused with an error, never a panic.
+pub fn bad_addresses_are_errors<T: Transport>(t: &T) {
+    for address in [
+        "",
+        ":",
+        "garbage",
+        "1:2:3:4:5",
+        "@",
+        "999999999:1:2",
+        "127.0.0.1:1",
+        "@no-such-xferbench-socket",
+    ] {
+        let _ = t.connect(address, Instant::now() + Duration::from_millis(200));
+    }
+}
+
+/// Eight channels run concurrently without mixing their messages.
+pub fn channels_are_independent<T: Transport + Clone>(t: &T) {
+    let handles: Vec<_> = (0..8u64)
+        .map(|c| {
+            let t = t.clone();
+            thread::spawn(move || {
+                with_peer(
+                    &t,
+                    move |mut ep| {
+                        for i in 0..500u64 {
+                            ep.send(&pattern(256, c * 1_000 + i)).expect("send");
+                        }
+                        ep.close_send().expect("close_send");
+                    },
+                    move |mut ep| {
+                        let mut buf = [0u8; 256];
+                        for i in 0..500u64 {
+                            assert_eq!(ep.recv(&mut buf).expect("recv"), Recv::Message);
+                            assert!(
+                                buf.as_slice() == pattern(256, c * 1_000 + i),
+                                "channel {c} message {i}"
+                            );
+                        }
+                        assert_eq!(ep.recv(&mut buf).expect("recv"), Recv::Closed);
+                    },
+                )
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("channel thread");
+    }
+}
+
+/// Expands to a module of `#[test]`s running every conformance check against
+/// `$transport` (an expression building a configured transport).
+#[macro_export]
+macro_rules! conformance_suite {
+    ($name:ident, $transport:expr) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            use $crate::conformance as c;
+            #[test]
+            fn ordered_delivery() {
+                c::ordered_delivery(&$transport);
+            }
+            #[test]
+            fn echo_round_trips() {
+                c::echo_round_trips(&$transport);
+            }
+            #[test]
+            fn truncated_message_is_an_error() {
+                c::truncated_message_is_an_error(&$transport);
+            }
+            #[test]
+            fn dropped_peer_is_noticed() {
+                c::dropped_peer_is_noticed(&$transport);
+            }
+            #[test]
+            fn accept_times_out() {
+                c::accept_times_out(&$transport);
+            }
+            #[test]
+            fn bad_addresses_are_errors() {
+                c::bad_addresses_are_errors(&$transport);
+            }
+            #[test]
+            fn channels_are_independent() {
+                c::channels_are_independent(&$transport);
+            }
+        }
+    };
+}

@@ -1,0 +1,207 @@
+//! The systems under test: transports that move fixed-size messages between two
+//! endpoints, in one process (threads) or across processes.
+//!
+//! This crate knows nothing of the measurement lab, the command line or reports. It
+//! offers one extension point, the [`Transport`] trait, and one file per
+//! implementation (`os/pipe.rs`, `os/unix.rs`, `os/tcp.rs`; shared memory joins later).
+//!
+//! # The transport contract
+//!
+//! Every implementation must pass the generic suite in [`conformance`]. In words:
+//!
+//! 1. [`Transport::listen`] creates a [`Listener`] whose [`Listener::address`] is a
+//!    plain string. Any thread *or any process of the same user on the same host* can
+//!    pass that string to [`Transport::connect`]; the listener's
+//!    [`Listener::accept`] then yields the other end. Both calls honour a deadline and
+//!    fail with [`TransportError::Timeout`] instead of waiting forever.
+//! 2. The two [`Endpoint`]s form a reliable, ordered, full-duplex message channel for
+//!    messages of a size both sides agree on out of band. [`Endpoint::send`] delivers
+//!    the whole message or fails; [`Endpoint::recv`] fills the whole buffer or reports
+//!    [`Recv::Closed`] when the peer called [`Endpoint::close_send`] (or dropped its
+//!    endpoint) at a message boundary. A stream that ends inside a message is an
+//!    error of kind [`std::io::ErrorKind::UnexpectedEof`].
+//! 3. When the peer process dies, blocked calls return an error or
+//!    [`Recv::Closed`]; they never block forever.
+//! 4. Endpoints are `Send`: they may be moved to the thread that uses them. The hot
+//!    calls (`send`, `recv`) do not allocate.
+//!
+//! Transports are configured by string parameters (`-p NAME=VALUE` on the command
+//! line), described by [`ParamSpec`] so that the CLI can list and validate them and a
+//! peer process can rebuild the same transport from the same strings.
+
+#![deny(missing_docs)]
+
+pub mod conformance;
+pub mod os;
+pub mod param;
+
+pub use param::{ParamError, ParamSpec, Params, parse_byte_size};
+
+use std::io;
+use std::time::Instant;
+
+/// What [`Endpoint::recv`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recv {
+    /// The buffer holds one whole message.
+    Message,
+    /// The peer closed its sending side at a message boundary; no more messages.
+    Closed,
+}
+
+/// One end of an established channel.
+pub trait Endpoint: Send {
+    /// Sends the whole of `msg`. Blocks until the transport accepted it.
+    fn send(&mut self, msg: &[u8]) -> io::Result<()>;
+
+    /// Receives exactly `buf.len()` bytes, or reports that the peer closed.
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Recv>;
+
+    /// Tells the peer that no more messages follow; its `recv` then reports
+    /// [`Recv::Closed`] after the messages already sent. Receiving stays possible.
+    fn close_send(&mut self) -> io::Result<()>;
+}
+
+/// The listening side of a transport, waiting for one peer.
+pub trait Listener: Send {
+    /// The endpoint type this listener produces.
+    type Endpoint: Endpoint;
+
+    /// The address a peer passes to [`Transport::connect`].
+    fn address(&self) -> &str;
+
+    /// Waits until the peer connected, at most until `deadline`.
+    fn accept(self, deadline: Instant) -> Result<Self::Endpoint, TransportError>;
+}
+
+/// A way of moving messages between two endpoints.
+pub trait Transport: Send + Sync + Sized + 'static {
+    /// The endpoint type, used by the measuring loops as a generic parameter.
+    type Endpoint: Endpoint + 'static;
+    /// The listener type.
+    type Listener: Listener<Endpoint = Self::Endpoint>;
+
+    /// The name used on the command line (`--transport NAME`).
+    const NAME: &'static str;
+    /// One line for `xferbench list`.
+    const DESCRIPTION: &'static str;
+
+    /// The parameters this transport accepts, with defaults.
+    fn param_specs() -> &'static [ParamSpec];
+
+    /// Builds a transport from parameters; every key must be one of
+    /// [`Transport::param_specs`] (the caller fills in defaults it wants to show).
+    fn from_params(params: &Params) -> Result<Self, ParamError>;
+
+    /// Creates a listener for one connection.
+    fn listen(&self) -> Result<Self::Listener, TransportError>;
+
+    /// Connects to a listener's address, at most until `deadline`.
+    fn connect(&self, address: &str, deadline: Instant) -> Result<Self::Endpoint, TransportError>;
+}
+
+/// Why setting up a channel failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    /// The peer did not connect or accept in time.
+    #[error("{transport}: timed out waiting for the peer to {what}")]
+    Timeout {
+        /// Transport name.
+        transport: &'static str,
+        /// What was waited for ("connect", "accept").
+        what: &'static str,
+    },
+    /// An address string that this transport did not produce.
+    #[error("{transport}: malformed address {address:?}: {reason}")]
+    BadAddress {
+        /// Transport name.
+        transport: &'static str,
+        /// The address as given.
+        address: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A system call failed.
+    #[error("{transport}: {op} failed: {source}")]
+    Io {
+        /// Transport name.
+        transport: &'static str,
+        /// The operation ("listen", "connect", ...).
+        op: &'static str,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl TransportError {
+    pub(crate) fn io(transport: &'static str, op: &'static str) -> impl FnOnce(io::Error) -> Self {
+        move |source| TransportError::Io {
+            transport,
+            op,
+            source,
+        }
+    }
+}
+
+/// Writes all of `msg` to a blocking file descriptor, retrying on `EINTR`.
+pub(crate) fn write_all_fd(fd: impl rustix::fd::AsFd, mut msg: &[u8]) -> io::Result<()> {
+    while !msg.is_empty() {
+        match rustix::io::write(&fd, msg) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => msg = &msg[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+/// Reads exactly `buf.len()` bytes from a blocking file descriptor, or reports
+/// [`Recv::Closed`] when end-of-file comes before the first byte.
+pub(crate) fn read_exact_fd(fd: impl rustix::fd::AsFd, buf: &mut [u8]) -> io::Result<Recv> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match rustix::io::read(&fd, &mut buf[filled..]) {
+            Ok(0) if filled == 0 => return Ok(Recv::Closed),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "stream ended {filled} bytes into a {}-byte message",
+                        buf.len()
+                    ),
+                ));
+            }
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(Recv::Message)
+}
+
+/// Waits until `fd` is readable, at most until `deadline`.
+pub(crate) fn wait_readable(
+    fd: impl rustix::fd::AsFd,
+    deadline: Instant,
+) -> Result<bool, rustix::io::Errno> {
+    use rustix::event::{PollFd, PollFlags, poll};
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(false);
+        }
+        let timeout = rustix::event::Timespec {
+            tv_sec: left.as_secs() as i64,
+            tv_nsec: i64::from(left.subsec_nanos()),
+        };
+        let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(0) => return Ok(false),
+            Ok(_) => return Ok(true),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! Every OS transport passes the whole conformance suite, with default and with
+//! non-default parameters.
+
+use xferbench_transports::os::{Pipe, Tcp, Unix};
+use xferbench_transports::{Params, Transport, conformance_suite};
+
+fn with(pairs: &[(&str, &str)]) -> Params {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+conformance_suite!(pipe, Pipe::default());
+conformance_suite!(
+    pipe_1mib,
+    Pipe::from_params(&with(&[("pipe_size", "1MiB")])).unwrap()
+);
+conformance_suite!(unix, Unix::default());
+conformance_suite!(
+    unix_small_buffers,
+    Unix::from_params(&with(&[("sndbuf", "16KiB"), ("rcvbuf", "16KiB")])).unwrap()
+);
+conformance_suite!(tcp, Tcp::default());
+conformance_suite!(
+    tcp_nagle,
+    Tcp::from_params(&with(&[("nodelay", "false")])).unwrap()
+);
+
+#[test]
+fn unknown_and_invalid_parameters_are_named_in_errors() {
+    let e = Pipe::from_params(&with(&[("pipesize", "1MiB")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("pipesize") && e.contains("pipe_size"), "{e}");
+    let e = Tcp::from_params(&with(&[("nodelay", "maybe")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nodelay") && e.contains("true or false"), "{e}");
+    let e = Unix::from_params(&with(&[("sndbuf", "lots")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("sndbuf") && e.contains("byte size"), "{e}");
+}
