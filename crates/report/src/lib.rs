@@ -1,1 +1,62 @@
-//! placeholder
+//! Reports: turn results into tables and files. Reports read finished results
+//! ([`ResultDoc`], [`PointResult`]), never live measurement state.
+//!
+//! One extension point, [`Exporter`], with one file per format: [`json`],
+//! [`csv`](mod@csv), [`markdown`]; plus the terminal [`table`], and two
+//! [`Observer`](xferbench_lab::observer::Observer)s that run during a sweep:
+//! [`jsonl::JsonLinesWriter`] (finished points on disk as they finish) and
+//! [`progress::Progress`] (a progress bar with ETA on a terminal).
+
+#![deny(missing_docs)]
+
+pub mod csv;
+pub mod format;
+pub mod json;
+pub mod jsonl;
+pub mod markdown;
+pub mod progress;
+pub mod table;
+
+use std::io::Write;
+use xferbench_lab::result::ResultDoc;
+
+/// A file format for a whole result document.
+pub trait Exporter {
+    /// Format name, for messages (`json`, `csv`, `markdown`).
+    fn name(&self) -> &'static str;
+    /// Writes the document.
+    fn export(&self, doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()>;
+}
+
+/// Writes `doc` to `path` through `exporter`, atomically: a temporary file in the same
+/// folder is renamed over `path`, so a crash never leaves half a file.
+pub fn export_to_path(
+    exporter: &dyn Exporter,
+    doc: &ResultDoc,
+    path: &std::path::Path,
+) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        exporter.export(doc, &mut f)?;
+        f.flush()?;
+        f.get_ref().sync_data()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+pub(crate) mod fixture;

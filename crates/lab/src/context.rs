@@ -1,0 +1,126 @@
+//! The measurement context: the host, and which measurement facilities it offers.
+//!
+//! A missing facility is not an error: it is recorded here (with a one-line reason)
+//! so that results say what could and could not be measured.
+
+use crate::result::{Capabilities, Context, Settings};
+use std::process::Command;
+
+/// Collects the context of a run starting now.
+pub fn collect(version: &str, command_line: Vec<String>, settings: Settings) -> Context {
+    let uname = rustix::system::uname();
+    Context {
+        tool: "xferbench".into(),
+        version: version.into(),
+        command_line,
+        hostname: uname.nodename().to_string_lossy().into_owned(),
+        cpu_model: cpu_model().unwrap_or_else(|| "unknown".into()),
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        kernel: uname.release().to_string_lossy().into_owned(),
+        os: os_name().unwrap_or_else(|| "unknown".into()),
+        start_time: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        capabilities: capabilities(),
+        settings,
+    }
+}
+
+fn cpu_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+fn os_name() -> Option<String> {
+    let text = std::fs::read_to_string("/etc/os-release").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+        .map(|v| v.trim_matches('"').to_string())
+}
+
+/// Probes the machine: PMU, perf, valgrind, perf_event_paranoid.
+pub fn capabilities() -> Capabilities {
+    let (pmu, pmu_note) = probe_pmu();
+    Capabilities {
+        pmu,
+        pmu_note,
+        perf: tool_version("perf", &["--version"]),
+        valgrind: tool_version("valgrind", &["--version"]),
+        perf_event_paranoid: std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+            .ok()
+            .and_then(|s| s.trim().parse().ok()),
+    }
+}
+
+fn tool_version(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// `perf_event_attr` as of `PERF_ATTR_SIZE_VER0` (64 bytes): enough to ask for one
+/// hardware counter.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttrV0 {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    bp_addr: u64,
+}
+
+/// Opens (and closes) a hardware instruction counter for this thread.
+fn probe_pmu() -> (bool, Option<String>) {
+    const PERF_TYPE_HARDWARE: u32 = 0;
+    const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
+    // disabled | exclude_kernel | exclude_hv
+    const FLAGS: u64 = 1 | (1 << 5) | (1 << 6);
+    let attr = PerfEventAttrV0 {
+        type_: PERF_TYPE_HARDWARE,
+        size: std::mem::size_of::<PerfEventAttrV0>() as u32,
+        config: PERF_COUNT_HW_INSTRUCTIONS,
+        flags: FLAGS,
+        ..Default::default()
+    };
+    // SAFETY: perf_event_open reads `size` bytes from a valid, initialised attr;
+    // pid 0 / cpu -1 / group -1 / flags 0 count this thread on any CPU.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttrV0,
+            0 as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            0 as libc::c_ulong,
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
+        unsafe { libc::close(fd as libc::c_int) };
+        return (true, None);
+    }
+    let err = std::io::Error::last_os_error();
+    let note = match err.raw_os_error() {
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
+            "no hardware PMU (typical of VMs without PMU passthrough): hardware counters unavailable; \
+             software counters and callgrind still work"
+                .to_string()
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "hardware counters are forbidden by kernel.perf_event_paranoid; \
+             lower it with `sysctl kernel.perf_event_paranoid=1`"
+                .to_string()
+        }
+        _ => format!("perf_event_open for instructions failed: {err}"),
+    };
+    (false, Some(note))
+}

@@ -1,0 +1,118 @@
+//! CPU cost of a process over a window: user and system time, CPUs utilised and
+//! context switches, from `getrusage(RUSAGE_SELF)` (microsecond resolution).
+
+use crate::clock::Stamp;
+use serde::{Deserialize, Serialize};
+
+/// One reading of this process's resource usage, with the time it was taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSnapshot {
+    /// When the reading was taken.
+    pub at: Stamp,
+    /// User CPU time, microseconds.
+    pub user_us: u64,
+    /// System CPU time, microseconds.
+    pub sys_us: u64,
+    /// Voluntary context switches (the process blocked).
+    pub voluntary_switches: u64,
+    /// Involuntary context switches (the process was preempted).
+    pub involuntary_switches: u64,
+}
+
+impl CpuSnapshot {
+    /// Reads this process's usage now.
+    pub fn now() -> Self {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `ru` points to writable memory of the right size; RUSAGE_SELF is a
+        // valid `who`. getrusage cannot fail with these arguments, and the zeroed
+        // struct is a valid `rusage` even if it did.
+        let ru = unsafe {
+            libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr());
+            ru.assume_init()
+        };
+        let us = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64;
+        CpuSnapshot {
+            at: Stamp::now(),
+            user_us: us(ru.ru_utime),
+            sys_us: us(ru.ru_stime),
+            voluntary_switches: ru.ru_nvcsw as u64,
+            involuntary_switches: ru.ru_nivcsw as u64,
+        }
+    }
+
+    /// The usage between `self` (earlier) and `later`, attributed to `role`.
+    pub fn until(&self, later: &CpuSnapshot, role: impl Into<String>, pid: u32) -> ProcessCpu {
+        let window_s = later.at.since(self.at) as f64 / 1e9;
+        let user_s = later.user_us.saturating_sub(self.user_us) as f64 / 1e6;
+        let sys_s = later.sys_us.saturating_sub(self.sys_us) as f64 / 1e6;
+        ProcessCpu {
+            role: role.into(),
+            pid,
+            window_s,
+            user_s,
+            sys_s,
+            cpus_utilised: if window_s > 0.0 {
+                (user_s + sys_s) / window_s
+            } else {
+                0.0
+            },
+            voluntary_switches: later
+                .voluntary_switches
+                .saturating_sub(self.voluntary_switches),
+            involuntary_switches: later
+                .involuntary_switches
+                .saturating_sub(self.involuntary_switches),
+        }
+    }
+}
+
+/// CPU used by one participating process over its measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessCpu {
+    /// Who this is: `main` (the xferbench process: drivers, and thread peers if any)
+    /// or `peer N` (the process serving channel N).
+    pub role: String,
+    /// Process id.
+    pub pid: u32,
+    /// Wall-clock length of the window, seconds.
+    pub window_s: f64,
+    /// User CPU seconds in the window.
+    pub user_s: f64,
+    /// System CPU seconds in the window.
+    pub sys_s: f64,
+    /// (user + sys) / window: 1.0 is one CPU busy all the time.
+    pub cpus_utilised: f64,
+    /// Voluntary context switches in the window.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches in the window.
+    pub involuntary_switches: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_loop_shows_up_as_user_time() {
+        let a = CpuSnapshot::now();
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(60) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let b = CpuSnapshot::now();
+        let cpu = a.until(&b, "main", std::process::id());
+        assert!(cpu.window_s >= 0.06);
+        assert!(cpu.user_s + cpu.sys_s > 0.0, "{cpu:?}");
+        assert!(
+            cpu.cpus_utilised > 0.0 && cpu.cpus_utilised <= 2.0 * num_cpus_upper(),
+            "{cpu:?}"
+        );
+    }
+
+    fn num_cpus_upper() -> f64 {
+        std::thread::available_parallelism()
+            .map(|n| n.get() as f64)
+            .unwrap_or(64.0)
+    }
+}

@@ -1,0 +1,584 @@
+//! Peers: the serving side of each channel, as a thread of this process or as a
+//! re-executed copy of the `xferbench` binary (`xferbench __peer`).
+//!
+//! # Control protocol (process peers)
+//!
+//! One JSON object per line. The parent writes [`PeerCommand`]s to the peer's stdin:
+//! first `hello` with the [`PeerSpec`], then one `run` per run with the address to
+//! connect to, and finally `quit`. The peer answers on stdout with [`PeerReply`]s:
+//! `ready` once connected (its CPU window starts there), then `done` with what it
+//! measured and its CPU usage, or `failed` with a message. A peer whose stdin closes
+//! exits; a peer whose parent dies is killed by the kernel (`PR_SET_PDEATHSIG`).
+//!
+//! Thread peers run the same loop with in-process channels instead of pipes.
+//!
+//! The parent never waits on a peer without a bound: every wait polls the peer's
+//! liveness, and a dead peer is reported with its exit status or signal and the tail
+//! of its stderr.
+
+use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::transports::{WithTransport, dispatch};
+use crate::workload::{ChannelSpec, ServeOutcome, serve};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+use xferbench_transports::{Params, Transport};
+
+/// Everything a peer needs to serve one channel of a point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerSpec {
+    /// Channel number.
+    pub channel: usize,
+    /// Transport name.
+    pub transport: String,
+    /// Transport parameters.
+    pub transport_params: Params,
+    /// What to do on the channel.
+    pub spec: ChannelSpec,
+    /// CPU to pin the serving thread to.
+    pub pin_cpu: Option<usize>,
+}
+
+/// Parent → peer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum PeerCommand {
+    /// First command: what to serve.
+    Hello(PeerSpec),
+    /// Connect to `address` and serve one run.
+    Run {
+        /// The listener's address.
+        address: String,
+    },
+    /// Exit.
+    Quit,
+}
+
+/// Peer → parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum PeerReply {
+    /// Connected; serving starts.
+    Ready,
+    /// The run ended.
+    Done {
+        /// What the serving side measured.
+        outcome: ServeOutcome,
+        /// Its CPU usage (process peers only).
+        cpu: Option<ProcessCpu>,
+    },
+    /// Something failed; the peer exits after this.
+    Failed {
+        /// The error.
+        message: String,
+    },
+}
+
+/// How to start a process peer: the `xferbench` binary and its hidden subcommand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerProgram {
+    /// Path to the binary.
+    pub program: PathBuf,
+    /// Arguments selecting the peer role.
+    pub args: Vec<String>,
+}
+
+/// How long a peer may take to connect, or to finish after the driver closed.
+pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a peer could not do its part.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    /// The peer process could not be started.
+    #[error("could not start peer process {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The peer process exited or was killed.
+    #[error("peer {channel} (pid {pid}) {status}{stderr}")]
+    Died {
+        /// Channel.
+        channel: usize,
+        /// Process id.
+        pid: u32,
+        /// "exited with status N" or "was killed by signal N (NAME)".
+        status: String,
+        /// The tail of its stderr, prefixed with ": ", or empty.
+        stderr: String,
+    },
+    /// The peer reported a failure.
+    #[error("peer {channel} failed: {message}")]
+    Failed {
+        /// Channel.
+        channel: usize,
+        /// Its message.
+        message: String,
+    },
+    /// The peer did not answer in time.
+    #[error("peer {channel} did not {what} within {secs} s")]
+    Timeout {
+        /// Channel.
+        channel: usize,
+        /// What it did not do.
+        what: &'static str,
+        /// Seconds waited.
+        secs: u64,
+    },
+    /// The peer broke the control protocol.
+    #[error("peer {channel} broke the control protocol: {message}")]
+    Protocol {
+        /// Channel.
+        channel: usize,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+enum Event {
+    Reply(PeerReply),
+    Garbage(String),
+    Closed,
+}
+
+enum Kind {
+    Thread {
+        commands: Sender<PeerCommand>,
+    },
+    Process {
+        child: Child,
+        stdin: ChildStdin,
+        stderr_tail: Arc<Mutex<Vec<u8>>>,
+        exit: Option<std::process::ExitStatus>,
+    },
+}
+
+/// The parent's handle on one peer.
+pub struct Peer {
+    channel: usize,
+    kind: Kind,
+    events: Receiver<Event>,
+}
+
+impl std::fmt::Debug for Peer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Peer")
+            .field("channel", &self.channel)
+            .field("pid", &self.pid())
+            .finish()
+    }
+}
+
+const STDERR_TAIL: usize = 2048;
+
+impl Peer {
+    /// Starts a thread peer.
+    pub fn thread(spec: PeerSpec) -> Peer {
+        let (cmd_tx, cmd_rx) = mpsc::channel::<PeerCommand>();
+        let (ev_tx, ev_rx) = mpsc::channel();
+        let channel = spec.channel;
+        thread::Builder::new()
+            .name(format!("peer-{channel}"))
+            .spawn(move || {
+                let mut reply = |r: PeerReply| ev_tx.send(Event::Reply(r)).is_ok();
+                serve_commands(spec, || cmd_rx.recv().ok(), &mut reply, false);
+            })
+            .expect("spawning a thread");
+        Peer {
+            channel,
+            kind: Kind::Thread { commands: cmd_tx },
+            events: ev_rx,
+        }
+    }
+
+    /// Starts a process peer running `program`.
+    pub fn process(spec: PeerSpec, program: &PeerProgram) -> Result<Peer, PeerError> {
+        use std::os::unix::process::CommandExt;
+        let channel = spec.channel;
+        let mut child = Command::new(&program.program)
+            .args(&program.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Its own process group: a Ctrl-C at the terminal reaches only the
+            // parent, which then stops the peers in order.
+            .process_group(0)
+            .spawn()
+            .map_err(|source| PeerError::Spawn {
+                program: program.program.display().to_string(),
+                source,
+            })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut stderr = child.stderr.take().expect("piped stderr");
+        let (ev_tx, ev_rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let ev = match line {
+                    Ok(l) => match serde_json::from_str(&l) {
+                        Ok(r) => Event::Reply(r),
+                        Err(_) => Event::Garbage(l),
+                    },
+                    Err(_) => break,
+                };
+                if ev_tx.send(ev).is_err() {
+                    return;
+                }
+            }
+            let _ = ev_tx.send(Event::Closed);
+        });
+        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
+        let tail = stderr_tail.clone();
+        thread::spawn(move || {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                t.extend_from_slice(&buf[..n]);
+                let excess = t.len().saturating_sub(STDERR_TAIL);
+                t.drain(..excess);
+            }
+        });
+        let mut peer = Peer {
+            channel,
+            kind: Kind::Process {
+                child,
+                stdin,
+                stderr_tail,
+                exit: None,
+            },
+            events: ev_rx,
+        };
+        peer.send(&PeerCommand::Hello(spec))?;
+        Ok(peer)
+    }
+
+    /// The channel this peer serves.
+    pub fn channel(&self) -> usize {
+        self.channel
+    }
+
+    /// The peer's process id (this process's for a thread peer).
+    pub fn pid(&self) -> u32 {
+        match &self.kind {
+            Kind::Thread { .. } => std::process::id(),
+            Kind::Process { child, .. } => child.id(),
+        }
+    }
+
+    /// Sends a command.
+    pub fn send(&mut self, cmd: &PeerCommand) -> Result<(), PeerError> {
+        let ok = match &mut self.kind {
+            Kind::Thread { commands } => commands.send(cmd.clone()).is_ok(),
+            Kind::Process { stdin, .. } => {
+                let mut line = serde_json::to_string(cmd).expect("commands serialise");
+                line.push('\n');
+                stdin
+                    .write_all(line.as_bytes())
+                    .and_then(|()| stdin.flush())
+                    .is_ok()
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.death_or(PeerError::Protocol {
+                channel: self.channel,
+                message: "it stopped reading commands".into(),
+            }))
+        }
+    }
+
+    /// Waits for the next reply, at most `timeout`, noticing a dead peer at once.
+    pub fn wait_reply(
+        &mut self,
+        what: &'static str,
+        timeout: Duration,
+    ) -> Result<PeerReply, PeerError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.events.recv_timeout(Duration::from_millis(20)) {
+                Ok(Event::Reply(PeerReply::Failed { message })) => {
+                    return Err(PeerError::Failed {
+                        channel: self.channel,
+                        message,
+                    });
+                }
+                Ok(Event::Reply(r)) => return Ok(r),
+                Ok(Event::Garbage(line)) => {
+                    return Err(PeerError::Protocol {
+                        channel: self.channel,
+                        message: format!("unexpected output {line:?}"),
+                    });
+                }
+                Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    // The output ended: the process is exiting; wait for its status.
+                    let give_up = Instant::now() + Duration::from_secs(2);
+                    while Instant::now() < give_up {
+                        if let Some(e) = self.exited() {
+                            return Err(e);
+                        }
+                        thread::sleep(Duration::from_millis(5));
+                    }
+                    return Err(PeerError::Protocol {
+                        channel: self.channel,
+                        message: format!("it closed its output while expected to {what}"),
+                    });
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(e) = self.exited() {
+                        return Err(e);
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(PeerError::Timeout {
+                            channel: self.channel,
+                            what,
+                            secs: timeout.as_secs(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// If the peer process has exited, the error describing how.
+    pub fn exited(&mut self) -> Option<PeerError> {
+        let channel = self.channel;
+        match &mut self.kind {
+            Kind::Thread { .. } => None,
+            Kind::Process {
+                child,
+                stderr_tail,
+                exit,
+                ..
+            } => {
+                if exit.is_none() {
+                    *exit = child.try_wait().ok().flatten();
+                }
+                let status = (*exit)?;
+                // Give the stderr reader a moment to collect the last words.
+                thread::sleep(Duration::from_millis(20));
+                let tail = stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
+                let text = String::from_utf8_lossy(&tail);
+                let text = text.trim();
+                Some(PeerError::Died {
+                    channel,
+                    pid: child.id(),
+                    status: describe_status(status),
+                    stderr: if text.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {text}")
+                    },
+                })
+            }
+        }
+    }
+
+    fn death_or(&mut self, other: PeerError) -> PeerError {
+        let give_up = Instant::now() + Duration::from_millis(500);
+        loop {
+            if let Some(e) = self.exited() {
+                return e;
+            }
+            if Instant::now() >= give_up {
+                return other;
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Kills a process peer at once (no-op for threads).
+    pub fn kill(&mut self) {
+        if let Kind::Process { child, .. } = &mut self.kind {
+            let _ = child.kill();
+        }
+    }
+
+    /// Asks the peer to exit and reaps it; kills it if it does not exit in time.
+    pub fn quit(mut self) {
+        let _ = self.send(&PeerCommand::Quit);
+        if let Kind::Process { child, exit, .. } = &mut self.kind {
+            let give_up = Instant::now() + Duration::from_secs(2);
+            while exit.is_none() && Instant::now() < give_up {
+                *exit = child.try_wait().ok().flatten();
+                thread::sleep(Duration::from_millis(2));
+            }
+        }
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        if let Kind::Process { child, exit, .. } = &mut self.kind {
+            if exit.is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+/// Describes an exit status: "exited with status 3", "was killed by signal 9 (SIGKILL)".
+pub fn describe_status(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(code) = status.code() {
+        format!("exited with status {code}")
+    } else if let Some(sig) = status.signal() {
+        let name = rustix::process::Signal::from_named_raw(sig)
+            .map(|s| format!(" ({})", signal_name(s)))
+            .unwrap_or_default();
+        format!("was killed by signal {sig}{name}")
+    } else {
+        format!("ended: {status}")
+    }
+}
+
+fn signal_name(s: rustix::process::Signal) -> &'static str {
+    use rustix::process::Signal as S;
+    match s {
+        S::KILL => "SIGKILL",
+        S::TERM => "SIGTERM",
+        S::INT => "SIGINT",
+        S::SEGV => "SIGSEGV",
+        S::ABORT => "SIGABRT",
+        S::BUS => "SIGBUS",
+        S::PIPE => "SIGPIPE",
+        S::HUP => "SIGHUP",
+        S::QUIT => "SIGQUIT",
+        S::ILL => "SIGILL",
+        S::FPE => "SIGFPE",
+        _ => "signal",
+    }
+}
+
+/// The serving loop shared by thread and process peers: takes commands from `next`
+/// and answers through `reply` until `quit` or the end of commands.
+fn serve_commands(
+    spec: PeerSpec,
+    mut next: impl FnMut() -> Option<PeerCommand>,
+    reply: &mut dyn FnMut(PeerReply) -> bool,
+    measure_cpu: bool,
+) {
+    struct Serve<'a, N> {
+        spec: PeerSpec,
+        next: N,
+        reply: &'a mut dyn FnMut(PeerReply) -> bool,
+        measure_cpu: bool,
+    }
+    impl<N: FnMut() -> Option<PeerCommand>> WithTransport for Serve<'_, N> {
+        type Output = ();
+        fn with<T: Transport + Clone>(mut self, transport: T) {
+            if let Some(cpu) = self.spec.pin_cpu {
+                if let Err(e) = crate::runner::pin_current_thread(cpu) {
+                    (self.reply)(PeerReply::Failed {
+                        message: format!("cannot pin to CPU {cpu}: {e}"),
+                    });
+                    return;
+                }
+            }
+            while let Some(cmd) = (self.next)() {
+                let address = match cmd {
+                    PeerCommand::Run { address } => address,
+                    PeerCommand::Quit => return,
+                    PeerCommand::Hello(_) => {
+                        (self.reply)(PeerReply::Failed {
+                            message: "a second hello".into(),
+                        });
+                        return;
+                    }
+                };
+                let mut ep = match transport.connect(&address, Instant::now() + PEER_TIMEOUT) {
+                    Ok(ep) => ep,
+                    Err(e) => {
+                        (self.reply)(PeerReply::Failed {
+                            message: format!("connect: {e}"),
+                        });
+                        return;
+                    }
+                };
+                let before = self.measure_cpu.then(CpuSnapshot::now);
+                if !(self.reply)(PeerReply::Ready) {
+                    return;
+                }
+                let outcome = serve(&mut ep, &self.spec.spec);
+                let cpu = before.map(|b| {
+                    b.until(
+                        &CpuSnapshot::now(),
+                        format!("peer {}", self.spec.channel),
+                        std::process::id(),
+                    )
+                });
+                drop(ep);
+                let r = match outcome {
+                    Ok(outcome) => PeerReply::Done { outcome, cpu },
+                    Err(e) => PeerReply::Failed {
+                        message: e.to_string(),
+                    },
+                };
+                let failed = matches!(r, PeerReply::Failed { .. });
+                if !(self.reply)(r) || failed {
+                    return;
+                }
+            }
+        }
+    }
+    let transport = spec.transport.clone();
+    let params = spec.transport_params.clone();
+    let s = Serve {
+        spec,
+        next: &mut next,
+        reply,
+        measure_cpu,
+    };
+    if let Err(e) = dispatch(&transport, &params, s) {
+        reply(PeerReply::Failed {
+            message: e.to_string(),
+        });
+    }
+}
+
+/// The body of `xferbench __peer`: serves commands from stdin, replies on stdout.
+/// Returns the process exit code.
+pub fn serve_stdio() -> i32 {
+    // If the parent dies, so do we: nobody else would ever reap or stop us.
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let stdin = std::io::stdin();
+    let mut lines = stdin.lock().lines();
+    let stdout = std::io::stdout();
+    let reply = |r: PeerReply| {
+        let mut out = stdout.lock();
+        let line = serde_json::to_string(&r).expect("replies serialise");
+        writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+    };
+    let mut next = || -> Option<PeerCommand> {
+        let line = lines.next()?.ok()?;
+        serde_json::from_str(&line).ok()
+    };
+    let spec = match next() {
+        Some(PeerCommand::Hello(spec)) => spec,
+        _ => {
+            eprintln!(
+                "xferbench __peer: expected a hello command on stdin (this is an internal role)"
+            );
+            return 2;
+        }
+    };
+    let mut failed = false;
+    let mut reply_tracking = |r: PeerReply| {
+        failed |= matches!(r, PeerReply::Failed { .. });
+        reply(r)
+    };
+    serve_commands(spec, next, &mut reply_tracking, true);
+    if failed { 1 } else { 0 }
+}

@@ -1,0 +1,292 @@
+//! The result model: one versioned JSON document per run of `xferbench`.
+//!
+//! The schema is documented for users in `docs/results-schema.md`; bump
+//! [`SCHEMA_VERSION`] on any change that is not a pure addition.
+
+use crate::cpu::ProcessCpu;
+use crate::stats::Estimate;
+use crate::verify::Integrity;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the JSON document's layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run of the tool: context, finished points, warnings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultDoc {
+    /// Layout version, [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Where and how the measurement was taken.
+    pub context: Context,
+    /// One entry per finished sweep point, in the order they ran.
+    pub points: Vec<PointResult>,
+    /// Warnings about the whole run (per-point ones are in the points too).
+    pub warnings: Vec<String>,
+    /// How the run ended.
+    pub outcome: Outcome,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every planned point finished.
+    Complete,
+    /// Stopped by the user (Ctrl-C); `points` holds what finished.
+    Interrupted,
+    /// A point failed; `points` holds what finished before it.
+    Failed {
+        /// The error, with its causes.
+        error: String,
+    },
+}
+
+/// Where and how a run was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Context {
+    /// `xferbench`.
+    pub tool: String,
+    /// Tool version.
+    pub version: String,
+    /// The command line, argument by argument.
+    pub command_line: Vec<String>,
+    /// Host name.
+    pub hostname: String,
+    /// CPU model from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// CPUs this process may run on.
+    pub cores: usize,
+    /// Kernel release.
+    pub kernel: String,
+    /// Operating system (`PRETTY_NAME` of `/etc/os-release`).
+    pub os: String,
+    /// Start time, RFC 3339, UTC.
+    pub start_time: String,
+    /// Measurement facilities found on this machine.
+    pub capabilities: Capabilities,
+    /// Run-control settings shared by all points.
+    pub settings: Settings,
+}
+
+/// What measurement facilities the machine offers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// A hardware PMU answers `perf_event_open` for instructions.
+    pub pmu: bool,
+    /// Why there is no PMU, when there is none.
+    pub pmu_note: Option<String>,
+    /// `perf --version`, if perf is installed.
+    pub perf: Option<String>,
+    /// `valgrind --version`, if valgrind is installed.
+    pub valgrind: Option<String>,
+    /// `/proc/sys/kernel/perf_event_paranoid`, if readable.
+    pub perf_event_paranoid: Option<i32>,
+}
+
+/// Run-control settings, as validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Workload name.
+    pub workload: String,
+    /// Measured runs per point.
+    pub runs: usize,
+    /// Discarded warm-up runs per point.
+    pub warmup: usize,
+    /// Messages per channel per run, when the run length is a count.
+    pub count: Option<u64>,
+    /// Seconds per run, when the run length is a duration.
+    pub duration_s: Option<f64>,
+    /// `thread` or `process`.
+    pub peer: String,
+    /// Whether threads and peers were pinned to CPUs.
+    pub pin: bool,
+    /// Whether payloads were verified.
+    pub verify: bool,
+}
+
+/// One finished sweep point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// 0-based position in the sweep.
+    pub index: usize,
+    /// The sweep parameters of this point, as strings: `workload`, `transport`,
+    /// `size`, `channels` and any `-p` parameters.
+    pub params: BTreeMap<String, String>,
+    /// Message size in bytes, as delivered.
+    pub size_bytes: u64,
+    /// Number of concurrent channels.
+    pub channels: usize,
+    /// Every measured run (warm-up runs are discarded).
+    pub runs: Vec<RunRecord>,
+    /// Every figure summarised over the runs, by name (see [`figure`]).
+    pub summary: BTreeMap<String, Estimate>,
+    /// Per-channel figures summarised over the runs.
+    pub per_channel: Vec<ChannelSummary>,
+    /// Integrity counters summed over the measured runs; `None` without `--verify`.
+    pub integrity: Option<Integrity>,
+    /// Warnings about this point.
+    pub warnings: Vec<String>,
+}
+
+/// Names of the figures in [`RunRecord::figures`] and [`PointResult::summary`].
+pub mod figure {
+    /// Total payload bytes over the common window of all channels, bytes per second.
+    pub const THROUGHPUT: &str = "throughput_bytes_per_s";
+    /// Messages (stream) or round trips (pingpong) over the common window, per second.
+    pub const MESSAGE_RATE: &str = "messages_per_s";
+    /// Length of the common window, seconds.
+    pub const WINDOW: &str = "window_s";
+    /// Jain's fairness index of per-channel throughput (1 = perfectly fair).
+    pub const FAIRNESS: &str = "fairness_jain";
+    /// Round-trip latency percentiles in nanoseconds (pingpong only).
+    pub const LATENCY: [&str; 6] = [
+        "latency_p50_ns",
+        "latency_p90_ns",
+        "latency_p99_ns",
+        "latency_p999_ns",
+        "latency_max_ns",
+        "latency_mean_ns",
+    ];
+    /// CPUs utilised by the main process over its window.
+    pub const CPU_MAIN: &str = "cpu_main_cpus";
+    /// CPUs utilised by all peer processes together over the common window.
+    pub const CPU_PEERS: &str = "cpu_peers_cpus";
+    /// CPU seconds (user + sys) of all participating processes per message.
+    pub const CPU_PER_MESSAGE: &str = "cpu_ns_per_message";
+}
+
+/// One measured run of a point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// 0-based run number among the measured runs.
+    pub run: usize,
+    /// Common window: first channel start to last channel end, nanoseconds.
+    pub window_ns: u64,
+    /// Messages (stream) or round trips (pingpong) delivered, all channels.
+    pub messages: u64,
+    /// Payload bytes delivered, all channels (pingpong: one direction).
+    pub bytes: u64,
+    /// Derived figures by name (see [`figure`]).
+    pub figures: BTreeMap<String, f64>,
+    /// Round-trip latency over all channels (pingpong only).
+    pub latency: Option<Latency>,
+    /// Per-channel rows.
+    pub channels: Vec<ChannelRun>,
+    /// CPU of every participating process.
+    pub cpu: Vec<ProcessCpu>,
+    /// Integrity counters of this run, with `--verify`.
+    pub integrity: Option<Integrity>,
+}
+
+/// Latency percentiles from an HDR histogram (3 significant digits), nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Number of samples.
+    pub count: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// Smallest sample.
+    pub min_ns: u64,
+    /// Largest sample.
+    pub max_ns: u64,
+    /// Mean.
+    pub mean_ns: f64,
+}
+
+/// One channel in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChannelRun {
+    /// Channel number.
+    pub channel: usize,
+    /// Start of this channel's window, nanoseconds after the common window's start.
+    pub start_offset_ns: u64,
+    /// End of this channel's window, nanoseconds after the common window's start.
+    pub end_offset_ns: u64,
+    /// Messages (or round trips) delivered on this channel.
+    pub messages: u64,
+    /// Payload bytes delivered on this channel.
+    pub bytes: u64,
+    /// Bytes per second over this channel's own window.
+    pub throughput_bytes_per_s: f64,
+    /// Messages per second over this channel's own window.
+    pub messages_per_s: f64,
+    /// Round-trip latency on this channel (pingpong only).
+    pub latency: Option<Latency>,
+    /// Integrity counters of this channel, with `--verify`.
+    pub integrity: Option<Integrity>,
+}
+
+/// One channel summarised over the runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChannelSummary {
+    /// Channel number.
+    pub channel: usize,
+    /// Throughput over the channel's own window.
+    pub throughput_bytes_per_s: Estimate,
+    /// Message rate over the channel's own window.
+    pub messages_per_s: Estimate,
+    /// Median round-trip latency (pingpong only).
+    pub latency_p50_ns: Option<Estimate>,
+}
+
+/// One line of the JSON Lines stream written while a sweep runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamRecord {
+    /// First line: the context.
+    Context {
+        /// Layout version.
+        schema_version: u32,
+        /// The context.
+        context: Box<Context>,
+    },
+    /// A finished point.
+    Point(Box<PointResult>),
+    /// Last line: how the run ended, and run-level warnings.
+    End {
+        /// How the run ended.
+        outcome: Outcome,
+        /// Run-level warnings.
+        warnings: Vec<String>,
+    },
+}
+
+impl ResultDoc {
+    /// Rebuilds a document from the lines of a JSON Lines stream. A stream cut short
+    /// (no `end` line) yields the points it holds, marked as failed.
+    pub fn from_stream(records: impl IntoIterator<Item = StreamRecord>) -> Option<ResultDoc> {
+        let mut doc: Option<ResultDoc> = None;
+        for r in records {
+            match r {
+                StreamRecord::Context {
+                    schema_version,
+                    context,
+                } => {
+                    doc = Some(ResultDoc {
+                        schema_version,
+                        context: *context,
+                        points: Vec::new(),
+                        warnings: Vec::new(),
+                        outcome: Outcome::Failed {
+                            error: "the stream ended before the run did".into(),
+                        },
+                    })
+                }
+                StreamRecord::Point(p) => doc.as_mut()?.points.push(*p),
+                StreamRecord::End { outcome, warnings } => {
+                    let d = doc.as_mut()?;
+                    d.outcome = outcome;
+                    d.warnings = warnings;
+                }
+            }
+        }
+        doc
+    }
+}

@@ -1,0 +1,250 @@
+//! Robust summaries of repeated measurements.
+//!
+//! Every figure of a point (throughput, a latency percentile, CPUs utilised, …) is
+//! measured once per run; [`Estimate::from_samples`] summarises those runs:
+//!
+//! * **median, min, max** of the runs;
+//! * **MAD**, the median absolute deviation from the median, and the *robust
+//!   coefficient of variation* `1.4826 · MAD / median` (for normal data, 1.4826·MAD
+//!   estimates the standard deviation);
+//! * **outliers** by the modified z-score `0.6745 · |x − median| / MAD > 3.5`
+//!   (Iglewicz and Hoaglin, 1993, the rule hyperfine uses);
+//! * a **distribution-free confidence interval of the median** from order statistics:
+//!   with `K ~ Binomial(n, ½)` the interval `[x₍ₖ₎, x₍ₙ₋ₖ₊₁₎]` covers the median with
+//!   probability `1 − 2·P(K < k)` (Conover, *Practical Nonparametric Statistics*,
+//!   §3.2). We take the narrowest such interval reaching 95 %; with fewer than six
+//!   runs 95 % is out of reach, so the interval is `[min, max]` and the level
+//!   achieved (93.75 % for five runs) is reported as it is.
+
+use serde::{Deserialize, Serialize};
+
+/// A finite sample value: NaN and infinities are refused at construction.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Sample(f64);
+
+impl Sample {
+    /// Wraps `x` if it is finite.
+    pub fn new(x: f64) -> Option<Sample> {
+        x.is_finite().then_some(Sample(x))
+    }
+
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+/// The confidence level the median's interval aims for.
+pub const TARGET_LEVEL: f64 = 0.95;
+
+/// Robust CV above which a figure is called noisy.
+pub const NOISY_RCV: f64 = 0.05;
+
+/// Summary of one figure over the measured runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    /// Number of runs summarised.
+    pub n: usize,
+    /// Median of the runs.
+    pub median: f64,
+    /// Smallest run.
+    pub min: f64,
+    /// Largest run.
+    pub max: f64,
+    /// Median absolute deviation from the median (unscaled).
+    pub mad: f64,
+    /// Robust coefficient of variation, `1.4826 · MAD / |median|` (0 when the median is 0).
+    pub rcv: f64,
+    /// Lower end of the median's confidence interval.
+    pub ci_low: f64,
+    /// Upper end of the median's confidence interval.
+    pub ci_high: f64,
+    /// Coverage probability of `[ci_low, ci_high]`.
+    pub ci_level: f64,
+    /// Runs flagged as outliers by the modified z-score.
+    pub outliers: usize,
+}
+
+impl Estimate {
+    /// Summarises the samples; `None` when there are none.
+    pub fn from_samples(samples: &[Sample]) -> Option<Estimate> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut xs: Vec<f64> = samples.iter().map(|s| s.0).collect();
+        xs.sort_by(f64::total_cmp);
+        let n = xs.len();
+        let median = median_sorted(&xs);
+        let mut dev: Vec<f64> = xs.iter().map(|x| (x - median).abs()).collect();
+        dev.sort_by(f64::total_cmp);
+        let mad = median_sorted(&dev);
+        let outliers = if mad > 0.0 {
+            xs.iter()
+                .filter(|x| 0.6745 * (*x - median).abs() / mad > 3.5)
+                .count()
+        } else {
+            // Half or more of the runs are identical: anything else is an outlier.
+            xs.iter().filter(|x| **x != median).count()
+        };
+        let (k, level) = median_ci_rank(n);
+        Some(Estimate {
+            n,
+            median,
+            min: xs[0],
+            max: xs[n - 1],
+            mad,
+            rcv: if median != 0.0 {
+                1.4826 * mad / median.abs()
+            } else {
+                0.0
+            },
+            ci_low: xs[k - 1],
+            ci_high: xs[n - k],
+            ci_level: level,
+            outliers,
+        })
+    }
+
+    /// Summarises raw values, skipping non-finite ones.
+    pub fn from_values(values: impl IntoIterator<Item = f64>) -> Option<Estimate> {
+        let samples: Vec<Sample> = values.into_iter().filter_map(Sample::new).collect();
+        Self::from_samples(&samples)
+    }
+
+    /// True when the spread says the machine was noisy for this figure.
+    pub fn is_noisy(&self) -> bool {
+        self.n >= 3 && self.rcv > NOISY_RCV
+    }
+}
+
+fn median_sorted(xs: &[f64]) -> f64 {
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// The 1-based rank `k` of the median's interval `[x₍ₖ₎, x₍ₙ₋ₖ₊₁₎]` and its level.
+fn median_ci_rank(n: usize) -> (usize, f64) {
+    // P(K < k) for K ~ Binomial(n, 1/2), accumulated in log space for large n.
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut best = (1, 0.0);
+    let mut cdf = 0.0; // P(K < k)
+    let mut ln_binom = 0.0; // ln C(n, j)
+    for k in 1..=n.div_ceil(2) {
+        let j = k - 1;
+        if j > 0 {
+            ln_binom += ((n - j + 1) as f64).ln() - (j as f64).ln();
+        }
+        cdf += (ln_binom + ln_half_n).exp();
+        let level = 1.0 - 2.0 * cdf;
+        if k == 1 {
+            best = (1, level.max(0.0));
+        } else if level >= TARGET_LEVEL {
+            best = (k, level);
+        } else {
+            break;
+        }
+    }
+    best
+}
+
+/// Jain's fairness index of per-channel shares, `(Σx)² / (n · Σx²)`: 1 when all are
+/// equal, `1/n` when one channel gets everything.
+pub fn jain_index(xs: &[f64]) -> Option<f64> {
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    (!xs.is_empty() && sq > 0.0).then(|| sum * sum / (xs.len() as f64 * sq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn est(xs: &[f64]) -> Estimate {
+        Estimate::from_values(xs.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn five_runs_give_min_max_at_93_75_percent() {
+        let e = est(&[5.0, 1.0, 4.0, 2.0, 3.0]);
+        assert_eq!((e.median, e.min, e.max), (3.0, 1.0, 5.0));
+        assert_eq!((e.ci_low, e.ci_high), (1.0, 5.0));
+        assert!((e.ci_level - 0.9375).abs() < 1e-12);
+    }
+
+    #[test]
+    fn many_runs_give_an_interval_of_at_least_95_percent() {
+        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
+        let e = est(&xs);
+        // Binomial(20, 1/2): P(K <= 5) = 0.0207, so k = 6 reaches 95.86 %.
+        assert_eq!((e.ci_low, e.ci_high), (6.0, 15.0));
+        assert!((e.ci_level - 0.958611).abs() < 1e-5, "{}", e.ci_level);
+    }
+
+    #[test]
+    fn an_outlier_is_flagged_and_does_not_move_the_median() {
+        let e = est(&[10.0, 10.1, 9.9, 10.05, 9.95, 50.0]);
+        assert_eq!(e.outliers, 1);
+        assert!((e.median - 10.025).abs() < 1e-9);
+    }
+
+    #[test]
+    fn noise_is_called_by_the_robust_cv() {
+        assert!(!est(&[100.0, 101.0, 99.0, 100.5, 99.5]).is_noisy());
+        assert!(est(&[100.0, 130.0, 70.0, 115.0, 85.0]).is_noisy());
+    }
+
+    #[test]
+    fn no_samples_no_estimate_and_nan_is_refused() {
+        assert!(Estimate::from_values([]).is_none());
+        assert!(Sample::new(f64::NAN).is_none());
+        assert_eq!(est(&[f64::NAN, 2.0]).n, 1);
+    }
+
+    #[test]
+    fn jain_index_bounds() {
+        assert_eq!(jain_index(&[3.0, 3.0, 3.0]), Some(1.0));
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]).unwrap() - 0.25).abs() < 1e-12);
+        assert_eq!(jain_index(&[]), None);
+    }
+
+    proptest! {
+        #[test]
+        fn estimates_are_ordered(xs in prop::collection::vec(-1e12f64..1e12, 1..60)) {
+            let e = est(&xs);
+            prop_assert!(e.min <= e.ci_low && e.ci_low <= e.median);
+            prop_assert!(e.median <= e.ci_high && e.ci_high <= e.max);
+            prop_assert!(e.mad >= 0.0 && e.outliers <= e.n);
+            prop_assert!(e.ci_level >= 0.0 && e.ci_level <= 1.0);
+            prop_assert!(e.n < 6 || e.ci_level >= TARGET_LEVEL);
+        }
+
+        #[test]
+        fn estimates_ignore_order(mut xs in prop::collection::vec(0f64..1e9, 1..40), seed in any::<u64>()) {
+            let a = est(&xs);
+            // A deterministic shuffle.
+            let mut s = seed;
+            for i in (1..xs.len()).rev() {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                xs.swap(i, (s >> 33) as usize % (i + 1));
+            }
+            prop_assert_eq!(a, est(&xs));
+        }
+
+        #[test]
+        fn scaling_the_data_scales_the_estimate(xs in prop::collection::vec(1f64..1e6, 1..40), c in 0.5f64..1000.0) {
+            let a = est(&xs);
+            let b = est(&xs.iter().map(|x| x * c).collect::<Vec<_>>());
+            let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs().max(1.0);
+            prop_assert!(close(a.median * c, b.median));
+            prop_assert!(close(a.mad * c, b.mad));
+            prop_assert!(close(a.ci_low * c, b.ci_low) && close(a.ci_high * c, b.ci_high));
+            prop_assert_eq!(a.outliers, b.outliers);
+        }
+    }
+}

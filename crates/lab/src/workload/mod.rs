@@ -1,0 +1,231 @@
+//! Workloads: what the two ends of a channel do during a run.
+//!
+//! A workload has a *driver* side, run by the xferbench process on one thread per
+//! channel, and a *serving* side, run by the peer (a thread or a peer process). Both
+//! are generic over the transport's [`Endpoint`], so the measuring loop is statically
+//! dispatched: no virtual call, allocation or lock per message.
+//!
+//! # The workload contract
+//!
+//! * The driver reads the clock once before its first message ([`DriverOutcome::start`])
+//!   and checks [`Control::stop`] before every message; it publishes its message count
+//!   in [`Control::progress`] so a hung channel can be noticed.
+//! * When done (count reached, duration elapsed, or stopped) the driver calls
+//!   [`Endpoint::close_send`]; the serving side runs until it sees [`Recv::Closed`].
+//! * With `verify`, every message carries the header of [`crate::verify`] and the
+//!   receiving side counts what it found.
+
+pub mod pingpong;
+pub mod stream;
+
+pub use pingpong::Pingpong;
+pub use stream::Stream;
+
+use crate::clock::Stamp;
+use crate::verify::Integrity;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use xferbench_transports::{Endpoint, Recv};
+
+/// Which workload, by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// One-way throughput.
+    Stream,
+    /// Request/response latency.
+    Pingpong,
+}
+
+impl WorkloadKind {
+    /// Every workload, for `xferbench list`.
+    pub const ALL: [WorkloadKind; 2] = [WorkloadKind::Stream, WorkloadKind::Pingpong];
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Stream => Stream::NAME,
+            WorkloadKind::Pingpong => Pingpong::NAME,
+        }
+    }
+
+    /// One line for `xferbench list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            WorkloadKind::Stream => Stream::DESCRIPTION,
+            WorkloadKind::Pingpong => Pingpong::DESCRIPTION,
+        }
+    }
+
+    /// Looks a workload up by name.
+    pub fn from_name(name: &str) -> Option<WorkloadKind> {
+        Self::ALL.into_iter().find(|w| w.name() == name)
+    }
+}
+
+/// How long each channel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// This many messages (stream) or round trips (pingpong) per channel.
+    Count(u64),
+    /// This many nanoseconds per channel.
+    Duration(u64),
+}
+
+/// What both ends of one channel need to know.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChannelSpec {
+    /// The workload.
+    pub workload: WorkloadKind,
+    /// Message size, bytes.
+    pub size: usize,
+    /// Run length.
+    pub limit: Limit,
+    /// Stamp and check sequence numbers and checksums.
+    pub verify: bool,
+    /// Fault injection for tests: flip a payload byte of every Nth message after
+    /// stamping it.
+    pub corrupt_every: Option<u64>,
+}
+
+/// Shared state between a driver thread and the run's supervisor.
+#[derive(Debug)]
+pub struct Control<'a> {
+    /// Set to stop early (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Messages done so far on this channel.
+    pub progress: &'a AtomicU64,
+}
+
+/// What the driver side measured.
+#[derive(Debug)]
+pub struct DriverOutcome {
+    /// Just before the first message.
+    pub start: Stamp,
+    /// After the last message (pingpong: its reply).
+    pub end: Stamp,
+    /// Messages sent (pingpong: round trips completed).
+    pub sent: u64,
+    /// Round-trip times in nanoseconds (pingpong).
+    pub latency: Option<hdrhistogram::Histogram<u64>>,
+    /// What the driver verified (pingpong with `verify`).
+    pub integrity: Option<Integrity>,
+    /// True if [`Control::stop`] ended the run early.
+    pub stopped: bool,
+}
+
+/// What the serving side measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServeOutcome {
+    /// When the serving side saw the end of the stream.
+    pub end: Stamp,
+    /// Messages received.
+    pub received: u64,
+    /// The next sequence number the verifier expected (tail losses are `sent − this`).
+    pub next_expected: u64,
+    /// What the serving side verified (stream with `verify`).
+    pub integrity: Option<Integrity>,
+}
+
+/// A failed message transfer.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// A send or receive failed.
+    #[error("{op} of message {seq} failed: {source}")]
+    Io {
+        /// `send`, `receive` or `close`.
+        op: &'static str,
+        /// The message's sequence number.
+        seq: u64,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The peer closed the channel before answering.
+    #[error("the peer closed the channel before replying to message {seq}")]
+    PeerClosed {
+        /// The unanswered message.
+        seq: u64,
+    },
+    /// A message size the workload cannot run with.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// One workload: a driver loop and a serving loop.
+pub trait Workload {
+    /// Command-line name.
+    const NAME: &'static str;
+    /// One line for `xferbench list`.
+    const DESCRIPTION: &'static str;
+
+    /// Runs the driver side of one channel for one run.
+    fn drive<E: Endpoint>(
+        ep: &mut E,
+        spec: &ChannelSpec,
+        ctl: &Control<'_>,
+    ) -> Result<DriverOutcome, WorkloadError>;
+
+    /// Runs the serving side of one channel for one run, until the driver closes.
+    fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError>;
+}
+
+/// Runs the driver of `spec.workload`.
+pub fn drive<E: Endpoint>(
+    ep: &mut E,
+    spec: &ChannelSpec,
+    ctl: &Control<'_>,
+) -> Result<DriverOutcome, WorkloadError> {
+    check_size(spec)?;
+    match spec.workload {
+        WorkloadKind::Stream => Stream::drive(ep, spec, ctl),
+        WorkloadKind::Pingpong => Pingpong::drive(ep, spec, ctl),
+    }
+}
+
+/// Runs the serving side of `spec.workload`.
+pub fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
+    check_size(spec)?;
+    match spec.workload {
+        WorkloadKind::Stream => Stream::serve(ep, spec),
+        WorkloadKind::Pingpong => Pingpong::serve(ep, spec),
+    }
+}
+
+fn check_size(spec: &ChannelSpec) -> Result<(), WorkloadError> {
+    if spec.size == 0 {
+        return Err(WorkloadError::Config(
+            "message size must be at least 1 byte".into(),
+        ));
+    }
+    if spec.verify && spec.size < crate::verify::HEADER_LEN {
+        return Err(WorkloadError::Config(format!(
+            "--verify needs messages of at least {} bytes, got {}",
+            crate::verify::HEADER_LEN,
+            spec.size
+        )));
+    }
+    Ok(())
+}
+
+/// How often (in messages) a duration-limited loop reads the clock.
+pub(crate) const CLOCK_CHECK_EVERY: u64 = 64;
+
+#[inline]
+pub(crate) fn io_err(op: &'static str, seq: u64) -> impl FnOnce(std::io::Error) -> WorkloadError {
+    move |source| WorkloadError::Io { op, seq, source }
+}
+
+/// Receives into `buf`, mapping [`Recv::Closed`] to `true`.
+#[inline]
+pub(crate) fn recv_or_closed<E: Endpoint>(
+    ep: &mut E,
+    buf: &mut [u8],
+    seq: u64,
+) -> Result<bool, WorkloadError> {
+    match ep.recv(buf).map_err(io_err("receive", seq))? {
+        Recv::Message => Ok(false),
+        Recv::Closed => Ok(true),
+    }
+}

@@ -1,0 +1,111 @@
+//! `pingpong`: the driver sends a message and waits for the peer's echo before the
+//! next one; every round trip is timed into an HDR histogram (1 ns to 1 h, 3
+//! significant digits). With `verify`, the driver checks each echo.
+
+use super::{
+    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, Workload,
+    WorkloadError, io_err, recv_or_closed,
+};
+use crate::clock::Stamp;
+use crate::verify::{Verifier, fill_pattern, stamp, touch};
+use hdrhistogram::Histogram;
+use std::sync::atomic::Ordering::Relaxed;
+use xferbench_transports::Endpoint;
+
+/// Highest round trip the histogram tracks exactly (one hour); longer ones are clamped.
+const HIST_MAX_NS: u64 = 3_600_000_000_000;
+
+/// A new histogram for round-trip times.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds")
+}
+
+/// Request/response latency.
+#[derive(Debug)]
+pub struct Pingpong;
+
+impl Workload for Pingpong {
+    const NAME: &'static str = "pingpong";
+    const DESCRIPTION: &'static str =
+        "request/echo round trips, one in flight per channel: latency percentiles";
+
+    fn drive<E: Endpoint>(
+        ep: &mut E,
+        spec: &ChannelSpec,
+        ctl: &Control<'_>,
+    ) -> Result<DriverOutcome, WorkloadError> {
+        let mut out = vec![0u8; spec.size];
+        let mut back = vec![0u8; spec.size];
+        fill_pattern(&mut out);
+        let mut hist = new_histogram();
+        let mut verifier = spec.verify.then(Verifier::new);
+        let (max, duration_ns) = match spec.limit {
+            Limit::Count(n) => (n, None),
+            Limit::Duration(ns) => (u64::MAX, Some(ns)),
+        };
+        let corrupt_every = spec.corrupt_every.unwrap_or(0);
+        let last = spec.size - 1;
+        let mut sink = 0u64;
+        let mut stopped = false;
+        let start = Stamp::now();
+        let mut end = start;
+        let mut seq = 0u64;
+        while seq < max {
+            if let Some(ns) = duration_ns {
+                if seq % CLOCK_CHECK_EVERY == 0 && end.since(start) >= ns {
+                    break;
+                }
+            }
+            if ctl.stop.load(Relaxed) {
+                stopped = true;
+                break;
+            }
+            stamp(&mut out, seq, spec.verify);
+            let corrupt = corrupt_every != 0 && seq % corrupt_every == corrupt_every - 1;
+            if corrupt {
+                out[last] ^= 0xFF;
+            }
+            let t0 = Stamp::now();
+            ep.send(&out).map_err(io_err("send", seq))?;
+            if recv_or_closed(ep, &mut back, seq)? {
+                return Err(WorkloadError::PeerClosed { seq });
+            }
+            end = Stamp::now();
+            hist.saturating_record(end.since(t0).max(1));
+            if corrupt {
+                out[last] ^= 0xFF;
+            }
+            match &mut verifier {
+                Some(v) => v.check(&back),
+                None => sink ^= touch(&back),
+            }
+            seq += 1;
+            ctl.progress.store(seq, Relaxed);
+        }
+        ep.close_send().map_err(io_err("close", seq))?;
+        std::hint::black_box(sink);
+        Ok(DriverOutcome {
+            start,
+            end,
+            sent: seq,
+            latency: Some(hist),
+            integrity: verifier.map(|v| v.finish(Some(seq))),
+            stopped,
+        })
+    }
+
+    fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
+        let mut buf = vec![0u8; spec.size];
+        let mut received = 0u64;
+        while !recv_or_closed(ep, &mut buf, received)? {
+            ep.send(&buf).map_err(io_err("echo", received))?;
+            received += 1;
+        }
+        Ok(ServeOutcome {
+            end: Stamp::now(),
+            received,
+            next_expected: received,
+            integrity: None,
+        })
+    }
+}

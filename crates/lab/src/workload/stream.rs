@@ -1,0 +1,94 @@
+//! `stream`: the driver sends messages one way as fast as the transport takes them;
+//! the peer receives (and touches or verifies) them. Throughput is measured from the
+//! driver's first send to the peer's end of stream.
+
+use super::{
+    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, Workload,
+    WorkloadError, io_err, recv_or_closed,
+};
+use crate::clock::Stamp;
+use crate::verify::{Verifier, fill_pattern, stamp, touch};
+use std::sync::atomic::Ordering::Relaxed;
+use xferbench_transports::Endpoint;
+
+/// One-way throughput.
+#[derive(Debug)]
+pub struct Stream;
+
+impl Workload for Stream {
+    const NAME: &'static str = "stream";
+    const DESCRIPTION: &'static str =
+        "one-way messages as fast as possible: throughput (bytes/s, messages/s)";
+
+    fn drive<E: Endpoint>(
+        ep: &mut E,
+        spec: &ChannelSpec,
+        ctl: &Control<'_>,
+    ) -> Result<DriverOutcome, WorkloadError> {
+        let mut buf = vec![0u8; spec.size];
+        fill_pattern(&mut buf);
+        let (max, duration_ns) = match spec.limit {
+            Limit::Count(n) => (n, None),
+            Limit::Duration(ns) => (u64::MAX, Some(ns)),
+        };
+        let corrupt_every = spec.corrupt_every.unwrap_or(0);
+        let last = spec.size - 1;
+        let mut stopped = false;
+        let start = Stamp::now();
+        let mut seq = 0u64;
+        while seq < max {
+            if let Some(ns) = duration_ns {
+                if seq % CLOCK_CHECK_EVERY == 0 && Stamp::now().since(start) >= ns {
+                    break;
+                }
+            }
+            if ctl.stop.load(Relaxed) {
+                stopped = true;
+                break;
+            }
+            stamp(&mut buf, seq, spec.verify);
+            let corrupt = corrupt_every != 0 && seq % corrupt_every == corrupt_every - 1;
+            if corrupt {
+                buf[last] ^= 0xFF;
+            }
+            ep.send(&buf).map_err(io_err("send", seq))?;
+            if corrupt {
+                buf[last] ^= 0xFF;
+            }
+            seq += 1;
+            ctl.progress.store(seq, Relaxed);
+        }
+        let end = Stamp::now();
+        ep.close_send().map_err(io_err("close", seq))?;
+        Ok(DriverOutcome {
+            start,
+            end,
+            sent: seq,
+            latency: None,
+            integrity: None,
+            stopped,
+        })
+    }
+
+    fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
+        let mut buf = vec![0u8; spec.size];
+        let mut verifier = spec.verify.then(Verifier::new);
+        let mut sink = 0u64;
+        let mut received = 0u64;
+        while !recv_or_closed(ep, &mut buf, received)? {
+            match &mut verifier {
+                Some(v) => v.check(&buf),
+                None => sink ^= touch(&buf),
+            }
+            received += 1;
+        }
+        let end = Stamp::now();
+        std::hint::black_box(sink);
+        Ok(ServeOutcome {
+            end,
+            received,
+            next_expected: verifier.as_ref().map_or(received, Verifier::next_expected),
+            integrity: verifier.map(|v| v.finish(None)),
+        })
+    }
+}

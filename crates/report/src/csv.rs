@@ -1,0 +1,110 @@
+//! CSV (`--export-csv`): one row per point, the same figures as the JSON summary,
+//! flat. Columns: `index`, every parameter, then for every figure
+//! `<figure>_median`, `_min`, `_max`, `_ci_low`, `_ci_high`, `_rcv`, `_outliers`, then
+//! the integrity counters (with `--verify`) and the warnings. Columns are the union
+//! over all points; a figure a point lacks is left empty.
+
+use crate::Exporter;
+use std::collections::BTreeSet;
+use std::io::Write;
+use xferbench_lab::result::ResultDoc;
+
+/// Comma-separated values.
+#[derive(Debug, Default)]
+pub struct Csv;
+
+const STATS: [&str; 7] = [
+    "median", "min", "max", "ci_low", "ci_high", "rcv", "outliers",
+];
+
+impl Exporter for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn export(&self, doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
+        let params: BTreeSet<&str> = doc
+            .points
+            .iter()
+            .flat_map(|p| p.params.keys().map(String::as_str))
+            .collect();
+        let figures: BTreeSet<&str> = doc
+            .points
+            .iter()
+            .flat_map(|p| p.summary.keys().map(String::as_str))
+            .collect();
+        let verify = doc.context.settings.verify;
+        let mut w = ::csv::Writer::from_writer(out);
+        let mut header: Vec<String> = vec!["index".into()];
+        header.extend(params.iter().map(|p| p.to_string()));
+        header.push("runs".into());
+        for f in &figures {
+            header.extend(STATS.iter().map(|s| format!("{f}_{s}")));
+        }
+        if verify {
+            header.extend(
+                ["checked", "lost", "duplicated", "reordered", "corrupt"].map(String::from),
+            );
+        }
+        header.push("warnings".into());
+        w.write_record(&header)?;
+        for p in &doc.points {
+            let mut row: Vec<String> = vec![p.index.to_string()];
+            row.extend(
+                params
+                    .iter()
+                    .map(|k| p.params.get(*k).cloned().unwrap_or_default()),
+            );
+            row.push(p.runs.len().to_string());
+            for f in &figures {
+                match p.summary.get(*f) {
+                    Some(e) => row.extend([
+                        e.median.to_string(),
+                        e.min.to_string(),
+                        e.max.to_string(),
+                        e.ci_low.to_string(),
+                        e.ci_high.to_string(),
+                        e.rcv.to_string(),
+                        e.outliers.to_string(),
+                    ]),
+                    None => row.extend(STATS.iter().map(|_| String::new())),
+                }
+            }
+            if verify {
+                let c = p.integrity.unwrap_or_default();
+                row.extend(
+                    [c.checked, c.lost, c.duplicated, c.reordered, c.corrupt]
+                        .map(|v| v.to_string()),
+                );
+            }
+            row.push(p.warnings.join("; "));
+            w.write_record(&row)?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn stream_csv() {
+        let mut buf = Vec::new();
+        Csv.export(&fixture::stream_doc(), &mut buf).unwrap();
+        insta::assert_snapshot!(String::from_utf8(buf).unwrap());
+    }
+
+    #[test]
+    fn every_row_has_every_column() {
+        let mut buf = Vec::new();
+        Csv.export(&fixture::pingpong_doc(), &mut buf).unwrap();
+        let mut r = ::csv::Reader::from_reader(buf.as_slice());
+        let n = r.headers().unwrap().len();
+        for rec in r.records() {
+            assert_eq!(rec.unwrap().len(), n);
+        }
+    }
+}

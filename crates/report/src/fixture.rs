@@ -1,0 +1,241 @@
+//! Deterministic result documents for snapshot tests: synthetic timings, no machine.
+
+use std::collections::BTreeMap;
+use xferbench_lab::cpu::ProcessCpu;
+use xferbench_lab::result::*;
+use xferbench_lab::stats::Estimate;
+use xferbench_lab::verify::Integrity;
+
+fn context(workload: &str, verify: bool, peer: &str) -> Context {
+    Context {
+        tool: "xferbench".into(),
+        version: "0.1.0".into(),
+        command_line: vec!["xferbench".into(), "run".into(), workload.into()],
+        hostname: "testhost".into(),
+        cpu_model: "Test CPU".into(),
+        cores: 2,
+        kernel: "6.1.0".into(),
+        os: "Debian GNU/Linux 12 (bookworm)".into(),
+        start_time: "2026-11-22T05:00:00Z".into(),
+        capabilities: Capabilities {
+            pmu: false,
+            pmu_note: Some("no hardware PMU".into()),
+            perf: None,
+            valgrind: None,
+            perf_event_paranoid: Some(2),
+        },
+        settings: Settings {
+            workload: workload.into(),
+            runs: 5,
+            warmup: 1,
+            count: Some(100_000),
+            duration_s: None,
+            peer: peer.into(),
+            pin: false,
+            verify,
+        },
+    }
+}
+
+/// A run whose throughput is `bps` with `channels` equal channels.
+fn run(
+    i: usize,
+    bps: f64,
+    size: u64,
+    channels: usize,
+    latency: Option<f64>,
+    integrity: Option<Integrity>,
+) -> RunRecord {
+    let messages = 100_000 * channels as u64;
+    let bytes = messages * size;
+    let window_s = bytes as f64 / bps;
+    let mut figures = BTreeMap::new();
+    figures.insert(figure::THROUGHPUT.to_string(), bps);
+    figures.insert(figure::MESSAGE_RATE.to_string(), messages as f64 / window_s);
+    figures.insert(figure::WINDOW.to_string(), window_s);
+    figures.insert(figure::CPU_MAIN.to_string(), 0.9 + 0.01 * i as f64);
+    figures.insert(figure::CPU_PEERS.to_string(), 0.8);
+    let lat = latency.map(|l| Latency {
+        count: messages,
+        p50_ns: l as u64,
+        p90_ns: (l * 1.2) as u64,
+        p99_ns: (l * 2.0) as u64,
+        p999_ns: (l * 4.0) as u64,
+        min_ns: (l * 0.8) as u64,
+        max_ns: (l * 30.0) as u64,
+        mean_ns: l * 1.1,
+    });
+    if let Some(l) = &lat {
+        let values = [
+            l.p50_ns as f64,
+            l.p90_ns as f64,
+            l.p99_ns as f64,
+            l.p999_ns as f64,
+            l.max_ns as f64,
+            l.mean_ns,
+        ];
+        for (n, v) in figure::LATENCY.iter().zip(values) {
+            figures.insert(n.to_string(), v);
+        }
+    }
+    let per = bps / channels as f64;
+    RunRecord {
+        run: i,
+        window_ns: (window_s * 1e9) as u64,
+        messages,
+        bytes,
+        figures,
+        latency: lat,
+        channels: (0..channels)
+            .map(|c| ChannelRun {
+                channel: c,
+                start_offset_ns: c as u64 * 1000,
+                end_offset_ns: (window_s * 1e9) as u64,
+                messages: 100_000,
+                bytes: 100_000 * size,
+                throughput_bytes_per_s: per * (1.0 + 0.01 * c as f64),
+                messages_per_s: per / size as f64,
+                latency: lat,
+                integrity,
+            })
+            .collect(),
+        cpu: vec![ProcessCpu {
+            role: "main (drivers)".into(),
+            pid: 100,
+            window_s,
+            user_s: 0.1 * window_s,
+            sys_s: 0.8 * window_s,
+            cpus_utilised: 0.9,
+            voluntary_switches: 10,
+            involuntary_switches: 2,
+        }],
+        integrity,
+    }
+}
+
+fn point(
+    index: usize,
+    transport: &str,
+    size: u64,
+    channels: usize,
+    runs: Vec<RunRecord>,
+    workload: &str,
+) -> PointResult {
+    let mut summary = BTreeMap::new();
+    for name in runs[0].figures.keys() {
+        summary.insert(
+            name.clone(),
+            Estimate::from_values(runs.iter().map(|r| r.figures[name])).unwrap(),
+        );
+    }
+    let per_channel = (0..channels)
+        .map(|c| ChannelSummary {
+            channel: c,
+            throughput_bytes_per_s: Estimate::from_values(
+                runs.iter().map(|r| r.channels[c].throughput_bytes_per_s),
+            )
+            .unwrap(),
+            messages_per_s: Estimate::from_values(
+                runs.iter().map(|r| r.channels[c].messages_per_s),
+            )
+            .unwrap(),
+            latency_p50_ns: Estimate::from_values(
+                runs.iter()
+                    .filter_map(|r| r.channels[c].latency.map(|l| l.p50_ns as f64)),
+            ),
+        })
+        .collect();
+    let integrity = runs[0].integrity.map(|_| {
+        let mut t = Integrity::default();
+        runs.iter()
+            .filter_map(|r| r.integrity.as_ref())
+            .for_each(|c| t.add(c));
+        t
+    });
+    let mut params = BTreeMap::new();
+    params.insert("workload".into(), workload.into());
+    params.insert("transport".into(), transport.into());
+    params.insert("size".into(), size.to_string());
+    params.insert("channels".into(), channels.to_string());
+    PointResult {
+        index,
+        params,
+        size_bytes: size,
+        channels,
+        runs,
+        summary,
+        per_channel,
+        integrity,
+        warnings: vec![],
+    }
+}
+
+/// A stream sweep: pipe and tcp, two sizes, one with two channels, verified.
+pub fn stream_doc() -> ResultDoc {
+    let clean = Some(Integrity {
+        checked: 100_000,
+        ..Default::default()
+    });
+    let mut points = Vec::new();
+    for (i, (t, size, ch, base)) in [
+        ("pipe", 64u64, 1usize, 90e6),
+        ("pipe", 65536, 2, 1.6e9),
+        ("tcp", 64, 1, 40e6),
+        ("tcp", 65536, 2, 3.8e9),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let runs = (0..5)
+            .map(|r| {
+                run(
+                    r,
+                    base * (1.0 + 0.02 * (r as f64 - 2.0)),
+                    size,
+                    ch,
+                    None,
+                    clean,
+                )
+            })
+            .collect();
+        points.push(point(i, t, size, ch, runs, "stream"));
+    }
+    points[3]
+        .warnings
+        .push("noisy: throughput_bytes_per_s varies by ±6.0 % (robust CV) over 5 runs".into());
+    let mut p = points[2].clone();
+    p.integrity = Some(Integrity {
+        checked: 500_000,
+        corrupt: 3,
+        ..Default::default()
+    });
+    points[2] = p;
+    ResultDoc {
+        schema_version: SCHEMA_VERSION,
+        context: context("stream", true, "process"),
+        points,
+        warnings: vec!["counters: no hardware PMU".into()],
+        outcome: Outcome::Complete,
+    }
+}
+
+/// A pingpong sweep over unix, one size, 1 and 2 channels, interrupted.
+pub fn pingpong_doc() -> ResultDoc {
+    let points = [1usize, 2]
+        .into_iter()
+        .enumerate()
+        .map(|(i, ch)| {
+            let runs = (0..5)
+                .map(|r| run(r, 5e6, 64, ch, Some(12_400.0 + 100.0 * r as f64), None))
+                .collect();
+            point(i, "unix", 64, ch, runs, "pingpong")
+        })
+        .collect();
+    ResultDoc {
+        schema_version: SCHEMA_VERSION,
+        context: context("pingpong", false, "thread"),
+        points,
+        warnings: vec![],
+        outcome: Outcome::Interrupted,
+    }
+}

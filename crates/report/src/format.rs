@@ -1,0 +1,87 @@
+//! Human-readable numbers: rates in decimal units (as iperf3 and fio print them),
+//! sizes in binary units, times scaled from ns to s.
+
+/// `1.62 GB/s`, `830 MB/s`, `12.0 kB/s`.
+pub fn rate_bytes(bps: f64) -> String {
+    scaled(bps, &["B/s", "kB/s", "MB/s", "GB/s", "TB/s"], 1000.0)
+}
+
+/// `12.3 M/s`, `80.1 k/s`.
+pub fn rate_count(per_s: f64) -> String {
+    scaled(per_s, &["/s", "k/s", "M/s", "G/s"], 1000.0)
+}
+
+/// `64 B`, `2 KiB`, `1.5 MiB`.
+pub fn size(bytes: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", units[u])
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// `850 ns`, `12.7 µs`, `3.10 ms`, `1.20 s`.
+pub fn nanos(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{} µs", sig3(ns / 1e3))
+    } else if ns < 1e9 {
+        format!("{} ms", sig3(ns / 1e6))
+    } else {
+        format!("{} s", sig3(ns / 1e9))
+    }
+}
+
+/// `±2.1%`.
+pub fn spread(rcv: f64) -> String {
+    format!("±{:.1}%", rcv * 100.0)
+}
+
+fn scaled(mut v: f64, units: &[&str], step: f64) -> String {
+    let mut u = 0;
+    while v.abs() >= step && u + 1 < units.len() {
+        v /= step;
+        u += 1;
+    }
+    format!("{} {}", sig3(v), units[u])
+}
+
+/// Three significant digits, without scientific notation.
+fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_scale() {
+        assert_eq!(rate_bytes(1.62e9), "1.62 GB/s");
+        assert_eq!(rate_bytes(830e6), "830 MB/s");
+        assert_eq!(rate_bytes(999.0), "999 B/s");
+        assert_eq!(rate_count(12_345_678.0), "12.3 M/s");
+        assert_eq!(size(64), "64 B");
+        assert_eq!(size(2048), "2 KiB");
+        assert_eq!(size(1536 * 1024), "1.5 MiB");
+        assert_eq!(nanos(850.0), "850 ns");
+        assert_eq!(nanos(12_700.0), "12.7 µs");
+        assert_eq!(nanos(3.1e6), "3.10 ms");
+        assert_eq!(spread(0.021), "±2.1%");
+    }
+}

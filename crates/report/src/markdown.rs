@@ -1,0 +1,155 @@
+//! Markdown (`--export-md`): the context in a few lines, the same table as the
+//! terminal's in GitHub-flavoured Markdown, and the warnings.
+
+use crate::{Exporter, format};
+use std::io::Write;
+use xferbench_lab::result::{Outcome, ResultDoc, figure};
+
+/// GitHub-flavoured Markdown.
+#[derive(Debug, Default)]
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn name(&self) -> &'static str {
+        "markdown"
+    }
+
+    fn export(&self, doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
+        let c = &doc.context;
+        let s = &c.settings;
+        writeln!(out, "# xferbench {} results\n", s.workload)?;
+        writeln!(out, "- command: `{}`", c.command_line.join(" "))?;
+        writeln!(
+            out,
+            "- host: {} — {} ({} CPUs), {} {}",
+            c.hostname, c.cpu_model, c.cores, c.os, c.kernel
+        )?;
+        let length = match (s.count, s.duration_s) {
+            (Some(n), _) => format!("{n} messages per channel"),
+            (_, Some(d)) => format!("{d} s per channel"),
+            _ => "?".into(),
+        };
+        writeln!(
+            out,
+            "- {} runs after {} warm-up, {length}, {} peers{}{}",
+            s.runs,
+            s.warmup,
+            s.peer,
+            if s.pin { ", pinned" } else { "" },
+            if s.verify { ", verified" } else { "" }
+        )?;
+        writeln!(out, "- started {} (xferbench {})", c.start_time, c.version)?;
+        match &doc.outcome {
+            Outcome::Complete => {}
+            Outcome::Interrupted => {
+                writeln!(out, "- **interrupted**: only the finished points are shown")?
+            }
+            Outcome::Failed { error } => writeln!(out, "- **failed**: {error}")?,
+        }
+        writeln!(out)?;
+        let pingpong = s.workload == "pingpong";
+        let mut extra: Vec<&str> = doc
+            .points
+            .iter()
+            .flat_map(|p| p.params.keys().map(String::as_str))
+            .filter(|k| !["workload", "transport", "size", "channels"].contains(k))
+            .collect();
+        extra.sort();
+        extra.dedup();
+        let mut header = vec!["transport", "size", "channels"];
+        header.extend(&extra);
+        if pingpong {
+            header.extend(["p50", "p90", "p99", "p99.9", "max", "round trips/s"]);
+        } else {
+            header.extend(["throughput (median)", "95% CI", "spread", "messages/s"]);
+        }
+        header.extend(["CPU main", "CPU peers"]);
+        writeln!(out, "| {} |", header.join(" | "))?;
+        let align: Vec<&str> = header
+            .iter()
+            .map(|h| if *h == "transport" { ":--" } else { "--:" })
+            .collect();
+        writeln!(out, "| {} |", align.join(" | "))?;
+        for p in &doc.points {
+            let m = |name: &str| p.summary.get(name);
+            let mut row = vec![
+                p.params.get("transport").cloned().unwrap_or_default(),
+                format::size(p.size_bytes),
+                p.channels.to_string(),
+            ];
+            row.extend(
+                extra
+                    .iter()
+                    .map(|k| p.params.get(*k).cloned().unwrap_or_else(|| "-".into())),
+            );
+            let dash = || "-".to_string();
+            if pingpong {
+                for name in &figure::LATENCY[..5] {
+                    row.push(m(name).map_or_else(dash, |e| format::nanos(e.median)));
+                }
+                row.push(
+                    m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)),
+                );
+            } else {
+                let t = m(figure::THROUGHPUT);
+                row.push(t.map_or_else(dash, |e| format::rate_bytes(e.median)));
+                row.push(t.map_or_else(dash, |e| {
+                    format!(
+                        "{} – {}",
+                        format::rate_bytes(e.ci_low),
+                        format::rate_bytes(e.ci_high)
+                    )
+                }));
+                row.push(t.map_or_else(dash, |e| format::spread(e.rcv)));
+                row.push(
+                    m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)),
+                );
+            }
+            row.push(m(figure::CPU_MAIN).map_or_else(dash, |e| format!("{:.2}", e.median)));
+            row.push(m(figure::CPU_PEERS).map_or_else(dash, |e| format!("{:.2}", e.median)));
+            writeln!(out, "| {} |", row.join(" | "))?;
+        }
+        let warnings: Vec<String> = doc
+            .warnings
+            .iter()
+            .cloned()
+            .chain(doc.points.iter().flat_map(|p| {
+                p.warnings.iter().map(move |w| {
+                    format!(
+                        "point {} ({} {}): {w}",
+                        p.index,
+                        p.params["transport"],
+                        format::size(p.size_bytes)
+                    )
+                })
+            }))
+            .collect();
+        if !warnings.is_empty() {
+            writeln!(out, "\n## Warnings\n")?;
+            for w in warnings {
+                writeln!(out, "- {w}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn stream_markdown() {
+        let mut buf = Vec::new();
+        Markdown.export(&fixture::stream_doc(), &mut buf).unwrap();
+        insta::assert_snapshot!(String::from_utf8(buf).unwrap());
+    }
+
+    #[test]
+    fn pingpong_markdown() {
+        let mut buf = Vec::new();
+        Markdown.export(&fixture::pingpong_doc(), &mut buf).unwrap();
+        insta::assert_snapshot!(String::from_utf8(buf).unwrap());
+    }
+}

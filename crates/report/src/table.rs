@@ -1,0 +1,169 @@
+//! The terminal table: one row per point (optionally one per channel under it),
+//! columns chosen for the workload.
+
+use crate::format;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::collections::BTreeSet;
+use xferbench_lab::result::{PointResult, ResultDoc, figure};
+
+/// Parameters shown in their own columns; any others go in the `params` column.
+const FIXED: [&str; 4] = ["workload", "transport", "size", "channels"];
+
+/// Renders the points of `doc` as a table (`per_channel` adds a row per channel).
+pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
+    let pingpong = doc.context.settings.workload == "pingpong";
+    let peers = doc
+        .points
+        .iter()
+        .any(|p| p.summary.contains_key(figure::CPU_PEERS));
+    let extra = doc
+        .points
+        .iter()
+        .any(|p| p.params.keys().any(|k| !FIXED.contains(&k.as_str())));
+    let mut header = vec!["transport", "size", "ch"];
+    if extra {
+        header.push("params");
+    }
+    if pingpong {
+        header.extend(["p50", "p90", "p99", "p99.9", "max", "round trips/s"]);
+    } else {
+        header.extend(["throughput", "±", "messages/s"]);
+    }
+    header.push("CPU main");
+    if peers {
+        header.push("CPU peers");
+    }
+    if doc.context.settings.verify {
+        header.push("integrity");
+    }
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.clone());
+    for (i, h) in header.iter().enumerate() {
+        if !matches!(*h, "transport" | "params" | "integrity") {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+    }
+    for p in &doc.points {
+        t.add_row(point_row(
+            p,
+            pingpong,
+            extra,
+            peers,
+            doc.context.settings.verify,
+        ));
+        if per_channel {
+            for c in &p.per_channel {
+                let mut row = vec![
+                    format!("  └ channel {}", c.channel),
+                    String::new(),
+                    String::new(),
+                ];
+                if extra {
+                    row.push(String::new());
+                }
+                if pingpong {
+                    let p50 = c
+                        .latency_p50_ns
+                        .map(|e| format::nanos(e.median))
+                        .unwrap_or_default();
+                    row.extend([
+                        p50,
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                        String::new(),
+                    ]);
+                    row.push(format::rate_count(c.messages_per_s.median));
+                } else {
+                    row.push(format::rate_bytes(c.throughput_bytes_per_s.median));
+                    row.push(format::spread(c.throughput_bytes_per_s.rcv));
+                    row.push(format::rate_count(c.messages_per_s.median));
+                }
+                while row.len() < header.len() {
+                    row.push(String::new());
+                }
+                t.add_row(row);
+            }
+        }
+    }
+    t.to_string()
+}
+
+fn point_row(p: &PointResult, pingpong: bool, extra: bool, peers: bool, verify: bool) -> Vec<Cell> {
+    let median = |name: &str| p.summary.get(name).map(|e| e.median);
+    let mut row = vec![
+        Cell::new(p.params.get("transport").cloned().unwrap_or_default()),
+        Cell::new(format::size(p.size_bytes)),
+        Cell::new(p.channels),
+    ];
+    if extra {
+        let params: BTreeSet<String> = p
+            .params
+            .iter()
+            .filter(|(k, _)| !FIXED.contains(&k.as_str()))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        row.push(Cell::new(params.into_iter().collect::<Vec<_>>().join(" ")));
+    }
+    let or_dash = |v: Option<String>| Cell::new(v.unwrap_or_else(|| "-".into()));
+    if pingpong {
+        for name in &figure::LATENCY[..5] {
+            row.push(or_dash(median(name).map(format::nanos)));
+        }
+        row.push(or_dash(
+            median(figure::MESSAGE_RATE).map(format::rate_count),
+        ));
+    } else {
+        row.push(or_dash(median(figure::THROUGHPUT).map(format::rate_bytes)));
+        row.push(or_dash(
+            p.summary
+                .get(figure::THROUGHPUT)
+                .map(|e| format::spread(e.rcv)),
+        ));
+        row.push(or_dash(
+            median(figure::MESSAGE_RATE).map(format::rate_count),
+        ));
+    }
+    row.push(or_dash(median(figure::CPU_MAIN).map(|c| format!("{c:.2}"))));
+    if peers {
+        row.push(or_dash(
+            median(figure::CPU_PEERS).map(|c| format!("{c:.2}")),
+        ));
+    }
+    if verify {
+        row.push(Cell::new(match &p.integrity {
+            Some(c) if c.is_clean() => format!("ok ({} checked)", c.checked),
+            Some(c) => format!(
+                "FAIL: {} lost, {} dup, {} reord, {} corrupt",
+                c.lost, c.duplicated, c.reordered, c.corrupt
+            ),
+            None => "-".into(),
+        }));
+    }
+    row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn stream_table() {
+        insta::assert_snapshot!(render(&fixture::stream_doc(), false));
+    }
+
+    #[test]
+    fn stream_table_per_channel() {
+        insta::assert_snapshot!(render(&fixture::stream_doc(), true));
+    }
+
+    #[test]
+    fn pingpong_table() {
+        insta::assert_snapshot!(render(&fixture::pingpong_doc(), false));
+    }
+}
