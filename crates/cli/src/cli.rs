@@ -1,0 +1,156 @@
+//! The command line, as clap sees it. Nothing here is used past
+//! [`crate::config`], which turns it into validated lab types.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// A performance lab for data-transport systems: sweeps of transports, message
+/// sizes and channel counts, with honest throughput, latency and CPU figures.
+#[derive(Debug, Parser)]
+#[command(name = "xferbench", version, about, long_about = None, max_term_width = 100)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List transports, workloads and their parameters with defaults.
+    List(ListArgs),
+    /// Run a workload over a sweep of transports, sizes and channel counts.
+    Run(Box<RunArgs>),
+    /// Internal: serve one channel as a peer process (started by `run --peer process`).
+    #[command(name = "__peer", hide = true)]
+    Peer,
+}
+
+/// `xferbench list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadArg {
+    /// One-way messages as fast as possible: throughput.
+    Stream,
+    /// Request/echo round trips: latency percentiles.
+    Pingpong,
+}
+
+/// Where peers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PeerArg {
+    /// A thread of the xferbench process per channel.
+    Thread,
+    /// A re-executed xferbench process per channel (nothing else to install).
+    Process,
+}
+
+/// `xferbench run`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Lists take commas and ranges: --size 64,2KiB,64KiB  --size 1..64KiB:x4 (geometric)  \
+--channels 1..32 (x2)  --size 100..500:+100 (arithmetic). Every combination of the axes is \
+one point.
+
+Examples:
+  xferbench run stream --transport pipe,unix,tcp --size 64,2KiB,64KiB --export-md r.md
+  xferbench run pingpong --transport unix --size 64 --channels 1,2 --peer process --json
+  xferbench run stream -t pipe -s 64KiB -p pipe_size=64KiB,1MiB --verify
+
+Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 130 interrupted.")]
+pub struct RunArgs {
+    /// The workload to run.
+    #[arg(value_enum)]
+    pub workload: WorkloadArg,
+
+    /// Transports to sweep (see `xferbench list`).
+    #[arg(short, long, value_name = "LIST", default_value = "pipe,unix,tcp")]
+    pub transport: String,
+
+    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4).
+    #[arg(short, long, value_name = "LIST", default_value = "64,4KiB,64KiB")]
+    pub size: String,
+
+    /// Concurrent channel counts to sweep; each channel is an independent endpoint pair.
+    #[arg(short, long, value_name = "LIST", default_value = "1")]
+    pub channels: String,
+
+    /// Sweep a parameter: a transport parameter (see `xferbench list`) or an axis
+    /// (transport, size, channels). Repeatable.
+    #[arg(short = 'p', long = "param", value_name = "NAME=LIST")]
+    pub params: Vec<String>,
+
+    /// Messages (stream) or round trips (pingpong) per channel per run.
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
+    pub count: Option<u64>,
+
+    /// Seconds per run per channel [default: 0.25, unless --count is given].
+    #[arg(short, long, value_name = "S")]
+    pub duration: Option<f64>,
+
+    /// Measured runs per point; figures are medians over these.
+    #[arg(short, long, value_name = "N", default_value_t = 5)]
+    pub runs: usize,
+
+    /// Warm-up runs per point, discarded.
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Where the serving side of each channel runs.
+    #[arg(long, value_enum, default_value_t = PeerArg::Process)]
+    pub peer: PeerArg,
+
+    /// Pin each channel's driver and peer to CPUs (driver on the 2i-th allowed CPU,
+    /// peer on the next).
+    #[arg(long)]
+    pub pin: bool,
+
+    /// Stamp every message with a sequence number and checksum and count lost,
+    /// duplicated, reordered and corrupt messages (sizes of at least 16 bytes).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Seconds without progress on any channel before a run is declared hung.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub timeout: f64,
+
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Write one CSV row per point.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Write a Markdown report.
+    #[arg(long, value_name = "FILE")]
+    pub export_md: Option<PathBuf>,
+
+    /// Append each finished point to this JSON Lines file as it finishes [default:
+    /// FILE.jsonl next to --export-json, removed once FILE is written].
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+
+    /// Print the result document as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Add a row per channel under each point in the table.
+    #[arg(long)]
+    pub per_channel: bool,
+
+    /// No progress bar, table or warnings; only errors (files are still written).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Testing aid: corrupt every Nth message after stamping it.
+    #[arg(long, value_name = "N", hide = true)]
+    pub inject_corruption: Option<u64>,
+}

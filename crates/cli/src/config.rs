@@ -1,0 +1,223 @@
+//! From parsed arguments to validated lab configuration. Every message names the
+//! flag at fault and what it accepts.
+
+use crate::cli::{PeerArg, RunArgs, WorkloadArg};
+use anyhow::{Context, Result, bail, ensure};
+use std::path::PathBuf;
+use std::time::Duration;
+use xferbench_lab::peer::PeerProgram;
+use xferbench_lab::result::Settings;
+use xferbench_lab::runner::{PeerMode, RunOptions};
+use xferbench_lab::sweep::{PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
+use xferbench_lab::transports;
+use xferbench_lab::verify::HEADER_LEN;
+use xferbench_lab::workload::{Limit, WorkloadKind};
+
+/// Largest message size.
+pub const MAX_SIZE: u64 = 1 << 30;
+/// Most channels in one point.
+pub const MAX_CHANNELS: u64 = 1024;
+/// Default seconds per run.
+pub const DEFAULT_DURATION_S: f64 = 0.25;
+
+/// A validated `run`.
+#[derive(Debug)]
+pub struct RunConfig {
+    /// Points to run, in order.
+    pub points: Vec<PointSpec>,
+    /// Run control.
+    pub options: RunOptions,
+    /// The settings as recorded in the result.
+    pub settings: Settings,
+    /// Outputs.
+    pub output: Output,
+}
+
+/// Where results go.
+#[derive(Debug)]
+pub struct Output {
+    /// `--export-json`.
+    pub json: Option<PathBuf>,
+    /// `--export-csv`.
+    pub csv: Option<PathBuf>,
+    /// `--export-md`.
+    pub markdown: Option<PathBuf>,
+    /// The JSON Lines journal, and whether to remove it after a successful export.
+    pub jsonl: Option<(PathBuf, bool)>,
+    /// `--json`.
+    pub stdout_json: bool,
+    /// `--per-channel`.
+    pub per_channel: bool,
+    /// `--quiet`.
+    pub quiet: bool,
+}
+
+impl RunConfig {
+    /// Validates the arguments.
+    pub fn from_args(
+        a: &RunArgs,
+        peer_program: impl FnOnce() -> Result<PeerProgram>,
+    ) -> Result<RunConfig> {
+        let workload = match a.workload {
+            WorkloadArg::Stream => WorkloadKind::Stream,
+            WorkloadArg::Pingpong => WorkloadKind::Pingpong,
+        };
+        let mut transport = a.transport.clone();
+        let mut size = a.size.clone();
+        let mut channels = a.channels.clone();
+        let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+        for p in &a.params {
+            let (name, list) = p.split_once('=').with_context(|| {
+                format!("-p {p:?}: expected NAME=LIST, for example -p pipe_size=64KiB,1MiB")
+            })?;
+            let name = name.trim();
+            ensure!(!name.is_empty(), "-p {p:?}: the parameter name is empty");
+            match name {
+                "transport" => transport = list.to_string(),
+                "size" => size = list.to_string(),
+                "channels" => channels = list.to_string(),
+                _ => {
+                    let values = parse_words(list).with_context(|| format!("-p {name}"))?;
+                    if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
+                        e.1 = values;
+                    } else {
+                        extra.push((name.to_string(), values));
+                    }
+                }
+            }
+        }
+        let transports = parse_words(&transport).context("--transport")?;
+        for t in &transports {
+            if !transports::all().iter().any(|i| i.name == t) {
+                let known: Vec<&str> = transports::all().iter().map(|i| i.name).collect();
+                bail!(
+                    "--transport: unknown transport `{t}`; choose from: {}",
+                    known.join(", ")
+                );
+            }
+        }
+        let sizes = parse_sizes(&size).context("--size")?;
+        for &s in &sizes {
+            ensure!(s >= 1, "--size: 0 bytes is not a message; use at least 1");
+            ensure!(
+                s <= MAX_SIZE,
+                "--size: {s} bytes is more than the 1 GiB maximum"
+            );
+            ensure!(
+                !a.verify || s >= HEADER_LEN as u64,
+                "--verify needs --size of at least {HEADER_LEN} bytes (sequence number and checksum); got {s}"
+            );
+        }
+        let channel_counts = parse_counts(&channels).context("--channels")?;
+        for &c in &channel_counts {
+            ensure!(
+                (1..=MAX_CHANNELS).contains(&c),
+                "--channels: {c} is out of range; use 1 to {MAX_CHANNELS}"
+            );
+        }
+        ensure!(a.runs >= 1, "--runs: at least one measured run is needed");
+        ensure!(
+            a.warmup <= 1000,
+            "--warmup: {} is more than the 1000 maximum",
+            a.warmup
+        );
+        ensure!(
+            a.runs <= 10_000,
+            "--runs: {} is more than the 10000 maximum",
+            a.runs
+        );
+        ensure!(
+            a.timeout.is_finite() && a.timeout >= 0.1 && a.timeout <= 86_400.0,
+            "--timeout: {} is not a number of seconds between 0.1 and 86400",
+            a.timeout
+        );
+        let limit = match (a.count, a.duration) {
+            (Some(n), _) => {
+                ensure!(n >= 1, "--count: at least one message is needed");
+                Limit::Count(n)
+            }
+            (None, d) => {
+                let d = d.unwrap_or(DEFAULT_DURATION_S);
+                ensure!(
+                    d.is_finite() && d > 0.0 && d <= 86_400.0,
+                    "--duration: {d} is not a number of seconds between 0 and 86400"
+                );
+                Limit::Duration((d * 1e9) as u64)
+            }
+        };
+        if let Some(n) = a.inject_corruption {
+            ensure!(n >= 1, "--inject-corruption: N must be at least 1");
+        }
+        let spec = SweepSpec {
+            transports,
+            sizes,
+            channels: channel_counts.iter().map(|&c| c as usize).collect(),
+            params: extra,
+        };
+        let points = spec
+            .plan(transports::params_of)
+            .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        for p in &points {
+            transports::validate(&p.transport, &p.transport_params)
+                .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        }
+        let peer = match a.peer {
+            PeerArg::Thread => PeerMode::Thread,
+            PeerArg::Process => PeerMode::Process(peer_program()?),
+        };
+        let options = RunOptions {
+            workload,
+            runs: a.runs,
+            warmup: a.warmup,
+            limit,
+            verify: a.verify,
+            peer,
+            pin: a.pin,
+            hang_timeout: Duration::from_secs_f64(a.timeout),
+            corrupt_every: a.inject_corruption,
+        };
+        let settings = Settings {
+            workload: workload.name().to_string(),
+            runs: a.runs,
+            warmup: a.warmup,
+            count: match limit {
+                Limit::Count(n) => Some(n),
+                Limit::Duration(_) => None,
+            },
+            duration_s: match limit {
+                Limit::Duration(ns) => Some(ns as f64 / 1e9),
+                Limit::Count(_) => None,
+            },
+            peer: match a.peer {
+                PeerArg::Thread => "thread",
+                PeerArg::Process => "process",
+            }
+            .to_string(),
+            pin: a.pin,
+            verify: a.verify,
+        };
+        let jsonl = match (&a.jsonl, &a.export_json) {
+            (Some(p), _) => Some((p.clone(), false)),
+            (None, Some(j)) => {
+                let mut p = j.clone().into_os_string();
+                p.push(".jsonl");
+                Some((PathBuf::from(p), true))
+            }
+            (None, None) => None,
+        };
+        Ok(RunConfig {
+            points,
+            options,
+            settings,
+            output: Output {
+                json: a.export_json.clone(),
+                csv: a.export_csv.clone(),
+                markdown: a.export_md.clone(),
+                jsonl,
+                stdout_json: a.json,
+                per_channel: a.per_channel,
+                quiet: a.quiet,
+            },
+        })
+    }
+}

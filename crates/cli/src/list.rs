@@ -1,0 +1,60 @@
+//! `xferbench list`: transports, workloads and their parameters.
+
+use crate::cli::ListArgs;
+use anyhow::Result;
+use serde_json::json;
+use std::io::Write;
+use xferbench_lab::transports;
+use xferbench_lab::workload::WorkloadKind;
+
+/// Prints the list.
+pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
+    let ts = transports::all();
+    if args.json {
+        let doc = json!({
+            "transports": ts.iter().map(|t| json!({
+                "name": t.name,
+                "description": t.description,
+                "params": t.params.iter().map(|p| json!({
+                    "name": p.name, "default": p.default, "accepts": p.accepts, "help": p.help,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "workloads": WorkloadKind::ALL.iter().map(|w| json!({
+                "name": w.name(), "description": w.description(),
+            })).collect::<Vec<_>>(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "Transports (--transport LIST; parameters with -p NAME=LIST):"
+    )?;
+    for t in &ts {
+        writeln!(out, "  {:<10} {}", t.name, t.description)?;
+        for p in t.params {
+            writeln!(
+                out,
+                "      {:<10} default {:<10} {}",
+                p.name, p.default, p.help
+            )?;
+            writeln!(out, "      {:<10} accepts {}", "", p.accepts)?;
+        }
+    }
+    writeln!(out, "\nWorkloads (xferbench run WORKLOAD):")?;
+    for w in WorkloadKind::ALL {
+        writeln!(out, "  {:<10} {}", w.name(), w.description())?;
+    }
+    writeln!(
+        out,
+        "\nSweep axes (every combination is one point):\n  \
+         --transport LIST   default pipe,unix,tcp\n  \
+         --size LIST        default 64,4KiB,64KiB   (64, 4KiB, 1MiB; ranges 1..64KiB:x4, 100..500:+100)\n  \
+         --channels LIST    default 1               (1..1024)\n  \
+         -p NAME=LIST       any transport parameter above, or transport/size/channels\n\n\
+         Run control: --count N | --duration S (default 0.25 s), --runs N (default 5), --warmup N (default 1),\n  \
+         --peer thread|process (default process), --pin, --verify, --timeout S (default 10).\n\
+         See `xferbench run --help` for outputs and exit codes."
+    )?;
+    Ok(())
+}

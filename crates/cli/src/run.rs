@@ -1,0 +1,175 @@
+//! `xferbench run`: plan the sweep, run it with observers, write the outputs.
+
+use crate::cli::RunArgs;
+use crate::config::RunConfig;
+use anyhow::{Context, Result};
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use xferbench_lab::observer::Observer;
+use xferbench_lab::peer::PeerProgram;
+use xferbench_lab::result::{Outcome, ResultDoc};
+use xferbench_report::{
+    Exporter, csv::Csv, export_to_path, json::Json, jsonl::JsonLinesWriter, markdown::Markdown,
+};
+
+/// Exit status for invalid arguments (as clap's own).
+pub const EXIT_USAGE: u8 = 2;
+/// Exit status when `--verify` found faults.
+pub const EXIT_INTEGRITY: u8 = 3;
+/// Exit status after Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Runs `xferbench run` and returns the exit status.
+pub fn run(args: &RunArgs) -> Result<u8> {
+    let config = match RunConfig::from_args(args, || {
+        Ok(PeerProgram {
+            program: std::env::current_exe()
+                .context("cannot find the xferbench binary to start peer processes")?,
+            args: vec!["__peer".into()],
+        })
+    }) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            eprintln!("\nFor more information, try 'xferbench run --help' or 'xferbench list'.");
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // A second Ctrl-C exits at once; peers die with us (PR_SET_PDEATHSIG).
+        ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(EXIT_INTERRUPTED.into());
+            }
+        })
+        .context("cannot install the Ctrl-C handler")?;
+    }
+    let out = &config.output;
+    let context = xferbench_lab::context::collect(
+        env!("CARGO_PKG_VERSION"),
+        std::env::args().collect(),
+        config.settings.clone(),
+    );
+    let mut journal = match &out.jsonl {
+        Some((path, _)) => Some(
+            JsonLinesWriter::create(path)
+                .with_context(|| format!("cannot create the JSON Lines file {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let runs_per_point = (config.options.runs + config.options.warmup) as u64;
+    let mut progress = xferbench_report::progress::Progress::new(
+        !out.quiet && std::io::stderr().is_terminal(),
+        runs_per_point,
+    );
+    let mut observers: Vec<&mut dyn Observer> = vec![&mut progress];
+    if let Some(j) = journal.as_mut() {
+        observers.push(j);
+    }
+    let doc = xferbench_lab::run_sweep(
+        context,
+        &config.points,
+        &config.options,
+        &stop,
+        &mut observers,
+    );
+    drop(observers);
+
+    // Outputs: files first (they matter most), then the terminal.
+    let mut export_failed = false;
+    let exports: [(&Option<std::path::PathBuf>, &dyn Exporter); 3] = [
+        (&out.json, &Json),
+        (&out.csv, &Csv),
+        (&out.markdown, &Markdown),
+    ];
+    for (path, exporter) in exports {
+        if let Some(path) = path {
+            if let Err(e) = export_to_path(exporter, &doc, path) {
+                export_failed = true;
+                eprintln!(
+                    "error: cannot write the {} export {}: {e}",
+                    exporter.name(),
+                    path.display()
+                );
+            }
+        }
+    }
+    if let (Some((path, true)), false) = (&out.jsonl, export_failed) {
+        let _ = std::fs::remove_file(path);
+    }
+    print_results(&doc, out)?;
+
+    let integrity_failed = doc
+        .points
+        .iter()
+        .any(|p| p.integrity.is_some_and(|c| !c.is_clean()));
+    Ok(match &doc.outcome {
+        Outcome::Interrupted => {
+            eprintln!("interrupted: {} finished point(s) kept", doc.points.len());
+            EXIT_INTERRUPTED
+        }
+        Outcome::Failed { error } => {
+            eprintln!("error: {error}");
+            if !doc.points.is_empty() {
+                eprintln!("note: {} finished point(s) kept", doc.points.len());
+            }
+            1
+        }
+        Outcome::Complete if export_failed => 1,
+        Outcome::Complete if integrity_failed => {
+            eprintln!(
+                "error: --verify found lost, duplicated, reordered or corrupt messages (see the integrity column)"
+            );
+            EXIT_INTEGRITY
+        }
+        Outcome::Complete => 0,
+    })
+}
+
+fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut w = stdout.lock();
+    if out.stdout_json {
+        Json.export(doc, &mut w)?;
+    } else if !out.quiet && !doc.points.is_empty() {
+        writeln!(
+            w,
+            "{}",
+            xferbench_report::table::render(doc, out.per_channel)
+        )?;
+    }
+    w.flush()?;
+    if !out.quiet {
+        let mut e = std::io::stderr().lock();
+        for warning in &doc.warnings {
+            writeln!(e, "warning: {warning}")?;
+        }
+        for p in &doc.points {
+            for warning in &p.warnings {
+                writeln!(
+                    e,
+                    "warning: point {} ({}): {warning}",
+                    p.index + 1,
+                    describe(p)
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe(p: &xferbench_lab::result::PointResult) -> String {
+    let mut s = format!(
+        "{} size={} channels={}",
+        p.params["transport"], p.size_bytes, p.channels
+    );
+    for (k, v) in &p.params {
+        if !["workload", "transport", "size", "channels"].contains(&k.as_str()) {
+            s.push_str(&format!(" {k}={v}"));
+        }
+    }
+    s
+}

@@ -1,0 +1,548 @@
+//! The `xferbench` binary driven as a user would, one module per topic.
+
+mod support {
+    use assert_cmd::Command;
+    use std::path::Path;
+
+    pub fn xferbench() -> Command {
+        Command::cargo_bin("xferbench").expect("binary built")
+    }
+
+    pub fn read_json(path: &Path) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(path).expect("file written"))
+            .expect("valid JSON")
+    }
+}
+
+mod usage {
+    use super::support::xferbench;
+    use predicates::prelude::*;
+
+    #[test]
+    fn help_shows_every_option_with_its_default() {
+        xferbench()
+            .args(["run", "--help"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("[default: pipe,unix,tcp]"))
+            .stdout(predicate::str::contains("[default: 64,4KiB,64KiB]"))
+            .stdout(predicate::str::contains("--export-csv"))
+            .stdout(predicate::str::contains("Exit status"));
+    }
+
+    #[test]
+    fn list_names_transports_workloads_and_parameters() {
+        xferbench()
+            .arg("list")
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("pipe_size").and(predicate::str::contains("nodelay")))
+            .stdout(predicate::str::contains("pingpong"));
+        let out = xferbench().args(["list", "--json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["transports"].as_array().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn bad_values_name_the_flag_and_what_it_accepts() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--size", "big"], "--size"),
+            (&["--size", "0"], "at least 1"),
+            (&["--size", "4..1"], "backwards"),
+            (
+                &["--transport", "carrier-pigeon"],
+                "choose from: pipe, unix, tcp",
+            ),
+            (&["--channels", "0"], "--channels"),
+            (&["--count", "0"], "--count"),
+            (&["--duration=-1"], "--duration"),
+            (&["--duration", "NaN"], "--duration"),
+            (&["--runs", "0"], "--runs"),
+            (&["-p", "pipe_size"], "NAME=LIST"),
+            (&["-p", "nosuch=1"], "pipe_size(pipe)"),
+            (&["-t", "pipe", "-p", "pipe_size=lots"], "pipe_size"),
+            (&["-t", "tcp", "-p", "nodelay=maybe"], "true or false"),
+            (&["--verify", "--size", "8"], "at least 16 bytes"),
+            (&["--timeout", "0"], "--timeout"),
+        ];
+        for (args, needle) in cases {
+            xferbench()
+                .args(["run", "stream"])
+                .args(*args)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(*needle))
+                .stderr(predicate::str::contains("panicked").not());
+        }
+    }
+
+    #[test]
+    fn an_unknown_workload_is_a_usage_error() {
+        xferbench()
+            .args(["run", "teleport"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("stream"));
+    }
+
+    #[test]
+    fn a_closed_stdout_is_not_an_error() {
+        // `xferbench list | head -c 1`: the pipe closes under our writes.
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+            .arg("list")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+mod outputs {
+    use super::support::{read_json, xferbench};
+    use predicates::prelude::*;
+
+    #[test]
+    fn every_combination_is_a_point_in_every_export() {
+        let dir = tempfile::tempdir().unwrap();
+        let (j, c, m) = (
+            dir.path().join("r.json"),
+            dir.path().join("r.csv"),
+            dir.path().join("r.md"),
+        );
+        xferbench()
+            .args([
+                "run",
+                "stream",
+                "-t",
+                "pipe,unix,tcp",
+                "-s",
+                "64,2KiB",
+                "-n",
+                "2000",
+                "-r",
+                "2",
+                "-w",
+                "0",
+            ])
+            .arg("--export-json")
+            .arg(&j)
+            .arg("--export-csv")
+            .arg(&c)
+            .arg("--export-md")
+            .arg(&m)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("throughput"));
+        let doc = read_json(&j);
+        assert_eq!(doc["schema_version"], 1);
+        assert_eq!(doc["outcome"]["status"], "complete");
+        let points = doc["points"].as_array().unwrap();
+        assert_eq!(points.len(), 6);
+        for p in points {
+            assert_eq!(p["runs"].as_array().unwrap().len(), 2);
+            let runs = p["runs"].as_array().unwrap();
+            for r in runs {
+                // Each channel delivered every message, and the bytes add up.
+                assert_eq!(r["messages"], 2000);
+                assert_eq!(
+                    r["bytes"].as_u64().unwrap(),
+                    2000 * p["size_bytes"].as_u64().unwrap()
+                );
+            }
+            assert!(
+                p["summary"]["throughput_bytes_per_s"]["median"]
+                    .as_f64()
+                    .unwrap()
+                    > 0.0
+            );
+        }
+        let csv = std::fs::read_to_string(&c).unwrap();
+        assert_eq!(csv.lines().count(), 7, "header + 6 rows");
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .contains("throughput_bytes_per_s_median")
+        );
+        let md = std::fs::read_to_string(&m).unwrap();
+        assert_eq!(
+            md.lines()
+                .filter(|l| l.starts_with("| pipe")
+                    || l.starts_with("| unix")
+                    || l.starts_with("| tcp"))
+                .count(),
+            6
+        );
+        // The journal is removed once the JSON export is written.
+        assert!(!dir.path().join("r.json.jsonl").exists());
+    }
+
+    #[test]
+    fn pingpong_with_process_peers_reports_latency_and_cpu_of_every_peer() {
+        let out = xferbench()
+            .args([
+                "run", "pingpong", "-t", "unix", "-s", "64", "-c", "1,2", "--peer", "process",
+                "--json",
+            ])
+            .args(["-n", "500", "-r", "2", "-w", "0"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let points = doc["points"].as_array().unwrap();
+        assert_eq!(points.len(), 2);
+        for p in points {
+            let channels = p["channels"].as_u64().unwrap() as usize;
+            for q in [
+                "latency_p50_ns",
+                "latency_p90_ns",
+                "latency_p99_ns",
+                "latency_p999_ns",
+                "latency_max_ns",
+            ] {
+                assert!(p["summary"][q]["median"].as_f64().unwrap() > 0.0, "{q}");
+            }
+            let s = &p["summary"];
+            assert!(
+                s["latency_p50_ns"]["median"].as_f64() <= s["latency_p99_ns"]["median"].as_f64()
+            );
+            for r in p["runs"].as_array().unwrap() {
+                let cpu = r["cpu"].as_array().unwrap();
+                assert_eq!(
+                    cpu.len(),
+                    1 + channels,
+                    "main plus one entry per peer process"
+                );
+                let pids: std::collections::BTreeSet<u64> =
+                    cpu.iter().map(|c| c["pid"].as_u64().unwrap()).collect();
+                assert_eq!(pids.len(), 1 + channels, "distinct processes");
+                for c in cpu {
+                    assert!(c["window_s"].as_f64().unwrap() > 0.0);
+                    assert!(c["cpus_utilised"].as_f64().unwrap() >= 0.0);
+                }
+                assert_eq!(
+                    r["latency"]["count"].as_u64().unwrap(),
+                    500 * channels as u64
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn per_channel_rows_and_sweeps_of_transport_parameters() {
+        xferbench()
+            .args([
+                "run",
+                "stream",
+                "-t",
+                "pipe",
+                "-s",
+                "4KiB",
+                "-c",
+                "2",
+                "-p",
+                "pipe_size=64KiB,256KiB",
+            ])
+            .args([
+                "-n",
+                "1000",
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "--peer",
+                "thread",
+                "--per-channel",
+            ])
+            .assert()
+            .success()
+            .stdout(
+                predicate::str::contains("pipe_size=64KiB")
+                    .and(predicate::str::contains("pipe_size=256KiB")),
+            )
+            .stdout(predicate::str::contains("channel 1"));
+    }
+}
+
+mod verify {
+    use super::support::{read_json, xferbench};
+    use predicates::prelude::*;
+
+    #[test]
+    fn a_million_messages_per_transport_arrive_clean() {
+        let dir = tempfile::tempdir().unwrap();
+        for t in ["pipe", "unix", "tcp"] {
+            let j = dir.path().join(format!("{t}.json"));
+            xferbench()
+                .args([
+                    "run", "stream", "-t", t, "-s", "64", "-c", "2", "-n", "500000", "-r", "1",
+                    "-w", "0", "--verify", "-q",
+                ])
+                .arg("--export-json")
+                .arg(&j)
+                .assert()
+                .success();
+            let integrity = &read_json(&j)["points"][0]["integrity"];
+            assert_eq!(integrity["checked"], 1_000_000, "{t}");
+            for k in ["lost", "duplicated", "reordered", "corrupt"] {
+                assert_eq!(integrity[k], 0, "{t} {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn injected_corruption_is_counted_and_fails_the_run() {
+        for workload in ["stream", "pingpong"] {
+            for peer in ["thread", "process"] {
+                xferbench()
+                    .args([
+                        "run", workload, "-t", "unix", "-s", "64", "-n", "10000", "-r", "1", "-w",
+                        "0", "--verify",
+                    ])
+                    .args(["--peer", peer, "--inject-corruption", "100"])
+                    .assert()
+                    .code(3)
+                    .stdout(predicate::str::contains("100 corrupt"))
+                    .stderr(predicate::str::contains("--verify found"));
+            }
+        }
+    }
+}
+
+mod robustness {
+    use super::support::read_json;
+    use rustix::process::{Pid, Signal, kill_process};
+    use std::path::Path;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    fn spawn(args: &[&str], json: &Path) -> Child {
+        Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+            .args(args)
+            .arg("--export-json")
+            .arg(json)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Waits until the JSON Lines journal holds `n` finished points.
+    fn wait_points(journal: &Path, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let text = std::fs::read_to_string(journal).unwrap_or_default();
+            if text
+                .lines()
+                .filter(|l| l.starts_with("{\"type\":\"point\""))
+                .count()
+                >= n
+            {
+                return;
+            }
+            assert!(Instant::now() < deadline, "no point finished within 60 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn children(pid: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+            let path = task.unwrap().path().join("children");
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|s| s.parse::<u32>().ok()),
+            );
+        }
+        out
+    }
+
+    fn wait_children(pid: u32, n: usize) -> Vec<u32> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let c = children(pid);
+            if c.len() >= n {
+                return c;
+            }
+            assert!(Instant::now() < deadline, "peer processes did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn signal(pid: u32, sig: Signal) {
+        let _ = kill_process(Pid::from_raw(pid as i32).unwrap(), sig);
+    }
+
+    fn gone(pid: u32) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+                Err(_) => return true,
+                Ok(s) if s.contains(") Z ") => {}
+                Ok(_) => {}
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn a_killed_peer_fails_the_run_clearly_and_keeps_finished_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let child = spawn(
+            &[
+                "run",
+                "stream",
+                "-t",
+                "pipe",
+                "-s",
+                "64,128,256",
+                "-d",
+                "1",
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "--peer",
+                "process",
+            ],
+            &json,
+        );
+        wait_points(&dir.path().join("r.json.jsonl"), 1);
+        // The second point is running: kill its peer.
+        let peers = wait_children(child.id(), 1);
+        for p in &peers {
+            signal(*p, Signal::KILL);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("was killed by signal 9 (SIGKILL)"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("peer 0"), "{stderr}");
+        assert!(stderr.contains("1 finished point(s) kept"), "{stderr}");
+        let doc = read_json(&json);
+        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+        assert_eq!(doc["points"][0]["size_bytes"], 64);
+        assert_eq!(doc["outcome"]["status"], "failed");
+        assert!(
+            doc["outcome"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("SIGKILL")
+        );
+    }
+
+    #[test]
+    fn a_hung_peer_is_detected_within_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let child = spawn(
+            &[
+                "run",
+                "stream",
+                "-t",
+                "unix",
+                "-s",
+                "64,128",
+                "-d",
+                "1",
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "--timeout",
+                "1",
+                "--peer",
+                "process",
+            ],
+            &json,
+        );
+        wait_points(&dir.path().join("r.json.jsonl"), 1);
+        let peers = wait_children(child.id(), 1);
+        for p in &peers {
+            signal(*p, Signal::STOP);
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("no progress"), "{stderr}");
+        assert_eq!(read_json(&json)["points"].as_array().unwrap().len(), 1);
+        for p in peers {
+            assert!(gone(p), "stopped peer {p} was not reaped");
+        }
+    }
+
+    #[test]
+    fn ctrl_c_keeps_finished_points_and_reaps_every_peer() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let child = spawn(
+            &[
+                "run",
+                "pingpong",
+                "-t",
+                "tcp",
+                "-s",
+                "64,128,256",
+                "-c",
+                "2",
+                "-d",
+                "1",
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "--peer",
+                "process",
+            ],
+            &json,
+        );
+        wait_points(&dir.path().join("r.json.jsonl"), 1);
+        let peers = wait_children(child.id(), 2);
+        signal(child.id(), Signal::INT);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+        let doc = read_json(&json);
+        assert_eq!(doc["outcome"]["status"], "interrupted");
+        assert!(!doc["points"].as_array().unwrap().is_empty());
+        for p in peers {
+            assert!(gone(p), "peer {p} outlived the run");
+        }
+    }
+
+    #[test]
+    fn a_garbled_peer_command_stream_is_refused_cleanly() {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+            .arg("__peer")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(b"{not json\n")?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("internal role"));
+    }
+}
