@@ -134,7 +134,7 @@ pub struct RunArgs {
     pub export_md: Option<PathBuf>,
 
     /// Append each finished point to this JSON Lines file as it finishes [default:
-    /// FILE.jsonl next to --export-json, removed once FILE is written].
+    /// FILE.jsonl next to --export-json FILE, removed once every export is written].
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
 

@@ -69,8 +69,8 @@ impl CpuSnapshot {
 /// CPU used by one participating process over its measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessCpu {
-    /// Who this is: `main` (the xferbench process: drivers, and thread peers if any)
-    /// or `peer N` (the process serving channel N).
+    /// Who this is: `main (drivers)` or `main (drivers + thread peers)` for the
+    /// xferbench process, `peer N` for the process serving channel N.
     pub role: String,
     /// Process id.
     pub pid: u32,

@@ -21,7 +21,8 @@ pub struct ResultDoc {
     pub context: Context,
     /// One entry per finished sweep point, in the order they ran.
     pub points: Vec<PointResult>,
-    /// Warnings about the whole run (per-point ones are in the points too).
+    /// Warnings about the whole run; per-point warnings stay in their points, with one
+    /// summary line here when any point was noisy.
     pub warnings: Vec<String>,
     /// How the run ended.
     pub outcome: Outcome,
@@ -152,7 +153,8 @@ pub mod figure {
     pub const CPU_MAIN: &str = "cpu_main_cpus";
     /// CPUs utilised by all peer processes together over the common window.
     pub const CPU_PEERS: &str = "cpu_peers_cpus";
-    /// CPU seconds (user + sys) of all participating processes per message.
+    /// CPU nanoseconds (user + sys) of all participating processes per message
+    /// (pingpong: per round trip), each process over its own window.
     pub const CPU_PER_MESSAGE: &str = "cpu_ns_per_message";
 }
 

@@ -601,10 +601,12 @@ fn summarise(
     runs: Vec<RunRecord>,
 ) -> PointResult {
     let mut summary = BTreeMap::new();
-    let names: Vec<String> = runs
-        .first()
-        .map(|r| r.figures.keys().cloned().collect())
-        .unwrap_or_default();
+    // The union over runs: a figure missing from one run (no messages, say) is still
+    // summarised over the runs that have it.
+    let names: std::collections::BTreeSet<String> = runs
+        .iter()
+        .flat_map(|r| r.figures.keys().cloned())
+        .collect();
     for name in names {
         if let Some(e) =
             Estimate::from_values(runs.iter().filter_map(|r| r.figures.get(&name).copied()))

@@ -8,7 +8,8 @@
 //!   coefficient of variation* `1.4826 · MAD / median` (for normal data, 1.4826·MAD
 //!   estimates the standard deviation);
 //! * **outliers** by the modified z-score `0.6745 · |x − median| / MAD > 3.5`
-//!   (Iglewicz and Hoaglin, 1993, the rule hyperfine uses);
+//!   (Iglewicz and Hoaglin, 1993, the rule hyperfine uses); when MAD is 0 (half
+//!   the runs or more are identical) every run that differs from the median is one;
 //! * a **distribution-free confidence interval of the median** from order statistics:
 //!   with `K ~ Binomial(n, ½)` the interval `[x₍ₖ₎, x₍ₙ₋ₖ₊₁₎]` covers the median with
 //!   probability `1 − 2·P(K < k)` (Conover, *Practical Nonparametric Statistics*,

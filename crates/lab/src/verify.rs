@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! offset 0   u64 LE  sequence number, 0, 1, 2, … per channel and run
-//! offset 8   u32 LE  CRC-32C-compatible checksum (crc32fast, IEEE polynomial) of
-//!                    bytes 0..8 and 12..len of the message
+//! offset 8   u32 LE  CRC-32 (IEEE polynomial, computed by crc32fast) of bytes
+//!                    0..8 and 12..len of the message
 //! offset 12  u32 LE  message length
 //! offset 16  …       payload pattern
 //! ```
@@ -72,9 +72,12 @@ pub fn stamp(msg: &mut [u8], seq: u64, verify: bool) {
         msg[12..16].copy_from_slice(&len.to_le_bytes());
         let sum = checksum(msg);
         msg[8..12].copy_from_slice(&sum.to_le_bytes());
+    } else if let Some(head) = msg.first_chunk_mut::<8>() {
+        // A fixed-size copy is one store; a variable-length one is a memcpy call.
+        *head = seq.to_le_bytes();
     } else {
-        let n = msg.len().min(8);
-        msg[..n].copy_from_slice(&seq.to_le_bytes()[..n]);
+        let n = msg.len();
+        msg.copy_from_slice(&seq.to_le_bytes()[..n]);
     }
 }
 
@@ -82,9 +85,11 @@ pub fn stamp(msg: &mut [u8], seq: u64, verify: bool) {
 /// when not verifying. Returned so the caller can fold it into a sink.
 #[inline]
 pub fn touch(msg: &[u8]) -> u64 {
+    if let Some(head) = msg.first_chunk::<8>() {
+        return u64::from_le_bytes(*head);
+    }
     let mut b = [0u8; 8];
-    let n = msg.len().min(8);
-    b[..n].copy_from_slice(&msg[..n]);
+    b[..msg.len()].copy_from_slice(msg);
     u64::from_le_bytes(b)
 }
 

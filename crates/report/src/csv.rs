@@ -1,5 +1,5 @@
 //! CSV (`--export-csv`): one row per point, the same figures as the JSON summary,
-//! flat. Columns: `index`, every parameter, then for every figure
+//! flat. Columns: `index`, every parameter, `runs` (measured runs), then for every figure
 //! `<figure>_median`, `_min`, `_max`, `_ci_low`, `_ci_high`, `_rcv`, `_outliers`, then
 //! the integrity counters (with `--verify`) and the warnings. Columns are the union
 //! over all points; a figure a point lacks is left empty.
