@@ -127,7 +127,7 @@ impl Verifier {
         self.counts.checked += 1;
         if msg.len() < HEADER_LEN {
             self.counts.corrupt += 1;
-            self.expected += 1;
+            self.expected = self.expected.saturating_add(1);
             return;
         }
         let seq = u64::from_le_bytes(msg[0..8].try_into().expect("8 bytes"));
@@ -138,11 +138,11 @@ impl Verifier {
             // up one slot of the stream.
             self.counts.corrupt += 1;
             self.missing.remove(&self.expected);
-            self.expected += 1;
+            self.expected = self.expected.saturating_add(1);
             return;
         }
         if seq == self.expected {
-            self.expected += 1;
+            self.expected = self.expected.saturating_add(1);
         } else if seq > self.expected {
             let gap = seq - self.expected;
             self.counts.lost += gap;
@@ -152,7 +152,7 @@ impl Verifier {
                 }
                 self.missing.insert(s);
             }
-            self.expected = seq + 1;
+            self.expected = seq.saturating_add(1);
         } else if self.missing.remove(&seq) {
             self.counts.lost -= 1;
             self.counts.reordered += 1;
@@ -242,6 +242,40 @@ mod tests {
             v.check(&m);
             assert_eq!(v.counts().corrupt, 1, "flip in byte {byte} went unnoticed");
         }
+    }
+
+    proptest::proptest! {
+        /// Bytes off the wire are untrusted: any message is classified, none panics,
+        /// and every message is counted exactly once.
+        #[test]
+        fn arbitrary_bytes_never_panic(msgs in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..80), 0..50)) {
+            let mut v = Verifier::new();
+            for m in &msgs {
+                v.check(m);
+            }
+            let c = v.finish(Some(u64::MAX));
+            proptest::prop_assert_eq!(c.checked, msgs.len() as u64);
+        }
+
+        /// A stamped message always verifies, whatever its size and sequence number.
+        #[test]
+        fn stamped_messages_verify(len in HEADER_LEN..5000usize, seq in proptest::num::u64::ANY) {
+            let mut m = vec![0u8; len];
+            fill_pattern(&mut m);
+            stamp(&mut m, seq, true);
+            let mut v = Verifier { expected: seq, ..Default::default() };
+            v.check(&m);
+            proptest::prop_assert!(v.counts().is_clean());
+        }
+    }
+
+    #[test]
+    fn the_largest_sequence_number_does_not_overflow() {
+        let mut v = Verifier::new();
+        v.check(&msg(u64::MAX));
+        v.check(&msg(u64::MAX));
+        let c = v.counts();
+        assert_eq!((c.checked, c.lost), (2, u64::MAX));
     }
 
     #[test]
