@@ -60,7 +60,7 @@ Lists take commas and ranges: --size 64,2KiB,64KiB  --size 1..64KiB:x4 (geometri
 one point.
 
 Examples:
-  xferbench run stream --transport pipe,unix,tcp --size 64,2KiB,64KiB --export-md r.md
+  xferbench run stream --transport shm,pipe,unix,tcp --size 64,2KiB,64KiB --export-md r.md
   xferbench run pingpong --transport unix --size 64 --channels 1,2 --peer process --json
   xferbench run stream -t pipe -s 64KiB -p pipe_size=64KiB,1MiB --verify
 
@@ -71,7 +71,7 @@ pub struct RunArgs {
     pub workload: WorkloadArg,
 
     /// Transports to sweep (see `xferbench list`).
-    #[arg(short, long, value_name = "LIST", default_value = "pipe,unix,tcp")]
+    #[arg(short, long, value_name = "LIST", default_value = "shm,pipe,unix,tcp")]
     pub transport: String,
 
     /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4).

@@ -48,7 +48,7 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(
         out,
         "\nSweep axes (every combination is one point):\n  \
-         --transport LIST   default pipe,unix,tcp\n  \
+         --transport LIST   default shm,pipe,unix,tcp\n  \
          --size LIST        default 64,4KiB,64KiB   (64, 4KiB, 1MiB; ranges 1..64KiB:x4, 100..500:+100)\n  \
          --channels LIST    default 1               (1..1024)\n  \
          -p NAME=LIST       any transport parameter above, or transport/size/channels\n\n\

@@ -24,7 +24,7 @@ mod usage {
             .args(["run", "--help"])
             .assert()
             .success()
-            .stdout(predicate::str::contains("[default: pipe,unix,tcp]"))
+            .stdout(predicate::str::contains("[default: shm,pipe,unix,tcp]"))
             .stdout(predicate::str::contains("[default: 64,4KiB,64KiB]"))
             .stdout(predicate::str::contains("--export-csv"))
             .stdout(predicate::str::contains("Exit status"));
@@ -40,7 +40,7 @@ mod usage {
             .stdout(predicate::str::contains("pingpong"));
         let out = xferbench().args(["list", "--json"]).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["transports"].as_array().unwrap().len(), 3);
+        assert_eq!(v["transports"].as_array().unwrap().len(), 4);
     }
 
     #[test]
@@ -51,7 +51,7 @@ mod usage {
             (&["--size", "4..1"], "backwards"),
             (
                 &["--transport", "carrier-pigeon"],
-                "choose from: pipe, unix, tcp",
+                "choose from: shm, pipe, unix, tcp",
             ),
             (&["--channels", "0"], "--channels"),
             (&["--count", "0"], "--count"),
@@ -121,7 +121,7 @@ mod outputs {
                 "run",
                 "stream",
                 "-t",
-                "pipe,unix,tcp",
+                "shm,pipe,unix,tcp",
                 "-s",
                 "64,2KiB",
                 "-n",
@@ -144,7 +144,7 @@ mod outputs {
         assert_eq!(doc["schema_version"], 1);
         assert_eq!(doc["outcome"]["status"], "complete");
         let points = doc["points"].as_array().unwrap();
-        assert_eq!(points.len(), 6);
+        assert_eq!(points.len(), 8);
         for p in points {
             assert_eq!(p["runs"].as_array().unwrap().len(), 2);
             let runs = p["runs"].as_array().unwrap();
@@ -164,7 +164,7 @@ mod outputs {
             );
         }
         let csv = std::fs::read_to_string(&c).unwrap();
-        assert_eq!(csv.lines().count(), 7, "header + 6 rows");
+        assert_eq!(csv.lines().count(), 9, "header + 8 rows");
         assert!(
             csv.lines()
                 .next()
@@ -172,14 +172,12 @@ mod outputs {
                 .contains("throughput_bytes_per_s_median")
         );
         let md = std::fs::read_to_string(&m).unwrap();
-        assert_eq!(
-            md.lines()
-                .filter(|l| l.starts_with("| pipe")
-                    || l.starts_with("| unix")
-                    || l.starts_with("| tcp"))
-                .count(),
-            6
-        );
+        let rows = md.lines().filter(|l| {
+            ["| shm", "| pipe", "| unix", "| tcp"]
+                .iter()
+                .any(|t| l.starts_with(t))
+        });
+        assert_eq!(rows.count(), 8);
         // The journal is removed once the JSON export is written.
         assert!(!dir.path().join("r.json.jsonl").exists());
     }
@@ -398,8 +396,20 @@ mod robustness {
         false
     }
 
-    #[test]
-    fn a_killed_peer_fails_the_run_clearly_and_keeps_finished_points() {
+    /// Regions this run created that are still in /dev/shm.
+    fn regions_left_by(pid: u32) -> Vec<String> {
+        let prefix = format!("xferbench-u{}-p{pid}-", rustix::process::getuid().as_raw());
+        std::fs::read_dir("/dev/shm")
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(&prefix))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn killed_peer(transport: &str) {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
         let child = spawn(
@@ -407,7 +417,7 @@ mod robustness {
                 "run",
                 "stream",
                 "-t",
-                "pipe",
+                transport,
                 "-s",
                 "64,128,256",
                 "-d",
@@ -421,9 +431,10 @@ mod robustness {
             ],
             &json,
         );
+        let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
         // The second point is running: kill its peer.
-        let peers = wait_children(child.id(), 1);
+        let peers = wait_children(pid, 1);
         for p in &peers {
             signal(*p, Signal::KILL);
         }
@@ -446,35 +457,31 @@ mod robustness {
                 .unwrap()
                 .contains("SIGKILL")
         );
+        assert_eq!(regions_left_by(pid), Vec::<String>::new());
     }
 
     #[test]
-    fn a_hung_peer_is_detected_within_the_timeout() {
+    fn a_killed_pipe_peer_fails_the_run_clearly_and_keeps_finished_points() {
+        killed_peer("pipe");
+    }
+
+    #[test]
+    fn a_killed_shm_peer_fails_the_run_clearly_and_keeps_finished_points() {
+        killed_peer("shm");
+    }
+
+    fn hung_peer(transport: &str, params: &[&str]) {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
-        let child = spawn(
-            &[
-                "run",
-                "stream",
-                "-t",
-                "unix",
-                "-s",
-                "64,128",
-                "-d",
-                "1",
-                "-r",
-                "1",
-                "-w",
-                "0",
-                "--timeout",
-                "1",
-                "--peer",
-                "process",
-            ],
-            &json,
-        );
+        let mut args = vec![
+            "run", "stream", "-t", transport, "-s", "64,128", "-d", "1", "-r", "1", "-w", "0",
+        ];
+        args.extend(["--timeout", "1", "--peer", "process"]);
+        args.extend(params);
+        let child = spawn(&args, &json);
+        let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
-        let peers = wait_children(child.id(), 1);
+        let peers = wait_children(pid, 1);
         for p in &peers {
             signal(*p, Signal::STOP);
         }
@@ -486,10 +493,20 @@ mod robustness {
         for p in peers {
             assert!(gone(p), "stopped peer {p} was not reaped");
         }
+        assert_eq!(regions_left_by(pid), Vec::<String>::new());
     }
 
     #[test]
-    fn ctrl_c_keeps_finished_points_and_reaps_every_peer() {
+    fn a_hung_unix_peer_is_detected_within_the_timeout() {
+        hung_peer("unix", &[]);
+    }
+
+    #[test]
+    fn a_hung_shm_peer_is_detected_within_the_timeout() {
+        hung_peer("shm", &["-p", "wait=block"]);
+    }
+
+    fn ctrl_c(transport: &str) {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
         let child = spawn(
@@ -497,7 +514,7 @@ mod robustness {
                 "run",
                 "pingpong",
                 "-t",
-                "tcp",
+                transport,
                 "-s",
                 "64,128,256",
                 "-c",
@@ -513,9 +530,10 @@ mod robustness {
             ],
             &json,
         );
+        let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
-        let peers = wait_children(child.id(), 2);
-        signal(child.id(), Signal::INT);
+        let peers = wait_children(pid, 2);
+        signal(pid, Signal::INT);
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(130), "{stderr}");
@@ -526,6 +544,46 @@ mod robustness {
         for p in peers {
             assert!(gone(p), "peer {p} outlived the run");
         }
+        assert_eq!(regions_left_by(pid), Vec::<String>::new());
+    }
+
+    #[test]
+    fn ctrl_c_keeps_finished_points_and_reaps_every_tcp_peer() {
+        ctrl_c("tcp");
+    }
+
+    #[test]
+    fn ctrl_c_keeps_finished_points_and_reaps_every_shm_peer_and_region() {
+        ctrl_c("shm");
+    }
+
+    #[test]
+    fn a_stale_region_of_a_dead_run_is_removed_by_the_next_run() {
+        // A pid that existed and is gone: a reaped child's.
+        let mut dead = Command::new("true").spawn().unwrap();
+        dead.wait().unwrap();
+        let name = format!(
+            "xferbench-u{}-p{}-0-dead",
+            rustix::process::getuid().as_raw(),
+            dead.id()
+        );
+        let path = std::path::Path::new("/dev/shm").join(&name);
+        std::fs::write(&path, b"left behind by a crashed run").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+            .args([
+                "run", "stream", "-t", "shm", "-s", "64", "-n", "1000", "-r", "1", "-w", "0", "-q",
+            ])
+            .arg("--export-json")
+            .arg(dir.path().join("r.json"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!path.exists(), "the stale region {name} is still there");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! monomorphised: one `match` per point, none per message.
 
 use xferbench_transports::os::{Pipe, Tcp, Unix};
+use xferbench_transports::shm::Shm;
 use xferbench_transports::{ParamError, ParamSpec, Params, Transport};
 
 /// What `xferbench list` shows of a transport.
@@ -27,7 +28,7 @@ pub fn all() -> Vec<TransportInfo> {
             params: T::param_specs(),
         }
     }
-    vec![info::<Pipe>(), info::<Unix>(), info::<Tcp>()]
+    vec![info::<Shm>(), info::<Pipe>(), info::<Unix>(), info::<Tcp>()]
 }
 
 /// A transport's parameters by name (empty for unknown names).
@@ -69,6 +70,7 @@ pub fn dispatch<W: WithTransport>(
     w: W,
 ) -> Result<W::Output, TransportLookupError> {
     Ok(match name {
+        "shm" => w.with(Shm::from_params(params)?),
         "pipe" => w.with(Pipe::from_params(params)?),
         "unix" => w.with(Unix::from_params(params)?),
         "tcp" => w.with(Tcp::from_params(params)?),

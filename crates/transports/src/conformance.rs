@@ -104,6 +104,7 @@ pub fn echo_round_trips<T: Transport + Clone>(t: &T) {
             while ep.recv(&mut buf).expect("peer recv") == Recv::Message {
                 buf.reverse();
                 ep.send(&buf).expect("peer send");
+                ep.flush().expect("peer flush");
             }
         },
         |mut ep| {
@@ -111,11 +112,35 @@ pub fn echo_round_trips<T: Transport + Clone>(t: &T) {
             for i in 0..N {
                 let msg = pattern(48, i);
                 ep.send(&msg).expect("send");
+                ep.flush().expect("flush");
                 assert_eq!(ep.recv(&mut back).expect("recv"), Recv::Message);
                 back.reverse();
                 assert_eq!(back.as_slice(), msg.as_slice(), "round trip {i}");
             }
             ep.close_send().expect("close_send");
+        },
+    );
+}
+
+/// After `flush`, one small message reaches a peer while the sender waits on
+/// something else entirely (no `recv`, no `close_send`).
+pub fn flush_makes_a_message_visible<T: Transport + Clone>(t: &T) {
+    let (seen_tx, seen_rx) = mpsc::channel();
+    with_peer(
+        t,
+        move |mut ep| {
+            let mut buf = [0u8; 24];
+            assert_eq!(ep.recv(&mut buf).expect("recv"), Recv::Message);
+            assert_eq!(buf.as_slice(), pattern(24, 99).as_slice());
+            seen_tx.send(()).expect("report");
+        },
+        |mut ep| {
+            ep.send(&pattern(24, 99)).expect("send");
+            ep.flush().expect("flush");
+            seen_rx
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the flushed message never arrived");
+            drop(ep);
         },
     );
 }
@@ -244,6 +269,10 @@ macro_rules! conformance_suite {
             #[test]
             fn echo_round_trips() {
                 c::echo_round_trips(&$transport);
+            }
+            #[test]
+            fn flush_makes_a_message_visible() {
+                c::flush_makes_a_message_visible(&$transport);
             }
             #[test]
             fn truncated_message_is_an_error() {

@@ -19,7 +19,8 @@
 //!    the whole message or fails; [`Endpoint::recv`] fills the whole buffer or reports
 //!    [`Recv::Closed`] when the peer called [`Endpoint::close_send`] (or dropped its
 //!    endpoint) at a message boundary. A stream that ends inside a message is an
-//!    error of kind [`std::io::ErrorKind::UnexpectedEof`].
+//!    error of kind [`std::io::ErrorKind::UnexpectedEof`]. Sends may be batched until
+//!    [`Endpoint::flush`] or until the sender has to wait (see [`Endpoint::send`]).
 //! 3. When the peer process dies, blocked calls return an error or
 //!    [`Recv::Closed`]; they never block forever.
 //! 4. Endpoints are `Send`: they may be moved to the thread that uses them. The hot
@@ -34,6 +35,7 @@
 pub mod conformance;
 pub mod os;
 pub mod param;
+pub mod shm;
 
 pub use param::{ParamError, ParamSpec, Params, parse_byte_size};
 
@@ -52,7 +54,18 @@ pub enum Recv {
 /// One end of an established channel.
 pub trait Endpoint: Send {
     /// Sends the whole of `msg`. Blocks until the transport accepted it.
+    ///
+    /// A transport may batch: what was sent becomes visible to the peer at the latest
+    /// at the next [`Endpoint::flush`], [`Endpoint::close_send`], or call that has to
+    /// wait for the peer (a `recv` finding nothing, a `send` finding no room).
     fn send(&mut self, msg: &[u8]) -> io::Result<()>;
+
+    /// Makes everything sent so far visible to the peer now. Request/response loops
+    /// call it after each request; transports that never batch need not override it.
+    #[inline]
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 
     /// Receives exactly `buf.len()` bytes, or reports that the peer closed.
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<Recv>;

@@ -2,6 +2,7 @@
 //! non-default parameters.
 
 use xferbench_transports::os::{Pipe, Tcp, Unix};
+use xferbench_transports::shm::Shm;
 use xferbench_transports::{Params, Transport, conformance_suite};
 
 fn with(pairs: &[(&str, &str)]) -> Params {
@@ -26,6 +27,20 @@ conformance_suite!(
     tcp_nagle,
     Tcp::from_params(&with(&[("nodelay", "false")])).unwrap()
 );
+conformance_suite!(shm_hybrid, Shm::default());
+conformance_suite!(
+    shm_spin,
+    Shm::from_params(&with(&[("wait", "spin")])).unwrap()
+);
+conformance_suite!(
+    shm_block,
+    Shm::from_params(&with(&[("wait", "block")])).unwrap()
+);
+// Messages larger than the ring stream through it; every message published at once.
+conformance_suite!(
+    shm_small_ring_unbatched,
+    Shm::from_params(&with(&[("capacity", "4KiB"), ("batch", "1")])).unwrap()
+);
 
 #[test]
 fn unknown_and_invalid_parameters_are_named_in_errors() {
@@ -41,4 +56,12 @@ fn unknown_and_invalid_parameters_are_named_in_errors() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("sndbuf") && e.contains("byte size"), "{e}");
+    let e = Shm::from_params(&with(&[("wait", "nap")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("spin, block or hybrid"), "{e}");
+    let e = Shm::from_params(&with(&[("capacity", "3000")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("power of two"), "{e}");
 }

@@ -67,6 +67,7 @@ impl Workload for Pingpong {
             }
             let t0 = Stamp::now();
             ep.send(&out).map_err(io_err("send", seq))?;
+            ep.flush().map_err(io_err("flush", seq))?;
             if recv_or_closed(ep, &mut back, seq)? {
                 return Err(WorkloadError::PeerClosed { seq });
             }
@@ -99,6 +100,7 @@ impl Workload for Pingpong {
         let mut received = 0u64;
         while !recv_or_closed(ep, &mut buf, received)? {
             ep.send(&buf).map_err(io_err("echo", received))?;
+            ep.flush().map_err(io_err("flush", received))?;
             received += 1;
         }
         Ok(ServeOutcome {

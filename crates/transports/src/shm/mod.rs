@@ -1,0 +1,329 @@
+//! Shared memory: two SPSC byte rings (one per direction) in a named region, with
+//! spin, block or hybrid waiting.
+//!
+//! * [`region`]: the named region, its `#[repr(C)]` header, validation on attach,
+//!   unlinking and the sweep of stale regions.
+//! * [`ring`]: the SPSC byte ring with cached indices, batched publication and a
+//!   zero-copy API.
+//! * [`wait`]: the wait strategies and their lost-wake-up-free futex protocol.
+//!
+//! The listener creates the region and publishes its name as the address; the
+//! connecting side attaches, validates the header and publishes its pid; the listener
+//! then unlinks the name. Ring 0 carries listener → connector, ring 1 the reverse.
+
+pub mod region;
+pub mod ring;
+pub mod wait;
+
+use crate::param::{check_known, get_opt_bytes};
+use crate::{Endpoint, Listener, ParamError, ParamSpec, Params, Recv, Transport, TransportError};
+use region::{Region, RegionError};
+use ring::{Consumer, Producer};
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use wait::WaitMode;
+
+const NAME: &str = "shm";
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "wait",
+        default: "hybrid",
+        accepts: "spin, block or hybrid",
+        help: "how a side waits: busy-spin, sleep on a futex, or spin for spin_us then sleep",
+    },
+    ParamSpec {
+        name: "spin_us",
+        default: "50",
+        accepts: "microseconds, 0 to 1000000",
+        help: "how long wait=hybrid spins before sleeping",
+    },
+    ParamSpec {
+        name: "capacity",
+        default: "4MiB",
+        accepts: "a power of two multiple of the page size, up to 1GiB (e.g. 64KiB, 4MiB)",
+        help: "bytes of each ring (one per direction)",
+    },
+    ParamSpec {
+        name: "batch",
+        default: "64KiB",
+        accepts: "a byte size; 1 publishes every message at once",
+        help: "bytes written (read) before the producer (consumer) publishes its index",
+    },
+];
+
+/// The shared-memory transport.
+#[derive(Debug, Clone)]
+pub struct Shm {
+    mode: WaitMode,
+    capacity: usize,
+    batch: usize,
+}
+
+impl Default for Shm {
+    fn default() -> Self {
+        Self::from_params(&Params::new()).expect("defaults are valid")
+    }
+}
+
+impl Shm {
+    /// A transport with explicit settings.
+    pub fn new(mode: WaitMode, capacity: usize, batch: usize) -> Shm {
+        Shm {
+            mode,
+            capacity,
+            batch,
+        }
+    }
+}
+
+/// A region waiting for its peer.
+#[derive(Debug)]
+pub struct ShmListener {
+    address: String,
+    region: Region,
+    transport: Shm,
+}
+
+/// One side of a shared-memory channel.
+pub struct ShmEndpoint {
+    tx: Producer,
+    rx: Consumer,
+    tx_closed: bool,
+    _region: Arc<Region>,
+}
+
+impl std::fmt::Debug for ShmEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShmEndpoint")
+            .field("capacity", &self.tx.capacity())
+            .finish()
+    }
+}
+
+fn region_err(e: RegionError) -> TransportError {
+    match e {
+        RegionError::Io { op, source } => TransportError::Io {
+            transport: NAME,
+            op,
+            source,
+        },
+        other => TransportError::Io {
+            transport: NAME,
+            op: "attach",
+            source: io::Error::new(io::ErrorKind::InvalidData, other.to_string()),
+        },
+    }
+}
+
+impl ShmEndpoint {
+    fn new(region: Region, creator: bool, t: &Shm) -> ShmEndpoint {
+        let h = region.header();
+        let peer = if creator {
+            h.attacher_pid.load(Ordering::Acquire)
+        } else {
+            h.creator_pid
+        } as i32;
+        let fences = if h.flags.load(Ordering::Relaxed) & region::FLAG_ASYMMETRIC_FENCES != 0 {
+            wait::Fences::Asymmetric
+        } else {
+            wait::Fences::Symmetric
+        };
+        let w = ring::Waiting {
+            mode: t.mode,
+            fences,
+            peer_pid: peer,
+        };
+        let (out, inn) = if creator { (0, 1) } else { (1, 0) };
+        let tx = Producer::new(region.control(out), region.data(out), t.batch, w);
+        let rx = Consumer::new(region.control(inn), region.data(inn), t.batch, w);
+        ShmEndpoint {
+            tx,
+            rx,
+            tx_closed: false,
+            _region: Arc::new(region),
+        }
+    }
+
+    /// Zero-copy send: waits for `n` free bytes (at most the ring's capacity) and
+    /// returns them; fill them, then call [`ShmEndpoint::commit`].
+    pub fn reserve(&mut self, n: usize) -> io::Result<&mut [u8]> {
+        let Self { tx, rx, .. } = self;
+        tx.reserve(n, &mut || rx.publish())
+    }
+
+    /// Zero-copy send: appends the first `n` reserved bytes.
+    pub fn commit(&mut self, n: usize) {
+        self.tx.commit(n);
+    }
+
+    /// Zero-copy receive: waits for `n` bytes (at most the capacity) and returns them
+    /// in place; `None` when the peer closed first. Then [`ShmEndpoint::release`].
+    pub fn peek(&mut self, n: usize) -> io::Result<Option<&[u8]>> {
+        let Self { tx, rx, .. } = self;
+        rx.peek(n, &mut || tx.publish())
+    }
+
+    /// Zero-copy receive: hands `n` peeked bytes back.
+    pub fn release(&mut self, n: usize) {
+        self.rx.release(n);
+    }
+}
+
+impl Endpoint for ShmEndpoint {
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> io::Result<()> {
+        if self.tx_closed {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "sending side already closed",
+            ));
+        }
+        let Self { tx, rx, .. } = self;
+        tx.send(msg, &mut || rx.publish())
+    }
+
+    #[inline]
+    fn flush(&mut self) -> io::Result<()> {
+        self.tx.publish();
+        Ok(())
+    }
+
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Recv> {
+        let Self { tx, rx, .. } = self;
+        Ok(if rx.recv(buf, &mut || tx.publish())? {
+            Recv::Message
+        } else {
+            Recv::Closed
+        })
+    }
+
+    fn close_send(&mut self) -> io::Result<()> {
+        if !self.tx_closed {
+            self.tx.close();
+            self.tx_closed = true;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ShmEndpoint {
+    fn drop(&mut self) {
+        let _ = self.close_send();
+        self.rx.leave();
+    }
+}
+
+impl Transport for Shm {
+    type Endpoint = ShmEndpoint;
+    type Listener = ShmListener;
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str =
+        "shared-memory SPSC byte rings (one per direction), spin/block/hybrid waiting";
+
+    fn param_specs() -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn from_params(params: &Params) -> Result<Self, ParamError> {
+        check_known(NAME, PARAMS, params)?;
+        let invalid = |i: usize, value: &str| ParamError::Invalid {
+            name: PARAMS[i].name.into(),
+            value: value.into(),
+            accepts: PARAMS[i].accepts.into(),
+        };
+        let spin_value = params
+            .get("spin_us")
+            .map(String::as_str)
+            .unwrap_or(PARAMS[1].default);
+        let spin_us: u64 = spin_value
+            .parse()
+            .ok()
+            .filter(|v| *v <= 1_000_000)
+            .ok_or_else(|| invalid(1, spin_value))?;
+        let wait_value = params
+            .get("wait")
+            .map(String::as_str)
+            .unwrap_or(PARAMS[0].default);
+        let mode = match wait_value {
+            "spin" => WaitMode::Spin,
+            "block" => WaitMode::Block,
+            "hybrid" => WaitMode::Hybrid {
+                spin: Duration::from_micros(spin_us),
+            },
+            other => return Err(invalid(0, other)),
+        };
+        let capacity = get_opt_bytes(PARAMS, params, "capacity")?.unwrap_or(4 << 20);
+        if !region::valid_capacity(capacity as u64) {
+            return Err(invalid(
+                2,
+                params.get("capacity").map_or("?", String::as_str),
+            ));
+        }
+        let batch = get_opt_bytes(PARAMS, params, "batch")?.unwrap_or(64 << 10);
+        if batch == 0 {
+            return Err(invalid(3, "0"));
+        }
+        Ok(Shm {
+            mode,
+            capacity,
+            batch,
+        })
+    }
+
+    fn listen(&self) -> Result<ShmListener, TransportError> {
+        let region = Region::create(self.capacity, self.mode.code()).map_err(region_err)?;
+        let address = region
+            .name()
+            .expect("a new region has its name")
+            .to_string();
+        Ok(ShmListener {
+            address,
+            region,
+            transport: self.clone(),
+        })
+    }
+
+    fn connect(&self, address: &str, _deadline: Instant) -> Result<ShmEndpoint, TransportError> {
+        let well_formed = address.strip_prefix('/').is_some_and(|rest| {
+            rest.starts_with(region::NAME_PREFIX) && !rest.contains('/') && rest.len() < 200
+        });
+        if !well_formed {
+            return Err(TransportError::BadAddress {
+                transport: NAME,
+                address: address.to_string(),
+                reason: "expected a region name /xferbench-u<uid>-p<pid>-...",
+            });
+        }
+        let region = Region::attach(address, self.mode.code()).map_err(region_err)?;
+        Ok(ShmEndpoint::new(region, false, self))
+    }
+}
+
+impl Listener for ShmListener {
+    type Endpoint = ShmEndpoint;
+
+    fn address(&self) -> &str {
+        &self.address
+    }
+
+    fn accept(mut self, deadline: Instant) -> Result<ShmEndpoint, TransportError> {
+        loop {
+            if self.region.header().attacher_pid.load(Ordering::Acquire) != 0 {
+                // From here on the region lives only in the two mappings.
+                self.region.unlink();
+                return Ok(ShmEndpoint::new(self.region, true, &self.transport));
+            }
+            if Instant::now() >= deadline {
+                return Err(TransportError::Timeout {
+                    transport: NAME,
+                    what: "attach",
+                });
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+}

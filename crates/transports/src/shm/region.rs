@@ -1,0 +1,520 @@
+//! A named shared-memory region holding the two rings of one channel.
+//!
+//! # Layout (version 1)
+//!
+//! ```text
+//! offset 0            RegionHeader (#[repr(C)], 128-byte aligned fields)
+//!                       magic, version, header_len, total_len, ring_capacity,
+//!                       data_offset, creator_pid, attacher_pid, wait_mode,
+//!                       rings[2]: RingControl (head, tail, wait lines)
+//! data_offset         ring 0 data (A → B), ring_capacity bytes
+//! data_offset + cap   ring 1 data (B → A), ring_capacity bytes
+//! ```
+//!
+//! `data_offset` is the header rounded up to the page size; `ring_capacity` is a
+//! power of two and a multiple of the page size, so each ring's data can be mapped
+//! twice back to back ([`Mirror`]): a view of up to `capacity` bytes starting anywhere
+//! in the ring is contiguous, which is what makes the zero-copy API possible.
+//!
+//! # Life cycle
+//!
+//! The creator makes `/xferbench-u<uid>-p<pid>-<n>-<t>` with `O_CREAT | O_EXCL`, mode
+//! 0600, sizes it, initialises the header and stores the magic last. The attacher opens
+//! the name, checks the file size, then the magic, version, header length, total length
+//! and geometry before touching anything else, and publishes its pid. As soon as the
+//! creator sees that pid it unlinks the name: from then on the region lives only as
+//! long as the two mappings, and no crash can leave it behind. A name whose creator
+//! died before anyone attached is a stale region; [`sweep_stale`] removes those, and
+//! the transport runs it once per process.
+
+use crate::shm::wait::WaitLine;
+use rustix::fd::OwnedFd;
+use rustix::fs::Mode;
+use rustix::mm::{MapFlags, ProtFlags};
+use std::ffi::c_void;
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// `"XFBSHM01"` as a little-endian u64.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"XFBSHM01");
+/// Layout version; bump on any change to [`RegionHeader`] or the data layout.
+pub const LAYOUT_VERSION: u32 = 1;
+/// Both processes use `membarrier` (see `wait::Fences::Asymmetric`).
+pub const FLAG_ASYMMETRIC_FENCES: u32 = 1;
+/// Prefix of every region name.
+pub const NAME_PREFIX: &str = "xferbench-u";
+
+/// One cache line pair (128 bytes: adjacent-line prefetchers fetch pairs) per field
+/// group, so the producer's and consumer's writes never share a line.
+#[repr(C, align(128))]
+#[derive(Debug, Default)]
+pub struct Padded<T>(pub T);
+
+/// The producer's line: its published write position and its "closed" flag.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct ProducerLine {
+    /// Bytes ever published (monotonic).
+    pub head: AtomicU64,
+    /// Set (after the final `head`) when the producer will send no more.
+    pub closed: AtomicU32,
+}
+
+/// The consumer's line: its published read position and its "gone" flag.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct ConsumerLine {
+    /// Bytes ever released (monotonic).
+    pub tail: AtomicU64,
+    /// Set when the consumer will read no more.
+    pub gone: AtomicU32,
+}
+
+/// Shared state of one ring.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct RingControl {
+    /// Written by the producer only.
+    pub prod: Padded<ProducerLine>,
+    /// Written by the consumer only.
+    pub cons: Padded<ConsumerLine>,
+    /// The consumer sleeps here waiting for data; the producer wakes it.
+    pub data_wait: Padded<WaitLine>,
+    /// The producer sleeps here waiting for room; the consumer wakes it.
+    pub space_wait: Padded<WaitLine>,
+}
+
+/// The region header. Every field is written by the creator before `magic`, except
+/// `attacher_pid` (the attacher) and the ring controls (the two sides at run time).
+#[repr(C)]
+#[derive(Debug)]
+pub struct RegionHeader {
+    /// [`MAGIC`], stored last by the creator.
+    pub magic: AtomicU64,
+    /// [`LAYOUT_VERSION`].
+    pub version: u32,
+    /// `size_of::<RegionHeader>()`.
+    pub header_len: u32,
+    /// Size of the whole object, bytes.
+    pub total_len: u64,
+    /// Data bytes of each ring.
+    pub ring_capacity: u64,
+    /// Offset of ring 0's data; ring 1's follows it.
+    pub data_offset: u64,
+    /// Process that created the region.
+    pub creator_pid: u32,
+    /// Process that attached, 0 until then.
+    pub attacher_pid: AtomicU32,
+    /// The wait strategy both sides must use (see `WaitMode::code`).
+    pub wait_mode: u32,
+    /// [`FLAG_ASYMMETRIC_FENCES`]: set by the creator if it can use membarrier,
+    /// cleared by the attacher (before it publishes its pid) if it cannot.
+    pub flags: AtomicU32,
+    /// The two rings: 0 carries creator → attacher, 1 attacher → creator.
+    pub rings: [RingControl; 2],
+}
+
+/// Why a region could not be created or attached.
+#[derive(Debug, thiserror::Error)]
+pub enum RegionError {
+    /// A system call failed.
+    #[error("{op}: {source}")]
+    Io {
+        /// What was being done.
+        op: &'static str,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// The object is not an xferbench region (or not initialised yet).
+    #[error("not an xferbench region: magic {found:#018x}, expected {MAGIC:#018x}")]
+    BadMagic {
+        /// The magic found.
+        found: u64,
+    },
+    /// Made by another layout version.
+    #[error(
+        "region layout version {found}, this xferbench speaks {LAYOUT_VERSION}; run both sides from the same build"
+    )]
+    Version {
+        /// The version found.
+        found: u32,
+    },
+    /// The header's sizes do not add up, or disagree with the file.
+    #[error("region sizes do not match: {0}")]
+    Size(String),
+    /// The two sides were configured with different wait strategies.
+    #[error(
+        "the region uses wait strategy {found}, this side was configured with {expected}; use the same -p wait on both sides"
+    )]
+    WaitMode {
+        /// The creator's.
+        found: String,
+        /// Ours.
+        expected: String,
+    },
+}
+
+fn io_err(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> RegionError {
+    move |e| RegionError::Io {
+        op,
+        source: e.into(),
+    }
+}
+
+/// The page size.
+pub fn page_size() -> usize {
+    rustix::param::page_size()
+}
+
+/// A ring's data mapped twice back to back: `base[i]` and `base[i + capacity]` are
+/// the same byte.
+#[derive(Debug)]
+pub struct Mirror {
+    base: NonNull<u8>,
+    capacity: usize,
+}
+
+impl Mirror {
+    fn map(fd: &OwnedFd, offset: u64, capacity: usize) -> Result<Mirror, RegionError> {
+        // SAFETY: an anonymous PROT_NONE reservation of fresh address space; nothing
+        // else refers to it.
+        let base = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                2 * capacity,
+                ProtFlags::empty(),
+                MapFlags::PRIVATE,
+            )
+        }
+        .map_err(io_err("mmap (reserve)"))?;
+        for half in 0..2 {
+            // SAFETY: MAP_FIXED replaces part of the reservation we own, at a
+            // page-aligned address inside it; the file range was checked to exist.
+            let r = unsafe {
+                rustix::mm::mmap(
+                    base.cast::<u8>().add(half * capacity).cast::<c_void>(),
+                    capacity,
+                    ProtFlags::READ | ProtFlags::WRITE,
+                    MapFlags::SHARED | MapFlags::FIXED,
+                    fd,
+                    offset,
+                )
+            };
+            if let Err(e) = r {
+                // SAFETY: unmapping the reservation made above, which nothing uses.
+                let _ = unsafe { rustix::mm::munmap(base, 2 * capacity) };
+                return Err(io_err("mmap (ring data)")(e));
+            }
+        }
+        Ok(Mirror {
+            base: NonNull::new(base.cast()).expect("mmap returns non-null"),
+            capacity,
+        })
+    }
+
+    /// Start of the first copy.
+    pub fn base(&self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+
+    /// Bytes in one copy.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+impl Drop for Mirror {
+    fn drop(&mut self) {
+        // SAFETY: the mapping was made by `Mirror::map` and is unmapped once.
+        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), 2 * self.capacity) };
+    }
+}
+
+/// A mapped region.
+#[derive(Debug)]
+pub struct Region {
+    header: NonNull<RegionHeader>,
+    header_map_len: usize,
+    rings: [Mirror; 2],
+    /// The name while this side still has to unlink it.
+    name: Option<String>,
+    _fd: OwnedFd,
+}
+
+// SAFETY: the region is plain shared memory; all shared mutable state in it is atomics
+// (header fields are read-only after creation), and the data rings are accessed under
+// the SPSC protocol by exactly one producer and one consumer.
+unsafe impl Send for Region {}
+// SAFETY: as above; `&Region` only hands out the header (atomics) and raw pointers.
+unsafe impl Sync for Region {}
+
+/// Geometry of a region with rings of `capacity` bytes.
+fn geometry(capacity: usize) -> (u64, u64) {
+    let page = page_size();
+    let data_offset = std::mem::size_of::<RegionHeader>().div_ceil(page) * page;
+    (data_offset as u64, data_offset as u64 + 2 * capacity as u64)
+}
+
+/// A ring capacity is valid when it is a power of two, a multiple of the page size,
+/// and at most 1 GiB.
+pub fn valid_capacity(capacity: u64) -> bool {
+    capacity.is_power_of_two() && capacity % page_size() as u64 == 0 && capacity <= 1 << 30
+}
+
+/// A new, unique region name for this user and process.
+pub fn new_name() -> String {
+    // unique_suffix() is "<pid>-<counter>-<clock>": the pid comes right after "-p",
+    // where sweep_stale looks for it.
+    format!(
+        "/{NAME_PREFIX}{}-p{}",
+        rustix::process::getuid().as_raw(),
+        crate::os::unique_suffix()
+    )
+}
+
+impl Region {
+    /// Creates a region with two rings of `capacity` bytes.
+    pub fn create(capacity: usize, wait_mode: u32) -> Result<Region, RegionError> {
+        if !valid_capacity(capacity as u64) {
+            return Err(RegionError::Size(format!(
+                "ring capacity {capacity} is not a power of two multiple of the page size ({}) up to 1 GiB",
+                page_size()
+            )));
+        }
+        sweep_stale_once();
+        let name = new_name();
+        let fd = rustix::shm::open(
+            name.as_str(),
+            rustix::shm::OFlags::CREATE | rustix::shm::OFlags::EXCL | rustix::shm::OFlags::RDWR,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(io_err("shm_open (create)"))?;
+        let unlink = |e| {
+            let _ = rustix::shm::unlink(name.as_str());
+            e
+        };
+        let (data_offset, total) = geometry(capacity);
+        rustix::fs::ftruncate(&fd, total)
+            .map_err(io_err("ftruncate"))
+            .map_err(unlink)?;
+        let header_map_len = data_offset as usize;
+        let header = map_header(&fd, header_map_len).map_err(unlink)?;
+        // SAFETY: we created the object and nobody else can have it mapped yet (the
+        // name is not published); the memory is zeroed by ftruncate, which is a valid
+        // RegionHeader except for the plain fields we write now.
+        unsafe {
+            let h = header.as_ptr();
+            (&raw mut (*h).version).write(LAYOUT_VERSION);
+            (&raw mut (*h).header_len).write(std::mem::size_of::<RegionHeader>() as u32);
+            (&raw mut (*h).total_len).write(total);
+            (&raw mut (*h).ring_capacity).write(capacity as u64);
+            (&raw mut (*h).data_offset).write(data_offset);
+            (&raw mut (*h).creator_pid).write(std::process::id());
+            (&raw mut (*h).wait_mode).write(wait_mode);
+        }
+        let rings = [
+            Mirror::map(&fd, data_offset, capacity).map_err(unlink)?,
+            Mirror::map(&fd, data_offset + capacity as u64, capacity).map_err(unlink)?,
+        ];
+        let region = Region {
+            header,
+            header_map_len,
+            rings,
+            name: Some(name),
+            _fd: fd,
+        };
+        if crate::shm::wait::asymmetric_fences_available() {
+            region
+                .header()
+                .flags
+                .store(FLAG_ASYMMETRIC_FENCES, Ordering::Relaxed);
+        }
+        region.header().magic.store(MAGIC, Ordering::Release);
+        Ok(region)
+    }
+
+    /// Attaches to the region called `name`, validating its header first.
+    pub fn attach(name: &str, wait_mode: u32) -> Result<Region, RegionError> {
+        let fd = rustix::shm::open(name, rustix::shm::OFlags::RDWR, Mode::empty())
+            .map_err(io_err("shm_open"))?;
+        let st = rustix::fs::fstat(&fd).map_err(io_err("fstat"))?;
+        let file_len = st.st_size as u64;
+        let page = page_size();
+        let header_len = std::mem::size_of::<RegionHeader>() as u64;
+        if file_len < header_len {
+            return Err(RegionError::Size(format!(
+                "the object has {file_len} bytes, less than the {header_len}-byte header"
+            )));
+        }
+        let header_map_len = (header_len as usize).div_ceil(page) * page;
+        let header = map_header(&fd, header_map_len.min(file_len as usize))?;
+        let unmap = |e| {
+            // SAFETY: unmapping the header mapping made just above, used by nothing else.
+            let _ = unsafe {
+                rustix::mm::munmap(
+                    header.as_ptr().cast(),
+                    header_map_len.min(file_len as usize),
+                )
+            };
+            e
+        };
+        // SAFETY: the mapping covers a whole RegionHeader (checked against the file
+        // size above); its fields are read as they are, whatever the creator wrote.
+        let h = unsafe { header.as_ref() };
+        let magic = h.magic.load(Ordering::Acquire);
+        if magic != MAGIC {
+            return Err(unmap(RegionError::BadMagic { found: magic }));
+        }
+        // SAFETY: plain reads of fields the creator wrote before the magic (Acquire above).
+        let (version, hlen, total, cap, data_offset, mode) = unsafe {
+            let p = header.as_ptr();
+            (
+                (&raw const (*p).version).read(),
+                (&raw const (*p).header_len).read(),
+                (&raw const (*p).total_len).read(),
+                (&raw const (*p).ring_capacity).read(),
+                (&raw const (*p).data_offset).read(),
+                (&raw const (*p).wait_mode).read(),
+            )
+        };
+        if version != LAYOUT_VERSION {
+            return Err(unmap(RegionError::Version { found: version }));
+        }
+        if u64::from(hlen) != header_len {
+            return Err(unmap(RegionError::Size(format!(
+                "header of {hlen} bytes, expected {header_len}"
+            ))));
+        }
+        if !valid_capacity(cap) {
+            return Err(unmap(RegionError::Size(format!(
+                "ring capacity {cap} is not a power-of-two multiple of the page size"
+            ))));
+        }
+        let (want_offset, want_total) = geometry(cap as usize);
+        if data_offset != want_offset || total != want_total || file_len != total {
+            return Err(unmap(RegionError::Size(format!(
+                "header says data at {data_offset} and {total} bytes in all, the geometry needs {want_offset} and \
+                 {want_total}, and the object has {file_len}"
+            ))));
+        }
+        if mode != wait_mode {
+            return Err(unmap(RegionError::WaitMode {
+                found: crate::shm::wait::WaitMode::name_of(mode),
+                expected: crate::shm::wait::WaitMode::name_of(wait_mode),
+            }));
+        }
+        let rings = match (
+            Mirror::map(&fd, data_offset, cap as usize),
+            Mirror::map(&fd, data_offset + cap, cap as usize),
+        ) {
+            (Ok(a), Ok(b)) => [a, b],
+            (Err(e), _) | (_, Err(e)) => return Err(unmap(e)),
+        };
+        let region = Region {
+            header,
+            header_map_len,
+            rings,
+            name: None,
+            _fd: fd,
+        };
+        if !crate::shm::wait::asymmetric_fences_available() {
+            region
+                .header()
+                .flags
+                .fetch_and(!FLAG_ASYMMETRIC_FENCES, Ordering::Relaxed);
+        }
+        region
+            .header()
+            .attacher_pid
+            .store(std::process::id(), Ordering::Release);
+        Ok(region)
+    }
+
+    /// The header.
+    pub fn header(&self) -> &RegionHeader {
+        // SAFETY: the header mapping lives as long as `self` and was validated.
+        unsafe { self.header.as_ref() }
+    }
+
+    /// Ring `i`'s control block (0 or 1).
+    pub fn control(&self, i: usize) -> &RingControl {
+        &self.header().rings[i]
+    }
+
+    /// Ring `i`'s data.
+    pub fn data(&self, i: usize) -> &Mirror {
+        &self.rings[i]
+    }
+
+    /// The name, while this side still owns it.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Removes the name (idempotent). The mappings stay valid.
+    pub fn unlink(&mut self) {
+        if let Some(name) = self.name.take() {
+            let _ = rustix::shm::unlink(name.as_str());
+        }
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        self.unlink();
+        // SAFETY: the header mapping was made in create/attach and is unmapped once;
+        // the ring mirrors unmap themselves.
+        let _ = unsafe { rustix::mm::munmap(self.header.as_ptr().cast(), self.header_map_len) };
+    }
+}
+
+fn map_header(fd: &OwnedFd, len: usize) -> Result<NonNull<RegionHeader>, RegionError> {
+    // SAFETY: a fresh shared mapping of the object's first `len` bytes, which exist
+    // (checked or just sized by the caller).
+    let p = unsafe {
+        rustix::mm::mmap(
+            std::ptr::null_mut(),
+            len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+            fd,
+            0,
+        )
+    }
+    .map_err(io_err("mmap (header)"))?;
+    Ok(NonNull::new(p.cast()).expect("mmap returns non-null"))
+}
+
+/// Removes regions of this user whose creating process no longer exists. Returns the
+/// names removed.
+pub fn sweep_stale() -> Vec<String> {
+    let prefix = format!("{NAME_PREFIX}{}-p", rustix::process::getuid().as_raw());
+    let mut removed = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return removed;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        if !crate::shm::wait::process_alive(pid)
+            && rustix::shm::unlink(format!("/{name}").as_str()).is_ok()
+        {
+            removed.push(name);
+        }
+    }
+    removed
+}
+
+fn sweep_stale_once() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        sweep_stale();
+    });
+}

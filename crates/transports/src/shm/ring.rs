@@ -1,0 +1,412 @@
+//! The single-producer single-consumer byte ring.
+//!
+//! # Design: a byte stream, not slots or records
+//!
+//! The ring carries bytes, like a pipe: the producer appends, the consumer removes,
+//! message boundaries are the caller's (the workloads agree on a message size out of
+//! band, as with pipes and sockets). Trade-offs against the alternatives:
+//!
+//! * vs fixed slots: any message size works, including messages larger than the ring
+//!   (they stream through), and a 64-byte message costs 64 bytes of ring, not a slot;
+//!   but the ring cannot tell messages apart by itself.
+//! * vs variable-length records: no per-message header to write, read and validate;
+//!   but no per-record metadata either.
+//!
+//! The data is mapped twice back to back ([`super::region::Mirror`]), so any view of
+//! up to `capacity` bytes is contiguous: copies are one `memcpy`, and the zero-copy API
+//! ([`Producer::reserve`], [`Consumer::peek`]) hands out plain slices.
+//!
+//! # Index protocol
+//!
+//! `head` (bytes published, written by the producer only) and `tail` (bytes released,
+//! written by the consumer only) are monotonic `u64`s on their own cache lines. Each
+//! side keeps a private copy of the other's index and re-reads the shared one only
+//! when its copy says "full" (producer) or "empty" (consumer), so in steady state the
+//! index lines do not bounce. Each side also *publishes* its own index in batches of
+//! `batch` bytes, and always before it waits, on `flush`, and on close: data written
+//! is invisible until published. The producer writes the bytes, then stores `head`
+//! with Release; the consumer loads `head` with Acquire, then reads the bytes (and
+//! symmetrically for `tail` and the space it frees). Invariant:
+//! `tail ≤ head ≤ tail + capacity`.
+
+use super::region::{Mirror, RingControl};
+use super::wait::{Fences, WaitError, WaitMode, wait_until, wake, wake_always};
+use std::io;
+use std::sync::atomic::Ordering;
+
+/// Shared pieces of both ends.
+struct Shared {
+    ctl: *const RingControl,
+    data: *mut u8,
+    capacity: u64,
+    mask: u64,
+    batch: u64,
+    mode: WaitMode,
+    fences: Fences,
+    peer_pid: i32,
+}
+
+/// How a ring end waits and whom it watches.
+#[derive(Debug, Clone, Copy)]
+pub struct Waiting {
+    /// The wait strategy.
+    pub mode: WaitMode,
+    /// Who pays for the sleep/wake barrier.
+    pub fences: Fences,
+    /// The peer process (0 or our own pid for a thread peer).
+    pub peer_pid: i32,
+}
+
+impl Shared {
+    fn new(ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Shared {
+        let capacity = data.capacity() as u64;
+        Shared {
+            ctl,
+            data: data.base(),
+            capacity,
+            mask: capacity - 1,
+            batch: (batch as u64).clamp(1, capacity),
+            mode: w.mode,
+            fences: w.fences,
+            peer_pid: w.peer_pid,
+        }
+    }
+
+    #[inline]
+    fn ctl(&self) -> &RingControl {
+        // SAFETY: the control block lives in the region, which outlives every ring
+        // end (the endpoint holds the region in an Arc next to its ends).
+        unsafe { &*self.ctl }
+    }
+}
+
+/// The writing end.
+pub struct Producer {
+    s: Shared,
+    head: u64,
+    published: u64,
+    cached_tail: u64,
+}
+
+/// The reading end.
+pub struct Consumer {
+    s: Shared,
+    tail: u64,
+    published: u64,
+    cached_head: u64,
+}
+
+// SAFETY: a ring end is used by one thread at a time (it is `Send`, not `Sync`); the
+// memory it points into is shared memory that lives as long as the region the owner
+// keeps alive, and the SPSC protocol gives each end exclusive use of its bytes.
+unsafe impl Send for Producer {}
+// SAFETY: as for `Producer`.
+unsafe impl Send for Consumer {}
+
+/// What waiting for data found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Available {
+    /// At least one byte can be read.
+    Data,
+    /// The producer closed and everything was read.
+    Closed,
+}
+
+impl Producer {
+    /// The producer of the ring with control `ctl` and data `data`.
+    pub fn new(ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Producer {
+        let head = ctl.prod.0.head.load(Ordering::Relaxed);
+        let tail = ctl.cons.0.tail.load(Ordering::Acquire);
+        Producer {
+            s: Shared::new(ctl, data, batch, w),
+            head,
+            published: head,
+            cached_tail: tail,
+        }
+    }
+
+    /// Bytes of the ring.
+    pub fn capacity(&self) -> usize {
+        self.s.capacity as usize
+    }
+
+    #[inline]
+    fn free(&self) -> u64 {
+        self.s.capacity - (self.head - self.cached_tail)
+    }
+
+    /// Makes everything written so far visible to the consumer, waking it if asleep.
+    #[inline]
+    pub fn publish(&mut self) {
+        if self.head != self.published {
+            self.s.ctl().prod.0.head.store(self.head, Ordering::Release);
+            self.published = self.head;
+            wake(&self.s.ctl().data_wait.0, self.s.mode, self.s.fences);
+        }
+    }
+
+    /// Waits until `need` bytes are free (`need ≤ capacity`). Publishes first, and
+    /// calls `before_wait` (to publish the caller's other ring) if it has to wait.
+    fn wait_free(&mut self, need: u64, before_wait: &mut dyn FnMut()) -> io::Result<()> {
+        if self.free() >= need {
+            return Ok(());
+        }
+        self.cached_tail = self.s.ctl().cons.0.tail.load(Ordering::Acquire);
+        if self.free() >= need {
+            return Ok(());
+        }
+        self.publish();
+        before_wait();
+        let ctl = self.s.ctl();
+        let (head, cap) = (self.head, self.s.capacity);
+        let mut tail = self.cached_tail;
+        let r = wait_until(
+            &ctl.space_wait.0,
+            self.s.mode,
+            self.s.fences,
+            self.s.peer_pid,
+            || {
+                tail = ctl.cons.0.tail.load(Ordering::Acquire);
+                cap - (head - tail) >= need || ctl.cons.0.gone.load(Ordering::Acquire) != 0
+            },
+        );
+        self.cached_tail = tail;
+        r.map_err(io::Error::from)?;
+        if self.free() < need {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the consumer has gone",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies `msg` into the ring (in pieces if it is larger than the ring).
+    #[inline]
+    ///
+    /// A consumer that has gone is noticed when the ring is full, as with a pipe whose
+    /// reader closed once its buffer fills: checking on every send would pull the
+    /// consumer's cache line across for every message.
+    pub fn send(&mut self, mut msg: &[u8], before_wait: &mut dyn FnMut()) -> io::Result<()> {
+        while !msg.is_empty() {
+            let want = (msg.len() as u64).min(self.s.capacity / 2).max(1);
+            self.wait_free(want, before_wait)?;
+            let k = (msg.len() as u64).min(self.free()) as usize;
+            // SAFETY: `k ≤ free`, so the `k` bytes at `head` are not readable by the
+            // consumer (the protocol gives them to us); thanks to the mirror, `k ≤
+            // capacity` bytes from any offset below `capacity` are mapped contiguously.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    msg.as_ptr(),
+                    self.s.data.add((self.head & self.s.mask) as usize),
+                    k,
+                );
+            }
+            self.head += k as u64;
+            msg = &msg[k..];
+            if self.head - self.published >= self.s.batch {
+                self.publish();
+            }
+        }
+        Ok(())
+    }
+
+    /// Zero-copy: waits until `n` bytes are free (`n ≤ capacity`) and returns them as
+    /// one slice, to be filled and then [`commit`](Producer::commit)ted.
+    pub fn reserve(&mut self, n: usize, before_wait: &mut dyn FnMut()) -> io::Result<&mut [u8]> {
+        if n as u64 > self.s.capacity {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot reserve {n} bytes in a ring of {}", self.s.capacity),
+            ));
+        }
+        if self.s.ctl().cons.0.gone.load(Ordering::Relaxed) != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the consumer has gone",
+            ));
+        }
+        self.wait_free(n as u64, before_wait)?;
+        // SAFETY: the `n ≤ free` bytes at `head` belong to the producer until
+        // published, and are contiguous thanks to the mirror; the slice borrows
+        // `self` mutably, so no other producer call can touch them meanwhile.
+        Ok(unsafe {
+            std::slice::from_raw_parts_mut(self.s.data.add((self.head & self.s.mask) as usize), n)
+        })
+    }
+
+    /// Zero-copy: appends the first `n` bytes of the last reservation.
+    pub fn commit(&mut self, n: usize) {
+        assert!(
+            n as u64 <= self.free(),
+            "commit of {n} bytes exceeds the reservation"
+        );
+        self.head += n as u64;
+        if self.head - self.published >= self.s.batch {
+            self.publish();
+        }
+    }
+
+    /// Publishes and marks the ring closed: the consumer sees end-of-stream after the
+    /// bytes already sent.
+    pub fn close(&mut self) {
+        self.publish();
+        let ctl = self.s.ctl();
+        ctl.prod.0.closed.store(1, Ordering::Release);
+        wake_always(&ctl.data_wait.0);
+    }
+}
+
+impl Consumer {
+    /// The consumer of the ring with control `ctl` and data `data`.
+    pub fn new(ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Consumer {
+        let tail = ctl.cons.0.tail.load(Ordering::Relaxed);
+        let head = ctl.prod.0.head.load(Ordering::Acquire);
+        Consumer {
+            s: Shared::new(ctl, data, batch, w),
+            tail,
+            published: tail,
+            cached_head: head,
+        }
+    }
+
+    /// Makes the space read so far available to the producer, waking it if asleep.
+    #[inline]
+    pub fn publish(&mut self) {
+        if self.tail != self.published {
+            self.s.ctl().cons.0.tail.store(self.tail, Ordering::Release);
+            self.published = self.tail;
+            wake(&self.s.ctl().space_wait.0, self.s.mode, self.s.fences);
+        }
+    }
+
+    #[inline]
+    fn available(&self) -> u64 {
+        self.cached_head - self.tail
+    }
+
+    /// Waits until at least `min(n, capacity)` bytes can be read or the producer closed.
+    fn wait_data(&mut self, n: u64, before_wait: &mut dyn FnMut()) -> io::Result<Available> {
+        let need = n.min(self.s.capacity).max(1);
+        if self.available() >= need {
+            return Ok(Available::Data);
+        }
+        self.cached_head = self.s.ctl().prod.0.head.load(Ordering::Acquire);
+        if self.available() >= need {
+            return Ok(Available::Data);
+        }
+        self.publish();
+        before_wait();
+        let ctl = self.s.ctl();
+        let tail = self.tail;
+        let mut head = self.cached_head;
+        let mut closed = false;
+        let r = wait_until(
+            &ctl.data_wait.0,
+            self.s.mode,
+            self.s.fences,
+            self.s.peer_pid,
+            || {
+                // `closed` is stored after the final `head`: read it first, then `head`.
+                closed = ctl.prod.0.closed.load(Ordering::Acquire) != 0;
+                head = ctl.prod.0.head.load(Ordering::Acquire);
+                head - tail >= need || closed
+            },
+        );
+        self.cached_head = head;
+        match r {
+            Ok(()) if self.available() > 0 => Ok(Available::Data),
+            Ok(()) => Ok(Available::Closed),
+            // A dead producer may still have left published data or a close.
+            Err(WaitError::PeerDead(_)) if self.available() > 0 => Ok(Available::Data),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Fills `buf` completely. `Ok(false)`: the producer closed before the first byte.
+    #[inline]
+    pub fn recv(&mut self, buf: &mut [u8], before_wait: &mut dyn FnMut()) -> io::Result<bool> {
+        let mut filled = 0usize;
+        while filled < buf.len() {
+            if self.available() == 0
+                && self.wait_data((buf.len() - filled) as u64, before_wait)? == Available::Closed
+            {
+                if filled == 0 {
+                    return Ok(false);
+                }
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "stream ended {filled} bytes into a {}-byte message",
+                        buf.len()
+                    ),
+                ));
+            }
+            let k = (self.available() as usize).min(buf.len() - filled);
+            // SAFETY: `k ≤ available`: those bytes were published by the producer
+            // (Acquire on `head`) and are ours until we publish `tail`; the mirror makes
+            // them contiguous.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.s.data.add((self.tail & self.s.mask) as usize),
+                    buf.as_mut_ptr().add(filled),
+                    k,
+                );
+            }
+            self.tail += k as u64;
+            filled += k;
+            if self.tail - self.published >= self.s.batch {
+                self.publish();
+            }
+        }
+        Ok(true)
+    }
+
+    /// Zero-copy: waits until `n` bytes (`n ≤ capacity`) can be read and returns them
+    /// as one slice; `None` when the producer closed first. Then
+    /// [`release`](Consumer::release) what was used.
+    pub fn peek(&mut self, n: usize, before_wait: &mut dyn FnMut()) -> io::Result<Option<&[u8]>> {
+        if n as u64 > self.s.capacity {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("cannot peek {n} bytes in a ring of {}", self.s.capacity),
+            ));
+        }
+        while self.available() < n as u64 {
+            if self.wait_data(n as u64, before_wait)? == Available::Closed {
+                if self.available() == 0 {
+                    return Ok(None);
+                }
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "stream ended inside the peeked range",
+                ));
+            }
+        }
+        // SAFETY: `n ≤ available` published bytes, ours until released; contiguous
+        // thanks to the mirror; the slice borrows `self`, so no release meanwhile.
+        Ok(Some(unsafe {
+            std::slice::from_raw_parts(self.s.data.add((self.tail & self.s.mask) as usize), n)
+        }))
+    }
+
+    /// Zero-copy: gives `n` peeked bytes back to the producer.
+    pub fn release(&mut self, n: usize) {
+        assert!(
+            n as u64 <= self.available(),
+            "release of {n} bytes exceeds what was peeked"
+        );
+        self.tail += n as u64;
+        if self.tail - self.published >= self.s.batch {
+            self.publish();
+        }
+    }
+
+    /// Marks the consumer gone: the producer's sends fail from now on.
+    pub fn leave(&mut self) {
+        self.publish();
+        let ctl = self.s.ctl();
+        ctl.cons.0.gone.store(1, Ordering::Release);
+        wake_always(&ctl.space_wait.0);
+    }
+}

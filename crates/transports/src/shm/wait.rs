@@ -1,0 +1,263 @@
+//! Waiting for the other side of a ring: busy-spin, block on a futex, or spin then
+//! block.
+//!
+//! # No lost wake-ups
+//!
+//! A waiter (say the consumer, waiting for data) reads the futex word, then
+//! increments `waiters` with a SeqCst read-modify-write, then re-checks its condition,
+//! and only then sleeps in `FUTEX_WAIT` on the word's old value. The waker first
+//! publishes (stores `head`), then issues a SeqCst fence, then reads `waiters`; if it
+//! is non-zero it bumps the futex word and calls `FUTEX_WAKE`. Either the waker sees
+//! the waiter's increment and wakes it (a wake before the sleep changes the word, so
+//! the sleep returns at once), or the waiter's re-check sees the published data.
+//!
+//! In `spin` mode nobody sleeps, so wakers skip the fence and the check entirely.
+//!
+//! # The asymmetric fence
+//!
+//! A SeqCst fence on every publish stalls the waker until its `head` store has left
+//! the core, about one cache-line transfer: hundreds of nanoseconds on a round trip.
+//! When both processes can use `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)`, the
+//! fence moves to the rare side instead: the waker only stops the compiler from
+//! reordering, and a sleeper, after announcing itself in `waiters`, calls
+//! `membarrier`, which runs a full barrier on every CPU running a registered process.
+//! Either the waker's load of `waiters` comes after that barrier and sees the
+//! announcement, or its `head` store was made visible by it and the sleeper's re-check
+//! sees the data (the argument of asymmetric Dekker synchronisation, as in liburcu).
+//! Both sides must agree, so the region header carries the choice
+//! ([`Fences::Asymmetric`] only when both processes registered).
+//!
+//! # Bounded waits
+//!
+//! Every sleep has a timeout (10 ms) and every spin reads the clock every few thousand
+//! iterations, so a waiter notices within milliseconds that the peer process died
+//! ([`process_alive`]) instead of waiting forever.
+
+use std::io;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering, compiler_fence, fence};
+use std::time::{Duration, Instant};
+
+/// A futex word and the number of sleepers on it.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct WaitLine {
+    /// Bumped by the waker before `FUTEX_WAKE`.
+    pub futex: AtomicU32,
+    /// Sleepers (or would-be sleepers) on `futex`.
+    pub waiters: AtomicU32,
+}
+
+/// How a side waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMode {
+    /// Busy-poll: lowest latency, one CPU busy per waiting side.
+    Spin,
+    /// Sleep on a futex at once: no CPU while idle, a wake-up per wait.
+    Block,
+    /// Spin for `spin`, then sleep.
+    Hybrid {
+        /// How long to spin before sleeping.
+        spin: Duration,
+    },
+}
+
+impl WaitMode {
+    /// The code stored in the region header: both sides must agree.
+    pub fn code(self) -> u32 {
+        match self {
+            WaitMode::Spin => 1,
+            WaitMode::Block => 2,
+            WaitMode::Hybrid { spin } => 3 | ((spin.as_micros().min(0x0fff_ffff) as u32) << 4),
+        }
+    }
+
+    /// A readable name for a header code.
+    pub fn name_of(code: u32) -> String {
+        match code & 0xf {
+            1 => "spin".into(),
+            2 => "block".into(),
+            3 => format!("hybrid (spin {} µs)", code >> 4),
+            _ => format!("unknown ({code})"),
+        }
+    }
+
+    /// Whether a waker must check for sleepers.
+    #[inline]
+    pub fn may_sleep(self) -> bool {
+        !matches!(self, WaitMode::Spin)
+    }
+}
+
+/// Which side pays for the store-load barrier of the sleep/wake protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fences {
+    /// The waker issues a SeqCst fence on every publish.
+    Symmetric,
+    /// The waker issues none; a sleeper calls `membarrier(GLOBAL_EXPEDITED)`.
+    Asymmetric,
+}
+
+/// Whether this process can take part in [`Fences::Asymmetric`] (registers it once).
+pub fn asymmetric_fences_available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        use rustix::thread::{MembarrierCommand, membarrier, membarrier_query};
+        let q = membarrier_query();
+        q.contains_command(MembarrierCommand::GlobalExpedited)
+            && q.contains_command(MembarrierCommand::RegisterGlobalExpedited)
+            && membarrier(MembarrierCommand::RegisterGlobalExpedited).is_ok()
+    })
+}
+
+/// How long one futex sleep lasts before the waiter re-checks the peer.
+const SLEEP_SLICE: Duration = Duration::from_millis(10);
+/// How often a spinner checks the clock (and the peer, every millisecond).
+const SPINS_PER_CHECK: u32 = 1 << 10;
+
+/// Why a wait ended without the condition.
+#[derive(Debug)]
+pub enum WaitError {
+    /// The peer process no longer exists.
+    PeerDead(i32),
+}
+
+impl From<WaitError> for io::Error {
+    fn from(e: WaitError) -> io::Error {
+        match e {
+            WaitError::PeerDead(pid) => io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                format!("the peer process {pid} is gone"),
+            ),
+        }
+    }
+}
+
+/// Waits until `ready()` holds, by `mode`, watching `peer_pid` (0 or our own pid: a
+/// thread of this process, which cannot die alone).
+pub fn wait_until(
+    line: &WaitLine,
+    mode: WaitMode,
+    fences: Fences,
+    peer_pid: i32,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), WaitError> {
+    let watch = peer_pid != 0 && peer_pid as u32 != std::process::id();
+    let start = Instant::now();
+    let mut last_peer_check = start;
+    let spin_for = match mode {
+        WaitMode::Spin => None,
+        WaitMode::Block => Some(Duration::ZERO),
+        WaitMode::Hybrid { spin } => Some(spin),
+    };
+    // Spin phase.
+    if spin_for != Some(Duration::ZERO) {
+        let mut n = 0u32;
+        loop {
+            if ready() {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+            n += 1;
+            if n == SPINS_PER_CHECK {
+                n = 0;
+                let now = Instant::now();
+                if watch && now.duration_since(last_peer_check) >= Duration::from_millis(1) {
+                    last_peer_check = now;
+                    if !process_alive(peer_pid) {
+                        return if ready() {
+                            Ok(())
+                        } else {
+                            Err(WaitError::PeerDead(peer_pid))
+                        };
+                    }
+                }
+                if spin_for.is_some_and(|s| now.duration_since(start) >= s) {
+                    break;
+                }
+            }
+        }
+    }
+    // Sleep phase.
+    let slice = rustix::thread::futex::Timespec {
+        tv_sec: 0,
+        tv_nsec: SLEEP_SLICE.as_nanos() as _,
+    };
+    loop {
+        let word = line.futex.load(Ordering::Acquire);
+        line.waiters.fetch_add(1, Ordering::SeqCst);
+        if fences == Fences::Asymmetric {
+            // The waker's half of the barrier (see the module doc). Cannot fail once
+            // registered; if it somehow did, the bounded sleep still ends the wait.
+            let _ = rustix::thread::membarrier(rustix::thread::MembarrierCommand::GlobalExpedited);
+        }
+        if ready() {
+            line.waiters.fetch_sub(1, Ordering::SeqCst);
+            return Ok(());
+        }
+        // Shared (not private) futex: the other side may be another process.
+        let _ = rustix::thread::futex::wait(
+            &line.futex,
+            rustix::thread::futex::Flags::empty(),
+            word,
+            Some(&slice),
+        );
+        line.waiters.fetch_sub(1, Ordering::SeqCst);
+        if ready() {
+            return Ok(());
+        }
+        if watch && !process_alive(peer_pid) {
+            return if ready() {
+                Ok(())
+            } else {
+                Err(WaitError::PeerDead(peer_pid))
+            };
+        }
+    }
+}
+
+/// Wakes sleepers on `line` after the caller published; a no-op in spin mode.
+#[inline]
+pub fn wake(line: &WaitLine, mode: WaitMode, fences: Fences) {
+    if !mode.may_sleep() {
+        return;
+    }
+    match fences {
+        Fences::Symmetric => fence(Ordering::SeqCst),
+        Fences::Asymmetric => compiler_fence(Ordering::SeqCst),
+    }
+    if line.waiters.load(Ordering::Relaxed) != 0 {
+        line.futex.fetch_add(1, Ordering::Release);
+        let _ = rustix::thread::futex::wake(
+            &line.futex,
+            rustix::thread::futex::Flags::empty(),
+            u32::MAX,
+        );
+    }
+}
+
+/// Wakes sleepers unconditionally (closing, leaving): cheap enough off the hot path.
+pub fn wake_always(line: &WaitLine) {
+    line.futex.fetch_add(1, Ordering::Release);
+    let _ =
+        rustix::thread::futex::wake(&line.futex, rustix::thread::futex::Flags::empty(), u32::MAX);
+}
+
+/// True when process `pid` exists and is not a zombie.
+pub fn process_alive(pid: i32) -> bool {
+    let Some(p) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(p) {
+        Err(rustix::io::Errno::SRCH) => false,
+        _ => match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // The state follows the parenthesised command name: "pid (comm) S ...".
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start())
+                .is_none_or(|r| !r.starts_with(['Z', 'X'])),
+            // /proc hidden or not mounted: the signal test said it exists.
+            Err(_) => true,
+        },
+    }
+}

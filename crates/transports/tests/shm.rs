@@ -1,0 +1,239 @@
+//! The shared-memory transport beyond the conformance suite: header validation on
+//! attach, the zero-copy API, and what waiting costs.
+
+use std::mem::offset_of;
+use std::time::{Duration, Instant};
+use xferbench_transports::shm::region::{LAYOUT_VERSION, MAGIC, RegionHeader};
+use xferbench_transports::shm::{Shm, ShmEndpoint};
+use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
+
+fn deadline() -> Instant {
+    Instant::now() + Duration::from_secs(5)
+}
+
+fn with(pairs: &[(&str, &str)]) -> Shm {
+    let p: Params = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Shm::from_params(&p).unwrap()
+}
+
+/// Opens the region behind `address` and overwrites `bytes` at `offset`.
+fn poke(address: &str, offset: usize, bytes: &[u8]) {
+    let fd = rustix::shm::open(
+        address,
+        rustix::shm::OFlags::RDWR,
+        rustix::fs::Mode::empty(),
+    )
+    .unwrap();
+    rustix::io::pwrite(&fd, bytes, offset as u64).unwrap();
+}
+
+fn attach_error(t: &Shm, address: &str) -> String {
+    match t.connect(address, deadline()) {
+        Ok(_) => panic!("attach to a damaged region succeeded"),
+        Err(e) => xferbench_transports_chain(&e),
+    }
+}
+
+fn xferbench_transports_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut c = e.source();
+    while let Some(x) = c {
+        s.push_str(": ");
+        s.push_str(&x.to_string());
+        c = x.source();
+    }
+    s
+}
+
+#[test]
+fn a_wrong_magic_is_refused() {
+    let t = Shm::default();
+    let l = t.listen().unwrap();
+    poke(
+        l.address(),
+        offset_of!(RegionHeader, magic),
+        &0xdead_beef_u64.to_le_bytes(),
+    );
+    let e = attach_error(&t, l.address());
+    assert!(
+        e.contains("not an xferbench region") && e.contains("0x00000000deadbeef"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_wrong_version_is_refused() {
+    let t = Shm::default();
+    let l = t.listen().unwrap();
+    poke(
+        l.address(),
+        offset_of!(RegionHeader, version),
+        &(LAYOUT_VERSION + 1).to_le_bytes(),
+    );
+    let e = attach_error(&t, l.address());
+    assert!(
+        e.contains("layout version 2") && e.contains("same build"),
+        "{e}"
+    );
+}
+
+#[test]
+fn sizes_that_do_not_add_up_are_refused() {
+    let t = Shm::default();
+    for (field, value) in [
+        (offset_of!(RegionHeader, total_len), 12_345u64),
+        (offset_of!(RegionHeader, ring_capacity), 3_000),
+        (offset_of!(RegionHeader, data_offset), 8),
+    ] {
+        let l = t.listen().unwrap();
+        poke(l.address(), field, &value.to_le_bytes());
+        let e = attach_error(&t, l.address());
+        assert!(e.contains("sizes do not match"), "{e}");
+    }
+    let l = t.listen().unwrap();
+    poke(
+        l.address(),
+        offset_of!(RegionHeader, header_len),
+        &7u32.to_le_bytes(),
+    );
+    assert!(attach_error(&t, l.address()).contains("header of 7 bytes"));
+}
+
+#[test]
+fn a_truncated_object_is_refused_without_touching_missing_pages() {
+    let t = Shm::default();
+    for len in [0u64, 100, 4096, 8192] {
+        let l = t.listen().unwrap();
+        let fd = rustix::shm::open(
+            l.address(),
+            rustix::shm::OFlags::RDWR,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        rustix::fs::ftruncate(&fd, len).unwrap();
+        let e = attach_error(&t, l.address());
+        assert!(
+            e.contains("bytes")
+                && (e.contains("header") || e.contains("magic") || e.contains("sizes")),
+            "{len}: {e}"
+        );
+    }
+}
+
+#[test]
+fn sides_with_different_wait_strategies_are_refused() {
+    let l = with(&[("wait", "spin")]).listen().unwrap();
+    let e = attach_error(&with(&[("wait", "block")]), l.address());
+    assert!(
+        e.contains("wait strategy spin") && e.contains("block"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_name_is_gone_once_the_peer_attached_and_after_a_failed_accept() {
+    let t = Shm::default();
+    let l = t.listen().unwrap();
+    let address = l.address().to_string();
+    let path = format!("/dev/shm{address}");
+    assert!(std::path::Path::new(&path).exists());
+    let peer = t.connect(&address, deadline()).unwrap();
+    let _ep = l.accept(deadline()).unwrap();
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "{path} outlived the attach"
+    );
+    drop(peer);
+    let l = t.listen().unwrap();
+    let path = format!("/dev/shm{}", l.address());
+    assert!(
+        l.accept(Instant::now() + Duration::from_millis(10))
+            .is_err()
+    );
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "{path} outlived a timed-out accept"
+    );
+}
+
+fn pair(t: &Shm) -> (ShmEndpoint, ShmEndpoint) {
+    let l = t.listen().unwrap();
+    let peer = t.connect(l.address(), deadline()).unwrap();
+    (l.accept(deadline()).unwrap(), peer)
+}
+
+#[test]
+fn zero_copy_reserve_commit_peek_release_across_the_wrap() {
+    let t = with(&[("capacity", "4KiB"), ("batch", "1")]);
+    let (mut a, mut b) = pair(&t);
+    // 3000-byte records in a 4096-byte ring: every other one straddles the wrap,
+    // and the mirror must still hand out one contiguous slice.
+    for round in 0..20u8 {
+        let w = a.reserve(3000).unwrap();
+        w.iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = (i as u8).wrapping_add(round));
+        a.commit(3000);
+        a.flush().unwrap();
+        let r = b.peek(3000).unwrap().expect("data");
+        assert!(
+            r.iter()
+                .enumerate()
+                .all(|(i, x)| *x == (i as u8).wrapping_add(round)),
+            "round {round}"
+        );
+        b.release(3000);
+    }
+    assert!(
+        a.reserve(5000).is_err(),
+        "a reservation larger than the ring must be refused"
+    );
+    a.close_send().unwrap();
+    assert!(b.peek(1).unwrap().is_none());
+}
+
+/// CPU time this thread used while waiting `ms` for one message.
+fn cpu_while_idle(t: &Shm, ms: u64) -> Duration {
+    let (mut a, mut b) = pair(t);
+    let waiter = std::thread::spawn(move || {
+        let cpu = || {
+            let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+            Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+        };
+        let before = cpu();
+        let mut buf = [0u8; 8];
+        assert_eq!(b.recv(&mut buf).unwrap(), Recv::Message);
+        cpu() - before
+    });
+    std::thread::sleep(Duration::from_millis(ms));
+    a.send(&[1u8; 8]).unwrap();
+    a.flush().unwrap();
+    waiter.join().unwrap()
+}
+
+#[test]
+fn blocking_and_hybrid_waiters_sleep_while_spinners_burn_a_cpu() {
+    let block = cpu_while_idle(&with(&[("wait", "block")]), 300);
+    let hybrid = cpu_while_idle(&with(&[("wait", "hybrid"), ("spin_us", "50")]), 300);
+    let spin = cpu_while_idle(&with(&[("wait", "spin")]), 300);
+    assert!(
+        block < Duration::from_millis(30),
+        "block used {block:?} of CPU in 300 ms idle"
+    );
+    assert!(
+        hybrid < Duration::from_millis(30),
+        "hybrid used {hybrid:?} of CPU in 300 ms idle"
+    );
+    // The check above can fail: a spinner does use the CPU.
+    assert!(spin > Duration::from_millis(100), "spin used only {spin:?}");
+}
+
+#[test]
+fn header_constants_are_what_the_docs_say() {
+    assert_eq!(MAGIC.to_le_bytes(), *b"XFBSHM01");
+    assert_eq!(offset_of!(RegionHeader, magic), 0);
+    assert_eq!(std::mem::align_of::<RegionHeader>() % 128, 0);
+}
