@@ -219,6 +219,9 @@ fn blocking_and_hybrid_waiters_sleep_while_spinners_burn_a_cpu() {
     let block = cpu_while_idle(&with(&[("wait", "block")]), 300);
     let hybrid = cpu_while_idle(&with(&[("wait", "hybrid"), ("spin_us", "50")]), 300);
     let spin = cpu_while_idle(&with(&[("wait", "spin")]), 300);
+    eprintln!(
+        "CPU used while waiting 300 ms idle: block {block:?}, hybrid {hybrid:?}, spin {spin:?}"
+    );
     assert!(
         block < Duration::from_millis(30),
         "block used {block:?} of CPU in 300 ms idle"

@@ -126,7 +126,11 @@ impl ShmEndpoint {
         } else {
             h.creator_pid
         } as i32;
-        let fences = if h.flags.load(Ordering::Relaxed) & region::FLAG_ASYMMETRIC_FENCES != 0 {
+        // The asymmetric barrier makes every sleep cost an IPI to the other CPU: worth
+        // it only when sleeping is rare (hybrid). Block mode sleeps on every wait, so
+        // there the waker's fence is the cheaper side. Both sides decide alike.
+        let both_can = h.flags.load(Ordering::Relaxed) & region::FLAG_ASYMMETRIC_FENCES != 0;
+        let fences = if both_can && matches!(t.mode, WaitMode::Hybrid { .. }) {
             wait::Fences::Asymmetric
         } else {
             wait::Fences::Symmetric

@@ -24,8 +24,10 @@
 //! Either the waker's load of `waiters` comes after that barrier and sees the
 //! announcement, or its `head` store was made visible by it and the sleeper's re-check
 //! sees the data (the argument of asymmetric Dekker synchronisation, as in liburcu).
-//! Both sides must agree, so the region header carries the choice
-//! ([`Fences::Asymmetric`] only when both processes registered).
+//! Both sides must agree, so the region header says whether both processes
+//! registered; the transport then uses [`Fences::Asymmetric`] for `hybrid` only. A
+//! `membarrier` interrupts the other CPU (a VM exit on a virtual machine), which is
+//! cheap next to a hybrid wait's spin but would double a `block` round trip.
 //!
 //! # Bounded waits
 //!

@@ -1,0 +1,148 @@
+//! The shared-memory ring alone (two threads, no lab), next to the machine's own
+//! limits measured the same way:
+//!
+//! * `shm/stream-64B`, `shm/stream-64KiB`: one-way copy-in/copy-out throughput;
+//! * `shm/zero-copy-64B`: the same with reserve/commit and peek/release;
+//! * `shm/pingpong-64B-{spin,block}`: round trips;
+//! * `baseline/futex-round-trip`: two threads handing a futex word back and forth
+//!   (`FUTEX_WAIT`/`FUTEX_WAKE`), the floor for any blocking round trip here.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+use xferbench_transports::shm::{Shm, ShmEndpoint};
+use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
+
+fn shm(pairs: &[(&str, &str)]) -> Shm {
+    let p: Params = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Shm::from_params(&p).unwrap()
+}
+
+fn pair(t: &Shm) -> (ShmEndpoint, ShmEndpoint) {
+    let l = t.listen().unwrap();
+    let d = Instant::now() + Duration::from_secs(5);
+    let b = t.connect(l.address(), d).unwrap();
+    (l.accept(d).unwrap(), b)
+}
+
+/// Time to push `n` messages of `size` bytes through, first send to last receive.
+fn stream(t: &Shm, size: usize, n: u64, zero_copy: bool) -> Duration {
+    let (mut a, mut b) = pair(t);
+    let consumer = std::thread::spawn(move || {
+        let mut buf = vec![0u8; size];
+        let mut got = 0u64;
+        if zero_copy {
+            while let Some(m) = b.peek(size).unwrap() {
+                std::hint::black_box(m[0]);
+                b.release(size);
+                got += 1;
+            }
+        } else {
+            while b.recv(&mut buf).unwrap() == Recv::Message {
+                got += 1;
+            }
+        }
+        assert_eq!(got, n);
+        Instant::now()
+    });
+    let msg = vec![7u8; size];
+    let start = Instant::now();
+    for i in 0..n {
+        if zero_copy {
+            let w = a.reserve(size).unwrap();
+            w[0] = i as u8;
+            a.commit(size);
+        } else {
+            a.send(&msg).unwrap();
+        }
+    }
+    a.close_send().unwrap();
+    consumer.join().unwrap() - start
+}
+
+fn pingpong(t: &Shm, n: u64) -> Duration {
+    let (mut a, mut b) = pair(t);
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        while b.recv(&mut buf).unwrap() == Recv::Message {
+            b.send(&buf).unwrap();
+            b.flush().unwrap();
+        }
+    });
+    let mut buf = [0u8; 64];
+    let start = Instant::now();
+    for _ in 0..n {
+        a.send(&buf).unwrap();
+        a.flush().unwrap();
+        a.recv(&mut buf).unwrap();
+    }
+    let d = start.elapsed();
+    a.close_send().unwrap();
+    echo.join().unwrap();
+    d
+}
+
+fn futex_round_trips(n: u64) -> Duration {
+    use rustix::thread::futex;
+    // 0: ping's turn to be answered, 1: pong's reply.
+    let word = Arc::new(AtomicU32::new(0));
+    let w = word.clone();
+    let other = std::thread::spawn(move || {
+        for _ in 0..n {
+            while w.load(Ordering::Acquire) != 1 {
+                let _ = futex::wait(&w, futex::Flags::empty(), 0, None);
+            }
+            w.store(0, Ordering::Release);
+            let _ = futex::wake(&w, futex::Flags::empty(), 1);
+        }
+    });
+    let start = Instant::now();
+    for _ in 0..n {
+        word.store(1, Ordering::Release);
+        let _ = futex::wake(&word, futex::Flags::empty(), 1);
+        while word.load(Ordering::Acquire) != 0 {
+            let _ = futex::wait(&word, futex::Flags::empty(), 1, None);
+        }
+    }
+    let d = start.elapsed();
+    other.join().unwrap();
+    d
+}
+
+fn benches(c: &mut Criterion) {
+    let spin = shm(&[("wait", "spin")]);
+    let block = shm(&[("wait", "block")]);
+    let mut g = c.benchmark_group("shm");
+    g.measurement_time(Duration::from_secs(4));
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("stream-64B", |b| {
+        b.iter_custom(|n| stream(&spin, 64, n, false))
+    });
+    g.bench_function("zero-copy-64B", |b| {
+        b.iter_custom(|n| stream(&spin, 64, n, true))
+    });
+    g.throughput(Throughput::Bytes(65536));
+    g.bench_function("stream-64KiB", |b| {
+        b.iter_custom(|n| stream(&spin, 65536, n, false))
+    });
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("pingpong-64B-spin", |b| {
+        b.iter_custom(|n| pingpong(&spin, n))
+    });
+    g.sample_size(20);
+    g.bench_function("pingpong-64B-block", |b| {
+        b.iter_custom(|n| pingpong(&block, n))
+    });
+    g.finish();
+    let mut g = c.benchmark_group("baseline");
+    g.sample_size(20);
+    g.bench_function("futex-round-trip", |b| b.iter_custom(futex_round_trips));
+    g.finish();
+}
+
+criterion_group!(ring, benches);
+criterion_main!(ring);

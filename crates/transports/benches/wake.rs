@@ -1,0 +1,104 @@
+//! Blocking round trip of the shm transport against the machine's futex round trip,
+//! measured interleaved: this machine's wake-up cost drifts by several times over
+//! minutes (vCPU placement), so the two are alternated in short rounds and the
+//! figure of merit is the median of the per-round ratios.
+//!
+//! `cargo bench -p xferbench-transports --bench wake`
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+use xferbench_transports::shm::Shm;
+use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
+
+const ROUNDS: usize = 15;
+const TRIPS: u64 = 2_000;
+
+fn futex_rtt(n: u64) -> Duration {
+    use rustix::thread::futex;
+    let word = Arc::new(AtomicU32::new(0));
+    let w = word.clone();
+    let other = std::thread::spawn(move || {
+        for _ in 0..n {
+            while w.load(Ordering::Acquire) != 1 {
+                let _ = futex::wait(&w, futex::Flags::empty(), 0, None);
+            }
+            w.store(0, Ordering::Release);
+            let _ = futex::wake(&w, futex::Flags::empty(), 1);
+        }
+    });
+    let start = Instant::now();
+    for _ in 0..n {
+        word.store(1, Ordering::Release);
+        let _ = futex::wake(&word, futex::Flags::empty(), 1);
+        while word.load(Ordering::Acquire) != 0 {
+            let _ = futex::wait(&word, futex::Flags::empty(), 1, None);
+        }
+    }
+    let d = start.elapsed();
+    other.join().unwrap();
+    d / n as u32
+}
+
+fn shm_rtt(t: &Shm, n: u64) -> Duration {
+    let l = t.listen().unwrap();
+    let d = Instant::now() + Duration::from_secs(5);
+    let mut b = t.connect(l.address(), d).unwrap();
+    let mut a = l.accept(d).unwrap();
+    let echo = std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        while b.recv(&mut buf).unwrap() == Recv::Message {
+            b.send(&buf).unwrap();
+            b.flush().unwrap();
+        }
+    });
+    let mut buf = [0u8; 64];
+    let start = Instant::now();
+    for _ in 0..n {
+        a.send(&buf).unwrap();
+        a.flush().unwrap();
+        a.recv(&mut buf).unwrap();
+    }
+    let took = start.elapsed();
+    a.close_send().unwrap();
+    echo.join().unwrap();
+    took / n as u32
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` passes nothing: run briefly.
+    let quick = !std::env::args().any(|a| a == "--bench");
+    let (rounds, trips) = if quick { (1, 50) } else { (ROUNDS, TRIPS) };
+    let mut params = Params::new();
+    params.insert("wait".into(), "block".into());
+    let block = Shm::from_params(&params).unwrap();
+    let (mut f, mut s, mut r) = (Vec::new(), Vec::new(), Vec::new());
+    // XFERBENCH_WAKE_ONLY=futex|shm runs one side only (to count its events with perf).
+    let only = std::env::var("XFERBENCH_WAKE_ONLY").unwrap_or_default();
+    for _ in 0..rounds {
+        let a = if only == "shm" {
+            f64::NAN
+        } else {
+            futex_rtt(trips).as_secs_f64() * 1e6
+        };
+        let b = if only == "futex" {
+            f64::NAN
+        } else {
+            shm_rtt(&block, trips).as_secs_f64() * 1e6
+        };
+        f.push(a);
+        s.push(b);
+        r.push(b / a);
+    }
+    println!(
+        "futex round trip {:.2} µs, shm wait=block round trip {:.2} µs, ratio (median of {rounds} interleaved rounds) {:.2}",
+        median(f),
+        median(s),
+        median(r)
+    );
+}
