@@ -167,10 +167,10 @@ fn pair(t: &Shm) -> (ShmEndpoint, ShmEndpoint) {
 
 #[test]
 fn zero_copy_reserve_commit_peek_release_across_the_wrap() {
-    let t = with(&[("capacity", "4KiB"), ("batch", "1")]);
+    let t = with(&[("capacity", "8KiB"), ("batch", "1")]);
     let (mut a, mut b) = pair(&t);
-    // 3000-byte records in a 4096-byte ring: every other one straddles the wrap,
-    // and the mirror must still hand out one contiguous slice.
+    // 3000-byte records in an 8192-byte ring: most straddle the wrap, and the mirror
+    // must still hand out one contiguous slice.
     for round in 0..20u8 {
         let w = a.reserve(3000).unwrap();
         w.iter_mut()
@@ -188,8 +188,12 @@ fn zero_copy_reserve_commit_peek_release_across_the_wrap() {
         b.release(3000);
     }
     assert!(
-        a.reserve(5000).is_err(),
-        "a reservation larger than the ring must be refused"
+        a.reserve(4097).is_err(),
+        "a reservation over half the ring must be refused"
+    );
+    assert!(
+        b.peek(4097).is_err(),
+        "a peek over half the ring must be refused"
     );
     a.close_send().unwrap();
     assert!(b.peek(1).unwrap().is_none());
@@ -239,4 +243,38 @@ fn header_constants_are_what_the_docs_say() {
     assert_eq!(MAGIC.to_le_bytes(), *b"XFBSHM01");
     assert_eq!(offset_of!(RegionHeader, magic), 0);
     assert_eq!(std::mem::align_of::<RegionHeader>() % 128, 0);
+}
+
+/// Regression (found by the model check in ring_model.rs): a receiver waiting for more
+/// than half the ring while the sender waits for half the ring free deadlocked both.
+#[test]
+fn regression_a_receive_larger_than_half_the_ring_does_not_deadlock_the_sender() {
+    for wait in ["block", "spin"] {
+        let t = with(&[("capacity", "4KiB"), ("batch", "1"), ("wait", wait)]);
+        let (mut a, mut b) = pair(&t);
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut one = [0u8; 1];
+            assert_eq!(b.recv(&mut one).unwrap(), Recv::Message);
+            let mut big = vec![0u8; 4097];
+            assert_eq!(b.recv(&mut big).unwrap(), Recv::Message);
+            assert!(big.iter().all(|x| *x == 9));
+            done_tx.send(()).unwrap();
+        });
+        // The sender runs on its own thread too, so a deadlock fails the test below
+        // instead of hanging it.
+        std::thread::spawn(move || {
+            a.send(&[1]).unwrap();
+            a.flush().unwrap();
+            // Let the receiver take the byte and start waiting for the 4097 before
+            // they come: a receiver that finds data already there never waits.
+            std::thread::sleep(Duration::from_millis(100));
+            a.send(&[9u8; 4097]).unwrap();
+            a.flush().unwrap();
+            std::thread::sleep(Duration::from_secs(1));
+        });
+        done_rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("wait={wait}: sender and receiver deadlocked"));
+    }
 }

@@ -151,7 +151,7 @@ impl ShmEndpoint {
         }
     }
 
-    /// Zero-copy send: waits for `n` free bytes (at most the ring's capacity) and
+    /// Zero-copy send: waits for `n` free bytes (at most half the ring's capacity) and
     /// returns them; fill them, then call [`ShmEndpoint::commit`].
     pub fn reserve(&mut self, n: usize) -> io::Result<&mut [u8]> {
         let Self { tx, rx, .. } = self;
@@ -163,7 +163,7 @@ impl ShmEndpoint {
         self.tx.commit(n);
     }
 
-    /// Zero-copy receive: waits for `n` bytes (at most the capacity) and returns them
+    /// Zero-copy receive: waits for `n` bytes (at most half the capacity) and returns them
     /// in place; `None` when the peer closed first. Then [`ShmEndpoint::release`].
     pub fn peek(&mut self, n: usize) -> io::Result<Option<&[u8]>> {
         let Self { tx, rx, .. } = self;

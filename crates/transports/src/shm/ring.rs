@@ -182,11 +182,11 @@ impl Producer {
     }
 
     /// Copies `msg` into the ring (in pieces if it is larger than the ring).
-    #[inline]
     ///
     /// A consumer that has gone is noticed when the ring is full, as with a pipe whose
     /// reader closed once its buffer fills: checking on every send would pull the
     /// consumer's cache line across for every message.
+    #[inline]
     pub fn send(&mut self, mut msg: &[u8], before_wait: &mut dyn FnMut()) -> io::Result<()> {
         while !msg.is_empty() {
             let want = (msg.len() as u64).min(self.s.capacity / 2).max(1);
@@ -211,19 +211,18 @@ impl Producer {
         Ok(())
     }
 
-    /// Zero-copy: waits until `n` bytes are free (`n ≤ capacity`) and returns them as
-    /// one slice, to be filled and then [`commit`](Producer::commit)ted.
+    /// Zero-copy: waits until `n` bytes are free (`n ≤ capacity / 2`, so that no
+    /// reservation and peek can wait for each other for ever) and returns them as one
+    /// slice, to be filled and then [`commit`](Producer::commit)ted. A consumer that
+    /// has gone is noticed when the ring is full, as in [`Producer::send`].
     pub fn reserve(&mut self, n: usize, before_wait: &mut dyn FnMut()) -> io::Result<&mut [u8]> {
-        if n as u64 > self.s.capacity {
+        if n as u64 > self.s.capacity / 2 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("cannot reserve {n} bytes in a ring of {}", self.s.capacity),
-            ));
-        }
-        if self.s.ctl().cons.0.gone.load(Ordering::Relaxed) != 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "the consumer has gone",
+                format!(
+                    "cannot reserve {n} bytes: at most half the {}-byte ring",
+                    self.s.capacity
+                ),
             ));
         }
         self.wait_free(n as u64, before_wait)?;
@@ -285,9 +284,15 @@ impl Consumer {
         self.cached_head - self.tail
     }
 
-    /// Waits until at least `min(n, capacity)` bytes can be read or the producer closed.
+    /// Waits until at least `min(n, capacity / 2)` bytes can be read or the producer
+    /// closed.
+    ///
+    /// Never more than half the ring: a producer waits for at most half the ring free
+    /// (see [`Producer::send`]), and a producer waiting for `a` free bytes and a
+    /// consumer waiting for `b` readable ones can both wait for ever exactly when
+    /// `a + b > capacity` (found by the model check in `tests/ring_model.rs`).
     fn wait_data(&mut self, n: u64, before_wait: &mut dyn FnMut()) -> io::Result<Available> {
-        let need = n.min(self.s.capacity).max(1);
+        let need = n.min(self.s.capacity / 2).max(1);
         if self.available() >= need {
             return Ok(Available::Data);
         }
@@ -362,14 +367,17 @@ impl Consumer {
         Ok(true)
     }
 
-    /// Zero-copy: waits until `n` bytes (`n ≤ capacity`) can be read and returns them
-    /// as one slice; `None` when the producer closed first. Then
-    /// [`release`](Consumer::release) what was used.
+    /// Zero-copy: waits until `n` bytes (`n ≤ capacity / 2`, see
+    /// [`Producer::reserve`]) can be read and returns them as one slice; `None` when the
+    /// producer closed first. Then [`release`](Consumer::release) what was used.
     pub fn peek(&mut self, n: usize, before_wait: &mut dyn FnMut()) -> io::Result<Option<&[u8]>> {
-        if n as u64 > self.s.capacity {
+        if n as u64 > self.s.capacity / 2 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("cannot peek {n} bytes in a ring of {}", self.s.capacity),
+                format!(
+                    "cannot peek {n} bytes: at most half the {}-byte ring",
+                    self.s.capacity
+                ),
             ));
         }
         while self.available() < n as u64 {
