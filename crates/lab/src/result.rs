@@ -202,6 +202,21 @@ pub struct Latency {
     pub mean_ns: f64,
 }
 
+impl Latency {
+    /// The latency figures by name, in the order of [`figure::LATENCY`].
+    pub fn figures(&self) -> [(&'static str, f64); 6] {
+        let v = [
+            self.p50_ns as f64,
+            self.p90_ns as f64,
+            self.p99_ns as f64,
+            self.p999_ns as f64,
+            self.max_ns as f64,
+            self.mean_ns,
+        ];
+        std::array::from_fn(|i| (figure::LATENCY[i], v[i]))
+    }
+}
+
 /// One channel in one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChannelRun {

@@ -552,15 +552,7 @@ fn build_record(
     let latency = (spec.workload == WorkloadKind::Pingpong && !merged.is_empty())
         .then(|| latency_of(&merged));
     if let Some(l) = &latency {
-        let values = [
-            l.p50_ns as f64,
-            l.p90_ns as f64,
-            l.p99_ns as f64,
-            l.p999_ns as f64,
-            l.max_ns as f64,
-            l.mean_ns,
-        ];
-        for (name, v) in figure::LATENCY.iter().zip(values) {
+        for (name, v) in l.figures() {
             figures.insert(name.to_string(), v);
         }
     }

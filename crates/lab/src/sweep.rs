@@ -89,41 +89,28 @@ fn parse_numbers(
                     ))
                 };
                 let step = step.unwrap_or("x2");
-                if let Some(f) = step.strip_prefix('x') {
+                let next: Box<dyn Fn(u64) -> Option<u64>> = if let Some(f) = step.strip_prefix('x')
+                {
                     let f: u64 = f.parse().map_err(|_| range_err())?;
                     if f < 2 || lo == 0 {
                         return Err(range_err());
                     }
-                    let mut v = lo;
-                    while v <= hi {
-                        out.push(v);
-                        if out.len() > MAX_POINTS {
-                            return Err(AxisParseError(format!(
-                                "range {item:?} has too many values"
-                            )));
-                        }
-                        v = match v.checked_mul(f) {
-                            Some(v) => v,
-                            None => break,
-                        };
-                    }
+                    Box::new(move |v: u64| v.checked_mul(f))
                 } else if let Some(d) = step.strip_prefix('+') {
                     let d = one(d).filter(|d| *d > 0).ok_or_else(range_err)?;
-                    let mut v = lo;
-                    while v <= hi {
-                        out.push(v);
-                        if out.len() > MAX_POINTS {
-                            return Err(AxisParseError(format!(
-                                "range {item:?} has too many values"
-                            )));
-                        }
-                        v = match v.checked_add(d) {
-                            Some(v) => v,
-                            None => break,
-                        };
-                    }
+                    Box::new(move |v: u64| v.checked_add(d))
                 } else {
                     return Err(range_err());
+                };
+                let mut v = Some(lo);
+                while let Some(x) = v.filter(|x| *x <= hi) {
+                    out.push(x);
+                    if out.len() > MAX_POINTS {
+                        return Err(AxisParseError(format!(
+                            "range {item:?} has too many values"
+                        )));
+                    }
+                    v = next(x);
                 }
             }
         }

@@ -66,16 +66,8 @@ fn run(
         mean_ns: l * 1.1,
     });
     if let Some(l) = &lat {
-        let values = [
-            l.p50_ns as f64,
-            l.p90_ns as f64,
-            l.p99_ns as f64,
-            l.p999_ns as f64,
-            l.max_ns as f64,
-            l.mean_ns,
-        ];
-        for (n, v) in figure::LATENCY.iter().zip(values) {
-            figures.insert(n.to_string(), v);
+        for (name, v) in l.figures() {
+            figures.insert(name.to_string(), v);
         }
     }
     let per = bps / channels as f64;
