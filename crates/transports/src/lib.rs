@@ -36,6 +36,7 @@ pub mod conformance;
 pub mod os;
 pub mod param;
 pub mod shm;
+pub mod warp;
 
 pub use param::{ParamError, ParamSpec, Params, parse_byte_size};
 
