@@ -10,23 +10,11 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::time::{Duration, Instant};
-use xferbench_transports::shm::{Shm, ShmEndpoint};
-use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
+mod common;
 
-fn shm(pairs: &[(&str, &str)]) -> Shm {
-    let p: Params = pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Shm::from_params(&p).unwrap()
-}
-
-fn pair(t: &Shm) -> (ShmEndpoint, ShmEndpoint) {
-    let l = t.listen().unwrap();
-    let d = Instant::now() + Duration::from_secs(5);
-    let b = t.connect(l.address(), d).unwrap();
-    (l.accept(d).unwrap(), b)
-}
+use common::{pair, pingpong, shm};
+use xferbench_transports::shm::Shm;
+use xferbench_transports::{Endpoint, Recv};
 
 /// Time to push `n` messages of `size` bytes through, first send to last receive.
 fn stream(t: &Shm, size: usize, n: u64, zero_copy: bool) -> Duration {
@@ -61,28 +49,6 @@ fn stream(t: &Shm, size: usize, n: u64, zero_copy: bool) -> Duration {
     }
     a.close_send().unwrap();
     consumer.join().unwrap() - start
-}
-
-fn pingpong(t: &Shm, n: u64) -> Duration {
-    let (mut a, mut b) = pair(t);
-    let echo = std::thread::spawn(move || {
-        let mut buf = [0u8; 64];
-        while b.recv(&mut buf).unwrap() == Recv::Message {
-            b.send(&buf).unwrap();
-            b.flush().unwrap();
-        }
-    });
-    let mut buf = [0u8; 64];
-    let start = Instant::now();
-    for _ in 0..n {
-        a.send(&buf).unwrap();
-        a.flush().unwrap();
-        a.recv(&mut buf).unwrap();
-    }
-    let d = start.elapsed();
-    a.close_send().unwrap();
-    echo.join().unwrap();
-    d
 }
 
 fn benches(c: &mut Criterion) {

@@ -8,8 +8,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
-use xferbench_transports::shm::Shm;
-use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
+mod common;
 
 const ROUNDS: usize = 15;
 const TRIPS: u64 = 2_000;
@@ -40,31 +39,6 @@ fn futex_rtt(n: u64) -> Duration {
     d / n as u32
 }
 
-fn shm_rtt(t: &Shm, n: u64) -> Duration {
-    let l = t.listen().unwrap();
-    let d = Instant::now() + Duration::from_secs(5);
-    let mut b = t.connect(l.address(), d).unwrap();
-    let mut a = l.accept(d).unwrap();
-    let echo = std::thread::spawn(move || {
-        let mut buf = [0u8; 64];
-        while b.recv(&mut buf).unwrap() == Recv::Message {
-            b.send(&buf).unwrap();
-            b.flush().unwrap();
-        }
-    });
-    let mut buf = [0u8; 64];
-    let start = Instant::now();
-    for _ in 0..n {
-        a.send(&buf).unwrap();
-        a.flush().unwrap();
-        a.recv(&mut buf).unwrap();
-    }
-    let took = start.elapsed();
-    a.close_send().unwrap();
-    echo.join().unwrap();
-    took / n as u32
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -74,9 +48,7 @@ fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` passes nothing: run briefly.
     let quick = !std::env::args().any(|a| a == "--bench");
     let (rounds, trips) = if quick { (1, 50) } else { (ROUNDS, TRIPS) };
-    let mut params = Params::new();
-    params.insert("wait".into(), "block".into());
-    let block = Shm::from_params(&params).unwrap();
+    let block = common::shm(&[("wait", "block")]);
     let (mut f, mut s, mut r) = (Vec::new(), Vec::new(), Vec::new());
     // XFERBENCH_WAKE_ONLY=futex|shm runs one side only (to count its events with perf).
     let only = std::env::var("XFERBENCH_WAKE_ONLY").unwrap_or_default();
@@ -89,7 +61,7 @@ fn main() {
         let b = if only == "futex" {
             f64::NAN
         } else {
-            shm_rtt(&block, trips).as_secs_f64() * 1e6
+            (common::pingpong(&block, trips) / trips as u32).as_secs_f64() * 1e6
         };
         f.push(a);
         s.push(b);
