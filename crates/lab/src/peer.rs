@@ -323,12 +323,8 @@ impl Peer {
                 }
                 Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
                     // The output ended: the process is exiting; wait for its status.
-                    let give_up = Instant::now() + Duration::from_secs(2);
-                    while Instant::now() < give_up {
-                        if let Some(e) = self.exited() {
-                            return Err(e);
-                        }
-                        thread::sleep(Duration::from_millis(5));
+                    if let Some(e) = self.exited_within(Duration::from_secs(2)) {
+                        return Err(e);
                     }
                     return Err(PeerError::Protocol {
                         channel: self.channel,
@@ -386,13 +382,20 @@ impl Peer {
     }
 
     fn death_or(&mut self, other: PeerError) -> PeerError {
-        let give_up = Instant::now() + Duration::from_millis(500);
+        self.exited_within(Duration::from_millis(500))
+            .unwrap_or(other)
+    }
+
+    /// Like [`Peer::exited`], but gives a dying process up to `within` to finish
+    /// exiting (its output may close, or a transfer fail, just before it is reapable).
+    pub fn exited_within(&mut self, within: Duration) -> Option<PeerError> {
+        let give_up = Instant::now() + within;
         loop {
             if let Some(e) = self.exited() {
-                return e;
+                return Some(e);
             }
             if Instant::now() >= give_up {
-                return other;
+                return None;
             }
             thread::sleep(Duration::from_millis(5));
         }

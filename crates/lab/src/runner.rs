@@ -367,7 +367,7 @@ fn run_once<T: Transport + Clone>(
                     // the peer's own story when there is one.
                     let death = peers
                         .iter_mut()
-                        .find_map(|p| wait_death(p, Duration::from_millis(300)));
+                        .find_map(|p| p.exited_within(Duration::from_millis(300)));
                     first_error = Some(match death {
                         Some(d) => d.into(),
                         None => RunError::Workload { channel, source: e },
@@ -456,19 +456,6 @@ fn run_once<T: Transport + Clone>(
     let mut cpu = vec![cpu_before.until(&cpu_after, main_role, std::process::id())];
     cpu.extend(peer_cpu);
     Ok(build_record(spec, &outcomes, &served, cpu))
-}
-
-fn wait_death(peer: &mut Peer, within: Duration) -> Option<PeerError> {
-    let give_up = Instant::now() + within;
-    loop {
-        if let Some(e) = peer.exited() {
-            return Some(e);
-        }
-        if Instant::now() >= give_up {
-            return None;
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
 }
 
 fn latency_of(h: &Histogram<u64>) -> Latency {

@@ -89,6 +89,23 @@ pub struct ChannelSpec {
     pub corrupt_every: Option<u64>,
 }
 
+impl ChannelSpec {
+    /// The run length as (maximum messages, duration in ns if the run is timed).
+    #[inline]
+    pub fn bounds(&self) -> (u64, Option<u64>) {
+        match self.limit {
+            Limit::Count(n) => (n, None),
+            Limit::Duration(ns) => (u64::MAX, Some(ns)),
+        }
+    }
+
+    /// Whether fault injection corrupts message `seq`.
+    #[inline]
+    pub fn corrupts(&self, seq: u64) -> bool {
+        self.corrupt_every.is_some_and(|k| seq % k == k - 1)
+    }
+}
+
 /// Shared state between a driver thread and the run's supervisor.
 #[derive(Debug)]
 pub struct Control<'a> {

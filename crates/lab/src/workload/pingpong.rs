@@ -3,8 +3,8 @@
 //! significant digits). With `verify`, the driver checks each echo.
 
 use super::{
-    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, Workload,
-    WorkloadError, io_err, recv_or_closed,
+    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
+    io_err, recv_or_closed,
 };
 use crate::clock::Stamp;
 use crate::verify::{Verifier, fill_pattern, stamp, touch};
@@ -39,11 +39,7 @@ impl Workload for Pingpong {
         fill_pattern(&mut out);
         let mut hist = new_histogram();
         let mut verifier = spec.verify.then(Verifier::new);
-        let (max, duration_ns) = match spec.limit {
-            Limit::Count(n) => (n, None),
-            Limit::Duration(ns) => (u64::MAX, Some(ns)),
-        };
-        let corrupt_every = spec.corrupt_every.unwrap_or(0);
+        let (max, duration_ns) = spec.bounds();
         let last = spec.size - 1;
         let mut sink = 0u64;
         let mut stopped = false;
@@ -61,7 +57,7 @@ impl Workload for Pingpong {
                 break;
             }
             stamp(&mut out, seq, spec.verify);
-            let corrupt = corrupt_every != 0 && seq % corrupt_every == corrupt_every - 1;
+            let corrupt = spec.corrupts(seq);
             if corrupt {
                 out[last] ^= 0xFF;
             }

@@ -3,8 +3,8 @@
 //! driver's first send to the peer's end of stream.
 
 use super::{
-    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, Workload,
-    WorkloadError, io_err, recv_or_closed,
+    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
+    io_err, recv_or_closed,
 };
 use crate::clock::Stamp;
 use crate::verify::{Verifier, fill_pattern, stamp, touch};
@@ -27,11 +27,7 @@ impl Workload for Stream {
     ) -> Result<DriverOutcome, WorkloadError> {
         let mut buf = vec![0u8; spec.size];
         fill_pattern(&mut buf);
-        let (max, duration_ns) = match spec.limit {
-            Limit::Count(n) => (n, None),
-            Limit::Duration(ns) => (u64::MAX, Some(ns)),
-        };
-        let corrupt_every = spec.corrupt_every.unwrap_or(0);
+        let (max, duration_ns) = spec.bounds();
         let last = spec.size - 1;
         let mut stopped = false;
         let start = Stamp::now();
@@ -47,7 +43,7 @@ impl Workload for Stream {
                 break;
             }
             stamp(&mut buf, seq, spec.verify);
-            let corrupt = corrupt_every != 0 && seq % corrupt_every == corrupt_every - 1;
+            let corrupt = spec.corrupts(seq);
             if corrupt {
                 buf[last] ^= 0xFF;
             }
