@@ -35,6 +35,7 @@
 pub mod conformance;
 pub mod os;
 pub mod param;
+pub mod rpmsg;
 pub mod shm;
 pub mod warp;
 

@@ -1,0 +1,300 @@
+//! RPMsg over shared memory: a "host" and a "remote" exchange 512-byte buffers through
+//! two virtio split vrings, one per direction, like Linux's `virtio_rpmsg_bus` talking
+//! to rpmsg-lite firmware on a DSP — with a futex standing in for the mailbox
+//! interrupt.
+//!
+//! * [`header`]: the 16-byte RPMsg message header and the link header that both sides
+//!   validate (magic, version, vring size, buffer size and count, offsets, pids).
+//! * [`vring`]: the split virtqueue, its driver (host) and device (remote) roles, and
+//!   the validation of every index read from shared memory.
+//! * [`link`]: the host side — channels (one endpoint each) multiplexed over the one
+//!   vring pair.
+//! * [`remote`]: the remote side — one service loop dispatching by destination
+//!   address to per-endpoint services (`echo`, `echo-hold`).
+//!
+//! # The shared area
+//!
+//! The link lives in the data area of an [`shm::region::Region`](crate::shm::region):
+//! the region supplies the name, the creator/attacher handshake, unlinking on attach
+//! and the sweep of stale names; the RPMsg link header follows at the start of its
+//! first data area (see [`header`] for the layout). The vrings are in the "tx"
+//! (host → remote) and "rx" (remote → host) directions as seen from the host, which is
+//! the virtio driver of both: it offers full buffers on tx and empty buffers on rx.
+//!
+//! # Notification
+//!
+//! [`Notify::Kick`] rings the other side's doorbell (bump a futex word, `FUTEX_WAKE`)
+//! after every message, as the mailbox interrupt of the original does;
+//! [`Notify::EventIdx`] uses virtio's event index so that a side only rings when the
+//! other is about to sleep; [`Notify::Poll`] never rings and both sides busy-poll.
+//! Buffer returns (tx used) and refills (rx avail) always use event-index
+//! suppression (except when polling), as Linux disables the tx-complete callback
+//! unless a sender is waiting for a buffer.
+//!
+//! Every wait is bounded: sleeps last at most 10 ms before the sleeper re-checks that
+//! the other process is alive (`kill(pid, 0)` and `/proc/<pid>/stat`), so a killed
+//! remote is reported, never waited for.
+
+pub mod header;
+pub mod link;
+pub mod remote;
+pub mod vring;
+
+pub use link::{Channel, HostLink, LinkConfig, TxBuf};
+pub use remote::{RemoteLink, RemoteStats};
+
+use crate::shm::wait::WaitLine;
+use std::sync::atomic::{Ordering, fence};
+use std::time::{Duration, Instant};
+
+/// How a side tells the other that it published something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Notify {
+    /// A kick per message (the original's mailbox interrupt).
+    Kick,
+    /// Kicks suppressed by virtio's event index: only when the other side sleeps.
+    EventIdx,
+    /// No kicks; both sides busy-poll.
+    Poll,
+}
+
+impl Notify {
+    /// Every mode, in the order the study reports them.
+    pub const ALL: [Notify; 3] = [Notify::Kick, Notify::EventIdx, Notify::Poll];
+
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Notify::Kick => "kick",
+            Notify::EventIdx => "event-idx",
+            Notify::Poll => "poll",
+        }
+    }
+
+    /// Parses [`Notify::name`].
+    pub fn parse(s: &str) -> Option<Notify> {
+        Notify::ALL.into_iter().find(|n| n.name() == s)
+    }
+
+    /// The code stored in the link header.
+    pub fn code(self) -> u32 {
+        match self {
+            Notify::Kick => 1,
+            Notify::EventIdx => 2,
+            Notify::Poll => 3,
+        }
+    }
+
+    /// The mode of a header code.
+    pub fn from_code(c: u32) -> Option<Notify> {
+        Notify::ALL.into_iter().find(|n| n.code() == c)
+    }
+}
+
+/// How the host fills transmit buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Buffers {
+    /// Copy the caller's bytes into a 512-byte buffer (`rpmsg_send`, the original).
+    Copy,
+    /// Reserve a buffer, write the payload in place, send it (`rpmsg_lite_alloc_tx_buffer`
+    /// + `rpmsg_lite_send_nocopy`).
+    ZeroCopy,
+}
+
+impl Buffers {
+    /// Both modes.
+    pub const ALL: [Buffers; 2] = [Buffers::Copy, Buffers::ZeroCopy];
+
+    /// The name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Buffers::Copy => "copy",
+            Buffers::ZeroCopy => "zero-copy",
+        }
+    }
+}
+
+/// What the remote's endpoints do with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Service {
+    /// Reply at once with the same payload (the firmware's ISR echo).
+    Echo,
+    /// Hold up to 16 buffers and answer from the idle loop, upper-cased (echo-cap).
+    EchoHold,
+}
+
+impl Service {
+    /// The name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Echo => "echo",
+            Service::EchoHold => "echo-hold",
+        }
+    }
+
+    /// The code stored in the link header.
+    pub fn code(self) -> u32 {
+        match self {
+            Service::Echo => 1,
+            Service::EchoHold => 2,
+        }
+    }
+
+    /// The service of a header code.
+    pub fn from_code(c: u32) -> Option<Service> {
+        [Service::Echo, Service::EchoHold]
+            .into_iter()
+            .find(|s| s.code() == c)
+    }
+}
+
+/// The firmware's echo suffix (`" => echo from Core1\n"`).
+pub const ECHO_SUFFIX: &[u8] = b" => echo from Core1\n";
+
+/// Why a link operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// Creating or attaching the region failed.
+    #[error("rpmsg region: {0}")]
+    Region(#[from] crate::shm::region::RegionError),
+    /// The link header was refused.
+    #[error("rpmsg link header: {0}")]
+    Header(#[from] header::LinkHeaderError),
+    /// The other process died.
+    #[error("the rpmsg {role} process {pid} is gone")]
+    PeerGone {
+        /// "remote" or "host".
+        role: &'static str,
+        /// Its pid.
+        pid: i32,
+    },
+    /// A bounded wait expired.
+    #[error("rpmsg: no {what} within {secs:.1} s")]
+    Timeout {
+        /// What was awaited.
+        what: &'static str,
+        /// Seconds waited.
+        secs: f64,
+    },
+    /// A ring index read from shared memory jumped by more than the ring size.
+    #[error("rpmsg: the {ring} vring is corrupt ({fault})")]
+    Corrupt {
+        /// Which ring.
+        ring: &'static str,
+        /// What was found.
+        fault: header::Fault,
+    },
+    /// The link was stopped.
+    #[error("rpmsg: the link was stopped")]
+    Stopped,
+    /// A payload longer than 496 bytes.
+    #[error("rpmsg payload of {0} bytes; at most 496 fit a 512-byte buffer")]
+    TooLong(usize),
+    /// Bad configuration.
+    #[error("rpmsg configuration: {0}")]
+    Config(String),
+}
+
+/// Rings a doorbell: bump the word, wake every sleeper.
+#[inline]
+pub(crate) fn ring_bell(line: &WaitLine) {
+    line.futex.fetch_add(1, Ordering::Release);
+    let _ =
+        rustix::thread::futex::wake(&line.futex, rustix::thread::futex::Flags::empty(), u32::MAX);
+}
+
+/// How long one futex sleep lasts before the sleeper re-checks the other side.
+const SLEEP_SLICE: Duration = Duration::from_millis(10);
+/// Spin iterations between clock reads while polling.
+const SPINS_PER_CHECK: u32 = 256;
+/// A poller that spun this long without result yields the CPU between checks, so
+/// that more pollers than CPUs still make progress.
+const POLL_BEFORE_YIELD: Duration = Duration::from_micros(50);
+
+/// What ended a wait without `ready`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitEnd {
+    /// The watched process is gone.
+    PeerGone(i32),
+    /// The deadline passed.
+    Timeout,
+}
+
+/// Waits until `ready()` holds: by polling in [`Notify::Poll`] mode, else by sleeping on
+/// the futex word of `bell` (after `arm()` asked for a notification, a SeqCst fence
+/// and a re-check). Watches `peer` (0 or our pid: not watched) and `deadline`.
+pub(crate) fn wait_bell(
+    bell: &WaitLine,
+    notify: Notify,
+    peer: i32,
+    deadline: Option<Instant>,
+    mut arm: impl FnMut(),
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), WaitEnd> {
+    if ready() {
+        return Ok(());
+    }
+    let watch = peer != 0 && peer as u32 != std::process::id();
+    let start = Instant::now();
+    let mut last_check = start;
+    let mut check = |now: Instant, force: bool| -> Result<(), WaitEnd> {
+        if watch && (force || now.duration_since(last_check) >= Duration::from_millis(1)) {
+            last_check = now;
+            if !crate::shm::wait::process_alive(peer) {
+                return Err(WaitEnd::PeerGone(peer));
+            }
+        }
+        if deadline.is_some_and(|d| now >= d) {
+            return Err(WaitEnd::Timeout);
+        }
+        Ok(())
+    };
+    if notify == Notify::Poll {
+        let mut n = 0u32;
+        loop {
+            if ready() {
+                return Ok(());
+            }
+            std::hint::spin_loop();
+            n += 1;
+            if n == SPINS_PER_CHECK {
+                n = 0;
+                let now = Instant::now();
+                if let Err(e) = check(now, false) {
+                    return if ready() { Ok(()) } else { Err(e) };
+                }
+                if now.duration_since(start) >= POLL_BEFORE_YIELD {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+    let slice = rustix::thread::futex::Timespec {
+        tv_sec: 0,
+        tv_nsec: SLEEP_SLICE.as_nanos() as _,
+    };
+    loop {
+        let word = bell.futex.load(Ordering::Acquire);
+        arm();
+        fence(Ordering::SeqCst);
+        if ready() {
+            return Ok(());
+        }
+        bell.waiters.fetch_add(1, Ordering::Relaxed);
+        let slept = rustix::thread::futex::wait(
+            &bell.futex,
+            rustix::thread::futex::Flags::empty(),
+            word,
+            Some(&slice),
+        );
+        bell.waiters.fetch_sub(1, Ordering::Relaxed);
+        if ready() {
+            return Ok(());
+        }
+        // A whole slice without a wake-up: check the other side now.
+        let timed_out = slept == Err(rustix::io::Errno::TIMEDOUT);
+        if let Err(e) = check(Instant::now(), timed_out) {
+            return if ready() { Ok(()) } else { Err(e) };
+        }
+    }
+}
