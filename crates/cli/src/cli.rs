@@ -24,6 +24,40 @@ pub enum Command {
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = "__peer", hide = true)]
     Peer,
+    /// Run a study: a fixed plan reproducing a published benchmark, written to a folder.
+    Study(StudyArgs),
+    /// Internal: the remote side of an RPMsg link (started by `study rpmsg`).
+    #[command(name = "__rpmsg-remote", hide = true)]
+    RpmsgRemote {
+        /// The link's shared-memory region name.
+        name: String,
+    },
+}
+
+/// The studies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StudyName {
+    /// RPMsg over virtio vrings: 1/8/32 channels × 1..496-byte packets (issue #4).
+    Rpmsg,
+}
+
+/// `xferbench study`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Exit status: 0 success, 1 a point failed, 2 bad usage, 130 interrupted (the folder then \
+holds what finished).")]
+pub struct StudyArgs {
+    /// The study to run.
+    #[arg(value_enum)]
+    pub name: StudyName,
+
+    /// A reduced plan that runs in under a minute.
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Output folder [default: xferbench-<study>-<YYYYmmdd-HHMMSS> here].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// `xferbench list`.

@@ -22,6 +22,9 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
                 "name": w.name(), "description": w.description(),
             })).collect::<Vec<_>>(),
+            "studies": crate::study::STUDIES.iter().map(|(n, d)| json!({
+                "name": n, "description": d,
+            })).collect::<Vec<_>>(),
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
@@ -44,6 +47,13 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     writeln!(out, "\nWorkloads (xferbench run WORKLOAD):")?;
     for w in WorkloadKind::ALL {
         writeln!(out, "  {:<10} {}", w.name(), w.description())?;
+    }
+    writeln!(
+        out,
+        "\nStudies (xferbench study NAME [--quick] [--out DIR]):"
+    )?;
+    for (n, d) in crate::study::STUDIES {
+        writeln!(out, "  {n:<10} {d}")?;
     }
     writeln!(
         out,

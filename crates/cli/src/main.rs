@@ -4,6 +4,7 @@ mod cli;
 mod config;
 mod list;
 mod run;
+mod study;
 
 use clap::Parser;
 use std::io::Write;
@@ -18,6 +19,10 @@ fn main() -> ExitCode {
             list::run(&args, &mut stdout.lock()).map(|()| 0)
         }
         cli::Command::Run(args) => run::run(&args),
+        cli::Command::Study(args) => study::run(&args),
+        cli::Command::RpmsgRemote { name } => {
+            return ExitCode::from(xferbench_lab::rpmsg::serve_remote(&name) as u8);
+        }
     };
     match code {
         Ok(c) => ExitCode::from(c),

@@ -18,6 +18,7 @@ pub mod jsonl;
 pub mod markdown;
 pub mod plot;
 pub mod progress;
+pub mod studies;
 pub mod study;
 pub mod table;
 

@@ -839,14 +839,7 @@ impl Channel {
             // Follower: sleep until a message arrives or the leader role is free.
             let ready = || mb.has() || !s.rx.is_locked();
             let r = if s.notify == Notify::Poll {
-                super::wait_bell(
-                    &s.hdr().host_bell.0,
-                    Notify::Poll,
-                    s.peer(),
-                    deadline,
-                    || {},
-                    ready,
-                )
+                follower_poll(s.peer(), deadline, ready)
             } else {
                 follower_sleep(mb, s.peer(), deadline, ready)
             };
@@ -855,6 +848,38 @@ impl Channel {
                     return Err(s.wait_err(e, "reply", start));
                 }
             }
+        }
+    }
+}
+
+/// A follower's wait when polling: it has nothing to do until the leader delivers,
+/// so it yields the CPU on every check instead of spinning (with more polling
+/// threads than CPUs, spinning followers would starve the leader and the remote).
+fn follower_poll(
+    peer: i32,
+    deadline: Option<Instant>,
+    ready: impl Fn() -> bool,
+) -> Result<(), WaitEnd> {
+    let mut last_check = Instant::now();
+    loop {
+        for _ in 0..64 {
+            if ready() {
+                return Ok(());
+            }
+            std::thread::yield_now();
+        }
+        let now = Instant::now();
+        if now.duration_since(last_check) >= Duration::from_millis(1) {
+            last_check = now;
+            if peer != 0
+                && peer as u32 != std::process::id()
+                && !crate::shm::wait::process_alive(peer)
+            {
+                return Err(WaitEnd::PeerGone(peer));
+            }
+        }
+        if deadline.is_some_and(|d| now >= d) {
+            return Err(WaitEnd::Timeout);
         }
     }
 }

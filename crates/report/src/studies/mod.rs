@@ -1,0 +1,3 @@
+//! Rendering of each study's results into its folder.
+
+pub mod rpmsg;
