@@ -1,0 +1,149 @@
+//! `xferbench study rpmsg` and the RPMsg remote process: the quick study end to end,
+//! and a remote killed in the middle of a run.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use xferbench_lab::rpmsg::{RemoteKind, RpmsgError, RpmsgPoint, Session, link_config};
+use xferbench_transports::rpmsg::{Buffers, Notify, Service};
+
+fn regions_left_by(pid: u32) -> Vec<String> {
+    let prefix = format!("xferbench-u{}-p{pid}-", rustix::process::getuid().as_raw());
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn remote() -> RemoteKind {
+    RemoteKind::Process {
+        program: PathBuf::from(env!("CARGO_BIN_EXE_xferbench")),
+        args: vec!["__rpmsg-remote".into()],
+    }
+}
+
+#[test]
+fn the_quick_study_writes_every_file_of_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("study");
+    let assert = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args(["study", "rpmsg", "--quick", "--out"])
+        .arg(&out)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let pid = assert.get_output().status.code(); // exited: nothing of it may remain
+    assert_eq!(pid, Some(0));
+    for f in [
+        "results.json",
+        "summary.md",
+        "table-1ch.md",
+        "table-1ch.csv",
+        "table-8ch.md",
+        "table-32ch.csv",
+        "variants.md",
+        "variants.csv",
+        "bandwidth-per-channel.svg",
+        "total-bandwidth.svg",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let res: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(res["outcome"]["status"], "complete");
+    let points = res["points"].as_array().unwrap();
+    assert!(points.len() >= 10);
+    for p in points {
+        let m = &p["medians"];
+        assert!(m["aggregate_bytes_per_s"].as_f64().unwrap() > 0.0);
+        assert!(m["sum_of_rates_bytes_per_s"].as_f64().unwrap() > 0.0);
+        assert!(
+            m["remote_cpus"].as_f64().is_some(),
+            "a process remote has CPU figures"
+        );
+    }
+    assert_eq!(res["variants"].as_array().unwrap().len(), 12);
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("Packet-rate ceiling"), "{summary}");
+    assert!(summary.contains("SC598"), "{summary}");
+    let table = std::fs::read_to_string(out.join("table-8ch.md")).unwrap();
+    assert!(table.contains("| PACKET SIZE | TRANSFER SIZE | Single CH speed | Average CH speed |"));
+    assert!(
+        std::fs::read_to_string(out.join("total-bandwidth.svg"))
+            .unwrap()
+            .starts_with("<svg")
+    );
+}
+
+#[test]
+fn list_names_the_rpmsg_study() {
+    assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("xferbench study NAME"))
+        .stdout(predicates::str::contains("rpmsg"));
+}
+
+#[test]
+fn an_unknown_study_is_a_usage_error() {
+    assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args(["study", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("rpmsg"));
+}
+
+#[test]
+fn a_remote_killed_mid_run_is_reported_and_leaves_no_shared_memory() {
+    let stop = AtomicBool::new(false);
+    let point = RpmsgPoint {
+        channels: 4,
+        packet: 64,
+        transfer: 64 * 50_000_000, // far longer than the test waits
+        notify: Notify::Kick,
+        buffers: Buffers::Copy,
+        suffix: false,
+        verify: true,
+    };
+    let mut s = Session::start(&link_config(&point, Service::Echo), &remote()).unwrap();
+    let pid = s.remote_pid();
+    assert_ne!(pid as u32, std::process::id());
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid).unwrap(),
+            rustix::process::Signal::KILL,
+        );
+    });
+    let started = std::time::Instant::now();
+    let err = s.run(&point, &stop).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "noticed promptly"
+    );
+    assert!(matches!(err, RpmsgError::RemoteDied { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("SIGKILL"), "{msg}");
+    drop(s);
+    assert!(regions_left_by(std::process::id()).is_empty());
+    assert!(regions_left_by(pid as u32).is_empty());
+}
+
+#[test]
+fn a_remote_that_cannot_attach_says_why() {
+    let out = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args(["__rpmsg-remote", "/xferbench-no-such-region"])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("shm_open"), "{err}");
+}
