@@ -218,7 +218,7 @@ impl Peer {
             })?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
-        let mut stderr = child.stderr.take().expect("piped stderr");
+        let stderr = child.stderr.take().expect("piped stderr");
         let (ev_tx, ev_rx) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -235,20 +235,7 @@ impl Peer {
             }
             let _ = ev_tx.send(Event::Closed);
         });
-        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-        let tail = stderr_tail.clone();
-        thread::spawn(move || {
-            let mut buf = [0u8; 1024];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-                t.extend_from_slice(&buf[..n]);
-                let excess = t.len().saturating_sub(STDERR_TAIL);
-                t.drain(..excess);
-            }
-        });
+        let stderr_tail = collect_stderr_tail(stderr);
         let mut peer = Peer {
             channel,
             kind: Kind::Process {
@@ -364,18 +351,11 @@ impl Peer {
                 let status = (*exit)?;
                 // Give the stderr reader a moment to collect the last words.
                 thread::sleep(Duration::from_millis(20));
-                let tail = stderr_tail.lock().unwrap_or_else(|e| e.into_inner());
-                let text = String::from_utf8_lossy(&tail);
-                let text = text.trim();
                 Some(PeerError::Died {
                     channel,
                     pid: child.id(),
                     status: describe_status(status),
-                    stderr: if text.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {text}")
-                    },
+                    stderr: stderr_tail_text(stderr_tail),
                 })
             }
         }
@@ -429,6 +409,37 @@ impl Drop for Peer {
                 let _ = child.wait();
             }
         }
+    }
+}
+
+/// Keeps the last 2 KiB a child writes to `stderr`, read by a background thread.
+pub fn collect_stderr_tail(mut stderr: std::process::ChildStderr) -> Arc<Mutex<Vec<u8>>> {
+    let tail = Arc::new(Mutex::new(Vec::new()));
+    let t = tail.clone();
+    thread::spawn(move || {
+        let mut buf = [0u8; 1024];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut v = t.lock().unwrap_or_else(|e| e.into_inner());
+            v.extend_from_slice(&buf[..n]);
+            let excess = v.len().saturating_sub(STDERR_TAIL);
+            v.drain(..excess);
+        }
+    });
+    tail
+}
+
+/// The collected stderr tail as `": text"`, or empty when there was none.
+pub fn stderr_tail_text(tail: &Mutex<Vec<u8>>) -> String {
+    let t = tail.lock().unwrap_or_else(|e| e.into_inner());
+    let text = String::from_utf8_lossy(&t);
+    let text = text.trim();
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(": {text}")
     }
 }
 

@@ -23,11 +23,10 @@
 
 use crate::clock::Stamp;
 use crate::cpu::CpuSnapshot;
-use crate::peer::describe_status;
+use crate::peer::{collect_stderr_tail, describe_status, stderr_tail_text};
 use crate::verify::{self, Integrity, Verifier};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -270,12 +269,6 @@ impl std::fmt::Debug for Session {
     }
 }
 
-fn tail_text(buf: &Mutex<Vec<u8>>) -> String {
-    let t = buf.lock().unwrap_or_else(|e| e.into_inner());
-    let s = String::from_utf8_lossy(&t).trim().to_string();
-    if s.is_empty() { s } else { format!(": {s}") }
-}
-
 impl Session {
     /// Creates the link, starts the remote and waits until it attached.
     pub fn start(cfg: &LinkConfig, remote: &RemoteKind) -> Result<Session, RpmsgError> {
@@ -306,21 +299,7 @@ impl Session {
                         program: program.display().to_string(),
                         source,
                     })?;
-                let mut err = child.stderr.take().expect("piped");
-                let tail = Arc::new(Mutex::new(Vec::new()));
-                let t = tail.clone();
-                std::thread::spawn(move || {
-                    let mut buf = [0u8; 512];
-                    while let Ok(n) = err.read(&mut buf) {
-                        if n == 0 {
-                            break;
-                        }
-                        let mut v = t.lock().unwrap_or_else(|e| e.into_inner());
-                        v.extend_from_slice(&buf[..n]);
-                        let excess = v.len().saturating_sub(2048);
-                        v.drain(..excess);
-                    }
-                });
+                let tail = collect_stderr_tail(child.stderr.take().expect("piped"));
                 RemoteHandle::Process {
                     child,
                     stderr: tail,
@@ -341,7 +320,7 @@ impl Session {
                     "the rpmsg remote (pid {}) {} before attaching{}",
                     child.id(),
                     describe_status(status),
-                    tail_text(stderr)
+                    stderr_tail_text(stderr)
                 )),
                 _ => Ok(()),
             },
@@ -381,7 +360,7 @@ impl Session {
                     return Some(RpmsgError::RemoteDied {
                         pid: child.id(),
                         status: describe_status(status),
-                        stderr: tail_text(stderr),
+                        stderr: stderr_tail_text(stderr),
                     });
                 }
                 if Instant::now() >= give_up {
@@ -543,7 +522,7 @@ impl Session {
                             return Err(RpmsgError::RemoteDied {
                                 pid: child.id(),
                                 status: describe_status(status),
-                                stderr: tail_text(stderr),
+                                stderr: stderr_tail_text(stderr),
                             });
                         }
                         _ if Instant::now() >= give_up => {

@@ -5,44 +5,11 @@
 //!
 //! `cargo bench -p xferbench-transports --bench wake`
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
 mod common;
+use common::{futex_rtt, median};
 
 const ROUNDS: usize = 15;
 const TRIPS: u64 = 2_000;
-
-fn futex_rtt(n: u64) -> Duration {
-    use rustix::thread::futex;
-    let word = Arc::new(AtomicU32::new(0));
-    let w = word.clone();
-    let other = std::thread::spawn(move || {
-        for _ in 0..n {
-            while w.load(Ordering::Acquire) != 1 {
-                let _ = futex::wait(&w, futex::Flags::empty(), 0, None);
-            }
-            w.store(0, Ordering::Release);
-            let _ = futex::wake(&w, futex::Flags::empty(), 1);
-        }
-    });
-    let start = Instant::now();
-    for _ in 0..n {
-        word.store(1, Ordering::Release);
-        let _ = futex::wake(&word, futex::Flags::empty(), 1);
-        while word.load(Ordering::Acquire) != 0 {
-            let _ = futex::wait(&word, futex::Flags::empty(), 1, None);
-        }
-    }
-    let d = start.elapsed();
-    other.join().unwrap();
-    d / n as u32
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` passes nothing: run briefly.

@@ -50,10 +50,10 @@ impl StudyPlan {
             channels: vec![1, 8, 32],
             packets: vec![1, 2, 16, 64, 256, 496],
             transfers: vec![100, 10_000, 100_000, 1_000_000, 10_000_000],
-            budget: 100_000,
+            budget: 50_000,
             runs: 3,
             variant_channels: vec![1, 8, 32],
-            variant_round_trips: 20_000,
+            variant_round_trips: 10_000,
         }
     }
 

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each bench uses a different subset
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use xferbench_transports::shm::{Shm, ShmEndpoint};
 use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
@@ -44,4 +46,38 @@ pub fn pingpong(t: &Shm, n: u64) -> Duration {
     a.close_send().unwrap();
     echo.join().unwrap();
     took
+}
+
+/// The machine's cross-core wake-up round trip: two threads handing a futex word back
+/// and forth, each sleeping until woken. Per round trip.
+pub fn futex_rtt(n: u64) -> Duration {
+    use rustix::thread::futex;
+    let word = Arc::new(AtomicU32::new(0));
+    let w = word.clone();
+    let other = std::thread::spawn(move || {
+        for _ in 0..n {
+            while w.load(Ordering::Acquire) != 1 {
+                let _ = futex::wait(&w, futex::Flags::empty(), 0, None);
+            }
+            w.store(0, Ordering::Release);
+            let _ = futex::wake(&w, futex::Flags::empty(), 1);
+        }
+    });
+    let start = Instant::now();
+    for _ in 0..n {
+        word.store(1, Ordering::Release);
+        let _ = futex::wake(&word, futex::Flags::empty(), 1);
+        while word.load(Ordering::Acquire) != 0 {
+            let _ = futex::wait(&word, futex::Flags::empty(), 1, None);
+        }
+    }
+    let d = start.elapsed();
+    other.join().unwrap();
+    d / n as u32
+}
+
+/// The median of some values.
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }

@@ -233,6 +233,8 @@ struct Shared {
     rx: TryLock<Driver>,
     mailboxes: Box<[Mailbox]>,
     remote_pid: AtomicI32,
+    /// `remote_pid`, or 0 when the remote is a thread of this process.
+    watch_pid: AtomicI32,
     faults: FaultCounters,
     dropped: AtomicU64,
     kicks: AtomicU64,
@@ -268,9 +270,10 @@ impl Shared {
         self.buf_offset + (i * BUF_SIZE) as u64
     }
 
+    /// The process to watch while waiting (0: none).
     #[inline]
     fn peer(&self) -> i32 {
-        self.remote_pid.load(Ordering::Relaxed)
+        self.watch_pid.load(Ordering::Relaxed)
     }
 
     #[inline]
@@ -520,6 +523,7 @@ impl HostLink {
             },
             mailboxes: (0..cfg.channels).map(|_| Mailbox::new()).collect(),
             remote_pid: AtomicI32::new(0),
+            watch_pid: AtomicI32::new(0),
             faults: FaultCounters::default(),
             dropped: AtomicU64::new(0),
             kicks: AtomicU64::new(0),
@@ -562,6 +566,9 @@ impl HostLink {
             let pid = self.shared.hdr().remote_pid.load(Ordering::Acquire);
             if pid != 0 {
                 self.shared.remote_pid.store(pid as i32, Ordering::Relaxed);
+                self.shared
+                    .watch_pid
+                    .store(super::watch_pid(pid as i32), Ordering::Relaxed);
                 let mut r = self.shared.region.lock().unwrap_or_else(|e| e.into_inner());
                 r.unlink();
                 return Ok(());
@@ -601,7 +608,7 @@ impl HostLink {
 
     /// The remote's process id (0 before it attached).
     pub fn remote_pid(&self) -> i32 {
-        self.shared.peer()
+        self.shared.remote_pid.load(Ordering::Relaxed)
     }
 
     /// Faults the host side rejected.
@@ -871,10 +878,7 @@ fn follower_poll(
         let now = Instant::now();
         if now.duration_since(last_check) >= Duration::from_millis(1) {
             last_check = now;
-            if peer != 0
-                && peer as u32 != std::process::id()
-                && !crate::shm::wait::process_alive(peer)
-            {
+            if peer != 0 && !crate::shm::wait::process_alive(peer) {
                 return Err(WaitEnd::PeerGone(peer));
             }
         }
@@ -914,10 +918,7 @@ fn follower_sleep(
             return Ok(());
         }
         if slept == Err(rustix::io::Errno::TIMEDOUT) {
-            if peer != 0
-                && peer as u32 != std::process::id()
-                && !crate::shm::wait::process_alive(peer)
-            {
+            if peer != 0 && !crate::shm::wait::process_alive(peer) {
                 return Err(WaitEnd::PeerGone(peer));
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {

@@ -195,6 +195,15 @@ pub enum LinkError {
     Config(String),
 }
 
+/// The pid to watch for a peer process: 0 (none) when it is this process.
+pub(crate) fn watch_pid(pid: i32) -> i32 {
+    if pid as u32 == std::process::id() {
+        0
+    } else {
+        pid
+    }
+}
+
 /// Rings a doorbell: bump the word, wake every sleeper.
 #[inline]
 pub(crate) fn ring_bell(line: &WaitLine) {
@@ -222,7 +231,9 @@ pub(crate) enum WaitEnd {
 
 /// Waits until `ready()` holds: by polling in [`Notify::Poll`] mode, else by sleeping on
 /// the futex word of `bell` (after `arm()` asked for a notification, a SeqCst fence
-/// and a re-check). Watches `peer` (0 or our pid: not watched) and `deadline`.
+/// and a re-check). Watches `peer` (0: not watched — callers pass 0 for a peer in
+/// this process; comparing with `getpid()` here would cost a system call per wait)
+/// and `deadline`.
 pub(crate) fn wait_bell(
     bell: &WaitLine,
     notify: Notify,
@@ -234,7 +245,7 @@ pub(crate) fn wait_bell(
     if ready() {
         return Ok(());
     }
-    let watch = peer != 0 && peer as u32 != std::process::id();
+    let watch = peer != 0;
     let start = Instant::now();
     let mut last_check = start;
     let mut check = |now: Instant, force: bool| -> Result<(), WaitEnd> {
@@ -274,20 +285,23 @@ pub(crate) fn wait_bell(
         tv_nsec: SLEEP_SLICE.as_nanos() as _,
     };
     loop {
+        // Read the word before the condition: a kick after that changes the word, so
+        // the sleep below returns at once (no lost wake-up). Where the notifier decides
+        // by an event index (always for buffer returns and refills), it reads our event
+        // field after publishing, so the arm is ordered before the re-check by a full
+        // fence (Dekker).
         let word = bell.futex.load(Ordering::Acquire);
         arm();
         fence(Ordering::SeqCst);
         if ready() {
             return Ok(());
         }
-        bell.waiters.fetch_add(1, Ordering::Relaxed);
         let slept = rustix::thread::futex::wait(
             &bell.futex,
             rustix::thread::futex::Flags::empty(),
             word,
             Some(&slice),
         );
-        bell.waiters.fetch_sub(1, Ordering::Relaxed);
         if ready() {
             return Ok(());
         }

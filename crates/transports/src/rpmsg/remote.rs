@@ -60,6 +60,7 @@ pub struct RemoteLink {
     suffix: bool,
     ept_base: u32,
     ept_count: u32,
+    /// The host's pid, or 0 when it is this process (not watched).
     host_pid: i32,
     tx: Device,
     rx: Device,
@@ -127,7 +128,7 @@ impl RemoteLink {
             suffix: h.suffix != 0,
             ept_base: h.ept_base,
             ept_count: h.ept_count,
-            host_pid: h.host_pid as i32,
+            host_pid: super::watch_pid(h.host_pid as i32),
             tx: Device::new(tx),
             rx: Device::new(rx),
             held: VecDeque::with_capacity(HOLD_CAPACITY),
