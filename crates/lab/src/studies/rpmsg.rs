@@ -38,8 +38,8 @@ pub struct StudyPlan {
     pub runs: usize,
     /// Channel counts of the variants table.
     pub variant_channels: Vec<u32>,
-    /// Round trips per channel of a variant run (packets of 496 bytes; ×10 when
-    /// polling, which is about ten times faster).
+    /// Round trips of a variant run, shared among its channels (packets of 496
+    /// bytes; ×10 when polling, which is about ten times faster).
     pub variant_round_trips: u64,
 }
 
@@ -53,7 +53,7 @@ impl StudyPlan {
             budget: 50_000,
             runs: 3,
             variant_channels: vec![1, 8, 32],
-            variant_round_trips: 10_000,
+            variant_round_trips: 20_000,
         }
     }
 
@@ -66,7 +66,7 @@ impl StudyPlan {
             budget: 12_000,
             runs: 3,
             variant_channels: vec![1, 8],
-            variant_round_trips: 3_000,
+            variant_round_trips: 4_000,
         }
     }
 
@@ -292,8 +292,11 @@ fn run_into(
     for &channels in &plan.variant_channels {
         for notify in Notify::ALL {
             for buffers in Buffers::ALL {
-                // Polling is ~10× faster per round trip: give it as long a run.
-                let rts = plan.variant_round_trips * if notify == Notify::Poll { 10 } else { 1 };
+                // Polling is ~10× faster per round trip: give it as long a run. The
+                // round trips are shared among the channels, so every run carries
+                // about as many messages whatever the channel count.
+                let total = plan.variant_round_trips * if notify == Notify::Poll { 10 } else { 1 };
+                let rts = (total / u64::from(channels)).max(200);
                 let point = RpmsgPoint {
                     channels,
                     packet: 496,
