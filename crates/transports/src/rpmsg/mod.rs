@@ -218,7 +218,7 @@ const SLEEP_SLICE: Duration = Duration::from_millis(10);
 const SPINS_PER_CHECK: u32 = 256;
 /// A poller that spun this long without result yields the CPU between checks, so
 /// that more pollers than CPUs still make progress.
-const POLL_BEFORE_YIELD: Duration = Duration::from_micros(50);
+const POLL_BEFORE_YIELD: Duration = Duration::from_micros(5);
 
 /// What ended a wait without `ready`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
