@@ -52,6 +52,15 @@ pub enum PeerArg {
     Process,
 }
 
+/// Where `--counters` come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CountersArg {
+    /// perf_event_open: software counters, and hardware counters with a PMU.
+    Perf,
+    /// valgrind --tool=callgrind --cache-sim=yes on the peers: simulated, deterministic.
+    Callgrind,
+}
+
 /// `xferbench run`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -149,6 +158,13 @@ pub struct RunArgs {
     /// No progress bar, table or warnings; only errors (files are still written).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Record counters of every participating process over each run's window:
+    /// `perf` (default) for perf_event_open software counters and, with a PMU, hardware
+    /// ones; `callgrind` for simulated instruction and cache-miss counts of the peers
+    /// under valgrind (slow: use a small --count). See docs/profiling.md.
+    #[arg(long, value_enum, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "perf", require_equals = false)]
+    pub counters: Option<CountersArg>,
 
     /// Testing aid: corrupt every Nth message after stamping it.
     #[arg(long, value_name = "N", hide = true)]

@@ -78,6 +78,11 @@ struct PerfEventAttrV0 {
     bp_addr: u64,
 }
 
+/// Whether a hardware PMU answers `perf_event_open` (cheap: one syscall).
+pub fn pmu_available() -> bool {
+    probe_pmu().0
+}
+
 /// Opens (and closes) a hardware instruction counter for this thread.
 fn probe_pmu() -> (bool, Option<String>) {
     const PERF_TYPE_HARDWARE: u32 = 0;

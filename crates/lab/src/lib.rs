@@ -10,6 +10,7 @@
 
 pub mod clock;
 pub mod context;
+pub mod counters;
 pub mod cpu;
 pub mod observer;
 pub mod peer;
@@ -46,7 +47,7 @@ pub fn run_sweep(
         warnings: Vec::new(),
         outcome: Outcome::Complete,
     };
-    if !doc.context.capabilities.pmu {
+    if opts.counters == counters::CounterMode::PerfEvent && !doc.context.capabilities.pmu {
         if let Some(note) = &doc.context.capabilities.pmu_note {
             doc.warnings.push(format!("counters: {note}"));
         }
