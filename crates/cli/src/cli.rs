@@ -21,6 +21,9 @@ pub enum Command {
     List(ListArgs),
     /// Run a workload over a sweep of transports, sizes and channel counts.
     Run(Box<RunArgs>),
+    /// Profile a command or a running process with perf: flame graph, speedscope
+    /// file and top-functions table.
+    Profile(ProfileArgs),
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = "__peer", hide = true)]
     Peer,
@@ -32,6 +35,33 @@ pub struct ListArgs {
     /// Print the list as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `xferbench profile`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench profile -- xferbench run stream -t shm -s 64 --peer thread -q
+  xferbench profile --pid 1234 --duration 5 --out prof
+
+Needs perf (`apt-get install linux-perf`); samples cpu-clock, so no hardware PMU is needed. \
+Writes flamegraph.svg, profile.speedscope.json, top-functions.md/.csv and stacks.folded.")]
+pub struct ProfileArgs {
+    /// Attach to this running process instead of starting a command.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+
+    /// Seconds to record a process given with --pid.
+    #[arg(long, value_name = "S", default_value_t = 10.0, requires = "pid")]
+    pub duration: f64,
+
+    /// Output folder [default: xferbench-profile-<time>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// The command to run and profile, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 /// The workloads.
@@ -165,6 +195,22 @@ pub struct RunArgs {
     /// under valgrind (slow: use a small --count). See docs/profiling.md.
     #[arg(long, value_enum, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "perf", require_equals = false)]
     pub counters: Option<CountersArg>,
+
+    /// Profile one participant of every point with `perf record` and write a flame
+    /// graph, a speedscope file and a top-functions table per point under DIR
+    /// [default DIR: xferbench-profile-<time>].
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
+    pub profile: Option<PathBuf>,
+
+    /// The participant to profile: `main` (drivers, and thread peers) or `peerN` (the
+    /// process serving channel N).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "main",
+        requires = "profile"
+    )]
+    pub profile_peer: String,
 
     /// Testing aid: corrupt every Nth message after stamping it.
     #[arg(long, value_name = "N", hide = true)]

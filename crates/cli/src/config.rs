@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::peer::PeerProgram;
+use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
 use xferbench_lab::runner::{PeerMode, RunOptions};
 use xferbench_lab::sweep::{PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
@@ -195,6 +196,17 @@ impl RunConfig {
             hang_timeout: Duration::from_secs_f64(a.timeout),
             corrupt_every: a.inject_corruption,
             counters,
+            profile: a.profile.as_ref().map(|dir| ProfileRequest {
+                dir: if dir.as_os_str().is_empty() {
+                    PathBuf::from(format!(
+                        "xferbench-profile-{}",
+                        xferbench_lab::context::compact_timestamp()
+                    ))
+                } else {
+                    dir.clone()
+                },
+                participant: a.profile_peer.clone(),
+            }),
         };
         let settings = Settings {
             workload: workload.name().to_string(),

@@ -3,6 +3,7 @@
 mod cli;
 mod config;
 mod list;
+mod profile;
 mod run;
 
 use clap::Parser;
@@ -18,6 +19,7 @@ fn main() -> ExitCode {
             list::run(&args, &mut stdout.lock()).map(|()| 0)
         }
         cli::Command::Run(args) => run::run(&args),
+        cli::Command::Profile(args) => profile::run(&args),
     };
     match code {
         Ok(c) => ExitCode::from(c),

@@ -24,6 +24,19 @@ pub fn collect(version: &str, command_line: Vec<String>, settings: Settings) -> 
     }
 }
 
+/// The time now as `YYYYmmdd-HHMMSS` (UTC), for default output folder names.
+pub fn compact_timestamp() -> String {
+    let t = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    // 2026-11-22T06:40:05Z -> 20261122-064005
+    t.chars()
+        .filter_map(|c| match c {
+            'T' => Some('-'),
+            c if c.is_ascii_digit() => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()

@@ -14,6 +14,7 @@ pub mod counters;
 pub mod cpu;
 pub mod observer;
 pub mod peer;
+pub mod profile;
 pub mod result;
 pub mod runner;
 pub mod stats;

@@ -73,6 +73,8 @@ pub struct RunOptions {
     pub corrupt_every: Option<u64>,
     /// Counters to record per participant (`--counters`).
     pub counters: CounterMode,
+    /// Profile one participant of every point (`--profile`, `--profile-peer`).
+    pub profile: Option<crate::profile::ProfileRequest>,
 }
 
 /// Why a point could not be measured.
@@ -115,6 +117,9 @@ pub enum RunError {
     /// Stopped by the user.
     #[error("interrupted")]
     Interrupted,
+    /// The profiler could not start or stop.
+    #[error(transparent)]
+    Profile(#[from] crate::profile::ProfileError),
     /// CPU pinning failed.
     #[error("cannot pin to CPU {cpu}: {source}")]
     Pin {
@@ -235,6 +240,10 @@ fn run_point_with<T: Transport + Clone>(
         });
     }
     let participants = participants(&peers, &opts.peer);
+    let mut profiler = match &opts.profile {
+        Some(req) => Some(start_profile(req, index, &participants)?),
+        None => None,
+    };
     let total = opts.warmup + opts.runs;
     let mut records = Vec::with_capacity(opts.runs);
     for r in 0..total {
@@ -250,6 +259,9 @@ fn run_point_with<T: Transport + Clone>(
             });
         }
         on_run(RunProgress { done: r + 1, total });
+    }
+    if let Some(p) = profiler.as_mut() {
+        p.stop()?;
     }
     for p in peers {
         p.quit();
@@ -274,6 +286,33 @@ fn run_point_with<T: Transport + Clone>(
         };
     }
     Ok(result)
+}
+
+fn start_profile(
+    req: &crate::profile::ProfileRequest,
+    index: usize,
+    participants: &[Participant],
+) -> Result<crate::profile::perf_record::Attached, RunError> {
+    let who = participants
+        .iter()
+        .find(|p| p.name == req.participant)
+        .ok_or_else(|| crate::profile::ProfileError::UnknownParticipant {
+            name: req.participant.clone(),
+            known: participants
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    let dir = req.point_dir(index);
+    std::fs::create_dir_all(&dir).map_err(|source| crate::profile::ProfileError::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    Ok(crate::profile::perf_record::attach(
+        who.pid,
+        &dir.join("perf.data"),
+    )?)
 }
 
 /// The participants of a point: `main`, then `peerN` for each process peer.

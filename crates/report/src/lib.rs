@@ -14,6 +14,7 @@ pub mod format;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
+pub mod profile;
 pub mod progress;
 pub mod table;
 
