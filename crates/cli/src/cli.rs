@@ -24,6 +24,11 @@ pub enum Command {
     /// Profile a command or a running process with perf: flame graph, speedscope
     /// file and top-functions table.
     Profile(ProfileArgs),
+    /// Compare two shell commands, interleaved: time with significance, CPU,
+    /// counters, and a diagnosis (the perf-stat method).
+    Ab(AbArgs),
+    /// Compare two result files point by point; non-zero exit on a regression.
+    Compare(CompareArgs),
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = "__peer", hide = true)]
     Peer,
@@ -62,6 +67,68 @@ pub struct ProfileArgs {
     /// The command to run and profile, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// `xferbench ab`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Example:
+  xferbench ab --runs 10 'xferbench run stream -t shm -s 64 -n 200000 -r 1 -w 0 -q --peer thread' \\
+                        'xferbench run stream -t pipe -s 64 -n 200000 -r 1 -w 0 -q --peer thread'
+
+Without a hardware PMU, instructions come from one run of each command under callgrind.
+Exit status: 0, or 1 when B is significantly slower than A by more than --threshold; 2 bad usage.")]
+pub struct AbArgs {
+    /// Measured runs of each command.
+    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    pub runs: usize,
+
+    /// Warm-up runs of each command, discarded.
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Percent by which B may be slower than A before the exit status says so.
+    #[arg(long, value_name = "P", default_value_t = 5.0)]
+    pub threshold: f64,
+
+    /// Skip the callgrind pass that counts instructions when there is no PMU.
+    #[arg(long)]
+    pub no_callgrind: bool,
+
+    /// Write the whole comparison as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Command A, the baseline (run with `sh -c`).
+    #[arg(value_name = "CMD_A")]
+    pub command_a: String,
+
+    /// Command B, the change.
+    #[arg(value_name = "CMD_B")]
+    pub command_b: String,
+}
+
+/// `xferbench compare`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Exit status: 0 no regression, 1 a significant regression beyond --threshold, 2 bad usage or
+files that cannot be read or compared.")]
+pub struct CompareArgs {
+    /// The baseline result file (`run --export-json`).
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+
+    /// The new result file.
+    #[arg(value_name = "NEW.json")]
+    pub new: PathBuf,
+
+    /// Percent by which a point's primary figure may get worse.
+    #[arg(long, value_name = "P", default_value_t = 5.0)]
+    pub threshold: f64,
+
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The workloads.

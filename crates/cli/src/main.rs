@@ -1,5 +1,6 @@
 //! The `xferbench` binary: parses the command line, runs the lab, writes reports.
 
+mod ab;
 mod cli;
 mod config;
 mod list;
@@ -20,6 +21,8 @@ fn main() -> ExitCode {
         }
         cli::Command::Run(args) => run::run(&args),
         cli::Command::Profile(args) => profile::run(&args),
+        cli::Command::Ab(args) => ab::run(&args),
+        cli::Command::Compare(args) => ab::compare(&args),
     };
     match code {
         Ok(c) => ExitCode::from(c),

@@ -8,7 +8,9 @@
 
 #![deny(missing_docs)]
 
+pub mod ab;
 pub mod clock;
+pub mod compare;
 pub mod context;
 pub mod counters;
 pub mod cpu;

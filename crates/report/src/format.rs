@@ -69,6 +69,8 @@ pub fn counters_brief(p: &xferbench_lab::result::PointResult) -> Option<String> 
 /// `950`, `12.3k`, `4.56M`, `7.89G`: a count with a decimal suffix.
 pub fn count(v: f64) -> String {
     scaled(v, &["", "k", "M", "G", "T"], 1000.0)
+        .trim_end()
+        .to_string()
 }
 
 /// `±2.1%`.

@@ -9,6 +9,7 @@
 
 #![deny(missing_docs)]
 
+pub mod compare;
 pub mod csv;
 pub mod format;
 pub mod json;

@@ -50,6 +50,16 @@ pub const EVENTS: [EventSpec; 10] = [
     hw(name::BRANCH_MISSES, Hardware::BRANCH_MISSES),
 ];
 
+impl EventSpec {
+    /// A `perf_event` builder for this event, asking for enabled/running times.
+    pub fn builder(&self) -> Builder<'static> {
+        match self.kind {
+            Kind::Sw(e) => builder(e),
+            Kind::Hw(e) => builder(e),
+        }
+    }
+}
+
 const fn sw(name: &'static str, e: Software) -> EventSpec {
     EventSpec {
         name,
@@ -159,10 +169,7 @@ impl PerfEventSource {
 
     fn open_one(&mut self, spec: &EventSpec, tid: u32) -> Result<Counter, OpenFailure> {
         loop {
-            let mut b = match spec.kind {
-                Kind::Sw(e) => builder(e),
-                Kind::Hw(e) => builder(e),
-            };
+            let mut b = spec.builder();
             b.observe_pid(tid as i32)
                 .any_cpu()
                 .enabled(false)
