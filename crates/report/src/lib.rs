@@ -5,7 +5,9 @@
 //! [`csv`](mod@csv), [`markdown`]; plus the terminal [`table`], and two
 //! [`Observer`](xferbench_lab::observer::Observer)s that run during a sweep:
 //! [`jsonl::JsonLinesWriter`] (finished points on disk as they finish) and
-//! [`progress::Progress`] (a progress bar with ETA on a terminal).
+//! [`progress::Progress`] (a progress bar with ETA on a terminal). Studies write their
+//! folders through [`study::StudyFolder`], with [`study::Table`]s and SVG
+//! [`plot::LineChart`]s.
 
 #![deny(missing_docs)]
 
@@ -15,8 +17,10 @@ pub mod format;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
+pub mod plot;
 pub mod profile;
 pub mod progress;
+pub mod study;
 pub mod table;
 
 use std::io::Write;
@@ -30,12 +34,20 @@ pub trait Exporter {
     fn export(&self, doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()>;
 }
 
-/// Writes `doc` to `path` through `exporter`, atomically: a temporary file in the same
-/// folder is renamed over `path`, so a crash never leaves half a file.
+/// Writes `doc` to `path` through `exporter`, atomically (see [`write_atomic`]).
 pub fn export_to_path(
     exporter: &dyn Exporter,
     doc: &ResultDoc,
     path: &std::path::Path,
+) -> std::io::Result<()> {
+    write_atomic(path, |w| exporter.export(doc, w))
+}
+
+/// Writes a file atomically: `body` writes a temporary file in the same folder, which
+/// is synced and renamed over `path`, so a crash never leaves half a file.
+pub fn write_atomic(
+    path: &std::path::Path,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let dir = path
         .parent()
@@ -48,7 +60,7 @@ pub fn export_to_path(
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        exporter.export(doc, &mut f)?;
+        body(&mut f)?;
         f.flush()?;
         f.get_ref().sync_data()?;
         drop(f);
