@@ -478,6 +478,8 @@ mod robustness {
     }
 
     fn hung_peer(transport: &str, params: &[&str]) {
+        // Stopping the peer must not race its start-up on a loaded machine.
+        let _quiet = super::support::timing_lock();
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
         let mut args = vec![
@@ -697,6 +699,7 @@ mod counters {
 
     #[test]
     fn callgrind_counts_the_peers_deterministically() {
+        let _quiet = super::support::timing_lock();
         if !super::tools::have("valgrind") {
             println!("skipped: valgrind is not installed (apt-get install valgrind)");
             return;
@@ -772,6 +775,7 @@ mod profiling {
 
     #[test]
     fn profile_of_a_short_run_writes_a_flame_graph() {
+        let _quiet = super::support::timing_lock();
         if let Err(why) = super::tools::perf_usable() {
             println!("skipped: {why}");
             return;
@@ -793,6 +797,7 @@ mod profiling {
 
     #[test]
     fn run_profiles_a_named_peer() {
+        let _quiet = super::support::timing_lock();
         if let Err(why) = super::tools::perf_usable() {
             println!("skipped: {why}");
             return;

@@ -8,6 +8,7 @@
 //!   samples, largest total first: speedscope's sandwich table, offline.
 //! - `stacks.folded`: the folded stacks themselves (for `inferno-flamegraph`, diffs).
 
+use crate::study::Table;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use xferbench_lab::profile::{Folded, speedscope};
@@ -32,7 +33,7 @@ pub fn write_outputs(dir: &Path, folded: &Folded, title: &str) -> std::io::Resul
         .map_err(std::io::Error::other)?;
     put("profile.speedscope.json", &ss)?;
     put("top-functions.md", top_markdown(folded, title).as_bytes())?;
-    put("top-functions.csv", &top_csv(folded)?)?;
+    put("top-functions.csv", top_csv(folded).as_bytes())?;
     Ok(written)
 }
 
@@ -66,22 +67,32 @@ fn escape(s: &str) -> String {
 /// `top-functions.md`: the first [`TOP_ROWS`] functions by self share.
 pub fn top_markdown(folded: &Folded, title: &str) -> String {
     let top = folded.top_functions();
+    let table = Table {
+        title: String::new(),
+        headers: ["#", "function", "self", "total"]
+            .map(String::from)
+            .to_vec(),
+        rows: top
+            .iter()
+            .take(TOP_ROWS)
+            .enumerate()
+            .map(|(i, f)| {
+                vec![
+                    (i + 1).to_string(),
+                    format!("`{}`", f.name.replace('`', "'")),
+                    format!("{:.1} %", f.self_share * 100.0),
+                    format!("{:.1} %", f.total_share * 100.0),
+                ]
+            })
+            .collect(),
+    };
     let mut s = format!(
         "# Top functions: {title}\n\n{:.1} ms of CPU sampled. *Self*: the function itself \
          was running; *total*: it was on the stack (its callees included). By self share: \
-         the functions that burn the CPU come first.\n\n\
-         | # | function | self | total |\n| --: | :-- | --: | --: |\n",
-        folded.total() as f64 / 1e6
+         the functions that burn the CPU come first.\n\n{}",
+        folded.total() as f64 / 1e6,
+        table.to_markdown()
     );
-    for (i, f) in top.iter().take(TOP_ROWS).enumerate() {
-        s.push_str(&format!(
-            "| {} | `{}` | {:.1} % | {:.1} % |\n",
-            i + 1,
-            f.name.replace('|', "\\|").replace('`', "'"),
-            f.self_share * 100.0,
-            f.total_share * 100.0
-        ));
-    }
     if top.len() > TOP_ROWS {
         s.push_str(&format!(
             "\n{} more in top-functions.csv.\n",
@@ -91,27 +102,34 @@ pub fn top_markdown(folded: &Folded, title: &str) -> String {
     s
 }
 
-/// `top-functions.csv`: every function, with sample counts and shares.
-pub fn top_csv(folded: &Folded) -> std::io::Result<Vec<u8>> {
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "function",
-        "self_ns",
-        "total_ns",
-        "self_share",
-        "total_share",
-    ])?;
-    for f in folded.top_functions() {
-        w.write_record([
-            f.name.clone(),
-            f.self_samples.to_string(),
-            f.total_samples.to_string(),
-            f.self_share.to_string(),
-            f.total_share.to_string(),
-        ])?;
+/// `top-functions.csv`: every function, with weights (CPU ns) and shares.
+pub fn top_csv(folded: &Folded) -> String {
+    Table {
+        title: String::new(),
+        headers: [
+            "function",
+            "self_ns",
+            "total_ns",
+            "self_share",
+            "total_share",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: folded
+            .top_functions()
+            .into_iter()
+            .map(|f| {
+                vec![
+                    f.name,
+                    f.self_samples.to_string(),
+                    f.total_samples.to_string(),
+                    f.self_share.to_string(),
+                    f.total_share.to_string(),
+                ]
+            })
+            .collect(),
     }
-    w.into_inner()
-        .map_err(|e| std::io::Error::other(e.to_string()))
+    .to_csv()
 }
 
 #[cfg(test)]
