@@ -623,6 +623,17 @@ mod tools {
             .is_ok_and(|o| o.status.success())
     }
 
+    /// True (after printing why) when perf cannot profile here.
+    pub fn skip_without_perf() -> bool {
+        match perf_usable() {
+            Ok(()) => false,
+            Err(why) => {
+                println!("skipped: {why}");
+                true
+            }
+        }
+    }
+
     /// perf installed and allowed to profile our own processes.
     pub fn perf_usable() -> Result<(), String> {
         if !have("perf") {
@@ -776,8 +787,7 @@ mod profiling {
     #[test]
     fn profile_of_a_short_run_writes_a_flame_graph() {
         let _quiet = super::support::timing_lock();
-        if let Err(why) = super::tools::perf_usable() {
-            println!("skipped: {why}");
+        if super::tools::skip_without_perf() {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -798,8 +808,7 @@ mod profiling {
     #[test]
     fn run_profiles_a_named_peer() {
         let _quiet = super::support::timing_lock();
-        if let Err(why) = super::tools::perf_usable() {
-            println!("skipped: {why}");
+        if super::tools::skip_without_perf() {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -819,8 +828,7 @@ mod profiling {
 
     #[test]
     fn an_unknown_participant_is_named_with_the_choices() {
-        if let Err(why) = super::tools::perf_usable() {
-            println!("skipped: {why}");
+        if super::tools::skip_without_perf() {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
