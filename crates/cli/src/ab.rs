@@ -36,11 +36,18 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
     };
     let tty = std::io::stderr().is_terminal();
-    let report = xferbench_lab::ab::run(&cfg, caps.pmu, &mut |done, total| {
+    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &mut |done, total| {
         if tty {
             eprint!("\rab: run {done}/{total}");
         }
-    })?;
+    }) {
+        Ok(r) => r,
+        Err(xferbench_lab::ab::AbError::Interrupted) => {
+            eprintln!("\ninterrupted");
+            return Ok(crate::run::EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(e.into()),
+    };
     if tty {
         eprint!("\r\x1b[K");
     }

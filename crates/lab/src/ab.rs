@@ -79,6 +79,9 @@ pub enum AbError {
         /// How it ended.
         status: String,
     },
+    /// A command was stopped by Ctrl-C.
+    #[error("interrupted")]
+    Interrupted,
     /// The callgrind pass failed.
     #[error("callgrind pass of `{command}`: {message}")]
     Callgrind {
@@ -264,6 +267,9 @@ fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
         command: command.into(),
         source,
     })?;
+    if std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGINT) {
+        return Err(AbError::Interrupted);
+    }
     if !status.success() {
         return Err(AbError::CommandFailed {
             command: command.into(),

@@ -182,6 +182,11 @@ impl CounterSource for CallgrindSource {
         warnings: &mut Vec<String>,
     ) -> Option<RunCounters> {
         let runs = self.windows.max(1) as f64;
+        warnings.push(
+            "counters: the peers ran under callgrind (20-100x slower): this point's time and \
+             throughput figures are not representative"
+                .into(),
+        );
         let mut processes = Vec::new();
         for p in participants.iter().filter(|p| p.name != "main") {
             let path = self.dir.join(format!("callgrind.out.{}", p.pid));

@@ -235,3 +235,38 @@ pub fn script(data: &Path) -> Result<Vec<u8>, ProfileError> {
     }
     Ok(output.stdout)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_how_to_fix_them() {
+        let e = failure(
+            "perf record",
+            b"Error:\nAccess to performance monitoring and observability operations is limited.\n\
+              Consider adjusting /proc/sys/kernel/perf_event_paranoid setting\n",
+        );
+        assert!(matches!(e, ProfileError::Forbidden { .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains("sysctl kernel.perf_event_paranoid=1") && text.contains("CAP_PERFMON")
+        );
+        assert!(
+            ProfileError::PerfMissing
+                .to_string()
+                .contains("apt-get install linux-perf")
+        );
+        let other = failure("perf script", b"line 1\nsomething broke\n");
+        assert!(other.to_string().contains("something broke"), "{other}");
+    }
+
+    #[test]
+    fn record_uses_cpu_clock_and_dwarf_stacks() {
+        let a = record_args(Path::new("/tmp/x.data")).join(" ");
+        assert!(
+            a.contains("-e cpu-clock") && a.contains("--call-graph dwarf"),
+            "{a}"
+        );
+    }
+}
