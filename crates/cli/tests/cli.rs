@@ -497,7 +497,12 @@ mod robustness {
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains("no progress"), "{stderr}");
+        // Stopped mid-point, the supervisor sees no progress; stopped between points
+        // (a race on a loaded machine), the peer protocol's own timeout catches it.
+        assert!(
+            stderr.contains("no progress") || stderr.contains("did not"),
+            "{stderr}"
+        );
         assert_eq!(read_json(&json)["points"].as_array().unwrap().len(), 1);
         for p in peers {
             assert!(gone(p), "stopped peer {p} was not reaped");
