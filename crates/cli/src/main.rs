@@ -4,6 +4,8 @@ mod cli;
 mod config;
 mod list;
 mod run;
+mod study;
+mod warp;
 
 use clap::Parser;
 use std::io::Write;
@@ -18,6 +20,8 @@ fn main() -> ExitCode {
             list::run(&args, &mut stdout.lock()).map(|()| 0)
         }
         cli::Command::Run(args) => run::run(&args),
+        cli::Command::Study(args) => study::run(&args),
+        cli::Command::Warp(cmd) => warp::run(&cmd),
     };
     match code {
         Ok(c) => ExitCode::from(c),

@@ -16,6 +16,7 @@ pub mod peer;
 pub mod result;
 pub mod runner;
 pub mod stats;
+pub mod studies;
 pub mod sweep;
 pub mod transports;
 pub mod verify;

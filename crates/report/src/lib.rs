@@ -20,6 +20,7 @@ pub mod plot;
 pub mod progress;
 pub mod study;
 pub mod table;
+pub mod warp;
 
 use std::io::Write;
 use xferbench_lab::result::ResultDoc;

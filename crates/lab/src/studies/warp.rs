@@ -1,0 +1,959 @@
+//! The Warp Pipe workload and study: T threads × N iterations of read P bytes →
+//! write them back modified (`buf[j] = j + i`) → read again and verify, against the
+//! memory mock, in the connection arrangements of [`ConnectionMode`].
+//!
+//! * [`run_client`] runs the workload of one client process (this one) against a
+//!   server address and returns a [`ClientRun`]: per-transaction latencies (HDR
+//!   histogram buckets, so runs of several processes merge exactly), the time window
+//!   on the shared `CLOCK_MONOTONIC` axis, errors and verification failures.
+//! * [`run_point`] starts a memory mock (a re-executed `xferbench warp serve`
+//!   process, so its CPU time is its own, or a thread for tests), runs one client in
+//!   this process or `instances` client processes (`xferbench warp client`), and
+//!   returns a [`PointResult`] with transactions/s, MB/s, latency percentiles and the
+//!   CPU of client(s) and server.
+//! * [`run_study`] runs the study's list of points ([`study_points`]).
+//!
+//! Every thread works on its own slice of BAR1 (`slot × P`), so that verification is
+//! exact even with many writers; the study sizes BAR1 to hold all slices. When BAR1 is
+//! too small for that, threads share offset 0 and verification is skipped (and
+//! reported as such), like warp-pipe's sample, which checks only the lengths.
+//!
+//! A transaction is one MRd answered by its completion(s), or one MWr (posted: its
+//! latency is the time to hand it to the socket). The original's 200 ms sleep per
+//! iteration is `think` (default 0).
+
+use crate::clock::Stamp;
+use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::result::Latency;
+use crate::runner::latency_of;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::Duration;
+use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipelined};
+use xferbench_transports::warp::mock::MockConfig;
+use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
+
+/// How client threads share connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConnectionMode {
+    /// One connection for all threads, one transaction in flight (warp-pipe's sample).
+    Shared,
+    /// One connection per thread.
+    PerThread,
+    /// Up to 32 threads per connection, each with its own tag: up to 32 reads in
+    /// flight per connection.
+    Pipelined,
+}
+
+impl ConnectionMode {
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectionMode::Shared => "shared",
+            ConnectionMode::PerThread => "per-thread",
+            ConnectionMode::Pipelined => "pipelined",
+        }
+    }
+
+    /// Parses [`ConnectionMode::name`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Shared, Self::PerThread, Self::Pipelined]
+            .into_iter()
+            .find(|m| m.name() == s)
+    }
+}
+
+/// What each iteration does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ops {
+    /// Read, write back modified, read again and verify (warp-pipe's sample).
+    #[default]
+    ReadWriteRead,
+    /// One read per iteration (the mock's read throughput).
+    Read,
+}
+
+/// One client process's share of the workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientSpec {
+    /// Threads.
+    pub threads: usize,
+    /// Iterations per thread.
+    pub iterations: u64,
+    /// Bytes per read and write, 4..=4096, a multiple of 4.
+    pub payload: usize,
+    /// CRC implementation (`bitwise`, `table`, `fast`).
+    pub crc: String,
+    /// How threads share connections.
+    pub connection: ConnectionMode,
+    /// ACK received TLPs with the next request instead of at once.
+    pub piggyback_acks: bool,
+    /// Sleep between iterations, milliseconds (warp-pipe's sample: 200).
+    pub think_ms: u64,
+    /// BAR1 slice of this process's first thread (other processes use other slots).
+    pub first_slot: usize,
+    /// What each iteration does.
+    pub ops: Ops,
+}
+
+/// What one client process measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientRun {
+    /// Transactions completed.
+    pub transactions: u64,
+    /// Payload bytes moved (read and written).
+    pub payload_bytes: u64,
+    /// When the threads started (after connecting and enumerating).
+    pub start: Stamp,
+    /// When the last thread finished.
+    pub end: Stamp,
+    /// Latency histogram as `(value_ns, count)` buckets.
+    pub latency_buckets: Vec<(u64, u64)>,
+    /// Second reads that did not return what was written.
+    pub verify_failures: u64,
+    /// Whether data was verified (each thread had its own BAR1 slice).
+    pub verified: bool,
+    /// Failed transactions.
+    pub errors: u64,
+    /// The first error, if any.
+    pub first_error: Option<String>,
+    /// This process's CPU over the run.
+    pub cpu: ProcessCpu,
+    /// Interrupted before the end.
+    pub interrupted: bool,
+}
+
+/// Why the workload could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum WarpRunError {
+    /// A parameter is out of range.
+    #[error("{0}")]
+    Spec(String),
+    /// Connecting or enumerating failed.
+    #[error("warp client: {0}")]
+    Client(#[from] ClientError),
+    /// Starting or talking to a server or client process failed.
+    #[error("warp: {0}")]
+    Process(String),
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 ns .. 100 s, 3 significant digits. Valid bounds: cannot fail.
+    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Connections of one client process.
+enum Conns {
+    Shared(Mutex<Link>),
+    PerThread(Vec<Mutex<Link>>),
+    Pipelined(Vec<Pipelined>),
+}
+
+/// Runs `spec` against the server at `addr` until done or `stop`.
+pub fn run_client(
+    addr: SocketAddr,
+    spec: &ClientSpec,
+    stop: &AtomicBool,
+) -> Result<ClientRun, WarpRunError> {
+    let crc: CrcKind = spec.crc.parse().map_err(|_| {
+        WarpRunError::Spec(format!(
+            "unknown CRC `{}`: choose from bitwise, table, fast",
+            spec.crc
+        ))
+    })?;
+    if spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
+        return Err(WarpRunError::Spec(format!(
+            "payload {} B: need a multiple of 4 from 4 to 4096",
+            spec.payload
+        )));
+    }
+    if spec.threads == 0 {
+        return Err(WarpRunError::Spec("threads must be at least 1".into()));
+    }
+    let ack = if spec.piggyback_acks {
+        AckPolicy::Piggyback
+    } else {
+        AckPolicy::Immediate
+    };
+    let cpu_before = CpuSnapshot::now();
+    let mut first = Link::connect(addr, crc, ack)?;
+    let info = first.enumerate()?;
+    let bar = info
+        .bar(1)
+        .ok_or_else(|| WarpRunError::Spec("the device has no BAR1".into()))?;
+    let slots_needed = (spec.first_slot + spec.threads) as u64 * spec.payload as u64;
+    let verified = slots_needed <= u64::from(bar.size);
+    if spec.payload as u64 > u64::from(bar.size) {
+        return Err(WarpRunError::Spec(format!(
+            "payload {} B is larger than BAR1 ({} B)",
+            spec.payload, bar.size
+        )));
+    }
+    let conns = match spec.connection {
+        ConnectionMode::Shared => Conns::Shared(Mutex::new(first)),
+        ConnectionMode::PerThread => {
+            let mut v = vec![Mutex::new(first)];
+            for _ in 1..spec.threads {
+                v.push(Mutex::new(Link::connect(addr, crc, ack)?));
+            }
+            Conns::PerThread(v)
+        }
+        ConnectionMode::Pipelined => {
+            drop(first);
+            let n = spec.threads.div_ceil(MAX_TAGS);
+            let mut v = Vec::with_capacity(n);
+            for _ in 0..n {
+                v.push(Pipelined::connect(addr, crc)?);
+            }
+            Conns::Pipelined(v)
+        }
+    };
+    let barrier = &Barrier::new(spec.threads + 1);
+    let transactions = AtomicU64::new(0);
+    let verify_failures = AtomicU64::new(0);
+    let errors = AtomicU64::new(0);
+    let first_error = Mutex::new(None::<String>);
+    let merged = Mutex::new(new_histogram());
+    let think = Duration::from_millis(spec.think_ms);
+    let mut start = Stamp(0);
+    std::thread::scope(|scope| {
+        for t in 0..spec.threads {
+            let (conns, barrier, transactions, verify_failures, errors, first_error, merged) = (
+                &conns,
+                barrier,
+                &transactions,
+                &verify_failures,
+                &errors,
+                &first_error,
+                &merged,
+            );
+            let spawned = std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn_scoped(scope, move || {
+                    let slot = spec.first_slot + t;
+                    let offset = if verified {
+                        (slot * spec.payload) as u64
+                    } else {
+                        0
+                    };
+                    let addr = bar.address + offset;
+                    let mut hist = new_histogram();
+                    let mut buf = vec![0u8; spec.payload];
+                    let mut done = 0u64;
+                    let mut failures = 0u64;
+                    let fail = |e: ClientError| {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        let mut f = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                        f.get_or_insert_with(|| e.to_string());
+                    };
+                    let op = |read: bool,
+                              buf: &mut [u8],
+                              hist: &mut Histogram<u64>|
+                     -> Result<(), ClientError> {
+                        let t0 = Stamp::now();
+                        let r = match conns {
+                            Conns::Shared(l) => {
+                                let mut l = l.lock().unwrap_or_else(|p| p.into_inner());
+                                if read {
+                                    l.read(addr, buf)
+                                } else {
+                                    l.write(addr, buf)
+                                }
+                            }
+                            Conns::PerThread(v) => {
+                                let mut l = v[t].lock().unwrap_or_else(|p| p.into_inner());
+                                if read {
+                                    l.read(addr, buf)
+                                } else {
+                                    l.write(addr, buf)
+                                }
+                            }
+                            Conns::Pipelined(v) => {
+                                let c = &v[t / MAX_TAGS];
+                                if read {
+                                    c.read((t % MAX_TAGS) as u8, addr, buf)
+                                } else {
+                                    c.write(addr, buf)
+                                }
+                            }
+                        };
+                        let _ = hist.record(Stamp::now().since(t0).max(1));
+                        r
+                    };
+                    barrier.wait();
+                    for i in 0..spec.iterations {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Err(e) = op(true, &mut buf, &mut hist) {
+                            fail(e);
+                            break;
+                        }
+                        done += 1;
+                        if spec.ops == Ops::ReadWriteRead {
+                            for (j, b) in buf.iter_mut().enumerate() {
+                                *b = (j as u64 + i) as u8;
+                            }
+                            if let Err(e) = op(false, &mut buf, &mut hist) {
+                                fail(e);
+                                break;
+                            }
+                            done += 1;
+                            buf.fill(0);
+                            if let Err(e) = op(true, &mut buf, &mut hist) {
+                                fail(e);
+                                break;
+                            }
+                            done += 1;
+                            if verified
+                                && buf
+                                    .iter()
+                                    .enumerate()
+                                    .any(|(j, &b)| b != (j as u64 + i) as u8)
+                            {
+                                failures += 1;
+                            }
+                        }
+                        if !think.is_zero() {
+                            std::thread::sleep(think);
+                        }
+                    }
+                    transactions.fetch_add(done, Ordering::Relaxed);
+                    verify_failures.fetch_add(failures, Ordering::Relaxed);
+                    let mut m = merged.lock().unwrap_or_else(|p| p.into_inner());
+                    let _ = m.add(&hist);
+                });
+            if let Err(e) = spawned {
+                // Let the barrier go: count the missing thread as failed.
+                errors.fetch_add(1, Ordering::Relaxed);
+                first_error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert_with(|| format!("could not start thread {t}: {e}"));
+                // A thread that never started cannot reach the barrier; take its
+                // place so the others are not stuck.
+                let b = barrier;
+                scope.spawn(move || {
+                    b.wait();
+                });
+            }
+        }
+        barrier.wait();
+        start = Stamp::now();
+    });
+    let end = Stamp::now();
+    drop(conns);
+    let hist = merged.into_inner().unwrap_or_else(|p| p.into_inner());
+    let transactions = transactions.into_inner();
+    let per_iter_bytes = spec.payload as u64;
+    Ok(ClientRun {
+        transactions,
+        payload_bytes: transactions * per_iter_bytes,
+        start,
+        end,
+        latency_buckets: hist
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect(),
+        verify_failures: verify_failures.into_inner(),
+        verified,
+        errors: errors.into_inner(),
+        first_error: first_error.into_inner().unwrap_or_else(|p| p.into_inner()),
+        cpu: cpu_before.until(&CpuSnapshot::now(), "client", std::process::id()),
+        interrupted: stop.load(Ordering::Relaxed),
+    })
+}
+
+/// One point of the study: who serves, who asks, how much.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointSpec {
+    /// Which group of the study this point belongs to (`original-workload`, `threads`,
+    /// `payload`, ...).
+    pub group: String,
+    /// The variant's name (`original`, `improved`, `crc=table`, ...).
+    pub variant: String,
+    /// Client threads per instance.
+    pub threads: usize,
+    /// Iterations per thread.
+    pub iterations: u64,
+    /// Bytes per transaction.
+    pub payload: usize,
+    /// CRC on both sides.
+    pub crc: String,
+    /// How client threads share connections.
+    pub connection: ConnectionMode,
+    /// ACKs with the next request.
+    pub piggyback_acks: bool,
+    /// Single-threaded client processes (1: the client runs in this process).
+    pub instances: usize,
+    /// Sleep per iteration, ms.
+    pub think_ms: u64,
+    /// The server's I/O model.
+    pub io: String,
+    /// What each iteration does.
+    pub ops: Ops,
+}
+
+/// What one point measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// The point.
+    pub spec: PointSpec,
+    /// Wall time of the whole workload (first thread start to last thread end), s.
+    pub wall_s: f64,
+    /// Transactions completed.
+    pub transactions: u64,
+    /// Transactions per second over the wall time.
+    pub transactions_per_s: f64,
+    /// Payload megabytes (10^6) per second over the wall time.
+    pub mb_per_s: f64,
+    /// Per-transaction latency.
+    pub latency: Latency,
+    /// CPU of the client process(es), summed.
+    pub client_cpu_s: f64,
+    /// CPU of the server process, when it ran as its own process.
+    pub server_cpu_s: Option<f64>,
+    /// Per-process CPU records (clients, then the server).
+    pub cpu: Vec<ProcessCpu>,
+    /// Verification failures.
+    pub verify_failures: u64,
+    /// Whether data was verified.
+    pub verified: bool,
+    /// Failed transactions.
+    pub errors: u64,
+    /// The first error.
+    pub first_error: Option<String>,
+}
+
+/// How to start `xferbench` subprocesses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// The `xferbench` binary.
+    pub path: PathBuf,
+}
+
+/// Where the memory mock runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerPlacement {
+    /// A thread of this process (no separate CPU figure).
+    Thread,
+    /// `xferbench warp serve` as a child process.
+    Process(Program),
+}
+
+/// A running memory mock.
+pub struct RunningServer {
+    /// Its address.
+    pub addr: SocketAddr,
+    kind: ServerKind,
+}
+
+enum ServerKind {
+    Thread {
+        stop: Arc<AtomicBool>,
+        handle: Option<std::thread::JoinHandle<()>>,
+    },
+    Process {
+        child: Child,
+    },
+}
+
+impl RunningServer {
+    /// Starts a memory mock on a free loopback port.
+    pub fn start(
+        placement: &ServerPlacement,
+        crc: &str,
+        bar1: u32,
+        io: &str,
+    ) -> Result<RunningServer, WarpRunError> {
+        let io_model = match io {
+            "epoll" => IoModel::Epoll,
+            "threads" => IoModel::Threads,
+            other => {
+                return Err(WarpRunError::Spec(format!(
+                    "unknown I/O model `{other}`: choose epoll or threads"
+                )));
+            }
+        };
+        match placement {
+            ServerPlacement::Thread => {
+                let crc: CrcKind = crc
+                    .parse()
+                    .map_err(|_| WarpRunError::Spec(format!("unknown CRC `{crc}`")))?;
+                let mut device = MockConfig::default();
+                device.bar_sizes[1] = bar1;
+                let server = Server::bind(ServerConfig {
+                    listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+                    crc,
+                    device,
+                    io: io_model,
+                })
+                .map_err(|e| WarpRunError::Process(e.to_string()))?;
+                let addr = server
+                    .local_addr()
+                    .map_err(|e| WarpRunError::Process(e.to_string()))?;
+                let stop = Arc::new(AtomicBool::new(false));
+                let s = Arc::clone(&stop);
+                let handle = std::thread::spawn(move || {
+                    let _ = server.run(&s);
+                });
+                Ok(RunningServer {
+                    addr,
+                    kind: ServerKind::Thread {
+                        stop,
+                        handle: Some(handle),
+                    },
+                })
+            }
+            ServerPlacement::Process(program) => {
+                let mut child = Command::new(&program.path)
+                    .args(["warp", "serve", "--listen", "127.0.0.1:0", "--announce"])
+                    .args(["--crc", crc, "--bar1", &bar1.to_string(), "--io", io])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| {
+                        WarpRunError::Process(format!("starting {}: {e}", program.path.display()))
+                    })?;
+                let stdout = child.stdout.take().expect("piped stdout");
+                let mut line = String::new();
+                let read = BufReader::new(stdout).read_line(&mut line);
+                let addr = line
+                    .trim()
+                    .strip_prefix("listening on ")
+                    .and_then(|a| a.parse::<SocketAddr>().ok());
+                match (read, addr) {
+                    (Ok(_), Some(addr)) => Ok(RunningServer {
+                        addr,
+                        kind: ServerKind::Process { child },
+                    }),
+                    _ => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        Err(WarpRunError::Process(format!(
+                            "memory mock did not announce its address (got {line:?})"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+
+    /// The server process's id, when it is a process.
+    pub fn pid(&self) -> Option<u32> {
+        match &self.kind {
+            ServerKind::Process { child } => Some(child.id()),
+            ServerKind::Thread { .. } => None,
+        }
+    }
+
+    /// Stops the server (SIGINT to a process, so it shuts down cleanly) and waits.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        match &mut self.kind {
+            ServerKind::Thread { stop, handle } => {
+                stop.store(true, Ordering::Relaxed);
+                if let Some(h) = handle.take() {
+                    let _ = h.join();
+                }
+            }
+            ServerKind::Process { child } => {
+                if let Ok(None) = child.try_wait() {
+                    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+                    }
+                    for _ in 0..50 {
+                        if let Ok(Some(_)) = child.try_wait() {
+                            return;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    let _ = child.kill();
+                }
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// BAR1 size that gives each of `slots` threads its own `payload`-byte slice (at least
+/// warp-pipe's 2048 B).
+pub fn bar1_for(slots: usize, payload: usize) -> u32 {
+    let need = (slots as u64 * payload as u64).clamp(2048, 1 << 30);
+    need.next_power_of_two() as u32
+}
+
+/// Runs one point: a fresh server, then the clients.
+pub fn run_point(
+    placement: &ServerPlacement,
+    spec: &PointSpec,
+    stop: &AtomicBool,
+) -> Result<PointResult, WarpRunError> {
+    let slots = spec.threads * spec.instances.max(1);
+    let server = RunningServer::start(
+        placement,
+        &spec.crc,
+        bar1_for(slots, spec.payload),
+        &spec.io,
+    )?;
+    let server_before = server.pid().and_then(CpuSnapshot::of_pid);
+    let client = ClientSpec {
+        threads: spec.threads,
+        iterations: spec.iterations,
+        payload: spec.payload,
+        crc: spec.crc.clone(),
+        connection: spec.connection,
+        piggyback_acks: spec.piggyback_acks,
+        think_ms: spec.think_ms,
+        first_slot: 0,
+        ops: spec.ops,
+    };
+    let runs = if spec.instances <= 1 {
+        vec![run_client(server.addr, &client, stop)?]
+    } else {
+        let ServerPlacement::Process(program) = placement else {
+            return Err(WarpRunError::Spec(
+                "--instances needs client processes: run the server as a process".into(),
+            ));
+        };
+        run_instances(program, server.addr, &client, spec.instances)?
+    };
+    let server_cpu = server.pid().and_then(|pid| {
+        let before = server_before?;
+        Some(before.until(&CpuSnapshot::of_pid(pid)?, "memory mock", pid))
+    });
+    server.stop();
+    Ok(combine(spec, &runs, server_cpu))
+}
+
+/// Starts `k` `xferbench warp client` processes at once (process `i` uses BAR1 slots
+/// from `i × threads`) and collects their results.
+pub fn run_instances(
+    program: &Program,
+    addr: SocketAddr,
+    spec: &ClientSpec,
+    k: usize,
+) -> Result<Vec<ClientRun>, WarpRunError> {
+    let mut children = Vec::with_capacity(k);
+    for i in 0..k {
+        let json = serde_json::to_string(&ClientSpec {
+            first_slot: i * spec.threads,
+            ..spec.clone()
+        })
+        .map_err(|e| WarpRunError::Process(e.to_string()))?;
+        let child = Command::new(&program.path)
+            .args([
+                "warp",
+                "client",
+                "--connect",
+                &addr.to_string(),
+                "--spec-json",
+                &json,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| WarpRunError::Process(format!("starting client {i}: {e}")))?;
+        children.push(child);
+    }
+    let mut runs = Vec::with_capacity(k);
+    let mut failure = None;
+    for (i, child) in children.into_iter().enumerate() {
+        match child.wait_with_output() {
+            Ok(out) if out.status.success() => {
+                match serde_json::from_slice::<ClientRun>(&out.stdout) {
+                    Ok(r) => runs.push(r),
+                    Err(e) => {
+                        failure = failure.or(Some(format!("client {i} printed no result: {e}")))
+                    }
+                }
+            }
+            Ok(out) => {
+                failure = failure.or(Some(format!(
+                    "client {i} {}: {}",
+                    crate::peer::describe_status(out.status),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )))
+            }
+            Err(e) => failure = failure.or(Some(format!("client {i}: {e}"))),
+        }
+    }
+    match failure {
+        Some(f) => Err(WarpRunError::Process(f)),
+        None => Ok(runs),
+    }
+}
+
+fn combine(spec: &PointSpec, runs: &[ClientRun], server_cpu: Option<ProcessCpu>) -> PointResult {
+    let start = runs.iter().map(|r| r.start).min().unwrap_or(Stamp(0));
+    let end = runs.iter().map(|r| r.end).max().unwrap_or(Stamp(0));
+    let wall_s = end.since(start) as f64 / 1e9;
+    let mut hist = new_histogram();
+    for r in runs {
+        for &(v, n) in &r.latency_buckets {
+            let _ = hist.record_n(v.max(1), n);
+        }
+    }
+    let transactions: u64 = runs.iter().map(|r| r.transactions).sum();
+    let bytes: u64 = runs.iter().map(|r| r.payload_bytes).sum();
+    let per_s = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
+    let mut cpu: Vec<ProcessCpu> = runs.iter().map(|r| r.cpu.clone()).collect();
+    let client_cpu_s = cpu.iter().map(|c| c.user_s + c.sys_s).sum();
+    let server_cpu_s = server_cpu.as_ref().map(|c| c.user_s + c.sys_s);
+    cpu.extend(server_cpu);
+    PointResult {
+        spec: spec.clone(),
+        wall_s,
+        transactions,
+        transactions_per_s: per_s(transactions as f64),
+        mb_per_s: per_s(bytes as f64) / 1e6,
+        latency: latency_of(&hist),
+        client_cpu_s,
+        server_cpu_s,
+        cpu,
+        verify_failures: runs.iter().map(|r| r.verify_failures).sum(),
+        verified: runs.iter().all(|r| r.verified),
+        errors: runs.iter().map(|r| r.errors).sum(),
+        first_error: runs.iter().find_map(|r| r.first_error.clone()),
+    }
+}
+
+/// The study's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StudyScale {
+    /// Iterations of the original workload (100 in warp-pipe's sample).
+    pub original_iterations: u64,
+    /// Iterations per thread in the sweeps.
+    pub sweep_iterations: u64,
+    /// Thread counts swept.
+    pub threads: &'static [usize],
+    /// Payload sizes swept.
+    pub payloads: &'static [usize],
+    /// Iteration counts swept.
+    pub iterations: &'static [u64],
+    /// Instance counts swept.
+    pub instances: &'static [usize],
+}
+
+impl StudyScale {
+    /// The full study (a few minutes on 2 cores).
+    pub const FULL: StudyScale = StudyScale {
+        original_iterations: 100,
+        sweep_iterations: 10,
+        threads: &[1, 16, 64, 256, 506],
+        payloads: &[64, 256, 1024, 2048, 4096],
+        iterations: &[1, 10, 100],
+        instances: &[1, 2, 4, 8],
+    };
+    /// `--quick`: the same shape, fewer iterations (under a minute).
+    pub const QUICK: StudyScale = StudyScale {
+        original_iterations: 5,
+        sweep_iterations: 2,
+        threads: &[1, 16, 64, 256, 506],
+        payloads: &[64, 256, 1024, 2048, 4096],
+        iterations: &[1, 10],
+        instances: &[1, 2, 4],
+    };
+}
+
+/// The variants compared throughout the study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Variant {
+    /// Name in tables.
+    pub name: &'static str,
+    /// CRC.
+    pub crc: &'static str,
+    /// Connections.
+    pub connection: ConnectionMode,
+    /// Piggybacked ACKs.
+    pub piggyback_acks: bool,
+}
+
+/// warp-pipe as it is: bitwise CRC, one shared connection, ACK per TLP.
+pub const ORIGINAL: Variant = Variant {
+    name: "original",
+    crc: "bitwise",
+    connection: ConnectionMode::Shared,
+    piggyback_acks: false,
+};
+/// Fast CRC, a connection per thread, ACKs piggybacked.
+pub const PER_THREAD: Variant = Variant {
+    name: "per-thread",
+    crc: "fast",
+    connection: ConnectionMode::PerThread,
+    piggyback_acks: true,
+};
+/// Fast CRC, 32 tags per connection.
+pub const PIPELINED: Variant = Variant {
+    name: "pipelined",
+    crc: "fast",
+    connection: ConnectionMode::Pipelined,
+    piggyback_acks: true,
+};
+
+fn point(group: &str, v: &Variant, threads: usize, iterations: u64, payload: usize) -> PointSpec {
+    PointSpec {
+        group: group.into(),
+        variant: v.name.into(),
+        threads,
+        iterations,
+        payload,
+        crc: v.crc.into(),
+        connection: v.connection,
+        piggyback_acks: v.piggyback_acks,
+        instances: 1,
+        think_ms: 0,
+        io: "epoll".into(),
+        ops: Ops::ReadWriteRead,
+    }
+}
+
+/// The study's points, in the order they run.
+pub fn study_points(scale: &StudyScale) -> Vec<PointSpec> {
+    let mut v = Vec::new();
+    let it = scale.original_iterations;
+    // The original workload: 506 threads × N iterations × 2048 B, no sleeps.
+    for var in [&ORIGINAL, &PER_THREAD, &PIPELINED] {
+        v.push(point("original-workload", var, 506, it, 2048));
+    }
+    // The CRC's share: the original shape with each CRC.
+    for crc in ["table", "fast"] {
+        let mut p = point("crc", &ORIGINAL, 506, it, 2048);
+        p.variant = format!("shared, crc={crc}");
+        p.crc = crc.into();
+        v.push(p);
+    }
+    let si = scale.sweep_iterations;
+    for &t in scale.threads {
+        for var in [&ORIGINAL, &PER_THREAD, &PIPELINED] {
+            v.push(point("threads", var, t, si, 2048));
+        }
+    }
+    for &p in scale.payloads {
+        for var in [&ORIGINAL, &PIPELINED] {
+            v.push(point("payload", var, 64, si, p));
+        }
+    }
+    for &n in scale.iterations {
+        for var in [&ORIGINAL, &PIPELINED] {
+            v.push(point("iterations", var, 64, n, 2048));
+        }
+    }
+    for &k in scale.instances {
+        for var in [&ORIGINAL, &PER_THREAD] {
+            let mut p = point("instances", var, 1, it, 2048);
+            p.instances = k;
+            v.push(p);
+        }
+    }
+    for &t in scale.threads {
+        for io in ["epoll", "threads"] {
+            let mut p = point("io-model", &PER_THREAD, t, si, 2048);
+            p.variant = format!("per-thread, io={io}");
+            p.io = io.into();
+            v.push(p);
+        }
+    }
+    // The mock's read throughput: 2048-byte reads only.
+    for var in [&PER_THREAD, &PIPELINED] {
+        let mut p = point("mock-reads", var, 64, it.max(10) * 3, 2048);
+        p.ops = Ops::Read;
+        v.push(p);
+    }
+    v
+}
+
+/// Everything the study measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyResult {
+    /// Whether this was `--quick`.
+    pub quick: bool,
+    /// The points, in the order they ran.
+    pub points: Vec<PointResult>,
+    /// The CRC micro-measurement: MB/s of each CRC on a 2 KiB buffer.
+    pub crc_mb_per_s: Vec<(String, f64)>,
+    /// Interrupted by Ctrl-C (the points so far are kept).
+    pub interrupted: bool,
+}
+
+impl StudyResult {
+    /// The points of `group`.
+    pub fn group<'a>(&'a self, group: &'a str) -> impl Iterator<Item = &'a PointResult> + 'a {
+        self.points.iter().filter(move |p| p.spec.group == group)
+    }
+}
+
+/// Measures each CRC's throughput on a 2 KiB buffer (best of a few rounds).
+pub fn measure_crc(rounds: u32) -> Vec<(String, f64)> {
+    let buf: Vec<u8> = (0..2048u32).map(|i| (i * 7 + 3) as u8).collect();
+    CrcKind::ALL
+        .iter()
+        .map(|&k| {
+            let mut best = f64::INFINITY;
+            // Enough repetitions for ~ms-scale timing even for the bitwise loop.
+            let reps = if k == CrcKind::Bitwise { 50 } else { 5000 };
+            for _ in 0..rounds {
+                let t0 = Stamp::now();
+                let mut acc = 0u32;
+                for _ in 0..reps {
+                    acc ^= k.lcrc32(std::hint::black_box(&buf));
+                }
+                std::hint::black_box(acc);
+                best = best.min(Stamp::now().since(t0) as f64 / reps as f64);
+            }
+            (k.name().to_string(), 2048.0 / best * 1e3)
+        })
+        .collect()
+}
+
+/// Runs `points` one after another, calling `on_point` after each; stops early on
+/// `stop`. A failing point is an error (the points so far are in `partial`).
+pub fn run_study(
+    placement: &ServerPlacement,
+    points: &[PointSpec],
+    quick: bool,
+    stop: &AtomicBool,
+    on_point: &mut dyn FnMut(usize, &PointResult),
+) -> (StudyResult, Option<WarpRunError>) {
+    let mut result = StudyResult {
+        quick,
+        points: Vec::with_capacity(points.len()),
+        crc_mb_per_s: measure_crc(if quick { 3 } else { 10 }),
+        interrupted: false,
+    };
+    for (i, p) in points.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            result.interrupted = true;
+            break;
+        }
+        match run_point(placement, p, stop) {
+            Ok(r) => {
+                on_point(i, &r);
+                result.points.push(r);
+            }
+            Err(e) => return (result, Some(e)),
+        }
+    }
+    result.interrupted |= stop.load(Ordering::Relaxed);
+    (result, None)
+}
