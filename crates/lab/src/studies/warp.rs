@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 use xferbench_transports::warp::CrcKind;
-use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipelined};
+use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipeline};
 use xferbench_transports::warp::mock::MockConfig;
 use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
 
@@ -151,11 +151,84 @@ fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
-/// Connections of one client process.
+/// Connections shared by OS threads (shared and per-thread modes).
 enum Conns {
     Shared(Mutex<Link>),
     PerThread(Vec<Mutex<Link>>),
-    Pipelined(Vec<Pipelined>),
+}
+
+/// What the threads of one client process add up.
+struct Tally {
+    transactions: AtomicU64,
+    verify_failures: AtomicU64,
+    errors: AtomicU64,
+    first_error: Mutex<Option<String>>,
+    hist: Mutex<Histogram<u64>>,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            transactions: AtomicU64::new(0),
+            verify_failures: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            first_error: Mutex::new(None),
+            hist: Mutex::new(new_histogram()),
+        }
+    }
+
+    fn error(&self, n: u64, e: impl std::fmt::Display) {
+        self.errors.fetch_add(n, Ordering::Relaxed);
+        self.first_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| e.to_string());
+    }
+
+    fn add(&self, done: u64, failures: u64, hist: &Histogram<u64>) {
+        self.transactions.fetch_add(done, Ordering::Relaxed);
+        self.verify_failures.fetch_add(failures, Ordering::Relaxed);
+        let _ = self
+            .hist
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(hist);
+    }
+}
+
+/// The pattern thread `t`'s iteration `i` writes: `buf[j] = j + i` (warp-pipe's
+/// sample; `i` there is the thread number, here the iteration, so that every
+/// iteration writes something new).
+fn fill(buf: &mut [u8], i: u64) {
+    for (j, b) in buf.iter_mut().enumerate() {
+        *b = (j as u64).wrapping_add(i) as u8;
+    }
+}
+
+fn check(buf: &[u8], i: u64) -> bool {
+    buf.iter()
+        .enumerate()
+        .all(|(j, &b)| b == (j as u64).wrapping_add(i) as u8)
+}
+
+/// The workload's geometry, shared by all threads of a process.
+#[derive(Clone, Copy)]
+struct Geometry {
+    bar_address: u64,
+    verified: bool,
+    first_slot: usize,
+    payload: usize,
+}
+
+impl Geometry {
+    fn addr(&self, t: usize) -> u64 {
+        let offset = if self.verified {
+            ((self.first_slot + t) * self.payload) as u64
+        } else {
+            0
+        };
+        self.bar_address + offset
+    }
 }
 
 /// Runs `spec` against the server at `addr` until done or `stop`.
@@ -190,187 +263,327 @@ pub fn run_client(
     let bar = info
         .bar(1)
         .ok_or_else(|| WarpRunError::Spec("the device has no BAR1".into()))?;
-    let slots_needed = (spec.first_slot + spec.threads) as u64 * spec.payload as u64;
-    let verified = slots_needed <= u64::from(bar.size);
     if spec.payload as u64 > u64::from(bar.size) {
         return Err(WarpRunError::Spec(format!(
             "payload {} B is larger than BAR1 ({} B)",
             spec.payload, bar.size
         )));
     }
-    let conns = match spec.connection {
-        ConnectionMode::Shared => Conns::Shared(Mutex::new(first)),
+    let slots_needed = (spec.first_slot + spec.threads) as u64 * spec.payload as u64;
+    let geo = Geometry {
+        bar_address: bar.address,
+        verified: slots_needed <= u64::from(bar.size),
+        first_slot: spec.first_slot,
+        payload: spec.payload,
+    };
+    let tally = Tally::new();
+    let (start, end) = match spec.connection {
+        ConnectionMode::Shared => {
+            let conns = Conns::Shared(Mutex::new(first));
+            run_threads(&conns, spec, geo, &tally, stop)
+        }
         ConnectionMode::PerThread => {
             let mut v = vec![Mutex::new(first)];
             for _ in 1..spec.threads {
                 v.push(Mutex::new(Link::connect(addr, crc, ack)?));
             }
-            Conns::PerThread(v)
+            run_threads(&Conns::PerThread(v), spec, geo, &tally, stop)
         }
         ConnectionMode::Pipelined => {
             drop(first);
-            let n = spec.threads.div_ceil(MAX_TAGS);
-            let mut v = Vec::with_capacity(n);
-            for _ in 0..n {
-                v.push(Pipelined::connect(addr, crc)?);
+            let mut pipes = Vec::with_capacity(spec.threads.div_ceil(MAX_TAGS));
+            for _ in 0..spec.threads.div_ceil(MAX_TAGS) {
+                pipes.push(Pipeline::connect(addr, crc)?);
             }
-            Conns::Pipelined(v)
+            run_pipelined(pipes, spec, geo, &tally, stop)
         }
     };
-    let barrier = &Barrier::new(spec.threads + 1);
-    let transactions = AtomicU64::new(0);
-    let verify_failures = AtomicU64::new(0);
-    let errors = AtomicU64::new(0);
-    let first_error = Mutex::new(None::<String>);
-    let merged = Mutex::new(new_histogram());
-    let think = Duration::from_millis(spec.think_ms);
-    let mut start = Stamp(0);
-    std::thread::scope(|scope| {
-        for t in 0..spec.threads {
-            let (conns, barrier, transactions, verify_failures, errors, first_error, merged) = (
-                &conns,
-                barrier,
-                &transactions,
-                &verify_failures,
-                &errors,
-                &first_error,
-                &merged,
-            );
-            let spawned = std::thread::Builder::new()
-                .stack_size(256 * 1024)
-                .spawn_scoped(scope, move || {
-                    let slot = spec.first_slot + t;
-                    let offset = if verified {
-                        (slot * spec.payload) as u64
-                    } else {
-                        0
-                    };
-                    let addr = bar.address + offset;
-                    let mut hist = new_histogram();
-                    let mut buf = vec![0u8; spec.payload];
-                    let mut done = 0u64;
-                    let mut failures = 0u64;
-                    let fail = |e: ClientError| {
-                        errors.fetch_add(1, Ordering::Relaxed);
-                        let mut f = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                        f.get_or_insert_with(|| e.to_string());
-                    };
-                    let op = |read: bool,
-                              buf: &mut [u8],
-                              hist: &mut Histogram<u64>|
-                     -> Result<(), ClientError> {
-                        let t0 = Stamp::now();
-                        let r = match conns {
-                            Conns::Shared(l) => {
-                                let mut l = l.lock().unwrap_or_else(|p| p.into_inner());
-                                if read {
-                                    l.read(addr, buf)
-                                } else {
-                                    l.write(addr, buf)
-                                }
-                            }
-                            Conns::PerThread(v) => {
-                                let mut l = v[t].lock().unwrap_or_else(|p| p.into_inner());
-                                if read {
-                                    l.read(addr, buf)
-                                } else {
-                                    l.write(addr, buf)
-                                }
-                            }
-                            Conns::Pipelined(v) => {
-                                let c = &v[t / MAX_TAGS];
-                                if read {
-                                    c.read((t % MAX_TAGS) as u8, addr, buf)
-                                } else {
-                                    c.write(addr, buf)
-                                }
-                            }
-                        };
-                        let _ = hist.record(Stamp::now().since(t0).max(1));
-                        r
-                    };
-                    barrier.wait();
-                    for i in 0..spec.iterations {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        if let Err(e) = op(true, &mut buf, &mut hist) {
-                            fail(e);
-                            break;
-                        }
-                        done += 1;
-                        if spec.ops == Ops::ReadWriteRead {
-                            for (j, b) in buf.iter_mut().enumerate() {
-                                *b = (j as u64 + i) as u8;
-                            }
-                            if let Err(e) = op(false, &mut buf, &mut hist) {
-                                fail(e);
-                                break;
-                            }
-                            done += 1;
-                            buf.fill(0);
-                            if let Err(e) = op(true, &mut buf, &mut hist) {
-                                fail(e);
-                                break;
-                            }
-                            done += 1;
-                            if verified
-                                && buf
-                                    .iter()
-                                    .enumerate()
-                                    .any(|(j, &b)| b != (j as u64 + i) as u8)
-                            {
-                                failures += 1;
-                            }
-                        }
-                        if !think.is_zero() {
-                            std::thread::sleep(think);
-                        }
-                    }
-                    transactions.fetch_add(done, Ordering::Relaxed);
-                    verify_failures.fetch_add(failures, Ordering::Relaxed);
-                    let mut m = merged.lock().unwrap_or_else(|p| p.into_inner());
-                    let _ = m.add(&hist);
-                });
-            if let Err(e) = spawned {
-                // Let the barrier go: count the missing thread as failed.
-                errors.fetch_add(1, Ordering::Relaxed);
-                first_error
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get_or_insert_with(|| format!("could not start thread {t}: {e}"));
-                // A thread that never started cannot reach the barrier; take its
-                // place so the others are not stuck.
-                let b = barrier;
-                scope.spawn(move || {
-                    b.wait();
-                });
-            }
-        }
-        barrier.wait();
-        start = Stamp::now();
-    });
-    let end = Stamp::now();
-    drop(conns);
-    let hist = merged.into_inner().unwrap_or_else(|p| p.into_inner());
-    let transactions = transactions.into_inner();
-    let per_iter_bytes = spec.payload as u64;
+    let hist = tally.hist.into_inner().unwrap_or_else(|p| p.into_inner());
+    let transactions = tally.transactions.into_inner();
     Ok(ClientRun {
         transactions,
-        payload_bytes: transactions * per_iter_bytes,
+        payload_bytes: transactions * spec.payload as u64,
         start,
         end,
         latency_buckets: hist
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect(),
-        verify_failures: verify_failures.into_inner(),
-        verified,
-        errors: errors.into_inner(),
-        first_error: first_error.into_inner().unwrap_or_else(|p| p.into_inner()),
+        verify_failures: tally.verify_failures.into_inner(),
+        verified: geo.verified,
+        errors: tally.errors.into_inner(),
+        first_error: tally
+            .first_error
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
         cpu: cpu_before.until(&CpuSnapshot::now(), "client", std::process::id()),
         interrupted: stop.load(Ordering::Relaxed),
     })
+}
+
+/// One OS thread per workload thread, each blocking on its transactions.
+fn run_threads(
+    conns: &Conns,
+    spec: &ClientSpec,
+    geo: Geometry,
+    tally: &Tally,
+    stop: &AtomicBool,
+) -> (Stamp, Stamp) {
+    let barrier = &Barrier::new(spec.threads + 1);
+    let think = Duration::from_millis(spec.think_ms);
+    let mut start = Stamp(0);
+    std::thread::scope(|scope| {
+        for t in 0..spec.threads {
+            let spawned = std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn_scoped(scope, move || {
+                    let addr = geo.addr(t);
+                    let mut hist = new_histogram();
+                    let mut buf = vec![0u8; spec.payload];
+                    let (mut done, mut failures) = (0u64, 0u64);
+                    let mut op = |read: bool, buf: &mut [u8]| -> Result<(), ClientError> {
+                        let t0 = Stamp::now();
+                        let link = match conns {
+                            Conns::Shared(l) => l,
+                            Conns::PerThread(v) => &v[t],
+                        };
+                        let mut l = link.lock().unwrap_or_else(|p| p.into_inner());
+                        let r = if read {
+                            l.read(addr, buf)
+                        } else {
+                            l.write(addr, buf)
+                        };
+                        drop(l);
+                        let _ = hist.record(Stamp::now().since(t0).max(1));
+                        if r.is_ok() {
+                            done += 1;
+                        }
+                        r
+                    };
+                    barrier.wait();
+                    let mut iteration = |i: u64, buf: &mut [u8]| -> Result<(), ClientError> {
+                        op(true, buf)?;
+                        if spec.ops == Ops::ReadWriteRead {
+                            fill(buf, i);
+                            op(false, buf)?;
+                            buf.fill(0);
+                            op(true, buf)?;
+                            if geo.verified && !check(buf, i) {
+                                failures += 1;
+                            }
+                        }
+                        Ok(())
+                    };
+                    for i in 0..spec.iterations {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Err(e) = iteration(i, &mut buf) {
+                            tally.error(1, e);
+                            break;
+                        }
+                        if !think.is_zero() {
+                            std::thread::sleep(think);
+                        }
+                    }
+                    tally.add(done, failures, &hist);
+                });
+            if let Err(e) = spawned {
+                tally.error(1, format!("could not start thread {t}: {e}"));
+                // A thread that never started cannot reach the barrier; take its
+                // place so the others are not stuck.
+                scope.spawn(move || {
+                    barrier.wait();
+                });
+            }
+        }
+        barrier.wait();
+        start = Stamp::now();
+    });
+    (start, Stamp::now())
+}
+
+/// Where a logical thread of the pipelined driver is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// First read of the iteration in flight.
+    ReadA,
+    /// Second read (after the write) in flight.
+    ReadB,
+    /// Sleeping (`think`) until the given time.
+    Thinking(Stamp),
+    /// Finished or failed.
+    Done,
+}
+
+/// One OS thread per connection, each driving up to 32 logical threads (one per
+/// tag) as state machines: no thread blocks per transaction, and one `send` and one
+/// `recv` carry the transactions of many logical threads.
+fn run_pipelined(
+    pipes: Vec<Pipeline>,
+    spec: &ClientSpec,
+    geo: Geometry,
+    tally: &Tally,
+    stop: &AtomicBool,
+) -> (Stamp, Stamp) {
+    let barrier = &Barrier::new(pipes.len() + 1);
+    let mut start = Stamp(0);
+    std::thread::scope(|scope| {
+        for (c, mut pipe) in pipes.into_iter().enumerate() {
+            let first = c * MAX_TAGS;
+            let n = MAX_TAGS.min(spec.threads - first);
+            scope.spawn(move || {
+                barrier.wait();
+                drive(&mut pipe, first, n, spec, geo, tally, stop);
+            });
+        }
+        barrier.wait();
+        start = Stamp::now();
+    });
+    (start, Stamp::now())
+}
+
+fn drive(
+    pipe: &mut Pipeline,
+    first: usize,
+    n: usize,
+    spec: &ClientSpec,
+    geo: Geometry,
+    tally: &Tally,
+    stop: &AtomicBool,
+) {
+    let mut hist = new_histogram();
+    let mut phase = vec![Phase::ReadA; n];
+    let mut iter = vec![0u64; n];
+    let mut sent_at = vec![Stamp(0); n];
+    let (mut done, mut failures) = (0u64, 0u64);
+    let mut buf = vec![0u8; spec.payload];
+    let mut writes: Vec<Stamp> = Vec::with_capacity(n);
+    let mut completed: Vec<(usize, bool)> = Vec::with_capacity(n);
+    let think = Duration::from_millis(spec.think_ms);
+    let mut active = if spec.iterations == 0 { 0 } else { n };
+    if active == 0 {
+        phase.fill(Phase::Done);
+    }
+    let fail = |e: ClientError, phase: &mut [Phase], active: &mut usize| {
+        tally.error(*active as u64, e);
+        phase.fill(Phase::Done);
+        *active = 0;
+    };
+    for (k, at) in sent_at.iter_mut().enumerate().take(active) {
+        *at = Stamp::now();
+        if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
+            fail(e, &mut phase, &mut active);
+            break;
+        }
+    }
+    while active > 0 {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        // Logical threads whose sleep is over start their next iteration.
+        let now = Stamp::now();
+        for k in 0..n {
+            if let Phase::Thinking(until) = phase[k] {
+                if now >= until {
+                    phase[k] = Phase::ReadA;
+                    sent_at[k] = now;
+                    if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
+                        fail(e, &mut phase, &mut active);
+                    }
+                }
+            }
+        }
+        if let Err(e) = pipe.flush() {
+            fail(e, &mut phase, &mut active);
+            break;
+        }
+        let flushed = Stamp::now();
+        for t0 in writes.drain(..) {
+            let _ = hist.record(flushed.since(t0).max(1));
+            done += 1;
+        }
+        if pipe.in_flight() == 0 {
+            // Everyone is thinking: sleep until the first wakes.
+            let next = phase
+                .iter()
+                .filter_map(|p| match p {
+                    Phase::Thinking(u) => Some(u.0),
+                    _ => None,
+                })
+                .min();
+            if let Some(u) = next {
+                std::thread::sleep(Duration::from_nanos(u.saturating_sub(Stamp::now().0)));
+            }
+            continue;
+        }
+        completed.clear();
+        let r = pipe.wait(|tag, res| {
+            let k = usize::from(tag);
+            let now = Stamp::now();
+            let _ = hist.record(now.since(sent_at[k]).max(1));
+            match res {
+                Ok(data) => {
+                    let ok = phase.get(k) != Some(&Phase::ReadB)
+                        || !geo.verified
+                        || check(data, iter[k]);
+                    completed.push((k, ok));
+                }
+                Err(e) => {
+                    tally.error(1, e);
+                    phase[k] = Phase::Done;
+                    active -= 1;
+                }
+            }
+        });
+        if let Err(e) = r {
+            fail(e, &mut phase, &mut active);
+            break;
+        }
+        for &(k, ok) in &completed {
+            done += 1;
+            let addr = geo.addr(first + k);
+            let next_read = match phase[k] {
+                Phase::ReadA if spec.ops == Ops::ReadWriteRead => {
+                    fill(&mut buf, iter[k]);
+                    writes.push(Stamp::now());
+                    if let Err(e) = pipe.write(addr, &buf) {
+                        fail(e, &mut phase, &mut active);
+                        break;
+                    }
+                    phase[k] = Phase::ReadB;
+                    true
+                }
+                Phase::ReadA | Phase::ReadB => {
+                    if !ok {
+                        failures += 1;
+                    }
+                    iter[k] += 1;
+                    if iter[k] >= spec.iterations {
+                        phase[k] = Phase::Done;
+                        active -= 1;
+                        false
+                    } else if !think.is_zero() {
+                        phase[k] = Phase::Thinking(Stamp(Stamp::now().0 + think.as_nanos() as u64));
+                        false
+                    } else {
+                        phase[k] = Phase::ReadA;
+                        true
+                    }
+                }
+                Phase::Thinking(_) | Phase::Done => false,
+            };
+            if next_read {
+                sent_at[k] = Stamp::now();
+                if let Err(e) = pipe.read(k as u8, addr, spec.payload) {
+                    fail(e, &mut phase, &mut active);
+                    break;
+                }
+            }
+        }
+    }
+    let _ = pipe.flush();
+    tally.add(done, failures, &hist);
 }
 
 /// One point of the study: who serves, who asks, how much.

@@ -8,9 +8,9 @@
 //!   answered by CplD (possibly split into several completions), posted MWr. Every TLP
 //!   received is ACKed; with [`AckPolicy::Piggyback`] the ACK waits in the output
 //!   buffer and leaves with the next request instead of costing a `send` of its own.
-//! * [`Pipelined`]: one connection shared by up to 32 threads, each with its own tag,
-//!   so that up to 32 reads are outstanding at once; a reader thread matches
-//!   completions to tags and wakes their owners.
+//! * [`Pipeline`]: one connection with up to 32 reads outstanding (one per tag),
+//!   driven by one thread that multiplexes logical threads over the tags: requests
+//!   are queued and sent in one `send`, completions are matched by tag.
 //!
 //! warp-pipe's Zephyr sample shares one [`Link`]-like client between all threads
 //! under a lock: one transaction in flight. The workload in the lab builds all three
@@ -28,7 +28,6 @@ use super::mock::{BAR_COUNT, BAR0_OFFSET, request_span};
 use super::{MAX_FRAME_LEN, MAX_PAYLOAD, MAX_SEQ};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// How long a transaction may wait for its completion.
@@ -444,7 +443,9 @@ impl Link {
     }
 
     /// Enumerates the device like warp-pipe's Zephyr samples: vendor ID, header type,
-    /// then each BAR sized and mapped at `(0x10 + 4i) << 16`.
+    /// then each BAR sized and mapped at `(0x10 + 4i) << 16` (BAR0 at 0x100000, BAR1
+    /// at 0x140000), or higher when its size needs a more aligned address; the
+    /// address is read back and checked.
     pub fn enumerate(&mut self) -> Result<DeviceInfo, ClientError> {
         let id = self.config_read(0)?;
         let vendor_id = id as u16;
@@ -460,6 +461,7 @@ impl Link {
             )));
         }
         let mut bars = Vec::new();
+        let mut next_free = 0u64;
         for index in 0..BAR_COUNT {
             let offset = BAR0_OFFSET + 4 * index as u16;
             self.config_write(offset, u32::MAX)?;
@@ -468,11 +470,27 @@ impl Link {
                 continue;
             }
             let size = (mask & !0xF).wrapping_neg();
-            let address = u32::from(offset) << 16;
-            self.config_write(offset, address)?;
+            // warp-pipe maps BAR i at (0x10 + 4i) << 16 whatever its size; a BAR must be
+            // aligned to its size, so larger BARs go to the next aligned address
+            // above the previous one (the default sizes keep warp-pipe's layout).
+            let want = u64::from(u32::from(offset) << 16).max(next_free);
+            let address = want.next_multiple_of(u64::from(size.max(16)));
+            let Ok(address32) = u32::try_from(address) else {
+                return Err(ClientError::Enumerate(format!(
+                    "BAR{index} of {size} B does not fit below 4 GiB"
+                )));
+            };
+            self.config_write(offset, address32)?;
+            let got = u64::from(self.config_read(offset)? & !0xF);
+            if got != address {
+                return Err(ClientError::Enumerate(format!(
+                    "BAR{index} mapped at {address:#x} reads back {got:#x}"
+                )));
+            }
+            next_free = address + u64::from(size);
             bars.push(BarInfo {
                 index,
-                address: u64::from(address),
+                address,
                 size,
             });
         }
@@ -513,258 +531,168 @@ fn write_header(addr: u64, data: &[u8], payload: &mut Vec<u8>) -> Result<TlpHead
 /// The most reads outstanding on one pipelined connection (warp-pipe's 5-bit tags).
 pub const MAX_TAGS: usize = 32;
 
-#[derive(Default)]
-struct SlotState {
-    data: Vec<u8>,
+/// A read waiting for its completion(s).
+#[derive(Debug)]
+struct Pending {
+    addr: u64,
     want: usize,
     got: usize,
-    busy: bool,
-    done: bool,
+    data: Vec<u8>,
     failed: Option<u8>,
-    error: Option<String>,
 }
 
-struct Slot {
-    state: Mutex<SlotState>,
-    ready: Condvar,
+/// One connection with up to [`MAX_TAGS`] reads outstanding, driven by one thread:
+/// queue requests ([`Pipeline::read`], [`Pipeline::write`]), then
+/// [`Pipeline::wait`] sends them all in one `send` and hands back completed reads by
+/// tag. ACKs of received TLPs leave with the next batch of requests.
+///
+/// This is the event-driven counterpart of many threads sharing a connection: the
+/// caller multiplexes its logical threads (warp-pipe's Zephyr threads) over tags, so
+/// no thread blocks per transaction and one system call carries many transactions.
+pub struct Pipeline {
+    stream: TcpStream,
+    tx: Sender,
+    rx: Receiver,
+    stats: LinkStats,
+    pending: Vec<Option<Pending>>,
+    in_flight: usize,
 }
 
-struct Shared {
-    writer: Mutex<(TcpStream, Sender, LinkStats)>,
-    slots: Vec<Slot>,
-    closed: Mutex<Option<String>>,
-}
-
-/// One connection with up to [`MAX_TAGS`] reads outstanding: each tag is used by one
-/// thread at a time; a reader thread routes completions to tags.
-pub struct Pipelined {
-    shared: Arc<Shared>,
-    reader: Option<std::thread::JoinHandle<LinkStats>>,
-    shutdown: TcpStream,
-}
-
-impl Pipelined {
-    /// Connects and starts the reader thread.
-    pub fn connect(addr: SocketAddr, crc: CrcKind) -> Result<Pipelined, ClientError> {
+impl Pipeline {
+    /// Connects to a Warp Pipe server.
+    pub fn connect(addr: SocketAddr, crc: CrcKind) -> Result<Pipeline, ClientError> {
         let stream = TcpStream::connect_timeout(&addr, TRANSACTION_TIMEOUT)?;
         stream.set_nodelay(true)?;
-        let mut read_half = stream.try_clone()?;
-        let shutdown = stream.try_clone()?;
-        let shared = Arc::new(Shared {
-            writer: Mutex::new((stream, Sender::new(crc), LinkStats::default())),
-            slots: (0..MAX_TAGS)
-                .map(|_| Slot {
-                    state: Mutex::new(SlotState::default()),
-                    ready: Condvar::new(),
-                })
-                .collect(),
-            closed: Mutex::new(None),
-        });
-        let sh = Arc::clone(&shared);
-        let reader = std::thread::Builder::new()
-            .name("warp-pipelined-rx".into())
-            .spawn(move || reader_loop(&sh, &mut read_half, crc))?;
-        Ok(Pipelined {
-            shared,
-            reader: Some(reader),
-            shutdown,
+        stream.set_read_timeout(Some(TRANSACTION_TIMEOUT))?;
+        Ok(Pipeline {
+            stream,
+            tx: Sender::new(crc),
+            rx: Receiver::new(crc),
+            stats: LinkStats::default(),
+            pending: (0..MAX_TAGS).map(|_| None).collect(),
+            in_flight: 0,
         })
     }
 
-    /// Reads `buf.len()` (1..=4096) bytes at `addr` using tag `tag` (`0..32`); the
-    /// caller must not use one tag from two threads at once.
-    pub fn read(&self, tag: u8, addr: u64, buf: &mut [u8]) -> Result<(), ClientError> {
+    /// The connection's counters.
+    pub fn stats(&self) -> LinkStats {
+        self.stats
+    }
+
+    /// Reads outstanding.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Queues a read of `len` (1..=4096) bytes at `addr` with `tag` (`0..32`, not in
+    /// flight).
+    pub fn read(&mut self, tag: u8, addr: u64, len: usize) -> Result<(), ClientError> {
         let slot = self
-            .shared
-            .slots
-            .get(usize::from(tag))
+            .pending
+            .get_mut(usize::from(tag))
             .ok_or_else(|| ClientError::Request(format!("tag {tag} outside 0..32")))?;
-        if buf.is_empty() || buf.len() > MAX_PAYLOAD {
+        if slot.is_some() {
+            return Err(ClientError::Request(format!("tag {tag} already in flight")));
+        }
+        if len == 0 || len > MAX_PAYLOAD {
             return Err(ClientError::Request(format!(
-                "read length {} outside 1..=4096",
-                buf.len()
+                "read length {len} outside 1..=4096"
             )));
         }
-        {
-            let mut s = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-            if s.busy {
-                return Err(ClientError::Request(format!("tag {tag} already in use")));
-            }
-            s.busy = true;
-            s.done = false;
-            s.got = 0;
-            s.want = buf.len();
-            s.failed = None;
-            s.error = None;
-        }
-        let (aligned, first_be, last_be, length_dw) = request_span(addr, buf.len());
-        let sent = self.send(|tx| {
-            tx.tlp.payload.clear();
-            tx.push_tlp(TlpHeader::MRd {
-                req: request(tag, first_be, last_be),
-                address: aligned,
-                length_dw,
-            })
+        let (aligned, first_be, last_be, length_dw) = request_span(addr, len);
+        self.tx.tlp.payload.clear();
+        self.tx.push_tlp(TlpHeader::MRd {
+            req: request(tag, first_be, last_be),
+            address: aligned,
+            length_dw,
+        })?;
+        self.stats.tlps_sent += 1;
+        *slot = Some(Pending {
+            addr,
+            want: len,
+            got: 0,
+            data: vec![0; len],
+            failed: None,
         });
-        let mut s = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-        if let Err(e) = sent {
-            s.busy = false;
-            return Err(e);
-        }
-        while !s.done {
-            let (g, timeout) = slot
-                .ready
-                .wait_timeout(s, TRANSACTION_TIMEOUT)
-                .unwrap_or_else(|p| p.into_inner());
-            s = g;
-            if timeout.timed_out() && !s.done {
-                s.busy = false;
-                return Err(
-                    io::Error::new(io::ErrorKind::TimedOut, "no completion within 10 s").into(),
-                );
-            }
-        }
-        s.busy = false;
-        if let Some(e) = s.error.take() {
-            return Err(io::Error::other(e).into());
-        }
-        if let Some(status) = s.failed {
-            return Err(ClientError::ReadFailed {
-                addr,
-                len: buf.len(),
-                status,
-            });
-        }
-        buf.copy_from_slice(&s.data[..buf.len()]);
+        self.in_flight += 1;
         Ok(())
     }
 
-    /// Writes `data` at `addr` (posted).
-    pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), ClientError> {
-        self.send(|tx| {
-            let header = write_header(addr, data, &mut tx.tlp.payload)?;
-            tx.push_tlp(header)
-        })
+    /// Queues a write of `data` at `addr` (posted).
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), ClientError> {
+        let header = write_header(addr, data, &mut self.tx.tlp.payload)?;
+        self.tx.push_tlp(header)?;
+        self.stats.tlps_sent += 1;
+        Ok(())
     }
 
-    fn send(
-        &self,
-        build: impl FnOnce(&mut Sender) -> Result<(), ClientError>,
+    /// Sends everything queued.
+    pub fn flush(&mut self) -> Result<(), ClientError> {
+        Ok(self.tx.flush(&mut self.stream, &mut self.stats)?)
+    }
+
+    /// Sends what is queued, then waits until at least one read completed and calls
+    /// `done(tag, result)` for every read completed by the bytes received so far.
+    /// Returns at once when nothing is in flight.
+    pub fn wait(
+        &mut self,
+        mut done: impl FnMut(u8, Result<&[u8], ClientError>),
     ) -> Result<(), ClientError> {
-        if let Some(e) = self
-            .shared
-            .closed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-        {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, e).into());
+        self.flush()?;
+        let mut completed = 0;
+        while self.in_flight > 0 {
+            if completed > 0 && !self.rx.has_frame() {
+                break;
+            }
+            let frame = self.rx.next(&mut self.stream, &mut self.stats)?;
+            let tlp = match frame {
+                Frame::Dllp(Dllp::Nak { seq }) => {
+                    self.stats.naks += 1;
+                    return Err(ClientError::Nak(seq));
+                }
+                Frame::Dllp(_) => continue,
+                Frame::Tlp(tlp) => tlp,
+            };
+            self.stats.tlps_received += 1;
+            self.tx.push_ack(tlp.seq);
+            let tag = match &tlp.header {
+                TlpHeader::CplD { cpl } | TlpHeader::Cpl { cpl, .. } => usize::from(cpl.tag),
+                _ => continue,
+            };
+            let Some(Some(p)) = self.pending.get_mut(tag) else {
+                continue;
+            };
+            let mut st = ReadState {
+                buf: &mut p.data[..p.want],
+                got: p.got,
+                failed: None,
+            };
+            let finished = st.complete(&tlp.header, &tlp.payload);
+            p.got = st.got;
+            p.failed = st.failed;
+            if finished {
+                let p = self.pending[tag].take().expect("checked above");
+                self.in_flight -= 1;
+                completed += 1;
+                match p.failed {
+                    Some(status) => done(
+                        tag as u8,
+                        Err(ClientError::ReadFailed {
+                            addr: p.addr,
+                            len: p.want,
+                            status,
+                        }),
+                    ),
+                    None => done(tag as u8, Ok(&p.data)),
+                }
+            }
         }
-        let mut w = self.shared.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let (stream, tx, stats) = &mut *w;
-        build(tx)?;
-        stats.tlps_sent += 1;
-        Ok(tx.flush(stream, stats)?)
-    }
-
-    /// Closes the connection and returns the counters of both directions.
-    pub fn close(mut self) -> LinkStats {
-        self.finish()
-    }
-
-    fn finish(&mut self) -> LinkStats {
-        let _ = self.shutdown.shutdown(std::net::Shutdown::Both);
-        let rx = self
-            .reader
-            .take()
-            .and_then(|h| h.join().ok())
-            .unwrap_or_default();
-        let w = self.shared.writer.lock().unwrap_or_else(|p| p.into_inner());
-        LinkStats {
-            tlps_received: rx.tlps_received,
-            bytes_received: rx.bytes_received,
-            naks: rx.naks,
-            ..w.2
-        }
+        Ok(())
     }
 }
 
-impl Drop for Pipelined {
+impl Drop for Pipeline {
     fn drop(&mut self) {
-        if self.reader.is_some() {
-            self.finish();
-        }
+        let _ = self.flush();
     }
-}
-
-fn reader_loop(shared: &Shared, stream: &mut TcpStream, crc: CrcKind) -> LinkStats {
-    let mut rx = Receiver::new(crc);
-    let mut stats = LinkStats::default();
-    let mut acks = Sender::new(crc);
-    let err = loop {
-        let frame = match rx.next(stream, &mut stats) {
-            Ok(f) => f,
-            Err(e) => break e.to_string(),
-        };
-        match frame {
-            Frame::Dllp(Dllp::Nak { seq }) => {
-                stats.naks += 1;
-                // The request is lost; whoever waits on it times out. Without
-                // retransmission nothing better can be done: fail everyone.
-                break format!("server NAKed TLP seq {seq:#05x}");
-            }
-            Frame::Dllp(_) => {}
-            Frame::Tlp(tlp) => {
-                stats.tlps_received += 1;
-                acks.push_ack(tlp.seq);
-                let tag = match &tlp.header {
-                    TlpHeader::CplD { cpl } | TlpHeader::Cpl { cpl, .. } => Some(cpl.tag),
-                    _ => None,
-                };
-                if let Some(slot) = tag.and_then(|t| shared.slots.get(usize::from(t))) {
-                    let mut s = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-                    if s.busy && !s.done {
-                        let want = s.want;
-                        if s.data.len() < want {
-                            s.data.resize(want, 0);
-                        }
-                        let got = s.got;
-                        let mut st = ReadState {
-                            buf: &mut s.data[..want],
-                            got,
-                            failed: None,
-                        };
-                        let done = st.complete(&tlp.header, &tlp.payload);
-                        let (got, failed) = (st.got, st.failed);
-                        s.got = got;
-                        s.failed = failed;
-                        if done {
-                            s.done = true;
-                            slot.ready.notify_one();
-                        }
-                    }
-                }
-                // ACK everything decoded from this read in one send.
-                if !rx.has_frame() {
-                    let mut w = shared.writer.lock().unwrap_or_else(|p| p.into_inner());
-                    let (stream, tx, wstats) = &mut *w;
-                    tx.out.extend_from_slice(&acks.out);
-                    acks.out.clear();
-                    if tx.flush(stream, wstats).is_err() {
-                        break "send failed".to_string();
-                    }
-                }
-            }
-        }
-    };
-    *shared.closed.lock().unwrap_or_else(|p| p.into_inner()) = Some(err.clone());
-    for slot in &shared.slots {
-        let mut s = slot.state.lock().unwrap_or_else(|p| p.into_inner());
-        if s.busy && !s.done {
-            s.error = Some(err.clone());
-            s.done = true;
-            slot.ready.notify_one();
-        }
-    }
-    stats
 }
