@@ -22,6 +22,9 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
                 "name": w.name(), "description": w.description(),
             })).collect::<Vec<_>>(),
+            "studies": studies().iter().map(|(n, h)| json!({
+                "name": n, "description": h,
+            })).collect::<Vec<_>>(),
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
@@ -47,6 +50,13 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     }
     writeln!(
         out,
+        "\nStudies (xferbench study NAME [--quick] [--out DIR]):"
+    )?;
+    for (name, help) in studies() {
+        writeln!(out, "  {name:<10} {help}")?;
+    }
+    writeln!(
+        out,
         "\nSweep axes (every combination is one point):\n  \
          --transport LIST   default shm,pipe,unix,tcp\n  \
          --size LIST        default 64,4KiB,64KiB   (64, 4KiB, 1MiB; ranges 1..64KiB:x4, 100..500:+100)\n  \
@@ -57,4 +67,17 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
          See `xferbench run --help` for outputs and exit codes."
     )?;
     Ok(())
+}
+
+/// The built-in studies with their one-line descriptions, from the CLI definition.
+fn studies() -> Vec<(String, String)> {
+    use clap::ValueEnum;
+    crate::cli::StudyName::value_variants()
+        .iter()
+        .filter_map(|v| v.to_possible_value())
+        .map(|p| {
+            let help = p.get_help().map(|h| h.to_string()).unwrap_or_default();
+            (p.get_name().to_string(), help)
+        })
+        .collect()
 }

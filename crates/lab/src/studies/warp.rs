@@ -1170,3 +1170,148 @@ pub fn run_study(
     result.interrupted |= stop.load(Ordering::Relaxed);
     (result, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(connection: ConnectionMode, threads: usize, crc: &str) -> PointSpec {
+        PointSpec {
+            group: "test".into(),
+            variant: connection.name().into(),
+            threads,
+            iterations: 5,
+            payload: 256,
+            crc: crc.into(),
+            connection,
+            piggyback_acks: connection != ConnectionMode::Shared,
+            instances: 1,
+            think_ms: 0,
+            io: "epoll".into(),
+            ops: Ops::ReadWriteRead,
+        }
+    }
+
+    #[test]
+    fn every_connection_mode_completes_and_verifies_the_workload() {
+        let stop = AtomicBool::new(false);
+        for (mode, crc) in [
+            (ConnectionMode::Shared, "bitwise"),
+            (ConnectionMode::PerThread, "table"),
+            (ConnectionMode::Pipelined, "fast"),
+        ] {
+            // 40 threads: two pipelined connections, one of them partly used.
+            let r = run_point(&ServerPlacement::Thread, &spec(mode, 40, crc), &stop).unwrap();
+            assert_eq!(r.errors, 0, "{mode:?}: {:?}", r.first_error);
+            assert!(r.verified, "{mode:?}");
+            assert_eq!(r.verify_failures, 0, "{mode:?}");
+            assert_eq!(r.transactions, 40 * 5 * 3, "{mode:?}");
+            assert_eq!(r.latency.count, 40 * 5 * 3, "{mode:?}");
+            assert!(r.transactions_per_s > 0.0 && r.wall_s > 0.0);
+        }
+    }
+
+    #[test]
+    fn verification_catches_a_device_that_loses_writes() {
+        // BAR1 read-only: every write is dropped, so every second read differs.
+        let mut device = MockConfig::default();
+        device.bar_writable = [false; 6];
+        let server = Server::bind(ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            crc: CrcKind::Fast,
+            device,
+            io: IoModel::Epoll,
+        })
+        .unwrap();
+        let addr = server.local_addr().unwrap();
+        let stop = AtomicBool::new(false);
+        let server_stop = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            sc.spawn(|| server.run(&server_stop).unwrap());
+            for connection in [ConnectionMode::Shared, ConnectionMode::Pipelined] {
+                let s = ClientSpec {
+                    threads: 4,
+                    iterations: 3,
+                    payload: 256,
+                    crc: "fast".into(),
+                    connection,
+                    piggyback_acks: false,
+                    think_ms: 0,
+                    first_slot: 0,
+                    ops: Ops::ReadWriteRead,
+                };
+                let r = run_client(addr, &s, &stop).unwrap();
+                assert!(r.verified);
+                assert_eq!(r.verify_failures, 12, "{connection:?}");
+                assert_eq!(r.errors, 0);
+            }
+            server_stop.store(true, Ordering::Relaxed);
+        });
+    }
+
+    #[test]
+    fn read_only_iterations_count_one_transaction_each() {
+        let stop = AtomicBool::new(false);
+        let mut p = spec(ConnectionMode::Pipelined, 8, "fast");
+        p.ops = Ops::Read;
+        let r = run_point(&ServerPlacement::Thread, &p, &stop).unwrap();
+        assert_eq!(r.transactions, 8 * 5);
+        assert_eq!(r.errors, 0);
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_a_message() {
+        let server = RunningServer::start(&ServerPlacement::Thread, "fast", 2048, "epoll").unwrap();
+        let stop = AtomicBool::new(false);
+        let mut s = ClientSpec {
+            threads: 1,
+            iterations: 1,
+            payload: 6,
+            crc: "fast".into(),
+            connection: ConnectionMode::Shared,
+            piggyback_acks: false,
+            think_ms: 0,
+            first_slot: 0,
+            ops: Ops::ReadWriteRead,
+        };
+        let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
+        assert!(e.contains("multiple of 4"), "{e}");
+        s.payload = 4;
+        s.crc = "crc64".into();
+        let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
+        assert!(e.contains("bitwise, table, fast"), "{e}");
+        assert!(RunningServer::start(&ServerPlacement::Thread, "fast", 2048, "poll").is_err());
+    }
+
+    #[test]
+    fn study_points_cover_the_brief() {
+        let pts = study_points(&StudyScale::FULL);
+        let orig = pts
+            .iter()
+            .find(|p| p.group == "original-workload" && p.variant == "original")
+            .unwrap();
+        assert_eq!(
+            (orig.threads, orig.iterations, orig.payload),
+            (506, 100, 2048)
+        );
+        assert_eq!(
+            (orig.crc.as_str(), orig.connection),
+            ("bitwise", ConnectionMode::Shared)
+        );
+        for t in [1, 16, 64, 256, 506] {
+            assert!(pts.iter().any(|p| p.group == "threads" && p.threads == t));
+        }
+        for k in [1, 2, 4, 8] {
+            assert!(
+                pts.iter()
+                    .any(|p| p.group == "instances" && p.instances == k)
+            );
+        }
+        for crc in ["table", "fast"] {
+            assert!(
+                pts.iter()
+                    .any(|p| p.group == "crc" && p.crc == crc && p.threads == 506)
+            );
+        }
+    }
+}
