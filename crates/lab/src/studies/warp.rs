@@ -1214,8 +1214,10 @@ mod tests {
     #[test]
     fn verification_catches_a_device_that_loses_writes() {
         // BAR1 read-only: every write is dropped, so every second read differs.
-        let mut device = MockConfig::default();
-        device.bar_writable = [false; 6];
+        let device = MockConfig {
+            bar_writable: [false; 6],
+            ..MockConfig::default()
+        };
         let server = Server::bind(ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             crc: CrcKind::Fast,
