@@ -22,10 +22,7 @@ pub const GROUPS: [(&str, &str); 8] = [
     ("payload", "Payload size (64 threads)"),
     ("iterations", "Iterations per thread (64 threads, 2048 B)"),
     ("instances", "Single-threaded client processes"),
-    (
-        "io-model",
-        "Memory mock I/O model (per-thread connections, fast CRC)",
-    ),
+    ("io-model", "Memory mock I/O model (fast CRC)"),
     (
         "mock-reads",
         "Memory mock: 2048-byte reads only (64 threads)",
@@ -391,22 +388,33 @@ pub fn summary(result: &StudyResult) -> String {
     // I/O model.
     let io: Vec<&PointResult> = result.group("io-model").collect();
     if let Some(t) = io.iter().map(|p| p.spec.threads).max() {
-        let e = io
-            .iter()
-            .find(|p| p.spec.threads == t && p.spec.io == "epoll");
-        let th = io
-            .iter()
-            .find(|p| p.spec.threads == t && p.spec.io == "threads");
-        if let (Some(e), Some(th)) = (e, th) {
-            let _ = writeln!(
-                s,
-                "**I/O model.** With {t} connections the epoll event loop serves {:.0} transactions/s using {} s of server CPU; \
-                 a thread per connection serves {:.0} transactions/s using {} s.\n",
-                e.transactions_per_s,
-                opt(e.server_cpu_s),
-                th.transactions_per_s,
-                opt(th.server_cpu_s)
-            );
+        let mut said = false;
+        for mode in ["per-thread", "pipelined"] {
+            let at = |model: &str| {
+                io.iter().find(|p| {
+                    p.spec.threads == t && p.spec.io == model && p.spec.connection.name() == mode
+                })
+            };
+            if let (Some(e), Some(th)) = (at("epoll"), at("threads")) {
+                if !said {
+                    let _ = write!(s, "**I/O model.** With {t} client threads ");
+                    said = true;
+                } else {
+                    let _ = write!(s, "; ");
+                }
+                let _ = write!(
+                    s,
+                    "and `{mode}` connections, the epoll event loop serves {:.0} transactions/s ({} s of server CPU) \
+                     and a thread per connection {:.0} transactions/s ({} s)",
+                    e.transactions_per_s,
+                    opt(e.server_cpu_s),
+                    th.transactions_per_s,
+                    opt(th.server_cpu_s)
+                );
+            }
+        }
+        if said {
+            let _ = writeln!(s, ".\n");
         }
     }
     for p in result.group("mock-reads") {

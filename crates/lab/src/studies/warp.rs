@@ -285,15 +285,16 @@ pub fn run_client(
         ConnectionMode::PerThread => {
             let mut v = vec![Mutex::new(first)];
             for _ in 1..spec.threads {
-                v.push(Mutex::new(Link::connect(addr, crc, ack)?));
+                v.push(Mutex::new(enumerated(addr, crc, ack)?));
             }
             run_threads(&Conns::PerThread(v), spec, geo, &tally, stop)
         }
         ConnectionMode::Pipelined => {
-            drop(first);
-            let mut pipes = Vec::with_capacity(spec.threads.div_ceil(MAX_TAGS));
-            for _ in 0..spec.threads.div_ceil(MAX_TAGS) {
-                pipes.push(Pipeline::connect(addr, crc)?);
+            let n = spec.threads.div_ceil(MAX_TAGS);
+            let mut pipes = Vec::with_capacity(n);
+            pipes.push(first.into_pipeline());
+            for _ in 1..n {
+                pipes.push(enumerated(addr, crc, ack)?.into_pipeline());
             }
             run_pipelined(pipes, spec, geo, &tally, stop)
         }
@@ -319,6 +320,15 @@ pub fn run_client(
         cpu: cpu_before.until(&CpuSnapshot::now(), "client", std::process::id()),
         interrupted: stop.load(Ordering::Relaxed),
     })
+}
+
+/// A new connection that enumerated the device itself: warp-pipe's memory mock maps
+/// BARs per connection (and answers nothing for unmapped addresses), so every
+/// connection enumerates, as every Zephyr instance would.
+fn enumerated(addr: SocketAddr, crc: CrcKind, ack: AckPolicy) -> Result<Link, WarpRunError> {
+    let mut link = Link::connect(addr, crc, ack)?;
+    link.enumerate()?;
+    Ok(link)
 }
 
 /// One OS thread per workload thread, each blocking on its transactions.
@@ -1079,12 +1089,16 @@ pub fn study_points(scale: &StudyScale) -> Vec<PointSpec> {
             v.push(p);
         }
     }
+    // The server's I/O model, with many blocking client threads (per-thread) and
+    // with a few batching driver threads (pipelined).
     for &t in scale.threads {
-        for io in ["epoll", "threads"] {
-            let mut p = point("io-model", &PER_THREAD, t, si, 2048);
-            p.variant = format!("per-thread, io={io}");
-            p.io = io.into();
-            v.push(p);
+        for var in [&PER_THREAD, &PIPELINED] {
+            for io in ["epoll", "threads"] {
+                let mut p = point("io-model", var, t, it, 2048);
+                p.variant = format!("{}, io={io}", var.name);
+                p.io = io.into();
+                v.push(p);
+            }
         }
     }
     // The mock's read throughput: 2048-byte reads only.

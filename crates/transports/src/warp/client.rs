@@ -289,33 +289,64 @@ impl ReadState<'_> {
 
 /// One connection, one transaction in flight.
 pub struct Link {
+    wire: Wire,
+    ack: AckPolicy,
+    tag: u8,
+}
+
+/// A connection's socket, encoder and decoder; pending ACKs are sent when dropped.
+struct Wire {
     stream: TcpStream,
     tx: Sender,
     rx: Receiver,
-    ack: AckPolicy,
-    tag: u8,
     stats: LinkStats,
+}
+
+impl Wire {
+    fn connect(addr: SocketAddr, crc: CrcKind) -> Result<Wire, ClientError> {
+        let stream = TcpStream::connect_timeout(&addr, TRANSACTION_TIMEOUT)?;
+        stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(TRANSACTION_TIMEOUT))?;
+        Ok(Wire {
+            stream,
+            tx: Sender::new(crc),
+            rx: Receiver::new(crc),
+            stats: LinkStats::default(),
+        })
+    }
+}
+
+impl Drop for Wire {
+    fn drop(&mut self) {
+        // Pending ACKs; the server may be gone already.
+        let _ = self.tx.flush(&mut self.stream, &mut self.stats);
+    }
 }
 
 impl Link {
     /// Connects to a Warp Pipe server.
     pub fn connect(addr: SocketAddr, crc: CrcKind, ack: AckPolicy) -> Result<Link, ClientError> {
-        let stream = TcpStream::connect_timeout(&addr, TRANSACTION_TIMEOUT)?;
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(TRANSACTION_TIMEOUT))?;
         Ok(Link {
-            stream,
-            tx: Sender::new(crc),
-            rx: Receiver::new(crc),
+            wire: Wire::connect(addr, crc)?,
             ack,
             tag: 0,
-            stats: LinkStats::default(),
         })
+    }
+
+    /// Continues on this connection with up to 32 reads in flight (after
+    /// [`Link::enumerate`], for example: warp-pipe's memory mock keeps BAR mappings
+    /// per connection).
+    pub fn into_pipeline(self) -> Pipeline {
+        Pipeline {
+            wire: self.wire,
+            pending: (0..MAX_TAGS).map(|_| None).collect(),
+            in_flight: 0,
+        }
     }
 
     /// The link's counters.
     pub fn stats(&self) -> LinkStats {
-        self.stats
+        self.wire.stats
     }
 
     fn next_tag(&mut self) -> u8 {
@@ -327,28 +358,34 @@ impl Link {
 
     /// Sends what is buffered (pending ACKs).
     pub fn flush(&mut self) -> Result<(), ClientError> {
-        Ok(self.tx.flush(&mut self.stream, &mut self.stats)?)
+        Ok(self
+            .wire
+            .tx
+            .flush(&mut self.wire.stream, &mut self.wire.stats)?)
     }
 
     /// Waits for the completion(s) of the read with `tag`, ACKing TLPs as they come.
     fn wait_read(&mut self, tag: u8, state: &mut ReadState<'_>) -> Result<(), ClientError> {
         loop {
-            let frame = self.rx.next(&mut self.stream, &mut self.stats)?;
+            let frame = self
+                .wire
+                .rx
+                .next(&mut self.wire.stream, &mut self.wire.stats)?;
             match frame {
                 Frame::Dllp(Dllp::Nak { seq }) => {
-                    self.stats.naks += 1;
+                    self.wire.stats.naks += 1;
                     return Err(ClientError::Nak(seq));
                 }
                 Frame::Dllp(_) => {}
                 Frame::Tlp(tlp) => {
-                    self.stats.tlps_received += 1;
-                    self.tx.push_ack(tlp.seq);
+                    self.wire.stats.tlps_received += 1;
+                    self.wire.tx.push_ack(tlp.seq);
                     let mine = match &tlp.header {
                         TlpHeader::CplD { cpl } | TlpHeader::Cpl { cpl, .. } => cpl.tag == tag,
                         _ => false,
                     };
                     let done = mine && state.complete(&tlp.header, &tlp.payload);
-                    if self.ack == AckPolicy::Immediate || (!done && !self.rx.has_frame()) {
+                    if self.ack == AckPolicy::Immediate || (!done && !self.wire.rx.has_frame()) {
                         self.flush()?;
                     }
                     if done {
@@ -360,9 +397,9 @@ impl Link {
     }
 
     fn send_read(&mut self, header: TlpHeader) -> Result<(), ClientError> {
-        self.tx.tlp.payload.clear();
-        self.tx.push_tlp(header)?;
-        self.stats.tlps_sent += 1;
+        self.wire.tx.tlp.payload.clear();
+        self.wire.tx.push_tlp(header)?;
+        self.wire.stats.tlps_sent += 1;
         self.flush()
     }
 
@@ -397,9 +434,9 @@ impl Link {
     /// Writes `data` (1 to 4096 bytes, DW-aligned address) at `addr` (posted: returns
     /// once sent).
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), ClientError> {
-        let header = write_header(addr, data, &mut self.tx.tlp.payload)?;
-        self.tx.push_tlp(header)?;
-        self.stats.tlps_sent += 1;
+        let header = write_header(addr, data, &mut self.wire.tx.tlp.payload)?;
+        self.wire.tx.push_tlp(header)?;
+        self.wire.stats.tlps_sent += 1;
         self.flush()
     }
 
@@ -431,14 +468,18 @@ impl Link {
 
     /// Writes the configuration DW at `offset`.
     pub fn config_write(&mut self, offset: u16, value: u32) -> Result<(), ClientError> {
-        self.tx.tlp.payload.clear();
-        self.tx.tlp.payload.extend_from_slice(&value.to_le_bytes());
-        self.tx.push_tlp(TlpHeader::CfgWr0 {
+        self.wire.tx.tlp.payload.clear();
+        self.wire
+            .tx
+            .tlp
+            .payload
+            .extend_from_slice(&value.to_le_bytes());
+        self.wire.tx.push_tlp(TlpHeader::CfgWr0 {
             req: request(0, 0xF, 0),
             target: PcieId(0),
             offset: offset & !3,
         })?;
-        self.stats.tlps_sent += 1;
+        self.wire.stats.tlps_sent += 1;
         self.flush()
     }
 
@@ -502,13 +543,6 @@ impl Link {
     }
 }
 
-impl Drop for Link {
-    fn drop(&mut self) {
-        // Pending ACKs; the server may be gone already.
-        let _ = self.flush();
-    }
-}
-
 /// Builds an MWr header for `data` at `addr`, filling `payload` (DW-padded, data at
 /// the byte the first BE names).
 fn write_header(addr: u64, data: &[u8], payload: &mut Vec<u8>) -> Result<TlpHeader, ClientError> {
@@ -550,10 +584,7 @@ struct Pending {
 /// caller multiplexes its logical threads (warp-pipe's Zephyr threads) over tags, so
 /// no thread blocks per transaction and one system call carries many transactions.
 pub struct Pipeline {
-    stream: TcpStream,
-    tx: Sender,
-    rx: Receiver,
-    stats: LinkStats,
+    wire: Wire,
     pending: Vec<Option<Pending>>,
     in_flight: usize,
 }
@@ -561,14 +592,8 @@ pub struct Pipeline {
 impl Pipeline {
     /// Connects to a Warp Pipe server.
     pub fn connect(addr: SocketAddr, crc: CrcKind) -> Result<Pipeline, ClientError> {
-        let stream = TcpStream::connect_timeout(&addr, TRANSACTION_TIMEOUT)?;
-        stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(TRANSACTION_TIMEOUT))?;
         Ok(Pipeline {
-            stream,
-            tx: Sender::new(crc),
-            rx: Receiver::new(crc),
-            stats: LinkStats::default(),
+            wire: Wire::connect(addr, crc)?,
             pending: (0..MAX_TAGS).map(|_| None).collect(),
             in_flight: 0,
         })
@@ -576,7 +601,7 @@ impl Pipeline {
 
     /// The connection's counters.
     pub fn stats(&self) -> LinkStats {
-        self.stats
+        self.wire.stats
     }
 
     /// Reads outstanding.
@@ -600,13 +625,13 @@ impl Pipeline {
             )));
         }
         let (aligned, first_be, last_be, length_dw) = request_span(addr, len);
-        self.tx.tlp.payload.clear();
-        self.tx.push_tlp(TlpHeader::MRd {
+        self.wire.tx.tlp.payload.clear();
+        self.wire.tx.push_tlp(TlpHeader::MRd {
             req: request(tag, first_be, last_be),
             address: aligned,
             length_dw,
         })?;
-        self.stats.tlps_sent += 1;
+        self.wire.stats.tlps_sent += 1;
         *slot = Some(Pending {
             addr,
             want: len,
@@ -620,15 +645,18 @@ impl Pipeline {
 
     /// Queues a write of `data` at `addr` (posted).
     pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), ClientError> {
-        let header = write_header(addr, data, &mut self.tx.tlp.payload)?;
-        self.tx.push_tlp(header)?;
-        self.stats.tlps_sent += 1;
+        let header = write_header(addr, data, &mut self.wire.tx.tlp.payload)?;
+        self.wire.tx.push_tlp(header)?;
+        self.wire.stats.tlps_sent += 1;
         Ok(())
     }
 
     /// Sends everything queued.
     pub fn flush(&mut self) -> Result<(), ClientError> {
-        Ok(self.tx.flush(&mut self.stream, &mut self.stats)?)
+        Ok(self
+            .wire
+            .tx
+            .flush(&mut self.wire.stream, &mut self.wire.stats)?)
     }
 
     /// Sends what is queued, then waits until at least one read completed and calls
@@ -641,20 +669,23 @@ impl Pipeline {
         self.flush()?;
         let mut completed = 0;
         while self.in_flight > 0 {
-            if completed > 0 && !self.rx.has_frame() {
+            if completed > 0 && !self.wire.rx.has_frame() {
                 break;
             }
-            let frame = self.rx.next(&mut self.stream, &mut self.stats)?;
+            let frame = self
+                .wire
+                .rx
+                .next(&mut self.wire.stream, &mut self.wire.stats)?;
             let tlp = match frame {
                 Frame::Dllp(Dllp::Nak { seq }) => {
-                    self.stats.naks += 1;
+                    self.wire.stats.naks += 1;
                     return Err(ClientError::Nak(seq));
                 }
                 Frame::Dllp(_) => continue,
                 Frame::Tlp(tlp) => tlp,
             };
-            self.stats.tlps_received += 1;
-            self.tx.push_ack(tlp.seq);
+            self.wire.stats.tlps_received += 1;
+            self.wire.tx.push_ack(tlp.seq);
             let tag = match &tlp.header {
                 TlpHeader::CplD { cpl } | TlpHeader::Cpl { cpl, .. } => usize::from(cpl.tag),
                 _ => continue,
@@ -688,11 +719,5 @@ impl Pipeline {
             }
         }
         Ok(())
-    }
-}
-
-impl Drop for Pipeline {
-    fn drop(&mut self) {
-        let _ = self.flush();
     }
 }
