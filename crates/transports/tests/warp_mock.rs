@@ -177,6 +177,18 @@ fn bar_probing_reads_back_the_size_mask_and_mapping_the_address() {
 }
 
 #[test]
+fn concurrent_probing_on_two_connections_does_not_interfere() {
+    let mut dev = Device::new(&MockConfig::default()).unwrap();
+    let (mut a, mut b) = (MockConn::new(CRC), MockConn::new(CRC));
+    exchange(&mut a, &mut dev, &cfg_wr(1, 0x14, u32::MAX));
+    exchange(&mut b, &mut dev, &cfg_wr(1, 0x14, u32::MAX));
+    exchange(&mut b, &mut dev, &cfg_wr(2, 0x14, 0x14_0000));
+    // b mapped BAR1 between a's probe and a's read-back: a still sees the mask.
+    assert_eq!(config_dw(&mut a, &mut dev, 0x14) & !0xF, !(2048 - 1) & !0xF);
+    assert_eq!(config_dw(&mut b, &mut dev, 0x14) & !0xF, 0x14_0000);
+}
+
+#[test]
 fn reads_are_answered_with_acks_and_the_data_in_one_completion() {
     let (mut dev, mut conn) = mapped(&MockConfig::default());
     let (frames, consumed, close) = exchange(&mut conn, &mut dev, &mrd(7, 3, 0x10_0000, 128));

@@ -264,6 +264,15 @@ impl Device {
         })
     }
 
+    /// What BAR `i` reads back after `0xFFFF_FFFF` was written to it: the size mask
+    /// and flags, or 0 for an unused BAR.
+    pub fn bar_probe_value(&self, i: usize) -> u32 {
+        match self.bars.get(i) {
+            Some(bar) if bar.size != 0 => !(bar.size - 1) & !BAR_FLAG_MASK | BAR_FLAGS,
+            _ => 0,
+        }
+    }
+
     /// Copies memory at `addr` into `out`; false when no BAR maps all of it.
     pub fn mem_read(&self, addr: u64, out: &mut [u8]) -> bool {
         match self.map(addr) {
@@ -317,6 +326,10 @@ pub struct MockConn {
     stats: ConnStats,
     /// Reused for completion payloads.
     scratch: Tlp,
+    /// BARs this connection wrote `0xFFFF_FFFF` to and has not mapped since: their
+    /// reads return the size mask. Kept per connection so that requesters sizing
+    /// BARs at the same time do not see each other's half-done probing.
+    probing: [bool; BAR_COUNT],
 }
 
 impl MockConn {
@@ -335,6 +348,7 @@ impl MockConn {
                 },
                 payload: Vec::with_capacity(MAX_PAYLOAD),
             },
+            probing: [false; BAR_COUNT],
         }
     }
 
@@ -433,10 +447,10 @@ impl MockConn {
                 length_dw,
                 ..
             } => {
-                let dw = if length_dw == 1 {
-                    dev.config_read(offset)
-                } else {
-                    None
+                let dw = match bar_index(offset) {
+                    _ if length_dw != 1 => None,
+                    Some(i) if self.probing[i] => Some(dev.bar_probe_value(i).to_le_bytes()),
+                    _ => dev.config_read(offset),
                 };
                 match dw {
                     Some(dw) => self.push_cpld(&req, 4, 0, &dw, out),
@@ -445,7 +459,17 @@ impl MockConn {
             }
             TlpHeader::CfgWr0 { offset, .. } => {
                 if let Some(&[a, b, c, d]) = tlp.payload.get(..4) {
-                    dev.config_write(offset, [a, b, c, d]);
+                    let value = [a, b, c, d];
+                    match bar_index(offset) {
+                        Some(i) if u32::from_le_bytes(value) == u32::MAX => self.probing[i] = true,
+                        Some(i) => {
+                            self.probing[i] = false;
+                            dev.config_write(offset, value);
+                        }
+                        None => {
+                            dev.config_write(offset, value);
+                        }
+                    }
                 }
             }
             // Completions and anything else addressed to a requester: nothing to do.
