@@ -6,8 +6,6 @@ use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use xferbench_lab::studies::warp::{self as lab, ClientSpec, ConnectionMode, Ops, Program};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
@@ -28,19 +26,6 @@ pub fn crc_kind(c: CrcArg) -> CrcKind {
         CrcArg::Table => CrcKind::Table,
         CrcArg::Fast => CrcKind::Fast,
     }
-}
-
-/// Installs a Ctrl-C handler setting the returned flag; a second Ctrl-C exits.
-pub fn stop_flag() -> Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    ctrlc::set_handler(move || {
-        if s.swap(true, Ordering::SeqCst) {
-            std::process::exit(EXIT_INTERRUPTED.into());
-        }
-    })
-    .context("cannot install the Ctrl-C handler")?;
-    Ok(stop)
 }
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
@@ -85,7 +70,7 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
         Err(e) => return Err(e).with_context(|| format!("cannot serve on {listen}")),
     };
     let addr = server.local_addr()?;
-    let stop = stop_flag()?;
+    let stop = crate::run::stop_flag()?;
     if a.announce {
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on {addr}")?;
@@ -135,7 +120,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     if a.instances == 0 {
         return usage("--instances must be >= 1");
     }
-    let stop = stop_flag()?;
+    let stop = crate::run::stop_flag()?;
     let runs = if a.instances > 1 {
         let program = Program {
             path: std::env::current_exe().context("cannot find the xferbench binary")?,

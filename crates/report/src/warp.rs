@@ -66,15 +66,15 @@ pub fn group_table(title: &str, points: &[&PointResult]) -> Table {
     let rows = points
         .iter()
         .map(|p| {
-            let s = &p.spec;
+            let (s, c) = (&p.spec, &p.spec.client);
             vec![
                 s.variant.clone(),
-                s.threads.to_string(),
+                c.threads.to_string(),
                 s.instances.to_string(),
-                s.iterations.to_string(),
-                s.payload.to_string(),
-                s.crc.clone(),
-                s.connection.name().to_string(),
+                c.iterations.to_string(),
+                c.payload.to_string(),
+                c.crc.clone(),
+                c.connection.name().to_string(),
                 s.io.clone(),
                 p.transactions.to_string(),
                 format!("{:.3}", p.wall_s),
@@ -166,7 +166,7 @@ pub fn write_study(folder: &StudyFolder, result: &StudyResult) -> Result<()> {
                 "Transactions/s vs threads (2048 B)",
                 "threads",
                 "transactions/s",
-                |p| p.spec.threads as f64,
+                |p| p.spec.client.threads as f64,
                 tps,
             ),
         ),
@@ -178,7 +178,7 @@ pub fn write_study(folder: &StudyFolder, result: &StudyResult) -> Result<()> {
                 "MB/s vs payload (64 threads)",
                 "payload (bytes)",
                 "MB/s",
-                |p| p.spec.payload as f64,
+                |p| p.spec.client.payload as f64,
                 |p| p.mb_per_s,
             ),
         ),
@@ -202,7 +202,7 @@ pub fn write_study(folder: &StudyFolder, result: &StudyResult) -> Result<()> {
                 "Memory mock I/O model: transactions/s vs connections",
                 "connections",
                 "transactions/s",
-                |p| p.spec.threads as f64,
+                |p| p.spec.client.threads as f64,
                 tps,
             ),
         ),
@@ -256,14 +256,14 @@ pub fn summary(result: &StudyResult) -> String {
              took {:.3} s with the original design (bitwise CRC, one shared connection, one transaction in flight, an ACK per TLP) \
              and {:.3} s with the `{}` variant (fast CRC, {} connections, piggybacked ACKs): **{:.1}× faster** \
              ({:.0} vs {:.0} transactions/s, {:.1} vs {:.1} MB/s).\n",
-            o.spec.threads,
-            o.spec.iterations,
-            o.spec.payload,
+            o.spec.client.threads,
+            o.spec.client.iterations,
+            o.spec.client.payload,
             o.transactions,
             o.wall_s,
             b.wall_s,
             b.spec.variant,
-            b.spec.connection.name(),
+            b.spec.client.connection.name(),
             o.wall_s / b.wall_s.max(1e-9),
             o.transactions_per_s,
             b.transactions_per_s,
@@ -288,8 +288,8 @@ pub fn summary(result: &StudyResult) -> String {
         let _ = writeln!(s);
     }
     // Where the time goes: CRC share.
-    let fast_shared = result.group("crc").find(|p| p.spec.crc == "fast");
-    let table_shared = result.group("crc").find(|p| p.spec.crc == "table");
+    let fast_shared = result.group("crc").find(|p| p.spec.client.crc == "fast");
+    let table_shared = result.group("crc").find(|p| p.spec.client.crc == "table");
     if let (Some(o), Some(f)) = (orig, fast_shared) {
         let share = (o.wall_s - f.wall_s) / o.wall_s.max(1e-9) * 100.0;
         let _ = write!(
@@ -323,11 +323,11 @@ pub fn summary(result: &StudyResult) -> String {
         let _ = writeln!(s);
     }
     // Threads.
-    let max_t = result.group("threads").map(|p| p.spec.threads).max();
+    let max_t = result.group("threads").map(|p| p.spec.client.threads).max();
     if let Some(t) = max_t {
         let at: Vec<&PointResult> = result
             .group("threads")
-            .filter(|p| p.spec.threads == t)
+            .filter(|p| p.spec.client.threads == t)
             .collect();
         let o = at.iter().find(|p| p.spec.variant == "original");
         if let Some(o) = o {
@@ -361,10 +361,10 @@ pub fn summary(result: &StudyResult) -> String {
             s,
             "**Payload.** Pipelined, {} B transactions run at {:.0} transactions/s ({:.1} MB/s) and {} B ones at {:.0} transactions/s ({:.1} MB/s): \
              small transactions are bound by per-transaction costs, large ones by copying and CRC.\n",
-            lo.spec.payload,
+            lo.spec.client.payload,
             lo.transactions_per_s,
             lo.mb_per_s,
-            hi.spec.payload,
+            hi.spec.client.payload,
             hi.transactions_per_s,
             hi.mb_per_s
         );
@@ -387,12 +387,14 @@ pub fn summary(result: &StudyResult) -> String {
     }
     // I/O model.
     let io: Vec<&PointResult> = result.group("io-model").collect();
-    if let Some(t) = io.iter().map(|p| p.spec.threads).max() {
+    if let Some(t) = io.iter().map(|p| p.spec.client.threads).max() {
         let mut said = false;
         for mode in ["per-thread", "pipelined"] {
             let at = |model: &str| {
                 io.iter().find(|p| {
-                    p.spec.threads == t && p.spec.io == model && p.spec.connection.name() == mode
+                    p.spec.client.threads == t
+                        && p.spec.io == model
+                        && p.spec.client.connection.name() == mode
                 })
             };
             if let (Some(e), Some(th)) = (at("epoll"), at("threads")) {
@@ -422,9 +424,9 @@ pub fn summary(result: &StudyResult) -> String {
             s,
             "**Memory mock reads.** `{}` with {} threads: {:.0} reads of {} B per second ({:.1} MB/s), p50 {} µs, p99 {} µs.\n",
             p.spec.variant,
-            p.spec.threads,
+            p.spec.client.threads,
             p.transactions_per_s,
-            p.spec.payload,
+            p.spec.client.payload,
             p.mb_per_s,
             us(p.latency.p50_ns),
             us(p.latency.p99_ns)

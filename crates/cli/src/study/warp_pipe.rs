@@ -20,7 +20,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         StudyScale::FULL
     };
     let points = warp::study_points(&scale);
-    let stop = crate::warp::stop_flag()?;
+    let stop = crate::run::stop_flag()?;
     let total = points.len();
     eprintln!("warp-pipe study: {total} points, writing {}", dir.display());
     let (result, error) = warp::run_study(
@@ -34,9 +34,9 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
                 i + 1,
                 p.spec.group,
                 p.spec.variant,
-                p.spec.threads,
-                p.spec.iterations,
-                p.spec.payload,
+                p.spec.client.threads,
+                p.spec.client.iterations,
+                p.spec.client.payload,
                 p.spec.instances,
                 p.transactions_per_s,
                 p.mb_per_s,

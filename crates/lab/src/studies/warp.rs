@@ -602,28 +602,15 @@ pub struct PointSpec {
     /// Which group of the study this point belongs to (`original-workload`, `threads`,
     /// `payload`, ...).
     pub group: String,
-    /// The variant's name (`original`, `improved`, `crc=table`, ...).
+    /// The variant's name (`original`, `pipelined`, `shared, crc=table`, ...).
     pub variant: String,
-    /// Client threads per instance.
-    pub threads: usize,
-    /// Iterations per thread.
-    pub iterations: u64,
-    /// Bytes per transaction.
-    pub payload: usize,
-    /// CRC on both sides.
-    pub crc: String,
-    /// How client threads share connections.
-    pub connection: ConnectionMode,
-    /// ACKs with the next request.
-    pub piggyback_acks: bool,
-    /// Single-threaded client processes (1: the client runs in this process).
+    /// What each client process does (`first_slot` is set per process).
+    #[serde(flatten)]
+    pub client: ClientSpec,
+    /// Client processes (1: the client runs in this process).
     pub instances: usize,
-    /// Sleep per iteration, ms.
-    pub think_ms: u64,
     /// The server's I/O model.
     pub io: String,
-    /// What each iteration does.
-    pub ops: Ops,
 }
 
 /// What one point measured.
@@ -831,34 +818,24 @@ pub fn run_point(
     spec: &PointSpec,
     stop: &AtomicBool,
 ) -> Result<PointResult, WarpRunError> {
-    let slots = spec.threads * spec.instances.max(1);
+    let slots = spec.client.threads * spec.instances.max(1);
     let server = RunningServer::start(
         placement,
-        &spec.crc,
-        bar1_for(slots, spec.payload),
+        &spec.client.crc,
+        bar1_for(slots, spec.client.payload),
         &spec.io,
     )?;
     let server_before = server.pid().and_then(CpuSnapshot::of_pid);
-    let client = ClientSpec {
-        threads: spec.threads,
-        iterations: spec.iterations,
-        payload: spec.payload,
-        crc: spec.crc.clone(),
-        connection: spec.connection,
-        piggyback_acks: spec.piggyback_acks,
-        think_ms: spec.think_ms,
-        first_slot: 0,
-        ops: spec.ops,
-    };
+    let client = &spec.client;
     let runs = if spec.instances <= 1 {
-        vec![run_client(server.addr, &client, stop)?]
+        vec![run_client(server.addr, client, stop)?]
     } else {
         let ServerPlacement::Process(program) = placement else {
             return Err(WarpRunError::Spec(
                 "--instances needs client processes: run the server as a process".into(),
             ));
         };
-        run_instances(program, server.addr, &client, spec.instances)?
+        run_instances(program, server.addr, client, spec.instances)?
     };
     let server_cpu = server.pid().and_then(|pid| {
         let before = server_before?;
@@ -1038,16 +1015,19 @@ fn point(group: &str, v: &Variant, threads: usize, iterations: u64, payload: usi
     PointSpec {
         group: group.into(),
         variant: v.name.into(),
-        threads,
-        iterations,
-        payload,
-        crc: v.crc.into(),
-        connection: v.connection,
-        piggyback_acks: v.piggyback_acks,
+        client: ClientSpec {
+            threads,
+            iterations,
+            payload,
+            crc: v.crc.into(),
+            connection: v.connection,
+            piggyback_acks: v.piggyback_acks,
+            think_ms: 0,
+            first_slot: 0,
+            ops: Ops::ReadWriteRead,
+        },
         instances: 1,
-        think_ms: 0,
         io: "epoll".into(),
-        ops: Ops::ReadWriteRead,
     }
 }
 
@@ -1063,7 +1043,7 @@ pub fn study_points(scale: &StudyScale) -> Vec<PointSpec> {
     for crc in ["table", "fast"] {
         let mut p = point("crc", &ORIGINAL, 506, it, 2048);
         p.variant = format!("shared, crc={crc}");
-        p.crc = crc.into();
+        p.client.crc = crc.into();
         v.push(p);
     }
     let si = scale.sweep_iterations;
@@ -1104,7 +1084,7 @@ pub fn study_points(scale: &StudyScale) -> Vec<PointSpec> {
     // The mock's read throughput: 2048-byte reads only.
     for var in [&PER_THREAD, &PIPELINED] {
         let mut p = point("mock-reads", var, 64, it.max(10) * 3, 2048);
-        p.ops = Ops::Read;
+        p.client.ops = Ops::Read;
         v.push(p);
     }
     v
@@ -1190,20 +1170,15 @@ mod tests {
     use super::*;
 
     fn spec(connection: ConnectionMode, threads: usize, crc: &str) -> PointSpec {
-        PointSpec {
-            group: "test".into(),
-            variant: connection.name().into(),
-            threads,
-            iterations: 5,
-            payload: 256,
-            crc: crc.into(),
+        let variant = Variant {
+            name: connection.name(),
+            crc: "fast",
             connection,
             piggyback_acks: connection != ConnectionMode::Shared,
-            instances: 1,
-            think_ms: 0,
-            io: "epoll".into(),
-            ops: Ops::ReadWriteRead,
-        }
+        };
+        let mut p = point("test", &variant, threads, 5, 256);
+        p.client.crc = crc.into();
+        p
     }
 
     #[test]
@@ -1269,7 +1244,7 @@ mod tests {
     fn read_only_iterations_count_one_transaction_each() {
         let stop = AtomicBool::new(false);
         let mut p = spec(ConnectionMode::Pipelined, 8, "fast");
-        p.ops = Ops::Read;
+        p.client.ops = Ops::Read;
         let r = run_point(&ServerPlacement::Thread, &p, &stop).unwrap();
         assert_eq!(r.transactions, 8 * 5);
         assert_eq!(r.errors, 0);
@@ -1307,15 +1282,22 @@ mod tests {
             .find(|p| p.group == "original-workload" && p.variant == "original")
             .unwrap();
         assert_eq!(
-            (orig.threads, orig.iterations, orig.payload),
+            (
+                orig.client.threads,
+                orig.client.iterations,
+                orig.client.payload
+            ),
             (506, 100, 2048)
         );
         assert_eq!(
-            (orig.crc.as_str(), orig.connection),
+            (orig.client.crc.as_str(), orig.client.connection),
             ("bitwise", ConnectionMode::Shared)
         );
         for t in [1, 16, 64, 256, 506] {
-            assert!(pts.iter().any(|p| p.group == "threads" && p.threads == t));
+            assert!(
+                pts.iter()
+                    .any(|p| p.group == "threads" && p.client.threads == t)
+            );
         }
         for k in [1, 2, 4, 8] {
             assert!(
@@ -1326,7 +1308,7 @@ mod tests {
         for crc in ["table", "fast"] {
             assert!(
                 pts.iter()
-                    .any(|p| p.group == "crc" && p.crc == crc && p.threads == 506)
+                    .any(|p| p.group == "crc" && p.client.crc == crc && p.client.threads == 506)
             );
         }
     }
