@@ -70,6 +70,9 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
         Err(e) => return Err(e).with_context(|| format!("cannot serve on {listen}")),
     };
     let addr = server.local_addr()?;
+    if a.announce {
+        lab::die_with_parent();
+    }
     let stop = crate::run::stop_flag()?;
     if a.announce {
         let mut out = std::io::stdout().lock();
@@ -93,6 +96,9 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     let Some(addr) = a.connect.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
         return usage(format_args!("--connect {}: expected HOST:PORT", a.connect));
     };
+    if a.spec_json.is_some() {
+        lab::die_with_parent();
+    }
     let spec = match &a.spec_json {
         Some(j) => match serde_json::from_str::<ClientSpec>(j) {
             Ok(s) => s,

@@ -30,6 +30,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -728,6 +729,9 @@ impl RunningServer {
                 let mut child = Command::new(&program.path)
                     .args(["warp", "serve", "--listen", "127.0.0.1:0", "--announce"])
                     .args(["--crc", crc, "--bar1", &bar1.to_string(), "--io", io])
+                    // Its own process group: Ctrl-C reaches only the study, which
+                    // stops the server after the clients.
+                    .process_group(0)
                     .stdin(Stdio::null())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::inherit())
@@ -805,6 +809,13 @@ impl Drop for RunningServer {
     }
 }
 
+/// For `xferbench warp serve --announce` and `warp client --spec-json`, the roles
+/// the study starts: end with the parent (SIGTERM), so that a killed study leaves no
+/// server or client behind.
+pub fn die_with_parent() {
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
+}
+
 /// BAR1 size that gives each of `slots` threads its own `payload`-byte slice (at least
 /// warp-pipe's 2048 B).
 pub fn bar1_for(slots: usize, payload: usize) -> u32 {
@@ -861,6 +872,7 @@ pub fn run_instances(
         })
         .map_err(|e| WarpRunError::Process(e.to_string()))?;
         let child = Command::new(&program.path)
+            .process_group(0)
             .args([
                 "warp",
                 "client",
