@@ -150,6 +150,10 @@ pub struct WarpClientArgs {
     /// Sleep between iterations in ms (warp-pipe's sample: 200).
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub think: u64,
+    /// Only read (one 2048-byte read per iteration with the default payload): the
+    /// memory mock's read throughput.
+    #[arg(long)]
+    pub reads_only: bool,
     /// Run K single-threaded client processes at once (overrides --threads).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub instances: usize,

@@ -117,7 +117,11 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             piggyback_acks: a.piggyback_acks,
             think_ms: a.think,
             first_slot: 0,
-            ops: Ops::ReadWriteRead,
+            ops: if a.reads_only {
+                Ops::Read
+            } else {
+                Ops::ReadWriteRead
+            },
         },
     };
     if spec.threads == 0 || spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
