@@ -21,6 +21,14 @@ pub enum Command {
     List(ListArgs),
     /// Run a workload over a sweep of transports, sizes and channel counts.
     Run(Box<RunArgs>),
+    /// Profile a command or a running process with perf: flame graph, speedscope
+    /// file and top-functions table.
+    Profile(ProfileArgs),
+    /// Compare two shell commands, interleaved: time with significance, CPU,
+    /// counters, and a diagnosis (the perf-stat method).
+    Ab(AbArgs),
+    /// Compare two result files point by point; non-zero exit on a regression.
+    Compare(CompareArgs),
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = "__peer", hide = true)]
     Peer,
@@ -173,6 +181,95 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+/// `xferbench profile`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench profile -- xferbench run stream -t shm -s 64 --peer thread -q
+  xferbench profile --pid 1234 --duration 5 --out prof
+
+Needs perf (`apt-get install linux-perf`); samples cpu-clock, so no hardware PMU is needed. \
+Writes flamegraph.svg, profile.speedscope.json, top-functions.md/.csv and stacks.folded.")]
+pub struct ProfileArgs {
+    /// Attach to this running process instead of starting a command.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+
+    /// Seconds to record a process given with --pid.
+    #[arg(long, value_name = "S", default_value_t = 10.0, requires = "pid")]
+    pub duration: f64,
+
+    /// Output folder [default: xferbench-profile-<time>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// The command to run and profile, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `xferbench ab`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Example:
+  xferbench ab --runs 10 'xferbench run stream -t shm -s 64 -n 200000 -r 1 -w 0 -q --peer thread' \\
+                        'xferbench run stream -t pipe -s 64 -n 200000 -r 1 -w 0 -q --peer thread'
+
+Without a hardware PMU, instructions come from one run of each command under callgrind.
+Exit status: 0, or 1 when B is significantly slower than A by more than --threshold; 2 bad usage.")]
+pub struct AbArgs {
+    /// Measured runs of each command.
+    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    pub runs: usize,
+
+    /// Warm-up runs of each command, discarded.
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Percent by which B may be slower than A before the exit status says so.
+    #[arg(long, value_name = "P", default_value_t = 5.0)]
+    pub threshold: f64,
+
+    /// Skip the callgrind pass that counts instructions when there is no PMU.
+    #[arg(long)]
+    pub no_callgrind: bool,
+
+    /// Write the whole comparison as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Command A, the baseline (run with `sh -c`).
+    #[arg(value_name = "CMD_A")]
+    pub command_a: String,
+
+    /// Command B, the change.
+    #[arg(value_name = "CMD_B")]
+    pub command_b: String,
+}
+
+/// `xferbench compare`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Exit status: 0 no regression, 1 a significant regression beyond --threshold, 2 bad usage or
+files that cannot be read or compared.")]
+pub struct CompareArgs {
+    /// The baseline result file (`run --export-json`).
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+
+    /// The new result file.
+    #[arg(value_name = "NEW.json")]
+    pub new: PathBuf,
+
+    /// Percent by which a point's primary figure may get worse.
+    #[arg(long, value_name = "P", default_value_t = 5.0)]
+    pub threshold: f64,
+
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// The workloads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum WorkloadArg {
@@ -189,6 +286,15 @@ pub enum PeerArg {
     Thread,
     /// A re-executed xferbench process per channel (nothing else to install).
     Process,
+}
+
+/// Where `--counters` come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CountersArg {
+    /// perf_event_open: software counters, and hardware counters with a PMU.
+    Perf,
+    /// valgrind --tool=callgrind --cache-sim=yes on the peers: simulated, deterministic.
+    Callgrind,
 }
 
 /// `xferbench run`.
@@ -288,6 +394,29 @@ pub struct RunArgs {
     /// No progress bar, table or warnings; only errors (files are still written).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Record counters of every participating process over each run's window:
+    /// `perf` (default) for perf_event_open software counters and, with a PMU, hardware
+    /// ones; `callgrind` for simulated instruction and cache-miss counts of the peers
+    /// under valgrind (slow: use a small --count). See docs/profiling.md.
+    #[arg(long, value_enum, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "perf", require_equals = false)]
+    pub counters: Option<CountersArg>,
+
+    /// Profile one participant of every point with `perf record` and write a flame
+    /// graph, a speedscope file and a top-functions table per point under DIR
+    /// [default DIR: xferbench-profile-<time>].
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
+    pub profile: Option<PathBuf>,
+
+    /// The participant to profile: `main` (drivers, and thread peers) or `peerN` (the
+    /// process serving channel N).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "main",
+        requires = "profile"
+    )]
+    pub profile_peer: String,
 
     /// Testing aid: corrupt every Nth message after stamping it.
     #[arg(long, value_name = "N", hide = true)]

@@ -1,11 +1,13 @@
 //! From parsed arguments to validated lab configuration. Every message names the
 //! flag at fault and what it accepts.
 
-use crate::cli::{PeerArg, RunArgs, WorkloadArg};
+use crate::cli::{CountersArg, PeerArg, RunArgs, WorkloadArg};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
+use xferbench_lab::counters::CounterMode;
 use xferbench_lab::peer::PeerProgram;
+use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
 use xferbench_lab::runner::{PeerMode, RunOptions};
 use xferbench_lab::sweep::{PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
@@ -165,6 +167,24 @@ impl RunConfig {
             PeerArg::Thread => PeerMode::Thread,
             PeerArg::Process => PeerMode::Process(peer_program()?),
         };
+        let counters = match a.counters {
+            None => CounterMode::Off,
+            Some(CountersArg::Perf) => CounterMode::PerfEvent,
+            Some(CountersArg::Callgrind) => {
+                ensure!(
+                    a.peer == PeerArg::Process,
+                    "--counters callgrind runs the peer processes under valgrind; use --peer process"
+                );
+                ensure!(
+                    std::process::Command::new("valgrind")
+                        .arg("--version")
+                        .output()
+                        .is_ok_and(|o| o.status.success()),
+                    "--counters callgrind needs valgrind: install it (`apt-get install valgrind`)"
+                );
+                CounterMode::Callgrind
+            }
+        };
         let options = RunOptions {
             workload,
             runs: a.runs,
@@ -175,6 +195,18 @@ impl RunConfig {
             pin: a.pin,
             hang_timeout: Duration::from_secs_f64(a.timeout),
             corrupt_every: a.inject_corruption,
+            counters,
+            profile: a.profile.as_ref().map(|dir| ProfileRequest {
+                dir: if dir.as_os_str().is_empty() {
+                    PathBuf::from(format!(
+                        "xferbench-profile-{}",
+                        xferbench_lab::context::compact_timestamp()
+                    ))
+                } else {
+                    dir.clone()
+                },
+                participant: a.profile_peer.clone(),
+            }),
         };
         let settings = Settings {
             workload: workload.name().to_string(),

@@ -1,8 +1,10 @@
 //! The `xferbench` binary: parses the command line, runs the lab, writes reports.
 
+mod ab;
 mod cli;
 mod config;
 mod list;
+mod profile;
 mod run;
 mod study;
 mod warp;
@@ -20,6 +22,9 @@ fn main() -> ExitCode {
             list::run(&args, &mut stdout.lock()).map(|()| 0)
         }
         cli::Command::Run(args) => run::run(&args),
+        cli::Command::Profile(args) => profile::run(&args),
+        cli::Command::Ab(args) => ab::run(&args),
+        cli::Command::Compare(args) => ab::compare(&args),
         cli::Command::Study(args) => study::run(&args),
         cli::Command::Warp(cmd) => warp::run(&cmd),
     };

@@ -101,6 +101,9 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             }
         }
     }
+    if let Some(req) = &config.options.profile {
+        export_failed |= !crate::profile::render_run_profiles(req, &doc, out.quiet);
+    }
     if let (Some((path, true)), false) = (&out.jsonl, export_failed) {
         let _ = std::fs::remove_file(path);
     }

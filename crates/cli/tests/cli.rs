@@ -8,6 +8,13 @@ mod support {
         Command::cargo_bin("xferbench").expect("binary built")
     }
 
+    /// Held by tests whose verdict rests on timing, so they do not compete with each
+    /// other for the CPUs.
+    pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
+        static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn read_json(path: &Path) -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(path).expect("file written"))
             .expect("valid JSON")
@@ -471,6 +478,8 @@ mod robustness {
     }
 
     fn hung_peer(transport: &str, params: &[&str]) {
+        // Stopping the peer must not race its start-up on a loaded machine.
+        let _quiet = super::support::timing_lock();
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
         let mut args = vec![
@@ -488,7 +497,12 @@ mod robustness {
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
-        assert!(stderr.contains("no progress"), "{stderr}");
+        // Stopped mid-point, the supervisor sees no progress; stopped between points
+        // (a race on a loaded machine), the peer protocol's own timeout catches it.
+        assert!(
+            stderr.contains("no progress") || stderr.contains("did not"),
+            "{stderr}"
+        );
         assert_eq!(read_json(&json)["points"].as_array().unwrap().len(), 1);
         for p in peers {
             assert!(gone(p), "stopped peer {p} was not reaped");
@@ -709,5 +723,419 @@ mod warp {
         assert!(summary.contains("bitwise CRC accounts for"), "{summary}");
         let svg = std::fs::read_to_string(out.join("throughput-vs-threads.svg")).unwrap();
         assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"));
+    }
+}
+
+/// Tools the perf tests need; a test without them prints why it skips.
+mod tools {
+    pub fn have(program: &str) -> bool {
+        std::process::Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    /// True (after printing why) when perf cannot profile here.
+    pub fn skip_without_perf() -> bool {
+        match perf_usable() {
+            Ok(()) => false,
+            Err(why) => {
+                println!("skipped: {why}");
+                true
+            }
+        }
+    }
+
+    /// perf installed and allowed to profile our own processes.
+    pub fn perf_usable() -> Result<(), String> {
+        if !have("perf") {
+            return Err("perf is not installed (apt-get install linux-perf)".into());
+        }
+        let ok = std::process::Command::new("perf")
+            .args([
+                "record",
+                "-q",
+                "-e",
+                "cpu-clock",
+                "-o",
+                "/dev/null",
+                "--",
+                "true",
+            ])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            Ok(())
+        } else {
+            Err("perf record is not permitted here (kernel.perf_event_paranoid)".into())
+        }
+    }
+}
+
+mod counters {
+    use super::support::{read_json, xferbench};
+
+    #[test]
+    fn counters_cover_main_and_every_peer_process_and_say_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        xferbench()
+            .args([
+                "run", "stream", "-t", "pipe", "-s", "4KiB", "-c", "2", "-n", "20000",
+            ])
+            .args([
+                "-r",
+                "2",
+                "-w",
+                "0",
+                "--quiet",
+                "--counters",
+                "--export-json",
+            ])
+            .arg(&json)
+            .assert()
+            .success();
+        let doc = read_json(&json);
+        let c = &doc["points"][0]["counters"];
+        if c["total"]["task-clock"].is_null() {
+            // Containers may refuse perf_event_open altogether; then it says so.
+            assert!(c["unsupported"].to_string().contains("task-clock"), "{c}");
+            return;
+        }
+        let roles: Vec<&str> = c["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["main", "peer0", "peer1"]);
+        assert_eq!(c["source"], "perf_event");
+        assert!(c["total"]["task-clock"]["median"].as_f64().unwrap() > 0.0);
+        let pmu = doc["context"]["capabilities"]["pmu"].as_bool().unwrap();
+        if !pmu {
+            assert!(c["unsupported"].to_string().contains("instructions"));
+            let notes = doc["warnings"].to_string();
+            assert_eq!(notes.matches("no hardware PMU").count(), 1, "{notes}");
+        }
+        assert!(doc["points"][0]["runs"][0]["counters"]["processes"].is_array());
+    }
+
+    #[test]
+    fn callgrind_counts_the_peers_deterministically() {
+        let _quiet = super::support::timing_lock();
+        if !super::tools::have("valgrind") {
+            println!("skipped: valgrind is not installed (apt-get install valgrind)");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let run = |name: &str| {
+            let json = dir.path().join(name);
+            xferbench()
+                .args(["run", "stream", "-t", "pipe", "-s", "256", "-n", "2000"])
+                .args(["-r", "1", "-w", "0", "--quiet", "--counters", "callgrind"])
+                .arg("--export-json")
+                .arg(&json)
+                .assert()
+                .success();
+            let doc = read_json(&json);
+            let c = doc["points"][0]["counters"].clone();
+            assert_eq!(c["simulated"], true, "{doc}");
+            assert_eq!(c["processes"][0]["role"], "peer0");
+            c["total"]["Ir"]["median"].as_f64().unwrap()
+        };
+        let (first, second) = (run("a.json"), run("b.json"));
+        assert!(
+            first > 2000.0,
+            "at least one instruction per message: {first}"
+        );
+        let drift = (first - second).abs() / first;
+        assert!(drift < 0.01, "callgrind counts {first} then {second}");
+    }
+
+    #[test]
+    fn callgrind_with_thread_peers_is_a_usage_error() {
+        xferbench()
+            .args([
+                "run",
+                "stream",
+                "-t",
+                "pipe",
+                "--peer",
+                "thread",
+                "--counters",
+                "callgrind",
+            ])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--peer process"));
+    }
+}
+
+mod profiling {
+    use super::support::xferbench;
+    use predicates::prelude::*;
+
+    fn check_outputs(dir: &std::path::Path) {
+        let svg = std::fs::read_to_string(dir.join("flamegraph.svg")).unwrap();
+        assert!(
+            svg.starts_with("<?xml") || svg.starts_with("<svg"),
+            "{}",
+            &svg[..80]
+        );
+        assert!(
+            svg.contains("xferbench"),
+            "the flame graph names our functions"
+        );
+        let ss: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("profile.speedscope.json")).unwrap(),
+        )
+        .unwrap();
+        xferbench_lab::profile::speedscope::validate(&ss).unwrap();
+        let md = std::fs::read_to_string(dir.join("top-functions.md")).unwrap();
+        assert!(md.contains("| 1 |"), "{md}");
+        assert!(dir.join("top-functions.csv").exists());
+    }
+
+    #[test]
+    fn profile_of_a_short_run_writes_a_flame_graph() {
+        let _quiet = super::support::timing_lock();
+        if super::tools::skip_without_perf() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("prof");
+        let bin = assert_cmd::cargo::cargo_bin("xferbench");
+        xferbench()
+            .args(["profile", "--out"])
+            .arg(&out)
+            .arg("--")
+            .arg(bin)
+            .args(["run", "stream", "-t", "pipe", "-s", "4KiB", "-d", "0.2"])
+            .args(["-r", "1", "-w", "0", "--peer", "thread", "-q"])
+            .assert()
+            .success();
+        check_outputs(&out);
+    }
+
+    #[test]
+    fn run_profiles_a_named_peer() {
+        let _quiet = super::support::timing_lock();
+        if super::tools::skip_without_perf() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("prof");
+        xferbench()
+            .args([
+                "run", "stream", "-t", "pipe", "-s", "4KiB", "-d", "0.3", "-r", "1",
+            ])
+            .args(["-w", "0", "-q", "--profile-peer", "peer0", "--profile"])
+            .arg(&out)
+            .assert()
+            .success();
+        check_outputs(&out.join("point-0"));
+        let top = std::fs::read_to_string(out.join("point-0/top-functions.md")).unwrap();
+        assert!(top.contains("serve"), "the peer serves: {top}");
+    }
+
+    #[test]
+    fn an_unknown_participant_is_named_with_the_choices() {
+        if super::tools::skip_without_perf() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        xferbench()
+            .args([
+                "run", "stream", "-t", "pipe", "-n", "100", "-r", "1", "-w", "0", "-q",
+            ])
+            .args(["--profile-peer", "memory-mock", "--profile"])
+            .arg(dir.path())
+            .assert()
+            .code(1)
+            .stderr(
+                predicates::str::contains("memory-mock")
+                    .and(predicates::str::contains("main, peer0")),
+            );
+    }
+
+    #[test]
+    fn profile_without_a_command_is_a_usage_error() {
+        xferbench().arg("profile").assert().code(2);
+    }
+}
+
+mod ab {
+    use super::support::{read_json, timing_lock, xferbench};
+
+    /// A shell loop of `n` iterations: deterministic work for `sh`.
+    fn spin(n: u32) -> String {
+        format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done")
+    }
+
+    #[test]
+    fn twice_the_work_is_more_instructions_and_a_regression() {
+        let _quiet = timing_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("ab.json");
+        let out = xferbench()
+            .args(["ab", "--runs", "12", "--threshold", "10", "--export-json"])
+            .arg(&json)
+            .arg(spin(4000))
+            .arg(spin(8000))
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains("time with B") && text.contains("which is faster"),
+            "{text}"
+        );
+        let r = read_json(&json);
+        assert_eq!(r["faster"], "A", "{text}");
+        let pmu = xferbench_lab::context::pmu_available();
+        if pmu || super::tools::have("valgrind") {
+            assert!(
+                r["diagnosis"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("more instructions"),
+                "{text}"
+            );
+            let d = r["instructions_difference"].as_f64().unwrap();
+            assert!(d > 0.5 && d < 1.2, "about twice the instructions: {d}");
+        } else {
+            println!("instructions not checked: no PMU and no valgrind");
+        }
+    }
+
+    #[test]
+    fn a_command_against_itself_is_noise() {
+        let _quiet = timing_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("ab.json");
+        xferbench()
+            .args(["ab", "--runs", "10", "--no-callgrind", "--export-json"])
+            .arg(&json)
+            .arg(spin(2000))
+            .arg(spin(2000))
+            .assert()
+            .success();
+        let r = read_json(&json);
+        assert!(
+            r["diagnosis"]
+                .as_str()
+                .unwrap()
+                .starts_with("not significant: noise"),
+            "{r}"
+        );
+        assert_eq!(r["regression"], false);
+    }
+
+    #[test]
+    fn a_failing_command_is_reported() {
+        xferbench()
+            .args(["ab", "--runs", "2", "true", "exit 3"])
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("exited with status 3"));
+    }
+}
+
+mod compare {
+    use super::support::{read_json, xferbench};
+    use predicates::prelude::*;
+    use std::path::Path;
+
+    /// A real result document of `workload` (one point, five runs) at `path`.
+    fn record(workload: &str, path: &Path) -> serde_json::Value {
+        xferbench()
+            .args(["run", workload, "-t", "pipe", "-s", "64", "-n", "500"])
+            .args(["-r", "5", "-w", "0", "-q", "--export-json"])
+            .arg(path)
+            .assert()
+            .success();
+        read_json(path)
+    }
+
+    /// `template` with its runs' throughputs (and the median) replaced.
+    fn with_throughputs(template: &serde_json::Value, t: &[f64]) -> String {
+        let mut d = template.clone();
+        let key = "throughput_bytes_per_s";
+        for (i, v) in t.iter().enumerate() {
+            d["points"][0]["runs"][i]["figures"][key] = (*v).into();
+        }
+        let mut sorted = t.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        d["points"][0]["summary"][key]["median"] = sorted[t.len() / 2].into();
+        d.to_string()
+    }
+
+    #[test]
+    fn a_significant_drop_in_throughput_is_a_regression() {
+        let dir = tempfile::tempdir().unwrap();
+        let template = record("stream", &dir.path().join("t.json"));
+        let base = dir.path().join("base.json");
+        let new = dir.path().join("new.json");
+        let b = [100e6, 101e6, 99e6, 100.5e6, 99.5e6];
+        std::fs::write(&base, with_throughputs(&template, &b)).unwrap();
+        std::fs::write(&new, with_throughputs(&template, &b.map(|x| x * 0.8))).unwrap();
+        xferbench()
+            .arg("compare")
+            .arg(&base)
+            .arg(&new)
+            .assert()
+            .code(1)
+            .stdout(
+                predicate::str::contains("regression").and(predicate::str::contains("-20.0 %")),
+            );
+        // The other way round it is an improvement.
+        xferbench()
+            .arg("compare")
+            .arg(&new)
+            .arg(&base)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("improvement"));
+        // A file against itself: nothing changed.
+        xferbench()
+            .arg("compare")
+            .arg(&base)
+            .arg(&base)
+            .assert()
+            .success();
+    }
+
+    #[test]
+    fn unreadable_or_mismatched_files_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("base.json");
+        record("stream", &base);
+        xferbench()
+            .arg("compare")
+            .arg(&base)
+            .arg(dir.path().join("missing.json"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("cannot read NEW"));
+        let junk = dir.path().join("junk.json");
+        std::fs::write(&junk, "{\"not\": 1}").unwrap();
+        xferbench()
+            .arg("compare")
+            .arg(&junk)
+            .arg(&base)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("not an xferbench result document"));
+        let other = dir.path().join("pingpong.json");
+        record("pingpong", &other);
+        xferbench()
+            .arg("compare")
+            .arg(&base)
+            .arg(&other)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("same workload"));
     }
 }

@@ -24,6 +24,19 @@ pub fn collect(version: &str, command_line: Vec<String>, settings: Settings) -> 
     }
 }
 
+/// The time now as `YYYYmmdd-HHMMSS` (UTC), for default output folder names.
+pub fn compact_timestamp() -> String {
+    let t = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    // 2026-11-22T06:40:05Z -> 20261122-064005
+    t.chars()
+        .filter_map(|c| match c {
+            'T' => Some('-'),
+            c if c.is_ascii_digit() => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()
@@ -76,6 +89,11 @@ struct PerfEventAttrV0 {
     wakeup_events: u32,
     bp_type: u32,
     bp_addr: u64,
+}
+
+/// Whether a hardware PMU answers `perf_event_open` (cheap: one syscall).
+pub fn pmu_available() -> bool {
+    probe_pmu().0
 }
 
 /// Opens (and closes) a hardware instruction counter for this thread.

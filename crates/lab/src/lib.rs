@@ -8,11 +8,15 @@
 
 #![deny(missing_docs)]
 
+pub mod ab;
 pub mod clock;
+pub mod compare;
 pub mod context;
+pub mod counters;
 pub mod cpu;
 pub mod observer;
 pub mod peer;
+pub mod profile;
 pub mod result;
 pub mod runner;
 pub mod stats;
@@ -47,7 +51,7 @@ pub fn run_sweep(
         warnings: Vec::new(),
         outcome: Outcome::Complete,
     };
-    if !doc.context.capabilities.pmu {
+    if opts.counters == counters::CounterMode::PerfEvent && !doc.context.capabilities.pmu {
         if let Some(note) = &doc.context.capabilities.pmu_note {
             doc.warnings.push(format!("counters: {note}"));
         }

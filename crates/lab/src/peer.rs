@@ -412,7 +412,8 @@ impl Peer {
     pub fn quit(mut self) {
         let _ = self.send(&PeerCommand::Quit);
         if let Kind::Process { child, exit, .. } = &mut self.kind {
-            let give_up = Instant::now() + Duration::from_secs(2);
+            // Generous: a peer under valgrind writes its output file on exit.
+            let give_up = Instant::now() + PEER_TIMEOUT;
             while exit.is_none() && Instant::now() < give_up {
                 *exit = child.try_wait().ok().flatten();
                 thread::sleep(Duration::from_millis(2));

@@ -3,6 +3,7 @@
 //! The schema is documented for users in `docs/results-schema.md`; bump
 //! [`SCHEMA_VERSION`] on any change that is not a pure addition.
 
+use crate::counters::{PointCounters, RunCounters};
 use crate::cpu::ProcessCpu;
 use crate::stats::Estimate;
 use crate::verify::Integrity;
@@ -128,6 +129,10 @@ pub struct PointResult {
     pub integrity: Option<Integrity>,
     /// Warnings about this point.
     pub warnings: Vec<String>,
+    /// Counters of the participating processes, with `--counters` (absent otherwise;
+    /// added in schema 1 as an optional field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<PointCounters>,
 }
 
 /// Names of the figures in [`RunRecord::figures`] and [`PointResult::summary`].
@@ -179,6 +184,10 @@ pub struct RunRecord {
     pub cpu: Vec<ProcessCpu>,
     /// Integrity counters of this run, with `--verify`.
     pub integrity: Option<Integrity>,
+    /// Counters of the participating processes over this run's window, with
+    /// `--counters` (per-run sources only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<RunCounters>,
 }
 
 /// Latency percentiles from an HDR histogram (3 significant digits), nanoseconds.

@@ -22,6 +22,7 @@
 //! throughput is total bytes over the common window, never a sum of per-channel rates.
 
 use crate::clock::Stamp;
+use crate::counters::{self, CounterMode, CounterSource, Participant, RunCounters};
 use crate::cpu::{CpuSnapshot, ProcessCpu};
 use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerProgram, PeerReply, PeerSpec};
 use crate::result::{ChannelRun, ChannelSummary, Latency, PointResult, RunRecord, figure};
@@ -70,6 +71,10 @@ pub struct RunOptions {
     pub hang_timeout: Duration,
     /// Fault injection for tests (see [`ChannelSpec::corrupt_every`]).
     pub corrupt_every: Option<u64>,
+    /// Counters to record per participant (`--counters`).
+    pub counters: CounterMode,
+    /// Profile one participant of every point (`--profile`, `--profile-peer`).
+    pub profile: Option<crate::profile::ProfileRequest>,
 }
 
 /// Why a point could not be measured.
@@ -112,6 +117,9 @@ pub enum RunError {
     /// Stopped by the user.
     #[error("interrupted")]
     Interrupted,
+    /// The profiler could not start or stop.
+    #[error(transparent)]
+    Profile(#[from] crate::profile::ProfileError),
     /// CPU pinning failed.
     #[error("cannot pin to CPU {cpu}: {source}")]
     Pin {
@@ -213,6 +221,7 @@ fn run_point_with<T: Transport + Clone>(
         corrupt_every: opts.corrupt_every,
     };
     let cpus = allowed_cpus();
+    let mut source = counters::source_for(opts.counters, crate::context::pmu_available());
     let mut peers = Vec::with_capacity(point.channels);
     for channel in 0..point.channels {
         let ps = PeerSpec {
@@ -224,16 +233,25 @@ fn run_point_with<T: Transport + Clone>(
         };
         peers.push(match &opts.peer {
             PeerMode::Thread => Peer::thread(ps),
-            PeerMode::Process(program) => Peer::process(ps, program)?,
+            PeerMode::Process(program) => match &source {
+                Some(src) => Peer::process(ps, &src.wrap_peer(program.clone()))?,
+                None => Peer::process(ps, program)?,
+            },
         });
     }
+    let participants = participants(&peers, &opts.peer);
+    let mut profiler = match &opts.profile {
+        Some(req) => Some(start_profile(req, index, &participants)?),
+        None => None,
+    };
     let total = opts.warmup + opts.runs;
     let mut records = Vec::with_capacity(opts.runs);
     for r in 0..total {
         if stop.load(Ordering::Relaxed) {
             return Err(RunError::Interrupted);
         }
-        let rec = run_once(t, &spec, &mut peers, opts, &cpus, stop)?;
+        let probe = source.as_deref_mut().map(|s| (s, participants.as_slice()));
+        let rec = run_once(t, &spec, &mut peers, opts, &cpus, stop, probe)?;
         if r >= opts.warmup {
             records.push(RunRecord {
                 run: r - opts.warmup,
@@ -242,10 +260,74 @@ fn run_point_with<T: Transport + Clone>(
         }
         on_run(RunProgress { done: r + 1, total });
     }
+    if let Some(p) = profiler.as_mut() {
+        p.stop()?;
+    }
     for p in peers {
         p.quit();
     }
-    Ok(summarise(index, point, opts, records))
+    let mut result = summarise(index, point, opts, records);
+    if let Some(src) = source.as_deref_mut() {
+        let per_run: Vec<RunCounters> = result
+            .runs
+            .iter()
+            .filter_map(|r| r.counters.clone())
+            .collect();
+        result.counters = if per_run.is_empty() {
+            src.point_finished(&participants, &mut result.warnings)
+                .and_then(|c| {
+                    counters::summarise(
+                        &[c],
+                        "the serving side of every run, warm-up included, averaged per run (simulated)",
+                    )
+                })
+        } else {
+            counters::summarise(&per_run, "the measured window of each run")
+        };
+    }
+    Ok(result)
+}
+
+fn start_profile(
+    req: &crate::profile::ProfileRequest,
+    index: usize,
+    participants: &[Participant],
+) -> Result<crate::profile::perf_record::Attached, RunError> {
+    let who = participants
+        .iter()
+        .find(|p| p.name == req.participant)
+        .ok_or_else(|| crate::profile::ProfileError::UnknownParticipant {
+            name: req.participant.clone(),
+            known: participants
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    let dir = req.point_dir(index);
+    std::fs::create_dir_all(&dir).map_err(|source| crate::profile::ProfileError::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    Ok(crate::profile::perf_record::attach(
+        who.pid,
+        &dir.join("perf.data"),
+    )?)
+}
+
+/// The participants of a point: `main`, then `peerN` for each process peer.
+fn participants(peers: &[Peer], mode: &PeerMode) -> Vec<Participant> {
+    let mut all = vec![Participant {
+        name: "main".into(),
+        pid: std::process::id(),
+    }];
+    if matches!(mode, PeerMode::Process(_)) {
+        all.extend(peers.iter().map(|p| Participant {
+            name: format!("peer{}", p.channel()),
+            pid: p.pid(),
+        }));
+    }
+    all
 }
 
 type DriverResult = (usize, Result<DriverOutcome, WorkloadError>);
@@ -257,6 +339,7 @@ fn run_once<T: Transport + Clone>(
     opts: &RunOptions,
     cpus: &[usize],
     stop: &AtomicBool,
+    mut counters: Option<(&mut (dyn CounterSource + 'static), &[Participant])>,
 ) -> Result<RunRecord, RunError> {
     let n = peers.len();
     // 1. Listen, hand out addresses, wait until every peer is connected and ready.
@@ -347,6 +430,9 @@ fn run_once<T: Transport + Clone>(
     }
 
     // 3. Release, then supervise.
+    if let Some((src, who)) = counters.as_mut() {
+        src.window_started(who);
+    }
     let cpu_before = CpuSnapshot::now();
     barrier.wait();
     let mut outcomes: Vec<Option<DriverOutcome>> = (0..n).map(|_| None).collect();
@@ -417,6 +503,7 @@ fn run_once<T: Transport + Clone>(
         }
     }
     let cpu_after = CpuSnapshot::now();
+    let run_counters = counters.and_then(|(src, _)| src.window_ended());
     if let Some(e) = first_error {
         return Err(e);
     }
@@ -455,7 +542,10 @@ fn run_once<T: Transport + Clone>(
     };
     let mut cpu = vec![cpu_before.until(&cpu_after, main_role, std::process::id())];
     cpu.extend(peer_cpu);
-    Ok(build_record(spec, &outcomes, &served, cpu))
+    Ok(RunRecord {
+        counters: run_counters,
+        ..build_record(spec, &outcomes, &served, cpu)
+    })
 }
 
 pub(crate) fn latency_of(h: &Histogram<u64>) -> Latency {
@@ -567,6 +657,7 @@ fn build_record(
         channels,
         cpu,
         integrity: integrity_total,
+        counters: None,
     }
 }
 
@@ -656,5 +747,6 @@ fn summarise(
         per_channel,
         integrity,
         warnings,
+        counters: None,
     }
 }

@@ -16,6 +16,10 @@
 //!   §3.2). We take the narrowest such interval reaching 95 %; with fewer than six
 //!   runs 95 % is out of reach, so the interval is `[min, max]` and the level
 //!   achieved (93.75 % for five runs) is reported as it is.
+//!
+//! Two sets of runs are compared with **Welch's t-test** ([`welch_t_test`]; Welch,
+//! 1947): unequal variances allowed, degrees of freedom by the Welch–Satterthwaite
+//! equation, two-sided p-value from Student's t distribution (`statrs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -153,6 +157,54 @@ fn median_ci_rank(n: usize) -> (usize, f64) {
     best
 }
 
+/// The outcome of [`welch_t_test`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WelchTest {
+    /// The t statistic of `mean(b) − mean(a)`.
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value: the chance of a difference at least this large if the
+    /// means were equal.
+    pub p: f64,
+}
+
+/// Mean and sample standard deviation (n − 1); `None` for fewer than two values.
+pub fn mean_sd(xs: &[f64]) -> Option<(f64, f64)> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some((mean, var.sqrt()))
+}
+
+/// Welch's two-sample t-test of `a` against `b` (see the module doc). `None` with
+/// fewer than two values on a side. Two constant samples give p = 1 when equal and
+/// p = 0 when not.
+pub fn welch_t_test(a: &[f64], b: &[f64]) -> Option<WelchTest> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let (ma, sa) = mean_sd(a)?;
+    let (mb, sb) = mean_sd(b)?;
+    let (va, vb) = (sa * sa / a.len() as f64, sb * sb / b.len() as f64);
+    let se = (va + vb).sqrt();
+    if se == 0.0 || !se.is_finite() {
+        let p = if ma == mb { 1.0 } else { 0.0 };
+        return Some(WelchTest {
+            t: 0.0,
+            df: (a.len() + b.len() - 2) as f64,
+            p,
+        });
+    }
+    let t = (mb - ma) / se;
+    let df =
+        (va + vb).powi(2) / (va * va / (a.len() as f64 - 1.0) + vb * vb / (b.len() as f64 - 1.0));
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    let p = (2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0);
+    Some(WelchTest { t, df, p })
+}
+
 /// Jain's fairness index of per-channel shares, `(Σx)² / (n · Σx²)`: 1 when all are
 /// equal, `1/n` when one channel gets everything.
 pub fn jain_index(xs: &[f64]) -> Option<f64> {
@@ -168,6 +220,34 @@ mod tests {
 
     fn est(xs: &[f64]) -> Estimate {
         Estimate::from_values(xs.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn welch_matches_a_textbook_value() {
+        // Two samples of five, variance 2.5 each: se = 1, t = 2, df = 8;
+        // R: t.test(b, a) gives p = 0.08052.
+        let a = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let b = [3.0, 4.0, 5.0, 6.0, 7.0];
+        let w = welch_t_test(&a, &b).unwrap();
+        assert!((w.t - 2.0).abs() < 1e-9);
+        assert!((w.df - 8.0).abs() < 1e-9);
+        assert!((w.p - 0.08052).abs() < 1e-4, "{w:?}");
+        assert_eq!(welch_t_test(&[1.0], &b), None);
+        assert_eq!(welch_t_test(&[2.0, 2.0], &[2.0, 2.0]).unwrap().p, 1.0);
+    }
+
+    proptest! {
+        #[test]
+        fn welch_p_is_a_probability_and_symmetric(
+            a in proptest::collection::vec(0.0f64..1e3, 2..20),
+            b in proptest::collection::vec(0.0f64..1e3, 2..20),
+        ) {
+            let ab = welch_t_test(&a, &b).unwrap();
+            let ba = welch_t_test(&b, &a).unwrap();
+            prop_assert!((0.0..=1.0).contains(&ab.p));
+            prop_assert!((ab.p - ba.p).abs() < 1e-9);
+            prop_assert!((ab.t + ba.t).abs() < 1e-9);
+        }
     }
 
     #[test]

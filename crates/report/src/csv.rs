@@ -1,7 +1,8 @@
 //! CSV (`--export-csv`): one row per point, the same figures as the JSON summary,
 //! flat. Columns: `index`, every parameter, `runs` (measured runs), then for every figure
 //! `<figure>_median`, `_min`, `_max`, `_ci_low`, `_ci_high`, `_rcv`, `_outliers`, then
-//! the integrity counters (with `--verify`) and the warnings. Columns are the union
+//! the integrity counters (with `--verify`), `counter_<name>_median` for every counter
+//! summed over the processes (with `--counters`), and the warnings. Columns are the union
 //! over all points; a figure a point lacks is left empty.
 
 use crate::Exporter;
@@ -46,6 +47,13 @@ impl Exporter for Csv {
                 ["checked", "lost", "duplicated", "reordered", "corrupt"].map(String::from),
             );
         }
+        let counters: BTreeSet<&str> = doc
+            .points
+            .iter()
+            .filter_map(|p| p.counters.as_ref())
+            .flat_map(|c| c.total.keys().map(String::as_str))
+            .collect();
+        header.extend(counters.iter().map(|c| format!("counter_{c}_median")));
         header.push("warnings".into());
         w.write_record(&header)?;
         for p in &doc.points {
@@ -77,6 +85,15 @@ impl Exporter for Csv {
                         .map(|v| v.to_string()),
                 );
             }
+            for c in &counters {
+                row.push(
+                    p.counters
+                        .as_ref()
+                        .and_then(|pc| pc.total.get(*c))
+                        .map(|e| e.median.to_string())
+                        .unwrap_or_default(),
+                );
+            }
             row.push(p.warnings.join("; "));
             w.write_record(&row)?;
         }
@@ -95,6 +112,23 @@ mod tests {
         let mut buf = Vec::new();
         Csv.export(&fixture::stream_doc(), &mut buf).unwrap();
         insta::assert_snapshot!(String::from_utf8(buf).unwrap());
+    }
+
+    #[test]
+    fn counters_get_a_column_each() {
+        let mut buf = Vec::new();
+        Csv.export(&fixture::counters_doc(), &mut buf).unwrap();
+        let mut r = ::csv::Reader::from_reader(buf.as_slice());
+        let h = r.headers().unwrap().clone();
+        let col = h
+            .iter()
+            .position(|c| c == "counter_instructions_median")
+            .unwrap();
+        assert!(h.iter().any(|c| c == "counter_ipc_median"));
+        for rec in r.records() {
+            let v: f64 = rec.unwrap()[col].parse().unwrap();
+            assert!(v > 0.0);
+        }
     }
 
     #[test]

@@ -102,6 +102,7 @@ fn run(
             involuntary_switches: 2,
         }],
         integrity,
+        counters: None,
     }
 }
 
@@ -159,6 +160,7 @@ fn point(
         per_channel,
         integrity,
         warnings: vec![],
+        counters: None,
     }
 }
 
@@ -230,4 +232,52 @@ pub fn pingpong_doc() -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Interrupted,
     }
+}
+
+/// A stream sweep with hardware counters, as a machine with a PMU records them:
+/// main and one peer process per point, `stalled-cycles-backend` not supported.
+pub fn counters_doc() -> ResultDoc {
+    use xferbench_lab::counters::{self, ProcessCounters, RunCounters};
+    let mut doc = stream_doc();
+    doc.warnings.clear();
+    doc.context.capabilities.pmu = true;
+    doc.context.capabilities.pmu_note = None;
+    for p in &mut doc.points {
+        let mut per_run = Vec::new();
+        for r in &mut p.runs {
+            let k = r.messages as f64 * (1.0 + 0.001 * r.run as f64);
+            let process = |role: &str, pid: u32, scale: f64| {
+                let mut values: BTreeMap<String, f64> = [
+                    (counters::name::TASK_CLOCK, 0.9e9 * scale),
+                    (counters::name::CONTEXT_SWITCHES, 0.01 * k),
+                    (counters::name::CPU_MIGRATIONS, 1.0),
+                    (counters::name::PAGE_FAULTS, 12.0),
+                    (counters::name::INSTRUCTIONS, 2400.0 * k * scale),
+                    (counters::name::CYCLES, 1800.0 * k * scale),
+                    (counters::name::STALLED_FRONTEND, 90.0 * k * scale),
+                    (counters::name::CACHE_MISSES, 0.5 * k),
+                    (counters::name::BRANCH_MISSES, 2.0 * k),
+                ]
+                .into_iter()
+                .map(|(n, v)| (n.to_string(), v))
+                .collect();
+                counters::derive(&mut values);
+                ProcessCounters {
+                    role: role.into(),
+                    pid,
+                    values,
+                }
+            };
+            let rc = RunCounters {
+                source: "perf_event".into(),
+                simulated: false,
+                processes: vec![process("main", 100, 1.0), process("peer0", 101, 0.8)],
+                unsupported: vec![counters::name::STALLED_BACKEND.into()],
+            };
+            r.counters = Some(rc.clone());
+            per_run.push(rc);
+        }
+        p.counters = counters::summarise(&per_run, "the measured window of each run");
+    }
+    doc
 }

@@ -40,6 +40,39 @@ pub fn nanos(ns: f64) -> String {
     }
 }
 
+/// The counters of a point in a few words, per message (round trip) where that
+/// means something: `2.41k instr/msg, IPC 1.32, 0.2 cs/msg` with instructions (PMU or
+/// callgrind, marked `sim.`), else `1.20 µs CPU/msg, 0.2 cs/msg`.
+pub fn counters_brief(p: &xferbench_lab::result::PointResult) -> Option<String> {
+    use xferbench_lab::counters::name;
+    let c = p.counters.as_ref()?;
+    let mut msgs: Vec<f64> = p.runs.iter().map(|r| r.messages as f64).collect();
+    msgs.sort_by(f64::total_cmp);
+    let per_msg = msgs.get(msgs.len() / 2).copied().filter(|m| *m > 0.0)?;
+    let total = |k: &str| c.total.get(k).map(|e| e.median);
+    let mut parts = Vec::new();
+    if let Some(i) = total(name::INSTRUCTIONS).or(total(name::IR)) {
+        let sim = if c.simulated { " (sim.)" } else { "" };
+        parts.push(format!("{} instr/msg{sim}", count(i / per_msg)));
+    } else if let Some(ns) = total(name::TASK_CLOCK) {
+        parts.push(format!("{} CPU/msg", nanos(ns / per_msg)));
+    }
+    if let Some(ipc) = total(name::IPC) {
+        parts.push(format!("IPC {ipc:.2}"));
+    }
+    if let Some(cs) = total(name::CONTEXT_SWITCHES) {
+        parts.push(format!("{:.2} cs/msg", cs / per_msg));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// `950`, `12.3k`, `4.56M`, `7.89G`: a count with a decimal suffix.
+pub fn count(v: f64) -> String {
+    scaled(v, &["", "k", "M", "G", "T"], 1000.0)
+        .trim_end()
+        .to_string()
+}
+
 /// `±2.1%`.
 pub fn spread(rcv: f64) -> String {
     format!("±{:.1}%", rcv * 100.0)

@@ -11,12 +11,14 @@
 
 #![deny(missing_docs)]
 
+pub mod compare;
 pub mod csv;
 pub mod format;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
 pub mod plot;
+pub mod profile;
 pub mod progress;
 pub mod study;
 pub mod table;

@@ -109,6 +109,7 @@ impl Exporter for Markdown {
             row.push(m(figure::CPU_PEERS).map_or_else(dash, |e| format!("{:.2}", e.median)));
             writeln!(out, "| {} |", row.join(" | "))?;
         }
+        write_counters(doc, out)?;
         let warnings: Vec<String> = doc
             .warnings
             .iter()
@@ -134,6 +135,58 @@ impl Exporter for Markdown {
     }
 }
 
+/// A `## Counters` section: every counter of every process, medians over the runs.
+fn write_counters(doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
+    let with: Vec<_> = doc
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.counters.as_ref()?)))
+        .collect();
+    if with.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n## Counters\n")?;
+    for (p, c) in with {
+        writeln!(
+            out,
+            "### Point {} ({} {}, {} ch): {}{}\n",
+            p.index,
+            p.params["transport"],
+            format::size(p.size_bytes),
+            p.channels,
+            c.source,
+            if c.simulated { ", simulated" } else { "" }
+        )?;
+        writeln!(out, "Covers {}.", c.covers)?;
+        if let Some(b) = format::counters_brief(p) {
+            writeln!(out, "Per message: {b}.")?;
+        }
+        if !c.unsupported.is_empty() {
+            writeln!(out, "Not supported here: {}.", c.unsupported.join(", "))?;
+        }
+        let names: Vec<&String> = c.total.keys().collect();
+        let roles: Vec<&str> = c.processes.iter().map(|p| p.role.as_str()).collect();
+        writeln!(out, "\n| counter | total | {} |", roles.join(" | "))?;
+        writeln!(out, "| :-- | --: |{}", " --: |".repeat(roles.len()))?;
+        for n in names {
+            let fmt = |v: f64| {
+                if n == xferbench_lab::counters::name::IPC {
+                    format!("{v:.2}")
+                } else {
+                    format!("{v:.0}")
+                }
+            };
+            let mut row = vec![n.clone(), fmt(c.total[n].median)];
+            for pr in &c.processes {
+                row.push(pr.values.get(n).map_or("-".into(), |e| fmt(e.median)));
+            }
+            writeln!(out, "| {} |", row.join(" | "))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,6 +196,13 @@ mod tests {
     fn stream_markdown() {
         let mut buf = Vec::new();
         Markdown.export(&fixture::stream_doc(), &mut buf).unwrap();
+        insta::assert_snapshot!(String::from_utf8(buf).unwrap());
+    }
+
+    #[test]
+    fn stream_markdown_with_counters() {
+        let mut buf = Vec::new();
+        Markdown.export(&fixture::counters_doc(), &mut buf).unwrap();
         insta::assert_snapshot!(String::from_utf8(buf).unwrap());
     }
 

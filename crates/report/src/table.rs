@@ -36,25 +36,29 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     if doc.context.settings.verify {
         header.push("integrity");
     }
+    let counters = doc.points.iter().any(|p| p.counters.is_some());
+    if counters {
+        header.push("counters");
+    }
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header.clone());
     for (i, h) in header.iter().enumerate() {
-        if !matches!(*h, "transport" | "params" | "integrity") {
+        if !matches!(*h, "transport" | "params" | "integrity" | "counters") {
             if let Some(c) = t.column_mut(i) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
         }
     }
     for p in &doc.points {
-        t.add_row(point_row(
-            p,
-            pingpong,
-            extra,
-            peers,
-            doc.context.settings.verify,
-        ));
+        let mut row = point_row(p, pingpong, extra, peers, doc.context.settings.verify);
+        if counters {
+            row.push(Cell::new(
+                format::counters_brief(p).unwrap_or_else(|| "-".into()),
+            ));
+        }
+        t.add_row(row);
         if per_channel {
             for c in &p.per_channel {
                 let mut row = vec![
@@ -160,6 +164,11 @@ mod tests {
     #[test]
     fn stream_table_per_channel() {
         insta::assert_snapshot!(render(&fixture::stream_doc(), true));
+    }
+
+    #[test]
+    fn stream_table_with_counters() {
+        insta::assert_snapshot!(render(&fixture::counters_doc(), false));
     }
 
     #[test]

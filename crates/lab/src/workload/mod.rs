@@ -202,6 +202,9 @@ pub fn drive<E: Endpoint>(
 }
 
 /// Runs the serving side of `spec.workload`.
+// Never inlined: `--counters callgrind` collects only inside this function
+// (`counters::callgrind::COLLECT_PATTERN`), and profiles show it as the serving side.
+#[inline(never)]
 pub fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
     check_size(spec)?;
     match spec.workload {

@@ -1,0 +1,121 @@
+//! `xferbench ab` and `xferbench compare`: turn arguments into lab calls, print
+//! the report's tables, map the verdict to the exit status.
+
+use crate::cli::{AbArgs, CompareArgs};
+use crate::run::EXIT_USAGE;
+use anyhow::{Context, Result};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use xferbench_lab::ab::AbConfig;
+use xferbench_lab::result::ResultDoc;
+
+fn threshold(p: f64) -> Option<f64> {
+    (p.is_finite() && p >= 0.0).then_some(p / 100.0)
+}
+
+/// Runs `xferbench ab`.
+pub fn run(a: &AbArgs) -> Result<u8> {
+    let Some(threshold) = threshold(a.threshold) else {
+        eprintln!(
+            "error: --threshold must be a percentage ≥ 0, not {}",
+            a.threshold
+        );
+        return Ok(EXIT_USAGE);
+    };
+    if a.runs < 2 {
+        eprintln!("error: --runs must be at least 2 for a significance test");
+        return Ok(EXIT_USAGE);
+    }
+    let caps = xferbench_lab::context::capabilities();
+    let cfg = AbConfig {
+        a: a.command_a.clone(),
+        b: a.command_b.clone(),
+        runs: a.runs,
+        warmup: a.warmup,
+        threshold,
+        callgrind: !a.no_callgrind && caps.valgrind.is_some(),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &mut |done, total| {
+        if tty {
+            eprint!("\rab: run {done}/{total}");
+        }
+    }) {
+        Ok(r) => r,
+        Err(xferbench_lab::ab::AbError::Interrupted) => {
+            eprintln!("\ninterrupted");
+            return Ok(crate::run::EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if tty {
+        eprint!("\r\x1b[K");
+    }
+    if let Some(path) = &a.export_json {
+        let text = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("cannot write --export-json {}", path.display()))?;
+    }
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", xferbench_report::compare::render_ab(&report))?;
+    if !caps.pmu {
+        if let Some(note) = &caps.pmu_note {
+            writeln!(out, "note: {note}")?;
+        }
+    }
+    Ok(if report.regression {
+        writeln!(
+            out,
+            "B is slower than A by {:.1} %, beyond the {:.1} % threshold",
+            report.difference * 100.0,
+            a.threshold
+        )?;
+        1
+    } else {
+        0
+    })
+}
+
+fn load(which: &str, path: &Path) -> Result<ResultDoc> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {which} {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{which} {} is not an xferbench result document (write one with `run --export-json`)",
+            path.display()
+        )
+    })
+}
+
+/// Runs `xferbench compare`.
+pub fn compare(a: &CompareArgs) -> Result<u8> {
+    let Some(threshold) = threshold(a.threshold) else {
+        eprintln!(
+            "error: --threshold must be a percentage ≥ 0, not {}",
+            a.threshold
+        );
+        return Ok(EXIT_USAGE);
+    };
+    let docs = load("BASE", &a.base).and_then(|b| Ok((b, load("NEW", &a.new)?)));
+    let (base, new) = match docs {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let c = match xferbench_lab::compare::compare_docs(&base, &new, threshold) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(EXIT_USAGE);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&c)?)?;
+    } else {
+        write!(out, "{}", xferbench_report::compare::render_compare(&c))?;
+    }
+    Ok(if c.regressions > 0 { 1 } else { 0 })
+}

@@ -1,0 +1,104 @@
+//! `xferbench profile`, and rendering the recordings of `run --profile`.
+
+use crate::cli::ProfileArgs;
+use crate::run::EXIT_USAGE;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use xferbench_lab::profile::{self, ProfileRequest, perf_record};
+use xferbench_lab::result::ResultDoc;
+
+/// Runs `xferbench profile` and returns the exit status.
+pub fn run(args: &ProfileArgs) -> Result<u8> {
+    if args.pid.is_none() && args.command.is_empty() {
+        eprintln!(
+            "error: give a command after `--`, or --pid PID\n\n\
+             For more information, try 'xferbench profile --help'."
+        );
+        return Ok(EXIT_USAGE);
+    }
+    if !(args.duration.is_finite() && args.duration > 0.0) {
+        eprintln!("error: --duration must be a positive number of seconds");
+        return Ok(EXIT_USAGE);
+    }
+    let dir = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "xferbench-profile-{}",
+            xferbench_lab::context::compact_timestamp()
+        ))
+    });
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let data = dir.join("perf.data");
+    let (title, status) = match args.pid {
+        Some(pid) => {
+            let mut rec = perf_record::attach(pid, &data)?;
+            std::thread::sleep(std::time::Duration::from_secs_f64(args.duration));
+            rec.stop()?;
+            (format!("pid {pid}, {} s", args.duration), None)
+        }
+        None => {
+            let status = perf_record::record_command(&args.command, &data)?;
+            (args.command.join(" "), Some(status))
+        }
+    };
+    render(&data, &dir, &title)?;
+    Ok(match status {
+        Some(s) if !s.success() => {
+            eprintln!(
+                "note: the profiled command {}",
+                xferbench_lab::peer::describe_status(s)
+            );
+            1
+        }
+        _ => 0,
+    })
+}
+
+/// Folds a recording and writes every output next to it; prints where they are.
+fn render(data: &Path, dir: &Path, title: &str) -> Result<()> {
+    let folded = profile::analyse(data)?;
+    xferbench_report::profile::write_outputs(dir, &folded, title)
+        .with_context(|| format!("cannot write the profile outputs to {}", dir.display()))?;
+    eprintln!(
+        "profile: {:.1} ms of CPU sampled → {}/flamegraph.svg, profile.speedscope.json, top-functions.md",
+        folded.total() as f64 / 1e6,
+        dir.display()
+    );
+    Ok(())
+}
+
+/// Renders the recording of every finished point of a `run --profile`; returns
+/// false if any failed (each failure is printed).
+pub fn render_run_profiles(req: &ProfileRequest, doc: &ResultDoc, quiet: bool) -> bool {
+    let mut ok = true;
+    for p in &doc.points {
+        let dir = req.point_dir(p.index);
+        let data = dir.join("perf.data");
+        if !data.exists() {
+            continue;
+        }
+        let title = format!(
+            "{} of point {} ({} size={} channels={})",
+            req.participant, p.index, p.params["transport"], p.size_bytes, p.channels
+        );
+        let r = profile::analyse(&data)
+            .map_err(anyhow::Error::from)
+            .and_then(|f| {
+                xferbench_report::profile::write_outputs(&dir, &f, &title)?;
+                Ok(f.total() as f64 / 1e6)
+            });
+        match r {
+            Ok(ms) if !quiet => {
+                eprintln!(
+                    "profile: {title}: {ms:.1} ms of CPU sampled → {}",
+                    dir.display()
+                )
+            }
+            Ok(_) => {}
+            Err(e) => {
+                ok = false;
+                eprintln!("error: profile of point {}: {e:#}", p.index);
+            }
+        }
+    }
+    ok
+}

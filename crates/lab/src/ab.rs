@@ -1,0 +1,587 @@
+//! `xferbench ab`: is command B faster or slower than command A, and why?
+//!
+//! The method of the "advanced performance analysis" guide, automated:
+//!
+//! 1. **Time.** A and B run interleaved (A B A B …, after warm-up runs of each) so a
+//!    drifting machine affects both alike. Each run's wall time is measured around
+//!    `sh -c CMD`; CPU time comes from `getrusage(RUSAGE_CHILDREN)`.
+//! 2. **Stability and CPU-bound-ness.** The coefficient of variation of the wall
+//!    time (> 5 % is unstable: I/O, allocation or a busy machine) and the CPUs
+//!    utilised, `(user + sys) / wall` (well under 1: the command waits, and
+//!    instruction counts explain little).
+//! 3. **Significance.** Welch's t-test on the wall times
+//!    ([`crate::stats::welch_t_test`]); a difference with p ≥ [`ALPHA`] is noise.
+//! 4. **Counters.** Every run is counted with `perf_event_open` counters opened on
+//!    this thread with `inherit`, so the shell and everything it starts is
+//!    counted and nothing is added to the command line; software counters always,
+//!    hardware ones (instructions, cycles, stalls, misses) with a PMU. Without a
+//!    PMU, instructions come from one run of each command under callgrind
+//!    (deterministic; with simulated cache misses).
+//! 5. **Diagnosis**, in words: "fewer/more instructions" when the counts differ by
+//!    more than 0.01 %; "same instructions (within 0.01 %) but slower: stalls,
+//!    alignment or cache" when they do not; "not significant: noise" when the time
+//!    difference is not significant.
+
+use crate::counters::callgrind;
+use crate::counters::name;
+use crate::counters::perf_event::{CounterValue, EVENTS};
+use crate::stats::{mean_sd, welch_t_test};
+use perf_event::Counter;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// Significance level of the time comparison. 1 % rather than 5 %: `ab` is run
+/// often, and a false "slower" costs more than a missed small change.
+pub const ALPHA: f64 = 0.01;
+/// Instruction counts closer than this (relative) are "the same".
+pub const SAME_INSTRUCTIONS: f64 = 1e-4;
+/// A coefficient of variation above this makes a command "unstable".
+pub const UNSTABLE_CV: f64 = 0.05;
+/// Fewer CPUs utilised than this: not CPU-bound.
+pub const CPU_BOUND: f64 = 0.9;
+
+/// What to compare.
+#[derive(Debug, Clone)]
+pub struct AbConfig {
+    /// Command A (the baseline), run with `sh -c`.
+    pub a: String,
+    /// Command B (the change).
+    pub b: String,
+    /// Measured runs of each.
+    pub runs: usize,
+    /// Warm-up runs of each, discarded.
+    pub warmup: usize,
+    /// B slower than A by more than this fraction (and significantly) is a regression.
+    pub threshold: f64,
+    /// Count instructions under callgrind when there is no PMU (needs valgrind).
+    pub callgrind: bool,
+}
+
+/// Why a comparison failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AbError {
+    /// A command could not be started.
+    #[error("cannot run `{command}`: {source}")]
+    Spawn {
+        /// The command.
+        command: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A command failed.
+    #[error("`{command}` {status}; ab compares commands that succeed")]
+    CommandFailed {
+        /// The command.
+        command: String,
+        /// How it ended.
+        status: String,
+    },
+    /// A command was stopped by Ctrl-C.
+    #[error("interrupted")]
+    Interrupted,
+    /// The callgrind pass failed.
+    #[error("callgrind pass of `{command}`: {message}")]
+    Callgrind {
+        /// The command.
+        command: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// One run of one command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbRun {
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// User + system CPU time of the command and its children, seconds.
+    pub cpu_s: f64,
+    /// Counters by name (see [`crate::counters::name`]).
+    pub counters: BTreeMap<String, f64>,
+}
+
+/// Everything measured of one command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbSide {
+    /// The command.
+    pub command: String,
+    /// Every measured run.
+    pub runs: Vec<AbRun>,
+    /// Mean wall time, seconds.
+    pub mean_s: f64,
+    /// Standard deviation of the wall time, seconds.
+    pub sd_s: f64,
+    /// Coefficient of variation of the wall time.
+    pub cv: f64,
+    /// Mean CPUs utilised, `(user + sys) / wall`.
+    pub cpus_utilised: f64,
+    /// Mean of every counter over the runs.
+    pub counters: BTreeMap<String, f64>,
+    /// Callgrind totals of one run (instructions and simulated cache misses).
+    pub callgrind: Option<BTreeMap<String, f64>>,
+}
+
+impl AbSide {
+    /// Instructions: from the PMU if counted, else from callgrind; with the source.
+    pub fn instructions(&self) -> Option<(f64, &'static str)> {
+        if let Some(i) = self.counters.get(name::INSTRUCTIONS) {
+            return Some((*i, "PMU"));
+        }
+        self.callgrind
+            .as_ref()
+            .and_then(|c| c.get(name::IR))
+            .map(|i| (*i, "callgrind"))
+    }
+}
+
+/// The comparison of B against A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbReport {
+    /// Command A.
+    pub a: AbSide,
+    /// Command B.
+    pub b: AbSide,
+    /// `mean(B) / mean(A) − 1`: positive when B is slower.
+    pub difference: f64,
+    /// Welch's t-test p-value of the wall times.
+    pub p_value: f64,
+    /// `p_value < ALPHA`.
+    pub significant: bool,
+    /// `A`, `B`, or `neither` when not significant.
+    pub faster: String,
+    /// Instructions of B relative to A, `B / A − 1`, when known.
+    pub instructions_difference: Option<f64>,
+    /// The diagnosis in words.
+    pub diagnosis: String,
+    /// Notes on stability and CPU-bound-ness, and on what could not be counted.
+    pub notes: Vec<String>,
+    /// B is significantly slower than A by more than the threshold.
+    pub regression: bool,
+    /// The threshold, as a fraction.
+    pub threshold: f64,
+}
+
+/// Counters opened on this thread with `inherit`: they count every process it
+/// starts while enabled.
+struct Inherited {
+    counters: Vec<(&'static str, Counter)>,
+    unsupported: Vec<&'static str>,
+}
+
+impl Inherited {
+    fn open(pmu: bool) -> Inherited {
+        let mut counters = Vec::new();
+        let mut unsupported = Vec::new();
+        for spec in EVENTS.iter().filter(|e| pmu || !e.hardware) {
+            let mut b = spec.builder();
+            b.observe_self()
+                .any_cpu()
+                .inherit(true)
+                .enabled(false)
+                .exclude_hv(true);
+            // Kernel work counts where allowed; else user mode only.
+            match b.build().or_else(|_| b.exclude_kernel(true).build()) {
+                Ok(c) => counters.push((spec.name, c)),
+                Err(_) => unsupported.push(spec.name),
+            }
+        }
+        Inherited {
+            counters,
+            unsupported,
+        }
+    }
+
+    /// Raw totals so far: an inherited counter keeps what exited children counted
+    /// even across a reset, so runs are measured as differences of totals.
+    fn totals(&mut self) -> Vec<(u64, u64, u64)> {
+        self.counters
+            .iter_mut()
+            .map(|(_, c)| {
+                c.read_full().map_or((0, 0, 0), |r| {
+                    (
+                        r.count(),
+                        r.time_enabled().map_or(0, |d| d.as_nanos() as u64),
+                        r.time_running().map_or(0, |d| d.as_nanos() as u64),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    fn start(&mut self) -> Vec<(u64, u64, u64)> {
+        let before = self.totals();
+        for (_, c) in &mut self.counters {
+            let _ = c.enable();
+        }
+        before
+    }
+
+    fn stop(&mut self, before: &[(u64, u64, u64)]) -> BTreeMap<String, f64> {
+        for (_, c) in &mut self.counters {
+            let _ = c.disable();
+        }
+        let after = self.totals();
+        let mut out = BTreeMap::new();
+        for (((n, _), b), a) in self.counters.iter().zip(before).zip(&after) {
+            let v = CounterValue::from_reading(
+                a.0.saturating_sub(b.0),
+                a.1.saturating_sub(b.1),
+                a.2.saturating_sub(b.2),
+            );
+            if let Some(v) = v.value() {
+                out.insert(n.to_string(), v);
+            }
+        }
+        crate::counters::derive(&mut out);
+        out
+    }
+}
+
+fn children_cpu_s() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is writable memory of the right size; RUSAGE_CHILDREN is valid;
+    // a zeroed `rusage` is a valid value even if the call failed.
+    let ru = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr());
+        ru.assume_init()
+    };
+    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    s(ru.ru_utime) + s(ru.ru_stime)
+}
+
+fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
+    let cpu_before = children_cpu_s();
+    let before = counters.start();
+    let start = Instant::now();
+    let status = Command::new("sh")
+        .args(["-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status();
+    let wall_s = start.elapsed().as_secs_f64();
+    let values = counters.stop(&before);
+    let status = status.map_err(|source| AbError::Spawn {
+        command: command.into(),
+        source,
+    })?;
+    if std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGINT) {
+        return Err(AbError::Interrupted);
+    }
+    if !status.success() {
+        return Err(AbError::CommandFailed {
+            command: command.into(),
+            status: crate::peer::describe_status(status),
+        });
+    }
+    Ok(AbRun {
+        wall_s,
+        cpu_s: children_cpu_s() - cpu_before,
+        counters: values,
+    })
+}
+
+/// Runs `command` once under callgrind (following `sh` into its children) and sums
+/// the totals of every process.
+pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError> {
+    let err = |message: String| AbError::Callgrind {
+        command: command.into(),
+        message,
+    };
+    let dir = std::env::temp_dir().join(format!(
+        "xferbench-ab-callgrind-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| err(e.to_string()))?;
+    let output = Command::new("valgrind")
+        .args(callgrind::valgrind_args(&dir, None))
+        .args(["sh", "-c", command])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .output();
+    let result = match output {
+        Err(e) => Err(err(format!("cannot start valgrind: {e}"))),
+        Ok(o) if !o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stderr);
+            let tail: Vec<&str> = text.lines().rev().take(3).collect();
+            Err(err(format!(
+                "valgrind {}: {}",
+                crate::peer::describe_status(o.status),
+                tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+            )))
+        }
+        Ok(_) => callgrind::sum_dir(&dir).map_err(|e| err(e.to_string())),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut totals = result?;
+    crate::counters::derive(&mut totals);
+    Ok(totals)
+}
+
+fn side(command: &str, runs: Vec<AbRun>, callgrind: Option<BTreeMap<String, f64>>) -> AbSide {
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+    let (mean_s, sd_s) = mean_sd(&walls).unwrap_or((walls.first().copied().unwrap_or(0.0), 0.0));
+    let cpus: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            if r.wall_s > 0.0 {
+                r.cpu_s / r.wall_s
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut counters = BTreeMap::new();
+    for n in runs.iter().flat_map(|r| r.counters.keys()) {
+        if counters.contains_key(n) {
+            continue;
+        }
+        let vals: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.counters.get(n))
+            .copied()
+            .collect();
+        counters.insert(n.clone(), vals.iter().sum::<f64>() / vals.len() as f64);
+    }
+    AbSide {
+        command: command.into(),
+        mean_s,
+        sd_s,
+        cv: if mean_s > 0.0 { sd_s / mean_s } else { 0.0 },
+        cpus_utilised: cpus.iter().sum::<f64>() / cpus.len().max(1) as f64,
+        counters,
+        callgrind,
+        runs,
+    }
+}
+
+/// Runs the comparison; `progress` is called after every run with (done, total).
+pub fn run(
+    cfg: &AbConfig,
+    pmu: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<AbReport, AbError> {
+    let mut counters = Inherited::open(pmu);
+    let total = 2 * (cfg.warmup + cfg.runs);
+    let mut done = 0;
+    for _ in 0..cfg.warmup {
+        for c in [&cfg.a, &cfg.b] {
+            run_once(c, &mut counters)?;
+            done += 1;
+            progress(done, total);
+        }
+    }
+    let (mut ra, mut rb) = (Vec::new(), Vec::new());
+    for _ in 0..cfg.runs {
+        ra.push(run_once(&cfg.a, &mut counters)?);
+        rb.push(run_once(&cfg.b, &mut counters)?);
+        done += 2;
+        progress(done, total);
+    }
+    let mut notes = Vec::new();
+    let (ca, cb) = if !pmu && cfg.callgrind {
+        (
+            Some(callgrind_totals(&cfg.a)?),
+            Some(callgrind_totals(&cfg.b)?),
+        )
+    } else {
+        if !pmu {
+            notes.push(
+                "no hardware PMU and no callgrind pass: instructions unknown (install valgrind)"
+                    .into(),
+            );
+        }
+        (None, None)
+    };
+    if !pmu && cfg.callgrind {
+        notes.push(
+            "no hardware PMU: instructions and cache misses simulated by callgrind (one run each)"
+                .into(),
+        );
+    }
+    if !counters.unsupported.is_empty() {
+        notes.push(format!(
+            "counters not available here: {}",
+            counters.unsupported.join(", ")
+        ));
+    }
+    Ok(compare(
+        side(&cfg.a, ra, ca),
+        side(&cfg.b, rb, cb),
+        cfg.threshold,
+        notes,
+    ))
+}
+
+/// Compares two measured sides and writes the diagnosis (pure: no measuring).
+pub fn compare(a: AbSide, b: AbSide, threshold: f64, mut notes: Vec<String>) -> AbReport {
+    let wa: Vec<f64> = a.runs.iter().map(|r| r.wall_s).collect();
+    let wb: Vec<f64> = b.runs.iter().map(|r| r.wall_s).collect();
+    let p_value = welch_t_test(&wa, &wb).map_or(1.0, |w| w.p);
+    let significant = p_value < ALPHA;
+    let difference = if a.mean_s > 0.0 {
+        b.mean_s / a.mean_s - 1.0
+    } else {
+        0.0
+    };
+    for (label, s) in [("A", &a), ("B", &b)] {
+        if s.cv > UNSTABLE_CV {
+            notes.push(format!(
+                "{label} is unstable: wall time varies by {:.1} % (CV); I/O, allocation or a busy machine",
+                s.cv * 100.0
+            ));
+        }
+        if s.cpus_utilised < CPU_BOUND {
+            notes.push(format!(
+                "{label} is not CPU-bound ({:.2} CPUs utilised): it waits, and instruction counts explain little",
+                s.cpus_utilised
+            ));
+        }
+    }
+    let instructions_difference = match (a.instructions(), b.instructions()) {
+        (Some((ia, _)), Some((ib, _))) if ia > 0.0 => Some(ib / ia - 1.0),
+        _ => None,
+    };
+    let slower = difference > 0.0;
+    let diagnosis = if !significant {
+        format!("not significant: noise (p = {p_value:.3})")
+    } else {
+        let how = if slower { "slower" } else { "faster" };
+        match instructions_difference {
+            Some(d) if d.abs() <= SAME_INSTRUCTIONS => {
+                let mut s = format!(
+                    "same instructions (within 0.01 %) but {how}: stalls, alignment or cache"
+                );
+                if let Some(w) = why_same(&a, &b) {
+                    s.push_str(&format!(" ({w})"));
+                }
+                s
+            }
+            Some(d) if d > 0.0 => format!("more instructions (+{:.1} %), {how}", d * 100.0),
+            Some(d) => format!("fewer instructions ({:.1} %), {how}", d * 100.0),
+            None => format!("{how}; instructions unknown, so the cause cannot be told"),
+        }
+    };
+    let faster = match (significant, slower) {
+        (false, _) => "neither",
+        (true, true) => "A",
+        (true, false) => "B",
+    };
+    AbReport {
+        regression: significant && difference > threshold,
+        a,
+        b,
+        difference,
+        p_value,
+        significant,
+        faster: faster.into(),
+        instructions_difference,
+        diagnosis,
+        notes,
+        threshold,
+    }
+}
+
+/// Which stall or miss counters moved most between A and B, in words.
+fn why_same(a: &AbSide, b: &AbSide) -> Option<String> {
+    let keys = [
+        name::STALLED_FRONTEND,
+        name::STALLED_BACKEND,
+        name::CACHE_MISSES,
+        name::BRANCH_MISSES,
+    ];
+    let mut moves: Vec<(String, f64)> = keys
+        .iter()
+        .filter_map(|k| {
+            let (x, y) = (a.counters.get(*k)?, b.counters.get(*k)?);
+            (*x > 0.0).then(|| (k.to_string(), y / x - 1.0))
+        })
+        .collect();
+    if let (Some(x), Some(y)) = (&a.callgrind, &b.callgrind) {
+        for k in ["D1mr", "D1mw", "DLmr", "DLmw", "I1mr"] {
+            if let (Some(p), Some(q)) = (x.get(k), y.get(k)) {
+                if *p > 0.0 {
+                    moves.push((format!("simulated {k}"), q / p - 1.0));
+                }
+            }
+        }
+    }
+    moves.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
+    let (k, d) = moves.first()?;
+    Some(format!("{k} {:+.1} %", d * 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake(command: &str, walls: &[f64], instr: Option<f64>) -> AbSide {
+        let runs = walls
+            .iter()
+            .map(|w| AbRun {
+                wall_s: *w,
+                cpu_s: *w,
+                counters: instr
+                    .map(|i| BTreeMap::from([(name::INSTRUCTIONS.to_string(), i)]))
+                    .unwrap_or_default(),
+            })
+            .collect();
+        side(command, runs, None)
+    }
+
+    #[test]
+    fn more_instructions_and_slower_is_a_regression() {
+        let a = fake("a", &[1.0, 1.01, 0.99, 1.0, 1.02], Some(1e9));
+        let b = fake("b", &[2.0, 2.02, 1.98, 2.0, 2.01], Some(2e9));
+        let r = compare(a, b, 0.05, vec![]);
+        assert!(r.significant && r.regression, "{r:?}");
+        assert_eq!(r.faster, "A");
+        assert!(
+            r.diagnosis.starts_with("more instructions"),
+            "{}",
+            r.diagnosis
+        );
+    }
+
+    #[test]
+    fn same_instructions_but_slower_points_at_stalls() {
+        let a = fake("a", &[1.0, 1.01, 0.99, 1.0, 1.02], Some(1e9));
+        let b = fake("b", &[1.2, 1.21, 1.19, 1.2, 1.22], Some(1e9 * (1.0 + 5e-5)));
+        let r = compare(a, b, 0.5, vec![]);
+        assert!(
+            r.diagnosis
+                .starts_with("same instructions (within 0.01 %) but slower")
+        );
+        assert!(!r.regression, "20 % is under the 50 % threshold");
+    }
+
+    #[test]
+    fn overlapping_times_are_noise_whatever_the_instructions() {
+        let a = fake("a", &[1.0, 1.1, 0.9, 1.05, 0.95], Some(1e9));
+        let b = fake("b", &[1.02, 0.92, 1.08, 0.97, 1.01], Some(1.1e9));
+        let r = compare(a, b, 0.05, vec![]);
+        assert!(
+            r.diagnosis.starts_with("not significant: noise"),
+            "{}",
+            r.diagnosis
+        );
+        assert_eq!(r.faster, "neither");
+        assert!(!r.regression);
+    }
+
+    #[test]
+    fn fewer_instructions_and_faster() {
+        let a = fake("a", &[2.0, 2.01, 1.99, 2.0], Some(2e9));
+        let b = fake("b", &[1.0, 1.01, 0.99, 1.0], Some(1e9));
+        let r = compare(a, b, 0.05, vec![]);
+        assert_eq!(r.faster, "B");
+        assert!(
+            r.diagnosis.starts_with("fewer instructions (-50.0 %)"),
+            "{}",
+            r.diagnosis
+        );
+    }
+}

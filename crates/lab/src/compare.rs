@@ -1,0 +1,198 @@
+//! `xferbench compare`: two result documents, point by point.
+//!
+//! Points are matched by their parameters (`workload`, `transport`, `size`,
+//! `channels` and every `-p` parameter). For each pair the primary figure of the
+//! workload (stream: throughput, higher is better; pingpong: median round trip,
+//! lower is better) is compared by its medians, and the per-run figures of both
+//! sides go through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
+//! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
+//! threshold.
+
+use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION, figure};
+use crate::stats::welch_t_test;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Why two documents cannot be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// A document of a newer layout.
+    #[error("{which} has schema_version {found}; this xferbench reads up to {SCHEMA_VERSION}")]
+    Schema {
+        /// `BASE` or `NEW`.
+        which: &'static str,
+        /// Its version.
+        found: u32,
+    },
+    /// The workloads differ.
+    #[error("BASE ran {base} and NEW ran {new}: compare runs of the same workload")]
+    Workload {
+        /// BASE's workload.
+        base: String,
+        /// NEW's workload.
+        new: String,
+    },
+    /// No point of one matches a point of the other.
+    #[error(
+        "no point of NEW matches a point of BASE by parameters (BASE has {base}; NEW has {new})"
+    )]
+    NothingInCommon {
+        /// BASE's points, described.
+        base: String,
+        /// NEW's points, described.
+        new: String,
+    },
+}
+
+/// One matched point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PointComparison {
+    /// The point's parameters.
+    pub params: BTreeMap<String, String>,
+    /// The figure compared.
+    pub figure: String,
+    /// Whether higher values of the figure are better.
+    pub higher_is_better: bool,
+    /// Median in BASE.
+    pub base: f64,
+    /// Median in NEW.
+    pub new: f64,
+    /// `new / base − 1`.
+    pub change: f64,
+    /// Welch's p-value, when both sides have two runs or more.
+    pub p_value: Option<f64>,
+    /// `regression`, `improvement`, `within threshold` or `not significant`.
+    pub verdict: String,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Matched points, in BASE's order.
+    pub points: Vec<PointComparison>,
+    /// Points only in BASE, described.
+    pub only_in_base: Vec<String>,
+    /// Points only in NEW, described.
+    pub only_in_new: Vec<String>,
+    /// Number of regressions.
+    pub regressions: usize,
+    /// The threshold, as a fraction.
+    pub threshold: f64,
+}
+
+fn describe(params: &BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .filter(|(k, _)| k.as_str() != "workload")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The primary figure of a workload and whether higher is better.
+pub fn primary_figure(workload: &str) -> (&'static str, bool) {
+    match workload {
+        "pingpong" => (figure::LATENCY[0], false),
+        _ => (figure::THROUGHPUT, true),
+    }
+}
+
+fn run_values(p: &PointResult, fig: &str) -> Vec<f64> {
+    p.runs
+        .iter()
+        .filter_map(|r| r.figures.get(fig).copied())
+        .collect()
+}
+
+/// Compares NEW against BASE; `threshold` is a fraction (0.05 for 5 %).
+pub fn compare_docs(
+    base: &ResultDoc,
+    new: &ResultDoc,
+    threshold: f64,
+) -> Result<Comparison, CompareError> {
+    for (which, d) in [("BASE", base), ("NEW", new)] {
+        if d.schema_version > SCHEMA_VERSION {
+            return Err(CompareError::Schema {
+                which,
+                found: d.schema_version,
+            });
+        }
+    }
+    let (wb, wn) = (
+        &base.context.settings.workload,
+        &new.context.settings.workload,
+    );
+    if wb != wn {
+        return Err(CompareError::Workload {
+            base: wb.clone(),
+            new: wn.clone(),
+        });
+    }
+    let (fig, higher_is_better) = primary_figure(wb);
+    let mut points = Vec::new();
+    let mut only_in_base = Vec::new();
+    for b in &base.points {
+        let Some(n) = new.points.iter().find(|n| n.params == b.params) else {
+            only_in_base.push(describe(&b.params));
+            continue;
+        };
+        let (Some(eb), Some(en)) = (b.summary.get(fig), n.summary.get(fig)) else {
+            continue;
+        };
+        let change = if eb.median != 0.0 {
+            en.median / eb.median - 1.0
+        } else {
+            0.0
+        };
+        let p_value = welch_t_test(&run_values(b, fig), &run_values(n, fig)).map(|w| w.p);
+        let significant = p_value.is_some_and(|p| p < crate::ab::ALPHA);
+        let worse = if higher_is_better { -change } else { change };
+        let verdict = if !significant {
+            "not significant"
+        } else if worse > threshold {
+            "regression"
+        } else if -worse > threshold {
+            "improvement"
+        } else {
+            "within threshold"
+        };
+        points.push(PointComparison {
+            params: b.params.clone(),
+            figure: fig.into(),
+            higher_is_better,
+            base: eb.median,
+            new: en.median,
+            change,
+            p_value,
+            verdict: verdict.into(),
+        });
+    }
+    let only_in_new: Vec<String> = new
+        .points
+        .iter()
+        .filter(|n| !base.points.iter().any(|b| b.params == n.params))
+        .map(|n| describe(&n.params))
+        .collect();
+    if points.is_empty() {
+        let list = |d: &ResultDoc| {
+            let v: Vec<String> = d.points.iter().map(|p| describe(&p.params)).collect();
+            if v.is_empty() {
+                "no points".into()
+            } else {
+                v.join("; ")
+            }
+        };
+        return Err(CompareError::NothingInCommon {
+            base: list(base),
+            new: list(new),
+        });
+    }
+    let regressions = points.iter().filter(|p| p.verdict == "regression").count();
+    Ok(Comparison {
+        points,
+        only_in_base,
+        only_in_new,
+        regressions,
+        threshold,
+    })
+}

@@ -1,0 +1,269 @@
+//! Hardware and software counters of the processes taking part in a measurement.
+//!
+//! # The contract of a [`CounterSource`]
+//!
+//! A source is created per sweep point. The runner calls
+//! [`CounterSource::window_started`] with every participating process just before it
+//! releases the drivers of a run and [`CounterSource::window_ended`] right after the
+//! last driver reported, so a per-run source counts exactly the measured window. A
+//! source that can only count whole processes (callgrind counts a peer process from
+//! start to exit) returns nothing per run and hands its figures to
+//! [`CounterSource::point_finished`] after the peers have exited. A source may wrap
+//! the peer program ([`CounterSource::wrap_peer`]) to run peers under a tool.
+//! Nothing a source does may fail a run: what it cannot count is reported in
+//! [`RunCounters::unsupported`] or as a warning.
+//!
+//! # Implementations
+//!
+//! - [`perf_event`]: `perf_event_open(2)` counters opened by the main process for
+//!   every thread of every participant (by thread id from `/proc/PID/task`), software
+//!   counters always, hardware counters when a PMU answers. Peers need no protocol
+//!   change: the main process counts them by pid (same user, so
+//!   `perf_event_paranoid` ≤ 2 allows it).
+//! - [`callgrind`]: re-executes the peers under `valgrind --tool=callgrind
+//!   --cache-sim=yes` and reads the totals from its output files: deterministic,
+//!   simulated instruction and cache-miss counts.
+//!
+//! Counter names follow `perf stat` (`task-clock`, `instructions`, …) and callgrind
+//! (`Ir`, `D1mr`, …); see [`name`].
+
+pub mod callgrind;
+pub mod perf_event;
+
+use crate::peer::PeerProgram;
+use crate::stats::Estimate;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Counter names as recorded in results.
+pub mod name {
+    /// CPU time of the process's threads, nanoseconds.
+    pub const TASK_CLOCK: &str = "task-clock";
+    /// Context switches.
+    pub const CONTEXT_SWITCHES: &str = "context-switches";
+    /// Migrations between CPUs.
+    pub const CPU_MIGRATIONS: &str = "cpu-migrations";
+    /// Page faults.
+    pub const PAGE_FAULTS: &str = "page-faults";
+    /// Retired instructions (PMU).
+    pub const INSTRUCTIONS: &str = "instructions";
+    /// Core cycles (PMU).
+    pub const CYCLES: &str = "cycles";
+    /// Instructions per cycle, derived.
+    pub const IPC: &str = "ipc";
+    /// Cycles the front end delivered nothing (PMU).
+    pub const STALLED_FRONTEND: &str = "stalled-cycles-frontend";
+    /// Cycles the back end retired nothing (PMU).
+    pub const STALLED_BACKEND: &str = "stalled-cycles-backend";
+    /// Last-level cache misses (PMU).
+    pub const CACHE_MISSES: &str = "cache-misses";
+    /// Mispredicted branches (PMU).
+    pub const BRANCH_MISSES: &str = "branch-misses";
+    /// Callgrind: instructions executed (simulated).
+    pub const IR: &str = "Ir";
+    /// Callgrind: estimated cycles, `Ir + 10·(I1mr + D1mr + D1mw) + 100·(ILmr + DLmr + DLmw)`.
+    pub const ESTIMATED_CYCLES: &str = "estimated-cycles";
+}
+
+/// Which counters `--counters` asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CounterMode {
+    /// None.
+    #[default]
+    Off,
+    /// `perf_event_open` counters (software always, hardware with a PMU).
+    PerfEvent,
+    /// Simulated counts of the serving side under callgrind.
+    Callgrind,
+}
+
+/// A participating process: its name in results (`main`, `peer0`, …) and its pid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Participant {
+    /// Name: `main` for the xferbench process, `peerN` for the peer of channel N.
+    /// Studies may use their own names (`memory-mock`, `remote`).
+    pub name: String,
+    /// Process id.
+    pub pid: u32,
+}
+
+/// The counters of one process over one window (or one whole process lifetime).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessCounters {
+    /// Participant name (`main`, `peer0`, …).
+    pub role: String,
+    /// Process id.
+    pub pid: u32,
+    /// Counter values by name (see [`name`]).
+    pub values: BTreeMap<String, f64>,
+}
+
+/// The counters of all participants in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunCounters {
+    /// `perf_event` or `callgrind`.
+    pub source: String,
+    /// True when the figures come from a simulation (callgrind), not the hardware.
+    pub simulated: bool,
+    /// One entry per participating process.
+    pub processes: Vec<ProcessCounters>,
+    /// Counters asked for but not supported here (`<not supported>` in `perf stat`).
+    pub unsupported: Vec<String>,
+}
+
+/// The counters of a point, summarised over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointCounters {
+    /// `perf_event` or `callgrind`.
+    pub source: String,
+    /// True for simulated figures (callgrind).
+    pub simulated: bool,
+    /// What the figures cover, in words.
+    pub covers: String,
+    /// Counters asked for but not supported here.
+    pub unsupported: Vec<String>,
+    /// Every counter summed over all processes, summarised over the runs.
+    pub total: BTreeMap<String, Estimate>,
+    /// Every counter of each process, summarised over the runs.
+    pub processes: Vec<ProcessSummary>,
+}
+
+/// One process's counters over the runs of a point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessSummary {
+    /// Participant name.
+    pub role: String,
+    /// Counter values by name.
+    pub values: BTreeMap<String, Estimate>,
+}
+
+/// Why a counter source could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CounterStartError {
+    /// A tool the source needs is not installed.
+    #[error("{tool} is not installed; {fix}")]
+    Missing {
+        /// The tool.
+        tool: &'static str,
+        /// How to install it.
+        fix: &'static str,
+    },
+}
+
+/// A way of counting what participants do; see the module doc for the contract.
+pub trait CounterSource {
+    /// Peers run as this program instead (default: unchanged).
+    fn wrap_peer(&self, program: PeerProgram) -> PeerProgram {
+        program
+    }
+    /// A measured window starts now for these participants.
+    fn window_started(&mut self, participants: &[Participant]);
+    /// The window ended; the counters of this run, if this source counts per run.
+    fn window_ended(&mut self) -> Option<RunCounters>;
+    /// All peers of the point have exited; counters of the whole point, if this
+    /// source counts per process lifetime. Warnings go to `warnings`.
+    fn point_finished(
+        &mut self,
+        participants: &[Participant],
+        warnings: &mut Vec<String>,
+    ) -> Option<RunCounters>;
+}
+
+/// Derives figures from others: `ipc` from `instructions` and `cycles`, and
+/// `estimated-cycles` from callgrind's events.
+pub fn derive(values: &mut BTreeMap<String, f64>) {
+    if let (Some(i), Some(c)) = (values.get(name::INSTRUCTIONS), values.get(name::CYCLES)) {
+        if *c > 0.0 {
+            let ipc = i / c;
+            values.insert(name::IPC.into(), ipc);
+        }
+    }
+    if let Some(est) = callgrind::estimated_cycles(values) {
+        values.insert(name::ESTIMATED_CYCLES.into(), est);
+    }
+}
+
+/// Summarises the per-run counters of a point (or the one per-point reading of a
+/// lifetime source) into a [`PointCounters`].
+pub fn summarise(runs: &[RunCounters], covers: &str) -> Option<PointCounters> {
+    let first = runs.first()?;
+    let mut roles: Vec<String> = Vec::new();
+    for r in runs {
+        for p in &r.processes {
+            if !roles.contains(&p.role) {
+                roles.push(p.role.clone());
+            }
+        }
+    }
+    let estimate = |get: &dyn Fn(&RunCounters) -> Option<f64>| {
+        Estimate::from_values(runs.iter().filter_map(get))
+    };
+    let names: std::collections::BTreeSet<&String> = runs
+        .iter()
+        .flat_map(|r| r.processes.iter().flat_map(|p| p.values.keys()))
+        .collect();
+    let mut total = BTreeMap::new();
+    for n in &names {
+        if n.as_str() == name::IPC {
+            continue;
+        }
+        let sum = |r: &RunCounters| {
+            let vals: Vec<f64> = r
+                .processes
+                .iter()
+                .filter_map(|p| p.values.get(*n))
+                .copied()
+                .collect();
+            (!vals.is_empty()).then(|| vals.iter().sum())
+        };
+        if let Some(e) = estimate(&sum) {
+            total.insert((*n).clone(), e);
+        }
+    }
+    let ipc = |r: &RunCounters| {
+        let sum = |k: &str| -> f64 { r.processes.iter().filter_map(|p| p.values.get(k)).sum() };
+        let c = sum(name::CYCLES);
+        (c > 0.0).then(|| sum(name::INSTRUCTIONS) / c)
+    };
+    if let Some(e) = estimate(&ipc) {
+        total.insert(name::IPC.into(), e);
+    }
+    let processes = roles
+        .iter()
+        .map(|role| {
+            let mut values = BTreeMap::new();
+            for n in &names {
+                let get = |r: &RunCounters| {
+                    r.processes
+                        .iter()
+                        .find(|p| &p.role == role)
+                        .and_then(|p| p.values.get(*n).copied())
+                };
+                if let Some(e) = estimate(&get) {
+                    values.insert((*n).clone(), e);
+                }
+            }
+            ProcessSummary {
+                role: role.clone(),
+                values,
+            }
+        })
+        .collect();
+    Some(PointCounters {
+        source: first.source.clone(),
+        simulated: first.simulated,
+        covers: covers.into(),
+        unsupported: first.unsupported.clone(),
+        total,
+        processes,
+    })
+}
+
+/// The source for a mode, or `None` for [`CounterMode::Off`].
+pub fn source_for(mode: CounterMode, pmu: bool) -> Option<Box<dyn CounterSource>> {
+    match mode {
+        CounterMode::Off => None,
+        CounterMode::PerfEvent => Some(Box::new(perf_event::PerfEventSource::new(pmu))),
+        CounterMode::Callgrind => Some(Box::new(callgrind::CallgrindSource::new())),
+    }
+}
