@@ -32,8 +32,11 @@ pub enum Command {
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = "__peer", hide = true)]
     Peer,
-    /// Run a study: a fixed plan reproducing a published benchmark, written to a folder.
+    /// Run a built-in study: results, tables, plots and a summary in one folder.
     Study(StudyArgs),
+    /// Warp Pipe (PCIe transactions over TCP): the memory mock and the client.
+    #[command(subcommand)]
+    Warp(WarpCommand),
     /// Internal: the remote side of an RPMsg link (started by `study rpmsg`).
     #[command(name = "__rpmsg-remote", hide = true)]
     RpmsgRemote {
@@ -42,30 +45,141 @@ pub enum Command {
     },
 }
 
-/// The studies.
+/// The built-in studies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StudyName {
-    /// RPMsg over virtio vrings: 1/8/32 channels × 1..496-byte packets (issue #4).
+    /// RPMsg over virtio vrings: 1/8/32 channels × 1..496-byte packets,
+    /// kick/event-idx/poll notification, copy vs zero-copy buffers.
     Rpmsg,
+    /// Warp Pipe: threads × read/write/read of 2048 B against a memory mock; bitwise
+    /// CRC and one shared connection vs fast CRC and per-thread/pipelined connections.
+    WarpPipe,
 }
 
 /// `xferbench study`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Exit status: 0 success, 1 a point failed, 2 bad usage, 130 interrupted (the folder then \
-holds what finished).")]
+Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
+130 interrupted (the points finished so far are written).")]
 pub struct StudyArgs {
-    /// The study to run.
+    /// The study.
     #[arg(value_enum)]
     pub name: StudyName,
-
-    /// A reduced plan that runs in under a minute.
+    /// A smaller version of the same study (under a minute).
     #[arg(long)]
     pub quick: bool,
-
-    /// Output folder [default: xferbench-<study>-<YYYYmmdd-HHMMSS> here].
+    /// Output folder [default: xferbench-<study>-<YYYYmmdd-HHMMSS>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// `xferbench warp ...`.
+#[derive(Debug, Subcommand)]
+pub enum WarpCommand {
+    /// Serve the memory mock (warp-pipe's memory-mock, wire-compatible).
+    Serve(WarpServeArgs),
+    /// Enumerate the device, then run T threads × N iterations of read → write → read.
+    Client(WarpClientArgs),
+}
+
+/// CRC implementations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CrcArg {
+    /// warp-pipe's bit-at-a-time loop.
+    Bitwise,
+    /// Table-driven, one byte per step.
+    Table,
+    /// Hardware-accelerated (crc32fast) / slicing-by-8.
+    Fast,
+}
+
+/// The memory mock's I/O model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IoArg {
+    /// One thread, epoll over non-blocking sockets.
+    Epoll,
+    /// A thread per connection, blocking I/O.
+    Threads,
+}
+
+/// `xferbench warp serve`.
+#[derive(Debug, Args)]
+pub struct WarpServeArgs {
+    /// Address to listen on (IP or IP:PORT); loopback by default.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub listen: String,
+    /// TCP port, when --listen has none (0: any free port).
+    #[arg(long, default_value_t = 2115)]
+    pub port: u16,
+    /// CRC implementation for LCRC/CRC16.
+    #[arg(long, value_enum, default_value = "fast")]
+    pub crc: CrcArg,
+    /// BAR1 size in bytes (a power of two, 16 B .. 1 GiB).
+    #[arg(long, value_name = "BYTES", default_value_t = 2048)]
+    pub bar1: u32,
+    /// Largest payload of one read completion (multiple of 64, 64..4096); longer
+    /// reads are split.
+    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    pub max_read_completion: usize,
+    /// I/O model.
+    #[arg(long, value_enum, default_value = "epoll")]
+    pub io: IoArg,
+    /// Print `listening on ADDR` on stdout once bound (for scripts and the study).
+    #[arg(long)]
+    pub announce: bool,
+}
+
+/// Connection arrangement of the client threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConnectionArg {
+    /// All threads share one connection, one transaction in flight (warp-pipe).
+    Shared,
+    /// One connection per thread.
+    PerThread,
+    /// Up to 32 threads per connection with their own tags (32 reads in flight).
+    Pipelined,
+}
+
+/// `xferbench warp client`.
+#[derive(Debug, Args)]
+pub struct WarpClientArgs {
+    /// The memory mock's address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:2115")]
+    pub connect: String,
+    /// Threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Iterations per thread.
+    #[arg(long, default_value_t = 100)]
+    pub iterations: u64,
+    /// Bytes per read/write (multiple of 4, 4..4096).
+    #[arg(long, value_name = "BYTES", default_value_t = 2048)]
+    pub payload: usize,
+    /// CRC implementation.
+    #[arg(long, value_enum, default_value = "fast")]
+    pub crc: CrcArg,
+    /// Connection arrangement.
+    #[arg(long, value_enum, default_value = "per-thread")]
+    pub connection: ConnectionArg,
+    /// ACK each received TLP with the next request instead of at once.
+    #[arg(long)]
+    pub piggyback_acks: bool,
+    /// Sleep between iterations in ms (warp-pipe's sample: 200).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub think: u64,
+    /// Only read (one 2048-byte read per iteration with the default payload): the
+    /// memory mock's read throughput.
+    #[arg(long)]
+    pub reads_only: bool,
+    /// Run K single-threaded client processes at once (overrides --threads).
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub instances: usize,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Internal: the whole client spec as JSON (used by the study for instances).
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub spec_json: Option<String>,
 }
 
 /// `xferbench list`.

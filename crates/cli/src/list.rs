@@ -22,8 +22,8 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
                 "name": w.name(), "description": w.description(),
             })).collect::<Vec<_>>(),
-            "studies": crate::study::STUDIES.iter().map(|(n, d)| json!({
-                "name": n, "description": d,
+            "studies": studies().iter().map(|(n, h)| json!({
+                "name": n, "description": h,
             })).collect::<Vec<_>>(),
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
@@ -52,8 +52,8 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
         out,
         "\nStudies (xferbench study NAME [--quick] [--out DIR]):"
     )?;
-    for (n, d) in crate::study::STUDIES {
-        writeln!(out, "  {n:<10} {d}")?;
+    for (name, help) in studies() {
+        writeln!(out, "  {name:<10} {help}")?;
     }
     writeln!(
         out,
@@ -67,4 +67,17 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
          See `xferbench run --help` for outputs and exit codes."
     )?;
     Ok(())
+}
+
+/// The built-in studies with their one-line descriptions, from the CLI definition.
+fn studies() -> Vec<(String, String)> {
+    use clap::ValueEnum;
+    crate::cli::StudyName::value_variants()
+        .iter()
+        .filter_map(|v| v.to_possible_value())
+        .map(|p| {
+            let help = p.get_help().map(|h| h.to_string()).unwrap_or_default();
+            (p.get_name().to_string(), help)
+        })
+        .collect()
 }

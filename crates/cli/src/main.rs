@@ -7,6 +7,7 @@ mod list;
 mod profile;
 mod run;
 mod study;
+mod warp;
 
 use clap::Parser;
 use std::io::Write;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         cli::Command::RpmsgRemote { name } => {
             return ExitCode::from(xferbench_lab::rpmsg::serve_remote(&name) as u8);
         }
+        cli::Command::Warp(cmd) => warp::run(&cmd),
     };
     match code {
         Ok(c) => ExitCode::from(c),

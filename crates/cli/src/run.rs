@@ -20,6 +20,20 @@ pub const EXIT_INTEGRITY: u8 = 3;
 /// Exit status after Ctrl-C.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// Installs the Ctrl-C handler: the first Ctrl-C sets the returned flag (finish
+/// cleanly), a second exits at once (peers die with us: PR_SET_PDEATHSIG).
+pub fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    ctrlc::set_handler(move || {
+        if flag.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED.into());
+        }
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    Ok(stop)
+}
+
 /// Runs `xferbench run` and returns the exit status.
 pub fn run(args: &RunArgs) -> Result<u8> {
     let config = match RunConfig::from_args(args, || {
@@ -36,17 +50,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        // A second Ctrl-C exits at once; peers die with us (PR_SET_PDEATHSIG).
-        ctrlc::set_handler(move || {
-            if stop.swap(true, Ordering::SeqCst) {
-                std::process::exit(EXIT_INTERRUPTED.into());
-            }
-        })
-        .context("cannot install the Ctrl-C handler")?;
-    }
+    let stop = stop_flag()?;
     let out = &config.output;
     let context = xferbench_lab::context::collect(
         env!("CARGO_PKG_VERSION"),

@@ -619,6 +619,113 @@ mod robustness {
     }
 }
 
+mod warp {
+    use super::support::{read_json, xferbench};
+    use predicates::prelude::*;
+
+    #[test]
+    fn list_names_the_warp_pipe_study() {
+        xferbench()
+            .arg("list")
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Studies").and(predicate::str::contains("warp-pipe")));
+    }
+
+    #[test]
+    fn bad_warp_flags_are_usage_errors_naming_the_flag() {
+        xferbench()
+            .args(["warp", "serve", "--bar1", "3000", "--port", "0"])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--bar1").and(predicate::str::contains("power of two")),
+            );
+        xferbench()
+            .args(["warp", "serve", "--listen", "nowhere"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--listen"));
+        xferbench()
+            .args(["warp", "client", "--payload", "6"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--payload"));
+        xferbench()
+            .args(["warp", "client", "--crc", "crc64"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("bitwise"));
+    }
+
+    #[test]
+    fn a_client_without_a_server_fails_clearly() {
+        xferbench()
+            .args([
+                "warp",
+                "client",
+                "--connect",
+                "127.0.0.1:1",
+                "--iterations",
+                "1",
+            ])
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("warp"));
+    }
+
+    #[test]
+    fn study_warp_pipe_quick_writes_results_tables_plots_and_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("study");
+        xferbench()
+            .args(["study", "warp-pipe", "--quick", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        for f in [
+            "results.json",
+            "summary.md",
+            "original-workload.md",
+            "original-workload.csv",
+            "crc.md",
+            "threads.md",
+            "threads.csv",
+            "payload.csv",
+            "iterations.md",
+            "instances.md",
+            "io-model.md",
+            "mock-reads.md",
+            "crc-speed.md",
+            "throughput-vs-threads.svg",
+            "throughput-vs-payload.svg",
+        ] {
+            assert!(out.join(f).is_file(), "{f} written");
+        }
+        let doc = read_json(&out.join("results.json"));
+        let points = doc["points"].as_array().unwrap();
+        assert!(points.len() > 40);
+        for p in points {
+            assert_eq!(p["errors"], 0, "{p}");
+            assert_eq!(p["verify_failures"], 0, "{p}");
+            assert_eq!(p["verified"], true, "{p}");
+            assert!(p["transactions_per_s"].as_f64().unwrap() > 0.0);
+        }
+        let instances: Vec<_> = points
+            .iter()
+            .filter(|p| p["spec"]["group"] == "instances" && p["spec"]["instances"] == 4)
+            .collect();
+        assert!(!instances.is_empty());
+        // Four client processes and the server each report their CPU.
+        assert_eq!(instances[0]["cpu"].as_array().unwrap().len(), 5);
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(summary.contains("faster"), "{summary}");
+        assert!(summary.contains("bitwise CRC accounts for"), "{summary}");
+        let svg = std::fs::read_to_string(out.join("throughput-vs-threads.svg")).unwrap();
+        assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"));
+    }
+}
+
 /// Tools the perf tests need; a test without them prints why it skips.
 mod tools {
     pub fn have(program: &str) -> bool {

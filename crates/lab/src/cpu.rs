@@ -40,6 +40,36 @@ impl CpuSnapshot {
         }
     }
 
+    /// Reads another process's usage from `/proc/<pid>/stat` (clock-tick resolution,
+    /// usually 10 ms; context switches from `/proc/<pid>/status`). `None` when the
+    /// process is gone or the file cannot be parsed.
+    pub fn of_pid(pid: u32) -> Option<Self> {
+        let at = Stamp::now();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command name, which is in parentheses and may hold spaces.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // utime and stime are fields 14 and 15 of the file, 12 and 13 after ")".
+        let tick = |i: usize| fields.get(i)?.parse::<u64>().ok();
+        let hz = rustix::param::clock_ticks_per_second().max(1);
+        let (utime, stime) = (tick(11)?, tick(12)?);
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let switches = |key: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        Some(CpuSnapshot {
+            at,
+            user_us: utime * 1_000_000 / hz,
+            sys_us: stime * 1_000_000 / hz,
+            voluntary_switches: switches("voluntary_ctxt_switches:"),
+            involuntary_switches: switches("nonvoluntary_ctxt_switches:"),
+        })
+    }
+
     /// The usage between `self` (earlier) and `later`, attributed to `role`.
     pub fn until(&self, later: &CpuSnapshot, role: impl Into<String>, pid: u32) -> ProcessCpu {
         let window_s = later.at.since(self.at) as f64 / 1e9;

@@ -548,7 +548,7 @@ fn run_once<T: Transport + Clone>(
     })
 }
 
-fn latency_of(h: &Histogram<u64>) -> Latency {
+pub(crate) fn latency_of(h: &Histogram<u64>) -> Latency {
     Latency {
         count: h.len(),
         p50_ns: h.value_at_quantile(0.50),

@@ -7,12 +7,15 @@
 //! PCIe data link layer wraps them (sequence number and LCRC), and data link layer
 //! packets (DLLPs: ACK and NAK of each TLP). This module turns [`Frame`]s into those
 //! bytes and back, byte for byte as warp-pipe's C library (`inc/warppipe/proto.h`,
-//! `src/proto.c`, `src/crc.c`, `src/client.c`) does; it has no socket and no state
-//! machine of its own.
+//! `src/proto.c`, `src/crc.c`, `src/client.c`) does; the submodules [`mock`],
+//! [`server`] and [`client`] build the memory mock and the requester on top of it.
 //!
 //! * [`crc`]: LCRC32 and the DLLP CRC16, each in three implementations ([`CrcKind`]).
 //! * [`frame`]: the typed frames.
 //! * [`codec`]: [`encode`], the incremental [`Decoder`] and the errors.
+//! * [`mock`]: the memory mock's device and per-connection state machine.
+//! * [`server`]: the mock's TCP server (event loop or thread per connection).
+//! * [`client`]: the requester: enumeration, reads and writes, pipelined tags.
 //!
 //! # Frame layout
 //!
@@ -99,9 +102,12 @@
 //! splits the low ID byte 7:1 (device:function) instead of 5:3. The checksums are
 //! plain reflected CRCs ([`crc`]), not PCIe's bit-mapped ones.
 
+pub mod client;
 pub mod codec;
 pub mod crc;
 pub mod frame;
+pub mod mock;
+pub mod server;
 
 pub use codec::{Decoder, FrameDecodeError, FrameEncodeError, encode, frame_len};
 pub use crc::CrcKind;

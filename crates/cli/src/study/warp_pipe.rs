@@ -1,0 +1,63 @@
+//! `xferbench study warp-pipe`: the Warp Pipe study (issue 5).
+
+use super::out_dir;
+use crate::cli::StudyArgs;
+use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED};
+use anyhow::{Context, Result};
+use xferbench_lab::studies::warp::{self, Program, ServerPlacement, StudyScale};
+use xferbench_report::study::StudyFolder;
+
+/// Runs the study and writes its folder.
+pub fn run(args: &StudyArgs) -> Result<u8> {
+    let dir = out_dir(args, "warp-pipe");
+    let folder = StudyFolder::create(&dir)?;
+    let program = Program {
+        path: std::env::current_exe().context("cannot find the xferbench binary")?,
+    };
+    let scale = if args.quick {
+        StudyScale::QUICK
+    } else {
+        StudyScale::FULL
+    };
+    let points = warp::study_points(&scale);
+    let stop = crate::run::stop_flag()?;
+    let total = points.len();
+    eprintln!("warp-pipe study: {total} points, writing {}", dir.display());
+    let (result, error) = warp::run_study(
+        &ServerPlacement::Process(program),
+        &points,
+        args.quick,
+        &stop,
+        &mut |i, p| {
+            eprintln!(
+                "[{:>2}/{total}] {:<18} {:<22} threads {:>3} × {:>3} it × {:>4} B × {} inst: {:>9.0} transactions/s, {:>8.2} MB/s, {:.3} s",
+                i + 1,
+                p.spec.group,
+                p.spec.variant,
+                p.spec.client.threads,
+                p.spec.client.iterations,
+                p.spec.client.payload,
+                p.spec.instances,
+                p.transactions_per_s,
+                p.mb_per_s,
+                p.wall_s
+            );
+        },
+    );
+    xferbench_report::warp::write_study(&folder, &result)?;
+    eprintln!("wrote {}", dir.display());
+    if let Some(e) = error {
+        return Err(e)
+            .context("a point of the warp-pipe study failed (finished points are written)");
+    }
+    if result.interrupted {
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if result.points.iter().any(|p| p.verify_failures > 0) {
+        return Ok(EXIT_INTEGRITY);
+    }
+    if result.points.iter().any(|p| p.errors > 0) {
+        return Ok(1);
+    }
+    Ok(0)
+}

@@ -1,0 +1,179 @@
+//! `xferbench warp serve` and `xferbench warp client`: clap arguments turned into the
+//! transports' server config and the lab's client spec.
+
+use crate::cli::{ConnectionArg, CrcArg, IoArg, WarpClientArgs, WarpCommand, WarpServeArgs};
+use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use xferbench_lab::studies::warp::{self as lab, ClientSpec, ConnectionMode, Ops, Program};
+use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::mock::MockConfig;
+use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
+
+/// Runs a `warp` subcommand and returns the exit status.
+pub fn run(cmd: &WarpCommand) -> Result<u8> {
+    match cmd {
+        WarpCommand::Serve(a) => serve(a),
+        WarpCommand::Client(a) => client(a),
+    }
+}
+
+/// The CRC kind of a `--crc` value.
+pub fn crc_kind(c: CrcArg) -> CrcKind {
+    match c {
+        CrcArg::Bitwise => CrcKind::Bitwise,
+        CrcArg::Table => CrcKind::Table,
+        CrcArg::Fast => CrcKind::Fast,
+    }
+}
+
+fn usage(msg: impl std::fmt::Display) -> Result<u8> {
+    eprintln!("error: {msg}");
+    eprintln!("\nFor more information, try '--help'.");
+    Ok(EXIT_USAGE)
+}
+
+fn listen_addr(a: &WarpServeArgs) -> Option<SocketAddr> {
+    if let Ok(sa) = a.listen.parse::<SocketAddr>() {
+        return Some(sa);
+    }
+    a.listen
+        .parse::<IpAddr>()
+        .ok()
+        .map(|ip| SocketAddr::new(ip, a.port))
+}
+
+fn serve(a: &WarpServeArgs) -> Result<u8> {
+    let Some(listen) = listen_addr(a) else {
+        return usage(format_args!(
+            "--listen {}: expected an IP address or IP:PORT",
+            a.listen
+        ));
+    };
+    let mut device = MockConfig::default();
+    device.bar_sizes[1] = a.bar1;
+    device.max_read_completion = a.max_read_completion;
+    let server = match Server::bind(ServerConfig {
+        listen,
+        crc: crc_kind(a.crc),
+        device,
+        io: match a.io {
+            IoArg::Epoll => IoModel::Epoll,
+            IoArg::Threads => IoModel::Threads,
+        },
+    }) {
+        Ok(s) => s,
+        Err(e @ xferbench_transports::warp::server::ServerError::Config(_)) => {
+            return usage(format_args!("--bar1/--max-read-completion: {e}"));
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot serve on {listen}")),
+    };
+    let addr = server.local_addr()?;
+    if a.announce {
+        lab::die_with_parent();
+    }
+    let stop = crate::run::stop_flag()?;
+    if a.announce {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on {addr}")?;
+        out.flush()?;
+    } else {
+        eprintln!("memory mock listening on {addr} (Ctrl-C to stop)");
+    }
+    let stats = server.run(&stop)?;
+    if !a.announce {
+        let t = &stats.totals;
+        eprintln!(
+            "served {} connections: {} reads, {} writes, {} bad LCRC, {} bad frames, {} closed on bad input",
+            stats.connections, t.reads, t.writes, t.bad_lcrc, t.bad_frames, stats.closed_on_error
+        );
+    }
+    Ok(0)
+}
+
+fn client(a: &WarpClientArgs) -> Result<u8> {
+    let Some(addr) = a.connect.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
+        return usage(format_args!("--connect {}: expected HOST:PORT", a.connect));
+    };
+    if a.spec_json.is_some() {
+        lab::die_with_parent();
+    }
+    let spec = match &a.spec_json {
+        Some(j) => match serde_json::from_str::<ClientSpec>(j) {
+            Ok(s) => s,
+            Err(e) => return usage(format_args!("--spec-json: {e}")),
+        },
+        None => ClientSpec {
+            threads: if a.instances > 1 { 1 } else { a.threads },
+            iterations: a.iterations,
+            payload: a.payload,
+            crc: crc_kind(a.crc).name().into(),
+            connection: match a.connection {
+                ConnectionArg::Shared => ConnectionMode::Shared,
+                ConnectionArg::PerThread => ConnectionMode::PerThread,
+                ConnectionArg::Pipelined => ConnectionMode::Pipelined,
+            },
+            piggyback_acks: a.piggyback_acks,
+            think_ms: a.think,
+            first_slot: 0,
+            ops: if a.reads_only {
+                Ops::Read
+            } else {
+                Ops::ReadWriteRead
+            },
+        },
+    };
+    if spec.threads == 0 || spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
+        return usage("--threads must be >= 1 and --payload a multiple of 4 from 4 to 4096");
+    }
+    if a.instances == 0 {
+        return usage("--instances must be >= 1");
+    }
+    let stop = crate::run::stop_flag()?;
+    let runs = if a.instances > 1 {
+        let program = Program {
+            path: std::env::current_exe().context("cannot find the xferbench binary")?,
+        };
+        lab::run_instances(&program, addr, &spec, a.instances)?
+    } else {
+        vec![lab::run_client(addr, &spec, &stop)?]
+    };
+    let mut out = std::io::stdout().lock();
+    if a.json || a.spec_json.is_some() {
+        if runs.len() == 1 {
+            serde_json::to_writer(&mut out, &runs[0])?;
+        } else {
+            serde_json::to_writer(&mut out, &runs)?;
+        }
+        writeln!(out)?;
+    } else {
+        for (i, r) in runs.iter().enumerate() {
+            let wall = r.end.since(r.start) as f64 / 1e9;
+            writeln!(
+                out,
+                "client {i}: {} transactions in {:.3} s = {:.0} transactions/s, {:.1} MB/s; verified: {}; {} verify failures; {} errors",
+                r.transactions,
+                wall,
+                r.transactions as f64 / wall.max(1e-9),
+                r.payload_bytes as f64 / wall.max(1e-9) / 1e6,
+                r.verified,
+                r.verify_failures,
+                r.errors
+            )?;
+            if let Some(e) = &r.first_error {
+                writeln!(out, "  first error: {e}")?;
+            }
+        }
+    }
+    if runs.iter().any(|r| r.interrupted) {
+        return Ok(EXIT_INTERRUPTED);
+    }
+    if runs.iter().any(|r| r.errors > 0) {
+        return Ok(1);
+    }
+    if runs.iter().any(|r| r.verify_failures > 0) {
+        return Ok(EXIT_INTEGRITY);
+    }
+    Ok(0)
+}
