@@ -27,8 +27,8 @@
 //! The hand-over and the deposits use the Dekker pattern: a follower announces
 //! itself (`waiting`), fences, and re-checks its mailbox and the leader flag before
 //! sleeping; a depositor or leaving leader publishes, fences and then reads
-//! `waiting`. Every sleep is also bounded (10 ms slices), so a missed hand-over would
-//! cost time, not a hang.
+//! `waiting`. Every sleep also ends within 10 ms (doorbells are nudged, mailbox sleeps
+//! time out), so a missed hand-over would cost time, not a hang.
 
 use super::header::{
     BUF_SIZE, Fault, FaultCounters, Faults, LINK_MAGIC, LINK_VERSION, LinkHeader, MAX_PAYLOAD,
@@ -222,6 +222,8 @@ impl<T> Drop for TryGuard<'_, T> {
 }
 
 struct Shared {
+    /// First, so it is dropped (off the nudger's list) before the region is unmapped.
+    _nudge: super::Nudge,
     region: Mutex<Region>,
     base: *mut u8,
     num: usize,
@@ -508,7 +510,12 @@ impl HostLink {
                 Vring::new(base.add(rx_off as usize), num),
             )
         };
+        // SAFETY: the host doorbell lies in the mapping owned by `region`, which
+        // `Shared` drops after the guard (field order).
+        let nudge =
+            unsafe { super::Nudge::register(&(*base.cast::<LinkHeader>()).host_bell.0.futex) };
         let shared = Shared {
+            _nudge: nudge,
             region: Mutex::new(region),
             base,
             num,
@@ -888,7 +895,7 @@ fn follower_poll(
     }
 }
 
-/// A follower's sleep on its mailbox futex, bounded like [`wait_bell`].
+/// A follower's sleep on its mailbox futex, bounded by a 10 ms timeout.
 fn follower_sleep(
     mb: &Mailbox,
     peer: i32,

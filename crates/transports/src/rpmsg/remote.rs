@@ -51,6 +51,8 @@ struct Held {
 
 /// The remote end of a link.
 pub struct RemoteLink {
+    /// First, so it is dropped (off the nudger's list) before the region is unmapped.
+    _nudge: super::Nudge,
     _region: Region,
     base: *mut u8,
     num: usize,
@@ -119,7 +121,13 @@ impl RemoteLink {
                 Vring::new(base.add(h.rx_offset as usize), num),
             )
         };
+        // SAFETY: the remote doorbell lies in the mapping owned by `region`, which
+        // `RemoteLink` drops after the guard (field order); validate() checked the
+        // header fits the mapping.
+        let nudge =
+            unsafe { super::Nudge::register(&(*base.cast::<LinkHeader>()).remote_bell.0.futex) };
         let link = RemoteLink {
+            _nudge: nudge,
             base,
             num,
             buf_offset: h.buf_offset,
