@@ -113,6 +113,11 @@ pub fn sum_dir(dir: &Path) -> std::io::Result<BTreeMap<String, f64>> {
             continue;
         }
         let text = std::fs::read_to_string(&path)?;
+        if text.trim().is_empty() {
+            // A child that exec'd a program valgrind does not follow (xferbench's own
+            // `perf --version` probe) leaves an empty file: nothing was simulated.
+            continue;
+        }
         let totals = parse_totals(&text).map_err(|e| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -244,6 +249,21 @@ fn=(1) main
 summary: 1000 300 200 10 20 5 3 4 1
 totals: 1000 300 200 10 20 5 3 4 1
 ";
+
+    #[test]
+    fn a_directory_sums_every_process_and_skips_empty_files() {
+        let dir = std::env::temp_dir().join(format!("xferbench-cg-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("callgrind.out.1"), FIXTURE).unwrap();
+        std::fs::write(dir.join("callgrind.out.2"), FIXTURE).unwrap();
+        std::fs::write(dir.join("callgrind.out.3"), "").unwrap();
+        std::fs::write(dir.join("unrelated.txt"), "x").unwrap();
+        let sum = sum_dir(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let sum = sum.unwrap();
+        assert_eq!(sum["Ir"], 2000.0);
+        assert_eq!(sum["DLmw"], 2.0);
+    }
 
     #[test]
     fn totals_are_read_by_event_name() {
