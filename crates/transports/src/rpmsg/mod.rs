@@ -227,7 +227,7 @@ static NUDGER: std::sync::Once = std::sync::Once::new();
 ///
 /// Sleeps on a doorbell are unbounded futex waits: a sleep with a timeout arms and
 /// cancels an hrtimer every time, which on this kind of VM (a timer MSR write is a VM
-/// exit) measured 1.5–2.5× a bare futex round trip against a median of 1.33× (0.9–2.4×) without it
+/// exit) measured a median of 1.58× a bare futex round trip (eight runs) against 1.33× without it (fourteen runs)
 /// (`cargo bench --bench rpmsg`, interleaved). Instead one thread per process wakes
 /// every registered doorbell each [`SLEEP_SLICE`], without changing its word, so a
 /// sleeper still notices a dead peer, a deadline or a stop within a slice, at the cost
