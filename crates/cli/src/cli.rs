@@ -37,6 +37,9 @@ pub enum Command {
     /// Warp Pipe (PCIe transactions over TCP): the memory mock and the client.
     #[command(subcommand)]
     Warp(WarpCommand),
+    /// RPMsg link throughput, like `rpmsg-xmit-p`: a thread per channel loops
+    /// write(packet) → read(echo) until --transfer bytes are sent.
+    Rpmsg(RpmsgArgs),
     /// Internal: the remote side of an RPMsg link (started by `study rpmsg`).
     #[command(name = "__rpmsg-remote", hide = true)]
     RpmsgRemote {
@@ -430,4 +433,63 @@ pub struct RunArgs {
     /// Testing aid: corrupt every Nth message after stamping it.
     #[arg(long, value_name = "N", hide = true)]
     pub inject_corruption: Option<u64>,
+}
+
+/// Notification modes of an RPMsg link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NotifyArg {
+    /// A kick (futex wake) per message, like the original's mailbox interrupt.
+    Kick,
+    /// Kicks only when the other side sleeps (virtio's event index).
+    EventIdx,
+    /// No kicks: both sides busy-poll.
+    Poll,
+}
+
+/// Buffer modes of an RPMsg link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BuffersArg {
+    /// Copy each packet into a 512-byte vring buffer (`rpmsg_send`).
+    Copy,
+    /// Write each packet in place in a reserved buffer (`send_nocopy`).
+    ZeroCopy,
+}
+
+/// `xferbench rpmsg`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The remote is a separate process serving echo over two vrings in shared memory. The \
+aggregate is measured over the common window of all channels; the original's figure, \
+the sum of per-thread rates, is shown next to it.
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 130 \
+interrupted.")]
+pub struct RpmsgArgs {
+    /// Channels: one thread and one endpoint pair each (1..1024).
+    #[arg(short = 'n', long, default_value_t = 1)]
+    pub channels: u32,
+    /// Packet size in bytes (1..496).
+    #[arg(short = 's', long, default_value = "496")]
+    pub size: String,
+    /// Bytes each thread sends (K/M/G binary, kB/MB/GB decimal suffixes).
+    #[arg(short = 't', long, default_value = "1MB")]
+    pub transfer: String,
+    /// Notification mode.
+    #[arg(long, value_enum, default_value = "kick")]
+    pub notify: NotifyArg,
+    /// Buffer mode.
+    #[arg(long, value_enum, default_value = "copy")]
+    pub buffers: BuffersArg,
+    /// Echo replies carry the firmware's suffix (so they differ in size).
+    #[arg(long)]
+    pub suffix: bool,
+    /// Stamp and check every packet (sequence, CRC-32, length; packets >= 16 B).
+    #[arg(long)]
+    pub verify: bool,
+    /// Measured runs (a warm-up run comes first).
+    #[arg(short = 'r', long, default_value_t = 5)]
+    pub runs: usize,
+    /// Print every run as JSON lines instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -5,6 +5,7 @@ mod cli;
 mod config;
 mod list;
 mod profile;
+mod rpmsg;
 mod run;
 mod study;
 mod warp;
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
             return ExitCode::from(xferbench_lab::rpmsg::serve_remote(&name) as u8);
         }
         cli::Command::Warp(cmd) => warp::run(&cmd),
+        cli::Command::Rpmsg(args) => rpmsg::run(&args),
     };
     match code {
         Ok(c) => ExitCode::from(c),

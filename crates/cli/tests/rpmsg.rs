@@ -147,3 +147,63 @@ fn a_remote_that_cannot_attach_says_why() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.contains("shm_open"), "{err}");
 }
+
+#[test]
+fn the_rpmsg_command_runs_a_verified_point_and_prints_every_run_as_json() {
+    let out = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args(["rpmsg", "-n", "4", "-s", "64", "-t", "6400", "-r", "3"])
+        .args([
+            "--notify",
+            "event-idx",
+            "--buffers",
+            "zero-copy",
+            "--verify",
+            "--json",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let runs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 3, "one JSON line per measured run");
+    for r in &runs {
+        let channels = r["channels"].as_array().unwrap();
+        assert_eq!(channels.len(), 4);
+        for c in channels {
+            // ⌈6400 / 64⌉ round trips of 64 bytes each.
+            assert_eq!(c["round_trips"], 100);
+            assert_eq!(c["bytes"], 6400);
+        }
+        assert_eq!(r["integrity"]["lost"], 0);
+        assert_eq!(r["integrity"]["corrupt"], 0);
+        assert!(r["aggregate_bytes_per_s"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn bad_rpmsg_flags_are_usage_errors_naming_the_flag() {
+    for (args, needle) in [
+        (&["-s", "497"][..], "packet size 497"),
+        (&["-s", "8", "--verify"][..], "--verify needs packets"),
+        (&["-t", "lots"][..], "--transfer"),
+        (&["-n", "0"][..], "--channels 0"),
+        (&["-r", "0"][..], "--runs"),
+        (&["--notify", "smoke-signal"][..], "--notify"),
+    ] {
+        let out = assert_cmd::Command::cargo_bin("xferbench")
+            .unwrap()
+            .arg("rpmsg")
+            .args(args)
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
