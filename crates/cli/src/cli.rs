@@ -74,6 +74,20 @@ pub struct StudyArgs {
     /// Output folder [default: xferbench-<study>-<YYYYmmdd-HHMMSS>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Profile one participant over the whole study with `perf record` and write a
+    /// flame graph, a speedscope file and a top-functions table to DIR
+    /// [default DIR: <out>/profile].
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub profile: Option<Option<PathBuf>>,
+    /// The participant to profile: `main` (this process: the host or client
+    /// threads), `remote` (rpmsg) or `memory-mock` (warp-pipe).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "main",
+        requires = "profile"
+    )]
+    pub profile_peer: String,
 }
 
 /// `xferbench warp ...`.
@@ -417,8 +431,8 @@ pub struct RunArgs {
     /// Profile one participant of every point with `perf record` and write a flame
     /// graph, a speedscope file and a top-functions table per point under DIR
     /// [default DIR: xferbench-profile-<time>].
-    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
-    pub profile: Option<PathBuf>,
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    pub profile: Option<Option<PathBuf>>,
 
     /// The participant to profile: `main` (drivers, and thread peers) or `peerN` (the
     /// process serving channel N).

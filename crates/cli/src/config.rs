@@ -197,14 +197,12 @@ impl RunConfig {
             corrupt_every: a.inject_corruption,
             counters,
             profile: a.profile.as_ref().map(|dir| ProfileRequest {
-                dir: if dir.as_os_str().is_empty() {
+                dir: dir.clone().unwrap_or_else(|| {
                     PathBuf::from(format!(
                         "xferbench-profile-{}",
                         xferbench_lab::context::compact_timestamp()
                     ))
-                } else {
-                    dir.clone()
-                },
+                }),
                 participant: a.profile_peer.clone(),
             }),
         };

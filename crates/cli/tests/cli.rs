@@ -959,6 +959,42 @@ mod profiling {
     }
 
     #[test]
+    fn study_profiles_every_remote_into_one_flame_graph() {
+        let _quiet = super::support::timing_lock();
+        if super::tools::skip_without_perf() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("study");
+        xferbench()
+            .args(["study", "rpmsg", "--quick", "--out"])
+            .arg(&out)
+            .args(["--profile-peer", "remote", "--profile"])
+            .timeout(std::time::Duration::from_secs(180))
+            .assert()
+            .success()
+            .stderr(predicates::str::contains("remote of the rpmsg study"));
+        // The profile goes into the study folder by default, one recording per link.
+        check_outputs(&out.join("profile"));
+        assert!(out.join("profile/point-1/perf.data").exists());
+        let top = std::fs::read_to_string(out.join("profile/top-functions.md")).unwrap();
+        assert!(
+            top.contains("RemoteLink::serve"),
+            "the remote serves: {top}"
+        );
+    }
+
+    #[test]
+    fn a_study_names_its_participants() {
+        xferbench()
+            .args(["study", "rpmsg", "--quick", "--profile-peer", "memory-mock"])
+            .arg("--profile")
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("participants are main, remote"));
+    }
+
+    #[test]
     fn profile_without_a_command_is_a_usage_error() {
         xferbench().arg("profile").assert().code(2);
     }

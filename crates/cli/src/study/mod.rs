@@ -7,16 +7,68 @@ mod warp_pipe;
 use crate::cli::{StudyArgs, StudyName};
 use anyhow::Result;
 use std::path::PathBuf;
+use xferbench_lab::profile::{ParticipantProfiler, ProfileRequest};
 
 /// Runs a study and returns the exit status.
 pub fn run(args: &StudyArgs) -> Result<u8> {
-    match args.name {
+    let (name, participants): (&str, &[&str]) = match args.name {
+        StudyName::Rpmsg => ("rpmsg", &xferbench_lab::studies::rpmsg::PARTICIPANTS),
+        StudyName::WarpPipe => ("warp-pipe", &xferbench_lab::studies::warp::PARTICIPANTS),
+    };
+    let out = out_dir(args, name);
+    let mut profiler = match &args.profile {
+        None => None,
+        Some(_) if !participants.contains(&args.profile_peer.as_str()) => {
+            eprintln!(
+                "error: --profile-peer {}: the {name} study's participants are {}",
+                args.profile_peer,
+                participants.join(", ")
+            );
+            return Ok(crate::run::EXIT_USAGE);
+        }
+        Some(dir) => {
+            let dir = dir.clone().unwrap_or_else(|| out.join("profile"));
+            let req = ProfileRequest {
+                dir,
+                participant: args.profile_peer.clone(),
+            };
+            Some(ParticipantProfiler::new(req)?)
+        }
+    };
+    // `main` is this process: recorded over the whole study.
+    let recording = match profiler.as_mut() {
+        Some(p) => p.attach("main", std::process::id())?,
+        None => None,
+    };
+    let code = match args.name {
         StudyName::Rpmsg => {
             let stop = crate::run::stop_flag()?;
-            rpmsg::run(args.quick, &out_dir(args, "rpmsg"), &stop)
+            rpmsg::run(args.quick, &out, &stop, profiler.as_mut())
         }
-        StudyName::WarpPipe => warp_pipe::run(args),
+        StudyName::WarpPipe => warp_pipe::run(args.quick, &out, profiler.as_mut()),
+    };
+    drop(recording);
+    if let Some(p) = &profiler {
+        let title = format!("{} of the {name} study", p.participant());
+        let rendered = xferbench_lab::profile::analyse_all(p.recordings())
+            .map_err(anyhow::Error::from)
+            .and_then(|f| {
+                xferbench_report::profile::write_outputs(p.dir(), &f, &title)?;
+                Ok(f.total() as f64 / 1e6)
+            });
+        match rendered {
+            Ok(ms) => eprintln!(
+                "profile: {title}: {ms:.1} ms of CPU sampled in {} recording(s) → {}",
+                p.recordings().len(),
+                p.dir().display()
+            ),
+            Err(e) => {
+                eprintln!("error: profile: {e:#}");
+                return code.map(|c| c.max(1));
+            }
+        }
     }
+    code
 }
 
 /// The folder to write into: `--out`, or `xferbench-<study>-<YYYYmmdd-HHMMSS>` (UTC).
@@ -44,6 +96,8 @@ mod tests {
             name: StudyName::Rpmsg,
             quick: true,
             out: None,
+            profile: None,
+            profile_peer: "main".into(),
         };
         let dir = super::out_dir(&args, "rpmsg")
             .to_string_lossy()

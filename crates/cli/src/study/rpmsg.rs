@@ -5,12 +5,18 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
+use xferbench_lab::profile::ParticipantProfiler;
 use xferbench_lab::result::Settings;
 use xferbench_lab::rpmsg::RemoteKind;
 use xferbench_lab::studies::rpmsg::{StudyOutcome, StudyPlan, run as run_study};
 
 /// Runs the study into `out`; returns the exit status.
-pub fn run(quick: bool, out: &Path, stop: &AtomicBool) -> Result<u8> {
+pub fn run(
+    quick: bool,
+    out: &Path,
+    stop: &AtomicBool,
+    profiler: Option<&mut ParticipantProfiler>,
+) -> Result<u8> {
     let plan = if quick {
         StudyPlan::quick()
     } else {
@@ -36,9 +42,17 @@ pub fn run(quick: bool, out: &Path, stop: &AtomicBool) -> Result<u8> {
         },
     );
     let mut err = std::io::stderr();
-    let res = run_study(&plan, quick, context, &remote, stop, &mut |line| {
-        let _ = writeln!(err, "{line}");
-    });
+    let res = run_study(
+        &plan,
+        quick,
+        context,
+        &remote,
+        stop,
+        &mut |line| {
+            let _ = writeln!(err, "{line}");
+        },
+        profiler,
+    );
     xferbench_report::studies::rpmsg::write(out, &res)
         .with_context(|| format!("cannot write the study folder {}", out.display()))?;
     eprintln!("wrote {}", out.display());

@@ -1,20 +1,19 @@
 //! `xferbench study warp-pipe`: the Warp Pipe study (issue 5).
 
-use super::out_dir;
-use crate::cli::StudyArgs;
 use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED};
 use anyhow::{Context, Result};
+use std::path::Path;
+use xferbench_lab::profile::ParticipantProfiler;
 use xferbench_lab::studies::warp::{self, Program, ServerPlacement, StudyScale};
 use xferbench_report::study::StudyFolder;
 
 /// Runs the study and writes its folder.
-pub fn run(args: &StudyArgs) -> Result<u8> {
-    let dir = out_dir(args, "warp-pipe");
-    let folder = StudyFolder::create(&dir)?;
+pub fn run(quick: bool, dir: &Path, profiler: Option<&mut ParticipantProfiler>) -> Result<u8> {
+    let folder = StudyFolder::create(dir)?;
     let program = Program {
         path: std::env::current_exe().context("cannot find the xferbench binary")?,
     };
-    let scale = if args.quick {
+    let scale = if quick {
         StudyScale::QUICK
     } else {
         StudyScale::FULL
@@ -26,7 +25,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     let (result, error) = warp::run_study(
         &ServerPlacement::Process(program),
         &points,
-        args.quick,
+        quick,
         &stop,
         &mut |i, p| {
             eprintln!(
@@ -43,6 +42,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
                 p.wall_s
             );
         },
+        profiler,
     );
     xferbench_report::warp::write_study(&folder, &result)?;
     eprintln!("wrote {}", dir.display());

@@ -50,3 +50,85 @@ pub fn analyse(perf_data: &Path) -> Result<Folded, ProfileError> {
         source: e,
     })
 }
+
+/// `study --profile DIR --profile-peer NAME`: records a named participant of a study
+/// every time it appears (a study starts many remotes or memory mocks, one per point
+/// or link), each into `DIR/point-<n>/perf.data`; [`analyse_all`] folds them into one
+/// profile.
+#[derive(Debug)]
+pub struct ParticipantProfiler {
+    req: ProfileRequest,
+    recordings: Vec<PathBuf>,
+}
+
+impl ParticipantProfiler {
+    /// A profiler for `req.participant`; checks that perf can record first.
+    pub fn new(req: ProfileRequest) -> Result<ParticipantProfiler, ProfileError> {
+        preflight()?;
+        Ok(ParticipantProfiler {
+            req,
+            recordings: Vec::new(),
+        })
+    }
+
+    /// The participant being profiled.
+    pub fn participant(&self) -> &str {
+        &self.req.participant
+    }
+
+    /// The output folder.
+    pub fn dir(&self) -> &Path {
+        &self.req.dir
+    }
+
+    /// Starts recording `pid` when `name` is the requested participant; the recording
+    /// ends when the returned guard is stopped or dropped, or the process exits.
+    pub fn attach(
+        &mut self,
+        name: &str,
+        pid: u32,
+    ) -> Result<Option<perf_record::Attached>, ProfileError> {
+        if name != self.req.participant {
+            return Ok(None);
+        }
+        let dir = self.req.point_dir(self.recordings.len());
+        std::fs::create_dir_all(&dir).map_err(|source| ProfileError::Io {
+            what: format!("creating {}", dir.display()),
+            source,
+        })?;
+        let out = dir.join("perf.data");
+        self.recordings.push(out.clone());
+        perf_record::attach(pid, &out).map(Some)
+    }
+
+    /// Every recording started so far.
+    pub fn recordings(&self) -> &[PathBuf] {
+        &self.recordings
+    }
+}
+
+/// Folds several recordings into one profile: identical stacks add up. Recordings
+/// that were never written (a participant that exited before perf attached) are
+/// skipped; none at all is an error.
+pub fn analyse_all(recordings: &[PathBuf]) -> Result<Folded, ProfileError> {
+    let mut merged: std::collections::BTreeMap<Vec<String>, u64> = Default::default();
+    let mut any = false;
+    for data in recordings.iter().filter(|d| d.exists()) {
+        any = true;
+        for (frames, weight) in analyse(data)?.stacks {
+            *merged.entry(frames).or_insert(0) += weight;
+        }
+    }
+    if !any {
+        return Err(ProfileError::Io {
+            what: "reading the recordings".into(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no participant was recorded (it never ran, or exited before perf attached)",
+            ),
+        });
+    }
+    Ok(Folded {
+        stacks: merged.into_iter().collect(),
+    })
+}

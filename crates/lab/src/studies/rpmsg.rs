@@ -16,6 +16,8 @@
 //! Each point is measured `runs` times on one link (one remote process per channel
 //! count and mode); every figure is the median over the runs.
 
+use crate::profile::ParticipantProfiler;
+use crate::profile::perf_record::Attached;
 use crate::result::Context;
 use crate::rpmsg::{RemoteKind, RpmsgError, RpmsgPoint, RunFigures, Session, link_config};
 use crate::stats::Estimate;
@@ -191,7 +193,8 @@ pub struct StudyResults {
     pub outcome: StudyOutcome,
 }
 
-/// Runs the study. `progress` hears a line per point; `stop` is Ctrl-C.
+/// Runs the study. `progress` hears a line per point; `stop` is Ctrl-C. With a
+/// `profiler` for the participant `remote`, every remote process is recorded.
 pub fn run(
     plan: &StudyPlan,
     quick: bool,
@@ -199,6 +202,7 @@ pub fn run(
     remote: &RemoteKind,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
+    mut profiler: Option<&mut ParticipantProfiler>,
 ) -> StudyResults {
     let mut res = StudyResults {
         context,
@@ -209,7 +213,7 @@ pub fn run(
         variants: Vec::new(),
         outcome: StudyOutcome::Complete,
     };
-    if let Err(e) = run_into(plan, remote, stop, progress, &mut res) {
+    if let Err(e) = run_into(plan, remote, stop, progress, &mut profiler, &mut res) {
         res.outcome = match e {
             RpmsgError::Interrupted => StudyOutcome::Interrupted,
             e => StudyOutcome::Failed {
@@ -243,11 +247,28 @@ fn measure(
     })
 }
 
+/// The participants a study can profile: this process and the remote.
+pub const PARTICIPANTS: [&str; 2] = ["main", "remote"];
+
+/// Starts recording the session's remote when it is the profiled participant.
+fn profile_remote(
+    profiler: &mut Option<&mut ParticipantProfiler>,
+    session: &Session,
+) -> Result<Option<Attached>, RpmsgError> {
+    match profiler {
+        Some(p) => p
+            .attach("remote", session.remote_pid() as u32)
+            .map_err(|e| RpmsgError::Config(format!("profile: {e}"))),
+        None => Ok(None),
+    }
+}
+
 fn run_into(
     plan: &StudyPlan,
     remote: &RemoteKind,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&str),
+    profiler: &mut Option<&mut ParticipantProfiler>,
     res: &mut StudyResults,
 ) -> Result<(), RpmsgError> {
     let base = RpmsgPoint {
@@ -262,6 +283,7 @@ fn run_into(
     for &channels in &plan.channels {
         let first = RpmsgPoint { channels, ..base };
         let mut session = Session::start(&link_config(&first, Service::Echo), remote)?;
+        let _recording = profile_remote(profiler, &session)?;
         for &packet in &plan.packets {
             for &transfer in &plan.transfers {
                 let point = RpmsgPoint {
@@ -306,6 +328,7 @@ fn run_into(
                     ..base
                 };
                 let mut session = Session::start(&link_config(&point, Service::Echo), remote)?;
+                let _recording = profile_remote(profiler, &session)?;
                 let rec = measure(&mut session, &point, plan.runs, stop)?;
                 session.finish()?;
                 progress(&format!(

@@ -24,6 +24,7 @@
 
 use crate::clock::Stamp;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::profile::ParticipantProfiler;
 use crate::result::Latency;
 use crate::runner::latency_of;
 use hdrhistogram::Histogram;
@@ -823,11 +824,25 @@ pub fn bar1_for(slots: usize, payload: usize) -> u32 {
     need.next_power_of_two() as u32
 }
 
+/// The participants the study can profile: this process (the clients' threads) and
+/// the memory mock (a process).
+pub const PARTICIPANTS: [&str; 2] = ["main", "memory-mock"];
+
 /// Runs one point: a fresh server, then the clients.
 pub fn run_point(
     placement: &ServerPlacement,
     spec: &PointSpec,
     stop: &AtomicBool,
+) -> Result<PointResult, WarpRunError> {
+    run_point_profiled(placement, spec, stop, None)
+}
+
+/// [`run_point`], recording the memory mock when `profiler` asks for it.
+fn run_point_profiled(
+    placement: &ServerPlacement,
+    spec: &PointSpec,
+    stop: &AtomicBool,
+    profiler: Option<&mut ParticipantProfiler>,
 ) -> Result<PointResult, WarpRunError> {
     let slots = spec.client.threads * spec.instances.max(1);
     let server = RunningServer::start(
@@ -836,6 +851,12 @@ pub fn run_point(
         bar1_for(slots, spec.client.payload),
         &spec.io,
     )?;
+    let _recording = match (profiler, server.pid()) {
+        (Some(p), Some(pid)) => p
+            .attach("memory-mock", pid)
+            .map_err(|e| WarpRunError::Process(format!("profile: {e}")))?,
+        _ => None,
+    };
     let server_before = server.pid().and_then(CpuSnapshot::of_pid);
     let client = &spec.client;
     let runs = if spec.instances <= 1 {
@@ -1146,13 +1167,15 @@ pub fn measure_crc(rounds: u32) -> Vec<(String, f64)> {
 }
 
 /// Runs `points` one after another, calling `on_point` after each; stops early on
-/// `stop`. A failing point is an error (the points so far are in `partial`).
+/// `stop`. A failing point is an error (the points so far are in `partial`). With a
+/// `profiler` for the participant `memory-mock`, every server process is recorded.
 pub fn run_study(
     placement: &ServerPlacement,
     points: &[PointSpec],
     quick: bool,
     stop: &AtomicBool,
     on_point: &mut dyn FnMut(usize, &PointResult),
+    mut profiler: Option<&mut ParticipantProfiler>,
 ) -> (StudyResult, Option<WarpRunError>) {
     let mut result = StudyResult {
         quick,
@@ -1165,7 +1188,7 @@ pub fn run_study(
             result.interrupted = true;
             break;
         }
-        match run_point(placement, p, stop) {
+        match run_point_profiled(placement, p, stop, profiler.as_deref_mut()) {
             Ok(r) => {
                 on_point(i, &r);
                 result.points.push(r);
