@@ -1,5 +1,7 @@
 //! The `xferbench` binary driven as a user would, one module per topic.
 
+mod common;
+
 mod support {
     use assert_cmd::Command;
     use std::path::Path;
@@ -326,6 +328,7 @@ mod verify {
 }
 
 mod robustness {
+    use super::common::regions_left_by;
     use super::support::read_json;
     use rustix::process::{Pid, Signal, kill_process};
     use std::path::Path;
@@ -401,19 +404,6 @@ mod robustness {
             std::thread::sleep(Duration::from_millis(10));
         }
         false
-    }
-
-    /// Regions this run created that are still in /dev/shm.
-    fn regions_left_by(pid: u32) -> Vec<String> {
-        let prefix = format!("xferbench-u{}-p{pid}-", rustix::process::getuid().as_raw());
-        std::fs::read_dir("/dev/shm")
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with(&prefix))
-                    .collect()
-            })
-            .unwrap_or_default()
     }
 
     fn killed_peer(transport: &str) {

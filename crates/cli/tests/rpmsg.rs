@@ -1,23 +1,14 @@
 //! `xferbench study rpmsg` and the RPMsg remote process: the quick study end to end,
 //! and a remote killed in the middle of a run.
 
+mod common;
+
+use common::regions_left_by;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_lab::rpmsg::{RemoteKind, RpmsgError, RpmsgPoint, Session, link_config};
 use xferbench_transports::rpmsg::{Buffers, Notify, Service};
-
-fn regions_left_by(pid: u32) -> Vec<String> {
-    let prefix = format!("xferbench-u{}-p{pid}-", rustix::process::getuid().as_raw());
-    std::fs::read_dir("/dev/shm")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(&prefix))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 fn remote() -> RemoteKind {
     RemoteKind::Process {
