@@ -47,6 +47,7 @@ pub use link::{Channel, HostLink, LinkConfig, TxBuf};
 pub use remote::{RemoteLink, RemoteStats};
 
 use crate::shm::wait::WaitLine;
+use std::ops::ControlFlow;
 use std::sync::atomic::{Ordering, fence};
 use std::time::{Duration, Instant};
 
@@ -325,24 +326,20 @@ pub(crate) fn wait_bell(
         Ok(())
     };
     if notify == Notify::Poll {
-        let mut n = 0u32;
-        loop {
-            if ready() {
-                return Ok(());
+        let spun = crate::shm::wait::spin_until(&mut ready, SPINS_PER_CHECK, |now| {
+            if let Err(e) = check(now, false) {
+                return ControlFlow::Break(e);
             }
-            std::hint::spin_loop();
-            n += 1;
-            if n == SPINS_PER_CHECK {
-                n = 0;
-                let now = Instant::now();
-                if let Err(e) = check(now, false) {
-                    return if ready() { Ok(()) } else { Err(e) };
-                }
-                if now.duration_since(start) >= POLL_BEFORE_YIELD {
-                    std::thread::yield_now();
-                }
+            if now.duration_since(start) >= POLL_BEFORE_YIELD {
+                std::thread::yield_now();
             }
-        }
+            ControlFlow::Continue(())
+        });
+        return match spun {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(e) if !ready() => Err(e),
+            ControlFlow::Break(_) => Ok(()),
+        };
     }
     loop {
         // Read the word before the condition: a kick after that changes the word, so

@@ -36,6 +36,7 @@
 //! ([`process_alive`]) instead of waiting forever.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering, compiler_fence, fence};
 use std::time::{Duration, Instant};
@@ -135,6 +136,28 @@ impl From<WaitError> for io::Error {
     }
 }
 
+/// Spins until `ready()` holds (`Continue`). Every `every` turns it reads the clock and
+/// asks `tick`, which may end the spin early with `Break`.
+#[inline]
+pub(crate) fn spin_until<B>(
+    mut ready: impl FnMut() -> bool,
+    every: u32,
+    mut tick: impl FnMut(Instant) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    let mut n = 0u32;
+    loop {
+        if ready() {
+            return ControlFlow::Continue(());
+        }
+        std::hint::spin_loop();
+        n += 1;
+        if n == every {
+            n = 0;
+            tick(Instant::now())?;
+        }
+    }
+}
+
 /// Waits until `ready()` holds, by `mode`, watching `peer_pid` (0 or our own pid: a
 /// thread of this process, which cannot die alone).
 pub fn wait_until(
@@ -154,30 +177,23 @@ pub fn wait_until(
     };
     // Spin phase.
     if spin_for != Some(Duration::ZERO) {
-        let mut n = 0u32;
-        loop {
-            if ready() {
-                return Ok(());
-            }
-            std::hint::spin_loop();
-            n += 1;
-            if n == SPINS_PER_CHECK {
-                n = 0;
-                let now = Instant::now();
-                if watch && now.duration_since(last_peer_check) >= Duration::from_millis(1) {
-                    last_peer_check = now;
-                    if !process_alive(peer_pid) {
-                        return if ready() {
-                            Ok(())
-                        } else {
-                            Err(WaitError::PeerDead(peer_pid))
-                        };
-                    }
-                }
-                if spin_for.is_some_and(|s| now.duration_since(start) >= s) {
-                    break;
+        let spun = spin_until(&mut ready, SPINS_PER_CHECK, |now| {
+            if watch && now.duration_since(last_peer_check) >= Duration::from_millis(1) {
+                last_peer_check = now;
+                if !process_alive(peer_pid) {
+                    return ControlFlow::Break(Some(WaitError::PeerDead(peer_pid)));
                 }
             }
+            if spin_for.is_some_and(|s| now.duration_since(start) >= s) {
+                return ControlFlow::Break(None);
+            }
+            ControlFlow::Continue(())
+        });
+        match spun {
+            ControlFlow::Continue(()) => return Ok(()),
+            ControlFlow::Break(Some(e)) => return if ready() { Ok(()) } else { Err(e) },
+            // Spun long enough: sleep.
+            ControlFlow::Break(None) => {}
         }
     }
     // Sleep phase.
