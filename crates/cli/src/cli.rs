@@ -378,6 +378,12 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = PeerArg::Process)]
     pub peer: PeerArg,
 
+    /// Run round-robin across points (A, B, C, A, B, C, ...) instead of all runs of one
+    /// point before the next: points then share the machine's drift. Each visit starts
+    /// the point's peers afresh and discards --warmup runs
+    #[arg(long)]
+    pub interleave: bool,
+
     /// Pin each channel's driver and peer to CPUs (driver on the 2i-th allowed CPU,
     /// peer on the next).
     #[arg(long)]

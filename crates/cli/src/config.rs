@@ -9,7 +9,8 @@ use xferbench_lab::counters::CounterMode;
 use xferbench_lab::peer::PeerProgram;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
-use xferbench_lab::runner::{PeerMode, RunOptions};
+use xferbench_lab::rig::peers::PeerMode;
+use xferbench_lab::run::RunOptions;
 use xferbench_lab::sweep::{PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
@@ -119,6 +120,10 @@ impl RunConfig {
         }
         ensure!(a.runs >= 1, "--runs: at least one measured run is needed");
         ensure!(
+            !(a.interleave && a.profile.is_some()),
+            "--profile records one point at a time; it cannot be combined with --interleave"
+        );
+        ensure!(
             a.warmup <= 1000,
             "--warmup: {} is more than the 1000 maximum",
             a.warmup
@@ -189,6 +194,7 @@ impl RunConfig {
             workload,
             runs: a.runs,
             warmup: a.warmup,
+            interleave: a.interleave,
             limit,
             verify: a.verify,
             peer,
@@ -225,6 +231,7 @@ impl RunConfig {
             .to_string(),
             pin: a.pin,
             verify: a.verify,
+            interleave: a.interleave,
         };
         let jsonl = match (&a.jsonl, &a.export_json) {
             (Some(p), _) => Some((p.clone(), false)),

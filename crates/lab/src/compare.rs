@@ -1,14 +1,14 @@
 //! `xferbench compare`: two result documents, point by point.
 //!
 //! Points are matched by their parameters (`workload`, `transport`, `size`,
-//! `channels` and every `-p` parameter). For each pair the primary figure of the
-//! workload (stream: throughput, higher is better; pingpong: median round trip,
-//! lower is better) is compared by its medians, and the per-run figures of both
+//! `channels` and every `-p` parameter, or a study's own). For each pair the primary
+//! figure its workload declared (stream: throughput, higher is better; pingpong:
+//! median round trip, lower is better) is compared by its medians, and the per-run figures of both
 //! sides go through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
 //! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
 //! threshold.
 
-use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION, figure};
+use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
 use crate::stats::welch_t_test;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -89,14 +89,6 @@ fn describe(params: &BTreeMap<String, String>) -> String {
         .join(" ")
 }
 
-/// The primary figure of a workload and whether higher is better.
-pub fn primary_figure(workload: &str) -> (&'static str, bool) {
-    match workload {
-        "pingpong" => (figure::LATENCY[0], false),
-        _ => (figure::THROUGHPUT, true),
-    }
-}
-
 fn run_values(p: &PointResult, fig: &str) -> Vec<f64> {
     p.runs
         .iter()
@@ -128,7 +120,6 @@ pub fn compare_docs(
             new: wn.clone(),
         });
     }
-    let (fig, higher_is_better) = primary_figure(wb);
     let mut points = Vec::new();
     let mut only_in_base = Vec::new();
     for b in &base.points {
@@ -136,6 +127,8 @@ pub fn compare_docs(
             only_in_base.push(describe(&b.params));
             continue;
         };
+        let primary = b.primary();
+        let (fig, higher_is_better) = (primary.figure.as_str(), primary.higher_is_better);
         let (Some(eb), Some(en)) = (b.summary.get(fig), n.summary.get(fig)) else {
             continue;
         };

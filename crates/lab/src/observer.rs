@@ -1,20 +1,23 @@
 //! Observers of a sweep: progress bars, streaming files and live tables implement
-//! [`Observer`]; every hook has a no-op default, and [`run_sweep`](crate::run_sweep)
+//! [`Observer`]; every hook has a no-op default, and [`run_plan`](crate::measure::run_plan)
 //! calls them in order for every observer. A failing observer (a full disk under the
 //! JSON Lines file) stops the sweep with its error, keeping what finished.
 
+use crate::measure::{PlannedPoint, RunProgress};
 use crate::result::{Context, PointResult, ResultDoc};
-use crate::runner::RunProgress;
-use crate::sweep::PointSpec;
 
 /// Hooks called while a sweep runs.
 pub trait Observer {
     /// Before the first point.
-    fn sweep_started(&mut self, _context: &Context, _points: &[PointSpec]) -> std::io::Result<()> {
+    fn sweep_started(
+        &mut self,
+        _context: &Context,
+        _points: &[PlannedPoint],
+    ) -> std::io::Result<()> {
         Ok(())
     }
     /// A point is about to start.
-    fn point_started(&mut self, _index: usize, _point: &PointSpec) -> std::io::Result<()> {
+    fn point_started(&mut self, _index: usize, _point: &PlannedPoint) -> std::io::Result<()> {
         Ok(())
     }
     /// A run of the current point finished (warm-up runs included).

@@ -18,6 +18,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct ResultDoc {
     /// Layout version, [`SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// Which built-in study this is, for a study's `results.json` (absent for
+    /// `xferbench run`; added in schema 1 as an optional field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<StudyInfo>,
     /// Where and how the measurement was taken.
     pub context: Context,
     /// One entry per finished sweep point, in the order they ran.
@@ -27,6 +31,22 @@ pub struct ResultDoc {
     pub warnings: Vec<String>,
     /// How the run ended.
     pub outcome: Outcome,
+}
+
+/// What a study adds to the document: its name, its plan's scale and what it
+/// measured beside the points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyInfo {
+    /// The study's name (`rpmsg`, `warp-pipe`, …).
+    pub name: String,
+    /// Whether the quick plan ran.
+    pub quick: bool,
+    /// Points in the plan (some may not have run: see the outcome).
+    pub planned_points: usize,
+    /// Study-specific findings that are not points (the points the plan left out,
+    /// a micro-measurement, …), by name.
+    #[serde(default)]
+    pub extras: BTreeMap<String, serde_json::Value>,
 }
 
 /// How a run ended.
@@ -105,6 +125,10 @@ pub struct Settings {
     pub pin: bool,
     /// Whether payloads were verified.
     pub verify: bool,
+    /// Whether runs went round-robin across points (added in schema 1 as an optional
+    /// field; `false` when absent).
+    #[serde(default)]
+    pub interleave: bool,
 }
 
 /// One finished sweep point.
@@ -119,6 +143,10 @@ pub struct PointResult {
     pub size_bytes: u64,
     /// Number of concurrent channels.
     pub channels: usize,
+    /// The primary figure, as the workload declared it (added in schema 1 as an
+    /// optional field; absent in older files, where it follows from the workload).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary: Option<Primary>,
     /// Every measured run (warm-up runs are discarded).
     pub runs: Vec<RunRecord>,
     /// Every figure summarised over the runs, by name (see [`figure`]).
@@ -133,6 +161,35 @@ pub struct PointResult {
     /// added in schema 1 as an optional field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<PointCounters>,
+}
+
+/// A point's primary figure and which way is better.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Primary {
+    /// The figure's name.
+    pub figure: String,
+    /// Whether higher is better.
+    pub higher_is_better: bool,
+}
+
+impl PointResult {
+    /// The primary figure: as recorded, or for files that predate the field, the
+    /// median round trip of `pingpong` points and the throughput of all others.
+    pub fn primary(&self) -> Primary {
+        self.primary.clone().unwrap_or_else(|| {
+            if self.params.get("workload").map(String::as_str) == Some("pingpong") {
+                Primary {
+                    figure: figure::LATENCY[0].into(),
+                    higher_is_better: false,
+                }
+            } else {
+                Primary {
+                    figure: figure::THROUGHPUT.into(),
+                    higher_is_better: true,
+                }
+            }
+        })
+    }
 }
 
 /// Names of the figures in [`RunRecord::figures`] and [`PointResult::summary`].
@@ -168,6 +225,10 @@ pub mod figure {
 pub struct RunRecord {
     /// 0-based run number among the measured runs.
     pub run: usize,
+    /// Position among all measured runs of the plan, in the order they ran (added in
+    /// schema 1 as an optional field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<usize>,
     /// Common window: first channel start to last channel end, nanoseconds.
     pub window_ns: u64,
     /// Messages (stream) or round trips (pingpong) delivered, all channels.
@@ -212,6 +273,20 @@ pub struct Latency {
 }
 
 impl Latency {
+    /// The percentiles of a histogram of nanoseconds.
+    pub fn of(h: &hdrhistogram::Histogram<u64>) -> Latency {
+        Latency {
+            count: h.len(),
+            p50_ns: h.value_at_quantile(0.50),
+            p90_ns: h.value_at_quantile(0.90),
+            p99_ns: h.value_at_quantile(0.99),
+            p999_ns: h.value_at_quantile(0.999),
+            min_ns: h.min(),
+            max_ns: h.max(),
+            mean_ns: h.mean(),
+        }
+    }
+
     /// The latency figures by name, in the order of [`figure::LATENCY`].
     pub fn figures(&self) -> [(&'static str, f64); 6] {
         let v = [
@@ -297,6 +372,7 @@ impl ResultDoc {
                 } => {
                     doc = Some(ResultDoc {
                         schema_version,
+                        study: None,
                         context: *context,
                         points: Vec::new(),
                         warnings: Vec::new(),

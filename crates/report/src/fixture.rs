@@ -33,6 +33,7 @@ fn context(workload: &str, verify: bool, peer: &str) -> Context {
             peer: peer.into(),
             pin: false,
             verify,
+            interleave: false,
         },
     }
 }
@@ -73,6 +74,7 @@ fn run(
     let per = bps / channels as f64;
     RunRecord {
         run: i,
+        sequence: Some(i),
         window_ns: (window_s * 1e9) as u64,
         messages,
         bytes,
@@ -155,6 +157,13 @@ fn point(
         params,
         size_bytes: size,
         channels,
+        primary: xferbench_lab::workload::WorkloadKind::from_name(workload).map(|w| {
+            let r = w.rules();
+            xferbench_lab::result::Primary {
+                figure: r.primary.into(),
+                higher_is_better: r.higher_is_better,
+            }
+        }),
         runs,
         summary,
         per_channel,
@@ -206,6 +215,7 @@ pub fn stream_doc() -> ResultDoc {
     points[2] = p;
     ResultDoc {
         schema_version: SCHEMA_VERSION,
+        study: None,
         context: context("stream", true, "process"),
         points,
         warnings: vec!["counters: no hardware PMU".into()],
@@ -227,6 +237,7 @@ pub fn pingpong_doc() -> ResultDoc {
         .collect();
     ResultDoc {
         schema_version: SCHEMA_VERSION,
+        study: None,
         context: context("pingpong", false, "thread"),
         points,
         warnings: vec![],

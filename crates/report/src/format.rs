@@ -99,6 +99,14 @@ fn sig3(v: f64) -> String {
     }
 }
 
+/// Whether the document's points are measured by their round trip (their workload
+/// declared a latency as the primary figure), so tables show percentiles.
+pub fn latency_primary(doc: &xferbench_lab::result::ResultDoc) -> bool {
+    doc.points
+        .first()
+        .is_some_and(|p| p.primary().figure == xferbench_lab::result::figure::LATENCY[0])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,9 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
+use xferbench_lab::measure::PlannedPoint;
 use xferbench_lab::observer::Observer;
 use xferbench_lab::result::{Context, PointResult, ResultDoc, SCHEMA_VERSION, StreamRecord};
-use xferbench_lab::sweep::PointSpec;
 
 /// Appends records to a JSON Lines file.
 #[derive(Debug)]
@@ -40,7 +40,11 @@ impl JsonLinesWriter {
 }
 
 impl Observer for JsonLinesWriter {
-    fn sweep_started(&mut self, context: &Context, _points: &[PointSpec]) -> std::io::Result<()> {
+    fn sweep_started(
+        &mut self,
+        context: &Context,
+        _points: &[PlannedPoint],
+    ) -> std::io::Result<()> {
         self.write(&StreamRecord::Context {
             schema_version: SCHEMA_VERSION,
             context: Box::new(context.clone()),

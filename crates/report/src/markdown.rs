@@ -47,7 +47,7 @@ impl Exporter for Markdown {
             Outcome::Failed { error } => writeln!(out, "- **failed**: {error}")?,
         }
         writeln!(out)?;
-        let pingpong = s.workload == "pingpong";
+        let pingpong = crate::format::latency_primary(doc);
         let mut extra: Vec<&str> = doc
             .points
             .iter()

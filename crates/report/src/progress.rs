@@ -2,10 +2,9 @@
 //! whole sweep. Hidden when stderr is not a terminal or with `--quiet`.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use xferbench_lab::measure::{PlannedPoint, RunProgress};
 use xferbench_lab::observer::Observer;
 use xferbench_lab::result::{Context, PointResult, ResultDoc};
-use xferbench_lab::runner::RunProgress;
-use xferbench_lab::sweep::PointSpec;
 
 /// The progress bar observer.
 #[derive(Debug)]
@@ -39,18 +38,15 @@ impl Progress {
 }
 
 impl Observer for Progress {
-    fn sweep_started(&mut self, _: &Context, points: &[PointSpec]) -> std::io::Result<()> {
+    fn sweep_started(&mut self, _: &Context, points: &[PlannedPoint]) -> std::io::Result<()> {
         self.bar
             .set_length(points.len() as u64 * self.runs_per_point);
         Ok(())
     }
 
-    fn point_started(&mut self, index: usize, point: &PointSpec) -> std::io::Result<()> {
-        self.bar.set_message(format!(
-            "point {}: {}",
-            index + 1,
-            xferbench_lab::describe(point)
-        ));
+    fn point_started(&mut self, index: usize, point: &PlannedPoint) -> std::io::Result<()> {
+        self.bar
+            .set_message(format!("point {}: {}", index + 1, point.describe()));
         Ok(())
     }
 

@@ -11,7 +11,7 @@ const FIXED: [&str; 4] = ["workload", "transport", "size", "channels"];
 
 /// Renders the points of `doc` as a table (`per_channel` adds a row per channel).
 pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
-    let pingpong = doc.context.settings.workload == "pingpong";
+    let pingpong = crate::format::latency_primary(doc);
     let peers = doc
         .points
         .iter()

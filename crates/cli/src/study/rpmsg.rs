@@ -39,6 +39,7 @@ pub fn run(
             peer: "process".into(),
             pin: false,
             verify: false,
+            interleave: false,
         },
     );
     let mut err = std::io::stderr();

@@ -26,7 +26,6 @@ use crate::clock::Stamp;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
 use crate::profile::ParticipantProfiler;
 use crate::result::Latency;
-use crate::runner::latency_of;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader};
@@ -960,7 +959,7 @@ fn combine(spec: &PointSpec, runs: &[ClientRun], server_cpu: Option<ProcessCpu>)
         transactions,
         transactions_per_s: per_s(transactions as f64),
         mb_per_s: per_s(bytes as f64) / 1e6,
-        latency: latency_of(&hist),
+        latency: Latency::of(&hist),
         client_cpu_s,
         server_cpu_s,
         cpu,

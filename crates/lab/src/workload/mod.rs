@@ -22,6 +22,7 @@ pub use pingpong::Pingpong;
 pub use stream::Stream;
 
 use crate::clock::Stamp;
+use crate::rig::{ChannelOutcome, FigureRules};
 use crate::verify::Integrity;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -61,6 +62,34 @@ impl WorkloadKind {
     pub fn from_name(name: &str) -> Option<WorkloadKind> {
         Self::ALL.into_iter().find(|w| w.name() == name)
     }
+
+    /// The workload's primary figure and its direction.
+    pub fn rules(self) -> FigureRules {
+        match self {
+            WorkloadKind::Stream => Stream::RULES,
+            WorkloadKind::Pingpong => Pingpong::RULES,
+        }
+    }
+
+    /// What one channel delivered in one run, from what both of its ends measured.
+    pub fn channel_outcome(
+        self,
+        size: usize,
+        driver: DriverOutcome,
+        served: &ServeOutcome,
+    ) -> ChannelOutcome {
+        match self {
+            WorkloadKind::Stream => Stream::channel_outcome(size, driver, served),
+            WorkloadKind::Pingpong => Pingpong::channel_outcome(size, driver, served),
+        }
+    }
+}
+
+/// A new latency histogram: 1 ns to 1 h (longer samples are clamped), 3
+/// significant digits.
+pub fn new_histogram() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+        .expect("valid histogram bounds")
 }
 
 /// How long each channel runs.
@@ -170,12 +199,18 @@ pub enum WorkloadError {
     Config(String),
 }
 
-/// One workload: a driver loop and a serving loop.
+/// One workload: a driver loop and a serving loop, and the rules of its figures.
 pub trait Workload {
     /// Command-line name.
     const NAME: &'static str;
     /// One line for `xferbench list`.
     const DESCRIPTION: &'static str;
+    /// Its primary figure and which way is better.
+    const RULES: FigureRules;
+
+    /// A channel's window, count and integrity from what its two ends measured.
+    fn channel_outcome(size: usize, driver: DriverOutcome, served: &ServeOutcome)
+    -> ChannelOutcome;
 
     /// Runs the driver side of one channel for one run.
     fn drive<E: Endpoint>(

@@ -4,21 +4,14 @@
 
 use super::{
     CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
-    io_err, recv_or_closed,
+    io_err, new_histogram, recv_or_closed,
 };
 use crate::clock::Stamp;
+use crate::result::figure;
+use crate::rig::{ChannelOutcome, FigureRules};
 use crate::verify::{Verifier, fill_pattern, stamp, touch};
-use hdrhistogram::Histogram;
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
-
-/// Highest round trip the histogram tracks exactly (one hour); longer ones are clamped.
-const HIST_MAX_NS: u64 = 3_600_000_000_000;
-
-/// A new histogram for round-trip times.
-pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds")
-}
 
 /// Request/response latency.
 #[derive(Debug)]
@@ -28,6 +21,27 @@ impl Workload for Pingpong {
     const NAME: &'static str = "pingpong";
     const DESCRIPTION: &'static str =
         "request/echo round trips, one in flight per channel: latency percentiles";
+    const RULES: FigureRules = FigureRules {
+        primary: figure::LATENCY[0],
+        higher_is_better: false,
+    };
+
+    /// The window is the driver's, from its first request to its last reply; the
+    /// driver counts the round trips and verifies the echoes.
+    fn channel_outcome(
+        size: usize,
+        driver: DriverOutcome,
+        _served: &ServeOutcome,
+    ) -> ChannelOutcome {
+        ChannelOutcome {
+            start: driver.start,
+            end: driver.end,
+            messages: driver.sent,
+            bytes: driver.sent * size as u64,
+            latency: driver.latency,
+            integrity: driver.integrity,
+        }
+    }
 
     fn drive<E: Endpoint>(
         ep: &mut E,

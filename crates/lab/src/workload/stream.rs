@@ -7,6 +7,8 @@ use super::{
     io_err, recv_or_closed,
 };
 use crate::clock::Stamp;
+use crate::result::figure;
+use crate::rig::{ChannelOutcome, FigureRules};
 use crate::verify::{Verifier, fill_pattern, stamp, touch};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
@@ -19,6 +21,31 @@ impl Workload for Stream {
     const NAME: &'static str = "stream";
     const DESCRIPTION: &'static str =
         "one-way messages as fast as possible: throughput (bytes/s, messages/s)";
+    const RULES: FigureRules = FigureRules {
+        primary: figure::THROUGHPUT,
+        higher_is_better: true,
+    };
+
+    /// The window ends when the receiver saw the end of the stream; what counts is
+    /// what it received, and messages the driver sent that never reached the
+    /// verifier's count are lost.
+    fn channel_outcome(
+        size: usize,
+        driver: DriverOutcome,
+        served: &ServeOutcome,
+    ) -> ChannelOutcome {
+        ChannelOutcome {
+            start: driver.start,
+            end: served.end.max(driver.start),
+            messages: served.received,
+            bytes: served.received * size as u64,
+            latency: None,
+            integrity: served.integrity.map(|mut c| {
+                c.lost += driver.sent.saturating_sub(served.next_expected);
+                c
+            }),
+        }
+    }
 
     fn drive<E: Endpoint>(
         ep: &mut E,

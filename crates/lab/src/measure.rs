@@ -1,0 +1,759 @@
+//! The point loop: the one measurement path of `run` and every study.
+//!
+//! A plan is a list of points ([`PlannedPoint`]) and a [`Bench`] that stands up a
+//! [`Rig`] for any of them. [`run_plan`] visits the points, runs each rig's warm-up
+//! and measured runs, summarises every figure into an [`Estimate`] with a confidence
+//! interval, adds the warnings (noisy, short windows, integrity), records counters
+//! and profiles, and hands every finished point to the [`Observer`]s.
+//!
+//! # Order of runs
+//!
+//! * **Sequential** (the default of `run`): all runs of point A, then all of B, … One
+//!   visit per point: the rig is started once, `warmup` runs are discarded, `runs`
+//!   are kept.
+//! * **Interleaved** (`--interleave`, the default of studies that compare variants):
+//!   round-robin, A, B, C, A, B, C, … `runs` rounds of one visit per point; each visit
+//!   starts the point's rig afresh, discards `warmup` runs and keeps one. On a machine
+//!   whose speed drifts by 2–10× within minutes, back-to-back points compare different
+//!   machines; interleaved points share the drift. It costs the rig start-up and the
+//!   warm-up once per round instead of once per point.
+//!
+//! Every kept run carries its `sequence`, its position in the whole plan's order of
+//! measured runs, so the order is recorded in the result.
+//!
+//! # Statistics
+//!
+//! Every figure of [`RunRecord::figures`] is summarised over the kept runs by
+//! [`Estimate::from_values`] (median, spread, outliers, an order-statistic interval of
+//! the median at its stated level). The point's primary figure, declared by its
+//! workload ([`FigureRules`]), decides the noisy warning.
+
+use crate::counters::{self, CounterMode, RunCounters};
+use crate::observer::Observer;
+use crate::result::{
+    ChannelRun, ChannelSummary, Context, Outcome, PointResult, Primary, ResultDoc, RunRecord,
+    SCHEMA_VERSION, figure,
+};
+use crate::rig::{FigureRules, Rig, RunControl, RunError};
+use crate::stats::Estimate;
+use crate::verify::Integrity;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Run control shared by every point of a plan.
+#[derive(Debug, Clone)]
+pub struct LoopOptions {
+    /// Measured runs per point.
+    pub runs: usize,
+    /// Discarded warm-up runs per visit.
+    pub warmup: usize,
+    /// Round-robin across points instead of all runs of one point at a time.
+    pub interleave: bool,
+    /// A run with no progress for this long is declared hung.
+    pub hang_timeout: Duration,
+    /// Counters to record per participant (`--counters`).
+    pub counters: CounterMode,
+    /// Profile one participant of every point (`--profile`, `--profile-peer`).
+    pub profile: Option<crate::profile::ProfileRequest>,
+}
+
+/// One point of a plan, as results and observers see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedPoint {
+    /// The point's parameters as strings (`workload`, `transport`, `size`, …); points
+    /// of two results are matched by them.
+    pub params: BTreeMap<String, String>,
+    /// Payload size of one message, bytes.
+    pub size_bytes: u64,
+    /// Concurrent channels (threads, clients).
+    pub channels: usize,
+    /// The workload's primary figure.
+    pub rules: FigureRules,
+    /// Whether integrity is checked (an absent count is then a fault).
+    pub verify: bool,
+}
+
+impl PlannedPoint {
+    /// The point in words: `transport=pipe size=64 channels=1 pipe_size=1MiB`.
+    pub fn describe(&self) -> String {
+        describe_params(&self.params)
+    }
+}
+
+/// Parameters in words, `workload` left out.
+pub fn describe_params(params: &BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .filter(|(k, _)| k.as_str() != "workload")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Stands up a rig for any point of a plan.
+pub trait Bench {
+    /// The plan, in order.
+    fn points(&self) -> &[PlannedPoint];
+    /// Starts the participants of point `index`. A counter `source` may wrap
+    /// participant processes (callgrind).
+    fn rig(
+        &mut self,
+        index: usize,
+        source: Option<&dyn counters::CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError>;
+}
+
+/// Progress within a point, for progress bars.
+#[derive(Debug, Clone, Copy)]
+pub struct RunProgress {
+    /// Runs done (warm-up included).
+    pub done: usize,
+    /// Runs in all (warm-up included).
+    pub total: usize,
+}
+
+/// What one visit of a point brought back.
+struct Visit {
+    records: Vec<RunRecord>,
+    point_counters: Option<RunCounters>,
+}
+
+/// Runs a plan and returns the document of everything that finished, whatever
+/// happened: on Ctrl-C (`stop`) the outcome is [`Outcome::Interrupted`]; on a failed
+/// point or observer it is [`Outcome::Failed`] with the error's whole cause chain.
+pub fn run_plan(
+    context: Context,
+    bench: &mut dyn Bench,
+    opts: &LoopOptions,
+    stop: &AtomicBool,
+    observers: &mut [&mut dyn Observer],
+) -> ResultDoc {
+    let mut doc = ResultDoc {
+        schema_version: SCHEMA_VERSION,
+        study: None,
+        context,
+        points: Vec::new(),
+        warnings: Vec::new(),
+        outcome: Outcome::Complete,
+    };
+    if opts.counters == CounterMode::PerfEvent && !doc.context.capabilities.pmu {
+        if let Some(note) = &doc.context.capabilities.pmu_note {
+            doc.warnings.push(format!("counters: {note}"));
+        }
+    }
+    let planned: Vec<PlannedPoint> = bench.points().to_vec();
+    let n = planned.len();
+    let failed = |e: &dyn std::error::Error| Outcome::Failed { error: chain(e) };
+    for o in observers.iter_mut() {
+        if let Err(e) = o.sweep_started(&doc.context, &planned) {
+            doc.outcome = failed(&e);
+            return finish(doc, observers);
+        }
+    }
+    // Per point: the kept runs and point-level counters gathered so far.
+    let mut kept: Vec<Vec<RunRecord>> = (0..n).map(|_| Vec::new()).collect();
+    let mut point_counters: Vec<Vec<RunCounters>> = (0..n).map(|_| Vec::new()).collect();
+    let mut warnings: Vec<Vec<String>> = (0..n).map(|_| Vec::new()).collect();
+    let schedule = schedule(n, opts);
+    let mut sequence = 0usize;
+    let mut broke = false;
+    for (step, &(index, runs)) in schedule.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            doc.outcome = Outcome::Interrupted;
+            broke = true;
+            break;
+        }
+        let first_visit = kept[index].is_empty();
+        if first_visit || opts.interleave {
+            for o in observers.iter_mut() {
+                if let Err(e) = o.point_started(index, &planned[index]) {
+                    doc.outcome = failed(&e);
+                    broke = true;
+                    break;
+                }
+            }
+            if broke {
+                break;
+            }
+        }
+        let mut on_run = |p| observers.iter_mut().for_each(|o| o.run_finished(index, p));
+        match visit(
+            bench,
+            index,
+            runs,
+            opts,
+            stop,
+            &mut warnings[index],
+            &mut on_run,
+        ) {
+            Ok(v) => {
+                for mut r in v.records {
+                    r.run = kept[index].len();
+                    r.sequence = Some(sequence);
+                    sequence += 1;
+                    kept[index].push(r);
+                }
+                point_counters[index].extend(v.point_counters);
+            }
+            Err(RunError::Interrupted) => {
+                doc.outcome = Outcome::Interrupted;
+                broke = true;
+                break;
+            }
+            Err(e) => {
+                let what = format!("point {} ({})", index + 1, planned[index].describe());
+                doc.outcome = Outcome::Failed {
+                    error: format!("{what}: {}", chain(&e)),
+                };
+                broke = true;
+                break;
+            }
+        }
+        // A point is finished once its last visit is done: in order for sequential
+        // plans, all in the last round for interleaved ones.
+        let last_visit = !schedule[step + 1..].iter().any(|&(i, _)| i == index);
+        if last_visit {
+            let result = summarise(
+                index,
+                &planned[index],
+                std::mem::take(&mut kept[index]),
+                &point_counters[index],
+                std::mem::take(&mut warnings[index]),
+                opts,
+            );
+            let r = observers
+                .iter_mut()
+                .try_for_each(|o| o.point_finished(&result));
+            doc.points.push(result);
+            if let Err(e) = r {
+                doc.outcome = failed(&e);
+                broke = true;
+                break;
+            }
+        }
+    }
+    if broke && opts.interleave {
+        // Interleaved points that kept some runs before the end are still results:
+        // summarised over what they have, and said to be partial.
+        for index in 0..n {
+            if kept[index].is_empty() {
+                continue;
+            }
+            let mut w = std::mem::take(&mut warnings[index]);
+            w.push(format!(
+                "partial: {} of {} measured runs finished before the plan ended",
+                kept[index].len(),
+                opts.runs
+            ));
+            let result = summarise(
+                index,
+                &planned[index],
+                std::mem::take(&mut kept[index]),
+                &point_counters[index],
+                w,
+                opts,
+            );
+            let _ = observers
+                .iter_mut()
+                .try_for_each(|o| o.point_finished(&result));
+            doc.points.push(result);
+        }
+        doc.points.sort_by_key(|p| p.index);
+    }
+    finish(doc, observers)
+}
+
+fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc {
+    if doc
+        .points
+        .iter()
+        .any(|p| p.warnings.iter().any(|w| w.starts_with("noisy")))
+    {
+        doc.warnings.push(
+            "noisy: some points vary by more than 5 % between runs (see their warnings)".into(),
+        );
+    }
+    for o in observers.iter_mut() {
+        if let Err(e) = o.sweep_finished(&doc) {
+            if doc.outcome == Outcome::Complete {
+                doc.outcome = Outcome::Failed { error: chain(&e) };
+            }
+        }
+    }
+    doc
+}
+
+/// The order of visits: `(point, measured runs of the visit)`.
+pub fn schedule(points: usize, opts: &LoopOptions) -> Vec<(usize, usize)> {
+    if opts.interleave {
+        (0..opts.runs)
+            .flat_map(|_| (0..points).map(|i| (i, 1)))
+            .collect()
+    } else {
+        (0..points).map(|i| (i, opts.runs)).collect()
+    }
+}
+
+/// One visit: start the rig, `warmup` discarded runs, `runs` kept, finish.
+fn visit(
+    bench: &mut dyn Bench,
+    index: usize,
+    runs: usize,
+    opts: &LoopOptions,
+    stop: &AtomicBool,
+    warnings: &mut Vec<String>,
+    on_run: &mut dyn FnMut(RunProgress),
+) -> Result<Visit, RunError> {
+    let mut source = counters::source_for(opts.counters, crate::context::pmu_available());
+    let mut rig = bench.rig(index, source.as_deref())?;
+    let participants = rig.participants();
+    let mut profiler = match &opts.profile {
+        Some(req) => Some(start_profile(req, index, &participants)?),
+        None => None,
+    };
+    let total = opts.warmup + runs;
+    let mut records = Vec::with_capacity(runs);
+    let mut outcome = Ok(());
+    for r in 0..total {
+        if stop.load(Ordering::Relaxed) {
+            outcome = Err(RunError::Interrupted);
+            break;
+        }
+        let probe = source.as_deref_mut().map(|s| (s, participants.as_slice()));
+        let mut ctl = RunControl::new(stop, opts.hang_timeout, probe);
+        match rig.run_once(&mut ctl) {
+            Ok(rec) => {
+                if r >= opts.warmup {
+                    records.push(rec);
+                }
+            }
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+        on_run(RunProgress { done: r + 1, total });
+    }
+    if let Some(p) = profiler.as_mut() {
+        if let Err(e) = p.stop() {
+            outcome = outcome.and(Err(e.into()));
+        }
+    }
+    // Participants are stopped whatever happened; a failure to stop them matters
+    // only when the runs themselves went well.
+    let finished = rig.finish();
+    outcome?;
+    finished?;
+    let point_counters = match source.as_deref_mut() {
+        Some(src) if records.iter().all(|r| r.counters.is_none()) => {
+            src.point_finished(&participants, warnings)
+        }
+        _ => None,
+    };
+    Ok(Visit {
+        records,
+        point_counters,
+    })
+}
+
+fn start_profile(
+    req: &crate::profile::ProfileRequest,
+    index: usize,
+    participants: &[counters::Participant],
+) -> Result<crate::profile::perf_record::Attached, RunError> {
+    let who = participants
+        .iter()
+        .find(|p| p.name == req.participant)
+        .ok_or_else(|| crate::profile::ProfileError::UnknownParticipant {
+            name: req.participant.clone(),
+            known: participants
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    let dir = req.point_dir(index);
+    std::fs::create_dir_all(&dir).map_err(|source| crate::profile::ProfileError::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    Ok(crate::profile::perf_record::attach(
+        who.pid,
+        &dir.join("perf.data"),
+    )?)
+}
+
+/// Windows shorter than this make a noisy figure; the point gets a warning.
+pub const SHORT_WINDOW_S: f64 = 0.01;
+
+/// Summarises the kept runs of a point.
+pub fn summarise(
+    index: usize,
+    point: &PlannedPoint,
+    runs: Vec<RunRecord>,
+    point_counters: &[RunCounters],
+    mut warnings: Vec<String>,
+    opts: &LoopOptions,
+) -> PointResult {
+    let mut summary = BTreeMap::new();
+    // The union over runs: a figure missing from one run (no messages, say) is still
+    // summarised over the runs that have it.
+    let names: std::collections::BTreeSet<String> = runs
+        .iter()
+        .flat_map(|r| r.figures.keys().cloned())
+        .collect();
+    for name in names {
+        if let Some(e) =
+            Estimate::from_values(runs.iter().filter_map(|r| r.figures.get(&name).copied()))
+        {
+            summary.insert(name, e);
+        }
+    }
+    let channels = runs.iter().map(|r| r.channels.len()).max().unwrap_or(0);
+    let per_channel = (0..channels)
+        .filter_map(|c| {
+            let rows: Vec<&ChannelRun> = runs.iter().filter_map(|r| r.channels.get(c)).collect();
+            Some(ChannelSummary {
+                channel: c,
+                throughput_bytes_per_s: Estimate::from_values(
+                    rows.iter().map(|r| r.throughput_bytes_per_s),
+                )?,
+                messages_per_s: Estimate::from_values(rows.iter().map(|r| r.messages_per_s))?,
+                latency_p50_ns: Estimate::from_values(
+                    rows.iter()
+                        .filter_map(|r| r.latency.map(|l| l.p50_ns as f64)),
+                ),
+            })
+        })
+        .collect();
+    let integrity = (point.verify || runs.iter().any(|r| r.integrity.is_some())).then(|| {
+        let mut t = Integrity::default();
+        runs.iter()
+            .filter_map(|r| r.integrity.as_ref())
+            .for_each(|c| t.add(c));
+        t
+    });
+    let primary = point.rules.primary;
+    if let Some(e) = summary.get(primary) {
+        if e.is_noisy() {
+            warnings.push(format!(
+                "noisy: {primary} varies by ±{:.1} % (robust CV) over {} runs; use more --runs, --pin, --interleave, or a quieter machine",
+                e.rcv * 100.0,
+                e.n
+            ));
+        }
+    }
+    if let Some(w) = summary.get(figure::WINDOW) {
+        if w.median < SHORT_WINDOW_S {
+            warnings.push(format!(
+                "short runs: the median window is {:.2} ms; raise --count or use --duration for a stable figure",
+                w.median * 1e3
+            ));
+        }
+    }
+    if let Some(c) = &integrity {
+        if !c.is_clean() {
+            warnings.push(format!(
+                "integrity: {} lost, {} duplicated, {} reordered, {} corrupt of {} checked",
+                c.lost, c.duplicated, c.reordered, c.corrupt, c.checked
+            ));
+        }
+    }
+    let per_run: Vec<RunCounters> = runs.iter().filter_map(|r| r.counters.clone()).collect();
+    let counters = if !per_run.is_empty() {
+        counters::summarise(&per_run, "the measured window of each run")
+    } else if opts.counters != CounterMode::Off && !point_counters.is_empty() {
+        counters::summarise(
+            point_counters,
+            "the serving side of every run, warm-up included, averaged per run (simulated)",
+        )
+    } else {
+        None
+    };
+    PointResult {
+        index,
+        params: point.params.clone(),
+        size_bytes: point.size_bytes,
+        channels: point.channels,
+        primary: Some(Primary {
+            figure: primary.to_string(),
+            higher_is_better: point.rules.higher_is_better,
+        }),
+        runs,
+        summary,
+        per_channel,
+        integrity,
+        warnings,
+        counters,
+    }
+}
+
+/// An error and all its causes, joined with ": ".
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let text = c.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        cur = c.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Capabilities, Settings};
+    use crate::rig::fake::{FakeBench, Scripted};
+
+    const S: u64 = 1_000_000_000;
+
+    fn context() -> Context {
+        Context {
+            tool: "xferbench".into(),
+            version: "0".into(),
+            command_line: vec![],
+            hostname: "h".into(),
+            cpu_model: "c".into(),
+            cores: 2,
+            kernel: "k".into(),
+            os: "o".into(),
+            start_time: "t".into(),
+            capabilities: Capabilities {
+                pmu: false,
+                pmu_note: None,
+                perf: None,
+                valgrind: None,
+                perf_event_paranoid: None,
+            },
+            settings: Settings {
+                workload: "fake".into(),
+                runs: 3,
+                warmup: 1,
+                count: None,
+                duration_s: None,
+                peer: "thread".into(),
+                pin: false,
+                verify: false,
+                interleave: false,
+            },
+        }
+    }
+
+    fn opts(runs: usize, warmup: usize, interleave: bool) -> LoopOptions {
+        LoopOptions {
+            runs,
+            warmup,
+            interleave,
+            hang_timeout: Duration::from_secs(1),
+            counters: CounterMode::Off,
+            profile: None,
+        }
+    }
+
+    fn run(bench: &mut FakeBench, o: &LoopOptions) -> ResultDoc {
+        run_plan(context(), bench, o, &AtomicBool::new(false), &mut [])
+    }
+
+    /// One channel moving `bytes` in one second.
+    fn steady(bytes: u64) -> Scripted {
+        Scripted::Lanes(vec![(0, S, bytes, bytes)])
+    }
+
+    #[test]
+    fn aggregate_throughput_is_over_the_common_window_never_a_sum_of_rates() {
+        // Two channels of 100 bytes in one second each, staggered by half a second:
+        // each ran at 100 B/s, the link carried 200 B in 1.5 s.
+        let mut bench = FakeBench::new(1, |_, _| {
+            Scripted::Lanes(vec![(0, S, 100, 100), (S / 2, 3 * S / 2, 100, 100)])
+        });
+        let doc = run(&mut bench, &opts(1, 0, false));
+        let r = &doc.points[0].runs[0];
+        let t = r.figures[figure::THROUGHPUT];
+        assert!((t - 200.0 / 1.5).abs() < 1e-9, "{t}");
+        assert_eq!(r.window_ns, 3 * S / 2);
+        assert_eq!(r.channels[1].start_offset_ns, S / 2);
+        assert!((r.channels[0].throughput_bytes_per_s - 100.0).abs() < 1e-9);
+        assert!((r.figures[figure::FAIRNESS] - 1.0).abs() < 1e-12);
+        // CPU: 0.75 s of the main process over 200 messages.
+        assert!((r.figures[figure::CPU_PER_MESSAGE] - 0.75 / 200.0 * 1e9).abs() < 1e-6);
+    }
+
+    #[test]
+    fn sequential_plans_run_warmups_then_keep_runs_point_by_point() {
+        let mut bench = FakeBench::new(2, |p, call| steady(1000 * (p as u64 + 1) + call as u64));
+        let doc = run(&mut bench, &opts(3, 1, false));
+        assert_eq!(
+            bench.log(),
+            vec![
+                (0, 0),
+                (0, 1),
+                (0, 2),
+                (0, 3),
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (1, 3)
+            ]
+        );
+        assert_eq!(doc.outcome, Outcome::Complete);
+        assert_eq!(doc.points.len(), 2);
+        let p0 = &doc.points[0];
+        // The warm-up (call 0) is discarded; the median of 1001, 1002, 1003.
+        assert_eq!(p0.summary[figure::THROUGHPUT].median, 1002.0);
+        assert_eq!(p0.summary[figure::THROUGHPUT].n, 3);
+        let seq: Vec<_> = doc
+            .points
+            .iter()
+            .flat_map(|p| p.runs.iter().map(|r| (r.run, r.sequence)))
+            .collect();
+        assert_eq!(
+            seq,
+            vec![
+                (0, Some(0)),
+                (1, Some(1)),
+                (2, Some(2)),
+                (0, Some(3)),
+                (1, Some(4)),
+                (2, Some(5))
+            ]
+        );
+        assert_eq!(p0.primary().figure, figure::THROUGHPUT);
+    }
+
+    #[test]
+    fn interleaved_plans_go_round_robin_and_record_the_order() {
+        let mut bench = FakeBench::new(3, |p, _| steady(100 + p as u64));
+        let doc = run(&mut bench, &opts(2, 1, true));
+        // Each visit: one warm-up, one kept run; rounds A, B, C, A, B, C.
+        assert_eq!(
+            bench.log(),
+            vec![
+                (0, 0),
+                (0, 1),
+                (1, 0),
+                (1, 1),
+                (2, 0),
+                (2, 1),
+                (0, 2),
+                (0, 3),
+                (1, 2),
+                (1, 3),
+                (2, 2),
+                (2, 3)
+            ]
+        );
+        assert_eq!(doc.points.len(), 3);
+        let order: Vec<Vec<Option<usize>>> = doc
+            .points
+            .iter()
+            .map(|p| p.runs.iter().map(|r| r.sequence).collect())
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                vec![Some(0), Some(3)],
+                vec![Some(1), Some(4)],
+                vec![Some(2), Some(5)]
+            ]
+        );
+        assert_eq!(schedule(3, &opts(2, 1, true)).len(), 6);
+    }
+
+    #[test]
+    fn a_noisy_primary_figure_is_flagged_and_a_steady_one_is_not() {
+        let mut noisy = FakeBench::new(1, |_, call| steady([100, 300, 50, 180, 20][call]));
+        let doc = run(&mut noisy, &opts(5, 0, false));
+        assert!(
+            doc.points[0]
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("noisy")),
+            "{:?}",
+            doc.points[0].warnings
+        );
+        assert!(doc.warnings.iter().any(|w| w.starts_with("noisy")));
+        let mut steady_bench = FakeBench::new(1, |_, _| steady(100));
+        let doc = run(&mut steady_bench, &opts(5, 0, false));
+        assert!(
+            doc.points[0].warnings.is_empty(),
+            "{:?}",
+            doc.points[0].warnings
+        );
+        assert!(doc.warnings.is_empty());
+    }
+
+    #[test]
+    fn short_windows_and_integrity_faults_are_warned_about() {
+        let mut bench = FakeBench::new(1, |_, _| Scripted::Lanes(vec![(0, 1000, 10, 10)]));
+        bench.integrity = Some(Integrity {
+            checked: 10,
+            lost: 2,
+            ..Integrity::default()
+        });
+        let doc = run(&mut bench, &opts(2, 0, false));
+        let w = &doc.points[0].warnings;
+        assert!(w.iter().any(|w| w.starts_with("short runs")), "{w:?}");
+        assert!(w.iter().any(|w| w.contains("4 lost")), "{w:?}");
+        assert_eq!(doc.points[0].integrity.unwrap().lost, 4);
+    }
+
+    #[test]
+    fn a_failed_point_keeps_the_finished_ones_and_names_itself() {
+        let mut bench = FakeBench::new(3, |p, _| {
+            if p == 1 {
+                Scripted::Fail("the memory mock died".into())
+            } else {
+                steady(100)
+            }
+        });
+        let doc = run(&mut bench, &opts(2, 0, false));
+        assert_eq!(doc.points.len(), 1);
+        match &doc.outcome {
+            Outcome::Failed { error } => {
+                assert!(error.starts_with("point 2 (point=1)"), "{error}");
+                assert!(error.contains("the memory mock died"), "{error}");
+            }
+            o => panic!("{o:?}"),
+        }
+        // The failing point was not retried and the plan stopped there.
+        assert!(!bench.log().iter().any(|(p, _)| *p == 2));
+    }
+
+    #[test]
+    fn an_interrupted_interleaved_plan_keeps_partial_points() {
+        // Ctrl-C during the second round's visit of point 1.
+        let mut bench = FakeBench::new(2, |p, call| {
+            if p == 1 && call == 1 {
+                Scripted::Stop
+            } else {
+                steady(100)
+            }
+        });
+        let doc = run(&mut bench, &opts(3, 0, true));
+        assert_eq!(doc.outcome, Outcome::Interrupted);
+        assert_eq!(doc.points.len(), 2);
+        assert_eq!(doc.points[0].runs.len(), 2);
+        assert_eq!(doc.points[1].runs.len(), 1);
+        assert!(
+            doc.points[1]
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("partial: 1 of 3"))
+        );
+    }
+
+    #[test]
+    fn a_stop_before_the_plan_starts_runs_nothing() {
+        let mut bench = FakeBench::new(2, |_, _| steady(100));
+        let stop = AtomicBool::new(true);
+        let doc = run_plan(context(), &mut bench, &opts(2, 1, false), &stop, &mut []);
+        assert_eq!(doc.outcome, Outcome::Interrupted);
+        assert!(doc.points.is_empty());
+        assert!(bench.log().is_empty());
+    }
+}

@@ -1,0 +1,149 @@
+//! A rig with synthetic stamps, for deterministic tests of the point loop and its
+//! aggregation rules: no thread, process or clock is involved.
+
+use super::{ChannelOutcome, FigureRules, Rig, RunControl, RunError, aggregate};
+use crate::clock::Stamp;
+use crate::counters::{CounterSource, Participant};
+use crate::cpu::ProcessCpu;
+use crate::measure::{Bench, PlannedPoint};
+use crate::result::{RunRecord, figure};
+use crate::verify::Integrity;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+
+/// One channel of a scripted run: `(start_ns, end_ns, messages, bytes)`.
+pub type Lane = (u64, u64, u64, u64);
+
+/// What a script answers for a run: channels, or a failure.
+pub enum Scripted {
+    /// The channels of the run.
+    Lanes(Vec<Lane>),
+    /// The run fails with this participant error.
+    Fail(String),
+    /// The run sets the stop flag (a Ctrl-C arriving during the run).
+    Stop,
+}
+
+/// `script(point, call)` answers the `call`-th run of `point` (warm-ups included,
+/// counted over all visits).
+pub type Script = Box<dyn Fn(usize, usize) -> Scripted>;
+
+/// A bench of fake rigs; every run is logged as `(point, call)`.
+pub struct FakeBench {
+    pub points: Vec<PlannedPoint>,
+    pub script: Rc<Script>,
+    pub log: Rc<RefCell<Vec<(usize, usize)>>>,
+    pub integrity: Option<Integrity>,
+}
+
+impl FakeBench {
+    /// `n` throughput points scripted by `script`.
+    pub fn new(n: usize, script: impl Fn(usize, usize) -> Scripted + 'static) -> FakeBench {
+        let points = (0..n)
+            .map(|i| PlannedPoint {
+                params: BTreeMap::from([("point".to_string(), i.to_string())]),
+                size_bytes: 1,
+                channels: 1,
+                rules: FigureRules {
+                    primary: figure::THROUGHPUT,
+                    higher_is_better: true,
+                },
+                verify: false,
+            })
+            .collect();
+        FakeBench {
+            points,
+            script: Rc::new(Box::new(script)),
+            log: Rc::default(),
+            integrity: None,
+        }
+    }
+
+    /// The runs so far, in order.
+    pub fn log(&self) -> Vec<(usize, usize)> {
+        self.log.borrow().clone()
+    }
+}
+
+struct FakeRig {
+    point: usize,
+    script: Rc<Script>,
+    log: Rc<RefCell<Vec<(usize, usize)>>>,
+    integrity: Option<Integrity>,
+}
+
+impl Bench for FakeBench {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.points
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        _source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(FakeRig {
+            point: index,
+            script: self.script.clone(),
+            log: self.log.clone(),
+            integrity: self.integrity,
+        }))
+    }
+}
+
+impl Rig for FakeRig {
+    fn participants(&self) -> Vec<Participant> {
+        vec![Participant {
+            name: "main".into(),
+            pid: std::process::id(),
+        }]
+    }
+
+    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
+        let call = self
+            .log
+            .borrow()
+            .iter()
+            .filter(|(p, _)| *p == self.point)
+            .count();
+        self.log.borrow_mut().push((self.point, call));
+        ctl.window_started();
+        let lanes = match (self.script)(self.point, call) {
+            Scripted::Lanes(l) => l,
+            Scripted::Fail(m) => return Err(RunError::Participant(m)),
+            Scripted::Stop => {
+                ctl.stop.store(true, Ordering::Relaxed);
+                return Err(RunError::Interrupted);
+            }
+        };
+        ctl.window_ended();
+        let channels = lanes
+            .into_iter()
+            .map(|(s, e, messages, bytes)| ChannelOutcome {
+                start: Stamp(s),
+                end: Stamp(e),
+                messages,
+                bytes,
+                latency: None,
+                integrity: self.integrity,
+            })
+            .collect();
+        let cpu = vec![ProcessCpu {
+            role: "main".into(),
+            pid: 1,
+            window_s: 1.0,
+            user_s: 0.5,
+            sys_s: 0.25,
+            cpus_utilised: 0.75,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+        }];
+        Ok(aggregate(channels, cpu))
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), RunError> {
+        Ok(())
+    }
+}

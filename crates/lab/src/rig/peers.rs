@@ -1,0 +1,383 @@
+//! The peer rig: one peer per channel over any [`Transport`], the path of
+//! `xferbench run`.
+//!
+//! # One run
+//!
+//! 1. For each channel the driver side listens and sends the address to its peer,
+//!    which connects, takes its CPU snapshot and answers `ready`.
+//! 2. One driver thread per channel waits at a barrier with the supervising thread;
+//!    the supervisor takes the main process's CPU snapshot and releases them all at
+//!    once.
+//! 3. Each driver stamps its start, runs the workload, and closes its side; each peer
+//!    stamps the end of its stream and reports it with its CPU usage.
+//! 4. While the drivers run, the supervisor watches: a peer that dies, a channel that
+//!    makes no progress for the hang timeout, or a Ctrl-C ends the run with an error
+//!    (killing the peers, which unblocks the drivers).
+//!
+//! The rig is generic over the transport: the drivers' loops are monomorphised
+//! (`drive::<T::Endpoint>`), with no virtual call per message.
+
+use super::{Rig, RunControl, RunError, aggregate};
+use crate::counters::{CounterSource, Participant};
+use crate::cpu::CpuSnapshot;
+use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerProgram, PeerReply, PeerSpec};
+use crate::result::RunRecord;
+use crate::sweep::PointSpec;
+use crate::workload::{
+    ChannelSpec, Control, DriverOutcome, Limit, WorkloadError, WorkloadKind, drive,
+};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
+use xferbench_transports::{Listener, Transport};
+
+/// Where peers run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerMode {
+    /// Threads of this process.
+    Thread,
+    /// Re-executed copies of the binary.
+    Process(PeerProgram),
+}
+
+/// What the peer rig needs beyond the point: the workload and how to run it.
+#[derive(Debug, Clone)]
+pub struct PeerOptions {
+    /// The workload.
+    pub workload: WorkloadKind,
+    /// Run length per channel.
+    pub limit: Limit,
+    /// Verify payloads.
+    pub verify: bool,
+    /// Where peers run.
+    pub peer: PeerMode,
+    /// Pin driver threads and peers to CPUs.
+    pub pin: bool,
+    /// Fault injection for tests (see [`ChannelSpec::corrupt_every`]).
+    pub corrupt_every: Option<u64>,
+}
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu);
+    rustix::thread::sched_setaffinity(None, &set).map_err(Into::into)
+}
+
+/// The CPUs this process may run on, in order.
+pub fn allowed_cpus() -> Vec<usize> {
+    match rustix::thread::sched_getaffinity(None) {
+        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
+            .filter(|&c| set.is_set(c))
+            .collect(),
+        Err(_) => (0..thread::available_parallelism().map_or(1, |n| n.get())).collect(),
+    }
+}
+
+/// CPUs for channel `i`: the driver on the 2i-th allowed CPU and its peer on the
+/// (2i+1)-th, wrapping around; on two CPUs, drivers share one and peers the other.
+fn pin_plan(i: usize, cpus: &[usize]) -> (usize, usize) {
+    let n = cpus.len().max(1);
+    (cpus[(2 * i) % n], cpus[(2 * i + 1) % n])
+}
+
+/// One peer per channel over transport `T`.
+pub struct PeerRig<T: Transport> {
+    transport: T,
+    spec: ChannelSpec,
+    peers: Vec<Peer>,
+    opts: PeerOptions,
+    cpus: Vec<usize>,
+}
+
+impl<T: Transport + Clone> PeerRig<T> {
+    /// Starts one peer per channel of `point`. A counter `source` may wrap process
+    /// peers (callgrind runs them under valgrind).
+    pub fn start(
+        transport: T,
+        point: &PointSpec,
+        opts: &PeerOptions,
+        source: Option<&dyn CounterSource>,
+    ) -> Result<PeerRig<T>, RunError> {
+        let spec = ChannelSpec {
+            workload: opts.workload,
+            size: point.size as usize,
+            limit: opts.limit,
+            verify: opts.verify,
+            corrupt_every: opts.corrupt_every,
+        };
+        let cpus = allowed_cpus();
+        let mut peers = Vec::with_capacity(point.channels);
+        for channel in 0..point.channels {
+            let ps = PeerSpec {
+                channel,
+                transport: point.transport.clone(),
+                transport_params: point.transport_params.clone(),
+                spec: spec.clone(),
+                pin_cpu: opts.pin.then(|| pin_plan(channel, &cpus).1),
+            };
+            peers.push(match &opts.peer {
+                PeerMode::Thread => Peer::thread(ps),
+                PeerMode::Process(program) => match source {
+                    Some(src) => Peer::process(ps, &src.wrap_peer(program.clone()))?,
+                    None => Peer::process(ps, program)?,
+                },
+            });
+        }
+        Ok(PeerRig {
+            transport,
+            spec,
+            peers,
+            opts: opts.clone(),
+            cpus,
+        })
+    }
+}
+
+type DriverResult = (usize, Result<DriverOutcome, WorkloadError>);
+
+impl<T: Transport + Clone> Rig for PeerRig<T> {
+    /// `main`, then `peerN` for each process peer.
+    fn participants(&self) -> Vec<Participant> {
+        let mut all = vec![Participant {
+            name: "main".into(),
+            pid: std::process::id(),
+        }];
+        if matches!(self.opts.peer, PeerMode::Process(_)) {
+            all.extend(self.peers.iter().map(|p| Participant {
+                name: format!("peer{}", p.channel()),
+                pid: p.pid(),
+            }));
+        }
+        all
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), RunError> {
+        for p in self.peers {
+            p.quit();
+        }
+        Ok(())
+    }
+
+    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
+        let PeerRig {
+            transport: t,
+            spec,
+            peers,
+            opts,
+            cpus,
+            ..
+        } = self;
+        let (spec, opts, cpus) = (&*spec, &*opts, cpus.as_slice());
+        let stop = ctl.stop;
+        let n = peers.len();
+        // 1. Listen, hand out addresses, wait until every peer is connected and ready.
+        let mut listeners = Vec::with_capacity(n);
+        for (channel, peer) in peers.iter_mut().enumerate() {
+            let l = t
+                .listen()
+                .map_err(|source| RunError::Transport { channel, source })?;
+            peer.send(&PeerCommand::Run {
+                address: l.address().to_string(),
+            })?;
+            listeners.push(l);
+        }
+        for peer in peers.iter_mut() {
+            match peer.wait_reply("connect", PEER_TIMEOUT)? {
+                PeerReply::Ready => {}
+                other => {
+                    return Err(PeerError::Protocol {
+                        channel: peer.channel(),
+                        message: format!("expected ready, got {other:?}"),
+                    }
+                    .into());
+                }
+            }
+        }
+        let deadline = Instant::now() + PEER_TIMEOUT;
+        let mut endpoints = Vec::with_capacity(n);
+        for (channel, l) in listeners.into_iter().enumerate() {
+            endpoints.push(
+                l.accept(deadline)
+                    .map_err(|source| RunError::Transport { channel, source })?,
+            );
+        }
+
+        // 2. Driver threads wait at one barrier with this thread.
+        let barrier = Arc::new(Barrier::new(n + 1));
+        let progress: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
+        let (tx, rx) = mpsc::channel::<DriverResult>();
+        // Drivers poll `halt`, which the supervisor sets on Ctrl-C (`stop`) or when it
+        // gives up on the run. Driver threads are detached, so a driver stuck in a
+        // transfer can never hang the tool; killing process peers unblocks them.
+        let halt = Arc::new(AtomicBool::new(false));
+        let (pin_tx, pin_rx) = mpsc::channel::<Result<(), RunError>>();
+        for (channel, mut ep) in endpoints.into_iter().enumerate() {
+            let barrier = barrier.clone();
+            let progress = progress.clone();
+            let tx = tx.clone();
+            let pin_tx = pin_tx.clone();
+            let spec = spec.clone();
+            let halt = halt.clone();
+            let pin = opts.pin.then(|| pin_plan(channel, cpus).0);
+            thread::Builder::new()
+                .name(format!("driver-{channel}"))
+                .spawn(move || {
+                    let pinned = match pin {
+                        Some(cpu) => {
+                            pin_current_thread(cpu).map_err(|source| RunError::Pin { cpu, source })
+                        }
+                        None => Ok(()),
+                    };
+                    let _ = pin_tx.send(pinned);
+                    barrier.wait();
+                    if halt.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let ctl = Control {
+                        stop: &halt,
+                        progress: &progress[channel],
+                    };
+                    let r = drive(&mut ep, &spec, &ctl);
+                    drop(ep);
+                    let _ = tx.send((channel, r));
+                })
+                .expect("spawning a driver thread");
+        }
+        drop(tx);
+        drop(pin_tx);
+        let mut pin_error = None;
+        for r in pin_rx.iter().take(n) {
+            if let Err(e) = r {
+                pin_error.get_or_insert(e);
+            }
+        }
+        if let Some(e) = pin_error {
+            halt.store(true, Ordering::Relaxed);
+            barrier.wait();
+            return Err(e);
+        }
+
+        // 3. Release, then supervise.
+        ctl.window_started();
+        let cpu_before = CpuSnapshot::now();
+        barrier.wait();
+        let mut outcomes: Vec<Option<DriverOutcome>> = (0..n).map(|_| None).collect();
+        let mut first_error: Option<RunError> = None;
+        let mut last_total = 0u64;
+        let mut last_change = Instant::now();
+        let mut done = 0;
+        while done < n {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok((channel, Ok(o))) => {
+                    outcomes[channel] = Some(o);
+                    done += 1;
+                }
+                Ok((channel, Err(e))) => {
+                    done += 1;
+                    if first_error.is_none() {
+                        // A driver error is usually the symptom of a dead peer: prefer
+                        // the peer's own story when there is one.
+                        let death = peers
+                            .iter_mut()
+                            .find_map(|p| p.exited_within(Duration::from_millis(300)));
+                        first_error = Some(match death {
+                            Some(d) => d.into(),
+                            None => RunError::Workload { channel, source: e },
+                        });
+                        halt.store(true, Ordering::Relaxed);
+                        peers.iter_mut().for_each(Peer::kill);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if stop.load(Ordering::Relaxed) {
+                        halt.store(true, Ordering::Relaxed);
+                    }
+                    if first_error.is_some() {
+                        // Peers are killed; drivers unblock on their own. Do not wait long.
+                        if last_change.elapsed() > Duration::from_secs(2) {
+                            break;
+                        }
+                        continue;
+                    }
+                    if let Some(e) = peers.iter_mut().find_map(Peer::exited) {
+                        first_error = Some(e.into());
+                        halt.store(true, Ordering::Relaxed);
+                        peers.iter_mut().for_each(Peer::kill);
+                        last_change = Instant::now();
+                        continue;
+                    }
+                    let total: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+                    if total != last_total {
+                        last_total = total;
+                        last_change = Instant::now();
+                    } else if last_change.elapsed() >= ctl.hang_timeout {
+                        let channel = progress
+                            .iter()
+                            .enumerate()
+                            .min_by_key(|(_, p)| p.load(Ordering::Relaxed))
+                            .map_or(0, |(i, _)| i);
+                        first_error = Some(RunError::Hung {
+                            channel,
+                            secs: ctl.hang_timeout.as_secs(),
+                        });
+                        halt.store(true, Ordering::Relaxed);
+                        peers.iter_mut().for_each(Peer::kill);
+                        last_change = Instant::now();
+                    }
+                }
+            }
+        }
+        let cpu_after = CpuSnapshot::now();
+        ctl.window_ended();
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        if stop.load(Ordering::Relaxed) || outcomes.iter().flatten().any(|o| o.stopped) {
+            return Err(RunError::Interrupted);
+        }
+        let outcomes: Vec<DriverOutcome> = outcomes
+            .into_iter()
+            .map(|o| o.expect("every driver reported"))
+            .collect();
+
+        // 4. Collect what the peers measured.
+        let mut served = Vec::with_capacity(n);
+        let mut peer_cpu = Vec::new();
+        for peer in peers.iter_mut() {
+            match peer.wait_reply("finish", PEER_TIMEOUT)? {
+                PeerReply::Done { outcome, cpu } => {
+                    served.push(outcome);
+                    if let Some(mut c) = cpu {
+                        c.pid = peer.pid();
+                        peer_cpu.push(c);
+                    }
+                }
+                other => {
+                    return Err(PeerError::Protocol {
+                        channel: peer.channel(),
+                        message: format!("expected done, got {other:?}"),
+                    }
+                    .into());
+                }
+            }
+        }
+        let main_role = match opts.peer {
+            PeerMode::Thread => "main (drivers + thread peers)",
+            PeerMode::Process(_) => "main (drivers)",
+        };
+        let mut cpu = vec![cpu_before.until(&cpu_after, main_role, std::process::id())];
+        cpu.extend(peer_cpu);
+        let channels = outcomes
+            .into_iter()
+            .zip(&served)
+            .map(|(d, s)| spec.workload.channel_outcome(spec.size, d, s))
+            .collect();
+        Ok(RunRecord {
+            counters: ctl.take_counters(),
+            ..aggregate(channels, cpu)
+        })
+    }
+}

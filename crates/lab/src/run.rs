@@ -1,0 +1,152 @@
+//! `xferbench run`'s plan: a sweep of points, each on the rig its transport needs.
+//!
+//! Every transport of [`crate::transports`] runs on a [`PeerRig`] (one peer per
+//! channel); the point loop ([`crate::measure`]) does the rest.
+
+use crate::counters::{CounterMode, CounterSource};
+use crate::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use crate::observer::Observer;
+use crate::result::{Context, ResultDoc};
+use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
+use crate::rig::{Rig, RunError};
+use crate::sweep::PointSpec;
+use crate::transports::{WithTransport, dispatch};
+use crate::workload::{Limit, WorkloadKind};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use xferbench_transports::Transport;
+
+/// Run control of `xferbench run`, shared by every point of the sweep.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The workload.
+    pub workload: WorkloadKind,
+    /// Measured runs per point.
+    pub runs: usize,
+    /// Discarded warm-up runs per point (per visit with `interleave`).
+    pub warmup: usize,
+    /// Round-robin across points.
+    pub interleave: bool,
+    /// Run length per channel.
+    pub limit: Limit,
+    /// Verify payloads.
+    pub verify: bool,
+    /// Where peers run.
+    pub peer: PeerMode,
+    /// Pin driver threads and peers to CPUs.
+    pub pin: bool,
+    /// A run with no progress on any channel for this long is declared hung.
+    pub hang_timeout: Duration,
+    /// Fault injection for tests (see [`crate::workload::ChannelSpec::corrupt_every`]).
+    pub corrupt_every: Option<u64>,
+    /// Counters to record per participant (`--counters`).
+    pub counters: CounterMode,
+    /// Profile one participant of every point (`--profile`, `--profile-peer`).
+    pub profile: Option<crate::profile::ProfileRequest>,
+}
+
+impl RunOptions {
+    /// The point loop's share of the options.
+    pub fn loop_options(&self) -> LoopOptions {
+        LoopOptions {
+            runs: self.runs,
+            warmup: self.warmup,
+            interleave: self.interleave,
+            hang_timeout: self.hang_timeout,
+            counters: self.counters,
+            profile: self.profile.clone(),
+        }
+    }
+
+    /// The peer rig's share of the options.
+    pub fn peer_options(&self) -> PeerOptions {
+        PeerOptions {
+            workload: self.workload,
+            limit: self.limit,
+            verify: self.verify,
+            peer: self.peer.clone(),
+            pin: self.pin,
+            corrupt_every: self.corrupt_every,
+        }
+    }
+}
+
+/// The bench of a sweep: each point's transport on its rig.
+pub struct SweepBench<'a> {
+    specs: &'a [PointSpec],
+    planned: Vec<PlannedPoint>,
+    peer: PeerOptions,
+}
+
+impl<'a> SweepBench<'a> {
+    /// The bench for `points` run with `opts`.
+    pub fn new(points: &'a [PointSpec], opts: &RunOptions) -> SweepBench<'a> {
+        let planned = points
+            .iter()
+            .map(|p| PlannedPoint {
+                params: p.params(opts.workload.name()),
+                size_bytes: p.size,
+                channels: p.channels,
+                rules: opts.workload.rules(),
+                verify: opts.verify,
+            })
+            .collect();
+        SweepBench {
+            specs: points,
+            planned,
+            peer: opts.peer_options(),
+        }
+    }
+}
+
+impl Bench for SweepBench<'_> {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        struct Start<'s> {
+            point: &'s PointSpec,
+            opts: &'s PeerOptions,
+            source: Option<&'s dyn CounterSource>,
+        }
+        impl<'s> WithTransport for Start<'s> {
+            type Output = Result<Box<dyn Rig>, RunError>;
+            fn with<T: Transport + Clone>(self, t: T) -> Self::Output {
+                Ok(Box::new(PeerRig::start(
+                    t,
+                    self.point,
+                    self.opts,
+                    self.source,
+                )?))
+            }
+        }
+        let point = &self.specs[index];
+        dispatch(
+            &point.transport,
+            &point.transport_params,
+            Start {
+                point,
+                opts: &self.peer,
+                source,
+            },
+        )?
+    }
+}
+
+/// Runs every point of a sweep, streaming each finished point to the observers
+/// (see [`run_plan`]).
+pub fn run_sweep(
+    context: Context,
+    points: &[PointSpec],
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    observers: &mut [&mut dyn Observer],
+) -> ResultDoc {
+    let mut bench = SweepBench::new(points, opts);
+    run_plan(context, &mut bench, &opts.loop_options(), stop, observers)
+}
