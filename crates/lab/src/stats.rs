@@ -123,6 +123,23 @@ impl Estimate {
     }
 }
 
+/// The ratio `numerator / denominator` of two points' figure, run by run.
+///
+/// Runs are paired by position: in an interleaved plan run `r` of both points ran in
+/// the same round, so each pair saw the same state of the machine and the drift
+/// between rounds cancels out of the ratio. The estimate's median and interval are
+/// those of the paired ratios ([`Estimate::from_values`]); `None` without a pair
+/// with a non-zero denominator.
+pub fn paired_ratio(numerator: &[f64], denominator: &[f64]) -> Option<Estimate> {
+    Estimate::from_values(
+        numerator
+            .iter()
+            .zip(denominator)
+            .filter(|(_, d)| **d != 0.0)
+            .map(|(n, d)| n / d),
+    )
+}
+
 fn median_sorted(xs: &[f64]) -> f64 {
     let n = xs.len();
     if n % 2 == 1 {
@@ -265,6 +282,17 @@ mod tests {
         // Binomial(20, 1/2): P(K <= 5) = 0.0207, so k = 6 reaches 95.86 %.
         assert_eq!((e.ci_low, e.ci_high), (6.0, 15.0));
         assert!((e.ci_level - 0.958611).abs() < 1e-5, "{}", e.ci_level);
+    }
+
+    #[test]
+    fn paired_ratios_cancel_drift_shared_by_a_round() {
+        // The machine halves its speed in round 2; B is always twice as fast as A.
+        let a = [100.0, 50.0, 100.0];
+        let b = [200.0, 100.0, 200.0];
+        let r = paired_ratio(&b, &a).unwrap();
+        assert_eq!((r.median, r.ci_low, r.ci_high), (2.0, 2.0, 2.0));
+        assert_eq!(r.n, 3);
+        assert!(paired_ratio(&b, &[0.0, 0.0]).is_none());
     }
 
     #[test]

@@ -1,6 +1,147 @@
-//! The built-in studies' measuring code: each study's workload, its list of points
-//! and the runner that produces its results. Rendering lives in the report crate,
-//! argument parsing in the CLI.
+//! The built-in studies: each is a plan of points behind the [`Study`] trait, run by
+//! the one point loop ([`crate::measure`]) into one [`ResultDoc`] with its
+//! [`StudyInfo`].
+//!
+//! # The study contract
+//!
+//! * A study names itself, says in one line what it reproduces, lists the
+//!   participants a profile can record, and plans its points, full or `--quick`
+//!   ([`Study::plan`]).
+//! * Its plan is a [`Bench`]: the points and a rig for each. Workloads live in
+//!   [`crate::workload`], rigs in [`crate::rig`]; a study file holds the plan only.
+//! * What a study measures besides its points (the points the plan left out, a
+//!   micro-measurement) goes into [`StudyInfo::extras`].
+//! * Rendering is the report crate's (`report/src/studies/<name>.rs`), argument
+//!   parsing the CLI's: one table-driven dispatcher over [`registry`].
+//!
+//! Every study thereby gets warm-up and repeated runs, estimates with intervals, CPU
+//! of every process, counters, profiles, observers, the versioned result and
+//! `compare` with no code of its own.
 
 pub mod rpmsg;
 pub mod warp;
+
+use crate::counters::CounterMode;
+use crate::measure::{Bench, LoopOptions, run_plan};
+use crate::observer::Observer;
+use crate::process::Launcher;
+use crate::result::{Context, ResultDoc, Settings, StudyInfo};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// What a study's plan needs from its caller.
+#[derive(Debug, Clone)]
+pub struct StudyEnv {
+    /// How to start participant processes (remotes, memory mocks, clients); `None`
+    /// runs them as threads of this process, for tests.
+    pub launcher: Option<Launcher>,
+}
+
+/// A planned study: its points on their rigs, and how to run them.
+pub struct StudyPlan {
+    /// The points and their rigs.
+    pub bench: Box<dyn Bench>,
+    /// Runs, warm-up and order (interleaved wherever the study compares variants).
+    pub options: LoopOptions,
+    /// The run-control settings recorded in the context.
+    pub settings: Settings,
+    /// What the study measured or decided besides its points.
+    pub extras: BTreeMap<String, serde_json::Value>,
+}
+
+/// A built-in study.
+pub trait Study: Sync {
+    /// Its name on the command line and in results (`rpmsg`, `warp-pipe`).
+    fn name(&self) -> &'static str;
+    /// One line for `xferbench list`.
+    fn description(&self) -> &'static str;
+    /// The participants `--profile-peer` can name; `main` first.
+    fn participants(&self) -> &'static [&'static str];
+    /// The plan, full or quick.
+    fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan;
+}
+
+/// Overrides of a study's own run control (`study --runs`, `--warmup`, …).
+#[derive(Debug, Clone, Default)]
+pub struct StudyOverrides {
+    /// Measured runs per point.
+    pub runs: Option<usize>,
+    /// Warm-up runs per visit.
+    pub warmup: Option<usize>,
+    /// Round-robin order (`Some(false)` to run point by point).
+    pub interleave: Option<bool>,
+    /// Counters per participant.
+    pub counters: Option<CounterMode>,
+    /// Profile one participant of every point.
+    pub profile: Option<crate::profile::ProfileRequest>,
+    /// Hang timeout.
+    pub hang_timeout: Option<Duration>,
+}
+
+/// Every built-in study, in the order `list` shows them.
+pub fn registry() -> &'static [&'static dyn Study] {
+    &[]
+}
+
+/// A study by name, or the list of names to choose from.
+pub fn find(name: &str) -> Result<&'static dyn Study, String> {
+    registry()
+        .iter()
+        .copied()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = registry().iter().map(|s| s.name()).collect();
+            format!("unknown study `{name}`; choose from: {}", names.join(", "))
+        })
+}
+
+/// Plans and runs a study; `context` builds the measurement context from the
+/// settings the plan decided. The document records the study, its extras, and how
+/// it ended (interruptions and failures included).
+pub fn run_study(
+    study: &dyn Study,
+    quick: bool,
+    overrides: &StudyOverrides,
+    env: &StudyEnv,
+    context: impl FnOnce(Settings) -> Context,
+    stop: &AtomicBool,
+    observers: &mut [&mut dyn Observer],
+) -> ResultDoc {
+    let mut plan = study.plan(quick, env);
+    let o = &mut plan.options;
+    if let Some(r) = overrides.runs {
+        o.runs = r;
+    }
+    if let Some(w) = overrides.warmup {
+        o.warmup = w;
+    }
+    if let Some(i) = overrides.interleave {
+        o.interleave = i;
+    }
+    if let Some(c) = overrides.counters {
+        o.counters = c;
+    }
+    if let Some(t) = overrides.hang_timeout {
+        o.hang_timeout = t;
+    }
+    o.profile = overrides.profile.clone();
+    plan.settings.runs = o.runs;
+    plan.settings.warmup = o.warmup;
+    plan.settings.interleave = o.interleave;
+    let planned_points = plan.bench.points().len();
+    let mut doc = run_plan(
+        context(plan.settings.clone()),
+        plan.bench.as_mut(),
+        &plan.options,
+        stop,
+        observers,
+    );
+    doc.study = Some(StudyInfo {
+        name: study.name().into(),
+        quick,
+        planned_points,
+        extras: plan.extras,
+    });
+    doc
+}
