@@ -16,6 +16,7 @@ pub mod counters;
 pub mod cpu;
 pub mod observer;
 pub mod peer;
+pub mod process;
 pub mod profile;
 pub mod result;
 pub mod rpmsg;
