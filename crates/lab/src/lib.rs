@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod ab;
+pub mod affinity;
 pub mod clock;
 pub mod compare;
 pub mod context;

@@ -495,7 +495,7 @@ fn serve_commands(
         type Output = ();
         fn with<T: Transport + Clone>(mut self, transport: T) {
             if let Some(cpu) = self.spec.pin_cpu {
-                if let Err(e) = crate::runner::pin_current_thread(cpu) {
+                if let Err(e) = crate::affinity::pin_current_thread(cpu) {
                     (self.reply)(PeerReply::Failed {
                         message: format!("cannot pin to CPU {cpu}: {e}"),
                     });

@@ -21,6 +21,7 @@
 //! runs from the earliest start to the latest end over all channels; aggregate
 //! throughput is total bytes over the common window, never a sum of per-channel rates.
 
+use crate::affinity::{allowed_cpus, pin_current_thread};
 use crate::clock::Stamp;
 use crate::counters::{self, CounterMode, CounterSource, Participant, RunCounters};
 use crate::cpu::{CpuSnapshot, ProcessCpu};
@@ -138,23 +139,6 @@ pub struct RunProgress {
     pub done: usize,
     /// Runs in all (warm-up included).
     pub total: usize,
-}
-
-/// Pins the calling thread to one CPU.
-pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(cpu);
-    rustix::thread::sched_setaffinity(None, &set).map_err(Into::into)
-}
-
-/// The CPUs this process may run on, in order.
-pub fn allowed_cpus() -> Vec<usize> {
-    match rustix::thread::sched_getaffinity(None) {
-        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
-            .filter(|&c| set.is_set(c))
-            .collect(),
-        Err(_) => (0..thread::available_parallelism().map_or(1, |n| n.get())).collect(),
-    }
 }
 
 /// CPUs for channel `i`: the driver on the 2i-th allowed CPU and its peer on the
