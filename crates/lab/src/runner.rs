@@ -25,7 +25,8 @@ use crate::affinity::{allowed_cpus, pin_current_thread};
 use crate::clock::Stamp;
 use crate::counters::{self, CounterMode, CounterSource, Participant, RunCounters};
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerProgram, PeerReply, PeerSpec};
+use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerReply, PeerSpec};
+use crate::process::Launcher;
 use crate::result::{ChannelRun, ChannelSummary, Latency, PointResult, RunRecord, figure};
 use crate::stats::{Estimate, jain_index};
 use crate::sweep::PointSpec;
@@ -48,7 +49,7 @@ pub enum PeerMode {
     /// Threads of this process.
     Thread,
     /// Re-executed copies of the binary.
-    Process(PeerProgram),
+    Process(Launcher),
 }
 
 /// Run control shared by every point of a sweep.
