@@ -4,6 +4,19 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// The hidden subcommands that select the lab's process roles (see
+/// [`crate::launcher`]).
+pub mod role {
+    /// [`xferbench_lab::process::Role::Peer`].
+    pub const PEER: &str = "__peer";
+    /// [`xferbench_lab::process::Role::RpmsgRemote`].
+    pub const RPMSG_REMOTE: &str = "__rpmsg-remote";
+    /// [`xferbench_lab::process::Role::MemoryMock`].
+    pub const MEMORY_MOCK: &str = "__memory-mock";
+    /// [`xferbench_lab::process::Role::WarpClient`].
+    pub const WARP_CLIENT: &str = "__warp-client";
+}
+
 /// A performance lab for data-transport systems: sweeps of transports, message
 /// sizes and channel counts, with honest throughput, latency and CPU figures.
 #[derive(Debug, Parser)]
@@ -30,7 +43,7 @@ pub enum Command {
     /// Compare two result files point by point; non-zero exit on a regression.
     Compare(CompareArgs),
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
-    #[command(name = "__peer", hide = true)]
+    #[command(name = role::PEER, hide = true)]
     Peer,
     /// Run a built-in study: results, tables, plots and a summary in one folder.
     Study(StudyArgs),
@@ -41,10 +54,23 @@ pub enum Command {
     /// write(packet) → read(echo) until --transfer bytes are sent.
     Rpmsg(RpmsgArgs),
     /// Internal: the remote side of an RPMsg link (started by `study rpmsg`).
-    #[command(name = "__rpmsg-remote", hide = true)]
+    #[command(name = role::RPMSG_REMOTE, hide = true)]
     RpmsgRemote {
         /// The link's shared-memory region name.
         name: String,
+    },
+    /// Internal: the Warp Pipe memory mock of the study; prints `listening on ADDR`.
+    #[command(name = role::MEMORY_MOCK, hide = true)]
+    MemoryMock {
+        /// The lab's `MemoryMockSpec` as JSON.
+        spec_json: String,
+    },
+    /// Internal: one Warp Pipe client process (`warp client --instances`, the study);
+    /// prints its result as JSON.
+    #[command(name = role::WARP_CLIENT, hide = true)]
+    WarpClient {
+        /// The lab's `ClientProcessSpec` as JSON.
+        spec_json: String,
     },
 }
 
@@ -141,9 +167,6 @@ pub struct WarpServeArgs {
     /// I/O model.
     #[arg(long, value_enum, default_value = "epoll")]
     pub io: IoArg,
-    /// Print `listening on ADDR` on stdout once bound (for scripts and the study).
-    #[arg(long)]
-    pub announce: bool,
 }
 
 /// Connection arrangement of the client threads.
@@ -194,9 +217,6 @@ pub struct WarpClientArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Internal: the whole client spec as JSON (used by the study for instances).
-    #[arg(long, hide = true, value_name = "JSON")]
-    pub spec_json: Option<String>,
 }
 
 /// `xferbench list`.

@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
-use xferbench_lab::peer::PeerProgram;
+use xferbench_lab::process::Launcher;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
@@ -59,7 +59,7 @@ impl RunConfig {
     /// Validates the arguments.
     pub fn from_args(
         a: &RunArgs,
-        peer_program: impl FnOnce() -> Result<PeerProgram>,
+        launcher: impl FnOnce() -> Result<Launcher>,
     ) -> Result<RunConfig> {
         let workload = match a.workload {
             WorkloadArg::Stream => WorkloadKind::Stream,
@@ -170,7 +170,7 @@ impl RunConfig {
         }
         let peer = match a.peer {
             PeerArg::Thread => PeerMode::Thread,
-            PeerArg::Process => PeerMode::Process(peer_program()?),
+            PeerArg::Process => PeerMode::Process(launcher()?),
         };
         let counters = match a.counters {
             None => CounterMode::Off,

@@ -10,9 +10,22 @@ mod run;
 mod study;
 mod warp;
 
+use anyhow::{Context, Result};
 use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
+use xferbench_lab::process::{Launcher, Role};
+
+/// How the lab starts this binary in each of its hidden roles.
+pub fn launcher() -> Result<Launcher> {
+    let exe = std::env::current_exe()
+        .context("cannot find the xferbench binary to start its helper processes")?;
+    Ok(Launcher::new(exe)
+        .with_role(Role::Peer, [cli::role::PEER])
+        .with_role(Role::RpmsgRemote, [cli::role::RPMSG_REMOTE])
+        .with_role(Role::MemoryMock, [cli::role::MEMORY_MOCK])
+        .with_role(Role::WarpClient, [cli::role::WARP_CLIENT]))
+}
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -30,6 +43,8 @@ fn main() -> ExitCode {
         cli::Command::RpmsgRemote { name } => {
             return ExitCode::from(xferbench_lab::rpmsg::serve_remote(&name) as u8);
         }
+        cli::Command::MemoryMock { spec_json } => warp::memory_mock(&spec_json),
+        cli::Command::WarpClient { spec_json } => warp::client_process(&spec_json),
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),
     };
@@ -58,5 +73,24 @@ mod tests {
     #[test]
     fn the_cli_definition_is_consistent() {
         super::cli::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_launcher_starts_every_role_with_its_hidden_subcommand() {
+        let launcher = super::launcher().unwrap();
+        let names: Vec<String> = super::cli::Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        for role in xferbench_lab::process::Role::ALL {
+            let cmd = launcher.command(role, ["DATA"]).unwrap();
+            let args: Vec<String> = cmd
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(args.len(), 2, "{role:?}: {args:?}");
+            assert!(names.contains(&args[0]), "{role:?}: {args:?}");
+            assert_eq!(args[1], "DATA");
+        }
     }
 }

@@ -45,7 +45,7 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
         Some(s) if !s.success() => {
             eprintln!(
                 "note: the profiled command {}",
-                xferbench_lab::peer::describe_status(s)
+                xferbench_lab::process::describe_status(s)
             );
             1
         }

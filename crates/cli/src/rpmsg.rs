@@ -58,11 +58,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let remote = RemoteKind::Process {
-        program: std::env::current_exe()
-            .context("cannot find the xferbench binary to start the remote")?,
-        args: vec!["__rpmsg-remote".into()],
-    };
+    let remote = RemoteKind::Process(crate::launcher()?);
     let stop = crate::run::stop_flag()?;
     let mut session = Session::start(&link_config(&p, Service::Echo), &remote)
         .context("cannot start the RPMsg link")?;

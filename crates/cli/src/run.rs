@@ -7,7 +7,6 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use xferbench_lab::observer::Observer;
-use xferbench_lab::peer::PeerProgram;
 use xferbench_lab::result::{Outcome, ResultDoc};
 use xferbench_report::{
     Exporter, csv::Csv, export_to_path, json::Json, jsonl::JsonLinesWriter, markdown::Markdown,
@@ -36,13 +35,7 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
 
 /// Runs `xferbench run` and returns the exit status.
 pub fn run(args: &RunArgs) -> Result<u8> {
-    let config = match RunConfig::from_args(args, || {
-        Ok(PeerProgram {
-            program: std::env::current_exe()
-                .context("cannot find the xferbench binary to start peer processes")?,
-            args: vec!["__peer".into()],
-        })
-    }) {
+    let config = match RunConfig::from_args(args, crate::launcher) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e:#}");

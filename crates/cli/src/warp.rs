@@ -1,12 +1,17 @@
 //! `xferbench warp serve` and `xferbench warp client`: clap arguments turned into the
-//! transports' server config and the lab's client spec.
+//! transports' server config and the lab's client spec; and the hidden roles the lab
+//! starts for the study and `--instances` (`__memory-mock`, `__warp-client`), which
+//! take the lab's spec as one JSON argument.
 
 use crate::cli::{ConnectionArg, CrcArg, IoArg, WarpClientArgs, WarpCommand, WarpServeArgs};
 use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use xferbench_lab::studies::warp::{self as lab, ClientSpec, ConnectionMode, Ops, Program};
+use xferbench_lab::process::die_with_parent;
+use xferbench_lab::studies::warp::{
+    self as lab, ClientProcessSpec, ClientSpec, ConnectionMode, MemoryMockSpec, Ops,
+};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
 use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
@@ -70,25 +75,56 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
         Err(e) => return Err(e).with_context(|| format!("cannot serve on {listen}")),
     };
     let addr = server.local_addr()?;
-    if a.announce {
-        lab::die_with_parent();
-    }
     let stop = crate::run::stop_flag()?;
-    if a.announce {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening on {addr}")?;
-        out.flush()?;
-    } else {
-        eprintln!("memory mock listening on {addr} (Ctrl-C to stop)");
-    }
+    eprintln!("memory mock listening on {addr} (Ctrl-C to stop)");
     let stats = server.run(&stop)?;
-    if !a.announce {
-        let t = &stats.totals;
-        eprintln!(
-            "served {} connections: {} reads, {} writes, {} bad LCRC, {} bad frames, {} closed on bad input",
-            stats.connections, t.reads, t.writes, t.bad_lcrc, t.bad_frames, stats.closed_on_error
-        );
-    }
+    let t = &stats.totals;
+    eprintln!(
+        "served {} connections: {} reads, {} writes, {} bad LCRC, {} bad frames, {} closed on bad input",
+        stats.connections, t.reads, t.writes, t.bad_lcrc, t.bad_frames, stats.closed_on_error
+    );
+    Ok(0)
+}
+
+/// A hidden role's argument that is not the lab's spec: a usage error.
+fn bad_spec(role: &str, e: serde_json::Error) -> Result<u8> {
+    usage(format_args!(
+        "xferbench {role}: bad spec ({e}); this is an internal role"
+    ))
+}
+
+/// `xferbench __memory-mock SPEC_JSON`: serves until SIGINT or the parent's death;
+/// prints `listening on ADDR` on stdout once bound.
+pub fn memory_mock(json: &str) -> Result<u8> {
+    die_with_parent();
+    let spec: MemoryMockSpec = match serde_json::from_str(json) {
+        Ok(s) => s,
+        Err(e) => return bad_spec(crate::cli::role::MEMORY_MOCK, e),
+    };
+    let server = spec.bind()?;
+    let addr = server.local_addr()?;
+    let stop = crate::run::stop_flag()?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening on {addr}")?;
+    out.flush()?;
+    drop(out);
+    server.run(&stop)?;
+    Ok(0)
+}
+
+/// `xferbench __warp-client SPEC_JSON`: runs the client and prints its result as one
+/// JSON line; the parent judges the result (exit 0 once printed).
+pub fn client_process(json: &str) -> Result<u8> {
+    die_with_parent();
+    let spec: ClientProcessSpec = match serde_json::from_str(json) {
+        Ok(s) => s,
+        Err(e) => return bad_spec(crate::cli::role::WARP_CLIENT, e),
+    };
+    let stop = crate::run::stop_flag()?;
+    let run = lab::run_client(spec.connect, &spec.client, &stop)?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &run)?;
+    writeln!(out)?;
     Ok(0)
 }
 
@@ -96,32 +132,23 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     let Some(addr) = a.connect.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
         return usage(format_args!("--connect {}: expected HOST:PORT", a.connect));
     };
-    if a.spec_json.is_some() {
-        lab::die_with_parent();
-    }
-    let spec = match &a.spec_json {
-        Some(j) => match serde_json::from_str::<ClientSpec>(j) {
-            Ok(s) => s,
-            Err(e) => return usage(format_args!("--spec-json: {e}")),
+    let spec = ClientSpec {
+        threads: if a.instances > 1 { 1 } else { a.threads },
+        iterations: a.iterations,
+        payload: a.payload,
+        crc: crc_kind(a.crc).name().into(),
+        connection: match a.connection {
+            ConnectionArg::Shared => ConnectionMode::Shared,
+            ConnectionArg::PerThread => ConnectionMode::PerThread,
+            ConnectionArg::Pipelined => ConnectionMode::Pipelined,
         },
-        None => ClientSpec {
-            threads: if a.instances > 1 { 1 } else { a.threads },
-            iterations: a.iterations,
-            payload: a.payload,
-            crc: crc_kind(a.crc).name().into(),
-            connection: match a.connection {
-                ConnectionArg::Shared => ConnectionMode::Shared,
-                ConnectionArg::PerThread => ConnectionMode::PerThread,
-                ConnectionArg::Pipelined => ConnectionMode::Pipelined,
-            },
-            piggyback_acks: a.piggyback_acks,
-            think_ms: a.think,
-            first_slot: 0,
-            ops: if a.reads_only {
-                Ops::Read
-            } else {
-                Ops::ReadWriteRead
-            },
+        piggyback_acks: a.piggyback_acks,
+        think_ms: a.think,
+        first_slot: 0,
+        ops: if a.reads_only {
+            Ops::Read
+        } else {
+            Ops::ReadWriteRead
         },
     };
     if spec.threads == 0 || spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
@@ -132,15 +159,12 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     }
     let stop = crate::run::stop_flag()?;
     let runs = if a.instances > 1 {
-        let program = Program {
-            path: std::env::current_exe().context("cannot find the xferbench binary")?,
-        };
-        lab::run_instances(&program, addr, &spec, a.instances)?
+        lab::run_instances(&crate::launcher()?, addr, &spec, a.instances)?
     } else {
         vec![lab::run_client(addr, &spec, &stop)?]
     };
     let mut out = std::io::stdout().lock();
-    if a.json || a.spec_json.is_some() {
+    if a.json {
         if runs.len() == 1 {
             serde_json::to_writer(&mut out, &runs[0])?;
         } else {

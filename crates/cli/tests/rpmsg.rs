@@ -4,17 +4,17 @@
 mod common;
 
 use common::regions_left_by;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use xferbench_lab::process::{Launcher, Role};
 use xferbench_lab::rpmsg::{RemoteKind, RpmsgError, RpmsgPoint, Session, link_config};
 use xferbench_transports::rpmsg::{Buffers, Notify, Service};
 
 fn remote() -> RemoteKind {
-    RemoteKind::Process {
-        program: PathBuf::from(env!("CARGO_BIN_EXE_xferbench")),
-        args: vec!["__rpmsg-remote".into()],
-    }
+    RemoteKind::Process(
+        Launcher::new(env!("CARGO_BIN_EXE_xferbench"))
+            .with_role(Role::RpmsgRemote, ["__rpmsg-remote"]),
+    )
 }
 
 #[test]

@@ -273,7 +273,7 @@ fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
     if !status.success() {
         return Err(AbError::CommandFailed {
             command: command.into(),
-            status: crate::peer::describe_status(status),
+            status: crate::process::describe_status(status),
         });
     }
     Ok(AbRun {
@@ -309,7 +309,7 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
             let tail: Vec<&str> = text.lines().rev().take(3).collect();
             Err(err(format!(
                 "valgrind {}: {}",
-                crate::peer::describe_status(o.status),
+                crate::process::describe_status(o.status),
                 tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
             )))
         }

@@ -15,6 +15,7 @@
 #![deny(missing_docs)]
 
 pub mod ab;
+pub mod affinity;
 pub mod clock;
 pub mod compare;
 pub mod context;
@@ -23,6 +24,7 @@ pub mod cpu;
 pub mod measure;
 pub mod observer;
 pub mod peer;
+pub mod process;
 pub mod profile;
 pub mod result;
 pub mod rig;

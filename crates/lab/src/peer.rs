@@ -1,5 +1,6 @@
 //! Peers: the serving side of each channel, as a thread of this process or as a
-//! re-executed copy of the `xferbench` binary (`xferbench __peer`).
+//! re-executed copy of the binary in its peer role ([`Role::Peer`], started through
+//! the [`Launcher`] the binary supplies).
 //!
 //! # Control protocol (process peers)
 //!
@@ -8,7 +9,8 @@
 //! connect to, and finally `quit`. The peer answers on stdout with [`PeerReply`]s:
 //! `ready` once connected (its CPU window starts there), then `done` with what it
 //! measured and its CPU usage, or `failed` with a message. A peer whose stdin closes
-//! exits; a peer whose parent dies is killed by the kernel (`PR_SET_PDEATHSIG`).
+//! exits; a peer whose parent dies is killed by the kernel
+//! ([`crate::process::die_with_parent`]).
 //!
 //! Thread peers run the same loop with in-process channels instead of pipes.
 //!
@@ -16,15 +18,15 @@
 //! liveness, and a dead peer is reported with its exit status or signal and the tail
 //! of its stderr.
 
+use crate::affinity::pin_current_thread;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams};
 use crate::transports::{WithTransport, dispatch};
 use crate::workload::{ChannelSpec, ServeOutcome, serve};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::{BufRead, BufReader, Write};
+use std::process::ChildStdin;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 use xferbench_transports::{Params, Transport};
@@ -79,15 +81,6 @@ pub enum PeerReply {
     },
 }
 
-/// How to start a process peer: the `xferbench` binary and its hidden subcommand.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeerProgram {
-    /// Path to the binary.
-    pub program: PathBuf,
-    /// Arguments selecting the peer role.
-    pub args: Vec<String>,
-}
-
 /// How long a peer may take to connect, or to finish after the driver closed.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -95,25 +88,15 @@ pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum PeerError {
     /// The peer process could not be started.
-    #[error("could not start peer process {program}: {source}")]
-    Spawn {
-        /// The program.
-        program: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("could not start the peer process")]
+    Spawn(#[source] SpawnError),
     /// The peer process exited or was killed.
-    #[error("peer {channel} (pid {pid}) {status}{stderr}")]
+    #[error("peer {channel} {ended}")]
     Died {
         /// Channel.
         channel: usize,
-        /// Process id.
-        pid: u32,
-        /// "exited with status N" or "was killed by signal N (NAME)".
-        status: String,
-        /// The tail of its stderr, prefixed with ": ", or empty.
-        stderr: String,
+        /// How it ended.
+        ended: Ended,
     },
     /// The peer reported a failure.
     #[error("peer {channel} failed: {message}")]
@@ -154,10 +137,9 @@ enum Kind {
         commands: Sender<PeerCommand>,
     },
     Process {
-        child: Child,
+        // Stdin first: dropped (closed) before the child is killed and reaped.
         stdin: ChildStdin,
-        stderr_tail: Arc<Mutex<Vec<u8>>>,
-        exit: Option<std::process::ExitStatus>,
+        child: Child,
     },
 }
 
@@ -176,8 +158,6 @@ impl std::fmt::Debug for Peer {
             .finish()
     }
 }
-
-const STDERR_TAIL: usize = 2048;
 
 impl Peer {
     /// Starts a thread peer.
@@ -199,26 +179,15 @@ impl Peer {
         }
     }
 
-    /// Starts a process peer running `program`.
-    pub fn process(spec: PeerSpec, program: &PeerProgram) -> Result<Peer, PeerError> {
-        use std::os::unix::process::CommandExt;
+    /// Starts a process peer: the launcher's [`Role::Peer`].
+    pub fn process(spec: PeerSpec, launcher: &Launcher) -> Result<Peer, PeerError> {
         let channel = spec.channel;
-        let mut child = Command::new(&program.program)
-            .args(&program.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // Its own process group: a Ctrl-C at the terminal reaches only the
-            // parent, which then stops the peers in order.
-            .process_group(0)
-            .spawn()
-            .map_err(|source| PeerError::Spawn {
-                program: program.program.display().to_string(),
-                source,
-            })?;
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
+        let none: [&str; 0] = [];
+        let mut child = launcher
+            .spawn(Role::Peer, none, Streams::PIPED)
+            .map_err(PeerError::Spawn)?;
+        let stdin = child.take_stdin().expect("piped stdin");
+        let stdout = child.take_stdout().expect("piped stdout");
         let (ev_tx, ev_rx) = mpsc::channel();
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -235,15 +204,9 @@ impl Peer {
             }
             let _ = ev_tx.send(Event::Closed);
         });
-        let stderr_tail = collect_stderr_tail(stderr);
         let mut peer = Peer {
             channel,
-            kind: Kind::Process {
-                child,
-                stdin,
-                stderr_tail,
-                exit: None,
-            },
+            kind: Kind::Process { stdin, child },
             events: ev_rx,
         };
         peer.send(&PeerCommand::Hello(spec))?;
@@ -259,7 +222,7 @@ impl Peer {
     pub fn pid(&self) -> u32 {
         match &self.kind {
             Kind::Thread { .. } => std::process::id(),
-            Kind::Process { child, .. } => child.id(),
+            Kind::Process { child, .. } => child.pid(),
         }
     }
 
@@ -339,25 +302,9 @@ impl Peer {
         let channel = self.channel;
         match &mut self.kind {
             Kind::Thread { .. } => None,
-            Kind::Process {
-                child,
-                stderr_tail,
-                exit,
-                ..
-            } => {
-                if exit.is_none() {
-                    *exit = child.try_wait().ok().flatten();
-                }
-                let status = (*exit)?;
-                // Give the stderr reader a moment to collect the last words.
-                thread::sleep(Duration::from_millis(20));
-                Some(PeerError::Died {
-                    channel,
-                    pid: child.id(),
-                    status: describe_status(status),
-                    stderr: stderr_tail_text(stderr_tail),
-                })
-            }
+            Kind::Process { child, .. } => child
+                .exited()
+                .map(|ended| PeerError::Died { channel, ended }),
         }
     }
 
@@ -369,111 +316,31 @@ impl Peer {
     /// Like [`Peer::exited`], but gives a dying process up to `within` to finish
     /// exiting (its output may close, or a transfer fail, just before it is reapable).
     pub fn exited_within(&mut self, within: Duration) -> Option<PeerError> {
-        let give_up = Instant::now() + within;
-        loop {
-            if let Some(e) = self.exited() {
-                return Some(e);
-            }
-            if Instant::now() >= give_up {
-                return None;
-            }
-            thread::sleep(Duration::from_millis(5));
+        let channel = self.channel;
+        match &mut self.kind {
+            Kind::Thread { .. } => None,
+            Kind::Process { child, .. } => child
+                .exited_within(within)
+                .map(|ended| PeerError::Died { channel, ended }),
         }
     }
 
-    /// Kills a process peer at once (no-op for threads).
+    /// Kills a process peer at once and reaps it (no-op for threads).
     pub fn kill(&mut self) {
         if let Kind::Process { child, .. } = &mut self.kind {
-            let _ = child.kill();
+            child.kill();
         }
     }
 
     /// Asks the peer to exit and reaps it; kills it if it does not exit in time.
     pub fn quit(mut self) {
         let _ = self.send(&PeerCommand::Quit);
-        if let Kind::Process { child, exit, .. } = &mut self.kind {
+        if let Kind::Process { child, .. } = &mut self.kind {
             // Generous: a peer under valgrind writes its output file on exit.
-            let give_up = Instant::now() + PEER_TIMEOUT;
-            while exit.is_none() && Instant::now() < give_up {
-                *exit = child.try_wait().ok().flatten();
-                thread::sleep(Duration::from_millis(2));
+            if child.exited_within(PEER_TIMEOUT).is_none() {
+                child.kill();
             }
         }
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        if let Kind::Process { child, exit, .. } = &mut self.kind {
-            if exit.is_none() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
-    }
-}
-
-/// Keeps the last 2 KiB a child writes to `stderr`, read by a background thread.
-pub fn collect_stderr_tail(mut stderr: std::process::ChildStderr) -> Arc<Mutex<Vec<u8>>> {
-    let tail = Arc::new(Mutex::new(Vec::new()));
-    let t = tail.clone();
-    thread::spawn(move || {
-        let mut buf = [0u8; 1024];
-        while let Ok(n) = stderr.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            let mut v = t.lock().unwrap_or_else(|e| e.into_inner());
-            v.extend_from_slice(&buf[..n]);
-            let excess = v.len().saturating_sub(STDERR_TAIL);
-            v.drain(..excess);
-        }
-    });
-    tail
-}
-
-/// The collected stderr tail as `": text"`, or empty when there was none.
-pub fn stderr_tail_text(tail: &Mutex<Vec<u8>>) -> String {
-    let t = tail.lock().unwrap_or_else(|e| e.into_inner());
-    let text = String::from_utf8_lossy(&t);
-    let text = text.trim();
-    if text.is_empty() {
-        String::new()
-    } else {
-        format!(": {text}")
-    }
-}
-
-/// Describes an exit status: "exited with status 3", "was killed by signal 9 (SIGKILL)".
-pub fn describe_status(status: std::process::ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    if let Some(code) = status.code() {
-        format!("exited with status {code}")
-    } else if let Some(sig) = status.signal() {
-        let name = rustix::process::Signal::from_named_raw(sig)
-            .map(|s| format!(" ({})", signal_name(s)))
-            .unwrap_or_default();
-        format!("was killed by signal {sig}{name}")
-    } else {
-        format!("ended: {status}")
-    }
-}
-
-fn signal_name(s: rustix::process::Signal) -> &'static str {
-    use rustix::process::Signal as S;
-    match s {
-        S::KILL => "SIGKILL",
-        S::TERM => "SIGTERM",
-        S::INT => "SIGINT",
-        S::SEGV => "SIGSEGV",
-        S::ABORT => "SIGABRT",
-        S::BUS => "SIGBUS",
-        S::PIPE => "SIGPIPE",
-        S::HUP => "SIGHUP",
-        S::QUIT => "SIGQUIT",
-        S::ILL => "SIGILL",
-        S::FPE => "SIGFPE",
-        _ => "signal",
     }
 }
 
@@ -495,7 +362,7 @@ fn serve_commands(
         type Output = ();
         fn with<T: Transport + Clone>(mut self, transport: T) {
             if let Some(cpu) = self.spec.pin_cpu {
-                if let Err(e) = crate::rig::peers::pin_current_thread(cpu) {
+                if let Err(e) = pin_current_thread(cpu) {
                     (self.reply)(PeerReply::Failed {
                         message: format!("cannot pin to CPU {cpu}: {e}"),
                     });
@@ -563,11 +430,11 @@ fn serve_commands(
     }
 }
 
-/// The body of `xferbench __peer`: serves commands from stdin, replies on stdout.
+/// The body of the [`Role::Peer`] process: serves commands from stdin, replies on
+/// stdout.
 /// Returns the process exit code.
 pub fn serve_stdio() -> i32 {
-    // If the parent dies, so do we: nobody else would ever reap or stop us.
-    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    crate::process::die_with_parent();
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let stdout = std::io::stdout();
@@ -583,9 +450,7 @@ pub fn serve_stdio() -> i32 {
     let spec = match next() {
         Some(PeerCommand::Hello(spec)) => spec,
         _ => {
-            eprintln!(
-                "xferbench __peer: expected a hello command on stdin (this is an internal role)"
-            );
+            eprintln!("peer: expected a hello command on stdin (this is an internal role)");
             return 2;
         }
     };

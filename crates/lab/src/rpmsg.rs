@@ -14,23 +14,21 @@
 //!
 //! # The remote
 //!
-//! A session starts the remote once per link: in a re-executed `xferbench
-//! __rpmsg-remote NAME` process (the firmware on its own core; `PR_SET_PDEATHSIG`, its
-//! own process group) or, for tests, in a thread. A remote that dies is noticed by
+//! A session starts the remote once per link: in a re-executed copy of the binary in
+//! its [`Role::RpmsgRemote`], given the region name (the firmware on its own core;
+//! `PR_SET_PDEATHSIG`, its own process group) or, for tests, in a thread. A remote that dies is noticed by
 //! the host's bounded waits (`kill(pid, 0)` every 10 ms of silence) and reported with
 //! its exit status and the tail of its stderr; its region name was unlinked when it
 //! attached, so nothing is left in `/dev/shm`.
 
 use crate::clock::Stamp;
 use crate::cpu::CpuSnapshot;
-use crate::peer::{collect_stderr_tail, describe_status, stderr_tail_text};
+use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams};
 use crate::verify::{self, Integrity, Verifier};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 use xferbench_transports::rpmsg::header::{Faults, MAX_PAYLOAD};
 use xferbench_transports::rpmsg::{
@@ -45,13 +43,8 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum RemoteKind {
     /// A thread of this process (tests).
     Thread,
-    /// A re-executed process: `program args… NAME`.
-    Process {
-        /// The `xferbench` binary.
-        program: PathBuf,
-        /// Arguments selecting the remote role (`__rpmsg-remote`).
-        args: Vec<String>,
-    },
+    /// A process: the launcher's [`Role::RpmsgRemote`] with the region name appended.
+    Process(Launcher),
 }
 
 /// One point of the workload.
@@ -221,24 +214,11 @@ pub enum RpmsgError {
     #[error("{0}")]
     Config(String),
     /// The remote process could not be started.
-    #[error("could not start the rpmsg remote {program}: {source}")]
-    Spawn {
-        /// The program.
-        program: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("could not start the rpmsg remote")]
+    Spawn(#[source] SpawnError),
     /// The remote process died.
-    #[error("the rpmsg remote (pid {pid}) {status}{stderr}")]
-    RemoteDied {
-        /// Its pid.
-        pid: u32,
-        /// How it ended.
-        status: String,
-        /// The tail of its stderr, prefixed with ": ".
-        stderr: String,
-    },
+    #[error("the rpmsg remote {0}")]
+    RemoteDied(Ended),
     /// Ctrl-C.
     #[error("interrupted")]
     Interrupted,
@@ -246,10 +226,7 @@ pub enum RpmsgError {
 
 enum RemoteHandle {
     Thread(Option<std::thread::JoinHandle<Result<(), String>>>),
-    Process {
-        child: Child,
-        stderr: Arc<Mutex<Vec<u8>>>,
-    },
+    Process(Child),
 }
 
 /// A link with its remote running, ready for runs.
@@ -285,26 +262,11 @@ impl Session {
                     .expect("spawning a thread");
                 RemoteHandle::Thread(Some(h))
             }
-            RemoteKind::Process { program, args } => {
-                use std::os::unix::process::CommandExt;
-                let mut child = Command::new(program)
-                    .args(args)
-                    .arg(&name)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .process_group(0)
-                    .spawn()
-                    .map_err(|source| RpmsgError::Spawn {
-                        program: program.display().to_string(),
-                        source,
-                    })?;
-                let tail = collect_stderr_tail(child.stderr.take().expect("piped"));
-                RemoteHandle::Process {
-                    child,
-                    stderr: tail,
-                }
-            }
+            RemoteKind::Process(launcher) => RemoteHandle::Process(
+                launcher
+                    .spawn(Role::RpmsgRemote, [&name], Streams::QUIET)
+                    .map_err(RpmsgError::Spawn)?,
+            ),
         };
         let attached = link.wait_attached(Duration::from_secs(10), || match &mut handle {
             RemoteHandle::Thread(h) => {
@@ -315,14 +277,9 @@ impl Session {
                     Ok(())
                 }
             }
-            RemoteHandle::Process { child, stderr } => match child.try_wait() {
-                Ok(Some(status)) => Err(format!(
-                    "the rpmsg remote (pid {}) {} before attaching{}",
-                    child.id(),
-                    describe_status(status),
-                    stderr_tail_text(stderr)
-                )),
-                _ => Ok(()),
+            RemoteHandle::Process(child) => match child.exited() {
+                Some(e) => Err(format!("before attaching, the rpmsg remote {e}")),
+                None => Ok(()),
             },
         });
         let mut s = Session {
@@ -344,32 +301,19 @@ impl Session {
     }
 
     fn kill_remote(&mut self) {
-        if let RemoteHandle::Process { child, .. } = &mut self.remote {
-            let _ = child.kill();
-            let _ = child.wait();
+        if let RemoteHandle::Process(child) = &mut self.remote {
+            child.kill();
         }
     }
 
     /// If the remote process died, how.
     fn remote_death(&mut self) -> Option<RpmsgError> {
-        if let RemoteHandle::Process { child, stderr } = &mut self.remote {
-            let give_up = Instant::now() + Duration::from_millis(500);
-            loop {
-                if let Ok(Some(status)) = child.try_wait() {
-                    std::thread::sleep(Duration::from_millis(20));
-                    return Some(RpmsgError::RemoteDied {
-                        pid: child.id(),
-                        status: describe_status(status),
-                        stderr: stderr_tail_text(stderr),
-                    });
-                }
-                if Instant::now() >= give_up {
-                    return None;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
+        match &mut self.remote {
+            RemoteHandle::Process(child) => child
+                .exited_within(Duration::from_millis(500))
+                .map(RpmsgError::RemoteDied),
+            RemoteHandle::Thread(_) => None,
         }
-        None
     }
 
     fn counters(&self) -> LinkCounters {
@@ -513,27 +457,13 @@ impl Session {
                     }
                 }
             }
-            RemoteHandle::Process { child, stderr } => {
-                let give_up = Instant::now() + Duration::from_secs(2);
-                loop {
-                    match child.try_wait() {
-                        Ok(Some(status)) if status.success() => break,
-                        Ok(Some(status)) => {
-                            return Err(RpmsgError::RemoteDied {
-                                pid: child.id(),
-                                status: describe_status(status),
-                                stderr: stderr_tail_text(stderr),
-                            });
-                        }
-                        _ if Instant::now() >= give_up => {
-                            let _ = child.kill();
-                            let _ = child.wait();
-                            break;
-                        }
-                        _ => std::thread::sleep(Duration::from_millis(2)),
-                    }
+            RemoteHandle::Process(child) => match child.exited_within(Duration::from_secs(2)) {
+                Some(e) if e.success() => {}
+                Some(e) => return Err(RpmsgError::RemoteDied(e)),
+                None => {
+                    child.kill();
                 }
-            }
+            },
         }
         Ok(())
     }
@@ -542,14 +472,10 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         self.link.stop();
-        if let RemoteHandle::Process { child, .. } = &mut self.remote {
-            if matches!(child.try_wait(), Ok(None)) {
-                let give_up = Instant::now() + Duration::from_millis(500);
-                while matches!(child.try_wait(), Ok(None)) && Instant::now() < give_up {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                let _ = child.kill();
-                let _ = child.wait();
+        if let RemoteHandle::Process(child) = &mut self.remote {
+            // The stopped link ends the remote; kill it if it does not end in time.
+            if child.exited_within(Duration::from_millis(500)).is_none() {
+                child.kill();
             }
         }
     }
@@ -645,21 +571,21 @@ pub fn link_config(p: &RpmsgPoint, service: Service) -> LinkConfig {
     }
 }
 
-/// The body of `xferbench __rpmsg-remote NAME`: attach and serve until stopped.
-/// Returns the exit code.
+/// The body of the [`Role::RpmsgRemote`] process: attach to the region `name` and
+/// serve until stopped. Returns the exit code.
 pub fn serve_remote(name: &str) -> i32 {
-    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    crate::process::die_with_parent();
     let mut r = match RemoteLink::attach(name) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("xferbench __rpmsg-remote: {e}");
+            eprintln!("rpmsg remote: {e}");
             return 1;
         }
     };
     match r.serve() {
         Ok(_) => 0,
         Err(e) => {
-            eprintln!("xferbench __rpmsg-remote: {e}");
+            eprintln!("rpmsg remote: {e}");
             1
         }
     }

@@ -22,11 +22,7 @@ pub fn run(
     } else {
         StudyPlan::full()
     };
-    let remote = RemoteKind::Process {
-        program: std::env::current_exe()
-            .context("cannot find the xferbench binary to start the remote")?,
-        args: vec!["__rpmsg-remote".into()],
-    };
+    let remote = RemoteKind::Process(crate::launcher()?);
     let context = xferbench_lab::context::collect(
         env!("CARGO_PKG_VERSION"),
         std::env::args().collect(),

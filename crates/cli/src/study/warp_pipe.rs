@@ -4,15 +4,13 @@ use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED};
 use anyhow::{Context, Result};
 use std::path::Path;
 use xferbench_lab::profile::ParticipantProfiler;
-use xferbench_lab::studies::warp::{self, Program, ServerPlacement, StudyScale};
+use xferbench_lab::studies::warp::{self, ServerPlacement, StudyScale};
 use xferbench_report::study::StudyFolder;
 
 /// Runs the study and writes its folder.
 pub fn run(quick: bool, dir: &Path, profiler: Option<&mut ParticipantProfiler>) -> Result<u8> {
     let folder = StudyFolder::create(dir)?;
-    let program = Program {
-        path: std::env::current_exe().context("cannot find the xferbench binary")?,
-    };
+    let launcher = crate::launcher()?;
     let scale = if quick {
         StudyScale::QUICK
     } else {
@@ -23,7 +21,7 @@ pub fn run(quick: bool, dir: &Path, profiler: Option<&mut ParticipantProfiler>) 
     let total = points.len();
     eprintln!("warp-pipe study: {total} points, writing {}", dir.display());
     let (result, error) = warp::run_study(
-        &ServerPlacement::Process(program),
+        &ServerPlacement::Process(launcher),
         &points,
         quick,
         &stop,

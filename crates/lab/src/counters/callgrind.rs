@@ -17,7 +17,7 @@
 //! miss that hits the last level costs about 10 cycles, a last-level miss about 100.
 
 use super::{CounterSource, Participant, ProcessCounters, RunCounters, derive};
-use crate::peer::PeerProgram;
+use crate::process::{Launcher, Wrapper};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -162,15 +162,12 @@ impl Drop for CallgrindSource {
 }
 
 impl CounterSource for CallgrindSource {
-    fn wrap_peer(&self, program: PeerProgram) -> PeerProgram {
+    fn wrap_peer(&self, launcher: Launcher) -> Launcher {
         let _ = std::fs::create_dir_all(&self.dir);
-        let mut args = valgrind_args(&self.dir, Some(COLLECT_PATTERN));
-        args.push(program.program.display().to_string());
-        args.extend(program.args);
-        PeerProgram {
-            program: "valgrind".into(),
-            args,
-        }
+        launcher.wrapped(Wrapper::new(
+            "valgrind",
+            valgrind_args(&self.dir, Some(COLLECT_PATTERN)),
+        ))
     }
 
     fn window_started(&mut self, _: &[Participant]) {

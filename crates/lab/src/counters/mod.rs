@@ -9,7 +9,7 @@
 //! source that can only count whole processes (callgrind counts a peer process from
 //! start to exit) returns nothing per run and hands its figures to
 //! [`CounterSource::point_finished`] after the peers have exited. A source may wrap
-//! the peer program ([`CounterSource::wrap_peer`]) to run peers under a tool.
+//! the peers' launcher ([`CounterSource::wrap_peer`]) to run them under a tool.
 //! Nothing a source does may fail a run: what it cannot count is reported in
 //! [`RunCounters::unsupported`] or as a warning.
 //!
@@ -30,7 +30,7 @@
 pub mod callgrind;
 pub mod perf_event;
 
-use crate::peer::PeerProgram;
+use crate::process::Launcher;
 use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -152,9 +152,10 @@ pub enum CounterStartError {
 
 /// A way of counting what participants do; see the module doc for the contract.
 pub trait CounterSource {
-    /// Peers run as this program instead (default: unchanged).
-    fn wrap_peer(&self, program: PeerProgram) -> PeerProgram {
-        program
+    /// The launcher peers are started with, for example under a tool with
+    /// [`Launcher::wrapped`] (default: unchanged).
+    fn wrap_peer(&self, launcher: Launcher) -> Launcher {
+        launcher
     }
     /// A measured window starts now for these participants.
     fn window_started(&mut self, participants: &[Participant]);

@@ -1,8 +1,9 @@
 //! Running `perf record` and `perf script`, with errors that say how to fix them.
 
+use crate::process::{Child, SpawnError, Streams};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
 
 /// Sampling frequency, Hz: odd, so it does not beat with periodic work.
 pub const FREQUENCY_HZ: u32 = 999;
@@ -134,7 +135,8 @@ pub fn record_command(command: &[String], out: &Path) -> Result<ExitStatus, Prof
     Ok(output.status)
 }
 
-/// A `perf record` attached to a running process.
+/// A `perf record` attached to a running process (in its own process group, so a
+/// Ctrl-C reaches it only through [`Attached::stop`]).
 /// Dropping it stops perf as [`Attached::stop`] does.
 #[derive(Debug)]
 pub struct Attached {
@@ -143,30 +145,29 @@ pub struct Attached {
     stopped: bool,
 }
 
+/// How long perf may take to write its file after SIGINT.
+const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Time `perf record -p` needs before it samples; what runs earlier is missed.
 pub const ATTACH_DELAY: Duration = Duration::from_millis(300);
 
 /// Starts `perf record -p pid` into `out`; waits [`ATTACH_DELAY`] for it to start.
 pub fn attach(pid: u32, out: &Path) -> Result<Attached, ProfileError> {
     preflight()?;
-    let mut child = Command::new("perf")
-        .args(record_args(out))
-        .args(["-p", &pid.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|source| ProfileError::Io {
-            what: "starting perf record".into(),
-            source,
-        })?;
-    std::thread::sleep(ATTACH_DELAY);
-    if let Ok(Some(_)) = child.try_wait() {
-        let mut err = Vec::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = std::io::Read::read_to_end(&mut e, &mut err);
-        }
-        return Err(failure(&format!("perf record -p {pid}"), &err));
+    let mut cmd = Command::new("perf");
+    cmd.args(record_args(out)).args(["-p", &pid.to_string()]);
+    let mut child = Child::spawn(cmd, Streams::QUIET).map_err(|e| ProfileError::Io {
+        what: "starting perf record".into(),
+        source: match e {
+            SpawnError::Io { source, .. } => source,
+            other => std::io::Error::other(other),
+        },
+    })?;
+    if let Some(ended) = child.exited_within(ATTACH_DELAY) {
+        return Err(failure(
+            &format!("perf record -p {pid}"),
+            ended.stderr_tail.as_bytes(),
+        ));
     }
     Ok(Attached {
         child,
@@ -179,30 +180,9 @@ impl Attached {
     /// Stops recording (SIGINT, as Ctrl-C would) and waits for perf to write its file.
     pub fn stop(&mut self) -> Result<PathBuf, ProfileError> {
         self.stopped = true;
-        let pid = rustix::process::Pid::from_raw(self.child.id() as i32);
-        if let Some(pid) = pid {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-        }
-        let give_up = Instant::now() + Duration::from_secs(30);
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(_)) => break,
-                Ok(None) if Instant::now() < give_up => {
-                    std::thread::sleep(Duration::from_millis(20))
-                }
-                _ => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    break;
-                }
-            }
-        }
-        let mut err = Vec::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ = std::io::Read::read_to_end(&mut e, &mut err);
-        }
+        let ended = self.child.stop_within(STOP_TIMEOUT);
         if !self.out.exists() {
-            return Err(failure("perf record", &err));
+            return Err(failure("perf record", ended.stderr_tail.as_bytes()));
         }
         Ok(self.out.clone())
     }

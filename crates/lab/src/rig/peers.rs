@@ -18,9 +18,11 @@
 //! (`drive::<T::Endpoint>`), with no virtual call per message.
 
 use super::{Rig, RunControl, RunError, aggregate};
+use crate::affinity::{allowed_cpus, pin_current_thread};
 use crate::counters::{CounterSource, Participant};
 use crate::cpu::CpuSnapshot;
-use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerProgram, PeerReply, PeerSpec};
+use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerReply, PeerSpec};
+use crate::process::Launcher;
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::workload::{
@@ -38,7 +40,7 @@ pub enum PeerMode {
     /// Threads of this process.
     Thread,
     /// Re-executed copies of the binary.
-    Process(PeerProgram),
+    Process(Launcher),
 }
 
 /// What the peer rig needs beyond the point: the workload and how to run it.
@@ -56,23 +58,6 @@ pub struct PeerOptions {
     pub pin: bool,
     /// Fault injection for tests (see [`ChannelSpec::corrupt_every`]).
     pub corrupt_every: Option<u64>,
-}
-
-/// Pins the calling thread to one CPU.
-pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(cpu);
-    rustix::thread::sched_setaffinity(None, &set).map_err(Into::into)
-}
-
-/// The CPUs this process may run on, in order.
-pub fn allowed_cpus() -> Vec<usize> {
-    match rustix::thread::sched_getaffinity(None) {
-        Ok(set) => (0..rustix::thread::CpuSet::MAX_CPU)
-            .filter(|&c| set.is_set(c))
-            .collect(),
-        Err(_) => (0..thread::available_parallelism().map_or(1, |n| n.get())).collect(),
-    }
 }
 
 /// CPUs for channel `i`: the driver on the 2i-th allowed CPU and its peer on the

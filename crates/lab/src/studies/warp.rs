@@ -6,11 +6,12 @@
 //!   server address and returns a [`ClientRun`]: per-transaction latencies (HDR
 //!   histogram buckets, so runs of several processes merge exactly), the time window
 //!   on the shared `CLOCK_MONOTONIC` axis, errors and verification failures.
-//! * [`run_point`] starts a memory mock (a re-executed `xferbench warp serve`
-//!   process, so its CPU time is its own, or a thread for tests), runs one client in
-//!   this process or `instances` client processes (`xferbench warp client`), and
-//!   returns a [`PointResult`] with transactions/s, MB/s, latency percentiles and the
-//!   CPU of client(s) and server.
+//! * [`run_point`] starts a memory mock (a process in the binary's
+//!   [`Role::MemoryMock`], given a [`MemoryMockSpec`], so its CPU time is its own, or a
+//!   thread for tests), runs one client in this process or `instances` client
+//!   processes ([`Role::WarpClient`], each given a [`ClientProcessSpec`]), and returns a
+//!   [`PointResult`] with transactions/s, MB/s, latency percentiles and the CPU of
+//!   client(s) and server.
 //! * [`run_study`] runs the study's list of points ([`study_points`]).
 //!
 //! Every thread works on its own slice of BAR1 (`slot × P`), so that verification is
@@ -24,15 +25,13 @@
 
 use crate::clock::Stamp;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams};
 use crate::profile::ParticipantProfiler;
 use crate::result::Latency;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
@@ -145,6 +144,23 @@ pub enum WarpRunError {
     /// Starting or talking to a server or client process failed.
     #[error("warp: {0}")]
     Process(String),
+    /// A server or client process could not be started.
+    #[error("warp: could not start the {}", .role.name())]
+    Spawn {
+        /// Which.
+        role: Role,
+        /// Why.
+        #[source]
+        source: SpawnError,
+    },
+    /// A server or client process failed.
+    #[error("warp: {what} {ended}")]
+    Ended {
+        /// Which process (`client 2`, `the memory mock`).
+        what: String,
+        /// How it ended.
+        ended: Ended,
+    },
 }
 
 fn new_histogram() -> Histogram<u64> {
@@ -645,11 +661,71 @@ pub struct PointResult {
     pub first_error: Option<String>,
 }
 
-/// How to start `xferbench` subprocesses.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Program {
-    /// The `xferbench` binary.
-    pub path: PathBuf,
+/// What the memory mock process ([`Role::MemoryMock`]) serves: its one argument, as
+/// JSON. It prints `listening on ADDR` on stdout once bound, serves until SIGINT and
+/// dies with its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryMockSpec {
+    /// Address to listen on (port 0: any free port).
+    pub listen: SocketAddr,
+    /// CRC implementation (`bitwise`, `table`, `fast`).
+    pub crc: String,
+    /// BAR1 size in bytes (a power of two).
+    pub bar1: u32,
+    /// I/O model (`epoll` or `threads`).
+    pub io: String,
+}
+
+impl MemoryMockSpec {
+    /// A mock on a free loopback port.
+    pub fn loopback(crc: &str, bar1: u32, io: &str) -> MemoryMockSpec {
+        MemoryMockSpec {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            crc: crc.into(),
+            bar1,
+            io: io.into(),
+        }
+    }
+
+    /// The server configuration, once the names are checked.
+    pub fn config(&self) -> Result<ServerConfig, WarpRunError> {
+        let io = match self.io.as_str() {
+            "epoll" => IoModel::Epoll,
+            "threads" => IoModel::Threads,
+            other => {
+                return Err(WarpRunError::Spec(format!(
+                    "unknown I/O model `{other}`: choose epoll or threads"
+                )));
+            }
+        };
+        let crc: CrcKind = self
+            .crc
+            .parse()
+            .map_err(|_| WarpRunError::Spec(format!("unknown CRC `{}`", self.crc)))?;
+        let mut device = MockConfig::default();
+        device.bar_sizes[1] = self.bar1;
+        Ok(ServerConfig {
+            listen: self.listen,
+            crc,
+            device,
+            io,
+        })
+    }
+
+    /// Binds the server.
+    pub fn bind(&self) -> Result<Server, WarpRunError> {
+        Server::bind(self.config()?).map_err(|e| WarpRunError::Process(e.to_string()))
+    }
+}
+
+/// What one client process ([`Role::WarpClient`]) runs: its one argument, as JSON. It
+/// prints its [`ClientRun`] as JSON on stdout and dies with its parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientProcessSpec {
+    /// The memory mock's address.
+    pub connect: SocketAddr,
+    /// The workload.
+    pub client: ClientSpec,
 }
 
 /// Where the memory mock runs.
@@ -657,8 +733,8 @@ pub struct Program {
 pub enum ServerPlacement {
     /// A thread of this process (no separate CPU figure).
     Thread,
-    /// `xferbench warp serve` as a child process.
-    Process(Program),
+    /// A child process: the launcher's [`Role::MemoryMock`].
+    Process(Launcher),
 }
 
 /// A running memory mock.
@@ -678,6 +754,9 @@ enum ServerKind {
     },
 }
 
+/// How long a memory mock process may take to announce its address.
+const ANNOUNCE_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl RunningServer {
     /// Starts a memory mock on a free loopback port.
     pub fn start(
@@ -686,29 +765,10 @@ impl RunningServer {
         bar1: u32,
         io: &str,
     ) -> Result<RunningServer, WarpRunError> {
-        let io_model = match io {
-            "epoll" => IoModel::Epoll,
-            "threads" => IoModel::Threads,
-            other => {
-                return Err(WarpRunError::Spec(format!(
-                    "unknown I/O model `{other}`: choose epoll or threads"
-                )));
-            }
-        };
+        let spec = MemoryMockSpec::loopback(crc, bar1, io);
         match placement {
             ServerPlacement::Thread => {
-                let crc: CrcKind = crc
-                    .parse()
-                    .map_err(|_| WarpRunError::Spec(format!("unknown CRC `{crc}`")))?;
-                let mut device = MockConfig::default();
-                device.bar_sizes[1] = bar1;
-                let server = Server::bind(ServerConfig {
-                    listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-                    crc,
-                    device,
-                    io: io_model,
-                })
-                .map_err(|e| WarpRunError::Process(e.to_string()))?;
+                let server = spec.bind()?;
                 let addr = server
                     .local_addr()
                     .map_err(|e| WarpRunError::Process(e.to_string()))?;
@@ -725,39 +785,47 @@ impl RunningServer {
                     },
                 })
             }
-            ServerPlacement::Process(program) => {
-                let mut child = Command::new(&program.path)
-                    .args(["warp", "serve", "--listen", "127.0.0.1:0", "--announce"])
-                    .args(["--crc", crc, "--bar1", &bar1.to_string(), "--io", io])
-                    // Its own process group: Ctrl-C reaches only the study, which
-                    // stops the server after the clients.
-                    .process_group(0)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::inherit())
-                    .spawn()
-                    .map_err(|e| {
-                        WarpRunError::Process(format!("starting {}: {e}", program.path.display()))
+            ServerPlacement::Process(launcher) => {
+                // Refuse bad names here, with the same message as a thread server.
+                spec.config()?;
+                let json = serde_json::to_string(&spec).expect("the spec serialises");
+                let mut child = launcher
+                    .spawn(Role::MemoryMock, [json], Streams::OUTPUT)
+                    .map_err(|source| WarpRunError::Spawn {
+                        role: Role::MemoryMock,
+                        source,
                     })?;
-                let stdout = child.stdout.take().expect("piped stdout");
-                let mut line = String::new();
-                let read = BufReader::new(stdout).read_line(&mut line);
+                let stdout = child.take_stdout().expect("piped stdout");
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let mut line = String::new();
+                    let _ = BufReader::new(stdout).read_line(&mut line);
+                    let _ = tx.send(line);
+                });
+                let line = rx.recv_timeout(ANNOUNCE_TIMEOUT).unwrap_or_default();
                 let addr = line
                     .trim()
                     .strip_prefix("listening on ")
                     .and_then(|a| a.parse::<SocketAddr>().ok());
-                match (read, addr) {
-                    (Ok(_), Some(addr)) => Ok(RunningServer {
+                match addr {
+                    Some(addr) => Ok(RunningServer {
                         addr,
                         kind: ServerKind::Process { child },
                     }),
-                    _ => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        Err(WarpRunError::Process(format!(
-                            "memory mock did not announce its address (got {line:?})"
-                        )))
-                    }
+                    None => match child.exited_within(Duration::from_millis(200)) {
+                        Some(ended) => Err(WarpRunError::Ended {
+                            what: "the memory mock".into(),
+                            ended,
+                        }),
+                        None => {
+                            child.stop();
+                            Err(WarpRunError::Process(format!(
+                                "the memory mock did not announce its address within {} s \
+                                 (got {line:?})",
+                                ANNOUNCE_TIMEOUT.as_secs()
+                            )))
+                        }
+                    },
                 }
             }
         }
@@ -766,7 +834,7 @@ impl RunningServer {
     /// The server process's id, when it is a process.
     pub fn pid(&self) -> Option<u32> {
         match &self.kind {
-            ServerKind::Process { child } => Some(child.id()),
+            ServerKind::Process { child } => Some(child.pid()),
             ServerKind::Thread { .. } => None,
         }
     }
@@ -785,19 +853,7 @@ impl RunningServer {
                 }
             }
             ServerKind::Process { child } => {
-                if let Ok(None) = child.try_wait() {
-                    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
-                        let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
-                    }
-                    for _ in 0..50 {
-                        if let Ok(Some(_)) = child.try_wait() {
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                    let _ = child.kill();
-                }
-                let _ = child.wait();
+                child.stop();
             }
         }
     }
@@ -807,13 +863,6 @@ impl Drop for RunningServer {
     fn drop(&mut self) {
         self.shutdown();
     }
-}
-
-/// For `xferbench warp serve --announce` and `warp client --spec-json`, the roles
-/// the study starts: end with the parent (SIGTERM), so that a killed study leaves no
-/// server or client behind.
-pub fn die_with_parent() {
-    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM));
 }
 
 /// BAR1 size that gives each of `slots` threads its own `payload`-byte slice (at least
@@ -861,12 +910,12 @@ fn run_point_profiled(
     let runs = if spec.instances <= 1 {
         vec![run_client(server.addr, client, stop)?]
     } else {
-        let ServerPlacement::Process(program) = placement else {
+        let ServerPlacement::Process(launcher) = placement else {
             return Err(WarpRunError::Spec(
                 "--instances needs client processes: run the server as a process".into(),
             ));
         };
-        run_instances(program, server.addr, client, spec.instances)?
+        run_instances(launcher, server.addr, client, spec.instances)?
     };
     let server_cpu = server.pid().and_then(|pid| {
         let before = server_before?;
@@ -876,62 +925,58 @@ fn run_point_profiled(
     Ok(combine(spec, &runs, server_cpu))
 }
 
-/// Starts `k` `xferbench warp client` processes at once (process `i` uses BAR1 slots
-/// from `i × threads`) and collects their results.
+/// Starts `k` client processes ([`Role::WarpClient`]) at once (process `i` uses BAR1
+/// slots from `i × threads`) and collects their results.
 pub fn run_instances(
-    program: &Program,
+    launcher: &Launcher,
     addr: SocketAddr,
     spec: &ClientSpec,
     k: usize,
 ) -> Result<Vec<ClientRun>, WarpRunError> {
     let mut children = Vec::with_capacity(k);
     for i in 0..k {
-        let json = serde_json::to_string(&ClientSpec {
-            first_slot: i * spec.threads,
-            ..spec.clone()
+        let json = serde_json::to_string(&ClientProcessSpec {
+            connect: addr,
+            client: ClientSpec {
+                first_slot: i * spec.threads,
+                ..spec.clone()
+            },
         })
-        .map_err(|e| WarpRunError::Process(e.to_string()))?;
-        let child = Command::new(&program.path)
-            .process_group(0)
-            .args([
-                "warp",
-                "client",
-                "--connect",
-                &addr.to_string(),
-                "--spec-json",
-                &json,
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| WarpRunError::Process(format!("starting client {i}: {e}")))?;
+        .expect("the spec serialises");
+        let child = launcher
+            .spawn(Role::WarpClient, [json], Streams::OUTPUT)
+            .map_err(|source| WarpRunError::Spawn {
+                role: Role::WarpClient,
+                source,
+            })?;
         children.push(child);
     }
     let mut runs = Vec::with_capacity(k);
     let mut failure = None;
-    for (i, child) in children.into_iter().enumerate() {
-        match child.wait_with_output() {
-            Ok(out) if out.status.success() => {
-                match serde_json::from_slice::<ClientRun>(&out.stdout) {
-                    Ok(r) => runs.push(r),
-                    Err(e) => {
-                        failure = failure.or(Some(format!("client {i} printed no result: {e}")))
-                    }
-                }
-            }
-            Ok(out) => {
-                failure = failure.or(Some(format!(
-                    "client {i} {}: {}",
-                    crate::peer::describe_status(out.status),
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )))
-            }
-            Err(e) => failure = failure.or(Some(format!("client {i}: {e}"))),
+    for (i, mut child) in children.into_iter().enumerate() {
+        let mut out = Vec::new();
+        let read = child
+            .take_stdout()
+            .expect("piped stdout")
+            .read_to_end(&mut out);
+        // Its output is closed: it is exiting (or kill it).
+        let ended = child
+            .exited_within(Duration::from_secs(10))
+            .unwrap_or_else(|| child.stop());
+        let what = format!("client {i}");
+        let result = match (read, ended.success()) {
+            (Ok(_), true) => serde_json::from_slice::<ClientRun>(&out)
+                .map_err(|e| WarpRunError::Process(format!("{what} printed no result: {e}"))),
+            (Err(e), true) => Err(WarpRunError::Process(format!("{what}: {e}"))),
+            (_, false) => Err(WarpRunError::Ended { what, ended }),
+        };
+        match result {
+            Ok(r) => runs.push(r),
+            Err(e) => failure = failure.or(Some(e)),
         }
     }
     match failure {
-        Some(f) => Err(WarpRunError::Process(f)),
+        Some(f) => Err(f),
         None => Ok(runs),
     }
 }

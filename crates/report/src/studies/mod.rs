@@ -77,7 +77,12 @@ pub fn with_interval(e: &Estimate, show: impl Fn(f64) -> String) -> String {
     if e.n < 2 {
         show(e.median)
     } else {
-        format!("{} [{}–{}]", show(e.median), show(e.ci_low), show(e.ci_high))
+        format!(
+            "{} [{}–{}]",
+            show(e.median),
+            show(e.ci_low),
+            show(e.ci_high)
+        )
     }
 }
 
