@@ -2,7 +2,7 @@
 //! the report's tables, map the verdict to the exit status.
 
 use crate::cli::{AbArgs, CompareArgs};
-use crate::run::EXIT_USAGE;
+use crate::exit::EXIT_USAGE;
 use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -44,7 +44,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         Ok(r) => r,
         Err(xferbench_lab::ab::AbError::Interrupted) => {
             eprintln!("\ninterrupted");
-            return Ok(crate::run::EXIT_INTERRUPTED);
+            return Ok(crate::exit::EXIT_INTERRUPTED);
         }
         Err(e) => return Err(e.into()),
     };

@@ -74,32 +74,31 @@ pub enum Command {
     },
 }
 
-/// The built-in studies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StudyName {
-    /// RPMsg over virtio vrings: 1/8/32 channels × 1..496-byte packets,
-    /// kick/event-idx/poll notification, copy vs zero-copy buffers.
-    Rpmsg,
-    /// Warp Pipe: threads × read/write/read of 2048 B against a memory mock; bitwise
-    /// CRC and one shared connection vs fast CRC and per-thread/pipelined connections.
-    WarpPipe,
-}
-
 /// `xferbench study`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
 130 interrupted (the points finished so far are written).")]
 pub struct StudyArgs {
-    /// The study.
-    #[arg(value_enum)]
-    pub name: StudyName,
+    /// The study (`xferbench list` describes them).
+    #[arg(value_parser = study_names())]
+    pub name: String,
     /// A smaller version of the same study (under a minute).
     #[arg(long)]
     pub quick: bool,
     /// Output folder [default: xferbench-<study>-<YYYYmmdd-HHMMSS>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Measured runs per point [default: the study's own, 3; 1 with --quick for some]
+    #[arg(short, long, value_name = "N")]
+    pub runs: Option<usize>,
+    /// Discarded warm-up runs per visit of a point [default: the study's own]
+    #[arg(short, long, value_name = "N")]
+    pub warmup: Option<usize>,
+    /// Run all runs of one point before the next, instead of the studies' default
+    /// round-robin order across points
+    #[arg(long)]
+    pub no_interleave: bool,
     /// Profile one participant over the whole study with `perf record` and write a
     /// flame graph, a speedscope file and a top-functions table to DIR
     /// [default DIR: <out>/profile].
@@ -532,4 +531,13 @@ pub struct RpmsgArgs {
     /// Print every run as JSON lines instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The names of the built-in studies, for clap.
+fn study_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        xferbench_lab::studies::registry()
+            .iter()
+            .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.description())),
+    )
 }

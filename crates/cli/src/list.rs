@@ -69,15 +69,10 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-/// The built-in studies with their one-line descriptions, from the CLI definition.
+/// The built-in studies with their one-line descriptions, from the lab's registry.
 fn studies() -> Vec<(String, String)> {
-    use clap::ValueEnum;
-    crate::cli::StudyName::value_variants()
+    xferbench_lab::studies::registry()
         .iter()
-        .filter_map(|v| v.to_possible_value())
-        .map(|p| {
-            let help = p.get_help().map(|h| h.to_string()).unwrap_or_default();
-            (p.get_name().to_string(), help)
-        })
+        .map(|s| (s.name().to_string(), s.description().to_string()))
         .collect()
 }

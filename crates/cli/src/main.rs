@@ -3,6 +3,7 @@
 mod ab;
 mod cli;
 mod config;
+mod exit;
 mod list;
 mod profile;
 mod rpmsg;

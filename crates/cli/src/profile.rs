@@ -1,7 +1,7 @@
 //! `xferbench profile`, and rendering the recordings of `run --profile`.
 
 use crate::cli::ProfileArgs;
-use crate::run::EXIT_USAGE;
+use crate::exit::EXIT_USAGE;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use xferbench_lab::profile::{self, ProfileRequest, perf_record};

@@ -7,17 +7,12 @@ use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use xferbench_lab::observer::Observer;
-use xferbench_lab::result::{Outcome, ResultDoc};
+use xferbench_lab::result::ResultDoc;
 use xferbench_report::{
     Exporter, csv::Csv, export_to_path, json::Json, jsonl::JsonLinesWriter, markdown::Markdown,
 };
 
-/// Exit status for invalid arguments (as clap's own).
-pub const EXIT_USAGE: u8 = 2;
-/// Exit status when `--verify` found faults.
-pub const EXIT_INTEGRITY: u8 = 3;
-/// Exit status after Ctrl-C.
-pub const EXIT_INTERRUPTED: u8 = 130;
+pub use crate::exit::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
 
 /// Installs the Ctrl-C handler: the first Ctrl-C sets the returned flag (finish
 /// cleanly), a second exits at once (peers die with us: PR_SET_PDEATHSIG).
@@ -37,11 +32,7 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
 pub fn run(args: &RunArgs) -> Result<u8> {
     let config = match RunConfig::from_args(args, crate::launcher) {
         Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            eprintln!("\nFor more information, try 'xferbench run --help' or 'xferbench list'.");
-            return Ok(EXIT_USAGE);
-        }
+        Err(e) => return Ok(crate::exit::usage("run", e)),
     };
     let stop = stop_flag()?;
     let out = &config.output;
@@ -102,31 +93,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     }
     print_results(&doc, out)?;
 
-    let integrity_failed = doc
-        .points
-        .iter()
-        .any(|p| p.integrity.is_some_and(|c| !c.is_clean()));
-    Ok(match &doc.outcome {
-        Outcome::Interrupted => {
-            eprintln!("interrupted: {} finished point(s) kept", doc.points.len());
-            EXIT_INTERRUPTED
-        }
-        Outcome::Failed { error } => {
-            eprintln!("error: {error}");
-            if !doc.points.is_empty() {
-                eprintln!("note: {} finished point(s) kept", doc.points.len());
-            }
-            1
-        }
-        Outcome::Complete if export_failed => 1,
-        Outcome::Complete if integrity_failed => {
-            eprintln!(
-                "error: --verify found lost, duplicated, reordered or corrupt messages (see the integrity column)"
-            );
-            EXIT_INTEGRITY
-        }
-        Outcome::Complete => 0,
-    })
+    Ok(crate::exit::for_doc(&doc, export_failed))
 }
 
 fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {

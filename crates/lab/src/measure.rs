@@ -378,10 +378,15 @@ fn start_profile(
         what: format!("creating {}", dir.display()),
         source,
     })?;
-    Ok(crate::profile::perf_record::attach(
-        who.pid,
-        &dir.join("perf.data"),
-    )?)
+    // Interleaved plans visit a point several times: one recording per visit.
+    let file = (0..)
+        .map(|k| match k {
+            0 => dir.join("perf.data"),
+            k => dir.join(format!("perf.{k}.data")),
+        })
+        .find(|f| !f.exists())
+        .expect("an unused file name");
+    Ok(crate::profile::perf_record::attach(who.pid, &file)?)
 }
 
 /// Windows shorter than this make a noisy figure; the point gets a warning.

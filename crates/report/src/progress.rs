@@ -63,3 +63,56 @@ impl Observer for Progress {
         Ok(())
     }
 }
+
+/// One line on stderr per finished point: `[3/52] group=threads …: throughput
+/// 1.20 GB/s [1.10 GB/s–1.30 GB/s]`, for long plans such as studies.
+#[derive(Debug, Default)]
+pub struct PointLines {
+    total: usize,
+    done: usize,
+}
+
+impl PointLines {
+    /// A printer; the plan's size is learnt when it starts.
+    pub fn new() -> PointLines {
+        PointLines { total: 0, done: 0 }
+    }
+}
+
+/// A figure's value in its unit, chosen by its name.
+pub fn figure_value(figure: &str, v: f64) -> String {
+    if figure.ends_with("_ns") {
+        crate::format::nanos(v)
+    } else if figure.ends_with("bytes_per_s") {
+        crate::format::rate_bytes(v)
+    } else if figure.ends_with("_per_s") {
+        crate::format::rate_count(v)
+    } else {
+        crate::format::count(v)
+    }
+}
+
+impl Observer for PointLines {
+    fn sweep_started(&mut self, _: &Context, points: &[PlannedPoint]) -> std::io::Result<()> {
+        self.total = points.len();
+        Ok(())
+    }
+
+    fn point_finished(&mut self, p: &PointResult) -> std::io::Result<()> {
+        self.done += 1;
+        let primary = p.primary();
+        let value = p.summary.get(&primary.figure).map_or_else(
+            || "-".to_string(),
+            |e| crate::studies::with_interval(e, |v| figure_value(&primary.figure, v)),
+        );
+        let width = self.total.to_string().len();
+        eprintln!(
+            "[{:>width$}/{}] {}: {} {value}",
+            self.done,
+            self.total,
+            xferbench_lab::measure::describe_params(&p.params),
+            primary.figure,
+        );
+        Ok(())
+    }
+}

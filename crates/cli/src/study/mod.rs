@@ -1,74 +1,152 @@
-//! `xferbench study NAME`: one module per study turns the arguments into the lab's
-//! study config, runs it and writes its folder.
+//! `xferbench study NAME`: one table-driven dispatcher for every built-in study.
+//!
+//! The study comes from the lab's registry, its writer from the report's; this
+//! module only turns the arguments into overrides, runs the plan with the observers
+//! (a line per point, and `results.jsonl` in the folder while it runs), writes the
+//! folder and the profile, and maps the outcome to the common exit status.
 
-mod rpmsg;
-mod warp_pipe;
-
-use crate::cli::{StudyArgs, StudyName};
+use crate::cli::StudyArgs;
+use crate::exit;
 use anyhow::Result;
-use std::path::PathBuf;
-use xferbench_lab::profile::{ParticipantProfiler, ProfileRequest};
+use std::path::{Path, PathBuf};
+use xferbench_lab::observer::Observer;
+use xferbench_lab::profile::ProfileRequest;
+use xferbench_lab::studies::{self, StudyEnv, StudyOverrides};
+use xferbench_report::jsonl::JsonLinesWriter;
+use xferbench_report::progress::PointLines;
 
 /// Runs a study and returns the exit status.
 pub fn run(args: &StudyArgs) -> Result<u8> {
-    let (name, participants): (&str, &[&str]) = match args.name {
-        StudyName::Rpmsg => ("rpmsg", &xferbench_lab::studies::rpmsg::PARTICIPANTS),
-        StudyName::WarpPipe => ("warp-pipe", &xferbench_lab::studies::warp::PARTICIPANTS),
+    let study = match studies::find(&args.name) {
+        Ok(s) => s,
+        Err(e) => return Ok(exit::usage("study", e)),
     };
+    let name = study.name();
+    if args.runs == Some(0) {
+        return Ok(exit::usage(
+            "study",
+            "--runs: at least one measured run is needed",
+        ));
+    }
     let out = out_dir(args, name);
-    let mut profiler = match &args.profile {
+    let profile = match &args.profile {
         None => None,
-        Some(_) if !participants.contains(&args.profile_peer.as_str()) => {
+        Some(_) if !study.participants().contains(&args.profile_peer.as_str()) => {
+            return Ok(exit::usage(
+                "study",
+                format!(
+                    "--profile-peer {}: the {name} study's participants are {}",
+                    args.profile_peer,
+                    study.participants().join(", ")
+                ),
+            ));
+        }
+        Some(dir) => Some(ProfileRequest {
+            dir: dir.clone().unwrap_or_else(|| out.join("profile")),
+            participant: args.profile_peer.clone(),
+        }),
+    };
+    let overrides = StudyOverrides {
+        runs: args.runs,
+        warmup: args.warmup,
+        interleave: args.no_interleave.then_some(false),
+        profile: profile.clone(),
+        ..StudyOverrides::default()
+    };
+    let env = StudyEnv {
+        launcher: Some(crate::launcher()?),
+    };
+    let stop = crate::run::stop_flag()?;
+    std::fs::create_dir_all(&out)
+        .map_err(|e| anyhow::anyhow!("cannot create the study folder {}: {e}", out.display()))?;
+    // Finished points stream to the journal, so nothing finished is lost even if
+    // the folder cannot be written at the end.
+    let journal_path = out.join("results.jsonl");
+    let mut journal = JsonLinesWriter::create(&journal_path)?;
+    let mut lines = PointLines::new();
+    eprintln!("{name} study: writing {}", out.display());
+    let doc = {
+        let mut observers: Vec<&mut dyn Observer> = vec![&mut lines, &mut journal];
+        studies::run_study(
+            study,
+            args.quick,
+            &overrides,
+            &env,
+            |settings| {
+                xferbench_lab::context::collect(
+                    env!("CARGO_PKG_VERSION"),
+                    std::env::args().collect(),
+                    settings,
+                )
+            },
+            &stop,
+            &mut observers,
+        )
+    };
+    let mut outputs_failed = false;
+    match xferbench_report::studies::write_folder(&out, &doc) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&journal_path);
+            eprintln!("wrote {}", out.display());
+        }
+        Err(e) => {
+            outputs_failed = true;
             eprintln!(
-                "error: --profile-peer {}: the {name} study's participants are {}",
-                args.profile_peer,
-                participants.join(", ")
+                "error: cannot write the study folder: {e:#} (the finished points are in {})",
+                journal_path.display()
             );
-            return Ok(crate::run::EXIT_USAGE);
-        }
-        Some(dir) => {
-            let dir = dir.clone().unwrap_or_else(|| out.join("profile"));
-            let req = ProfileRequest {
-                dir,
-                participant: args.profile_peer.clone(),
-            };
-            Some(ParticipantProfiler::new(req)?)
-        }
-    };
-    // `main` is this process: recorded over the whole study.
-    let recording = match profiler.as_mut() {
-        Some(p) => p.attach("main", std::process::id())?,
-        None => None,
-    };
-    let code = match args.name {
-        StudyName::Rpmsg => {
-            let stop = crate::run::stop_flag()?;
-            rpmsg::run(args.quick, &out, &stop, profiler.as_mut())
-        }
-        StudyName::WarpPipe => warp_pipe::run(args.quick, &out, profiler.as_mut()),
-    };
-    drop(recording);
-    if let Some(p) = &profiler {
-        let title = format!("{} of the {name} study", p.participant());
-        let rendered = xferbench_lab::profile::analyse_all(p.recordings())
-            .map_err(anyhow::Error::from)
-            .and_then(|f| {
-                xferbench_report::profile::write_outputs(p.dir(), &f, &title)?;
-                Ok(f.total() as f64 / 1e6)
-            });
-        match rendered {
-            Ok(ms) => eprintln!(
-                "profile: {title}: {ms:.1} ms of CPU sampled in {} recording(s) → {}",
-                p.recordings().len(),
-                p.dir().display()
-            ),
-            Err(e) => {
-                eprintln!("error: profile: {e:#}");
-                return code.map(|c| c.max(1));
-            }
         }
     }
-    code
+    if let Some(req) = &profile {
+        outputs_failed |= !render_profile(req, name);
+    }
+    Ok(exit::for_doc(&doc, outputs_failed))
+}
+
+/// Folds every recording of the study (one per visit of each point) into one
+/// flame graph, speedscope file and top-functions table.
+fn render_profile(req: &ProfileRequest, study: &str) -> bool {
+    let recordings = recordings(&req.dir);
+    let title = format!("{} of the {study} study", req.participant);
+    let rendered = xferbench_lab::profile::analyse_all(&recordings)
+        .map_err(anyhow::Error::from)
+        .and_then(|f| {
+            xferbench_report::profile::write_outputs(&req.dir, &f, &title)?;
+            Ok(f.total() as f64 / 1e6)
+        });
+    match rendered {
+        Ok(ms) => {
+            eprintln!(
+                "profile: {title}: {ms:.1} ms of CPU sampled in {} recording(s) → {}",
+                recordings.len(),
+                req.dir.display()
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!("error: profile: {e:#}");
+            false
+        }
+    }
+}
+
+/// The `perf*.data` files under `dir/point-*/`, in order.
+fn recordings(dir: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    let Ok(points) = std::fs::read_dir(dir) else {
+        return all;
+    };
+    for p in points.flatten() {
+        if let Ok(files) = std::fs::read_dir(p.path()) {
+            all.extend(files.flatten().map(|f| f.path()).filter(|f| {
+                f.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("perf") && n.ends_with(".data"))
+            }));
+        }
+    }
+    all.sort();
+    all
 }
 
 /// The folder to write into: `--out`, or `xferbench-<study>-<YYYYmmdd-HHMMSS>` (UTC).
@@ -76,26 +154,25 @@ pub fn out_dir(args: &StudyArgs, study: &str) -> PathBuf {
     if let Some(o) = &args.out {
         return o.clone();
     }
-    // "2026-11-22T06:07:42Z" → "20261122-060742"
-    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let digits: String = now.chars().filter(char::is_ascii_digit).collect();
     PathBuf::from(format!(
-        "xferbench-{study}-{}-{}",
-        &digits[..8],
-        &digits[8..14]
+        "xferbench-{study}-{}",
+        xferbench_lab::context::compact_timestamp()
     ))
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::{StudyArgs, StudyName};
+    use crate::cli::StudyArgs;
 
     #[test]
     fn the_default_folder_is_named_after_the_study_and_the_time() {
         let args = StudyArgs {
-            name: StudyName::Rpmsg,
+            name: "rpmsg".into(),
             quick: true,
             out: None,
+            runs: None,
+            warmup: None,
+            no_interleave: false,
             profile: None,
             profile_peer: "main".into(),
         };

@@ -21,6 +21,7 @@ use xferbench_lab::stats::{Estimate, paired_ratio};
 pub type Writer = fn(&StudyFolder, &ResultDoc) -> Result<()>;
 
 /// The writer of a study, by name.
+#[allow(clippy::match_single_binding)] // filled as studies register
 pub fn writer(study: &str) -> Option<Writer> {
     match study {
         _ => None,

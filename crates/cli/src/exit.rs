@@ -1,0 +1,59 @@
+//! Exit statuses, the same for every subcommand, and the one usage-error path.
+//!
+//! | status | meaning |
+//! |---:|---|
+//! | 0 | success |
+//! | 1 | a point, a command or an output failed (finished points are kept) |
+//! | 2 | bad usage: a flag, a value or a file the user gave |
+//! | 3 | `--verify` found lost, duplicated, reordered or corrupt data |
+//! | 130 | interrupted (Ctrl-C); finished points are kept |
+
+use xferbench_lab::result::{Outcome, ResultDoc};
+
+/// A point, a command or an output failed.
+pub const EXIT_FAILURE: u8 = 1;
+/// Invalid arguments (as clap's own).
+pub const EXIT_USAGE: u8 = 2;
+/// `--verify` found faults.
+pub const EXIT_INTEGRITY: u8 = 3;
+/// Ctrl-C.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Prints a usage error with a pointer to the subcommand's help, and returns
+/// [`EXIT_USAGE`].
+pub fn usage(subcommand: &str, message: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {message:#}");
+    eprintln!("\nFor more information, try 'xferbench {subcommand} --help' or 'xferbench list'.");
+    EXIT_USAGE
+}
+
+/// The exit status of a finished plan (a `run` or a study), after its outputs were
+/// written: how it ended first, then integrity. Says why on stderr.
+pub fn for_doc(doc: &ResultDoc, outputs_failed: bool) -> u8 {
+    match &doc.outcome {
+        Outcome::Interrupted => {
+            eprintln!("interrupted: {} finished point(s) kept", doc.points.len());
+            EXIT_INTERRUPTED
+        }
+        Outcome::Failed { error } => {
+            eprintln!("error: {error}");
+            if !doc.points.is_empty() {
+                eprintln!("note: {} finished point(s) kept", doc.points.len());
+            }
+            EXIT_FAILURE
+        }
+        Outcome::Complete if outputs_failed => EXIT_FAILURE,
+        Outcome::Complete
+            if doc
+                .points
+                .iter()
+                .any(|p| p.integrity.is_some_and(|c| !c.is_clean())) =>
+        {
+            eprintln!(
+                "error: verification found lost, duplicated, reordered or corrupt messages (see the integrity column and the points' warnings)"
+            );
+            EXIT_INTEGRITY
+        }
+        Outcome::Complete => 0,
+    }
+}
