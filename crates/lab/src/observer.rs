@@ -3,7 +3,7 @@
 //! calls them in order for every observer. A failing observer (a full disk under the
 //! JSON Lines file) stops the sweep with its error, keeping what finished.
 
-use crate::measure::{PlannedPoint, RunProgress};
+use crate::plan::{PlannedPoint, RunProgress};
 use crate::result::{Context, PointResult, ResultDoc};
 
 /// Hooks called while a sweep runs.

@@ -251,6 +251,13 @@ pub struct RunRecord {
     pub counters: Option<RunCounters>,
 }
 
+/// A new latency histogram: 1 ns to 1 h (longer samples are clamped), 3
+/// significant digits.
+pub fn new_histogram() -> hdrhistogram::Histogram<u64> {
+    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
+        .expect("valid histogram bounds")
+}
+
 /// Latency percentiles from an HDR histogram (3 significant digits), nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Latency {

@@ -22,7 +22,7 @@ pub use pingpong::Pingpong;
 pub use stream::Stream;
 
 use crate::clock::Stamp;
-use crate::rig::{ChannelOutcome, FigureRules};
+use crate::record::{ChannelOutcome, FigureRules};
 use crate::verify::Integrity;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -85,12 +85,7 @@ impl WorkloadKind {
     }
 }
 
-/// A new latency histogram: 1 ns to 1 h (longer samples are clamped), 3
-/// significant digits.
-pub fn new_histogram() -> hdrhistogram::Histogram<u64> {
-    hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-        .expect("valid histogram bounds")
-}
+pub use crate::result::new_histogram;
 
 /// How long each channel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,8 +7,8 @@ use super::{
     io_err, recv_or_closed,
 };
 use crate::clock::Stamp;
+use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
-use crate::rig::{ChannelOutcome, FigureRules};
 use crate::verify::{Verifier, fill_pattern, stamp, touch};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
