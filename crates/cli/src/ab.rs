@@ -76,13 +76,19 @@ pub fn run(a: &AbArgs) -> Result<u8> {
     })
 }
 
+/// A result document: a file, or a study folder's `results.json`.
 fn load(which: &str, path: &Path) -> Result<ResultDoc> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {which} {}", path.display()))?;
+    let file = if path.is_dir() {
+        path.join("results.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {which} {}", file.display()))?;
     serde_json::from_str(&text).with_context(|| {
         format!(
-            "{which} {} is not an xferbench result document (write one with `run --export-json`)",
-            path.display()
+            "{which} {} is not an xferbench result document (write one with `run --export-json`, or give a study folder)",
+            file.display()
         )
     })
 }

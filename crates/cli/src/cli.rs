@@ -298,12 +298,13 @@ pub struct AbArgs {
 Exit status: 0 no regression, 1 a significant regression beyond --threshold, 2 bad usage or
 files that cannot be read or compared.")]
 pub struct CompareArgs {
-    /// The baseline result file (`run --export-json`).
-    #[arg(value_name = "BASE.json")]
+    /// The baseline: a result file (`run --export-json`) or a study folder (its
+    /// `results.json`).
+    #[arg(value_name = "BASE")]
     pub base: PathBuf,
 
-    /// The new result file.
-    #[arg(value_name = "NEW.json")]
+    /// The new result file or study folder.
+    #[arg(value_name = "NEW")]
     pub new: PathBuf,
 
     /// Percent by which a point's primary figure may get worse.
