@@ -2,7 +2,6 @@
 //! study config, runs it and writes its folder.
 
 mod rpmsg;
-mod warp_pipe;
 
 use crate::cli::{StudyArgs, StudyName};
 use anyhow::Result;
@@ -13,7 +12,10 @@ use xferbench_lab::profile::{ParticipantProfiler, ProfileRequest};
 pub fn run(args: &StudyArgs) -> Result<u8> {
     let (name, participants): (&str, &[&str]) = match args.name {
         StudyName::Rpmsg => ("rpmsg", &xferbench_lab::studies::rpmsg::PARTICIPANTS),
-        StudyName::WarpPipe => ("warp-pipe", &xferbench_lab::studies::warp::PARTICIPANTS),
+        StudyName::WarpPipe => (
+            "warp-pipe",
+            &xferbench_lab::studies::warp_pipe::PARTICIPANTS,
+        ),
     };
     let out = out_dir(args, name);
     let mut profiler = match &args.profile {
@@ -45,7 +47,9 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             let stop = crate::run::stop_flag()?;
             rpmsg::run(args.quick, &out, &stop, profiler.as_mut())
         }
-        StudyName::WarpPipe => warp_pipe::run(args.quick, &out, profiler.as_mut()),
+        StudyName::WarpPipe => Err(anyhow::anyhow!(
+            "study warp-pipe is not available until the study dispatcher lands"
+        )),
     };
     drop(recording);
     if let Some(p) = &profiler {

@@ -27,6 +27,7 @@
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
+pub mod memory_mock;
 pub mod peers;
 
 #[cfg(test)]
