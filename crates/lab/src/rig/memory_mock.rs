@@ -542,3 +542,141 @@ impl Rig for MemoryMockRig {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::warp::ConnectionMode;
+
+    fn client(connection: ConnectionMode, threads: usize, crc: &str) -> ClientSpec {
+        ClientSpec {
+            threads,
+            iterations: 5,
+            payload: 256,
+            crc: crc.into(),
+            connection,
+            piggyback_acks: connection != ConnectionMode::Shared,
+            think_ms: 0,
+            first_slot: 0,
+            ops: Ops::ReadWriteRead,
+        }
+    }
+
+    fn run(point: MockPoint) -> Result<RunRecord, RunError> {
+        let mut rig: Box<dyn Rig> = Box::new(MemoryMockRig::start(point, None)?);
+        let stop = AtomicBool::new(false);
+        let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+        let r = rig.run_once(&mut ctl);
+        rig.finish()?;
+        r
+    }
+
+    fn point(client: ClientSpec, instances: usize) -> MockPoint {
+        MockPoint {
+            client,
+            instances,
+            io: "epoll".into(),
+        }
+    }
+
+    #[test]
+    fn every_connection_mode_completes_and_verifies_the_workload() {
+        for (mode, crc) in [
+            (ConnectionMode::Shared, "bitwise"),
+            (ConnectionMode::PerThread, "table"),
+            (ConnectionMode::Pipelined, "fast"),
+        ] {
+            // 40 threads: two pipelined connections, one of them partly used.
+            let r = run(point(client(mode, 40, crc), 1)).unwrap();
+            assert_eq!(r.messages, 40 * 5 * 3, "{mode:?}");
+            assert_eq!(r.latency.unwrap().count, 40 * 5 * 3, "{mode:?}");
+            let k = r.integrity.expect("verified");
+            assert_eq!((k.checked, k.corrupt), (40 * 5, 0), "{mode:?}");
+            assert!(r.figures[figures::TRANSACTIONS_PER_S] > 0.0);
+            assert_eq!(
+                r.figures[figures::TRANSACTIONS_PER_S],
+                r.figures[figure::MESSAGE_RATE]
+            );
+            assert!(r.figures[figures::MB_PER_S] > 0.0 && r.window_ns > 0);
+            assert!(r.figures.contains_key(figures::CLIENT_CPU_S));
+            assert_eq!(r.cpu.len(), 1, "the mock is a thread: main only");
+        }
+    }
+
+    #[test]
+    fn instances_without_a_launcher_run_as_threads_one_channel_each() {
+        let mut c = client(ConnectionMode::PerThread, 2, "fast");
+        c.iterations = 3;
+        let r = run(point(c, 3)).unwrap();
+        assert_eq!(r.channels.len(), 3);
+        assert_eq!(r.messages, 3 * 2 * 3 * 3);
+        assert!(r.integrity.unwrap().is_clean());
+    }
+
+    #[test]
+    fn verification_catches_a_device_that_loses_writes() {
+        // BAR1 read-only: every write is dropped, so every second read differs.
+        let device = MockConfig {
+            bar_writable: [false; 6],
+            ..MockConfig::default()
+        };
+        let server = Server::bind(ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            crc: CrcKind::Fast,
+            device,
+            io: IoModel::Epoll,
+        })
+        .unwrap();
+        let addr = server.local_addr().unwrap();
+        let stop = AtomicBool::new(false);
+        let server_stop = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            sc.spawn(|| server.run(&server_stop).unwrap());
+            for connection in [ConnectionMode::Shared, ConnectionMode::Pipelined] {
+                let mut s = client(connection, 4, "fast");
+                s.iterations = 3;
+                s.piggyback_acks = false;
+                let r = run_client(addr, &s, &stop).unwrap();
+                assert!(r.verified);
+                assert_eq!(r.verify_failures, 12, "{connection:?}");
+                assert_eq!(r.errors, 0);
+                let k = outcome(&r, Ops::ReadWriteRead).integrity.unwrap();
+                assert_eq!((k.checked, k.corrupt), (12, 12), "{connection:?}");
+                assert!(!k.is_clean());
+            }
+            server_stop.store(true, Ordering::Relaxed);
+        });
+    }
+
+    #[test]
+    fn read_only_iterations_count_one_transaction_each() {
+        let mut c = client(ConnectionMode::Pipelined, 8, "fast");
+        c.ops = Ops::Read;
+        let r = run(point(c, 1)).unwrap();
+        assert_eq!(r.messages, 8 * 5);
+        assert!(r.integrity.is_none(), "nothing to verify");
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_a_message() {
+        let server = RunningServer::start(None, "fast", 2048, "epoll").unwrap();
+        let stop = AtomicBool::new(false);
+        let mut s = client(ConnectionMode::Shared, 1, "fast");
+        s.iterations = 1;
+        s.payload = 6;
+        let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
+        assert!(e.contains("multiple of 4"), "{e}");
+        s.payload = 4;
+        s.crc = "crc64".into();
+        let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
+        assert!(e.contains("bitwise, table, fast"), "{e}");
+        assert!(RunningServer::start(None, "fast", 2048, "poll").is_err());
+        // Through the rig: usage errors, not failures.
+        let e = run(point(s.clone(), 1)).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("crc64"), "{e}");
+        let mut bad_io = point(client(ConnectionMode::Shared, 1, "fast"), 1);
+        bad_io.io = "poll".into();
+        assert!(run(bad_io).unwrap_err().is_usage());
+        assert!(run(point(s, 0)).unwrap_err().is_usage());
+    }
+}

@@ -334,3 +334,134 @@ impl Study for WarpPipe {
         plan
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::run_plan;
+    use crate::result::{Capabilities, Context};
+    use crate::rig::memory_mock::figures;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn study_points_cover_the_brief() {
+        let pts = study_points(&StudyScale::FULL);
+        let orig = pts
+            .iter()
+            .find(|p| p.group == "original-workload" && p.variant == "original")
+            .unwrap();
+        let c = &orig.mock.client;
+        assert_eq!((c.threads, c.iterations, c.payload), (506, 100, 2048));
+        assert_eq!(
+            (c.crc.as_str(), c.connection),
+            ("bitwise", ConnectionMode::Shared)
+        );
+        for t in [1, 16, 64, 256, 506] {
+            assert!(
+                pts.iter()
+                    .any(|p| p.group == "threads" && p.mock.client.threads == t)
+            );
+        }
+        for k in [1, 2, 4, 8] {
+            assert!(
+                pts.iter()
+                    .any(|p| p.group == "instances" && p.mock.instances == k)
+            );
+        }
+        for crc in ["table", "fast"] {
+            assert!(pts.iter().any(|p| p.group == "crc"
+                && p.mock.client.crc == crc
+                && p.mock.client.threads == 506));
+        }
+        let planned = orig.planned();
+        let keys: Vec<&str> = planned.params.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "connection",
+                "crc",
+                "group",
+                "instances",
+                "io",
+                "iterations",
+                "ops",
+                "payload",
+                "threads",
+                "variant"
+            ]
+        );
+        assert_eq!(planned.params["ops"], "read-write-read");
+        assert!(planned.verify && planned.rules.higher_is_better);
+    }
+
+    #[test]
+    fn the_study_is_registered_and_compares_variants_interleaved() {
+        let s = super::super::find("warp-pipe").unwrap();
+        assert_eq!(s.participants(), ["main", "memory-mock"]);
+        let full = loop_options(false);
+        assert_eq!((full.runs, full.warmup, full.interleave), (3, 0, true));
+        assert_eq!(loop_options(true).runs, 1);
+    }
+
+    fn context(settings: Settings) -> Context {
+        Context {
+            tool: "xferbench".into(),
+            version: "0".into(),
+            command_line: vec![],
+            hostname: "h".into(),
+            cpu_model: "c".into(),
+            cores: 2,
+            kernel: "k".into(),
+            os: "o".into(),
+            start_time: "t".into(),
+            capabilities: Capabilities {
+                pmu: false,
+                pmu_note: None,
+                perf: None,
+                valgrind: None,
+                perf_event_paranoid: None,
+            },
+            settings,
+        }
+    }
+
+    #[test]
+    fn a_tiny_plan_runs_through_the_point_loop() {
+        let mut a = point("threads", &ORIGINAL, 4, 3, 256);
+        a.mock.client.iterations = 3;
+        let mut b = point("instances", &PER_THREAD, 1, 3, 256);
+        b.mock.instances = 2;
+        let env = StudyEnv { launcher: None };
+        let mut plan = plan_of(&[a, b], false, &env);
+        let doc = run_plan(
+            context(plan.settings.clone()),
+            plan.bench.as_mut(),
+            &plan.options,
+            &AtomicBool::new(false),
+            &mut [],
+        );
+        assert!(
+            matches!(doc.outcome, crate::result::Outcome::Complete),
+            "{:?}",
+            doc.outcome
+        );
+        assert_eq!(doc.points.len(), 2);
+        for p in &doc.points {
+            assert_eq!(p.runs.len(), plan.options.runs, "{:?}", p.params);
+            let t = &p.summary[figure::THROUGHPUT];
+            assert!(t.median > 0.0 && t.n == plan.options.runs);
+            assert!(p.summary.contains_key(figures::TRANSACTIONS_PER_S));
+            assert!(p.runs.iter().all(|r| !r.cpu.is_empty()));
+            assert!(
+                p.integrity.is_some_and(|k| k.is_clean()),
+                "{:?}",
+                p.warnings
+            );
+        }
+        assert_eq!(doc.points[1].runs[0].channels.len(), 2);
+        let rig = plan.bench.rig(0, None).unwrap();
+        let names: Vec<String> = rig.participants().into_iter().map(|p| p.name).collect();
+        assert_eq!(names, ["main", "memory-mock"]);
+        rig.finish().unwrap();
+    }
+}
