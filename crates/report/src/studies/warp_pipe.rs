@@ -495,3 +495,6 @@ fn io_model(s: &mut String, doc: &ResultDoc) {
         let _ = writeln!(s, ".\n");
     }
 }
+
+#[cfg(test)]
+mod tests;
