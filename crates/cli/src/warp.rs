@@ -9,8 +9,9 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use xferbench_lab::process::die_with_parent;
-use xferbench_lab::studies::warp::{
-    self as lab, ClientProcessSpec, ClientSpec, ConnectionMode, MemoryMockSpec, Ops,
+use xferbench_lab::rig::memory_mock::{MemoryMockSpec, run_instances};
+use xferbench_lab::workload::warp::{
+    ClientProcessSpec, ClientSpec, ConnectionMode, Ops, run_client,
 };
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
@@ -121,7 +122,7 @@ pub fn client_process(json: &str) -> Result<u8> {
         Err(e) => return bad_spec(crate::cli::role::WARP_CLIENT, e),
     };
     let stop = crate::run::stop_flag()?;
-    let run = lab::run_client(spec.connect, &spec.client, &stop)?;
+    let run = run_client(spec.connect, &spec.client, &stop)?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &run)?;
     writeln!(out)?;
@@ -159,9 +160,9 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     }
     let stop = crate::run::stop_flag()?;
     let runs = if a.instances > 1 {
-        lab::run_instances(&crate::launcher()?, addr, &spec, a.instances)?
+        run_instances(&crate::launcher()?, addr, &spec, a.instances)?
     } else {
-        vec![lab::run_client(addr, &spec, &stop)?]
+        vec![run_client(addr, &spec, &stop)?]
     };
     let mut out = std::io::stdout().lock();
     if a.json {

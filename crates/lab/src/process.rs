@@ -49,10 +49,10 @@ pub enum Role {
     /// ([`crate::rpmsg`]).
     RpmsgRemote,
     /// The Warp Pipe memory mock; the lab appends one JSON
-    /// [`crate::studies::warp::MemoryMockSpec`].
+    /// [`crate::rig::memory_mock::MemoryMockSpec`].
     MemoryMock,
     /// One Warp Pipe client process; the lab appends one JSON
-    /// [`crate::studies::warp::ClientProcessSpec`].
+    /// [`crate::workload::warp::ClientProcessSpec`].
     WarpClient,
 }
 

@@ -23,7 +23,6 @@ pub mod progress;
 pub mod studies;
 pub mod study;
 pub mod table;
-pub mod warp;
 
 use std::io::Write;
 use xferbench_lab::result::ResultDoc;

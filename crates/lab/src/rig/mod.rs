@@ -27,6 +27,7 @@
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
+pub mod memory_mock;
 pub mod peers;
 
 pub use crate::record::{ChannelOutcome, FigureRules, aggregate};

@@ -19,7 +19,7 @@
 //! `compare` with no code of its own.
 
 pub mod rpmsg;
-pub mod warp;
+pub mod warp_pipe;
 
 use crate::counters::CounterMode;
 use crate::measure::{Bench, LoopOptions, run_plan};
@@ -81,7 +81,7 @@ pub struct StudyOverrides {
 
 /// Every built-in study, in the order `list` shows them.
 pub fn registry() -> &'static [&'static dyn Study] {
-    &[]
+    &[&warp_pipe::WarpPipe]
 }
 
 /// A study by name, or the list of names to choose from.

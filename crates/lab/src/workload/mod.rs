@@ -17,6 +17,7 @@
 
 pub mod pingpong;
 pub mod stream;
+pub mod warp;
 
 pub use pingpong::Pingpong;
 pub use stream::Stream;

@@ -9,6 +9,7 @@
 //! ([`xferbench_lab::stats::paired_ratio`]).
 
 pub mod rpmsg;
+pub mod warp_pipe;
 
 use crate::study::StudyFolder;
 use anyhow::{Context as _, Result};
@@ -21,9 +22,9 @@ use xferbench_lab::stats::{Estimate, paired_ratio};
 pub type Writer = fn(&StudyFolder, &ResultDoc) -> Result<()>;
 
 /// The writer of a study, by name.
-#[allow(clippy::match_single_binding)] // filled as studies register
 pub fn writer(study: &str) -> Option<Writer> {
     match study {
+        "warp-pipe" => Some(warp_pipe::write),
         _ => None,
     }
 }

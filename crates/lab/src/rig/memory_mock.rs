@@ -1,0 +1,682 @@
+//! The memory-mock rig: a Warp Pipe memory mock and the clients of the workload of
+//! [`crate::workload::warp`].
+//!
+//! # Participants
+//!
+//! * `main`: this process; with one instance the client threads run here.
+//! * `memory-mock`: the mock, a process of the binary's [`Role::MemoryMock`] given a
+//!   [`MemoryMockSpec`], so its CPU time is its own (a thread of this process when
+//!   there is no [`Launcher`], for tests; it is then listed with this process's id).
+//! * With `instances > 1`, `client1…clientK`: processes of [`Role::WarpClient`], each
+//!   given a [`ClientProcessSpec`]. They are started for each run (their ids are not
+//!   known beforehand), so they appear in the run's CPU rows but not in
+//!   [`Rig::participants`]. Without a launcher they are threads of this process.
+//!
+//! # One visit, one run
+//!
+//! The mock is started once per visit (a fresh BAR1) and stopped by
+//! [`Rig::finish`] or on drop. [`Rig::run_once`] runs the clients and returns one
+//! [`ChannelOutcome`] per client process: its window, its transactions as messages,
+//! its payload bytes, its latency histogram and, when it verified data, an
+//! [`Integrity`] with `checked` = iterations completed and `corrupt` = second reads
+//! that differed from what was written. A failed transaction fails the run
+//! ([`RunError::Participant`] with the first error).
+//!
+//! CPU rows: `cpu[0]` is this process (the clients with one instance), then the
+//! client processes, then the mock process over the run's window. Besides the common
+//! figures ([`aggregate`]) a run records `transactions_per_s` (the same value as
+//! `messages_per_s`), `mb_per_s` (payload MB, 10^6, per second), `client_cpu_s`
+//! (CPU seconds of whatever ran the clients) and, when the mock is a process,
+//! `server_cpu_s`.
+
+use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
+use crate::counters::{CounterSource, Participant};
+use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::measure::{Bench, PlannedPoint};
+use crate::process::{Child, Launcher, Role, Streams};
+use crate::result::{RunRecord, figure};
+use crate::verify::Integrity;
+use crate::workload::new_histogram;
+use crate::workload::warp::{
+    ClientProcessSpec, ClientRun, ClientSpec, Ops, WarpRunError, run_client,
+};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::mock::MockConfig;
+use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
+
+/// Extra figures of a memory-mock run.
+pub mod figures {
+    /// Transactions per second over the common window (= `messages_per_s`).
+    pub const TRANSACTIONS_PER_S: &str = "transactions_per_s";
+    /// Payload megabytes (10^6) per second over the common window.
+    pub const MB_PER_S: &str = "mb_per_s";
+    /// CPU seconds (user + sys) of the client process(es).
+    pub const CLIENT_CPU_S: &str = "client_cpu_s";
+    /// CPU seconds (user + sys) of the memory mock, when it is a process.
+    pub const SERVER_CPU_S: &str = "server_cpu_s";
+}
+
+/// What the memory mock process ([`Role::MemoryMock`]) serves: its one argument, as
+/// JSON. It prints `listening on ADDR` on stdout once bound, serves until SIGINT and
+/// dies with its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryMockSpec {
+    /// Address to listen on (port 0: any free port).
+    pub listen: SocketAddr,
+    /// CRC implementation (`bitwise`, `table`, `fast`).
+    pub crc: String,
+    /// BAR1 size in bytes (a power of two).
+    pub bar1: u32,
+    /// I/O model (`epoll` or `threads`).
+    pub io: String,
+}
+
+impl MemoryMockSpec {
+    /// A mock on a free loopback port.
+    pub fn loopback(crc: &str, bar1: u32, io: &str) -> MemoryMockSpec {
+        MemoryMockSpec {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            crc: crc.into(),
+            bar1,
+            io: io.into(),
+        }
+    }
+
+    /// The server configuration, once the names are checked.
+    pub fn config(&self) -> Result<ServerConfig, WarpRunError> {
+        let io = match self.io.as_str() {
+            "epoll" => IoModel::Epoll,
+            "threads" => IoModel::Threads,
+            other => {
+                return Err(WarpRunError::Spec(format!(
+                    "unknown I/O model `{other}`: choose epoll or threads"
+                )));
+            }
+        };
+        let crc: CrcKind = self
+            .crc
+            .parse()
+            .map_err(|_| WarpRunError::Spec(format!("unknown CRC `{}`", self.crc)))?;
+        let mut device = MockConfig::default();
+        device.bar_sizes[1] = self.bar1;
+        Ok(ServerConfig {
+            listen: self.listen,
+            crc,
+            device,
+            io,
+        })
+    }
+
+    /// Binds the server.
+    pub fn bind(&self) -> Result<Server, WarpRunError> {
+        Server::bind(self.config()?).map_err(|e| WarpRunError::Process(e.to_string()))
+    }
+}
+
+/// A running memory mock.
+pub struct RunningServer {
+    /// Its address.
+    pub addr: SocketAddr,
+    kind: ServerKind,
+}
+
+enum ServerKind {
+    Thread {
+        stop: Arc<AtomicBool>,
+        handle: Option<std::thread::JoinHandle<()>>,
+    },
+    Process {
+        child: Child,
+    },
+}
+
+/// How long a memory mock process may take to announce its address.
+const ANNOUNCE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl RunningServer {
+    /// Starts a memory mock on a free loopback port.
+    /// A process when a `launcher` is given, else a thread.
+    pub fn start(
+        launcher: Option<&Launcher>,
+        crc: &str,
+        bar1: u32,
+        io: &str,
+    ) -> Result<RunningServer, WarpRunError> {
+        let spec = MemoryMockSpec::loopback(crc, bar1, io);
+        match launcher {
+            None => {
+                let server = spec.bind()?;
+                let addr = server
+                    .local_addr()
+                    .map_err(|e| WarpRunError::Process(e.to_string()))?;
+                let stop = Arc::new(AtomicBool::new(false));
+                let s = Arc::clone(&stop);
+                let handle = std::thread::spawn(move || {
+                    let _ = server.run(&s);
+                });
+                Ok(RunningServer {
+                    addr,
+                    kind: ServerKind::Thread {
+                        stop,
+                        handle: Some(handle),
+                    },
+                })
+            }
+            Some(launcher) => {
+                // Refuse bad names here, with the same message as a thread server.
+                spec.config()?;
+                let json = serde_json::to_string(&spec).expect("the spec serialises");
+                let mut child = launcher
+                    .spawn(Role::MemoryMock, [json], Streams::OUTPUT)
+                    .map_err(|source| WarpRunError::Spawn {
+                        role: Role::MemoryMock,
+                        source,
+                    })?;
+                let stdout = child.take_stdout().expect("piped stdout");
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let mut line = String::new();
+                    let _ = BufReader::new(stdout).read_line(&mut line);
+                    let _ = tx.send(line);
+                });
+                let line = rx.recv_timeout(ANNOUNCE_TIMEOUT).unwrap_or_default();
+                let addr = line
+                    .trim()
+                    .strip_prefix("listening on ")
+                    .and_then(|a| a.parse::<SocketAddr>().ok());
+                match addr {
+                    Some(addr) => Ok(RunningServer {
+                        addr,
+                        kind: ServerKind::Process { child },
+                    }),
+                    None => match child.exited_within(Duration::from_millis(200)) {
+                        Some(ended) => Err(WarpRunError::Ended {
+                            what: "the memory mock".into(),
+                            ended,
+                        }),
+                        None => {
+                            child.stop();
+                            Err(WarpRunError::Process(format!(
+                                "the memory mock did not announce its address within {} s \
+                                 (got {line:?})",
+                                ANNOUNCE_TIMEOUT.as_secs()
+                            )))
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    /// The server process's id, when it is a process.
+    pub fn pid(&self) -> Option<u32> {
+        match &self.kind {
+            ServerKind::Process { child } => Some(child.pid()),
+            ServerKind::Thread { .. } => None,
+        }
+    }
+
+    /// Stops the server (SIGINT to a process, so it shuts down cleanly) and waits.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        match &mut self.kind {
+            ServerKind::Thread { stop, handle } => {
+                stop.store(true, Ordering::Relaxed);
+                if let Some(h) = handle.take() {
+                    let _ = h.join();
+                }
+            }
+            ServerKind::Process { child } => {
+                child.stop();
+            }
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// BAR1 size that gives each of `slots` threads its own `payload`-byte slice (at least
+/// warp-pipe's 2048 B).
+pub fn bar1_for(slots: usize, payload: usize) -> u32 {
+    let need = (slots as u64 * payload as u64).clamp(2048, 1 << 30);
+    need.next_power_of_two() as u32
+}
+
+/// Starts `k` client processes ([`Role::WarpClient`]) at once (process `i` uses BAR1
+/// slots from `i × threads`) and collects their results.
+pub fn run_instances(
+    launcher: &Launcher,
+    addr: SocketAddr,
+    spec: &ClientSpec,
+    k: usize,
+) -> Result<Vec<ClientRun>, WarpRunError> {
+    let mut children = Vec::with_capacity(k);
+    for i in 0..k {
+        let json = serde_json::to_string(&ClientProcessSpec {
+            connect: addr,
+            client: ClientSpec {
+                first_slot: i * spec.threads,
+                ..spec.clone()
+            },
+        })
+        .expect("the spec serialises");
+        let child = launcher
+            .spawn(Role::WarpClient, [json], Streams::OUTPUT)
+            .map_err(|source| WarpRunError::Spawn {
+                role: Role::WarpClient,
+                source,
+            })?;
+        children.push(child);
+    }
+    let mut runs = Vec::with_capacity(k);
+    let mut failure = None;
+    for (i, mut child) in children.into_iter().enumerate() {
+        let mut out = Vec::new();
+        let read = child
+            .take_stdout()
+            .expect("piped stdout")
+            .read_to_end(&mut out);
+        // Its output is closed: it is exiting (or kill it).
+        let ended = child
+            .exited_within(Duration::from_secs(10))
+            .unwrap_or_else(|| child.stop());
+        let what = format!("client {i}");
+        let result = match (read, ended.success()) {
+            (Ok(_), true) => serde_json::from_slice::<ClientRun>(&out)
+                .map_err(|e| WarpRunError::Process(format!("{what} printed no result: {e}"))),
+            (Err(e), true) => Err(WarpRunError::Process(format!("{what}: {e}"))),
+            (_, false) => Err(WarpRunError::Ended { what, ended }),
+        };
+        match result {
+            Ok(r) => runs.push(r),
+            Err(e) => failure = failure.or(Some(e)),
+        }
+    }
+    match failure {
+        Some(f) => Err(f),
+        None => Ok(runs),
+    }
+}
+
+/// One point of the rig: what each client does, how many client processes, and the
+/// mock's I/O model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MockPoint {
+    /// What each client process does (`first_slot` is set per process).
+    pub client: ClientSpec,
+    /// Client processes (1: the client runs in this process).
+    pub instances: usize,
+    /// The mock's I/O model (`epoll` or `threads`).
+    pub io: String,
+}
+
+/// A plan of memory-mock points, with the launcher of their processes (`None`:
+/// threads of this process).
+pub struct MemoryMockBench {
+    points: Vec<PlannedPoint>,
+    specs: Vec<MockPoint>,
+    launcher: Option<Launcher>,
+}
+
+impl MemoryMockBench {
+    /// The points, in order, each with its rig's point.
+    pub fn new(points: Vec<(PlannedPoint, MockPoint)>, launcher: Option<Launcher>) -> Self {
+        let (points, specs) = points.into_iter().unzip();
+        MemoryMockBench {
+            points,
+            specs,
+            launcher,
+        }
+    }
+}
+
+impl Bench for MemoryMockBench {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.points
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        _source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        let rig = MemoryMockRig::start(self.specs[index].clone(), self.launcher.clone())?;
+        Ok(Box::new(rig))
+    }
+}
+
+/// A running memory mock and the clients to run against it.
+pub struct MemoryMockRig {
+    point: MockPoint,
+    launcher: Option<Launcher>,
+    server: Option<RunningServer>,
+}
+
+fn run_error(e: WarpRunError) -> RunError {
+    match e {
+        WarpRunError::Spec(m) => RunError::Config(m),
+        other => RunError::Participant(crate::chain(&other)),
+    }
+}
+
+impl MemoryMockRig {
+    /// Starts the mock of `point`, with BAR1 holding a slice for every client thread.
+    pub fn start(point: MockPoint, launcher: Option<Launcher>) -> Result<Self, RunError> {
+        if point.instances == 0 {
+            return Err(RunError::Config("instances must be at least 1".into()));
+        }
+        let slots = point.client.threads * point.instances;
+        let server = RunningServer::start(
+            launcher.as_ref(),
+            &point.client.crc,
+            bar1_for(slots, point.client.payload),
+            &point.io,
+        )
+        .map_err(run_error)?;
+        Ok(MemoryMockRig {
+            point,
+            launcher,
+            server: Some(server),
+        })
+    }
+
+    /// The clients of one run: in this process, as client processes, or (without a
+    /// launcher) as threads.
+    fn clients(&self, addr: SocketAddr, stop: &AtomicBool) -> Result<Vec<ClientRun>, WarpRunError> {
+        let p = &self.point;
+        if p.instances <= 1 {
+            return Ok(vec![run_client(addr, &p.client, stop)?]);
+        }
+        if let Some(l) = &self.launcher {
+            return run_instances(l, addr, &p.client, p.instances);
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..p.instances)
+                .map(|i| {
+                    let spec = ClientSpec {
+                        first_slot: i * p.client.threads,
+                        ..p.client.clone()
+                    };
+                    s.spawn(move || run_client(addr, &spec, stop))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(WarpRunError::Process("a client thread panicked".into()))
+                    })
+                })
+                .collect()
+        })
+    }
+}
+
+/// What one client process did, as a channel of the run.
+pub fn outcome(run: &ClientRun, ops: Ops) -> ChannelOutcome {
+    let mut hist = new_histogram();
+    for &(v, n) in &run.latency_buckets {
+        let _ = hist.record_n(v.max(1), n);
+    }
+    // Each completed read/write/read iteration is checked once; a failed transaction
+    // fails the run, so completed iterations are a third of the transactions.
+    let integrity = (run.verified && ops == Ops::ReadWriteRead).then(|| Integrity {
+        checked: run.transactions / 3,
+        corrupt: run.verify_failures,
+        ..Integrity::default()
+    });
+    ChannelOutcome {
+        start: run.start,
+        end: run.end,
+        messages: run.transactions,
+        bytes: run.payload_bytes,
+        latency: Some(hist),
+        integrity,
+    }
+}
+
+impl Rig for MemoryMockRig {
+    /// `main` and `memory-mock` (this process's id when the mock is a thread).
+    fn participants(&self) -> Vec<Participant> {
+        let me = std::process::id();
+        let mock = self.server.as_ref().and_then(RunningServer::pid);
+        vec![
+            Participant {
+                name: "main".into(),
+                pid: me,
+            },
+            Participant {
+                name: "memory-mock".into(),
+                pid: mock.unwrap_or(me),
+            },
+        ]
+    }
+
+    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
+        let server = self
+            .server
+            .as_ref()
+            .ok_or_else(|| RunError::Participant("the memory mock has stopped".into()))?;
+        let (addr, mock_pid) = (server.addr, server.pid());
+        if ctl.stop.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        ctl.window_started();
+        let main_before = CpuSnapshot::now();
+        let mock_before = mock_pid.and_then(CpuSnapshot::of_pid);
+        let runs = self.clients(addr, ctl.stop);
+        let main_after = CpuSnapshot::now();
+        let mock_after = mock_pid.and_then(CpuSnapshot::of_pid);
+        ctl.window_ended();
+        let runs = runs.map_err(run_error)?;
+        if ctl.stop.load(Ordering::Relaxed) || runs.iter().any(|r| r.interrupted) {
+            return Err(RunError::Interrupted);
+        }
+        let errors: u64 = runs.iter().map(|r| r.errors).sum();
+        if errors > 0 {
+            let first = runs.iter().find_map(|r| r.first_error.clone());
+            return Err(RunError::Participant(format!(
+                "{errors} failed transaction(s); the first: {}",
+                first.unwrap_or_default()
+            )));
+        }
+        let me = std::process::id();
+        let processes = self.launcher.is_some() && self.point.instances > 1;
+        let main_role = match (processes, mock_pid.is_some()) {
+            (true, _) => "main",
+            (false, true) => "main (clients)",
+            (false, false) => "main (clients + memory mock thread)",
+        };
+        let mut cpu = vec![main_before.until(&main_after, main_role, me)];
+        if processes {
+            cpu.extend(runs.iter().enumerate().map(|(i, r)| ProcessCpu {
+                role: format!("client{}", i + 1),
+                ..r.cpu.clone()
+            }));
+        }
+        let sum = |c: &[ProcessCpu]| c.iter().map(|c| c.user_s + c.sys_s).sum::<f64>();
+        let client_cpu_s = if processes {
+            sum(&cpu[1..])
+        } else {
+            sum(&cpu[..1])
+        };
+        let mock_cpu = match (mock_pid, mock_before, mock_after) {
+            (Some(pid), Some(b), Some(a)) => Some(b.until(&a, "memory mock", pid)),
+            _ => None,
+        };
+        let server_cpu_s = mock_cpu.as_ref().map(|c| c.user_s + c.sys_s);
+        cpu.extend(mock_cpu);
+        let ops = self.point.client.ops;
+        let channels = runs.iter().map(|r| outcome(r, ops)).collect();
+        let mut record = aggregate(channels, cpu);
+        let f = &mut record.figures;
+        let tps = f.get(figure::MESSAGE_RATE).copied().unwrap_or(0.0);
+        let mbps = f.get(figure::THROUGHPUT).copied().unwrap_or(0.0) / 1e6;
+        f.insert(figures::TRANSACTIONS_PER_S.into(), tps);
+        f.insert(figures::MB_PER_S.into(), mbps);
+        f.insert(figures::CLIENT_CPU_S.into(), client_cpu_s);
+        if let Some(s) = server_cpu_s {
+            f.insert(figures::SERVER_CPU_S.into(), s);
+        }
+        record.counters = ctl.take_counters();
+        Ok(record)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), RunError> {
+        if let Some(s) = self.server.take() {
+            s.stop();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::warp::ConnectionMode;
+
+    fn client(connection: ConnectionMode, threads: usize, crc: &str) -> ClientSpec {
+        ClientSpec {
+            threads,
+            iterations: 5,
+            payload: 256,
+            crc: crc.into(),
+            connection,
+            piggyback_acks: connection != ConnectionMode::Shared,
+            think_ms: 0,
+            first_slot: 0,
+            ops: Ops::ReadWriteRead,
+        }
+    }
+
+    fn run(point: MockPoint) -> Result<RunRecord, RunError> {
+        let mut rig: Box<dyn Rig> = Box::new(MemoryMockRig::start(point, None)?);
+        let stop = AtomicBool::new(false);
+        let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+        let r = rig.run_once(&mut ctl);
+        rig.finish()?;
+        r
+    }
+
+    fn point(client: ClientSpec, instances: usize) -> MockPoint {
+        MockPoint {
+            client,
+            instances,
+            io: "epoll".into(),
+        }
+    }
+
+    #[test]
+    fn every_connection_mode_completes_and_verifies_the_workload() {
+        for (mode, crc) in [
+            (ConnectionMode::Shared, "bitwise"),
+            (ConnectionMode::PerThread, "table"),
+            (ConnectionMode::Pipelined, "fast"),
+        ] {
+            // 40 threads: two pipelined connections, one of them partly used.
+            let r = run(point(client(mode, 40, crc), 1)).unwrap();
+            assert_eq!(r.messages, 40 * 5 * 3, "{mode:?}");
+            assert_eq!(r.latency.unwrap().count, 40 * 5 * 3, "{mode:?}");
+            let k = r.integrity.expect("verified");
+            assert_eq!((k.checked, k.corrupt), (40 * 5, 0), "{mode:?}");
+            assert!(r.figures[figures::TRANSACTIONS_PER_S] > 0.0);
+            assert_eq!(
+                r.figures[figures::TRANSACTIONS_PER_S],
+                r.figures[figure::MESSAGE_RATE]
+            );
+            assert!(r.figures[figures::MB_PER_S] > 0.0 && r.window_ns > 0);
+            assert!(r.figures.contains_key(figures::CLIENT_CPU_S));
+            assert_eq!(r.cpu.len(), 1, "the mock is a thread: main only");
+        }
+    }
+
+    #[test]
+    fn instances_without_a_launcher_run_as_threads_one_channel_each() {
+        let mut c = client(ConnectionMode::PerThread, 2, "fast");
+        c.iterations = 3;
+        let r = run(point(c, 3)).unwrap();
+        assert_eq!(r.channels.len(), 3);
+        assert_eq!(r.messages, 3 * 2 * 3 * 3);
+        assert!(r.integrity.unwrap().is_clean());
+    }
+
+    #[test]
+    fn verification_catches_a_device_that_loses_writes() {
+        // BAR1 read-only: every write is dropped, so every second read differs.
+        let device = MockConfig {
+            bar_writable: [false; 6],
+            ..MockConfig::default()
+        };
+        let server = Server::bind(ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            crc: CrcKind::Fast,
+            device,
+            io: IoModel::Epoll,
+        })
+        .unwrap();
+        let addr = server.local_addr().unwrap();
+        let stop = AtomicBool::new(false);
+        let server_stop = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            sc.spawn(|| server.run(&server_stop).unwrap());
+            for connection in [ConnectionMode::Shared, ConnectionMode::Pipelined] {
+                let mut s = client(connection, 4, "fast");
+                s.iterations = 3;
+                s.piggyback_acks = false;
+                let r = run_client(addr, &s, &stop).unwrap();
+                assert!(r.verified);
+                assert_eq!(r.verify_failures, 12, "{connection:?}");
+                assert_eq!(r.errors, 0);
+                let k = outcome(&r, Ops::ReadWriteRead).integrity.unwrap();
+                assert_eq!((k.checked, k.corrupt), (12, 12), "{connection:?}");
+                assert!(!k.is_clean());
+            }
+            server_stop.store(true, Ordering::Relaxed);
+        });
+    }
+
+    #[test]
+    fn read_only_iterations_count_one_transaction_each() {
+        let mut c = client(ConnectionMode::Pipelined, 8, "fast");
+        c.ops = Ops::Read;
+        let r = run(point(c, 1)).unwrap();
+        assert_eq!(r.messages, 8 * 5);
+        assert!(r.integrity.is_none(), "nothing to verify");
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_a_message() {
+        let server = RunningServer::start(None, "fast", 2048, "epoll").unwrap();
+        let stop = AtomicBool::new(false);
+        let mut s = client(ConnectionMode::Shared, 1, "fast");
+        s.iterations = 1;
+        s.payload = 6;
+        let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
+        assert!(e.contains("multiple of 4"), "{e}");
+        s.payload = 4;
+        s.crc = "crc64".into();
+        let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
+        assert!(e.contains("bitwise, table, fast"), "{e}");
+        assert!(RunningServer::start(None, "fast", 2048, "poll").is_err());
+        // Through the rig: usage errors, not failures.
+        let e = run(point(s.clone(), 1)).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("crc64"), "{e}");
+        let mut bad_io = point(client(ConnectionMode::Shared, 1, "fast"), 1);
+        bad_io.io = "poll".into();
+        assert!(run(bad_io).unwrap_err().is_usage());
+        assert!(run(point(s, 0)).unwrap_err().is_usage());
+    }
+}

@@ -1,0 +1,613 @@
+//! The Warp Pipe client workload: T threads × N iterations of read P bytes → write
+//! them back modified (`buf[j] = j + i`) → read again and verify, against a memory
+//! mock, in the connection arrangements of [`ConnectionMode`].
+//!
+//! [`run_client`] runs the workload of one client process (this one) against a
+//! server address and returns a [`ClientRun`]: per-transaction latencies (HDR
+//! histogram buckets, so runs of several processes merge exactly), the time window
+//! on the shared `CLOCK_MONOTONIC` axis, errors and verification failures. The rig
+//! that stands the mock and the clients up is [`crate::rig::memory_mock`].
+//!
+//! Every thread works on its own slice of BAR1 (`slot × P`), so that verification is
+//! exact even with many writers; the rig sizes BAR1 to hold all slices. When BAR1 is
+//! too small for that, threads share offset 0 and verification is skipped (and
+//! reported as such), like warp-pipe's sample, which checks only the lengths.
+//!
+//! A transaction is one MRd answered by its completion(s), or one MWr (posted: its
+//! latency is the time to hand it to the socket). The original's 200 ms sleep per
+//! iteration is `think` (default 0).
+
+use crate::clock::Stamp;
+use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::process::{Ended, Role, SpawnError};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Duration;
+use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipeline};
+
+/// How client threads share connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ConnectionMode {
+    /// One connection for all threads, one transaction in flight (warp-pipe's sample).
+    Shared,
+    /// One connection per thread.
+    PerThread,
+    /// Up to 32 threads per connection, each with its own tag: up to 32 reads in
+    /// flight per connection.
+    Pipelined,
+}
+
+impl ConnectionMode {
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConnectionMode::Shared => "shared",
+            ConnectionMode::PerThread => "per-thread",
+            ConnectionMode::Pipelined => "pipelined",
+        }
+    }
+
+    /// Parses [`ConnectionMode::name`].
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Shared, Self::PerThread, Self::Pipelined]
+            .into_iter()
+            .find(|m| m.name() == s)
+    }
+}
+
+/// What each iteration does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ops {
+    /// Read, write back modified, read again and verify (warp-pipe's sample).
+    #[default]
+    ReadWriteRead,
+    /// One read per iteration (the mock's read throughput).
+    Read,
+}
+
+/// One client process's share of the workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientSpec {
+    /// Threads.
+    pub threads: usize,
+    /// Iterations per thread.
+    pub iterations: u64,
+    /// Bytes per read and write, 4..=4096, a multiple of 4.
+    pub payload: usize,
+    /// CRC implementation (`bitwise`, `table`, `fast`).
+    pub crc: String,
+    /// How threads share connections.
+    pub connection: ConnectionMode,
+    /// ACK received TLPs with the next request instead of at once.
+    pub piggyback_acks: bool,
+    /// Sleep between iterations, milliseconds (warp-pipe's sample: 200).
+    pub think_ms: u64,
+    /// BAR1 slice of this process's first thread (other processes use other slots).
+    pub first_slot: usize,
+    /// What each iteration does.
+    pub ops: Ops,
+}
+
+/// What one client process measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientRun {
+    /// Transactions completed.
+    pub transactions: u64,
+    /// Payload bytes moved (read and written).
+    pub payload_bytes: u64,
+    /// When the threads started (after connecting and enumerating).
+    pub start: Stamp,
+    /// When the last thread finished.
+    pub end: Stamp,
+    /// Latency histogram as `(value_ns, count)` buckets.
+    pub latency_buckets: Vec<(u64, u64)>,
+    /// Second reads that did not return what was written.
+    pub verify_failures: u64,
+    /// Whether data was verified (each thread had its own BAR1 slice).
+    pub verified: bool,
+    /// Failed transactions.
+    pub errors: u64,
+    /// The first error, if any.
+    pub first_error: Option<String>,
+    /// This process's CPU over the run.
+    pub cpu: ProcessCpu,
+    /// Interrupted before the end.
+    pub interrupted: bool,
+}
+
+/// Why the workload could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum WarpRunError {
+    /// A parameter is out of range.
+    #[error("{0}")]
+    Spec(String),
+    /// Connecting or enumerating failed.
+    #[error("warp client: {0}")]
+    Client(#[from] ClientError),
+    /// Starting or talking to a server or client process failed.
+    #[error("warp: {0}")]
+    Process(String),
+    /// A server or client process could not be started.
+    #[error("warp: could not start the {}", .role.name())]
+    Spawn {
+        /// Which.
+        role: Role,
+        /// Why.
+        #[source]
+        source: SpawnError,
+    },
+    /// A server or client process failed.
+    #[error("warp: {what} {ended}")]
+    Ended {
+        /// Which process (`client 2`, `the memory mock`).
+        what: String,
+        /// How it ended.
+        ended: Ended,
+    },
+}
+
+/// What one client process ([`Role::WarpClient`]) runs: its one argument, as JSON. It
+/// prints its [`ClientRun`] as JSON on stdout and dies with its parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientProcessSpec {
+    /// The memory mock's address.
+    pub connect: SocketAddr,
+    /// The workload.
+    pub client: ClientSpec,
+}
+
+fn new_histogram() -> Histogram<u64> {
+    // 1 ns .. 100 s, 3 significant digits. Valid bounds: cannot fail.
+    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Connections shared by OS threads (shared and per-thread modes).
+enum Conns {
+    Shared(Mutex<Link>),
+    PerThread(Vec<Mutex<Link>>),
+}
+
+/// What the threads of one client process add up.
+struct Tally {
+    transactions: AtomicU64,
+    verify_failures: AtomicU64,
+    errors: AtomicU64,
+    first_error: Mutex<Option<String>>,
+    hist: Mutex<Histogram<u64>>,
+}
+
+impl Tally {
+    fn new() -> Self {
+        Tally {
+            transactions: AtomicU64::new(0),
+            verify_failures: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            first_error: Mutex::new(None),
+            hist: Mutex::new(new_histogram()),
+        }
+    }
+
+    fn error(&self, n: u64, e: impl std::fmt::Display) {
+        self.errors.fetch_add(n, Ordering::Relaxed);
+        self.first_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| e.to_string());
+    }
+
+    fn add(&self, done: u64, failures: u64, hist: &Histogram<u64>) {
+        self.transactions.fetch_add(done, Ordering::Relaxed);
+        self.verify_failures.fetch_add(failures, Ordering::Relaxed);
+        let _ = self
+            .hist
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .add(hist);
+    }
+}
+
+/// The pattern thread `t`'s iteration `i` writes: `buf[j] = j + i` (warp-pipe's
+/// sample; `i` there is the thread number, here the iteration, so that every
+/// iteration writes something new).
+fn fill(buf: &mut [u8], i: u64) {
+    for (j, b) in buf.iter_mut().enumerate() {
+        *b = (j as u64).wrapping_add(i) as u8;
+    }
+}
+
+fn check(buf: &[u8], i: u64) -> bool {
+    buf.iter()
+        .enumerate()
+        .all(|(j, &b)| b == (j as u64).wrapping_add(i) as u8)
+}
+
+/// The workload's geometry, shared by all threads of a process.
+#[derive(Clone, Copy)]
+struct Geometry {
+    bar_address: u64,
+    verified: bool,
+    first_slot: usize,
+    payload: usize,
+}
+
+impl Geometry {
+    fn addr(&self, t: usize) -> u64 {
+        let offset = if self.verified {
+            ((self.first_slot + t) * self.payload) as u64
+        } else {
+            0
+        };
+        self.bar_address + offset
+    }
+}
+
+/// Runs `spec` against the server at `addr` until done or `stop`.
+pub fn run_client(
+    addr: SocketAddr,
+    spec: &ClientSpec,
+    stop: &AtomicBool,
+) -> Result<ClientRun, WarpRunError> {
+    let crc: CrcKind = spec.crc.parse().map_err(|_| {
+        WarpRunError::Spec(format!(
+            "unknown CRC `{}`: choose from bitwise, table, fast",
+            spec.crc
+        ))
+    })?;
+    if spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
+        return Err(WarpRunError::Spec(format!(
+            "payload {} B: need a multiple of 4 from 4 to 4096",
+            spec.payload
+        )));
+    }
+    if spec.threads == 0 {
+        return Err(WarpRunError::Spec("threads must be at least 1".into()));
+    }
+    let ack = if spec.piggyback_acks {
+        AckPolicy::Piggyback
+    } else {
+        AckPolicy::Immediate
+    };
+    let cpu_before = CpuSnapshot::now();
+    let mut first = Link::connect(addr, crc, ack)?;
+    let info = first.enumerate()?;
+    let bar = info
+        .bar(1)
+        .ok_or_else(|| WarpRunError::Spec("the device has no BAR1".into()))?;
+    if spec.payload as u64 > u64::from(bar.size) {
+        return Err(WarpRunError::Spec(format!(
+            "payload {} B is larger than BAR1 ({} B)",
+            spec.payload, bar.size
+        )));
+    }
+    let slots_needed = (spec.first_slot + spec.threads) as u64 * spec.payload as u64;
+    let geo = Geometry {
+        bar_address: bar.address,
+        verified: slots_needed <= u64::from(bar.size),
+        first_slot: spec.first_slot,
+        payload: spec.payload,
+    };
+    let tally = Tally::new();
+    let (start, end) = match spec.connection {
+        ConnectionMode::Shared => {
+            let conns = Conns::Shared(Mutex::new(first));
+            run_threads(&conns, spec, geo, &tally, stop)
+        }
+        ConnectionMode::PerThread => {
+            let mut v = vec![Mutex::new(first)];
+            for _ in 1..spec.threads {
+                v.push(Mutex::new(enumerated(addr, crc, ack)?));
+            }
+            run_threads(&Conns::PerThread(v), spec, geo, &tally, stop)
+        }
+        ConnectionMode::Pipelined => {
+            let n = spec.threads.div_ceil(MAX_TAGS);
+            let mut pipes = Vec::with_capacity(n);
+            pipes.push(first.into_pipeline());
+            for _ in 1..n {
+                pipes.push(enumerated(addr, crc, ack)?.into_pipeline());
+            }
+            run_pipelined(pipes, spec, geo, &tally, stop)
+        }
+    };
+    let hist = tally.hist.into_inner().unwrap_or_else(|p| p.into_inner());
+    let transactions = tally.transactions.into_inner();
+    Ok(ClientRun {
+        transactions,
+        payload_bytes: transactions * spec.payload as u64,
+        start,
+        end,
+        latency_buckets: hist
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect(),
+        verify_failures: tally.verify_failures.into_inner(),
+        verified: geo.verified,
+        errors: tally.errors.into_inner(),
+        first_error: tally
+            .first_error
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
+        cpu: cpu_before.until(&CpuSnapshot::now(), "client", std::process::id()),
+        interrupted: stop.load(Ordering::Relaxed),
+    })
+}
+
+/// A new connection that enumerated the device itself: warp-pipe's memory mock maps
+/// BARs per connection (and answers nothing for unmapped addresses), so every
+/// connection enumerates, as every Zephyr instance would.
+fn enumerated(addr: SocketAddr, crc: CrcKind, ack: AckPolicy) -> Result<Link, WarpRunError> {
+    let mut link = Link::connect(addr, crc, ack)?;
+    link.enumerate()?;
+    Ok(link)
+}
+
+/// One OS thread per workload thread, each blocking on its transactions.
+fn run_threads(
+    conns: &Conns,
+    spec: &ClientSpec,
+    geo: Geometry,
+    tally: &Tally,
+    stop: &AtomicBool,
+) -> (Stamp, Stamp) {
+    let barrier = &Barrier::new(spec.threads + 1);
+    let think = Duration::from_millis(spec.think_ms);
+    let mut start = Stamp(0);
+    std::thread::scope(|scope| {
+        for t in 0..spec.threads {
+            let spawned = std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn_scoped(scope, move || {
+                    let addr = geo.addr(t);
+                    let mut hist = new_histogram();
+                    let mut buf = vec![0u8; spec.payload];
+                    let (mut done, mut failures) = (0u64, 0u64);
+                    let mut op = |read: bool, buf: &mut [u8]| -> Result<(), ClientError> {
+                        let t0 = Stamp::now();
+                        let link = match conns {
+                            Conns::Shared(l) => l,
+                            Conns::PerThread(v) => &v[t],
+                        };
+                        let mut l = link.lock().unwrap_or_else(|p| p.into_inner());
+                        let r = if read {
+                            l.read(addr, buf)
+                        } else {
+                            l.write(addr, buf)
+                        };
+                        drop(l);
+                        let _ = hist.record(Stamp::now().since(t0).max(1));
+                        if r.is_ok() {
+                            done += 1;
+                        }
+                        r
+                    };
+                    barrier.wait();
+                    let mut iteration = |i: u64, buf: &mut [u8]| -> Result<(), ClientError> {
+                        op(true, buf)?;
+                        if spec.ops == Ops::ReadWriteRead {
+                            fill(buf, i);
+                            op(false, buf)?;
+                            buf.fill(0);
+                            op(true, buf)?;
+                            if geo.verified && !check(buf, i) {
+                                failures += 1;
+                            }
+                        }
+                        Ok(())
+                    };
+                    for i in 0..spec.iterations {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Err(e) = iteration(i, &mut buf) {
+                            tally.error(1, e);
+                            break;
+                        }
+                        if !think.is_zero() {
+                            std::thread::sleep(think);
+                        }
+                    }
+                    tally.add(done, failures, &hist);
+                });
+            if let Err(e) = spawned {
+                tally.error(1, format!("could not start thread {t}: {e}"));
+                // A thread that never started cannot reach the barrier; take its
+                // place so the others are not stuck.
+                scope.spawn(move || {
+                    barrier.wait();
+                });
+            }
+        }
+        barrier.wait();
+        start = Stamp::now();
+    });
+    (start, Stamp::now())
+}
+
+/// Where a logical thread of the pipelined driver is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// First read of the iteration in flight.
+    ReadA,
+    /// Second read (after the write) in flight.
+    ReadB,
+    /// Sleeping (`think`) until the given time.
+    Thinking(Stamp),
+    /// Finished or failed.
+    Done,
+}
+
+/// One OS thread per connection, each driving up to 32 logical threads (one per
+/// tag) as state machines: no thread blocks per transaction, and one `send` and one
+/// `recv` carry the transactions of many logical threads.
+fn run_pipelined(
+    pipes: Vec<Pipeline>,
+    spec: &ClientSpec,
+    geo: Geometry,
+    tally: &Tally,
+    stop: &AtomicBool,
+) -> (Stamp, Stamp) {
+    let barrier = &Barrier::new(pipes.len() + 1);
+    let mut start = Stamp(0);
+    std::thread::scope(|scope| {
+        for (c, mut pipe) in pipes.into_iter().enumerate() {
+            let first = c * MAX_TAGS;
+            let n = MAX_TAGS.min(spec.threads - first);
+            scope.spawn(move || {
+                barrier.wait();
+                drive(&mut pipe, first, n, spec, geo, tally, stop);
+            });
+        }
+        barrier.wait();
+        start = Stamp::now();
+    });
+    (start, Stamp::now())
+}
+
+fn drive(
+    pipe: &mut Pipeline,
+    first: usize,
+    n: usize,
+    spec: &ClientSpec,
+    geo: Geometry,
+    tally: &Tally,
+    stop: &AtomicBool,
+) {
+    let mut hist = new_histogram();
+    let mut phase = vec![Phase::ReadA; n];
+    let mut iter = vec![0u64; n];
+    let mut sent_at = vec![Stamp(0); n];
+    let (mut done, mut failures) = (0u64, 0u64);
+    let mut buf = vec![0u8; spec.payload];
+    let mut writes: Vec<Stamp> = Vec::with_capacity(n);
+    let mut completed: Vec<(usize, bool)> = Vec::with_capacity(n);
+    let think = Duration::from_millis(spec.think_ms);
+    let mut active = if spec.iterations == 0 { 0 } else { n };
+    if active == 0 {
+        phase.fill(Phase::Done);
+    }
+    let fail = |e: ClientError, phase: &mut [Phase], active: &mut usize| {
+        tally.error(*active as u64, e);
+        phase.fill(Phase::Done);
+        *active = 0;
+    };
+    for (k, at) in sent_at.iter_mut().enumerate().take(active) {
+        *at = Stamp::now();
+        if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
+            fail(e, &mut phase, &mut active);
+            break;
+        }
+    }
+    while active > 0 {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        // Logical threads whose sleep is over start their next iteration.
+        let now = Stamp::now();
+        for k in 0..n {
+            if let Phase::Thinking(until) = phase[k] {
+                if now >= until {
+                    phase[k] = Phase::ReadA;
+                    sent_at[k] = now;
+                    if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
+                        fail(e, &mut phase, &mut active);
+                    }
+                }
+            }
+        }
+        if let Err(e) = pipe.flush() {
+            fail(e, &mut phase, &mut active);
+            break;
+        }
+        let flushed = Stamp::now();
+        for t0 in writes.drain(..) {
+            let _ = hist.record(flushed.since(t0).max(1));
+            done += 1;
+        }
+        if pipe.in_flight() == 0 {
+            // Everyone is thinking: sleep until the first wakes.
+            let next = phase
+                .iter()
+                .filter_map(|p| match p {
+                    Phase::Thinking(u) => Some(u.0),
+                    _ => None,
+                })
+                .min();
+            if let Some(u) = next {
+                std::thread::sleep(Duration::from_nanos(u.saturating_sub(Stamp::now().0)));
+            }
+            continue;
+        }
+        completed.clear();
+        let r = pipe.wait(|tag, res| {
+            let k = usize::from(tag);
+            let now = Stamp::now();
+            let _ = hist.record(now.since(sent_at[k]).max(1));
+            match res {
+                Ok(data) => {
+                    let ok = phase.get(k) != Some(&Phase::ReadB)
+                        || !geo.verified
+                        || check(data, iter[k]);
+                    completed.push((k, ok));
+                }
+                Err(e) => {
+                    tally.error(1, e);
+                    phase[k] = Phase::Done;
+                    active -= 1;
+                }
+            }
+        });
+        if let Err(e) = r {
+            fail(e, &mut phase, &mut active);
+            break;
+        }
+        for &(k, ok) in &completed {
+            done += 1;
+            let addr = geo.addr(first + k);
+            let next_read = match phase[k] {
+                Phase::ReadA if spec.ops == Ops::ReadWriteRead => {
+                    fill(&mut buf, iter[k]);
+                    writes.push(Stamp::now());
+                    if let Err(e) = pipe.write(addr, &buf) {
+                        fail(e, &mut phase, &mut active);
+                        break;
+                    }
+                    phase[k] = Phase::ReadB;
+                    true
+                }
+                Phase::ReadA | Phase::ReadB => {
+                    if !ok {
+                        failures += 1;
+                    }
+                    iter[k] += 1;
+                    if iter[k] >= spec.iterations {
+                        phase[k] = Phase::Done;
+                        active -= 1;
+                        false
+                    } else if !think.is_zero() {
+                        phase[k] = Phase::Thinking(Stamp(Stamp::now().0 + think.as_nanos() as u64));
+                        false
+                    } else {
+                        phase[k] = Phase::ReadA;
+                        true
+                    }
+                }
+                Phase::Thinking(_) | Phase::Done => false,
+            };
+            if next_read {
+                sent_at[k] = Stamp::now();
+                if let Err(e) = pipe.read(k as u8, addr, spec.payload) {
+                    fail(e, &mut phase, &mut active);
+                    break;
+                }
+            }
+        }
+    }
+    let _ = pipe.flush();
+    tally.add(done, failures, &hist);
+}
