@@ -28,7 +28,6 @@ pub mod process;
 pub mod profile;
 pub mod result;
 pub mod rig;
-pub mod rpmsg;
 pub mod run;
 pub mod stats;
 pub mod studies;

@@ -1,7 +1,6 @@
 //! `xferbench study NAME`: one module per study turns the arguments into the lab's
 //! study config, runs it and writes its folder.
 
-mod rpmsg;
 mod warp_pipe;
 
 use crate::cli::{StudyArgs, StudyName};
@@ -41,10 +40,55 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         None => None,
     };
     let code = match args.name {
-        StudyName::Rpmsg => {
+        // Through the study registry and the point loop; a profiled remote is
+        // recorded by the loop, once per point, and adopted into the profile.
+        StudyName::Rpmsg => (|| -> Result<u8> {
+            use xferbench_lab::studies::{StudyEnv, StudyOverrides, find, run_study};
+            let study = find("rpmsg").map_err(anyhow::Error::msg)?;
+            let env = StudyEnv {
+                launcher: Some(crate::launcher()?),
+            };
+            let profile = profiler
+                .as_ref()
+                .filter(|p| p.participant() != "main")
+                .map(|p| ProfileRequest {
+                    dir: p.dir().to_path_buf(),
+                    participant: p.participant().to_string(),
+                });
+            let overrides = StudyOverrides {
+                interleave: profile.as_ref().map(|_| false),
+                profile,
+                ..StudyOverrides::default()
+            };
             let stop = crate::run::stop_flag()?;
-            rpmsg::run(args.quick, &out, &stop, profiler.as_mut())
-        }
+            let doc = run_study(
+                study,
+                args.quick,
+                &overrides,
+                &env,
+                |s| {
+                    let argv = std::env::args().collect();
+                    xferbench_lab::context::collect(env!("CARGO_PKG_VERSION"), argv, s)
+                },
+                &stop,
+                &mut [],
+            );
+            if let Some(p) = profiler.as_mut().filter(|p| p.participant() != "main") {
+                for i in 0..doc.points.len() {
+                    p.adopt(p.dir().join(format!("point-{i}/perf.data")));
+                }
+            }
+            xferbench_report::studies::write_folder(&out, &doc)?;
+            eprintln!("wrote {}", out.display());
+            Ok(match doc.outcome {
+                xferbench_lab::result::Outcome::Complete => 0,
+                xferbench_lab::result::Outcome::Interrupted => crate::run::EXIT_INTERRUPTED,
+                xferbench_lab::result::Outcome::Failed { error } => {
+                    eprintln!("error: {error}");
+                    1
+                }
+            })
+        })(),
         StudyName::WarpPipe => warp_pipe::run(args.quick, &out, profiler.as_mut()),
     };
     drop(recording);

@@ -23,6 +23,7 @@ pub type Writer = fn(&StudyFolder, &ResultDoc) -> Result<()>;
 /// The writer of a study, by name.
 pub fn writer(study: &str) -> Option<Writer> {
     match study {
+        "rpmsg" => Some(rpmsg::write),
         _ => None,
     }
 }
