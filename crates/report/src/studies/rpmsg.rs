@@ -604,3 +604,66 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     folder.write_text("summary.md", &summary(doc))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::rpmsg_doc;
+
+    #[test]
+    fn the_folder_of_a_small_study_has_its_tables_plots_and_findings() {
+        let doc = rpmsg_doc();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("study");
+        super::super::write_folder(&out, &doc).unwrap();
+        for f in [
+            "results.json",
+            "summary.md",
+            "table-1ch.md",
+            "table-1ch.csv",
+            "table-8ch.md",
+            "variants.md",
+            "variants.csv",
+            "bandwidth-per-channel.svg",
+            "total-bandwidth.svg",
+        ] {
+            assert!(out.join(f).is_file(), "{f} missing");
+        }
+        let t8 = channel_table(&doc, 8);
+        assert_eq!(t8.rows.len(), 2);
+        assert_eq!(
+            &t8.headers[..4],
+            [
+                "PACKET SIZE",
+                "TRANSFER SIZE",
+                "Single CH speed",
+                "Average CH speed"
+            ]
+        );
+        // Medians with their intervals; the average is the sum of rates ÷ channels.
+        assert!(t8.rows[0][2].contains(" ["), "{:?}", t8.rows[0]);
+        let sum: f64 = t8.rows[1][2].split(' ').next().unwrap().parse().unwrap();
+        let avg: f64 = t8.rows[1][3].split(' ').next().unwrap().parse().unwrap();
+        assert!((sum / 8.0 - avg).abs() <= 1.0, "{sum} / 8 vs {avg}");
+        let v = variants_table(&doc);
+        assert_eq!(v.rows.len(), 4);
+        assert_eq!(v.rows[2][1], "poll");
+        let (per, total) = plots(&doc);
+        assert_eq!(per.series.len(), 2 + 3, "ours and the SC598's");
+        assert_eq!(total.series[0].points.len(), 2);
+        let s = summary(&doc);
+        for needle in [
+            "interleaved",
+            "Packet-rate ceiling",
+            "SC598",
+            "inflated on short runs",
+            "poll 1530000/s",
+            "Zero-copy vs copy",
+            "## Skipped points",
+            "above 12000 round trips",
+            "8ch×1B×100000B",
+        ] {
+            assert!(s.contains(needle), "{needle}: {s}");
+        }
+    }
+}
