@@ -111,6 +111,18 @@ impl RunConfig {
                 "--verify needs --size of at least {HEADER_LEN} bytes (sequence number and checksum); got {s}"
             );
         }
+        if transports.iter().any(|t| t == transports::RPMSG) {
+            ensure!(
+                workload == WorkloadKind::Pingpong,
+                "--transport rpmsg: the RPMsg remote echoes every message back; use the pingpong workload (`xferbench run pingpong -t rpmsg`)"
+            );
+            if let Some(&s) = sizes.iter().find(|&&s| s > transports::RPMSG_MAX_SIZE) {
+                bail!(
+                    "--size: {s} bytes does not fit an RPMsg packet: at most {} bytes (a 512-byte vring buffer less its 16-byte header); use a smaller --size or leave rpmsg out of --transport",
+                    transports::RPMSG_MAX_SIZE
+                );
+            }
+        }
         let channel_counts = parse_counts(&channels).context("--channels")?;
         for &c in &channel_counts {
             ensure!(

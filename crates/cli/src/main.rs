@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         cli::Command::Compare(args) => ab::compare(&args),
         cli::Command::Study(args) => study::run(&args),
         cli::Command::RpmsgRemote { name } => {
-            return ExitCode::from(xferbench_lab::rpmsg::serve_remote(&name) as u8);
+            return ExitCode::from(xferbench_lab::rig::rpmsg::serve_remote(&name) as u8);
         }
         cli::Command::MemoryMock { spec_json } => warp::memory_mock(&spec_json),
         cli::Command::WarpClient { spec_json } => warp::client_process(&spec_json),

@@ -1,16 +1,29 @@
-//! `xferbench rpmsg`: one point of the RPMsg workload (`rpmsg-xmit-p`'s semantics), run
-//! `--runs` times against a remote process, summarised as medians.
+//! `xferbench rpmsg`: one point of the RPMsg workload with `rpmsg-xmit-p`'s flags
+//! (`-t` bytes per thread → ⌈t/s⌉ round trips per channel), run `--runs` times after a
+//! warm-up run on the point loop with an [`RpmsgRig`], summarised from the point's
+//! estimates (medians and their spread).
 
 use crate::cli::{BuffersArg, NotifyArg, RpmsgArgs};
 use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
-use anyhow::{Context, Result};
+use anyhow::{Result, bail};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use serde_json::json;
+use std::collections::BTreeMap;
 use std::io::Write;
-use xferbench_lab::rpmsg::{RemoteKind, RpmsgError, RpmsgPoint, RunFigures, Session, link_config};
-use xferbench_lab::stats::Estimate;
+use std::time::Duration;
+use xferbench_lab::counters::{CounterMode, CounterSource};
+use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
+use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
+use xferbench_lab::rig::{Rig, RunError};
+use xferbench_lab::studies::rpmsg::RULES;
+use xferbench_lab::workload::Limit;
+use xferbench_lab::workload::rpmsg::{
+    DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, RpmsgPoint, SUM_OF_RATES,
+};
 use xferbench_report::format;
 use xferbench_transports::param::parse_byte_size;
-use xferbench_transports::rpmsg::{Buffers, Notify, Service};
+use xferbench_transports::rpmsg::{Buffers, Notify};
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
     eprintln!("error: {msg}");
@@ -18,8 +31,9 @@ fn usage(msg: impl std::fmt::Display) -> Result<u8> {
     Ok(EXIT_USAGE)
 }
 
-/// The point the arguments describe, or a usage error naming the flag.
-fn point(a: &RpmsgArgs) -> Result<RpmsgPoint, String> {
+/// The point the arguments describe with its transfer size, or a usage error naming
+/// the flag.
+fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
     let packet = parse_byte_size(&a.size)
         .ok_or_else(|| format!("--size {:?}: expected a byte count such as 496", a.size))?;
     let transfer = parse_byte_size(&a.transfer).ok_or_else(|| {
@@ -27,17 +41,20 @@ fn point(a: &RpmsgArgs) -> Result<RpmsgPoint, String> {
             "--transfer {:?}: expected a byte count such as 1MB",
             a.transfer
         )
-    })?;
+    })? as u64;
     if !(1..=1024).contains(&a.channels) {
         return Err(format!("--channels {}: must be 1 to 1024", a.channels));
     }
     if a.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
-    Ok(RpmsgPoint {
+    if transfer == 0 {
+        return Err("--transfer: must be at least 1 byte".into());
+    }
+    let p = RpmsgPoint {
         channels: a.channels,
         packet,
-        transfer: transfer as u64,
+        limit: Limit::Count(RpmsgPoint::round_trips_for(transfer, packet)),
         notify: match a.notify {
             NotifyArg::Kick => Notify::Kick,
             NotifyArg::EventIdx => Notify::EventIdx,
@@ -49,64 +66,110 @@ fn point(a: &RpmsgArgs) -> Result<RpmsgPoint, String> {
         },
         suffix: a.suffix,
         verify: a.verify,
-    })
+    };
+    p.check()?;
+    Ok((p, transfer))
+}
+
+/// One point on one rig.
+struct OnePoint {
+    planned: Vec<PlannedPoint>,
+    point: RpmsgPoint,
+    remote: RemoteKind,
+}
+
+impl Bench for OnePoint {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(RpmsgRig::start(self.point, &self.remote)?))
+    }
 }
 
 /// Runs `xferbench rpmsg` and returns the exit status.
 pub fn run(a: &RpmsgArgs) -> Result<u8> {
-    let p = match point(a) {
+    let (p, transfer) = match point(a) {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    let remote = RemoteKind::Process(crate::launcher()?);
+    let params: BTreeMap<String, String> = [
+        ("channels", p.channels.to_string()),
+        ("packet", p.packet.to_string()),
+        ("transfer", transfer.to_string()),
+        ("notify", p.notify.name().to_string()),
+        ("buffers", p.buffers.name().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let mut bench = OnePoint {
+        planned: vec![PlannedPoint {
+            params,
+            size_bytes: p.packet as u64,
+            channels: p.channels as usize,
+            rules: RULES,
+            verify: p.verify,
+        }],
+        point: p,
+        remote: RemoteKind::Process(crate::launcher()?),
+    };
+    let opts = LoopOptions {
+        runs: a.runs,
+        // One warm-up run: page faults, first wake-ups.
+        warmup: 1,
+        interleave: false,
+        hang_timeout: Duration::from_secs(10),
+        counters: CounterMode::Off,
+        profile: None,
+    };
+    let context = xferbench_lab::context::collect(
+        env!("CARGO_PKG_VERSION"),
+        std::env::args().collect(),
+        Settings {
+            workload: "rpmsg".into(),
+            runs: a.runs,
+            warmup: 1,
+            count: match p.limit {
+                Limit::Count(n) => Some(n),
+                Limit::Duration(_) => None,
+            },
+            duration_s: None,
+            peer: "process".into(),
+            pin: false,
+            verify: a.verify,
+            interleave: false,
+        },
+    );
     let stop = crate::run::stop_flag()?;
-    let mut session = Session::start(&link_config(&p, Service::Echo), &remote)
-        .context("cannot start the RPMsg link")?;
-    let mut runs: Vec<RunFigures> = Vec::with_capacity(a.runs);
+    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
     let mut out = std::io::stdout().lock();
-    let mut failure = None;
-    for i in 0..=a.runs {
-        match session.run(&p, &stop) {
-            // Run 0 warms up: page faults, first wake-ups.
-            Ok(_) if i == 0 => {}
-            Ok(r) => {
-                if a.json {
-                    serde_json::to_writer(&mut out, &r)?;
-                    writeln!(out)?;
-                }
-                runs.push(r);
-            }
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
+    let point = doc.points.first();
+    if a.json {
+        for r in point.iter().flat_map(|p| &p.runs) {
+            serde_json::to_writer(&mut out, &run_json(r))?;
+            writeln!(out)?;
+        }
+    } else if let Some(pt) = point {
+        writeln!(out, "{}", table(&p, transfer, pt))?;
+    }
+    match &doc.outcome {
+        Outcome::Complete => {}
+        Outcome::Interrupted => return Ok(EXIT_INTERRUPTED),
+        Outcome::Failed { error } => {
+            let done = point.map_or(0, |p| p.runs.len());
+            bail!("{error} ({done} of {} runs finished)", a.runs);
         }
     }
-    match failure {
-        None => session.finish().context("stopping the RPMsg remote")?,
-        Some(RpmsgError::Config(msg)) => return usage(msg),
-        Some(RpmsgError::Interrupted) => {
-            drop(session);
-            if !a.json && !runs.is_empty() {
-                writeln!(out, "{}", table(&p, &runs))?;
-            }
-            return Ok(EXIT_INTERRUPTED);
-        }
-        Some(e) => {
-            drop(session);
-            return Err(e).context(format!("{} of {} runs finished", runs.len(), a.runs));
-        }
-    }
-    if !a.json {
-        writeln!(out, "{}", table(&p, &runs))?;
-    }
-    let dirty = runs
+    let Some(pt) = point else {
+        bail!("the point produced no result");
+    };
+    let dirty = pt.integrity.as_ref().is_some_and(|i| !i.is_clean());
+    let faults = pt
+        .runs
         .iter()
-        .filter_map(|r| r.integrity.as_ref())
-        .any(|i| !i.is_clean());
-    let faults = runs
-        .iter()
-        .any(|r| r.counters.host_faults + r.counters.remote_faults + r.counters.dropped > 0);
+        .any(|r| fig(r, LINK_FAULTS) + fig(r, DROPPED_REPLIES) > 0.0);
     if dirty || faults {
         eprintln!("error: data verification failed or messages were rejected; see the table");
         return Ok(EXIT_INTEGRITY);
@@ -114,58 +177,84 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// A table row: its name, the figure of one run, and how to show the median.
-type Row = (&'static str, fn(&RunFigures) -> f64, fn(f64) -> String);
+fn fig(r: &RunRecord, name: &str) -> f64 {
+    r.figures.get(name).copied().unwrap_or(0.0)
+}
+
+/// One run in the shape `xferbench rpmsg --json` has always printed.
+fn run_json(r: &RunRecord) -> serde_json::Value {
+    let remote = r.cpu.iter().find(|c| c.role == "remote");
+    json!({
+        "channels": r.channels.iter().map(|c| json!({
+            "channel": c.channel,
+            "bytes": c.bytes,
+            "round_trips": c.messages,
+            "start_offset_ns": c.start_offset_ns,
+            "end_offset_ns": c.end_offset_ns,
+            "bytes_per_s": c.throughput_bytes_per_s,
+            "integrity": c.integrity,
+        })).collect::<Vec<_>>(),
+        "window_ns": r.window_ns,
+        "aggregate_bytes_per_s": fig(r, figure::THROUGHPUT),
+        "sum_of_rates_bytes_per_s": fig(r, SUM_OF_RATES),
+        "round_trips_per_s": fig(r, figure::MESSAGE_RATE),
+        "jain": r.figures.get(figure::FAIRNESS).copied().unwrap_or(1.0),
+        "latency": r.latency,
+        "host_cpus": fig(r, figure::CPU_MAIN),
+        "remote_cpus": remote.map(|c| c.cpus_utilised),
+        "counters": {
+            "kicks_to_remote_per_round_trip": fig(r, KICKS_TO_REMOTE),
+            "kicks_to_host_per_round_trip": fig(r, KICKS_TO_HOST),
+            "link_faults": fig(r, LINK_FAULTS),
+            "dropped_replies": fig(r, DROPPED_REPLIES),
+        },
+        "integrity": r.integrity,
+        "figures": r.figures,
+    })
+}
+
+/// A table row: its name, its figure, and how to show a value of it.
+type Row = (&'static str, &'static str, fn(f64) -> String);
 
 /// Medians over the runs, with their spread.
-fn table(p: &RpmsgPoint, runs: &[RunFigures]) -> Table {
+fn table(p: &RpmsgPoint, transfer: u64, pt: &PointResult) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED);
     t.set_header(vec![
         format!(
-            "{} ch × {} B × {} per channel ({}, {})",
+            "{} ch × {} B × {} B per channel ({}, {})",
             p.channels,
             p.packet,
-            format!("{} B", p.transfer),
+            transfer,
             p.notify.name(),
             p.buffers.name()
         ),
         "median".into(),
         "spread".into(),
     ]);
-    let rows: [Row; 9] = [
-        ("round trips/s", |r| r.round_trips_per_s, format::rate_count),
+    let two = |v: f64| format!("{v:.2}");
+    let rows: [Row; 10] = [
+        ("round trips/s", figure::MESSAGE_RATE, format::rate_count),
         (
             "aggregate (common window)",
-            |r| r.aggregate_bytes_per_s,
+            figure::THROUGHPUT,
             format::rate_bytes,
         ),
         (
             "sum of per-thread rates (original)",
-            |r| r.sum_of_rates_bytes_per_s,
+            SUM_OF_RATES,
             format::rate_bytes,
         ),
-        ("round trip p50", |r| r.latency.p50_ns as f64, format::nanos),
-        ("round trip p99", |r| r.latency.p99_ns as f64, format::nanos),
-        ("Jain fairness", |r| r.jain, |v| format!("{v:.3}")),
-        ("host CPUs", |r| r.host_cpus, |v| format!("{v:.2}")),
-        (
-            "remote CPUs",
-            |r| r.remote_cpus.unwrap_or(f64::NAN),
-            |v| format!("{v:.2}"),
-        ),
-        (
-            "kicks per round trip (to remote + to host)",
-            |r| {
-                let trips: u64 = r.channels.iter().map(|c| c.round_trips).sum();
-                (r.counters.kicks_to_remote + r.counters.kicks_to_host) as f64 / trips.max(1) as f64
-            },
-            |v| format!("{v:.2}"),
-        ),
+        ("round trip p50", figure::LATENCY[0], format::nanos),
+        ("round trip p99", figure::LATENCY[2], format::nanos),
+        ("Jain fairness", figure::FAIRNESS, |v| format!("{v:.3}")),
+        ("host CPUs", figure::CPU_MAIN, two),
+        ("remote CPUs", figure::CPU_PEERS, two),
+        ("kicks per round trip to remote", KICKS_TO_REMOTE, two),
+        ("kicks per round trip to host", KICKS_TO_HOST, two),
     ];
-    for (name, get, show) in rows {
-        let e = Estimate::from_values(runs.iter().map(get).filter(|v| v.is_finite()));
-        let (median, spread) = match e {
+    for (name, key, show) in rows {
+        let (median, spread) = match pt.summary.get(key) {
             Some(e) => (show(e.median), format::spread(e.rcv)),
             None => ("—".into(), String::new()),
         };
@@ -175,20 +264,17 @@ fn table(p: &RpmsgPoint, runs: &[RunFigures]) -> Table {
             Cell::new(spread).set_alignment(CellAlignment::Right),
         ]);
     }
-    let faults: u64 = runs
+    let faults: f64 = pt
+        .runs
         .iter()
-        .map(|r| r.counters.host_faults + r.counters.remote_faults + r.counters.dropped)
+        .map(|r| fig(r, LINK_FAULTS) + fig(r, DROPPED_REPLIES))
         .sum();
     t.add_row(vec![
         Cell::new("rejected or dropped messages (all runs)"),
         Cell::new(faults).set_alignment(CellAlignment::Right),
         Cell::new(""),
     ]);
-    if p.verify {
-        let mut all = xferbench_lab::verify::Integrity::default();
-        for i in runs.iter().filter_map(|r| r.integrity.as_ref()) {
-            all.add(i);
-        }
+    if let Some(all) = &pt.integrity {
         t.add_row(vec![
             Cell::new("verify: lost / dup / reordered / corrupt"),
             Cell::new(format!(

@@ -967,10 +967,12 @@ mod profiling {
         // The profile goes into the study folder by default, one recording per link.
         check_outputs(&out.join("profile"));
         assert!(out.join("profile/point-1/perf.data").exists());
-        let top = std::fs::read_to_string(out.join("profile/top-functions.md")).unwrap();
+        // Sampling may miss any one function; some frame of the link is always there.
+        let stacks = std::fs::read_to_string(out.join("profile/stacks.folded")).unwrap();
         assert!(
-            top.contains("RemoteLink::serve"),
-            "the remote serves: {top}"
+            stacks.contains("xferbench_transports::rpmsg"),
+            "the remote runs the RPMsg link: {}",
+            &stacks[..stacks.len().min(2000)]
         );
     }
 

@@ -7,8 +7,11 @@ use common::regions_left_by;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_lab::process::{Launcher, Role};
-use xferbench_lab::rpmsg::{RemoteKind, RpmsgError, RpmsgPoint, Session, link_config};
-use xferbench_transports::rpmsg::{Buffers, Notify, Service};
+use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
+use xferbench_lab::rig::{Rig, RunControl, RunError};
+use xferbench_lab::workload::Limit;
+use xferbench_lab::workload::rpmsg::RpmsgPoint;
+use xferbench_transports::rpmsg::{Buffers, Notify};
 
 fn remote() -> RemoteKind {
     RemoteKind::Process(
@@ -47,18 +50,33 @@ fn the_quick_study_writes_every_file_of_the_folder() {
     let res: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(res["outcome"]["status"], "complete");
+    assert_eq!(res["study"]["name"], "rpmsg");
+    assert_eq!(res["context"]["settings"]["interleave"], true);
     let points = res["points"].as_array().unwrap();
-    assert!(points.len() >= 10);
-    for p in points {
-        let m = &p["medians"];
-        assert!(m["aggregate_bytes_per_s"].as_f64().unwrap() > 0.0);
-        assert!(m["sum_of_rates_bytes_per_s"].as_f64().unwrap() > 0.0);
+    let group = |g: &str| {
+        points
+            .iter()
+            .filter(|p| p["params"]["group"] == g)
+            .collect::<Vec<_>>()
+    };
+    assert!(group("table").len() >= 10);
+    for p in group("table") {
+        let s = &p["summary"];
+        assert_eq!(p["runs"].as_array().unwrap().len(), 3);
+        assert!(s["throughput_bytes_per_s"]["median"].as_f64().unwrap() > 0.0);
+        assert!(s["sum_of_rates_bytes_per_s"]["median"].as_f64().unwrap() > 0.0);
         assert!(
-            m["remote_cpus"].as_f64().is_some(),
+            s["cpu_peers_cpus"]["median"].as_f64().is_some(),
             "a process remote has CPU figures"
         );
     }
-    assert_eq!(res["variants"].as_array().unwrap().len(), 12);
+    assert!(
+        !res["study"]["extras"]["skipped"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(group("variants").len(), 12);
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains("Packet-rate ceiling"), "{summary}");
     assert!(summary.contains("SC598"), "{summary}");
@@ -98,15 +116,17 @@ fn a_remote_killed_mid_run_is_reported_and_leaves_no_shared_memory() {
     let point = RpmsgPoint {
         channels: 4,
         packet: 64,
-        transfer: 64 * 50_000_000, // far longer than the test waits
+        limit: Limit::Count(50_000_000), // far longer than the test waits
         notify: Notify::Kick,
         buffers: Buffers::Copy,
         suffix: false,
         verify: true,
     };
-    let mut s = Session::start(&link_config(&point, Service::Echo), &remote()).unwrap();
-    let pid = s.remote_pid();
+    let mut rig = RpmsgRig::start(point, &remote()).unwrap();
+    let pid = rig.remote_pid();
     assert_ne!(pid as u32, std::process::id());
+    let names: Vec<String> = rig.participants().into_iter().map(|p| p.name).collect();
+    assert_eq!(names, ["main", "remote"]);
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         let _ = rustix::process::kill_process(
@@ -115,15 +135,20 @@ fn a_remote_killed_mid_run_is_reported_and_leaves_no_shared_memory() {
         );
     });
     let started = std::time::Instant::now();
-    let err = s.run(&point, &stop).unwrap_err();
+    let mut ctl = RunControl::new(&stop, Duration::from_secs(10), None);
+    let err = rig.run_once(&mut ctl).unwrap_err();
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "noticed promptly"
     );
-    assert!(matches!(err, RpmsgError::RemoteDied { .. }), "{err}");
+    assert!(matches!(err, RunError::Participant(_)), "{err}");
+    assert!(
+        !err.is_usage(),
+        "a dead remote is a failure, not a usage error"
+    );
     let msg = err.to_string();
     assert!(msg.contains("SIGKILL"), "{msg}");
-    drop(s);
+    drop(rig);
     assert!(regions_left_by(std::process::id()).is_empty());
     assert!(regions_left_by(pid as u32).is_empty());
 }
@@ -197,4 +222,91 @@ fn bad_rpmsg_flags_are_usage_errors_naming_the_flag() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn rpmsg_runs_as_a_transport_of_run_beside_shm() {
+    let out = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args([
+            "run",
+            "pingpong",
+            "-t",
+            "rpmsg,shm",
+            "-s",
+            "496",
+            "-c",
+            "1,2",
+        ])
+        .args(["-p", "notify=kick,poll", "-p", "buffers=copy,zero-copy"])
+        .args([
+            "--peer", "process", "-n", "200", "-r", "2", "-w", "0", "--json",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    let of = |t: &str| {
+        points
+            .iter()
+            .filter(|p| p["params"]["transport"] == t)
+            .collect::<Vec<_>>()
+    };
+    // rpmsg: 2 channel counts × 2 notify × 2 buffers; shm takes neither parameter.
+    assert_eq!(of("rpmsg").len(), 8, "{doc}");
+    assert_eq!(of("shm").len(), 2, "{doc}");
+    for p in of("rpmsg") {
+        assert_eq!(p["primary"]["figure"], "latency_p50_ns");
+        let channels: u64 = p["params"]["channels"].as_str().unwrap().parse().unwrap();
+        for r in p["runs"].as_array().unwrap() {
+            assert_eq!(r["messages"].as_u64().unwrap(), 200 * channels);
+            assert!(r["figures"]["kicks_to_remote_per_round_trip"].is_number());
+        }
+    }
+}
+
+#[test]
+fn rpmsg_in_run_refuses_stream_and_large_sizes_with_the_reason() {
+    for (args, needle) in [
+        (&["run", "stream", "-t", "rpmsg"][..], "pingpong"),
+        (&["run", "pingpong", "-t", "rpmsg", "-s", "1024"][..], "496"),
+        (
+            &[
+                "run",
+                "pingpong",
+                "-t",
+                "rpmsg",
+                "-s",
+                "64",
+                "-p",
+                "notify=smoke",
+            ][..],
+            "notify",
+        ),
+    ] {
+        let out = assert_cmd::Command::cargo_bin("xferbench")
+            .unwrap()
+            .args(args)
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn list_shows_rpmsg_with_its_parameters() {
+    assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("notify"))
+        .stdout(predicates::str::contains("event-idx"))
+        .stdout(predicates::str::contains("zero-copy"));
 }

@@ -30,7 +30,6 @@ pub mod profile;
 pub mod record;
 pub mod result;
 pub mod rig;
-pub mod rpmsg;
 pub mod run;
 pub mod stats;
 pub mod studies;

@@ -46,7 +46,7 @@ pub enum Role {
     /// ([`crate::peer`]).
     Peer,
     /// The remote side of an RPMsg link; the lab appends the region name
-    /// ([`crate::rpmsg`]).
+    /// ([`crate::rig::rpmsg`]).
     RpmsgRemote,
     /// The Warp Pipe memory mock; the lab appends one JSON
     /// [`crate::rig::memory_mock::MemoryMockSpec`].

@@ -1,16 +1,20 @@
 //! `xferbench run`'s plan: a sweep of points, each on the rig its transport needs.
 //!
 //! Every transport of [`crate::transports`] runs on a [`PeerRig`] (one peer per
-//! channel); the point loop ([`crate::measure`]) does the rest.
+//! channel), except `rpmsg`, which runs on an [`RpmsgRig`] (one link with its remote
+//! for all channels; the remote is a process unless `--peer thread`); the point loop
+//! ([`crate::measure`]) does the rest.
 
 use crate::counters::{CounterMode, CounterSource};
 use crate::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use crate::observer::Observer;
 use crate::result::{Context, ResultDoc};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
+use crate::rig::rpmsg::{RemoteKind, RpmsgRig};
 use crate::rig::{Rig, RunError};
 use crate::sweep::PointSpec;
-use crate::transports::{WithTransport, dispatch};
+use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_params};
+use crate::workload::rpmsg::RpmsgPoint;
 use crate::workload::{Limit, WorkloadKind};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -99,6 +103,35 @@ impl<'a> SweepBench<'a> {
     }
 }
 
+impl SweepBench<'_> {
+    /// The RPMsg rig of a point: pingpong round trips over one link.
+    fn rpmsg_rig(&self, point: &PointSpec) -> Result<Box<dyn Rig>, RunError> {
+        if self.peer.workload != WorkloadKind::Pingpong {
+            return Err(RunError::Config(
+                "the RPMsg remote echoes: run it with the pingpong workload".into(),
+            ));
+        }
+        let (notify, buffers) =
+            rpmsg_params(&point.transport_params).map_err(|e| RunError::Lookup(e.into()))?;
+        let rpoint = RpmsgPoint {
+            channels: u32::try_from(point.channels)
+                .map_err(|_| RunError::Config("too many channels".into()))?,
+            packet: usize::try_from(point.size)
+                .map_err(|_| RunError::Config("packet too large".into()))?,
+            limit: self.peer.limit,
+            notify,
+            buffers,
+            suffix: false,
+            verify: self.peer.verify,
+        };
+        let remote = match &self.peer.peer {
+            PeerMode::Thread => RemoteKind::Thread,
+            PeerMode::Process(l) => RemoteKind::Process(l.clone()),
+        };
+        Ok(Box::new(RpmsgRig::start(rpoint, &remote)?))
+    }
+}
+
 impl Bench for SweepBench<'_> {
     fn points(&self) -> &[PlannedPoint] {
         &self.planned
@@ -126,6 +159,9 @@ impl Bench for SweepBench<'_> {
             }
         }
         let point = &self.specs[index];
+        if point.transport == RPMSG {
+            return self.rpmsg_rig(point);
+        }
         dispatch(
             &point.transport,
             &point.transport_params,

@@ -3,10 +3,59 @@
 //! [`dispatch`] turns a transport name into a call of a generic function with the
 //! concrete transport type, so everything below it (the driver loops) is
 //! monomorphised: one `match` per point, none per message.
+//!
+//! `rpmsg` is listed with the others but is not a [`Transport`]: a link serves all
+//! of a point's channels and its remote echoes, so it runs on its own rig
+//! ([`crate::rig::rpmsg`]), pingpong only. Its parameters are [`rpmsg_params`].
 
 use xferbench_transports::os::{Pipe, Tcp, Unix};
+use xferbench_transports::param::check_known;
+use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
+use xferbench_transports::rpmsg::{Buffers, Notify};
 use xferbench_transports::shm::Shm;
 use xferbench_transports::{ParamError, ParamSpec, Params, Transport};
+
+/// The RPMsg link's name in `--transport`.
+pub const RPMSG: &str = "rpmsg";
+
+/// Largest RPMsg packet: a 512-byte buffer less its 16-byte header.
+pub const RPMSG_MAX_SIZE: u64 = MAX_PAYLOAD as u64;
+
+static RPMSG_PARAMS: [ParamSpec; 2] = [
+    ParamSpec {
+        name: "notify",
+        default: "kick",
+        accepts: "kick, event-idx or poll",
+        help: "how each side learns of new buffers: a kick per message, kicks suppressed by the event index, or polling",
+    },
+    ParamSpec {
+        name: "buffers",
+        default: "copy",
+        accepts: "copy or zero-copy",
+        help: "copy each packet into a vring buffer (rpmsg_send), or write it in place (rpmsg_get_tx_payload_buffer)",
+    },
+];
+
+/// The RPMsg link's parameters: (notify, buffers).
+pub fn rpmsg_params(params: &Params) -> Result<(Notify, Buffers), ParamError> {
+    check_known(RPMSG, &RPMSG_PARAMS, params)?;
+    let value = |i: usize| {
+        params
+            .get(RPMSG_PARAMS[i].name)
+            .map_or(RPMSG_PARAMS[i].default, String::as_str)
+    };
+    let invalid = |i: usize| ParamError::Invalid {
+        name: RPMSG_PARAMS[i].name.into(),
+        value: value(i).into(),
+        accepts: RPMSG_PARAMS[i].accepts.into(),
+    };
+    let notify = Notify::parse(value(0)).ok_or_else(|| invalid(0))?;
+    let buffers = Buffers::ALL
+        .into_iter()
+        .find(|b| b.name() == value(1))
+        .ok_or_else(|| invalid(1))?;
+    Ok((notify, buffers))
+}
 
 /// What `xferbench list` shows of a transport.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +77,17 @@ pub fn all() -> Vec<TransportInfo> {
             params: T::param_specs(),
         }
     }
-    vec![info::<Shm>(), info::<Pipe>(), info::<Unix>(), info::<Tcp>()]
+    vec![
+        info::<Shm>(),
+        info::<Pipe>(),
+        info::<Unix>(),
+        info::<Tcp>(),
+        TransportInfo {
+            name: RPMSG,
+            description: "RPMsg link (virtio vrings in shared memory) to an echoing remote process; pingpong only, packets up to 496 bytes",
+            params: &RPMSG_PARAMS,
+        },
+    ]
 }
 
 /// A transport's parameters by name (empty for unknown names).
@@ -61,6 +120,9 @@ pub enum TransportLookupError {
     /// A parameter was refused.
     #[error(transparent)]
     Param(#[from] ParamError),
+    /// The transport runs on a rig of its own (`rpmsg`), not through [`dispatch`].
+    #[error("transport `{0}` is not a generic transport; it runs on its own rig")]
+    OwnRig(String),
 }
 
 /// Builds the named transport from `params` and runs `w` with it.
@@ -74,6 +136,7 @@ pub fn dispatch<W: WithTransport>(
         "pipe" => w.with(Pipe::from_params(params)?),
         "unix" => w.with(Unix::from_params(params)?),
         "tcp" => w.with(Tcp::from_params(params)?),
+        RPMSG => return Err(TransportLookupError::OwnRig(name.to_string())),
         _ => {
             return Err(TransportLookupError::Unknown {
                 name: name.to_string(),
@@ -89,6 +152,9 @@ pub fn validate(name: &str, params: &Params) -> Result<(), TransportLookupError>
     impl WithTransport for Nothing {
         type Output = ();
         fn with<T: Transport + Clone>(self, _: T) {}
+    }
+    if name == RPMSG {
+        return rpmsg_params(params).map(|_| ()).map_err(Into::into);
     }
     dispatch(name, params, Nothing)
 }

@@ -101,6 +101,11 @@ impl ParticipantProfiler {
         perf_record::attach(pid, &out).map(Some)
     }
 
+    /// Adds a recording made by someone else (the point loop's, one per point).
+    pub fn adopt(&mut self, perf_data: PathBuf) {
+        self.recordings.push(perf_data);
+    }
+
     /// Every recording started so far.
     pub fn recordings(&self) -> &[PathBuf] {
         &self.recordings

@@ -23,12 +23,13 @@
 //!   same (no process, thread or shared-memory region outlives it).
 //!
 //! One file per rig: [`peers`] (one peer per channel over any [`Transport`]),
-//! [`rpmsg`](crate::rig) and the server rigs live beside it.
+//! [`rpmsg`] (one RPMsg link and its remote) and the server rigs live beside it.
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
 pub mod memory_mock;
 pub mod peers;
+pub mod rpmsg;
 
 pub use crate::record::{ChannelOutcome, FigureRules, aggregate};
 

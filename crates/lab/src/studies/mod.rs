@@ -81,7 +81,7 @@ pub struct StudyOverrides {
 
 /// Every built-in study, in the order `list` shows them.
 pub fn registry() -> &'static [&'static dyn Study] {
-    &[&warp_pipe::WarpPipe]
+    &[&rpmsg::RpmsgStudy, &warp_pipe::WarpPipe]
 }
 
 /// A study by name, or the list of names to choose from.

@@ -1,33 +1,56 @@
-//! The RPMsg study (issue #4): the tables of the "RPMsg Benchmark Figures" page for
-//! the ADSP-SC598 — channels 1, 8, 32 × packet sizes 1, 2, 16, 64, 256, 496 × transfer
+//! The RPMsg study: the tables of the "RPMsg Benchmark Figures" page for the
+//! ADSP-SC598 — channels 1, 8, 32 × packet sizes 1, 2, 16, 64, 256, 496 × transfer
 //! sizes 100 … 10^7 bytes per thread — measured on this machine with a kick per
 //! message (the original's mailbox interrupt), plus the variants: kick vs event index
-//! vs polling, copy vs zero-copy.
+//! vs polling, copy vs zero-copy. The plan only: the workload is
+//! [`crate::workload::rpmsg`], the rig [`crate::rig::rpmsg`].
+//!
+//! # Points
+//!
+//! Every point has the parameters `group` (`table` or `variants`), `channels`,
+//! `packet`, `transfer` (bytes per thread: `⌈transfer / packet⌉` round trips per
+//! channel), `notify` and `buffers`. Its primary figure is the throughput over the
+//! common window (the original measures bandwidth).
 //!
 //! # Budget
 //!
 //! A point makes `channels · ⌈transfer / packet⌉` round trips; 32 channels × 10^7 B
-//! of 1-byte packets would be 3.2·10^8 of them. Points above the budget
-//! ([`StudyPlan::budget`] round trips in all) are skipped and listed as such, like
-//! the original's tables, which also omit the long small-packet runs. The rate of
-//! a link does not depend on the transfer size once a run is long enough, which the
-//! kept transfer sizes show.
+//! of 1-byte packets would be 3.2·10^8 of them. Table points above the budget
+//! ([`Scale::budget`] round trips in all) are skipped and listed in
+//! `extras["skipped"]`, like the original's tables, which also omit the long
+//! small-packet runs.
 //!
-//! Each point is measured `runs` times on one link (one remote process per channel
-//! count and mode); every figure is the median over the runs.
+//! # Order
+//!
+//! Three measured runs per point, interleaved round-robin: every visit starts a link
+//! and its remote afresh, discards one warm-up run and keeps one, so that points
+//! measured minutes apart share the machine's drift.
 
-use crate::profile::ParticipantProfiler;
-use crate::profile::perf_record::Attached;
-use crate::result::Context;
-use crate::rpmsg::{RemoteKind, RpmsgError, RpmsgPoint, RunFigures, Session, link_config};
-use crate::stats::Estimate;
+use super::{Study, StudyEnv, StudyPlan};
+use crate::counters::{CounterMode, CounterSource};
+use crate::measure::{Bench, LoopOptions, PlannedPoint};
+use crate::result::{Settings, figure};
+use crate::rig::rpmsg::{RemoteKind, RpmsgRig};
+use crate::rig::{FigureRules, Rig, RunError};
+use crate::workload::Limit;
+use crate::workload::rpmsg::RpmsgPoint;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::AtomicBool;
-use xferbench_transports::rpmsg::{Buffers, Notify, Service};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use xferbench_transports::rpmsg::{Buffers, Notify};
 
-/// What to measure.
+/// The participants a profile can record: this process and the remote.
+pub const PARTICIPANTS: [&str; 2] = ["main", "remote"];
+
+/// The primary figure of every point: bytes/s over the common window.
+pub const RULES: FigureRules = FigureRules {
+    primary: figure::THROUGHPUT,
+    higher_is_better: true,
+};
+
+/// How much to measure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StudyPlan {
+pub struct Scale {
     /// Channel counts.
     pub channels: Vec<u32>,
     /// Packet sizes, bytes.
@@ -36,117 +59,45 @@ pub struct StudyPlan {
     pub transfers: Vec<u64>,
     /// Largest number of round trips (all channels) of a kept point.
     pub budget: u64,
-    /// Measured runs per point.
-    pub runs: usize,
-    /// Channel counts of the variants table.
+    /// Channel counts of the variants.
     pub variant_channels: Vec<u32>,
     /// Round trips of a variant run, shared among its channels (packets of 496
     /// bytes; ×10 when polling, which is about ten times faster).
     pub variant_round_trips: u64,
 }
 
-impl StudyPlan {
-    /// The full plan: every size of the original, a few minutes on two CPUs.
-    pub fn full() -> StudyPlan {
-        StudyPlan {
+impl Scale {
+    /// The full plan: every size of the original.
+    pub fn full() -> Scale {
+        Scale {
             channels: vec![1, 8, 32],
             packets: vec![1, 2, 16, 64, 256, 496],
             transfers: vec![100, 10_000, 100_000, 1_000_000, 10_000_000],
             budget: 50_000,
-            runs: 3,
             variant_channels: vec![1, 8, 32],
             variant_round_trips: 20_000,
         }
     }
 
-    /// The quick plan: a subset that runs in well under a minute.
-    pub fn quick() -> StudyPlan {
-        StudyPlan {
+    /// The quick plan: a subset that runs in about a minute.
+    pub fn quick() -> Scale {
+        Scale {
             channels: vec![1, 8, 32],
             packets: vec![1, 16, 496],
             transfers: vec![100, 10_000, 100_000],
             budget: 12_000,
-            runs: 3,
             variant_channels: vec![1, 8],
             variant_round_trips: 4_000,
         }
     }
 
-    /// Whether a point fits the budget.
+    /// Whether a table point fits the budget.
     pub fn keeps(&self, channels: u32, packet: usize, transfer: u64) -> bool {
-        u64::from(channels) * transfer.div_ceil(packet as u64) <= self.budget
+        u64::from(channels) * RpmsgPoint::round_trips_for(transfer, packet) <= self.budget
     }
 }
 
-/// Medians over the runs of one point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Medians {
-    /// All bytes over the common window, bytes/s.
-    pub aggregate_bytes_per_s: f64,
-    /// The original's figure: sum of per-channel rates, bytes/s.
-    pub sum_of_rates_bytes_per_s: f64,
-    /// Sum of per-channel rates ÷ channels (the original's "average CH speed").
-    pub per_channel_bytes_per_s: f64,
-    /// Round trips per second over the common window.
-    pub round_trips_per_s: f64,
-    /// Jain's index over per-channel rates.
-    pub jain: f64,
-    /// Median round trip, ns.
-    pub rtt_p50_ns: f64,
-    /// 99th percentile round trip, ns.
-    pub rtt_p99_ns: f64,
-    /// Host CPUs used.
-    pub host_cpus: f64,
-    /// Remote CPUs used.
-    pub remote_cpus: Option<f64>,
-    /// Host → remote kicks per round trip.
-    pub kicks_to_remote_per_rt: f64,
-    /// Remote → host kicks per round trip.
-    pub kicks_to_host_per_rt: f64,
-    /// Robust CV of the aggregate over the runs (noise).
-    pub aggregate_rcv: f64,
-}
-
-impl Medians {
-    fn of(runs: &[RunFigures]) -> Medians {
-        let med = |f: &dyn Fn(&RunFigures) -> f64| {
-            Estimate::from_values(runs.iter().map(f)).map_or(f64::NAN, |e| e.median)
-        };
-        let n = |r: &RunFigures| r.channels.len().max(1) as f64;
-        let rts = |r: &RunFigures| r.latency.count.max(1) as f64;
-        Medians {
-            aggregate_bytes_per_s: med(&|r| r.aggregate_bytes_per_s),
-            sum_of_rates_bytes_per_s: med(&|r| r.sum_of_rates_bytes_per_s),
-            per_channel_bytes_per_s: med(&|r| r.sum_of_rates_bytes_per_s / n(r)),
-            round_trips_per_s: med(&|r| r.round_trips_per_s),
-            jain: med(&|r| r.jain),
-            rtt_p50_ns: med(&|r| r.latency.p50_ns as f64),
-            rtt_p99_ns: med(&|r| r.latency.p99_ns as f64),
-            host_cpus: med(&|r| r.host_cpus),
-            remote_cpus: runs
-                .iter()
-                .all(|r| r.remote_cpus.is_some())
-                .then(|| med(&|r| r.remote_cpus.unwrap_or(0.0))),
-            kicks_to_remote_per_rt: med(&|r| r.counters.kicks_to_remote as f64 / rts(r)),
-            kicks_to_host_per_rt: med(&|r| r.counters.kicks_to_host as f64 / rts(r)),
-            aggregate_rcv: Estimate::from_values(runs.iter().map(|r| r.aggregate_bytes_per_s))
-                .map_or(0.0, |e| e.rcv),
-        }
-    }
-}
-
-/// One measured point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PointRecord {
-    /// What was run.
-    pub point: RpmsgPoint,
-    /// Medians over the runs.
-    pub medians: Medians,
-    /// Every run, with per-channel rows.
-    pub runs: Vec<RunFigures>,
-}
-
-/// A point left out by the budget.
+/// A table point left out by the budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedPoint {
     /// Channels.
@@ -159,188 +110,218 @@ pub struct SkippedPoint {
     pub round_trips: u64,
 }
 
-/// How the study ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum StudyOutcome {
-    /// Every point ran.
-    Complete,
-    /// Ctrl-C; the results hold what finished.
-    Interrupted,
-    /// A point failed; the results hold what finished before.
-    Failed {
-        /// The error.
-        error: String,
-    },
+/// One planned point: its group, transfer and workload point.
+#[derive(Debug, Clone, Copy)]
+pub struct Planned {
+    /// `table` or `variants`.
+    pub group: &'static str,
+    /// Bytes per thread.
+    pub transfer: u64,
+    /// The workload's point.
+    pub point: RpmsgPoint,
 }
 
-/// Everything the study measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StudyResults {
-    /// Where and how.
-    pub context: Context,
-    /// Whether `--quick`.
-    pub quick: bool,
-    /// The plan.
-    pub plan: StudyPlan,
-    /// The table points, with the kick-per-message link (the original).
-    pub points: Vec<PointRecord>,
-    /// Points over budget.
-    pub skipped: Vec<SkippedPoint>,
-    /// Variants: every notification × buffer mode at 496-byte packets.
-    pub variants: Vec<PointRecord>,
-    /// How it ended.
-    pub outcome: StudyOutcome,
-}
-
-/// Runs the study. `progress` hears a line per point; `stop` is Ctrl-C. With a
-/// `profiler` for the participant `remote`, every remote process is recorded.
-pub fn run(
-    plan: &StudyPlan,
-    quick: bool,
-    context: Context,
-    remote: &RemoteKind,
-    stop: &AtomicBool,
-    progress: &mut dyn FnMut(&str),
-    mut profiler: Option<&mut ParticipantProfiler>,
-) -> StudyResults {
-    let mut res = StudyResults {
-        context,
-        quick,
-        plan: plan.clone(),
-        points: Vec::new(),
-        skipped: Vec::new(),
-        variants: Vec::new(),
-        outcome: StudyOutcome::Complete,
-    };
-    if let Err(e) = run_into(plan, remote, stop, progress, &mut profiler, &mut res) {
-        res.outcome = match e {
-            RpmsgError::Interrupted => StudyOutcome::Interrupted,
-            e => StudyOutcome::Failed {
-                error: e.to_string(),
-            },
-        };
-    }
-    res
-}
-
-fn measure(
-    session: &mut Session,
-    point: &RpmsgPoint,
-    runs: usize,
-    stop: &AtomicBool,
-) -> Result<PointRecord, RpmsgError> {
-    // A short warm-up run: page faults, thread start-up, branch predictors.
-    let warm = RpmsgPoint {
-        transfer: (point.packet as u64 * 50).min(point.transfer),
-        ..*point
-    };
-    session.run(&warm, stop)?;
-    let mut figures = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        figures.push(session.run(point, stop)?);
-    }
-    Ok(PointRecord {
-        point: *point,
-        medians: Medians::of(&figures),
-        runs: figures,
-    })
-}
-
-/// The participants a study can profile: this process and the remote.
-pub const PARTICIPANTS: [&str; 2] = ["main", "remote"];
-
-/// Starts recording the session's remote when it is the profiled participant.
-fn profile_remote(
-    profiler: &mut Option<&mut ParticipantProfiler>,
-    session: &Session,
-) -> Result<Option<Attached>, RpmsgError> {
-    match profiler {
-        Some(p) => p
-            .attach("remote", session.remote_pid() as u32)
-            .map_err(|e| RpmsgError::Config(format!("profile: {e}"))),
-        None => Ok(None),
-    }
-}
-
-fn run_into(
-    plan: &StudyPlan,
-    remote: &RemoteKind,
-    stop: &AtomicBool,
-    progress: &mut dyn FnMut(&str),
-    profiler: &mut Option<&mut ParticipantProfiler>,
-    res: &mut StudyResults,
-) -> Result<(), RpmsgError> {
-    let base = RpmsgPoint {
-        channels: 1,
-        packet: 1,
-        transfer: 1,
-        notify: Notify::Kick,
-        buffers: Buffers::Copy,
+/// The points of a scale and the table points it skipped.
+pub fn points(scale: &Scale) -> (Vec<Planned>, Vec<SkippedPoint>) {
+    let base = |channels, packet, transfer, notify, buffers| RpmsgPoint {
+        channels,
+        packet,
+        limit: Limit::Count(RpmsgPoint::round_trips_for(transfer, packet)),
+        notify,
+        buffers,
         suffix: false,
         verify: false,
     };
-    for &channels in &plan.channels {
-        let first = RpmsgPoint { channels, ..base };
-        let mut session = Session::start(&link_config(&first, Service::Echo), remote)?;
-        let _recording = profile_remote(profiler, &session)?;
-        for &packet in &plan.packets {
-            for &transfer in &plan.transfers {
-                let point = RpmsgPoint {
-                    channels,
-                    packet,
-                    transfer,
-                    ..base
-                };
-                if !plan.keeps(channels, packet, transfer) {
-                    res.skipped.push(SkippedPoint {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for &channels in &scale.channels {
+        for &packet in &scale.packets {
+            for &transfer in &scale.transfers {
+                if !scale.keeps(channels, packet, transfer) {
+                    skipped.push(SkippedPoint {
                         channels,
                         packet,
                         transfer,
-                        round_trips: u64::from(channels) * point.round_trips(),
+                        round_trips: u64::from(channels)
+                            * RpmsgPoint::round_trips_for(transfer, packet),
                     });
                     continue;
                 }
-                let rec = measure(&mut session, &point, plan.runs, stop)?;
-                progress(&format!(
-                    "{channels:>2} ch × {packet:>3} B × {transfer:>8} B: {:>12.0} B/s (sum of rates {:.0})",
-                    rec.medians.aggregate_bytes_per_s, rec.medians.sum_of_rates_bytes_per_s
-                ));
-                res.points.push(rec);
+                out.push(Planned {
+                    group: "table",
+                    transfer,
+                    point: base(channels, packet, transfer, Notify::Kick, Buffers::Copy),
+                });
             }
         }
-        session.finish()?;
     }
-    for &channels in &plan.variant_channels {
+    for &channels in &scale.variant_channels {
         for notify in Notify::ALL {
             for buffers in Buffers::ALL {
-                // Polling is ~10× faster per round trip: give it as long a run. The
-                // round trips are shared among the channels, so every run carries
-                // about as many messages whatever the channel count.
-                let total = plan.variant_round_trips * if notify == Notify::Poll { 10 } else { 1 };
+                // The round trips are shared among the channels, so every run
+                // carries about as many messages whatever the channel count.
+                let total = scale.variant_round_trips * if notify == Notify::Poll { 10 } else { 1 };
                 let rts = (total / u64::from(channels)).max(200);
-                let point = RpmsgPoint {
-                    channels,
-                    packet: 496,
+                out.push(Planned {
+                    group: "variants",
                     transfer: 496 * rts,
-                    notify,
-                    buffers,
-                    ..base
-                };
-                let mut session = Session::start(&link_config(&point, Service::Echo), remote)?;
-                let _recording = profile_remote(profiler, &session)?;
-                let rec = measure(&mut session, &point, plan.runs, stop)?;
-                session.finish()?;
-                progress(&format!(
-                    "variant {channels:>2} ch {:>9} {:>9}: {:>10.0} round trips/s, p50 {:.1} µs",
-                    notify.name(),
-                    buffers.name(),
-                    rec.medians.round_trips_per_s,
-                    rec.medians.rtt_p50_ns / 1e3
-                ));
-                res.variants.push(rec);
+                    point: base(channels, 496, 496 * rts, notify, buffers),
+                });
             }
         }
     }
-    Ok(())
+    (out, skipped)
+}
+
+/// The study's bench: a link and its remote per visit.
+pub struct RpmsgBench {
+    planned: Vec<PlannedPoint>,
+    points: Vec<RpmsgPoint>,
+    remote: RemoteKind,
+}
+
+impl RpmsgBench {
+    /// The bench of `points`, remotes started as `remote`.
+    pub fn new(points: &[Planned], remote: RemoteKind) -> RpmsgBench {
+        let planned = points
+            .iter()
+            .map(|p| {
+                let q = &p.point;
+                let params = [
+                    ("group", p.group.to_string()),
+                    ("channels", q.channels.to_string()),
+                    ("packet", q.packet.to_string()),
+                    ("transfer", p.transfer.to_string()),
+                    ("notify", q.notify.name().to_string()),
+                    ("buffers", q.buffers.name().to_string()),
+                ];
+                PlannedPoint {
+                    params: params
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                    size_bytes: q.packet as u64,
+                    channels: q.channels as usize,
+                    rules: RULES,
+                    verify: q.verify,
+                }
+            })
+            .collect();
+        RpmsgBench {
+            planned,
+            points: points.iter().map(|p| p.point).collect(),
+            remote,
+        }
+    }
+}
+
+impl Bench for RpmsgBench {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        _source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(RpmsgRig::start(self.points[index], &self.remote)?))
+    }
+}
+
+/// The RPMsg study.
+#[derive(Debug, Clone, Copy)]
+pub struct RpmsgStudy;
+
+impl Study for RpmsgStudy {
+    fn name(&self) -> &'static str {
+        "rpmsg"
+    }
+
+    fn description(&self) -> &'static str {
+        "RPMsg link bandwidth like rpmsg-xmit-p on the ADSP-SC598 (channels × packet × transfer), plus notify × buffer variants"
+    }
+
+    fn participants(&self) -> &'static [&'static str] {
+        &PARTICIPANTS
+    }
+
+    fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
+        let scale = if quick { Scale::quick() } else { Scale::full() };
+        let (planned, skipped) = points(&scale);
+        let remote = match &env.launcher {
+            Some(l) => RemoteKind::Process(l.clone()),
+            None => RemoteKind::Thread,
+        };
+        let options = LoopOptions {
+            runs: 3,
+            warmup: 1,
+            interleave: true,
+            hang_timeout: Duration::from_secs(10),
+            counters: CounterMode::Off,
+            profile: None,
+        };
+        let settings = Settings {
+            workload: "rpmsg".into(),
+            runs: options.runs,
+            warmup: options.warmup,
+            count: None,
+            duration_s: None,
+            peer: if env.launcher.is_some() {
+                "process"
+            } else {
+                "thread"
+            }
+            .into(),
+            pin: false,
+            verify: false,
+            interleave: options.interleave,
+        };
+        let mut extras = BTreeMap::new();
+        extras.insert(
+            "scale".to_string(),
+            serde_json::to_value(&scale).expect("a scale serialises"),
+        );
+        extras.insert(
+            "skipped".to_string(),
+            serde_json::to_value(&skipped).expect("skipped points serialise"),
+        );
+        StudyPlan {
+            bench: Box::new(RpmsgBench::new(&planned, remote)),
+            options,
+            settings,
+            extras,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quick_plan_keeps_the_budget_and_lists_what_it_skips() {
+        let scale = Scale::quick();
+        let (planned, skipped) = points(&scale);
+        let table = planned.iter().filter(|p| p.group == "table").count();
+        let variants = planned.iter().filter(|p| p.group == "variants").count();
+        assert_eq!(table + skipped.len(), 3 * 3 * 3);
+        assert_eq!(variants, 2 * 3 * 2);
+        assert!(skipped.iter().all(|k| k.round_trips > scale.budget));
+        let plan = RpmsgStudy.plan(true, &StudyEnv { launcher: None });
+        assert!(plan.options.interleave);
+        assert_eq!((plan.options.runs, plan.options.warmup), (3, 1));
+        let p = &plan.bench.points()[0];
+        let keys: Vec<&str> = p.params.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "buffers", "channels", "group", "notify", "packet", "transfer"
+            ]
+        );
+        assert_eq!(
+            plan.extras["skipped"].as_array().unwrap().len(),
+            skipped.len()
+        );
+    }
 }

@@ -16,6 +16,7 @@
 //!   receiving side counts what it found.
 
 pub mod pingpong;
+pub mod rpmsg;
 pub mod stream;
 pub mod warp;
 

@@ -24,6 +24,7 @@ pub type Writer = fn(&StudyFolder, &ResultDoc) -> Result<()>;
 /// The writer of a study, by name.
 pub fn writer(study: &str) -> Option<Writer> {
     match study {
+        "rpmsg" => Some(rpmsg::write),
         "warp-pipe" => Some(warp_pipe::write),
         _ => None,
     }

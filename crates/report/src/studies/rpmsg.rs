@@ -3,13 +3,20 @@
 //! speed) plus our common-window aggregate; the two plots of the original (bandwidth
 //! per channel and total bandwidth against packet size, one line per channel count,
 //! with the SC598's figures beside ours); the variants table; and `summary.md`.
+//!
+//! Everything is read from the [`ResultDoc`]: points of `group=table` and
+//! `group=variants` with the parameters `channels`, `packet`, `transfer`, `notify`
+//! and `buffers`; table cells are medians with their intervals ([`figure_cell`]),
+//! findings use medians.
 
+use super::{figure_cell, median, param, summary_header, with_interval};
 use crate::plot::{LineChart, Scale, Series};
 use crate::study::{StudyFolder, Table};
 use anyhow::Result;
 use std::fmt::Write as _;
-use std::path::Path;
-use xferbench_lab::studies::rpmsg::{PointRecord, StudyOutcome, StudyResults};
+use xferbench_lab::result::{PointResult, ResultDoc, figure};
+use xferbench_lab::stats::Estimate;
+use xferbench_lab::workload::rpmsg::{KICKS_TO_HOST, KICKS_TO_REMOTE, SUM_OF_RATES};
 
 /// The SC598's figures at transfer size 10^5 (the seed's tables, bytes/s, sum over
 /// channels): `(channels, [(packet, bytes/s)])`.
@@ -69,8 +76,112 @@ fn human(bps: f64) -> String {
     }
 }
 
+/// One point of the study as the tables see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pt<'a> {
+    /// The point.
+    pub result: &'a PointResult,
+    /// Channels.
+    pub channels: u32,
+    /// Packet bytes.
+    pub packet: usize,
+    /// Transfer bytes per thread.
+    pub transfer: u64,
+}
+
+impl<'a> Pt<'a> {
+    fn of(result: &'a PointResult) -> Pt<'a> {
+        let num = |k: &str| param(result, k).parse::<u64>().unwrap_or(0);
+        Pt {
+            result,
+            channels: num("channels") as u32,
+            packet: num("packet") as usize,
+            transfer: num("transfer"),
+        }
+    }
+
+    fn notify(&self) -> &'a str {
+        param(self.result, "notify")
+    }
+
+    fn buffers(&self) -> &'a str {
+        param(self.result, "buffers")
+    }
+
+    /// The median of a figure, NaN when absent.
+    fn m(&self, figure: &str) -> f64 {
+        median(self.result, figure).unwrap_or(f64::NAN)
+    }
+
+    /// The original's "average CH speed": the sum of per-channel rates ÷ channels.
+    fn per_channel(&self) -> f64 {
+        self.m(SUM_OF_RATES) / f64::from(self.channels.max(1))
+    }
+
+    fn cell(&self, figure: &str, show: impl Fn(f64) -> String) -> String {
+        figure_cell(self.result, figure, show)
+    }
+
+    fn per_channel_cell(&self) -> String {
+        let k = f64::from(self.channels.max(1));
+        self.result
+            .summary
+            .get(SUM_OF_RATES)
+            .map_or_else(|| "-".into(), |e| with_interval(&scaled(e, 1.0 / k), int))
+    }
+}
+
+/// An estimate of a figure times `k` (its median and interval scale with it).
+fn scaled(e: &Estimate, k: f64) -> Estimate {
+    Estimate {
+        median: e.median * k,
+        min: e.min * k,
+        max: e.max * k,
+        mad: e.mad * k,
+        ci_low: e.ci_low * k,
+        ci_high: e.ci_high * k,
+        ..*e
+    }
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1e3)
+}
+
+fn us2(ns: f64) -> String {
+    format!("{:.2}", ns / 1e3)
+}
+
+fn two(v: f64) -> String {
+    format!("{v:.2}")
+}
+
+fn three(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+fn group<'a>(doc: &'a ResultDoc, name: &'a str) -> Vec<Pt<'a>> {
+    doc.points
+        .iter()
+        .filter(|p| param(p, "group") == name)
+        .map(Pt::of)
+        .collect()
+}
+
+/// The table points, sorted by channels, packet and transfer.
+pub fn table_points(doc: &ResultDoc) -> Vec<Pt<'_>> {
+    let mut v = group(doc, "table");
+    v.sort_by_key(|p| (p.channels, p.packet, p.transfer));
+    v
+}
+
+/// The variants, in plan order.
+pub fn variant_points(doc: &ResultDoc) -> Vec<Pt<'_>> {
+    group(doc, "variants")
+}
+
 /// The table of one channel count.
-pub fn channel_table(res: &StudyResults, channels: u32) -> Table {
+pub fn channel_table(doc: &ResultDoc, channels: u32) -> Table {
     let mut headers: Vec<String> = ["PACKET SIZE", "TRANSFER SIZE", "Single CH speed"]
         .map(String::from)
         .to_vec();
@@ -90,34 +201,33 @@ pub fn channel_table(res: &StudyResults, channels: u32) -> Table {
     );
     let mut rows = Vec::new();
     let mut last_packet = None;
-    for p in res.points.iter().filter(|p| p.point.channels == channels) {
-        let m = &p.medians;
+    for p in table_points(doc).iter().filter(|p| p.channels == channels) {
         let mut row = vec![
-            if last_packet == Some(p.point.packet) {
+            if last_packet == Some(p.packet) {
                 String::new()
             } else {
-                p.point.packet.to_string()
+                p.packet.to_string()
             },
-            p.point.transfer.to_string(),
-            int(m.sum_of_rates_bytes_per_s),
+            p.transfer.to_string(),
+            p.cell(SUM_OF_RATES, int),
         ];
-        last_packet = Some(p.point.packet);
+        last_packet = Some(p.packet);
         if channels > 1 {
-            row.push(int(m.per_channel_bytes_per_s));
+            row.push(p.per_channel_cell());
         }
         row.extend([
-            int(m.aggregate_bytes_per_s),
-            int(m.round_trips_per_s),
-            format!("{:.1}", m.rtt_p50_ns / 1e3),
-            format!("{:.3}", m.jain),
-            format!("{:.2}", m.host_cpus),
-            m.remote_cpus.map_or("–".into(), |c| format!("{c:.2}")),
+            p.cell(figure::THROUGHPUT, int),
+            p.cell(figure::MESSAGE_RATE, int),
+            p.cell(figure::LATENCY[0], us),
+            p.cell(figure::FAIRNESS, three),
+            p.cell(figure::CPU_MAIN, two),
+            p.cell(figure::CPU_PEERS, two),
         ]);
         rows.push(row);
     }
     Table {
         title: format!(
-            "{channels} channel{} (bytes/s; \"Single CH speed\" is the original's sum of per-thread rates)",
+            "{channels} channel{} (bytes/s, median [interval]; \"Single CH speed\" is the original's sum of per-thread rates)",
             if channels == 1 { "" } else { "s" }
         ),
         headers,
@@ -126,7 +236,7 @@ pub fn channel_table(res: &StudyResults, channels: u32) -> Table {
 }
 
 /// The variants table.
-pub fn variants_table(res: &StudyResults) -> Table {
+pub fn variants_table(doc: &ResultDoc) -> Table {
     let headers = [
         "Channels",
         "Notify",
@@ -143,41 +253,42 @@ pub fn variants_table(res: &StudyResults) -> Table {
     ]
     .map(String::from)
     .to_vec();
-    let rows = res
-        .variants
+    let rows = variant_points(doc)
         .iter()
         .map(|v| {
-            let m = &v.medians;
             vec![
-                v.point.channels.to_string(),
-                v.point.notify.name().into(),
-                v.point.buffers.name().into(),
-                int(m.round_trips_per_s),
-                int(m.aggregate_bytes_per_s),
-                format!("{:.2}", m.rtt_p50_ns / 1e3),
-                format!("{:.2}", m.rtt_p99_ns / 1e3),
-                format!("{:.2}", m.kicks_to_remote_per_rt),
-                format!("{:.2}", m.kicks_to_host_per_rt),
-                format!("{:.3}", m.jain),
-                format!("{:.2}", m.host_cpus),
-                m.remote_cpus.map_or("–".into(), |c| format!("{c:.2}")),
+                v.channels.to_string(),
+                v.notify().into(),
+                v.buffers().into(),
+                v.cell(figure::MESSAGE_RATE, int),
+                v.cell(figure::THROUGHPUT, int),
+                v.cell(figure::LATENCY[0], us2),
+                v.cell(figure::LATENCY[2], us2),
+                v.cell(KICKS_TO_REMOTE, two),
+                v.cell(KICKS_TO_HOST, two),
+                v.cell(figure::FAIRNESS, three),
+                v.cell(figure::CPU_MAIN, two),
+                v.cell(figure::CPU_PEERS, two),
             ]
         })
         .collect();
     Table {
-        title: "Variants: 496-byte packets, notification × buffer mode (medians)".into(),
+        title: "Variants: 496-byte packets, notification × buffer mode (median [interval])".into(),
         headers,
         rows,
     }
 }
 
 /// For each packet size, the point with the largest kept transfer size (the steadiest).
-fn longest(res: &StudyResults, channels: u32) -> Vec<&PointRecord> {
-    let mut out: Vec<&PointRecord> = Vec::new();
-    for p in res.points.iter().filter(|p| p.point.channels == channels) {
+fn longest<'a>(doc: &'a ResultDoc, channels: u32) -> Vec<Pt<'a>> {
+    let mut out: Vec<Pt<'a>> = Vec::new();
+    for p in table_points(doc)
+        .into_iter()
+        .filter(|p| p.channels == channels)
+    {
         match out.last_mut() {
-            Some(last) if last.point.packet == p.point.packet => {
-                if p.point.transfer > last.point.transfer {
+            Some(last) if last.packet == p.packet => {
+                if p.transfer > last.transfer {
                     *last = p;
                 }
             }
@@ -187,30 +298,30 @@ fn longest(res: &StudyResults, channels: u32) -> Vec<&PointRecord> {
     out
 }
 
-fn channel_counts(res: &StudyResults) -> Vec<u32> {
-    let mut c: Vec<u32> = res.points.iter().map(|p| p.point.channels).collect();
+fn channel_counts(doc: &ResultDoc) -> Vec<u32> {
+    let mut c: Vec<u32> = table_points(doc).iter().map(|p| p.channels).collect();
     c.dedup();
     c
 }
 
 /// The two plots: (per channel, total).
-pub fn plots(res: &StudyResults) -> (LineChart, LineChart) {
+pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     let mut per = Vec::new();
     let mut total = Vec::new();
-    for ch in channel_counts(res) {
-        let pts = longest(res, ch);
+    for ch in channel_counts(doc) {
+        let pts = longest(doc, ch);
         per.push(Series {
             label: format!("{ch} ch (this machine)"),
             points: pts
                 .iter()
-                .map(|p| (p.point.packet as f64, p.medians.per_channel_bytes_per_s))
+                .map(|p| (p.packet as f64, p.per_channel()))
                 .collect(),
         });
         total.push(Series {
             label: format!("{ch} ch (this machine)"),
             points: pts
                 .iter()
-                .map(|p| (p.point.packet as f64, p.medians.aggregate_bytes_per_s))
+                .map(|p| (p.packet as f64, p.m(figure::THROUGHPUT)))
                 .collect(),
         });
     }
@@ -249,66 +360,45 @@ pub fn plots(res: &StudyResults) -> (LineChart, LineChart) {
     )
 }
 
-fn find(res: &StudyResults, ch: u32, packet: usize) -> Option<&PointRecord> {
-    longest(res, ch)
-        .into_iter()
-        .find(|p| p.point.packet == packet)
+fn find<'a>(doc: &'a ResultDoc, ch: u32, packet: usize) -> Option<Pt<'a>> {
+    longest(doc, ch).into_iter().find(|p| p.packet == packet)
 }
 
-fn variant<'a>(
-    res: &'a StudyResults,
-    ch: u32,
-    notify: &str,
-    buffers: &str,
-) -> Option<&'a PointRecord> {
-    res.variants.iter().find(|v| {
-        v.point.channels == ch
-            && v.point.notify.name() == notify
-            && v.point.buffers.name() == buffers
-    })
+fn variant<'a>(doc: &'a ResultDoc, ch: u32, notify: &str, buffers: &str) -> Option<Pt<'a>> {
+    variant_points(doc)
+        .into_iter()
+        .find(|v| v.channels == ch && v.notify() == notify && v.buffers() == buffers)
+}
+
+fn variant_channels(doc: &ResultDoc) -> Vec<u32> {
+    let mut c: Vec<u32> = variant_points(doc).iter().map(|p| p.channels).collect();
+    c.sort_unstable();
+    c.dedup();
+    c
 }
 
 /// `summary.md`: the findings in sentences, with this run's numbers.
-pub fn summary(res: &StudyResults) -> String {
-    let mut s = String::new();
-    let c = &res.context;
-    let _ = writeln!(s, "# RPMsg study — summary\n");
+pub fn summary(doc: &ResultDoc) -> String {
+    let mut s = summary_header(doc, "RPMsg study — summary");
+    let quick = doc.study.as_ref().is_some_and(|i| i.quick);
     let _ = writeln!(
         s,
-        "Machine: {} ({} CPUs), kernel {}, {}. Started {}. {}Remote: a separate process; \
-         vrings of 256 entries, 512-byte buffers, a kick (futex wake) per message unless \
-         stated.\n",
-        c.cpu_model,
-        c.cores,
-        c.kernel,
-        c.os,
-        c.start_time,
-        if res.quick {
+        "{}Remote: a separate process (a thread when `peer` is `thread`: {}); vrings of 256 \
+         entries, 512-byte buffers, a kick (futex wake) per message unless stated.\n",
+        if quick {
             "Quick plan (`--quick`). "
         } else {
             ""
-        }
+        },
+        doc.context.settings.peer
     );
-    match &res.outcome {
-        StudyOutcome::Complete => {}
-        StudyOutcome::Interrupted => {
-            let _ = writeln!(s, "**Interrupted:** only the points below finished.\n");
-        }
-        StudyOutcome::Failed { error } => {
-            let _ = writeln!(s, "**Failed:** {error}. Only the points below finished.\n");
-        }
-    }
     let _ = writeln!(s, "## Findings\n");
-    let ceiling = res
-        .points
-        .iter()
-        .filter(|p| p.point.channels == 1)
-        .max_by(|a, b| {
-            a.medians
-                .round_trips_per_s
-                .total_cmp(&b.medians.round_trips_per_s)
-        });
-    if let (Some(c), Some(p1), Some(p496)) = (ceiling, find(res, 1, 1), find(res, 1, 496)) {
+    let rate = figure::MESSAGE_RATE;
+    let ceiling = table_points(doc)
+        .into_iter()
+        .filter(|p| p.channels == 1)
+        .max_by(|a, b| a.m(rate).total_cmp(&b.m(rate)));
+    if let (Some(c), Some(p1), Some(p496)) = (ceiling, find(doc, 1, 1), find(doc, 1, 496)) {
         let _ = writeln!(
             s,
             "- **Packet-rate ceiling.** One channel peaks at {:.0} round trips/s ({} B packets, \
@@ -318,41 +408,44 @@ pub fn summary(res: &StudyResults) -> String {
              this machine makes {:.0}× as many. As on the SC598, the rate barely depends on the packet size, so \
              bandwidth grows about linearly with it: {} at 1 B, {} at 496 B (SC598: 14.5 kB/s \
              and 5.3 MB/s).",
-            c.medians.round_trips_per_s,
-            c.point.packet,
-            c.point.transfer,
-            p1.medians.round_trips_per_s,
-            p496.medians.round_trips_per_s,
-            p1.medians.rtt_p50_ns / 1e3,
-            p496.medians.rtt_p50_ns / 1e3,
-            c.medians.round_trips_per_s / 14_500.0,
-            human(p1.medians.aggregate_bytes_per_s),
-            human(p496.medians.aggregate_bytes_per_s),
+            c.m(rate),
+            c.packet,
+            c.transfer,
+            p1.m(rate),
+            p496.m(rate),
+            p1.m(figure::LATENCY[0]) / 1e3,
+            p496.m(figure::LATENCY[0]) / 1e3,
+            c.m(rate) / 14_500.0,
+            human(p1.m(figure::THROUGHPUT)),
+            human(p496.m(figure::THROUGHPUT)),
         );
     }
-    let counts = channel_counts(res);
+    let counts = channel_counts(doc);
     if counts.len() > 1 {
         let mut line = String::from("- **Adding channels** (496-byte packets): ");
-        let base = find(res, 1, 496).map(|p| p.medians.aggregate_bytes_per_s);
+        let base = find(doc, 1, 496).map(|p| p.m(figure::THROUGHPUT));
         let mut parts = Vec::new();
         for ch in &counts {
-            if let Some(p) = find(res, *ch, 496) {
+            if let Some(p) = find(doc, *ch, 496) {
                 parts.push(format!(
                     "{ch} ch: total {} ({}), {} per channel, Jain {:.3}",
-                    human(p.medians.aggregate_bytes_per_s),
+                    human(p.m(figure::THROUGHPUT)),
                     base.map_or(String::new(), |b| format!(
                         "{:.2}× one channel",
-                        p.medians.aggregate_bytes_per_s / b
+                        p.m(figure::THROUGHPUT) / b
                     )),
-                    human(p.medians.per_channel_bytes_per_s),
-                    p.medians.jain
+                    human(p.per_channel()),
+                    p.result
+                        .summary
+                        .get(figure::FAIRNESS)
+                        .map_or(1.0, |e| e.median)
                 ));
             }
         }
         line.push_str(&parts.join("; "));
-        let most = counts.last().and_then(|c| find(res, *c, 496));
+        let most = counts.last().and_then(|c| find(doc, *c, 496));
         let ratio = match (base, most) {
-            (Some(b), Some(m)) => m.medians.aggregate_bytes_per_s / b,
+            (Some(b), Some(m)) => m.m(figure::THROUGHPUT) / b,
             _ => f64::NAN,
         };
         line.push_str(&if ratio >= 0.9 {
@@ -366,24 +459,20 @@ pub fn summary(res: &StudyResults) -> String {
             format!(
                 ". Here the total falls to {ratio:.2}× with the most channels, unlike the \
                  SC598 (7.1 MB/s with 8 channels, 6.1–6.9 MB/s with 32, from 5.3 MB/s with \
-                 one); these points ran minutes apart on a machine whose wake-up cost drifts, \
-                 so compare with the variants below, measured back to back."
+                 one); compare with the variants below."
             )
         });
         let _ = writeln!(s, "{line}");
     }
-    let inflated: Vec<&PointRecord> = res
-        .points
-        .iter()
-        .filter(|p| {
-            p.point.channels > 1
-                && p.medians.sum_of_rates_bytes_per_s > 1.5 * p.medians.aggregate_bytes_per_s
-        })
+    let inflated: Vec<Pt<'_>> = table_points(doc)
+        .into_iter()
+        .filter(|p| p.channels > 1 && p.m(SUM_OF_RATES) > 1.5 * p.m(figure::THROUGHPUT))
         .collect();
-    if let Some(worst) = inflated.iter().max_by(|a, b| {
-        (a.medians.sum_of_rates_bytes_per_s / a.medians.aggregate_bytes_per_s)
-            .total_cmp(&(b.medians.sum_of_rates_bytes_per_s / b.medians.aggregate_bytes_per_s))
-    }) {
+    let inflation = |p: &Pt<'_>| p.m(SUM_OF_RATES) / p.m(figure::THROUGHPUT);
+    if let Some(worst) = inflated
+        .iter()
+        .max_by(|a, b| inflation(a).total_cmp(&inflation(b)))
+    {
         let _ = writeln!(
             s,
             "- **The original's aggregate is inflated on short runs.** In {} points the sum of \
@@ -391,71 +480,71 @@ pub fn summary(res: &StudyResults) -> String {
              {} ch × {} B × {} B, {} summed vs {} actually carried. The SC598's 44 MB/s for \
              32 × 496 B × 100 B is the same effect.",
             inflated.len(),
-            worst.point.channels,
-            worst.point.packet,
-            worst.point.transfer,
-            human(worst.medians.sum_of_rates_bytes_per_s),
-            human(worst.medians.aggregate_bytes_per_s),
+            worst.channels,
+            worst.packet,
+            worst.transfer,
+            human(worst.m(SUM_OF_RATES)),
+            human(worst.m(figure::THROUGHPUT)),
         );
     }
     let _ = writeln!(s, "\n## Variants (496-byte packets)\n");
-    for ch in &res.plan.variant_channels {
-        let get = |n: &str| variant(res, *ch, n, "copy");
+    for ch in variant_channels(doc) {
+        let get = |n: &str| variant(doc, ch, n, "copy");
         if let (Some(k), Some(e), Some(p)) = (get("kick"), get("event-idx"), get("poll")) {
             let _ = writeln!(
                 s,
                 "- {ch} channel{}: kick {:.0} round trips/s ({:.2}+{:.2} kicks per round trip), \
                  event-idx {:.0}/s ({:.2}+{:.2}), poll {:.0}/s (p50 {:.2} µs, {:.2} host + {} \
                  remote CPUs).",
-                if *ch == 1 { "" } else { "s" },
-                k.medians.round_trips_per_s,
-                k.medians.kicks_to_remote_per_rt,
-                k.medians.kicks_to_host_per_rt,
-                e.medians.round_trips_per_s,
-                e.medians.kicks_to_remote_per_rt,
-                e.medians.kicks_to_host_per_rt,
-                p.medians.round_trips_per_s,
-                p.medians.rtt_p50_ns / 1e3,
-                p.medians.host_cpus,
-                p.medians
-                    .remote_cpus
-                    .map_or("–".into(), |c| format!("{c:.2}")),
+                if ch == 1 { "" } else { "s" },
+                k.m(rate),
+                k.m(KICKS_TO_REMOTE),
+                k.m(KICKS_TO_HOST),
+                e.m(rate),
+                e.m(KICKS_TO_REMOTE),
+                e.m(KICKS_TO_HOST),
+                p.m(rate),
+                p.m(figure::LATENCY[0]) / 1e3,
+                p.m(figure::CPU_MAIN),
+                median(p.result, figure::CPU_PEERS).map_or("–".into(), two),
             );
         }
-        let zc = variant(res, *ch, "kick", "zero-copy");
-        let cp = variant(res, *ch, "kick", "copy");
-        if let (Some(z), Some(c)) = (zc, cp) {
+        if let (Some(z), Some(c)) = (
+            variant(doc, ch, "kick", "zero-copy"),
+            variant(doc, ch, "kick", "copy"),
+        ) {
             let _ = writeln!(
                 s,
                 "  Zero-copy vs copy with kicks: {:.0} vs {:.0} round trips/s (a 496-byte copy \
                  is tens of nanoseconds, small next to a wake-up).",
-                z.medians.round_trips_per_s, c.medians.round_trips_per_s
+                z.m(rate),
+                c.m(rate)
             );
         }
     }
     let _ = writeln!(s, "\n## Targets\n");
-    if let Some(p) = variant(res, 1, "poll", "copy") {
+    if let Some(p) = variant(doc, 1, "poll", "copy") {
         let _ = writeln!(
             s,
             "- One channel, 496 B, polling: {:.0} round trips/s (target ≥ 1 000 000).",
-            p.medians.round_trips_per_s
+            p.m(rate)
         );
     }
-    if let Some(k) = variant(res, 1, "kick", "copy") {
+    if let Some(k) = variant(doc, 1, "kick", "copy") {
         let _ = writeln!(
             s,
             "- Kick per message: median round trip {:.1} µs; compare with the cross-core \
              futex wake-up round trip from `cargo bench -p xferbench-transports --bench wake` \
              (target: within 1.2×).",
-            k.medians.rtt_p50_ns / 1e3
+            k.m(figure::LATENCY[0]) / 1e3
         );
     }
     let pair = match (
-        variant(res, 1, "kick", "copy"),
-        variant(res, 32, "kick", "copy"),
+        variant(doc, 1, "kick", "copy"),
+        variant(doc, 32, "kick", "copy"),
     ) {
-        (Some(a), Some(b)) => Some((a, b, "variants, measured back to back")),
-        _ => match (find(res, 1, 496), find(res, 32, 496)) {
+        (Some(a), Some(b)) => Some((a, b, "variants")),
+        _ => match (find(doc, 1, 496), find(doc, 32, 496)) {
             (Some(a), Some(b)) => Some((a, b, "tables")),
             _ => None,
         },
@@ -465,19 +554,28 @@ pub fn summary(res: &StudyResults) -> String {
             s,
             "- 32 channels vs one (496 B, kick; {from}): total {:.2}× (target ≥ 0.8), Jain \
              {:.3} (target ≥ 0.9).",
-            many.medians.aggregate_bytes_per_s / one.medians.aggregate_bytes_per_s,
-            many.medians.jain
+            many.m(figure::THROUGHPUT) / one.m(figure::THROUGHPUT),
+            many.m(figure::FAIRNESS)
         );
     }
-    if !res.skipped.is_empty() {
+    let extras = doc.study.as_ref().map(|i| &i.extras);
+    let skipped = extras
+        .and_then(|e| e.get("skipped"))
+        .and_then(|v| v.as_array())
+        .cloned()
+        .unwrap_or_default();
+    if !skipped.is_empty() {
+        let budget = extras
+            .and_then(|e| e.get("scale"))
+            .and_then(|v| v["budget"].as_u64())
+            .map_or("the budget's".into(), |b| b.to_string());
         let _ = writeln!(
             s,
             "\n## Skipped points\n\nTo keep the study to a few minutes on two CPUs, points \
-             above {} round trips (all channels) were skipped: {}.",
-            res.plan.budget,
-            res.skipped
+             above {budget} round trips (all channels) were skipped: {}.",
+            skipped
                 .iter()
-                .map(|k| format!("{}ch×{}B×{}B", k.channels, k.packet, k.transfer))
+                .map(|k| format!("{}ch×{}B×{}B", k["channels"], k["packet"], k["transfer"]))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -490,21 +588,82 @@ pub fn summary(res: &StudyResults) -> String {
     s
 }
 
-/// Writes the whole folder.
-pub fn write(dir: &Path, res: &StudyResults) -> Result<()> {
-    let folder = StudyFolder::create(dir)?;
-    folder.write_json("results.json", res)?;
-    for ch in channel_counts(res) {
-        folder.write_table(&format!("table-{ch}ch"), &channel_table(res, ch))?;
+/// Writes the study's tables, plots and summary (`results.json` is the caller's).
+pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
+    for ch in channel_counts(doc) {
+        folder.write_table(&format!("table-{ch}ch"), &channel_table(doc, ch))?;
     }
-    if !res.variants.is_empty() {
-        folder.write_table("variants", &variants_table(res))?;
+    if !variant_points(doc).is_empty() {
+        folder.write_table("variants", &variants_table(doc))?;
     }
-    if !res.points.is_empty() {
-        let (per, total) = plots(res);
+    if !table_points(doc).is_empty() {
+        let (per, total) = plots(doc);
         folder.write_plot("bandwidth-per-channel", &per)?;
         folder.write_plot("total-bandwidth", &total)?;
     }
-    folder.write_text("summary.md", &summary(res))?;
+    folder.write_text("summary.md", &summary(doc))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::rpmsg_doc;
+
+    #[test]
+    fn the_folder_of_a_small_study_has_its_tables_plots_and_findings() {
+        let doc = rpmsg_doc();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("study");
+        super::super::write_folder(&out, &doc).unwrap();
+        for f in [
+            "results.json",
+            "summary.md",
+            "table-1ch.md",
+            "table-1ch.csv",
+            "table-8ch.md",
+            "variants.md",
+            "variants.csv",
+            "bandwidth-per-channel.svg",
+            "total-bandwidth.svg",
+        ] {
+            assert!(out.join(f).is_file(), "{f} missing");
+        }
+        let t8 = channel_table(&doc, 8);
+        assert_eq!(t8.rows.len(), 2);
+        assert_eq!(
+            &t8.headers[..4],
+            [
+                "PACKET SIZE",
+                "TRANSFER SIZE",
+                "Single CH speed",
+                "Average CH speed"
+            ]
+        );
+        // Medians with their intervals; the average is the sum of rates ÷ channels.
+        assert!(t8.rows[0][2].contains(" ["), "{:?}", t8.rows[0]);
+        let sum: f64 = t8.rows[1][2].split(' ').next().unwrap().parse().unwrap();
+        let avg: f64 = t8.rows[1][3].split(' ').next().unwrap().parse().unwrap();
+        assert!((sum / 8.0 - avg).abs() <= 1.0, "{sum} / 8 vs {avg}");
+        let v = variants_table(&doc);
+        assert_eq!(v.rows.len(), 4);
+        assert_eq!(v.rows[2][1], "poll");
+        let (per, total) = plots(&doc);
+        assert_eq!(per.series.len(), 2 + 3, "ours and the SC598's");
+        assert_eq!(total.series[0].points.len(), 2);
+        let s = summary(&doc);
+        for needle in [
+            "interleaved",
+            "Packet-rate ceiling",
+            "SC598",
+            "inflated on short runs",
+            "poll 1530000/s",
+            "Zero-copy vs copy",
+            "## Skipped points",
+            "above 12000 round trips",
+            "8ch×1B×100000B",
+        ] {
+            assert!(s.contains(needle), "{needle}: {s}");
+        }
+    }
 }

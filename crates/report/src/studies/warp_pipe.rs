@@ -289,7 +289,7 @@ pub fn summary(doc: &ResultDoc) -> String {
     if doc.study.as_ref().is_some_and(|i| i.quick) {
         let _ = writeln!(
             s,
-            "_`--quick` run: fewer iterations and one run per point; figures are indicative._\n"
+            "_`--quick` run: fewer iterations and two runs per point; figures are indicative._\n"
         );
     }
     let tps = |p: &PointResult| med(p, TRANSACTIONS_PER_S);

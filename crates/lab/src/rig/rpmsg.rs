@@ -1,0 +1,490 @@
+//! The RPMsg rig: one link and its remote per visit, N channels multiplexed over it,
+//! one driver thread per channel doing write → read round trips
+//! ([`crate::workload::rpmsg`]).
+//!
+//! # The remote
+//!
+//! A [`Session`] starts the remote once per link: in a re-executed copy of the binary
+//! in its [`Role::RpmsgRemote`], given the region name (the firmware on its own core;
+//! `PR_SET_PDEATHSIG`, its own process group) or, for tests, in a thread. A remote
+//! that dies is noticed by the host's bounded waits (`kill(pid, 0)` every 10 ms of
+//! silence) and reported with its exit status and the tail of its stderr, as a
+//! failed participant ([`RunError::Participant`]); its region name was unlinked when
+//! it attached, so nothing is left in `/dev/shm`.
+//!
+//! # Figures
+//!
+//! Besides [`aggregate`]'s (one channel outcome per channel: round trips as
+//! messages, CPU of this process then of the whole remote process), every run
+//! records the original's sum of per-channel rates, kicks per round trip in each
+//! direction, link faults and dropped replies (names in [`crate::workload::rpmsg`]).
+
+use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
+use crate::counters::Participant;
+use crate::cpu::CpuSnapshot;
+use crate::process::{Child, Launcher, Role, Streams};
+use crate::result::RunRecord;
+use crate::workload::rpmsg::{
+    ChannelDrive, DROPPED_REPLIES, DriveError, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS,
+    RpmsgPoint, SUM_OF_RATES, drive,
+};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+use xferbench_transports::rpmsg::{Channel, HostLink, RemoteLink, Service};
+
+/// Where the remote runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RemoteKind {
+    /// A thread of this process (tests).
+    Thread,
+    /// A process: the launcher's [`Role::RpmsgRemote`] with the region name appended.
+    Process(Launcher),
+}
+
+enum RemoteHandle {
+    Thread(Option<std::thread::JoinHandle<Result<(), String>>>),
+    Process(Child),
+}
+
+/// Notifications and rejected input so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct LinkCounters {
+    kicks_to_remote: u64,
+    kicks_to_host: u64,
+    faults: u64,
+    dropped: u64,
+}
+
+/// A link with its remote running, ready for runs.
+pub struct Session {
+    link: HostLink,
+    channels: Vec<Channel>,
+    remote: RemoteHandle,
+    remote_pid: i32,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("link", &self.link)
+            .field("remote_pid", &self.remote_pid)
+            .finish()
+    }
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> RunError {
+    RunError::Participant(format!("{what}: {e}"))
+}
+
+impl Session {
+    /// Creates the link, starts the remote and waits until it attached.
+    pub fn start(point: &RpmsgPoint, remote: &RemoteKind) -> Result<Session, RunError> {
+        point.check().map_err(RunError::Config)?;
+        let mut link = HostLink::create(&point.link_config(Service::Echo))
+            .map_err(|e| failed("cannot create the RPMsg link", e))?;
+        let name = link.name().expect("a new link has a name");
+        let mut handle = match remote {
+            RemoteKind::Thread => {
+                let h = std::thread::Builder::new()
+                    .name("rpmsg-remote".into())
+                    .spawn(move || {
+                        let mut r = RemoteLink::attach(&name).map_err(|e| e.to_string())?;
+                        r.serve().map(|_| ()).map_err(|e| e.to_string())
+                    })
+                    .expect("spawning a thread");
+                RemoteHandle::Thread(Some(h))
+            }
+            RemoteKind::Process(launcher) => RemoteHandle::Process(
+                launcher
+                    .spawn(Role::RpmsgRemote, [&name], Streams::QUIET)
+                    .map_err(|e| failed("could not start the rpmsg remote", e))?,
+            ),
+        };
+        let attached = link.wait_attached(Duration::from_secs(10), || match &mut handle {
+            RemoteHandle::Thread(h) => {
+                if h.as_ref().is_some_and(|h| h.is_finished()) {
+                    let r = h.take().expect("checked").join();
+                    Err(format!("the remote thread ended: {r:?}"))
+                } else {
+                    Ok(())
+                }
+            }
+            RemoteHandle::Process(child) => match child.exited() {
+                Some(e) => Err(format!("before attaching, the rpmsg remote {e}")),
+                None => Ok(()),
+            },
+        });
+        let mut s = Session {
+            channels: link.take_channels(),
+            remote_pid: link.remote_pid(),
+            link,
+            remote: handle,
+        };
+        if let Err(e) = attached {
+            s.kill_remote();
+            return Err(failed("the RPMsg link", e));
+        }
+        Ok(s)
+    }
+
+    /// The remote's process id (this process's for a thread remote).
+    pub fn remote_pid(&self) -> i32 {
+        self.remote_pid
+    }
+
+    /// Whether the remote is a process of its own.
+    pub fn remote_is_process(&self) -> bool {
+        matches!(self.remote, RemoteHandle::Process(_))
+    }
+
+    fn kill_remote(&mut self) {
+        if let RemoteHandle::Process(child) = &mut self.remote {
+            child.kill();
+        }
+    }
+
+    /// If the remote process died, how.
+    fn remote_death(&mut self) -> Option<RunError> {
+        match &mut self.remote {
+            RemoteHandle::Process(child) => child
+                .exited_within(Duration::from_millis(500))
+                .map(|e| RunError::Participant(format!("the rpmsg remote {e}"))),
+            RemoteHandle::Thread(_) => None,
+        }
+    }
+
+    fn counters(&self) -> LinkCounters {
+        let (kicks_to_remote, kicks_to_host) = self.link.kicks();
+        LinkCounters {
+            kicks_to_remote,
+            kicks_to_host,
+            faults: self.link.host_faults().total() + self.link.remote_faults().total(),
+            dropped: self.link.dropped(),
+        }
+    }
+
+    /// Stops the remote and reaps it; reports a remote that failed.
+    pub fn finish(mut self) -> Result<(), RunError> {
+        self.link.stop();
+        match &mut self.remote {
+            RemoteHandle::Thread(h) => {
+                if let Some(h) = h.take() {
+                    match h.join() {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => return Err(failed("the rpmsg remote", e)),
+                        Err(_) => return Err(failed("the rpmsg remote", "panicked")),
+                    }
+                }
+            }
+            RemoteHandle::Process(child) => match child.exited_within(Duration::from_secs(2)) {
+                Some(e) if e.success() => {}
+                Some(e) => return Err(RunError::Participant(format!("the rpmsg remote {e}"))),
+                None => {
+                    child.kill();
+                }
+            },
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.link.stop();
+        if let RemoteHandle::Process(child) = &mut self.remote {
+            // The stopped link ends the remote; kill it if it does not end in time.
+            if child.exited_within(Duration::from_millis(500)).is_none() {
+                child.kill();
+            }
+        }
+    }
+}
+
+/// One link and its remote, running one point.
+#[derive(Debug)]
+pub struct RpmsgRig {
+    session: Option<Session>,
+    point: RpmsgPoint,
+}
+
+impl RpmsgRig {
+    /// Starts the link and its remote for `point`.
+    pub fn start(point: RpmsgPoint, remote: &RemoteKind) -> Result<RpmsgRig, RunError> {
+        Ok(RpmsgRig {
+            session: Some(Session::start(&point, remote)?),
+            point,
+        })
+    }
+
+    /// The remote's process id (this process's for a thread remote).
+    pub fn remote_pid(&self) -> i32 {
+        self.session.as_ref().map_or(0, Session::remote_pid)
+    }
+}
+
+type Driven = Result<ChannelDrive, DriveError>;
+
+impl Rig for RpmsgRig {
+    /// `main`, then `remote` when it is a process.
+    fn participants(&self) -> Vec<Participant> {
+        let mut all = vec![Participant {
+            name: "main".into(),
+            pid: std::process::id(),
+        }];
+        if let Some(s) = self.session.as_ref().filter(|s| s.remote_is_process()) {
+            all.push(Participant {
+                name: "remote".into(),
+                pid: s.remote_pid() as u32,
+            });
+        }
+        all
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), RunError> {
+        match self.session.take() {
+            Some(s) => s.finish(),
+            None => Ok(()),
+        }
+    }
+
+    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
+        let point = self.point;
+        let session = self
+            .session
+            .as_mut()
+            .ok_or_else(|| failed("the RPMsg link", "already stopped"))?;
+        let n = session.channels.len();
+        let before = session.counters();
+        let remote_pid = session
+            .remote_is_process()
+            .then_some(session.remote_pid as u32);
+        let barrier = Barrier::new(n + 1);
+        let halt = AtomicBool::new(false);
+        let progress: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+        let reply_timeout = ctl.hang_timeout;
+        let stop = ctl.stop;
+        let mut chans = std::mem::take(&mut session.channels);
+        let (results, main_cpu, remote_cpu) = std::thread::scope(|scope| {
+            let handles: Vec<_> = chans
+                .iter_mut()
+                .zip(&progress)
+                .map(|(ch, prog)| {
+                    let (barrier, halt) = (&barrier, &halt);
+                    scope.spawn(move || {
+                        drive(
+                            ch,
+                            &point,
+                            || {
+                                barrier.wait();
+                            },
+                            halt,
+                            prog,
+                            reply_timeout,
+                        )
+                    })
+                })
+                .collect();
+            ctl.window_started();
+            let cpu0 = CpuSnapshot::now();
+            let remote0 = remote_pid.and_then(CpuSnapshot::of_pid);
+            barrier.wait();
+            while !handles.iter().all(|h| h.is_finished()) {
+                if stop.load(Ordering::Relaxed) {
+                    halt.store(true, Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let remote1 = remote_pid.and_then(CpuSnapshot::of_pid);
+            let cpu1 = CpuSnapshot::now();
+            ctl.window_ended();
+            let results: Vec<Driven> = handles
+                .into_iter()
+                .map(|h| h.join().expect("channel threads do not panic"))
+                .collect();
+            let main = cpu0.until(&cpu1, "main (drivers)", std::process::id());
+            let remote = match (remote0, remote1, remote_pid) {
+                (Some(a), Some(b), Some(pid)) => Some(a.until(&b, "remote", pid)),
+                _ => None,
+            };
+            (results, main, remote)
+        });
+        session.channels = chans;
+        let mut drives = Vec::with_capacity(n);
+        let mut first_err = None;
+        for (i, r) in results.into_iter().enumerate() {
+            match r {
+                Ok(d) => drives.push(d),
+                Err(e) => {
+                    first_err.get_or_insert((i, e));
+                }
+            }
+        }
+        if let Some((channel, e)) = first_err {
+            if let Some(d) = session.remote_death() {
+                return Err(d);
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            return Err(match e {
+                DriveError::Link(e) => RunError::Participant(format!("channel {channel}: {e}")),
+                DriveError::Stopped => RunError::Interrupted,
+            });
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        let after = session.counters();
+        let round_trips: u64 = drives.iter().map(|d| d.round_trips).sum();
+        let sum_of_rates: f64 = drives
+            .iter()
+            .map(|d| d.bytes as f64 * 1e9 / d.end.since(d.start).max(1) as f64)
+            .sum();
+        let channels = drives
+            .into_iter()
+            .map(|d| ChannelOutcome {
+                start: d.start,
+                end: d.end,
+                messages: d.round_trips,
+                bytes: d.bytes,
+                latency: Some(d.latency),
+                integrity: d.integrity,
+            })
+            .collect();
+        let mut cpu = vec![main_cpu];
+        cpu.extend(remote_cpu);
+        let mut rec = aggregate(channels, cpu);
+        let per_rt = |x: u64| x as f64 / round_trips.max(1) as f64;
+        for (name, v) in [
+            (SUM_OF_RATES, sum_of_rates),
+            (
+                KICKS_TO_REMOTE,
+                per_rt(after.kicks_to_remote - before.kicks_to_remote),
+            ),
+            (
+                KICKS_TO_HOST,
+                per_rt(after.kicks_to_host - before.kicks_to_host),
+            ),
+            (LINK_FAULTS, (after.faults - before.faults) as f64),
+            (DROPPED_REPLIES, (after.dropped - before.dropped) as f64),
+        ] {
+            rec.figures.insert(name.to_string(), v);
+        }
+        rec.counters = ctl.take_counters();
+        Ok(rec)
+    }
+}
+
+/// The body of the [`Role::RpmsgRemote`] process: attach to the region `name` and
+/// serve until stopped. Returns the exit code.
+pub fn serve_remote(name: &str) -> i32 {
+    crate::process::die_with_parent();
+    let mut r = match RemoteLink::attach(name) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rpmsg remote: {e}");
+            return 1;
+        }
+    };
+    match r.serve() {
+        Ok(_) => 0,
+        Err(e) => {
+            eprintln!("rpmsg remote: {e}");
+            1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::figure;
+    use crate::workload::Limit;
+    use xferbench_transports::rpmsg::{Buffers, Notify};
+
+    fn point(channels: u32, packet: usize, round_trips: u64) -> RpmsgPoint {
+        RpmsgPoint {
+            channels,
+            packet,
+            limit: Limit::Count(round_trips),
+            notify: Notify::Kick,
+            buffers: Buffers::Copy,
+            suffix: false,
+            verify: false,
+        }
+    }
+
+    fn run(rig: &mut RpmsgRig) -> Result<RunRecord, RunError> {
+        let stop = AtomicBool::new(false);
+        rig.run_once(&mut RunControl::new(&stop, Duration::from_secs(10), None))
+    }
+
+    #[test]
+    fn a_run_makes_the_round_trips_of_every_channel() {
+        let p = point(3, 496, RpmsgPoint::round_trips_for(10_000, 496));
+        let mut rig = RpmsgRig::start(p, &RemoteKind::Thread).unwrap();
+        let r = run(&mut rig).unwrap();
+        assert_eq!(r.channels.len(), 3);
+        for c in &r.channels {
+            assert_eq!(c.messages, 21); // ⌈10000 / 496⌉
+            assert_eq!(c.bytes, 21 * 496);
+        }
+        assert_eq!(r.latency.as_ref().unwrap().count, 63);
+        let f = |n: &str| r.figures[n];
+        assert!(f(SUM_OF_RATES) >= f(figure::THROUGHPUT) * 0.999);
+        assert!(f(figure::FAIRNESS) > 0.0 && f(figure::FAIRNESS) <= 1.0);
+        assert!(f(KICKS_TO_REMOTE) > 0.0);
+        assert_eq!(f(LINK_FAULTS), 0.0);
+        assert_eq!(r.cpu.len(), 1, "a thread remote has no process of its own");
+        assert_eq!(rig.participants().len(), 1);
+        Box::new(rig).finish().unwrap();
+    }
+
+    #[test]
+    fn thirty_two_channels_verify_clean_in_every_mode() {
+        for (notify, buffers) in [
+            (Notify::Kick, Buffers::Copy),
+            (Notify::EventIdx, Buffers::ZeroCopy),
+        ] {
+            let p = RpmsgPoint {
+                verify: true,
+                notify,
+                buffers,
+                ..point(32, 64, 300)
+            };
+            let mut rig = RpmsgRig::start(p, &RemoteKind::Thread).unwrap();
+            let r = run(&mut rig).unwrap();
+            let i = r.integrity.unwrap();
+            assert_eq!(i.checked, 32 * 300);
+            assert!(i.is_clean(), "{i:?}");
+            assert_eq!(r.figures[LINK_FAULTS] + r.figures[DROPPED_REPLIES], 0.0);
+            Box::new(rig).finish().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_timed_run_stops_on_time() {
+        let p = RpmsgPoint {
+            limit: Limit::Duration(30_000_000),
+            ..point(2, 16, 0)
+        };
+        let mut rig = RpmsgRig::start(p, &RemoteKind::Thread).unwrap();
+        let r = run(&mut rig).unwrap();
+        assert!(r.messages > 0);
+        assert!(r.window_ns >= 30_000_000 && r.window_ns < 2_000_000_000);
+        Box::new(rig).finish().unwrap();
+    }
+
+    #[test]
+    fn bad_points_are_refused_with_the_reason() {
+        let e = RpmsgRig::start(point(1, 497, 1), &RemoteKind::Thread).unwrap_err();
+        assert!(e.is_usage() && e.to_string().contains("1 to 496"), "{e}");
+        let p = RpmsgPoint {
+            verify: true,
+            ..point(1, 8, 1)
+        };
+        let e = RpmsgRig::start(p, &RemoteKind::Thread).unwrap_err();
+        assert!(e.to_string().contains("at least 16"), "{e}");
+    }
+}

@@ -1,0 +1,201 @@
+//! The `rpmsg` workload: the semantics of `rpmsg-xmit-p` over an RPMsg link.
+//!
+//! One thread per channel; each loops `write(packet)` → `read(reply)`. The original
+//! runs until a thread has sent a given number of **bytes** (`-t` is bytes per
+//! thread), so a run of `t` bytes with `s`-byte packets makes `⌈t/s⌉` round trips per
+//! channel ([`RpmsgPoint::for_transfer`]); `xferbench run -t rpmsg` gives a count of
+//! round trips or a duration instead ([`Limit`]).
+//!
+//! # Two aggregates
+//!
+//! The original prints the **sum of per-thread rates** (each thread's bytes over its
+//! own time). Threads that do not overlap (short runs, staggered starts) each see an
+//! idle link, so the sum overstates what the link carried together — the 44 MB/s of
+//! the original's 32-channel, 100-byte runs. The rig reports that sum
+//! ([`SUM_OF_RATES`]) beside the aggregate over the common window.
+
+use crate::clock::Stamp;
+use crate::verify::{self, Integrity, Verifier};
+use crate::workload::{Limit, new_histogram};
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
+use xferbench_transports::rpmsg::{Buffers, Channel, LinkConfig, LinkError, Notify, Service};
+
+/// The original's aggregate: the sum of per-channel rates, bytes/s.
+pub const SUM_OF_RATES: &str = "sum_of_rates_bytes_per_s";
+/// Host → remote kicks per round trip.
+pub const KICKS_TO_REMOTE: &str = "kicks_to_remote_per_round_trip";
+/// Remote → host kicks per round trip.
+pub const KICKS_TO_HOST: &str = "kicks_to_host_per_round_trip";
+/// Messages the host and the remote rejected as malformed.
+pub const LINK_FAULTS: &str = "link_faults";
+/// Replies dropped for a full mailbox.
+pub const DROPPED_REPLIES: &str = "dropped_replies";
+
+/// One point of the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RpmsgPoint {
+    /// Channels (threads), each its own endpoint pair.
+    pub channels: u32,
+    /// Bytes per packet (1..=496).
+    pub packet: usize,
+    /// How long each channel runs: round trips, or nanoseconds.
+    pub limit: Limit,
+    /// Notification mode.
+    pub notify: Notify,
+    /// Buffer mode.
+    pub buffers: Buffers,
+    /// Whether replies carry the firmware's suffix.
+    pub suffix: bool,
+    /// Whether payloads are stamped and checked (needs packets ≥ 16 bytes).
+    pub verify: bool,
+}
+
+impl RpmsgPoint {
+    /// The round trips of `transfer` bytes per channel: ⌈transfer / packet⌉.
+    pub fn round_trips_for(transfer: u64, packet: usize) -> u64 {
+        transfer.div_ceil(packet.max(1) as u64)
+    }
+
+    /// Whether the point can run, and why not.
+    pub fn check(&self) -> Result<(), String> {
+        if self.packet == 0 || self.packet > MAX_PAYLOAD {
+            return Err(format!(
+                "packet size {} must be 1 to {MAX_PAYLOAD} bytes (one RPMsg buffer of 512 bytes less its 16-byte header)",
+                self.packet
+            ));
+        }
+        if self.verify && self.packet < verify::HEADER_LEN {
+            return Err(format!(
+                "--verify needs packets of at least {} bytes",
+                verify::HEADER_LEN
+            ));
+        }
+        if self.verify && self.suffix {
+            return Err("--verify cannot check replies that carry the echo suffix".into());
+        }
+        if self.channels == 0 {
+            return Err("an RPMsg point needs at least one channel".into());
+        }
+        match self.limit {
+            Limit::Count(0) => Err("a run needs at least one round trip".into()),
+            Limit::Duration(0) => Err("a run needs a duration above zero".into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The link configuration the point needs.
+    pub fn link_config(&self, service: Service) -> LinkConfig {
+        LinkConfig {
+            num: 256,
+            notify: self.notify,
+            channels: self.channels,
+            service,
+            suffix: self.suffix,
+        }
+    }
+}
+
+/// What one channel did in one run.
+#[derive(Debug)]
+pub struct ChannelDrive {
+    /// First send.
+    pub start: Stamp,
+    /// Last reply.
+    pub end: Stamp,
+    /// Round trips completed.
+    pub round_trips: u64,
+    /// Payload bytes sent.
+    pub bytes: u64,
+    /// Round-trip latency, nanoseconds.
+    pub latency: Histogram<u64>,
+    /// What `verify` found in the replies.
+    pub integrity: Option<Integrity>,
+}
+
+/// Why a channel's loop ended early.
+#[derive(Debug, thiserror::Error)]
+pub enum DriveError {
+    /// The link failed (or no reply came in time).
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// Another channel failed, or Ctrl-C.
+    #[error("stopped")]
+    Stopped,
+}
+
+/// One channel's loop: write → read until the point's limit, each reply awaited at
+/// most `reply_timeout`. `start` is the barrier every channel passes before its
+/// first message; `progress` counts round trips for the supervisor.
+pub fn drive(
+    ch: &mut Channel,
+    p: &RpmsgPoint,
+    start_gate: impl FnOnce(),
+    halt: &AtomicBool,
+    progress: &AtomicU64,
+    reply_timeout: Duration,
+) -> Result<ChannelDrive, DriveError> {
+    let mut hist = new_histogram();
+    let mut scratch = [0u8; MAX_PAYLOAD];
+    verify::fill_pattern(&mut scratch);
+    let mut reply = [0u8; MAX_PAYLOAD];
+    let mut verifier = p.verify.then(Verifier::new);
+    ch.set_buffers(p.buffers);
+    let packet = p.packet;
+    let verify = p.verify;
+    let (max, duration) = match p.limit {
+        Limit::Count(n) => (n, None),
+        Limit::Duration(ns) => (u64::MAX, Some(Duration::from_nanos(ns))),
+    };
+    let mut sink = 0u64;
+    start_gate();
+    let start = Stamp::now();
+    let began = Instant::now();
+    let mut t0 = began;
+    let mut seq = 0u64;
+    let fail = |e: LinkError| {
+        halt.store(true, Ordering::Relaxed);
+        DriveError::Link(e)
+    };
+    while seq < max {
+        if seq & 255 == 0 {
+            if halt.load(Ordering::Relaxed) {
+                return Err(DriveError::Stopped);
+            }
+            progress.store(seq, Ordering::Relaxed);
+        }
+        if duration.is_some_and(|d| t0.duration_since(began) >= d) {
+            break;
+        }
+        let deadline = Some(t0 + reply_timeout);
+        ch.send_with(
+            packet,
+            &mut scratch,
+            |m| verify::stamp(m, seq, verify),
+            deadline,
+        )
+        .map_err(fail)?;
+        let n = ch.recv(&mut reply, deadline).map_err(fail)?;
+        let t1 = Instant::now();
+        let _ = hist.record(t1.duration_since(t0).as_nanos() as u64);
+        t0 = t1;
+        match &mut verifier {
+            Some(v) => v.check(&reply[..n]),
+            None => sink = sink.wrapping_add(verify::touch(&reply[..n])),
+        }
+        seq += 1;
+    }
+    progress.store(seq, Ordering::Relaxed);
+    let end = Stamp::now();
+    std::hint::black_box(sink);
+    Ok(ChannelDrive {
+        start,
+        end,
+        round_trips: seq,
+        bytes: seq * packet as u64,
+        latency: hist,
+        integrity: verifier.map(|v| v.finish(Some(seq))),
+    })
+}
