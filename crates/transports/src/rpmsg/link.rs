@@ -34,12 +34,13 @@ use super::header::{
     BUF_SIZE, Fault, FaultCounters, Faults, LINK_MAGIC, LINK_VERSION, LinkHeader, MAX_PAYLOAD,
     MSG_HEADER_LEN, MsgHeader, layout,
 };
+use super::mailbox::Mailbox;
 use super::vring::{DESC_F_WRITE, Driver, Vring, need_event};
 use super::{Buffers, LinkError, Notify, Service, WaitEnd, ring_bell, wait_bell};
 use crate::shm::region::Region;
 use crate::shm::wait::WaitMode;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -47,8 +48,6 @@ use std::time::{Duration, Instant};
 pub const REMOTE_EPT_BASE: u32 = 0x120;
 /// First host endpoint address (`rpmsg-bind-chardev -s 100`).
 pub const HOST_EPT_BASE: u32 = 100;
-/// Messages a channel's mailbox holds before further ones are dropped and counted.
-const MAILBOX_SLOTS: usize = 4;
 
 /// The shape of a link, fixed when the host creates it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,94 +86,6 @@ fn area_capacity(num: u32) -> usize {
     let need = layout(num).3 as usize;
     need.next_power_of_two()
         .max(crate::shm::region::page_size())
-}
-
-struct Slot {
-    len: u16,
-    data: [u8; MAX_PAYLOAD],
-}
-
-/// A channel's queue of received messages: filled by the rx leader, emptied by the
-/// channel's thread.
-#[repr(C, align(128))]
-struct Mailbox {
-    head: AtomicU32,
-    tail: AtomicU32,
-    futex: AtomicU32,
-    waiting: AtomicU32,
-    slots: [UnsafeCell<Slot>; MAILBOX_SLOTS],
-}
-
-impl Mailbox {
-    fn new() -> Mailbox {
-        Mailbox {
-            head: AtomicU32::new(0),
-            tail: AtomicU32::new(0),
-            futex: AtomicU32::new(0),
-            waiting: AtomicU32::new(0),
-            slots: std::array::from_fn(|_| {
-                UnsafeCell::new(Slot {
-                    len: 0,
-                    data: [0; MAX_PAYLOAD],
-                })
-            }),
-        }
-    }
-
-    #[inline]
-    fn has(&self) -> bool {
-        self.head.load(Ordering::Acquire) != self.tail.load(Ordering::Relaxed)
-    }
-
-    /// Producer side; the caller holds the rx role (one producer at a time).
-    #[inline]
-    fn push(&self, src: *const u8, len: usize) -> bool {
-        let head = self.head.load(Ordering::Relaxed);
-        if head.wrapping_sub(self.tail.load(Ordering::Acquire)) as usize >= MAILBOX_SLOTS {
-            return false;
-        }
-        let slot = self.slots[head as usize % MAILBOX_SLOTS].get();
-        // SAFETY: the slot at `head` is outside [tail, head), so the consumer does not
-        // read it; only the rx leader writes slots and there is one leader at a time
-        // (its lock's Acquire orders us after the previous leader's writes). `src`
-        // points to `len ≤ MAX_PAYLOAD` readable bytes of a buffer the leader owns.
-        unsafe {
-            (*slot).len = len as u16;
-            std::ptr::copy_nonoverlapping(src, (*slot).data.as_mut_ptr(), len);
-        }
-        self.head.store(head.wrapping_add(1), Ordering::Release);
-        true
-    }
-
-    /// Consumer side (the channel's own thread).
-    #[inline]
-    fn pop(&self, out: &mut [u8]) -> Option<usize> {
-        let tail = self.tail.load(Ordering::Relaxed);
-        if self.head.load(Ordering::Acquire) == tail {
-            return None;
-        }
-        let slot = self.slots[tail as usize % MAILBOX_SLOTS].get();
-        // SAFETY: the slot at `tail` lies in [tail, head): published by the producer
-        // (Acquire above) and not rewritten until we advance `tail`.
-        let n = unsafe {
-            let n = usize::from((*slot).len).min(out.len());
-            std::ptr::copy_nonoverlapping((*slot).data.as_ptr(), out.as_mut_ptr(), n);
-            n
-        };
-        self.tail.store(tail.wrapping_add(1), Ordering::Release);
-        Some(n)
-    }
-
-    /// Wakes the owner if it sleeps (after a publish by the caller).
-    #[inline]
-    fn wake_if_waiting(&self) {
-        fence(Ordering::SeqCst);
-        if self.waiting.load(Ordering::Relaxed) != 0 {
-            self.futex.fetch_add(1, Ordering::Release);
-            let _ =
-                rustix::thread::futex::wake(&self.futex, rustix::thread::futex::Flags::PRIVATE, 1);
-        }
-    }
 }
 
 /// A try-only lock: the rx leader role.
@@ -432,13 +343,8 @@ impl Shared {
             return;
         }
         for (i, mb) in self.mailboxes.iter().enumerate() {
-            if i != me && mb.waiting.load(Ordering::Relaxed) != 0 {
-                mb.futex.fetch_add(1, Ordering::Release);
-                let _ = rustix::thread::futex::wake(
-                    &mb.futex,
-                    rustix::thread::futex::Flags::PRIVATE,
-                    1,
-                );
+            if i != me && mb.is_waiting() {
+                mb.wake();
                 return;
             }
         }
@@ -855,7 +761,7 @@ impl Channel {
             let r = if s.notify == Notify::Poll {
                 follower_poll(s.peer(), deadline, ready)
             } else {
-                follower_sleep(mb, s.peer(), deadline, ready)
+                mb.sleep(s.peer(), deadline, ready)
             };
             if let Err(e) = r {
                 if !mb.has() {
@@ -891,46 +797,6 @@ fn follower_poll(
         }
         if deadline.is_some_and(|d| now >= d) {
             return Err(WaitEnd::Timeout);
-        }
-    }
-}
-
-/// A follower's sleep on its mailbox futex, bounded by a 10 ms timeout.
-fn follower_sleep(
-    mb: &Mailbox,
-    peer: i32,
-    deadline: Option<Instant>,
-    ready: impl Fn() -> bool,
-) -> Result<(), WaitEnd> {
-    let slice = rustix::thread::futex::Timespec {
-        tv_sec: 0,
-        tv_nsec: 10_000_000,
-    };
-    loop {
-        let word = mb.futex.load(Ordering::Acquire);
-        mb.waiting.store(1, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        if ready() {
-            mb.waiting.store(0, Ordering::Relaxed);
-            return Ok(());
-        }
-        let slept = rustix::thread::futex::wait(
-            &mb.futex,
-            rustix::thread::futex::Flags::PRIVATE,
-            word,
-            Some(&slice),
-        );
-        mb.waiting.store(0, Ordering::Relaxed);
-        if ready() {
-            return Ok(());
-        }
-        if slept == Err(rustix::io::Errno::TIMEDOUT) {
-            if peer != 0 && !crate::shm::wait::process_alive(peer) {
-                return Err(WaitEnd::PeerGone(peer));
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(WaitEnd::Timeout);
-            }
         }
     }
 }

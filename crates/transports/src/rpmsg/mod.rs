@@ -40,6 +40,7 @@
 
 pub mod header;
 pub mod link;
+mod mailbox;
 pub mod remote;
 pub mod vring;
 
