@@ -12,24 +12,11 @@
 //!
 //! # Demultiplexing replies
 //!
-//! Replies arrive on one used ring for all channels. A dedicated dispatcher thread
-//! would cost a second wake-up per message (remote → dispatcher → channel) and,
-//! on two CPUs, a third runnable thread. Instead the channel threads take turns as
-//! the **leader** (leader/followers): a thread waiting for its reply that finds the
-//! rx role free takes it, drains the used ring, copies each message into its
-//! channel's mailbox (a 4-slot SPSC queue), re-offers the buffers, wakes the owners
-//! of the messages, and sleeps on the host doorbell until its own reply comes. The
-//! others sleep on their own mailbox futex. When the leader leaves with its reply it
-//! wakes one waiting follower to take over. With one channel the thread is always
-//! the leader and a round trip costs exactly one wake-up in each direction; with many
-//! channels one remote kick delivers every reply that is ready.
-//!
-//! The hand-over and the deposits use the Dekker pattern: a follower announces
-//! itself (`waiting`), fences, and re-checks its mailbox and the leader flag before
-//! sleeping; a depositor or leaving leader publishes, fences and then reads
-//! `waiting`. Every sleep also ends within 10 ms (doorbells are nudged, mailbox sleeps
-//! time out), so a missed hand-over would cost time, not a hang.
+//! Replies for all channels arrive on one used ring; the channel threads take turns
+//! draining it as the rx leader (`demux.rs`) into each channel's mailbox
+//! (`mailbox.rs`).
 
+use super::demux::TryLock;
 use super::header::{
     BUF_SIZE, Fault, FaultCounters, Faults, LINK_MAGIC, LINK_VERSION, LinkHeader, MAX_PAYLOAD,
     MSG_HEADER_LEN, MsgHeader, layout,
@@ -39,8 +26,7 @@ use super::vring::{DESC_F_WRITE, Driver, Vring, need_event};
 use super::{Buffers, LinkError, Notify, Service, WaitEnd, ring_bell, wait_bell};
 use crate::shm::region::Region;
 use crate::shm::wait::WaitMode;
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering, fence};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -88,69 +74,27 @@ fn area_capacity(num: u32) -> usize {
         .max(crate::shm::region::page_size())
 }
 
-/// A try-only lock: the rx leader role.
-struct TryLock<T> {
-    locked: AtomicBool,
-    data: UnsafeCell<T>,
-}
-
-struct TryGuard<'a, T>(&'a TryLock<T>);
-
-impl<T> TryLock<T> {
-    fn try_lock(&self) -> Option<TryGuard<'_, T>> {
-        (!self.locked.load(Ordering::Relaxed)
-            && self
-                .locked
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok())
-        .then(|| TryGuard(self))
-    }
-
-    fn is_locked(&self) -> bool {
-        self.locked.load(Ordering::Relaxed)
-    }
-}
-
-impl<T> std::ops::Deref for TryGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: the guard exists only while `locked` is held by us.
-        unsafe { &*self.0.data.get() }
-    }
-}
-
-impl<T> std::ops::DerefMut for TryGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as above, and the guard is unique.
-        unsafe { &mut *self.0.data.get() }
-    }
-}
-
-impl<T> Drop for TryGuard<'_, T> {
-    fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
-    }
-}
-
-struct Shared {
+/// What the host link and every channel share: the mapping, both vrings' drivers,
+/// the mailboxes and the host's counters.
+pub(super) struct Shared {
     /// First, so it is dropped (off the nudger's list) before the region is unmapped.
-    _nudge: super::Nudge,
-    region: Mutex<Region>,
-    base: *mut u8,
-    num: usize,
-    buf_offset: u64,
-    notify: Notify,
-    tx_ring: Vring,
-    rx_ring: Vring,
-    tx: Mutex<Driver>,
-    rx: TryLock<Driver>,
-    mailboxes: Box<[Mailbox]>,
-    remote_pid: AtomicI32,
+    pub(super) _nudge: super::Nudge,
+    pub(super) region: Mutex<Region>,
+    pub(super) base: *mut u8,
+    pub(super) num: usize,
+    pub(super) buf_offset: u64,
+    pub(super) notify: Notify,
+    pub(super) tx_ring: Vring,
+    pub(super) rx_ring: Vring,
+    pub(super) tx: Mutex<Driver>,
+    pub(super) rx: TryLock<Driver>,
+    pub(super) mailboxes: Box<[Mailbox]>,
+    pub(super) remote_pid: AtomicI32,
     /// `remote_pid`, or 0 when the remote is a thread of this process.
-    watch_pid: AtomicI32,
-    faults: FaultCounters,
-    dropped: AtomicU64,
-    kicks: AtomicU64,
+    pub(super) watch_pid: AtomicI32,
+    pub(super) faults: FaultCounters,
+    pub(super) dropped: AtomicU64,
+    pub(super) kicks: AtomicU64,
 }
 
 // SAFETY: `base` points into the region mapping owned by `region`, which lives as
@@ -163,7 +107,7 @@ unsafe impl Sync for Shared {}
 
 impl Shared {
     #[inline]
-    fn hdr(&self) -> &LinkHeader {
+    pub(super) fn hdr(&self) -> &LinkHeader {
         // SAFETY: the header lies at the start of the mapped area, which lives as long
         // as `self`; it was initialised by `HostLink::create`.
         unsafe { &*self.base.cast::<LinkHeader>() }
@@ -171,7 +115,7 @@ impl Shared {
 
     /// Address of pool buffer `i` (tx: 0..num, rx: num..2·num).
     #[inline]
-    fn buf(&self, i: usize) -> *mut u8 {
+    pub(super) fn buf(&self, i: usize) -> *mut u8 {
         debug_assert!(i < 2 * self.num);
         // SAFETY: the pool holds 2·num buffers inside the mapped area (layout checked
         // at creation).
@@ -179,27 +123,27 @@ impl Shared {
     }
 
     #[inline]
-    fn addr(&self, i: usize) -> u64 {
+    pub(super) fn addr(&self, i: usize) -> u64 {
         self.buf_offset + (i * BUF_SIZE) as u64
     }
 
     /// The process to watch while waiting (0: none).
     #[inline]
-    fn peer(&self) -> i32 {
+    pub(super) fn peer(&self) -> i32 {
         self.watch_pid.load(Ordering::Relaxed)
     }
 
     #[inline]
-    fn kick(&self) {
+    pub(super) fn kick(&self) {
         self.kicks.fetch_add(1, Ordering::Relaxed);
         ring_bell(&self.hdr().remote_bell.0);
     }
 
-    fn lock_tx(&self) -> MutexGuard<'_, Driver> {
+    pub(super) fn lock_tx(&self) -> MutexGuard<'_, Driver> {
         self.tx.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn wait_err(&self, e: WaitEnd, what: &'static str, since: Instant) -> LinkError {
+    pub(super) fn wait_err(&self, e: WaitEnd, what: &'static str, since: Instant) -> LinkError {
         match e {
             WaitEnd::PeerGone(pid) => LinkError::PeerGone {
                 role: "remote",
@@ -213,7 +157,11 @@ impl Shared {
     }
 
     /// A free tx descriptor, reclaiming returned ones and waiting if none is free.
-    fn tx_buffer(&self, tx: &mut Driver, deadline: Option<Instant>) -> Result<u16, LinkError> {
+    pub(super) fn tx_buffer(
+        &self,
+        tx: &mut Driver,
+        deadline: Option<Instant>,
+    ) -> Result<u16, LinkError> {
         let start = Instant::now();
         loop {
             if let Some(id) = tx.take_free() {
@@ -254,7 +202,7 @@ impl Shared {
 
     /// Publishes descriptor `id` holding `len` bytes and notifies the remote.
     #[inline]
-    fn post_tx(&self, mut tx: MutexGuard<'_, Driver>, id: u16, len: usize) {
+    pub(super) fn post_tx(&self, mut tx: MutexGuard<'_, Driver>, id: u16, len: usize) {
         tx.add(id, self.addr(usize::from(id)), len as u32, 0);
         let (old, new) = tx.publish();
         drop(tx);
@@ -267,86 +215,6 @@ impl Shared {
                 }
             }
             Notify::Poll => {}
-        }
-    }
-
-    /// The leader's work: takes every used rx buffer, delivers it, re-offers it.
-    fn drain(&self, rx: &mut Driver, me: usize) -> Result<(), LinkError> {
-        let mut reposted = false;
-        loop {
-            let (id, len) = match rx.get_used() {
-                Ok(Some(e)) => e,
-                Ok(None) => break,
-                Err(Fault::BadIndex) => {
-                    self.faults.count(Fault::BadIndex);
-                    return Err(LinkError::Corrupt {
-                        ring: "rx",
-                        fault: Fault::BadIndex,
-                    });
-                }
-                Err(f) => {
-                    self.faults.count(f);
-                    continue;
-                }
-            };
-            let pool = self.num + usize::from(id);
-            let buf = self.buf(pool);
-            let mut raw = [0u8; MSG_HEADER_LEN];
-            // SAFETY: `buf` is a 512-byte rx buffer the remote has returned to us.
-            unsafe { std::ptr::copy_nonoverlapping(buf, raw.as_mut_ptr(), MSG_HEADER_LEN) };
-            let h = MsgHeader::decode(&raw);
-            let delivered = h.check(len as usize).and_then(|n| {
-                let ch = h.dst.wrapping_sub(HOST_EPT_BASE) as usize;
-                if ch < self.mailboxes.len() {
-                    Ok((ch, n))
-                } else {
-                    Err(Fault::UnknownDst)
-                }
-            });
-            match delivered {
-                Ok((ch, n)) => {
-                    let mb = &self.mailboxes[ch];
-                    // SAFETY: the payload follows the header inside the buffer (n ≤ 496).
-                    if mb.push(unsafe { buf.add(MSG_HEADER_LEN) }, n) {
-                        if ch != me {
-                            mb.wake_if_waiting();
-                        }
-                    } else {
-                        self.dropped.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                Err(f) => self.faults.count(f),
-            }
-            rx.add(id, self.addr(pool), BUF_SIZE as u32, DESC_F_WRITE);
-            reposted = true;
-        }
-        if reposted {
-            let (old, new) = rx.publish();
-            if self.notify != Notify::Poll {
-                fence(Ordering::SeqCst);
-                if need_event(self.rx_ring.avail_event().load(Ordering::Relaxed), new, old) {
-                    self.kick();
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A thread leaving `recv` while nobody leads wakes one waiting follower.
-    #[inline]
-    fn hand_over(&self, me: usize) {
-        if self.mailboxes.len() == 1 {
-            return;
-        }
-        fence(Ordering::SeqCst);
-        if self.rx.is_locked() {
-            return;
-        }
-        for (i, mb) in self.mailboxes.iter().enumerate() {
-            if i != me && mb.is_waiting() {
-                mb.wake();
-                return;
-            }
         }
     }
 }
@@ -430,10 +298,7 @@ impl HostLink {
             tx_ring,
             rx_ring,
             tx: Mutex::new(Driver::new(tx_ring)),
-            rx: TryLock {
-                locked: AtomicBool::new(false),
-                data: UnsafeCell::new(Driver::new(rx_ring)),
-            },
+            rx: TryLock::new(Driver::new(rx_ring)),
             mailboxes: (0..cfg.channels).map(|_| Mailbox::new()).collect(),
             remote_pid: AtomicI32::new(0),
             watch_pid: AtomicI32::new(0),
@@ -716,87 +581,6 @@ impl Channel {
     /// Receives the next message for this channel into `out` (bytes beyond
     /// `out.len()` are cut); returns its payload length.
     pub fn recv(&mut self, out: &mut [u8], deadline: Option<Instant>) -> Result<usize, LinkError> {
-        let s = &*self.shared;
-        let me = self.index;
-        let mb = &s.mailboxes[me];
-        let start = Instant::now();
-        loop {
-            if let Some(n) = mb.pop(out) {
-                s.hand_over(me);
-                return Ok(n);
-            }
-            if let Some(mut rx) = s.rx.try_lock() {
-                // Leader: drain, and sleep on the doorbell until our reply is in.
-                let hdr = s.hdr();
-                let r = loop {
-                    if let Err(e) = s.drain(&mut rx, me) {
-                        break Err(e);
-                    }
-                    if mb.has() {
-                        break Ok(());
-                    }
-                    if let Err(e) = wait_bell(
-                        &hdr.host_bell.0,
-                        s.notify,
-                        s.peer(),
-                        deadline,
-                        || rx.arm_used_event(),
-                        || rx.used_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
-                    ) {
-                        break Err(s.wait_err(e, "reply", start));
-                    }
-                    if hdr.stop.0.load(Ordering::Relaxed) != 0 && !rx.used_pending() {
-                        break Err(LinkError::Stopped);
-                    }
-                };
-                drop(rx);
-                if let Err(e) = r {
-                    s.hand_over(me);
-                    return Err(e);
-                }
-                continue;
-            }
-            // Follower: sleep until a message arrives or the leader role is free.
-            let ready = || mb.has() || !s.rx.is_locked();
-            let r = if s.notify == Notify::Poll {
-                follower_poll(s.peer(), deadline, ready)
-            } else {
-                mb.sleep(s.peer(), deadline, ready)
-            };
-            if let Err(e) = r {
-                if !mb.has() {
-                    return Err(s.wait_err(e, "reply", start));
-                }
-            }
-        }
-    }
-}
-
-/// A follower's wait when polling: it has nothing to do until the leader delivers,
-/// so it yields the CPU on every check instead of spinning (with more polling
-/// threads than CPUs, spinning followers would starve the leader and the remote).
-fn follower_poll(
-    peer: i32,
-    deadline: Option<Instant>,
-    ready: impl Fn() -> bool,
-) -> Result<(), WaitEnd> {
-    let mut last_check = Instant::now();
-    loop {
-        for _ in 0..64 {
-            if ready() {
-                return Ok(());
-            }
-            std::thread::yield_now();
-        }
-        let now = Instant::now();
-        if now.duration_since(last_check) >= Duration::from_millis(1) {
-            last_check = now;
-            if peer != 0 && !crate::shm::wait::process_alive(peer) {
-                return Err(WaitEnd::PeerGone(peer));
-            }
-        }
-        if deadline.is_some_and(|d| now >= d) {
-            return Err(WaitEnd::Timeout);
-        }
+        self.shared.recv(self.index, out, deadline)
     }
 }

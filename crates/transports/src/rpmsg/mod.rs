@@ -38,6 +38,7 @@
 //! (`kill(pid, 0)` and `/proc/<pid>/stat`), so a killed remote is reported, never
 //! waited for.
 
+mod demux;
 pub mod header;
 pub mod link;
 mod mailbox;
