@@ -7,8 +7,11 @@
 //!   validate (magic, version, vring size, buffer size and count, offsets, pids).
 //! * [`vring`]: the split virtqueue, its driver (host) and device (remote) roles, and
 //!   the validation of every index read from shared memory.
-//! * [`link`]: the host side — channels (one endpoint each) multiplexed over the one
-//!   vring pair.
+//! * [`link`]: the host side — [`HostLink`] creates the link and hands out channels
+//!   (one endpoint each) multiplexed over the one vring pair. Its parts: `channel.rs`
+//!   (a channel's endpoint and the tx path the channels share under one lock),
+//!   `demux.rs` (the rx leader/follower scheme sorting replies to channels) and
+//!   `mailbox.rs` (each channel's queue of received replies and its futex).
 //! * [`remote`]: the remote side — one service loop dispatching by destination
 //!   address to per-endpoint services (`echo`, `echo-hold`).
 //!
@@ -38,6 +41,7 @@
 //! (`kill(pid, 0)` and `/proc/<pid>/stat`), so a killed remote is reported, never
 //! waited for.
 
+mod channel;
 mod demux;
 pub mod header;
 pub mod link;
