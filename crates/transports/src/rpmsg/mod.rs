@@ -7,6 +7,9 @@
 //!   validate (magic, version, vring size, buffer size and count, offsets, pids).
 //! * [`vring`]: the split virtqueue, its driver (host) and device (remote) roles, and
 //!   the validation of every index read from shared memory.
+//! * `fault.rs` (re-exported from [`header`]): the kinds of rejected input and their
+//!   counters; the module below both `header` and `vring`, so that `header` depends
+//!   on `vring` and never the other way round.
 //! * [`link`]: the host side — [`HostLink`] creates the link and hands out channels
 //!   (one endpoint each) multiplexed over the one vring pair. Its parts: `channel.rs`
 //!   (a channel's endpoint and the tx path the channels share under one lock),
@@ -43,6 +46,7 @@
 
 mod channel;
 mod demux;
+mod fault;
 pub mod header;
 pub mod link;
 mod mailbox;
