@@ -237,12 +237,13 @@ static NUDGER: std::sync::Once = std::sync::Once::new();
 /// Keeps a doorbell on the nudger's list while it lives.
 ///
 /// Sleeps on a doorbell are unbounded futex waits: a sleep with a timeout arms and
-/// cancels an hrtimer every time, which on this kind of VM (a timer MSR write is a VM
-/// exit) measured a median of 1.58× a bare futex round trip (eight runs) against 1.33× without it (fourteen runs)
-/// (`cargo bench --bench rpmsg`, interleaved). Instead one thread per process wakes
-/// every registered doorbell each [`SLEEP_SLICE`], without changing its word, so a
-/// sleeper still notices a dead peer, a deadline or a stop within a slice, at the cost
-/// of ~100 spurious wake-ups per second per sleeping side.
+/// cancels an hrtimer every time, and on a VM each timer-register write is a VM exit
+/// on the round trip's critical path (the interleaved comparison with `cargo bench
+/// --bench rpmsg` is in docs/studies/rpmsg.md, "Why doorbell sleeps have no
+/// timeout"). Instead one thread per process wakes every registered doorbell each
+/// [`SLEEP_SLICE`], without changing its word, so a sleeper still notices a dead peer,
+/// a deadline or a stop within a slice, at the cost of one spurious wake-up per slice
+/// per sleeping side.
 #[derive(Debug)]
 pub(crate) struct Nudge {
     addr: usize,
