@@ -1,54 +1,45 @@
-//! The host side of an RPMsg link: channels (one local endpoint each, talking to one
-//! remote endpoint) multiplexed over the single vring pair.
+//! The host side of an RPMsg link: [`HostLink`] creates the shared area, offers the rx
+//! buffers, waits for the remote and hands out the [`Channel`]s (one local endpoint
+//! each, talking to one remote endpoint) that are multiplexed over the single vring
+//! pair; `Shared` is the state they all hold.
 //!
-//! # Sharing the tx vring
+//! The parts live next door: the per-channel endpoint and the shared tx path in
+//! `channel.rs`, the rx leader/follower demultiplexer in `demux.rs`, and each
+//! channel's mailbox of received replies in `mailbox.rs`.
 //!
-//! Senders share the tx vring under one mutex around the virtqueue, as Linux's
-//! `virtio_rpmsg_bus` does (`tx_lock`). The critical section is short (take a free
-//! descriptor or reclaim used ones, fill it, publish the avail idx); the kick happens
-//! after the unlock. Per-channel descriptor slots would avoid the lock but give each
-//! channel a fixed share of 256 entries and still need a lock-free multi-producer
-//! avail ring, whose index is a single shared word anyway.
+//! # Invariants
 //!
-//! # Demultiplexing replies
-//!
-//! Replies arrive on one used ring for all channels. A dedicated dispatcher thread
-//! would cost a second wake-up per message (remote → dispatcher → channel) and,
-//! on two CPUs, a third runnable thread. Instead the channel threads take turns as
-//! the **leader** (leader/followers): a thread waiting for its reply that finds the
-//! rx role free takes it, drains the used ring, copies each message into its
-//! channel's mailbox (a 4-slot SPSC queue), re-offers the buffers, wakes the owners
-//! of the messages, and sleeps on the host doorbell until its own reply comes. The
-//! others sleep on their own mailbox futex. When the leader leaves with its reply it
-//! wakes one waiting follower to take over. With one channel the thread is always
-//! the leader and a round trip costs exactly one wake-up in each direction; with many
-//! channels one remote kick delivers every reply that is ready.
-//!
-//! The hand-over and the deposits use the Dekker pattern: a follower announces
-//! itself (`waiting`), fences, and re-checks its mailbox and the leader flag before
-//! sleeping; a depositor or leaving leader publishes, fences and then reads
-//! `waiting`. Every sleep also ends within 10 ms (doorbells are nudged, mailbox sleeps
-//! time out), so a missed hand-over would cost time, not a hang.
+//! * `Shared::base` points into the mapping owned by `Shared::region`, which lives as
+//!   long as `Shared`; the nudge guard is its first field, so the host doorbell
+//!   leaves the nudger's list before the mapping goes.
+//! * The pool holds `2·num` buffers: tx buffers `0..num` (descriptor `i` of the tx
+//!   ring is always buffer `i`) and rx buffers `num..2·num` (descriptor `i` of the rx
+//!   ring is always buffer `num + i`).
+//! * Every rx buffer is offered to the remote at creation, and the rx leader
+//!   re-offers each one it takes back, so the remote never runs out of rx buffers
+//!   while the host is receiving.
+//! * The host writes every plain link-header field before it stores the magic
+//!   (Release); the remote validates them all on attach.
 
+use super::demux::TryLock;
 use super::header::{
-    BUF_SIZE, Fault, FaultCounters, Faults, LINK_MAGIC, LINK_VERSION, LinkHeader, MAX_PAYLOAD,
-    MSG_HEADER_LEN, MsgHeader, layout,
+    BUF_SIZE, FaultCounters, Faults, LINK_MAGIC, LINK_VERSION, LinkHeader, layout,
 };
-use super::vring::{DESC_F_WRITE, Driver, Vring, need_event};
-use super::{Buffers, LinkError, Notify, Service, WaitEnd, ring_bell, wait_bell};
+use super::mailbox::Mailbox;
+use super::vring::{DESC_F_WRITE, Driver, Vring};
+use super::{LinkError, Notify, Service, WaitEnd, ring_bell};
 use crate::shm::region::Region;
 use crate::shm::wait::WaitMode;
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering, fence};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+pub use super::channel::{Channel, TxBuf};
 
 /// First remote endpoint address: the firmware's echo service (0x120).
 pub const REMOTE_EPT_BASE: u32 = 0x120;
 /// First host endpoint address (`rpmsg-bind-chardev -s 100`).
 pub const HOST_EPT_BASE: u32 = 100;
-/// Messages a channel's mailbox holds before further ones are dropped and counted.
-const MAILBOX_SLOTS: usize = 4;
 
 /// The shape of a link, fixed when the host creates it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,157 +80,27 @@ fn area_capacity(num: u32) -> usize {
         .max(crate::shm::region::page_size())
 }
 
-struct Slot {
-    len: u16,
-    data: [u8; MAX_PAYLOAD],
-}
-
-/// A channel's queue of received messages: filled by the rx leader, emptied by the
-/// channel's thread.
-#[repr(C, align(128))]
-struct Mailbox {
-    head: AtomicU32,
-    tail: AtomicU32,
-    futex: AtomicU32,
-    waiting: AtomicU32,
-    slots: [UnsafeCell<Slot>; MAILBOX_SLOTS],
-}
-
-impl Mailbox {
-    fn new() -> Mailbox {
-        Mailbox {
-            head: AtomicU32::new(0),
-            tail: AtomicU32::new(0),
-            futex: AtomicU32::new(0),
-            waiting: AtomicU32::new(0),
-            slots: std::array::from_fn(|_| {
-                UnsafeCell::new(Slot {
-                    len: 0,
-                    data: [0; MAX_PAYLOAD],
-                })
-            }),
-        }
-    }
-
-    #[inline]
-    fn has(&self) -> bool {
-        self.head.load(Ordering::Acquire) != self.tail.load(Ordering::Relaxed)
-    }
-
-    /// Producer side; the caller holds the rx role (one producer at a time).
-    #[inline]
-    fn push(&self, src: *const u8, len: usize) -> bool {
-        let head = self.head.load(Ordering::Relaxed);
-        if head.wrapping_sub(self.tail.load(Ordering::Acquire)) as usize >= MAILBOX_SLOTS {
-            return false;
-        }
-        let slot = self.slots[head as usize % MAILBOX_SLOTS].get();
-        // SAFETY: the slot at `head` is outside [tail, head), so the consumer does not
-        // read it; only the rx leader writes slots and there is one leader at a time
-        // (its lock's Acquire orders us after the previous leader's writes). `src`
-        // points to `len ≤ MAX_PAYLOAD` readable bytes of a buffer the leader owns.
-        unsafe {
-            (*slot).len = len as u16;
-            std::ptr::copy_nonoverlapping(src, (*slot).data.as_mut_ptr(), len);
-        }
-        self.head.store(head.wrapping_add(1), Ordering::Release);
-        true
-    }
-
-    /// Consumer side (the channel's own thread).
-    #[inline]
-    fn pop(&self, out: &mut [u8]) -> Option<usize> {
-        let tail = self.tail.load(Ordering::Relaxed);
-        if self.head.load(Ordering::Acquire) == tail {
-            return None;
-        }
-        let slot = self.slots[tail as usize % MAILBOX_SLOTS].get();
-        // SAFETY: the slot at `tail` lies in [tail, head): published by the producer
-        // (Acquire above) and not rewritten until we advance `tail`.
-        let n = unsafe {
-            let n = usize::from((*slot).len).min(out.len());
-            std::ptr::copy_nonoverlapping((*slot).data.as_ptr(), out.as_mut_ptr(), n);
-            n
-        };
-        self.tail.store(tail.wrapping_add(1), Ordering::Release);
-        Some(n)
-    }
-
-    /// Wakes the owner if it sleeps (after a publish by the caller).
-    #[inline]
-    fn wake_if_waiting(&self) {
-        fence(Ordering::SeqCst);
-        if self.waiting.load(Ordering::Relaxed) != 0 {
-            self.futex.fetch_add(1, Ordering::Release);
-            let _ =
-                rustix::thread::futex::wake(&self.futex, rustix::thread::futex::Flags::PRIVATE, 1);
-        }
-    }
-}
-
-/// A try-only lock: the rx leader role.
-struct TryLock<T> {
-    locked: AtomicBool,
-    data: UnsafeCell<T>,
-}
-
-struct TryGuard<'a, T>(&'a TryLock<T>);
-
-impl<T> TryLock<T> {
-    fn try_lock(&self) -> Option<TryGuard<'_, T>> {
-        (!self.locked.load(Ordering::Relaxed)
-            && self
-                .locked
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok())
-        .then(|| TryGuard(self))
-    }
-
-    fn is_locked(&self) -> bool {
-        self.locked.load(Ordering::Relaxed)
-    }
-}
-
-impl<T> std::ops::Deref for TryGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: the guard exists only while `locked` is held by us.
-        unsafe { &*self.0.data.get() }
-    }
-}
-
-impl<T> std::ops::DerefMut for TryGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as above, and the guard is unique.
-        unsafe { &mut *self.0.data.get() }
-    }
-}
-
-impl<T> Drop for TryGuard<'_, T> {
-    fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
-    }
-}
-
-struct Shared {
+/// What the host link and every channel share: the mapping, both vrings' drivers,
+/// the mailboxes and the host's counters.
+pub(super) struct Shared {
     /// First, so it is dropped (off the nudger's list) before the region is unmapped.
-    _nudge: super::Nudge,
-    region: Mutex<Region>,
-    base: *mut u8,
-    num: usize,
-    buf_offset: u64,
-    notify: Notify,
-    tx_ring: Vring,
-    rx_ring: Vring,
-    tx: Mutex<Driver>,
-    rx: TryLock<Driver>,
-    mailboxes: Box<[Mailbox]>,
-    remote_pid: AtomicI32,
+    pub(super) _nudge: super::Nudge,
+    pub(super) region: Mutex<Region>,
+    pub(super) base: *mut u8,
+    pub(super) num: usize,
+    pub(super) buf_offset: u64,
+    pub(super) notify: Notify,
+    pub(super) tx_ring: Vring,
+    pub(super) rx_ring: Vring,
+    pub(super) tx: Mutex<Driver>,
+    pub(super) rx: TryLock<Driver>,
+    pub(super) mailboxes: Box<[Mailbox]>,
+    pub(super) remote_pid: AtomicI32,
     /// `remote_pid`, or 0 when the remote is a thread of this process.
-    watch_pid: AtomicI32,
-    faults: FaultCounters,
-    dropped: AtomicU64,
-    kicks: AtomicU64,
+    pub(super) watch_pid: AtomicI32,
+    pub(super) faults: FaultCounters,
+    pub(super) dropped: AtomicU64,
+    pub(super) kicks: AtomicU64,
 }
 
 // SAFETY: `base` points into the region mapping owned by `region`, which lives as
@@ -252,7 +113,7 @@ unsafe impl Sync for Shared {}
 
 impl Shared {
     #[inline]
-    fn hdr(&self) -> &LinkHeader {
+    pub(super) fn hdr(&self) -> &LinkHeader {
         // SAFETY: the header lies at the start of the mapped area, which lives as long
         // as `self`; it was initialised by `HostLink::create`.
         unsafe { &*self.base.cast::<LinkHeader>() }
@@ -260,7 +121,7 @@ impl Shared {
 
     /// Address of pool buffer `i` (tx: 0..num, rx: num..2·num).
     #[inline]
-    fn buf(&self, i: usize) -> *mut u8 {
+    pub(super) fn buf(&self, i: usize) -> *mut u8 {
         debug_assert!(i < 2 * self.num);
         // SAFETY: the pool holds 2·num buffers inside the mapped area (layout checked
         // at creation).
@@ -268,27 +129,23 @@ impl Shared {
     }
 
     #[inline]
-    fn addr(&self, i: usize) -> u64 {
+    pub(super) fn addr(&self, i: usize) -> u64 {
         self.buf_offset + (i * BUF_SIZE) as u64
     }
 
     /// The process to watch while waiting (0: none).
     #[inline]
-    fn peer(&self) -> i32 {
+    pub(super) fn peer(&self) -> i32 {
         self.watch_pid.load(Ordering::Relaxed)
     }
 
     #[inline]
-    fn kick(&self) {
+    pub(super) fn kick(&self) {
         self.kicks.fetch_add(1, Ordering::Relaxed);
         ring_bell(&self.hdr().remote_bell.0);
     }
 
-    fn lock_tx(&self) -> MutexGuard<'_, Driver> {
-        self.tx.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn wait_err(&self, e: WaitEnd, what: &'static str, since: Instant) -> LinkError {
+    pub(super) fn wait_err(&self, e: WaitEnd, what: &'static str, since: Instant) -> LinkError {
         match e {
             WaitEnd::PeerGone(pid) => LinkError::PeerGone {
                 role: "remote",
@@ -298,149 +155,6 @@ impl Shared {
                 what,
                 secs: since.elapsed().as_secs_f64(),
             },
-        }
-    }
-
-    /// A free tx descriptor, reclaiming returned ones and waiting if none is free.
-    fn tx_buffer(&self, tx: &mut Driver, deadline: Option<Instant>) -> Result<u16, LinkError> {
-        let start = Instant::now();
-        loop {
-            if let Some(id) = tx.take_free() {
-                return Ok(id);
-            }
-            loop {
-                match tx.get_used() {
-                    Ok(Some((id, _))) => tx.put_free(id),
-                    Ok(None) => break,
-                    Err(Fault::BadIndex) => {
-                        self.faults.count(Fault::BadIndex);
-                        return Err(LinkError::Corrupt {
-                            ring: "tx",
-                            fault: Fault::BadIndex,
-                        });
-                    }
-                    Err(f) => self.faults.count(f),
-                }
-            }
-            if let Some(id) = tx.take_free() {
-                return Ok(id);
-            }
-            let hdr = self.hdr();
-            wait_bell(
-                &hdr.host_bell.0,
-                self.notify,
-                self.peer(),
-                deadline,
-                || tx.arm_used_event(),
-                || tx.used_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
-            )
-            .map_err(|e| self.wait_err(e, "free tx buffer", start))?;
-            if hdr.stop.0.load(Ordering::Relaxed) != 0 {
-                return Err(LinkError::Stopped);
-            }
-        }
-    }
-
-    /// Publishes descriptor `id` holding `len` bytes and notifies the remote.
-    #[inline]
-    fn post_tx(&self, mut tx: MutexGuard<'_, Driver>, id: u16, len: usize) {
-        tx.add(id, self.addr(usize::from(id)), len as u32, 0);
-        let (old, new) = tx.publish();
-        drop(tx);
-        match self.notify {
-            Notify::Kick => self.kick(),
-            Notify::EventIdx => {
-                fence(Ordering::SeqCst);
-                if need_event(self.tx_ring.avail_event().load(Ordering::Relaxed), new, old) {
-                    self.kick();
-                }
-            }
-            Notify::Poll => {}
-        }
-    }
-
-    /// The leader's work: takes every used rx buffer, delivers it, re-offers it.
-    fn drain(&self, rx: &mut Driver, me: usize) -> Result<(), LinkError> {
-        let mut reposted = false;
-        loop {
-            let (id, len) = match rx.get_used() {
-                Ok(Some(e)) => e,
-                Ok(None) => break,
-                Err(Fault::BadIndex) => {
-                    self.faults.count(Fault::BadIndex);
-                    return Err(LinkError::Corrupt {
-                        ring: "rx",
-                        fault: Fault::BadIndex,
-                    });
-                }
-                Err(f) => {
-                    self.faults.count(f);
-                    continue;
-                }
-            };
-            let pool = self.num + usize::from(id);
-            let buf = self.buf(pool);
-            let mut raw = [0u8; MSG_HEADER_LEN];
-            // SAFETY: `buf` is a 512-byte rx buffer the remote has returned to us.
-            unsafe { std::ptr::copy_nonoverlapping(buf, raw.as_mut_ptr(), MSG_HEADER_LEN) };
-            let h = MsgHeader::decode(&raw);
-            let delivered = h.check(len as usize).and_then(|n| {
-                let ch = h.dst.wrapping_sub(HOST_EPT_BASE) as usize;
-                if ch < self.mailboxes.len() {
-                    Ok((ch, n))
-                } else {
-                    Err(Fault::UnknownDst)
-                }
-            });
-            match delivered {
-                Ok((ch, n)) => {
-                    let mb = &self.mailboxes[ch];
-                    // SAFETY: the payload follows the header inside the buffer (n ≤ 496).
-                    if mb.push(unsafe { buf.add(MSG_HEADER_LEN) }, n) {
-                        if ch != me {
-                            mb.wake_if_waiting();
-                        }
-                    } else {
-                        self.dropped.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                Err(f) => self.faults.count(f),
-            }
-            rx.add(id, self.addr(pool), BUF_SIZE as u32, DESC_F_WRITE);
-            reposted = true;
-        }
-        if reposted {
-            let (old, new) = rx.publish();
-            if self.notify != Notify::Poll {
-                fence(Ordering::SeqCst);
-                if need_event(self.rx_ring.avail_event().load(Ordering::Relaxed), new, old) {
-                    self.kick();
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A thread leaving `recv` while nobody leads wakes one waiting follower.
-    #[inline]
-    fn hand_over(&self, me: usize) {
-        if self.mailboxes.len() == 1 {
-            return;
-        }
-        fence(Ordering::SeqCst);
-        if self.rx.is_locked() {
-            return;
-        }
-        for (i, mb) in self.mailboxes.iter().enumerate() {
-            if i != me && mb.waiting.load(Ordering::Relaxed) != 0 {
-                mb.futex.fetch_add(1, Ordering::Release);
-                let _ = rustix::thread::futex::wake(
-                    &mb.futex,
-                    rustix::thread::futex::Flags::PRIVATE,
-                    1,
-                );
-                return;
-            }
         }
     }
 }
@@ -524,10 +238,7 @@ impl HostLink {
             tx_ring,
             rx_ring,
             tx: Mutex::new(Driver::new(tx_ring)),
-            rx: TryLock {
-                locked: AtomicBool::new(false),
-                data: UnsafeCell::new(Driver::new(rx_ring)),
-            },
+            rx: TryLock::new(Driver::new(rx_ring)),
             mailboxes: (0..cfg.channels).map(|_| Mailbox::new()).collect(),
             remote_pid: AtomicI32::new(0),
             watch_pid: AtomicI32::new(0),
@@ -597,11 +308,7 @@ impl HostLink {
             return Vec::new();
         }
         (0..self.shared.mailboxes.len())
-            .map(|index| Channel {
-                shared: self.shared.clone(),
-                index,
-                buffers: Buffers::Copy,
-            })
+            .map(|index| Channel::new(self.shared.clone(), index))
             .collect()
     }
 
@@ -650,287 +357,5 @@ impl HostLink {
 impl Drop for HostLink {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-/// A transmit buffer reserved for in-place writing ([`Buffers::ZeroCopy`]).
-#[derive(Debug)]
-#[must_use = "a reserved buffer is only given back by sending it"]
-pub struct TxBuf {
-    id: u16,
-    payload: *mut u8,
-}
-
-impl TxBuf {
-    /// The 496 payload bytes, written in place in shared memory.
-    pub fn payload_mut(&mut self) -> &mut [u8] {
-        // SAFETY: the buffer is reserved for us (not offered to the remote) and its
-        // payload area is MAX_PAYLOAD bytes inside the mapping, which the channel that
-        // made this TxBuf keeps alive.
-        unsafe { std::slice::from_raw_parts_mut(self.payload, MAX_PAYLOAD) }
-    }
-}
-
-/// One host endpoint (address `100 + i`) paired with remote endpoint `0x120 + i`.
-pub struct Channel {
-    shared: Arc<Shared>,
-    index: usize,
-    buffers: Buffers,
-}
-
-impl std::fmt::Debug for Channel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Channel")
-            .field("index", &self.index)
-            .finish()
-    }
-}
-
-impl Channel {
-    /// This channel's number.
-    pub fn index(&self) -> usize {
-        self.index
-    }
-
-    /// The local (host) address.
-    pub fn local_addr(&self) -> u32 {
-        HOST_EPT_BASE + self.index as u32
-    }
-
-    /// The remote endpoint's address.
-    pub fn remote_addr(&self) -> u32 {
-        REMOTE_EPT_BASE + self.index as u32
-    }
-
-    /// Sets how [`Channel::send_with`] fills buffers.
-    pub fn set_buffers(&mut self, b: Buffers) {
-        self.buffers = b;
-    }
-
-    /// Sends `payload` (≤ 496 bytes) by copying it into a buffer.
-    pub fn send(&mut self, payload: &[u8], deadline: Option<Instant>) -> Result<(), LinkError> {
-        let h = MsgHeader {
-            src: self.local_addr(),
-            dst: self.remote_addr(),
-            reserved: 0,
-            len: 0,
-            flags: 0,
-        };
-        self.send_with_header(h, payload, deadline)
-    }
-
-    /// Sends `len` payload bytes produced by `fill`, by the configured [`Buffers`]
-    /// mode: copy (fill a caller buffer, then copy) or zero-copy (fill in place).
-    #[inline]
-    pub fn send_with(
-        &mut self,
-        len: usize,
-        scratch: &mut [u8],
-        fill: impl FnOnce(&mut [u8]),
-        deadline: Option<Instant>,
-    ) -> Result<(), LinkError> {
-        match self.buffers {
-            Buffers::Copy => {
-                let msg = &mut scratch[..len];
-                fill(msg);
-                self.send(msg, deadline)
-            }
-            Buffers::ZeroCopy => {
-                let mut b = self.reserve(deadline)?;
-                fill(&mut b.payload_mut()[..len]);
-                self.send_reserved(b, len)
-            }
-        }
-    }
-
-    /// Sends a hand-made header and payload (tests of the remote's validation use it
-    /// to send malformed messages; `len` is written as given in `h`, unless 0).
-    pub fn send_with_header(
-        &mut self,
-        mut h: MsgHeader,
-        payload: &[u8],
-        deadline: Option<Instant>,
-    ) -> Result<(), LinkError> {
-        if payload.len() > MAX_PAYLOAD {
-            return Err(LinkError::TooLong(payload.len()));
-        }
-        if h.len == 0 {
-            h.len = payload.len() as u16;
-        }
-        let s = &*self.shared;
-        let mut tx = s.lock_tx();
-        let id = s.tx_buffer(&mut tx, deadline)?;
-        let buf = s.buf(usize::from(id));
-        // SAFETY: descriptor `id` is free, so its buffer is ours; header and payload
-        // fit its 512 bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(h.encode().as_ptr(), buf, MSG_HEADER_LEN);
-            std::ptr::copy_nonoverlapping(payload.as_ptr(), buf.add(MSG_HEADER_LEN), payload.len());
-        }
-        s.post_tx(tx, id, MSG_HEADER_LEN + payload.len());
-        Ok(())
-    }
-
-    /// Reserves a transmit buffer to fill in place.
-    pub fn reserve(&mut self, deadline: Option<Instant>) -> Result<TxBuf, LinkError> {
-        let s = &*self.shared;
-        let mut tx = s.lock_tx();
-        let id = s.tx_buffer(&mut tx, deadline)?;
-        // SAFETY: the payload starts 16 bytes into the reserved buffer.
-        let payload = unsafe { s.buf(usize::from(id)).add(MSG_HEADER_LEN) };
-        Ok(TxBuf { id, payload })
-    }
-
-    /// Sends the first `len` payload bytes of a reserved buffer.
-    pub fn send_reserved(&mut self, b: TxBuf, len: usize) -> Result<(), LinkError> {
-        if len > MAX_PAYLOAD {
-            return Err(LinkError::TooLong(len));
-        }
-        let h = MsgHeader {
-            src: self.local_addr(),
-            dst: self.remote_addr(),
-            reserved: 0,
-            len: len as u16,
-            flags: 0,
-        };
-        let s = &*self.shared;
-        // SAFETY: the header area of our reserved buffer.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                h.encode().as_ptr(),
-                b.payload.sub(MSG_HEADER_LEN),
-                MSG_HEADER_LEN,
-            )
-        };
-        let tx = s.lock_tx();
-        s.post_tx(tx, b.id, MSG_HEADER_LEN + len);
-        Ok(())
-    }
-
-    /// Receives the next message for this channel into `out` (bytes beyond
-    /// `out.len()` are cut); returns its payload length.
-    pub fn recv(&mut self, out: &mut [u8], deadline: Option<Instant>) -> Result<usize, LinkError> {
-        let s = &*self.shared;
-        let me = self.index;
-        let mb = &s.mailboxes[me];
-        let start = Instant::now();
-        loop {
-            if let Some(n) = mb.pop(out) {
-                s.hand_over(me);
-                return Ok(n);
-            }
-            if let Some(mut rx) = s.rx.try_lock() {
-                // Leader: drain, and sleep on the doorbell until our reply is in.
-                let hdr = s.hdr();
-                let r = loop {
-                    if let Err(e) = s.drain(&mut rx, me) {
-                        break Err(e);
-                    }
-                    if mb.has() {
-                        break Ok(());
-                    }
-                    if let Err(e) = wait_bell(
-                        &hdr.host_bell.0,
-                        s.notify,
-                        s.peer(),
-                        deadline,
-                        || rx.arm_used_event(),
-                        || rx.used_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
-                    ) {
-                        break Err(s.wait_err(e, "reply", start));
-                    }
-                    if hdr.stop.0.load(Ordering::Relaxed) != 0 && !rx.used_pending() {
-                        break Err(LinkError::Stopped);
-                    }
-                };
-                drop(rx);
-                if let Err(e) = r {
-                    s.hand_over(me);
-                    return Err(e);
-                }
-                continue;
-            }
-            // Follower: sleep until a message arrives or the leader role is free.
-            let ready = || mb.has() || !s.rx.is_locked();
-            let r = if s.notify == Notify::Poll {
-                follower_poll(s.peer(), deadline, ready)
-            } else {
-                follower_sleep(mb, s.peer(), deadline, ready)
-            };
-            if let Err(e) = r {
-                if !mb.has() {
-                    return Err(s.wait_err(e, "reply", start));
-                }
-            }
-        }
-    }
-}
-
-/// A follower's wait when polling: it has nothing to do until the leader delivers,
-/// so it yields the CPU on every check instead of spinning (with more polling
-/// threads than CPUs, spinning followers would starve the leader and the remote).
-fn follower_poll(
-    peer: i32,
-    deadline: Option<Instant>,
-    ready: impl Fn() -> bool,
-) -> Result<(), WaitEnd> {
-    let mut last_check = Instant::now();
-    loop {
-        for _ in 0..64 {
-            if ready() {
-                return Ok(());
-            }
-            std::thread::yield_now();
-        }
-        let now = Instant::now();
-        if now.duration_since(last_check) >= Duration::from_millis(1) {
-            last_check = now;
-            if peer != 0 && !crate::shm::wait::process_alive(peer) {
-                return Err(WaitEnd::PeerGone(peer));
-            }
-        }
-        if deadline.is_some_and(|d| now >= d) {
-            return Err(WaitEnd::Timeout);
-        }
-    }
-}
-
-/// A follower's sleep on its mailbox futex, bounded by a 10 ms timeout.
-fn follower_sleep(
-    mb: &Mailbox,
-    peer: i32,
-    deadline: Option<Instant>,
-    ready: impl Fn() -> bool,
-) -> Result<(), WaitEnd> {
-    let slice = rustix::thread::futex::Timespec {
-        tv_sec: 0,
-        tv_nsec: 10_000_000,
-    };
-    loop {
-        let word = mb.futex.load(Ordering::Acquire);
-        mb.waiting.store(1, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        if ready() {
-            mb.waiting.store(0, Ordering::Relaxed);
-            return Ok(());
-        }
-        let slept = rustix::thread::futex::wait(
-            &mb.futex,
-            rustix::thread::futex::Flags::PRIVATE,
-            word,
-            Some(&slice),
-        );
-        mb.waiting.store(0, Ordering::Relaxed);
-        if ready() {
-            return Ok(());
-        }
-        if slept == Err(rustix::io::Errno::TIMEDOUT) {
-            if peer != 0 && !crate::shm::wait::process_alive(peer) {
-                return Err(WaitEnd::PeerGone(peer));
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(WaitEnd::Timeout);
-            }
-        }
     }
 }

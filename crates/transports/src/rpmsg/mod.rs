@@ -7,8 +7,14 @@
 //!   validate (magic, version, vring size, buffer size and count, offsets, pids).
 //! * [`vring`]: the split virtqueue, its driver (host) and device (remote) roles, and
 //!   the validation of every index read from shared memory.
-//! * [`link`]: the host side — channels (one endpoint each) multiplexed over the one
-//!   vring pair.
+//! * `fault.rs` (re-exported from [`header`]): the kinds of rejected input and their
+//!   counters; the module below both `header` and `vring`, so that `header` depends
+//!   on `vring` and never the other way round.
+//! * [`link`]: the host side — [`HostLink`] creates the link and hands out channels
+//!   (one endpoint each) multiplexed over the one vring pair. Its parts: `channel.rs`
+//!   (a channel's endpoint and the tx path the channels share under one lock),
+//!   `demux.rs` (the rx leader/follower scheme sorting replies to channels) and
+//!   `mailbox.rs` (each channel's queue of received replies and its futex).
 //! * [`remote`]: the remote side — one service loop dispatching by destination
 //!   address to per-endpoint services (`echo`, `echo-hold`).
 //!
@@ -38,8 +44,12 @@
 //! (`kill(pid, 0)` and `/proc/<pid>/stat`), so a killed remote is reported, never
 //! waited for.
 
+mod channel;
+mod demux;
+mod fault;
 pub mod header;
 pub mod link;
+mod mailbox;
 pub mod remote;
 pub mod vring;
 
@@ -227,12 +237,13 @@ static NUDGER: std::sync::Once = std::sync::Once::new();
 /// Keeps a doorbell on the nudger's list while it lives.
 ///
 /// Sleeps on a doorbell are unbounded futex waits: a sleep with a timeout arms and
-/// cancels an hrtimer every time, which on this kind of VM (a timer MSR write is a VM
-/// exit) measured a median of 1.58× a bare futex round trip (eight runs) against 1.33× without it (fourteen runs)
-/// (`cargo bench --bench rpmsg`, interleaved). Instead one thread per process wakes
-/// every registered doorbell each [`SLEEP_SLICE`], without changing its word, so a
-/// sleeper still notices a dead peer, a deadline or a stop within a slice, at the cost
-/// of ~100 spurious wake-ups per second per sleeping side.
+/// cancels an hrtimer every time, and on a VM each timer-register write is a VM exit
+/// on the round trip's critical path (the interleaved comparison with `cargo bench
+/// --bench rpmsg` is in docs/studies/rpmsg.md, "Why doorbell sleeps have no
+/// timeout"). Instead one thread per process wakes every registered doorbell each
+/// [`SLEEP_SLICE`], without changing its word, so a sleeper still notices a dead peer,
+/// a deadline or a stop within a slice, at the cost of one spurious wake-up per slice
+/// per sleeping side.
 #[derive(Debug)]
 pub(crate) struct Nudge {
     addr: usize,

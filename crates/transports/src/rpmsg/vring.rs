@@ -33,9 +33,17 @@
 //! the device), issues a SeqCst fence and re-checks; a side that published from `old`
 //! to `new` issues a SeqCst fence, reads the event field and notifies only if
 //! [`need_event`] says the sleeper's index lies in `[old, new)`.
+//!
+//! # Dependencies
+//!
+//! The vring owns its layout ([`vring_size`], [`VRING_ALIGN`]) and imports only the
+//! fault kinds (`fault.rs`), so the link header can build on it without a cycle.
 
-use crate::rpmsg::header::{Fault, VRING_ALIGN};
+use super::fault::Fault;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering};
+
+/// The virtio "legacy" alignment of the used ring.
+pub const VRING_ALIGN: usize = 4096;
 
 /// A descriptor (`struct vring_desc`).
 #[repr(C)]

@@ -27,7 +27,9 @@
 //! Both sides must agree, so the region header says whether both processes
 //! registered; the transport then uses [`Fences::Asymmetric`] for `hybrid` only. A
 //! `membarrier` interrupts the other CPU (a VM exit on a virtual machine), which is
-//! cheap next to a hybrid wait's spin but would double a `block` round trip.
+//! cheap next to a hybrid wait's spin, where sleeping is rare, but would add an
+//! interrupt to every `block` round trip, which sleeps on every wait (see
+//! docs/transports.md, "Waiting").
 //!
 //! # Bounded waits
 //!

@@ -20,6 +20,11 @@
 //! (warp-pipe does not retransmit, so the request is lost), a closed connection and a
 //! garbled frame end the transaction with a [`ClientError`]; a read timeout bounds
 //! every wait.
+//!
+//! Both types stay in this one file because they are built from the same private
+//! connection halves (`Wire`, `Sender`, `Receiver`, `ReadState`) and differ only in
+//! how many reads they keep in flight; splitting would move that shared half away
+//! from both of its users.
 
 use super::codec::{Decoder, FrameDecodeError, encode};
 use super::crc::CrcKind;

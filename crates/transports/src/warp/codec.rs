@@ -1,4 +1,8 @@
 //! Bytes ⇄ [`Frame`]s: [`encode`] and the incremental [`Decoder`].
+//!
+//! Encoder and decoder stay in one file because they are the two directions of one
+//! byte layout: a change to a field's bytes must be made to both, and the tests here
+//! round-trip each kind of frame through the pair.
 
 use super::crc::CrcKind;
 use super::frame::{

@@ -14,18 +14,15 @@
 //! * [`IoModel::Threads`]: a thread per connection doing blocking `read`/`write`,
 //!   the device behind a mutex. A slow client stalls only its own thread.
 //!
-//! Why the event loop is the default is measured, not assumed: `xferbench study
-//! warp-pipe` runs the same workload (fast CRC, 100 × read/write/read of 2048 B)
-//! against both models with 1, 16, 64, 256 and 506 client threads, with blocking
-//! per-thread connections and with pipelined ones (docs/studies/warp-pipe.md). On 2
-//! cores both models serve the same rates within the run-to-run noise (threads up to
-//! 30 % ahead at 64–256 clients, where its server threads use the second core); at
-//! 506 connections the rates are equal (74 k vs 72 k transactions/s) and the event
-//! loop uses 38 % less server CPU (1.53 s vs 2.46 s), with no thread, stack or lock
-//! per connection and one `send` per batch of answers. So the event loop is the
-//! default and the thread model an option. Caveat measured on the way: one
-//! event-loop thread competing with hundreds of runnable client threads on the same
-//! cores gets a small share of CPU; batching clients (few threads) avoid that.
+//! Why the event loop is the default: in `xferbench study warp-pipe` (the same
+//! workload against both models, 1 to 506 client threads, blocking per-thread and
+//! pipelined connections) both serve the same rates within the run-to-run noise, and
+//! with many connections the event loop needs less server CPU, with no thread, stack
+//! or lock per connection and one `send` per batch of answers. So the event loop is
+//! the default and the thread model an option. One event-loop thread competing with
+//! hundreds of runnable client threads on the same cores gets a small share of CPU;
+//! batching clients (few threads) avoid that. The figures are in
+//! docs/studies/warp-pipe.md, "The memory mock's I/O model: measured".
 //!
 //! warp-pipe's own server (`src/server.c`) calls `select()` over every descriptor,
 //! then reads one frame per readable descriptor per turn, which limits it to
