@@ -50,7 +50,12 @@ pub fn for_doc(doc: &ResultDoc, outputs_failed: bool) -> u8 {
                 .any(|p| p.integrity.is_some_and(|c| !c.is_clean())) =>
         {
             eprintln!(
-                "error: verification found lost, duplicated, reordered or corrupt messages (see the integrity column and the points' warnings)"
+                "error: {} found lost, duplicated, reordered or corrupt messages (see the integrity column and the points' warnings)",
+                if doc.study.is_some() {
+                    "the study's verification"
+                } else {
+                    "--verify"
+                }
             );
             EXIT_INTEGRITY
         }

@@ -49,7 +49,20 @@ mod usage {
             .stdout(predicate::str::contains("pingpong"));
         let out = xferbench().args(["list", "--json"]).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["transports"].as_array().unwrap().len(), 4);
+        let names: Vec<&str> = v["transports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["shm", "pipe", "unix", "tcp", "rpmsg"]);
+        let studies: Vec<&str> = v["studies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(studies, ["rpmsg", "warp-pipe"]);
     }
 
     #[test]
@@ -693,26 +706,93 @@ mod warp {
             assert!(out.join(f).is_file(), "{f} written");
         }
         let doc = read_json(&out.join("results.json"));
+        assert_eq!(doc["schema_version"], 1);
+        assert_eq!(doc["study"]["name"], "warp-pipe");
+        assert_eq!(doc["outcome"]["status"], "complete");
+        assert_eq!(doc["context"]["settings"]["interleave"], true);
         let points = doc["points"].as_array().unwrap();
         assert!(points.len() > 40);
+        assert_eq!(doc["study"]["planned_points"], points.len());
         for p in points {
-            assert_eq!(p["errors"], 0, "{p}");
-            assert_eq!(p["verify_failures"], 0, "{p}");
-            assert_eq!(p["verified"], true, "{p}");
-            assert!(p["transactions_per_s"].as_f64().unwrap() > 0.0);
+            // Two interleaved runs per point in --quick, every figure with a spread.
+            assert_eq!(p["runs"].as_array().unwrap().len(), 2, "{}", p["params"]);
+            assert!(
+                p["summary"]["transactions_per_s"]["median"]
+                    .as_f64()
+                    .unwrap()
+                    > 0.0
+            );
+            assert_eq!(p["summary"]["throughput_bytes_per_s"]["n"], 2);
+            if p["params"]["ops"] != "read" {
+                assert_eq!(p["integrity"]["corrupt"], 0, "{}", p["params"]);
+                assert!(p["integrity"]["checked"].as_u64().unwrap() > 0);
+            }
         }
         let instances: Vec<_> = points
             .iter()
-            .filter(|p| p["spec"]["group"] == "instances" && p["spec"]["instances"] == 4)
+            .filter(|p| p["params"]["group"] == "instances" && p["params"]["instances"] == "4")
             .collect();
         assert!(!instances.is_empty());
-        // Four client processes and the server each report their CPU.
-        assert_eq!(instances[0]["cpu"].as_array().unwrap().len(), 5);
+        // Four client processes and the memory mock each report their CPU.
+        assert_eq!(instances[0]["runs"][0]["cpu"].as_array().unwrap().len(), 6);
+        // Compared with itself, every point is matched and tested, and nothing regressed.
+        let cmp = xferbench()
+            .arg("compare")
+            .arg(&out)
+            .arg(&out)
+            .arg("--json")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let cmp: serde_json::Value = serde_json::from_slice(&cmp).unwrap();
+        let rows = cmp["points"].as_array().unwrap();
+        assert_eq!(rows.len(), points.len());
+        assert!(rows.iter().all(|r| r["p_value"].is_number()), "{cmp}");
+        assert_eq!(cmp["regressions"], 0);
         let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
         assert!(summary.contains("faster"), "{summary}");
         assert!(summary.contains("bitwise CRC accounts for"), "{summary}");
         let svg = std::fs::read_to_string(out.join("throughput-vs-threads.svg")).unwrap();
         assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"));
+    }
+
+    #[test]
+    fn interleaved_runs_go_round_robin_and_the_order_is_recorded() {
+        let out = xferbench()
+            .args(["run", "stream", "-t", "pipe,unix", "-s", "64", "-n", "2000"])
+            .args([
+                "-r",
+                "3",
+                "-w",
+                "1",
+                "--peer",
+                "thread",
+                "--interleave",
+                "--json",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(doc["context"]["settings"]["interleave"], true);
+        let order: Vec<Vec<u64>> = doc["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                p["runs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r["sequence"].as_u64().unwrap())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(order, [[0, 2, 4], [1, 3, 5]]);
     }
 }
 
