@@ -8,6 +8,7 @@
 //! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
 //! threshold.
 
+use crate::plan::describe_params;
 use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
 use crate::stats::welch_t_test;
 use serde::Serialize;
@@ -80,15 +81,6 @@ pub struct Comparison {
     pub threshold: f64,
 }
 
-fn describe(params: &BTreeMap<String, String>) -> String {
-    params
-        .iter()
-        .filter(|(k, _)| k.as_str() != "workload")
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn run_values(p: &PointResult, fig: &str) -> Vec<f64> {
     p.runs
         .iter()
@@ -124,7 +116,7 @@ pub fn compare_docs(
     let mut only_in_base = Vec::new();
     for b in &base.points {
         let Some(n) = new.points.iter().find(|n| n.params == b.params) else {
-            only_in_base.push(describe(&b.params));
+            only_in_base.push(describe_params(&b.params));
             continue;
         };
         let primary = b.primary();
@@ -164,11 +156,15 @@ pub fn compare_docs(
         .points
         .iter()
         .filter(|n| !base.points.iter().any(|b| b.params == n.params))
-        .map(|n| describe(&n.params))
+        .map(|n| describe_params(&n.params))
         .collect();
     if points.is_empty() {
         let list = |d: &ResultDoc| {
-            let v: Vec<String> = d.points.iter().map(|p| describe(&p.params)).collect();
+            let v: Vec<String> = d
+                .points
+                .iter()
+                .map(|p| describe_params(&p.params))
+                .collect();
             if v.is_empty() {
                 "no points".into()
             } else {

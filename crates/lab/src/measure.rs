@@ -458,41 +458,23 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Capabilities, Settings};
+    use crate::result::Settings;
     use crate::rig::fake::{FakeBench, Scripted};
 
     const S: u64 = 1_000_000_000;
 
     fn context() -> Context {
-        Context {
-            tool: "xferbench".into(),
-            version: "0".into(),
-            command_line: vec![],
-            hostname: "h".into(),
-            cpu_model: "c".into(),
-            cores: 2,
-            kernel: "k".into(),
-            os: "o".into(),
-            start_time: "t".into(),
-            capabilities: Capabilities {
-                pmu: false,
-                pmu_note: None,
-                perf: None,
-                valgrind: None,
-                perf_event_paranoid: None,
-            },
-            settings: Settings {
-                workload: "fake".into(),
-                runs: 3,
-                warmup: 1,
-                count: None,
-                duration_s: None,
-                peer: "thread".into(),
-                pin: false,
-                verify: false,
-                interleave: false,
-            },
-        }
+        crate::result::test_context(Settings {
+            workload: "fake".into(),
+            runs: 3,
+            warmup: 1,
+            count: None,
+            duration_s: None,
+            peer: "thread".into(),
+            pin: false,
+            verify: false,
+            interleave: false,
+        })
     }
 
     fn opts(runs: usize, warmup: usize, interleave: bool) -> LoopOptions {

@@ -33,6 +33,30 @@ pub struct ResultDoc {
     pub outcome: Outcome,
 }
 
+/// A context with placeholder host facts, for the lab's own tests.
+#[cfg(test)]
+pub(crate) fn test_context(settings: Settings) -> Context {
+    Context {
+        tool: "xferbench".into(),
+        version: "0".into(),
+        command_line: vec![],
+        hostname: "h".into(),
+        cpu_model: "c".into(),
+        cores: 2,
+        kernel: "k".into(),
+        os: "o".into(),
+        start_time: "t".into(),
+        capabilities: Capabilities {
+            pmu: false,
+            pmu_note: None,
+            perf: None,
+            valgrind: None,
+            perf_event_paranoid: None,
+        },
+        settings,
+    }
+}
+
 /// What a study adds to the document: its name, its plan's scale and what it
 /// measured beside the points.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use xferbench_lab::result::*;
 use xferbench_lab::stats::Estimate;
 use xferbench_lab::verify::Integrity;
 
-fn context(workload: &str, verify: bool, peer: &str) -> Context {
+pub(crate) fn context(workload: &str, verify: bool, peer: &str) -> Context {
     Context {
         tool: "xferbench".into(),
         version: "0.1.0".into(),

@@ -46,10 +46,15 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             participant: args.profile_peer.clone(),
         }),
     };
+    if profile.is_some() && !args.no_interleave {
+        eprintln!(
+            "note: --profile records one point at a time, so the study runs point by point (as with --no-interleave)"
+        );
+    }
     let overrides = StudyOverrides {
         runs: args.runs,
         warmup: args.warmup,
-        interleave: args.no_interleave.then_some(false),
+        interleave: (args.no_interleave || profile.is_some()).then_some(false),
         profile: profile.clone(),
         ..StudyOverrides::default()
     };

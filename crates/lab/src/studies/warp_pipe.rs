@@ -340,7 +340,7 @@ impl Study for WarpPipe {
 mod tests {
     use super::*;
     use crate::measure::run_plan;
-    use crate::result::{Capabilities, Context};
+    use crate::result::Context;
     use crate::rig::memory_mock::figures;
     use std::sync::atomic::AtomicBool;
 
@@ -405,25 +405,7 @@ mod tests {
     }
 
     fn context(settings: Settings) -> Context {
-        Context {
-            tool: "xferbench".into(),
-            version: "0".into(),
-            command_line: vec![],
-            hostname: "h".into(),
-            cpu_model: "c".into(),
-            cores: 2,
-            kernel: "k".into(),
-            os: "o".into(),
-            start_time: "t".into(),
-            capabilities: Capabilities {
-                pmu: false,
-                pmu_note: None,
-                perf: None,
-                valgrind: None,
-                perf_event_paranoid: None,
-            },
-            settings,
-        }
+        crate::result::test_context(settings)
     }
 
     #[test]

@@ -2,9 +2,7 @@
 
 use super::*;
 use std::collections::BTreeMap;
-use xferbench_lab::result::{
-    Capabilities, Context, Outcome, RunRecord, SCHEMA_VERSION, Settings, StudyInfo,
-};
+use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
 use xferbench_lab::stats::Estimate;
 use xferbench_lab::verify::Integrity;
 
@@ -143,34 +141,15 @@ fn doc() -> ResultDoc {
             planned_points: 6,
             extras: BTreeMap::from([("crc_mb_per_s".to_string(), crc)]),
         }),
-        context: Context {
-            tool: "xferbench".into(),
-            version: "0.1.0".into(),
-            command_line: vec!["xferbench".into(), "study".into(), "warp-pipe".into()],
-            hostname: "testhost".into(),
-            cpu_model: "Test CPU".into(),
-            cores: 2,
-            kernel: "6.1.0".into(),
-            os: "Debian GNU/Linux 12 (bookworm)".into(),
-            start_time: "2026-11-23T10:00:00Z".into(),
-            capabilities: Capabilities {
-                pmu: false,
-                pmu_note: None,
-                perf: None,
-                valgrind: None,
-                perf_event_paranoid: None,
-            },
-            settings: Settings {
-                workload: "warp-pipe".into(),
-                runs: 3,
-                warmup: 0,
-                count: None,
-                duration_s: None,
-                peer: "process".into(),
-                pin: false,
-                verify: true,
-                interleave: true,
-            },
+        context: {
+            let mut c = crate::fixture::context("warp-pipe", true, "process");
+            c.command_line = vec!["xferbench".into(), "study".into(), "warp-pipe".into()];
+            c.settings.runs = 3;
+            c.settings.warmup = 0;
+            c.settings.count = None;
+            c.settings.interleave = true;
+            c.start_time = "2026-11-23T10:00:00Z".into();
+            c
         },
         points,
         warnings: vec![],
