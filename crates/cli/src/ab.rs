@@ -36,15 +36,16 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
     };
     let tty = std::io::stderr().is_terminal();
-    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &mut |done, total| {
+    let stop = crate::stop::stop_flag()?;
+    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut |done, total| {
         if tty {
             eprint!("\rab: run {done}/{total}");
         }
     }) {
         Ok(r) => r,
         Err(xferbench_lab::ab::AbError::Interrupted) => {
-            eprintln!("\ninterrupted");
-            return Ok(crate::exit::EXIT_INTERRUPTED);
+            eprintln!("\ninterrupted ({})", crate::stop::received_name());
+            return Ok(crate::stop::interrupted_status());
         }
         Err(e) => return Err(e.into()),
     };
@@ -52,9 +53,11 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         eprint!("\r\x1b[K");
     }
     if let Some(path) = &a.export_json {
-        let text = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, text + "\n")
-            .with_context(|| format!("cannot write --export-json {}", path.display()))?;
+        xferbench_report::write_atomic(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &report)?;
+            w.write_all(b"\n")
+        })
+        .with_context(|| format!("cannot write --export-json {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
     write!(out, "{}", xferbench_report::compare::render_ab(&report))?;
@@ -70,7 +73,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
             report.difference * 100.0,
             a.threshold
         )?;
-        1
+        crate::exit::EXIT_REGRESSION
     } else {
         0
     })
@@ -123,5 +126,9 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
     } else {
         write!(out, "{}", xferbench_report::compare::render_compare(&c))?;
     }
-    Ok(if c.regressions > 0 { 1 } else { 0 })
+    Ok(if c.regressions > 0 {
+        crate::exit::EXIT_REGRESSION
+    } else {
+        0
+    })
 }

@@ -78,7 +78,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
-130 interrupted (the points finished so far are written).")]
+128+N stopped by signal N: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the points finished so far are written).")]
 pub struct StudyArgs {
     /// The study (`xferbench list` describes them).
     #[arg(value_parser = study_names())]
@@ -261,7 +261,8 @@ Example:
                         'xferbench run stream -t pipe -s 64 -n 200000 -r 1 -w 0 -q --peer thread'
 
 Without a hardware PMU, instructions come from one run of each command under callgrind.
-Exit status: 0, or 1 when B is significantly slower than A by more than --threshold; 2 bad usage.")]
+Exit status: 0 no regression; 4 B is significantly slower than A by more than --threshold; \
+1 a command failed; 2 bad usage; 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP.")]
 pub struct AbArgs {
     /// Measured runs of each command.
     #[arg(short, long, value_name = "N", default_value_t = 10)]
@@ -295,7 +296,7 @@ pub struct AbArgs {
 /// `xferbench compare`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Exit status: 0 no regression, 1 a significant regression beyond --threshold, 2 bad usage or
+Exit status: 0 no regression, 4 a significant regression beyond --threshold, 2 bad usage or
 files that cannot be read or compared.")]
 pub struct CompareArgs {
     /// The baseline: a result file (`run --export-json`) or a study folder (its
@@ -355,7 +356,8 @@ Examples:
   xferbench run pingpong --transport unix --size 64 --channels 1,2 --peer process --json
   xferbench run stream -t pipe -s 64KiB -p pipe_size=64KiB,1MiB --verify
 
-Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 130 interrupted.")]
+Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 128+N stopped by \
+signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP; finished points and exports are written).")]
 pub struct RunArgs {
     /// The workload to run.
     #[arg(value_enum)]
@@ -502,8 +504,8 @@ The remote is a separate process serving echo over two vrings in shared memory. 
 aggregate is measured over the common window of all channels; the original's figure, \
 the sum of per-thread rates, is shown next to it.
 
-Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 130 \
-interrupted.")]
+Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 128+N \
+stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).")]
 pub struct RpmsgArgs {
     /// Channels: one thread and one endpoint pair each (1..1024).
     #[arg(short = 'n', long, default_value_t = 1)]

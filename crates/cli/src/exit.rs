@@ -6,7 +6,8 @@
 //! | 1 | a point, a command or an output failed (finished points are kept) |
 //! | 2 | bad usage: a flag, a value or a file the user gave |
 //! | 3 | `--verify` found lost, duplicated, reordered or corrupt data |
-//! | 130 | interrupted (Ctrl-C); finished points are kept |
+//! | 4 | `ab`, `compare`: B (NEW) is slower beyond the threshold, significantly |
+//! | 128 + N | stopped by signal N: 130 SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP; finished points and every output are kept ([`crate::stop`]) |
 
 use xferbench_lab::result::{Outcome, ResultDoc};
 
@@ -16,7 +17,10 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// `--verify` found faults.
 pub const EXIT_INTEGRITY: u8 = 3;
-/// Ctrl-C.
+/// A regression: `ab`'s B or `compare`'s NEW is significantly slower beyond the
+/// threshold (distinct from a command that failed, 1).
+pub const EXIT_REGRESSION: u8 = 4;
+/// Ctrl-C (SIGINT); other signals give 128 + their number.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Prints a usage error with a pointer to the subcommand's help, and returns
@@ -32,8 +36,12 @@ pub fn usage(subcommand: &str, message: impl std::fmt::Display) -> u8 {
 pub fn for_doc(doc: &ResultDoc, outputs_failed: bool) -> u8 {
     match &doc.outcome {
         Outcome::Interrupted => {
-            eprintln!("interrupted: {} finished point(s) kept", doc.points.len());
-            EXIT_INTERRUPTED
+            eprintln!(
+                "interrupted ({}): {} finished point(s) kept",
+                crate::stop::received_name(),
+                doc.points.len()
+            );
+            crate::stop::interrupted_status()
         }
         Outcome::Failed { error } => {
             eprintln!("error: {error}");

@@ -8,6 +8,7 @@ mod list;
 mod profile;
 mod rpmsg;
 mod run;
+mod stop;
 mod study;
 mod warp;
 

@@ -4,7 +4,7 @@
 //! estimates (medians and their spread).
 
 use crate::cli::{BuffersArg, NotifyArg, RpmsgArgs};
-use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
 use anyhow::{Result, bail};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
@@ -142,7 +142,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             interleave: false,
         },
     );
-    let stop = crate::run::stop_flag()?;
+    let stop = crate::stop::stop_flag()?;
     let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
     let mut out = std::io::stdout().lock();
     let point = doc.points.first();
@@ -156,7 +156,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     }
     match &doc.outcome {
         Outcome::Complete => {}
-        Outcome::Interrupted => return Ok(EXIT_INTERRUPTED),
+        Outcome::Interrupted => return Ok(crate::stop::interrupted_status()),
         Outcome::Failed { error } => {
             let done = point.map_or(0, |p| p.runs.len());
             bail!("{error} ({done} of {} runs finished)", a.runs);

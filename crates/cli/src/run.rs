@@ -4,29 +4,11 @@ use crate::cli::RunArgs;
 use crate::config::RunConfig;
 use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use xferbench_lab::observer::Observer;
 use xferbench_lab::result::ResultDoc;
 use xferbench_report::{
     Exporter, csv::Csv, export_to_path, json::Json, jsonl::JsonLinesWriter, markdown::Markdown,
 };
-
-pub use crate::exit::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
-
-/// Installs the Ctrl-C handler: the first Ctrl-C sets the returned flag (finish
-/// cleanly), a second exits at once (peers die with us: PR_SET_PDEATHSIG).
-pub fn stop_flag() -> Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    ctrlc::set_handler(move || {
-        if flag.swap(true, Ordering::SeqCst) {
-            std::process::exit(EXIT_INTERRUPTED.into());
-        }
-    })
-    .context("cannot install the Ctrl-C handler")?;
-    Ok(stop)
-}
 
 /// Runs `xferbench run` and returns the exit status.
 pub fn run(args: &RunArgs) -> Result<u8> {
@@ -34,7 +16,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         Ok(c) => c,
         Err(e) => return Ok(crate::exit::usage("run", e)),
     };
-    let stop = stop_flag()?;
+    let stop = crate::stop::stop_flag()?;
     let out = &config.output;
     let context = xferbench_lab::context::collect(
         env!("CARGO_PKG_VERSION"),

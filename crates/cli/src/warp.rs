@@ -4,7 +4,7 @@
 //! take the lab's spec as one JSON argument.
 
 use crate::cli::{ConnectionArg, CrcArg, IoArg, WarpClientArgs, WarpCommand, WarpServeArgs};
-use crate::run::{EXIT_INTEGRITY, EXIT_INTERRUPTED, EXIT_USAGE};
+use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -76,7 +76,7 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
         Err(e) => return Err(e).with_context(|| format!("cannot serve on {listen}")),
     };
     let addr = server.local_addr()?;
-    let stop = crate::run::stop_flag()?;
+    let stop = crate::stop::stop_flag()?;
     eprintln!("memory mock listening on {addr} (Ctrl-C to stop)");
     let stats = server.run(&stop)?;
     let t = &stats.totals;
@@ -104,7 +104,7 @@ pub fn memory_mock(json: &str) -> Result<u8> {
     };
     let server = spec.bind()?;
     let addr = server.local_addr()?;
-    let stop = crate::run::stop_flag()?;
+    let stop = crate::stop::stop_flag()?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
@@ -121,7 +121,7 @@ pub fn client_process(json: &str) -> Result<u8> {
         Ok(s) => s,
         Err(e) => return bad_spec(crate::cli::role::WARP_CLIENT, e),
     };
-    let stop = crate::run::stop_flag()?;
+    let stop = crate::stop::stop_flag()?;
     let run = run_client(spec.connect, &spec.client, &stop)?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &run)?;
@@ -158,7 +158,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     if a.instances == 0 {
         return usage("--instances must be >= 1");
     }
-    let stop = crate::run::stop_flag()?;
+    let stop = crate::stop::stop_flag()?;
     let runs = if a.instances > 1 {
         run_instances(&crate::launcher()?, addr, &spec, a.instances)?
     } else {
@@ -192,7 +192,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         }
     }
     if runs.iter().any(|r| r.interrupted) {
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(crate::stop::interrupted_status());
     }
     if runs.iter().any(|r| r.errors > 0) {
         return Ok(1);

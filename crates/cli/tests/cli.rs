@@ -523,7 +523,10 @@ mod robustness {
         hung_peer("shm", &["-p", "wait=block"]);
     }
 
-    fn ctrl_c(transport: &str) {
+    /// Stops a sweep with `sig` after its first point and checks that it ended as
+    /// Ctrl-C does: exit 128 + the signal, the export written with the finished
+    /// points, every peer and region gone.
+    fn stopped_by(transport: &str, sig: Signal, code: i32) {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
         let child = spawn(
@@ -550,10 +553,10 @@ mod robustness {
         let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
         let peers = wait_children(pid, 2);
-        signal(pid, Signal::INT);
+        signal(pid, sig);
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(130), "{stderr}");
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
         assert!(stderr.contains("interrupted"), "{stderr}");
         let doc = read_json(&json);
         assert_eq!(doc["outcome"]["status"], "interrupted");
@@ -566,12 +569,22 @@ mod robustness {
 
     #[test]
     fn ctrl_c_keeps_finished_points_and_reaps_every_tcp_peer() {
-        ctrl_c("tcp");
+        stopped_by("tcp", Signal::INT, 130);
     }
 
     #[test]
     fn ctrl_c_keeps_finished_points_and_reaps_every_shm_peer_and_region() {
-        ctrl_c("shm");
+        stopped_by("shm", Signal::INT, 130);
+    }
+
+    #[test]
+    fn sigterm_mid_sweep_writes_every_export_and_exits_143() {
+        stopped_by("shm", Signal::TERM, 143);
+    }
+
+    #[test]
+    fn sighup_stops_like_ctrl_c_with_129() {
+        stopped_by("unix", Signal::HUP, 129);
     }
 
     #[test]
@@ -1093,7 +1106,7 @@ mod ab {
             .arg(spin(4000))
             .arg(spin(8000))
             .assert()
-            .code(1)
+            .code(4)
             .get_output()
             .stdout
             .clone();
@@ -1196,7 +1209,7 @@ mod compare {
             .arg(&base)
             .arg(&new)
             .assert()
-            .code(1)
+            .code(4)
             .stdout(
                 predicate::str::contains("regression").and(predicate::str::contains("-20.0 %")),
             );

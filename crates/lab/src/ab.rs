@@ -290,12 +290,12 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
         command: command.into(),
         message,
     };
-    let dir = std::env::temp_dir().join(format!(
-        "xferbench-ab-callgrind-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| err(e.to_string()))?;
+    // A fresh, private folder per call: concurrent runs never share one.
+    let tmp = tempfile::Builder::new()
+        .prefix("xferbench-ab-callgrind-")
+        .tempdir()
+        .map_err(|e| err(e.to_string()))?;
+    let dir = tmp.path().to_path_buf();
     let output = Command::new("valgrind")
         .args(callgrind::valgrind_args(&dir, None))
         .args(["sh", "-c", command])
@@ -315,7 +315,7 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
         }
         Ok(_) => callgrind::sum_dir(&dir).map_err(|e| err(e.to_string())),
     };
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(tmp);
     let mut totals = result?;
     crate::counters::derive(&mut totals);
     Ok(totals)
@@ -362,13 +362,22 @@ fn side(command: &str, runs: Vec<AbRun>, callgrind: Option<BTreeMap<String, f64>
 pub fn run(
     cfg: &AbConfig,
     pmu: bool,
+    stop: &std::sync::atomic::AtomicBool,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<AbReport, AbError> {
     let mut counters = Inherited::open(pmu);
     let total = 2 * (cfg.warmup + cfg.runs);
     let mut done = 0;
+    let stopped = || {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            Err(AbError::Interrupted)
+        } else {
+            Ok(())
+        }
+    };
     for _ in 0..cfg.warmup {
         for c in [&cfg.a, &cfg.b] {
+            stopped()?;
             run_once(c, &mut counters)?;
             done += 1;
             progress(done, total);
@@ -376,7 +385,9 @@ pub fn run(
     }
     let (mut ra, mut rb) = (Vec::new(), Vec::new());
     for _ in 0..cfg.runs {
+        stopped()?;
         ra.push(run_once(&cfg.a, &mut counters)?);
+        stopped()?;
         rb.push(run_once(&cfg.b, &mut counters)?);
         done += 2;
         progress(done, total);

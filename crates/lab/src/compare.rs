@@ -3,8 +3,9 @@
 //! Points are matched by their parameters (`workload`, `transport`, `size`,
 //! `channels` and every `-p` parameter, or a study's own). For each pair the primary
 //! figure its workload declared (stream: throughput, higher is better; pingpong:
-//! median round trip, lower is better) is compared by its medians, and the per-run figures of both
-//! sides go through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
+//! median round trip, lower is better) is compared by the **means** of the per-run
+//! figures, the quantity Welch's t-test tests, and the per-run figures of both sides go
+//! through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
 //! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
 //! threshold.
 
@@ -54,9 +55,9 @@ pub struct PointComparison {
     pub figure: String,
     /// Whether higher values of the figure are better.
     pub higher_is_better: bool,
-    /// Median in BASE.
+    /// Mean over BASE's runs.
     pub base: f64,
-    /// Median in NEW.
+    /// Mean over NEW's runs.
     pub new: f64,
     /// `new / base − 1`.
     pub change: f64,
@@ -79,6 +80,10 @@ pub struct Comparison {
     pub regressions: usize,
     /// The threshold, as a fraction.
     pub threshold: f64,
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 fn run_values(p: &PointResult, fig: &str) -> Vec<f64> {
@@ -121,15 +126,13 @@ pub fn compare_docs(
         };
         let primary = b.primary();
         let (fig, higher_is_better) = (primary.figure.as_str(), primary.higher_is_better);
-        let (Some(eb), Some(en)) = (b.summary.get(fig), n.summary.get(fig)) else {
+        let (vb, vn) = (run_values(b, fig), run_values(n, fig));
+        let (Some(mb), Some(mn)) = (mean(&vb), mean(&vn)) else {
             continue;
         };
-        let change = if eb.median != 0.0 {
-            en.median / eb.median - 1.0
-        } else {
-            0.0
-        };
-        let p_value = welch_t_test(&run_values(b, fig), &run_values(n, fig)).map(|w| w.p);
+        // The change is in means, the quantity Welch's t-test compares.
+        let change = if mb != 0.0 { mn / mb - 1.0 } else { 0.0 };
+        let p_value = welch_t_test(&vb, &vn).map(|w| w.p);
         let significant = p_value.is_some_and(|p| p < crate::ab::ALPHA);
         let worse = if higher_is_better { -change } else { change };
         let verdict = if !significant {
@@ -145,8 +148,8 @@ pub fn compare_docs(
             params: b.params.clone(),
             figure: fig.into(),
             higher_is_better,
-            base: eb.median,
-            new: en.median,
+            base: mb,
+            new: mn,
             change,
             p_value,
             verdict: verdict.into(),

@@ -106,7 +106,15 @@ pub fn render_ab(r: &AbReport) -> String {
 
 /// `compare`: one row per matched point.
 pub fn render_compare(c: &Comparison) -> String {
-    let mut t = table(&["point", "figure", "BASE", "NEW", "change", "p", "verdict"]);
+    let mut t = table(&[
+        "point",
+        "figure",
+        "BASE mean",
+        "NEW mean",
+        "change of means",
+        "p (Welch)",
+        "verdict",
+    ]);
     for p in &c.points {
         let point = p
             .params

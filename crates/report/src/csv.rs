@@ -1,6 +1,6 @@
 //! CSV (`--export-csv`): one row per point, the same figures as the JSON summary,
 //! flat. Columns: `index`, every parameter, `runs` (measured runs), then for every figure
-//! `<figure>_median`, `_min`, `_max`, `_ci_low`, `_ci_high`, `_rcv`, `_outliers`, then
+//! `<figure>_median`, `_min`, `_max`, `_ci_low`, `_ci_high`, `_ci_level`, `_rcv`, `_outliers`, then
 //! the integrity counters (with `--verify`), `counter_<name>_median` for every counter
 //! summed over the processes (with `--counters`), and the warnings. Columns are the union
 //! over all points; a figure a point lacks is left empty.
@@ -14,8 +14,8 @@ use xferbench_lab::result::ResultDoc;
 #[derive(Debug, Default)]
 pub struct Csv;
 
-const STATS: [&str; 7] = [
-    "median", "min", "max", "ci_low", "ci_high", "rcv", "outliers",
+const STATS: [&str; 8] = [
+    "median", "min", "max", "ci_low", "ci_high", "ci_level", "rcv", "outliers",
 ];
 
 impl Exporter for Csv {
@@ -72,6 +72,7 @@ impl Exporter for Csv {
                         e.max.to_string(),
                         e.ci_low.to_string(),
                         e.ci_high.to_string(),
+                        e.ci_level.to_string(),
                         e.rcv.to_string(),
                         e.outliers.to_string(),
                     ]),

@@ -29,6 +29,7 @@ pub fn size(bytes: u64) -> String {
 
 /// `850 ns`, `12.7 µs`, `3.10 ms`, `1.20 s`.
 pub fn nanos(ns: f64) -> String {
+    let ns = round3(ns);
     if ns < 1e3 {
         format!("{ns:.0} ns")
     } else if ns < 1e6 {
@@ -78,7 +79,9 @@ pub fn spread(rcv: f64) -> String {
     format!("±{:.1}%", rcv * 100.0)
 }
 
-fn scaled(mut v: f64, units: &[&str], step: f64) -> String {
+fn scaled(v: f64, units: &[&str], step: f64) -> String {
+    // Round first, then choose the unit: 999.7 B/s is "1.00 kB/s", not "1000 B/s".
+    let mut v = round3(v);
     let mut u = 0;
     while v.abs() >= step && u + 1 < units.len() {
         v /= step;
@@ -87,8 +90,18 @@ fn scaled(mut v: f64, units: &[&str], step: f64) -> String {
     format!("{} {}", sig3(v), units[u])
 }
 
+/// `v` rounded to three significant digits.
+fn round3(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let scale = 10f64.powi(2 - v.abs().log10().floor() as i32);
+    (v * scale).round() / scale
+}
+
 /// Three significant digits, without scientific notation.
 fn sig3(v: f64) -> String {
+    let v = round3(v);
     let a = v.abs();
     if a >= 100.0 {
         format!("{v:.0}")
@@ -105,6 +118,23 @@ pub fn latency_primary(doc: &xferbench_lab::result::ResultDoc) -> bool {
     doc.points
         .first()
         .is_some_and(|p| p.primary().figure == xferbench_lab::result::figure::LATENCY[0])
+}
+
+#[cfg(test)]
+mod rounding_tests {
+    use super::*;
+
+    #[test]
+    fn rounding_comes_before_the_choice_of_unit() {
+        assert_eq!(rate_bytes(999.7), "1.00 kB/s");
+        assert_eq!(rate_bytes(999.4), "999 B/s");
+        assert_eq!(rate_count(999_960.0), "1.00 M/s");
+        assert_eq!(nanos(999.7), "1.00 µs");
+        assert_eq!(nanos(999_950.0), "1.00 ms");
+        assert_eq!(rate_bytes(99.96), "100 B/s");
+        assert_eq!(rate_bytes(0.0), "0.00 B/s");
+        assert_eq!(rate_bytes(1.62e9), "1.62 GB/s");
+    }
 }
 
 #[cfg(test)]

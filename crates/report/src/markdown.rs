@@ -61,7 +61,12 @@ impl Exporter for Markdown {
         if pingpong {
             header.extend(["p50", "p90", "p99", "p99.9", "max", "round trips/s"]);
         } else {
-            header.extend(["throughput (median)", "95% CI", "spread", "messages/s"]);
+            header.extend([
+                "throughput (median)",
+                "interval of the median (level)",
+                "spread",
+                "messages/s",
+            ]);
         }
         header.extend(["CPU main", "CPU peers"]);
         writeln!(out, "| {} |", header.join(" | "))?;
@@ -95,9 +100,10 @@ impl Exporter for Markdown {
                 row.push(t.map_or_else(dash, |e| format::rate_bytes(e.median)));
                 row.push(t.map_or_else(dash, |e| {
                     format!(
-                        "{} – {}",
+                        "{} – {} ({:.1} %)",
                         format::rate_bytes(e.ci_low),
-                        format::rate_bytes(e.ci_high)
+                        format::rate_bytes(e.ci_high),
+                        e.ci_level * 100.0
                     )
                 }));
                 row.push(t.map_or_else(dash, |e| format::spread(e.rcv)));

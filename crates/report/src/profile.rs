@@ -23,7 +23,7 @@ pub fn write_outputs(dir: &Path, folded: &Folded, title: &str) -> std::io::Resul
     let mut written = Vec::new();
     let mut put = |name: &str, bytes: &[u8]| -> std::io::Result<()> {
         let path = dir.join(name);
-        std::fs::write(&path, bytes)?;
+        crate::write_atomic(&path, |w| w.write_all(bytes))?;
         written.push(path);
         Ok(())
     };

@@ -61,7 +61,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     let env = StudyEnv {
         launcher: Some(crate::launcher()?),
     };
-    let stop = crate::run::stop_flag()?;
+    let stop = crate::stop::stop_flag()?;
     std::fs::create_dir_all(&out)
         .map_err(|e| anyhow::anyhow!("cannot create the study folder {}: {e}", out.display()))?;
     // Finished points stream to the journal, so nothing finished is lost even if
