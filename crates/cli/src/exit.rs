@@ -20,8 +20,6 @@ pub const EXIT_INTEGRITY: u8 = 3;
 /// A regression: `ab`'s B or `compare`'s NEW is significantly slower beyond the
 /// threshold (distinct from a command that failed, 1).
 pub const EXIT_REGRESSION: u8 = 4;
-/// Ctrl-C (SIGINT); other signals give 128 + their number.
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Prints a usage error with a pointer to the subcommand's help, and returns
 /// [`EXIT_USAGE`].

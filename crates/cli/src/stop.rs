@@ -40,7 +40,7 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
 /// recorded, as for a command that saw its child die of SIGINT).
 pub fn interrupted_status() -> u8 {
     match RECEIVED.load(Ordering::SeqCst) {
-        0 => crate::exit::EXIT_INTERRUPTED,
+        0 => (128 + SIGINT) as u8,
         s => (128 + s) as u8,
     }
 }

@@ -3,6 +3,7 @@
 //! A missing facility is not an error: it is recorded here (with a one-line reason)
 //! so that results say what could and could not be measured.
 
+use crate::counters::perf_event::OpenFailure;
 use crate::result::{Capabilities, Context, Settings};
 use std::process::Command;
 
@@ -74,66 +75,30 @@ fn tool_version(program: &str, args: &[&str]) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// `perf_event_attr` as of `PERF_ATTR_SIZE_VER0` (64 bytes): enough to ask for one
-/// hardware counter.
-#[repr(C)]
-#[derive(Default)]
-struct PerfEventAttrV0 {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    bp_addr: u64,
-}
-
 /// Whether a hardware PMU answers `perf_event_open` (cheap: one syscall).
 pub fn pmu_available() -> bool {
     probe_pmu().0
 }
 
-/// Opens (and closes) a hardware instruction counter for this thread.
+/// Opens (and drops) a user-mode hardware instruction counter for this thread, with
+/// the same builder and the same reading of `errno` as the counters themselves
+/// ([`OpenFailure::from_errno`]), so the probe and the counters never disagree.
 fn probe_pmu() -> (bool, Option<String>) {
-    const PERF_TYPE_HARDWARE: u32 = 0;
-    const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
-    // disabled | exclude_kernel | exclude_hv
-    const FLAGS: u64 = 1 | (1 << 5) | (1 << 6);
-    let attr = PerfEventAttrV0 {
-        type_: PERF_TYPE_HARDWARE,
-        size: std::mem::size_of::<PerfEventAttrV0>() as u32,
-        config: PERF_COUNT_HW_INSTRUCTIONS,
-        flags: FLAGS,
-        ..Default::default()
+    let opened = perf_event::Builder::new(perf_event::events::Hardware::INSTRUCTIONS)
+        .exclude_kernel(true)
+        .exclude_hv(true)
+        .build();
+    let err = match opened {
+        Ok(_counter) => return (true, None),
+        Err(e) => e,
     };
-    // SAFETY: perf_event_open reads `size` bytes from a valid, initialised attr;
-    // pid 0 / cpu -1 / group -1 / flags 0 count this thread on any CPU.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttrV0,
-            0 as libc::pid_t,
-            -1 as libc::c_int,
-            -1 as libc::c_int,
-            0 as libc::c_ulong,
-        )
-    };
-    if fd >= 0 {
-        // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
-        unsafe { libc::close(fd as libc::c_int) };
-        return (true, None);
-    }
-    let err = std::io::Error::last_os_error();
-    let note = match err.raw_os_error() {
-        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
+    let note = match err.raw_os_error().map(OpenFailure::from_errno) {
+        Some(OpenFailure::NotSupported) => {
             "no hardware PMU (typical of VMs without PMU passthrough): hardware counters unavailable; \
              software counters and callgrind still work"
                 .to_string()
         }
-        Some(libc::EACCES) | Some(libc::EPERM) => {
+        Some(OpenFailure::Forbidden) => {
             "hardware counters are forbidden by kernel.perf_event_paranoid; \
              lower it with `sysctl kernel.perf_event_paranoid=1`"
                 .to_string()
