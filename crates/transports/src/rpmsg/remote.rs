@@ -292,7 +292,7 @@ impl RemoteLink {
                     let (old, new) = self.tx.publish();
                     self.notify_returned(old, new);
                     return Ok(RemoteMessage {
-                        ept: m.to - self.ept_base,
+                        ept: m.to.wrapping_sub(self.ept_base),
                         len: m.len,
                         flags: m.flags,
                     });
