@@ -10,6 +10,12 @@
 //!
 //! Every check bounds its waits: a transport that hangs fails the check instead of
 //! hanging the test run.
+//!
+//! A transport with a message size limit ([`Transport::MAX_MESSAGE`], e.g. RPMsg's
+//! 496 bytes) is checked only with sizes up to it: [`ordered_delivery`] skips the
+//! larger sizes and [`dropped_peer_is_noticed`] sends chunks of at most the limit, so
+//! the checks of transports without a limit are unchanged;
+//! [`oversized_message_is_refused`] checks that the limit is enforced.
 
 use crate::{Endpoint, Listener, Recv, Transport, TransportError};
 use std::io;
@@ -65,12 +71,18 @@ fn pattern(len: usize, seed: u64) -> Vec<u8> {
 
 /// Messages of many sizes arrive whole, in order, with their contents intact, and the
 /// receiver sees [`Recv::Closed`] after the last one.
+/// Sizes above [`Transport::MAX_MESSAGE`] are skipped.
 pub fn ordered_delivery<T: Transport + Clone>(t: &T) {
-    const SIZES: [usize; 7] = [1, 2, 63, 64, 4096, 65_536, 1 << 20];
+    const ALL_SIZES: [usize; 7] = [1, 2, 63, 64, 4096, 65_536, 1 << 20];
+    let sizes: Vec<usize> = ALL_SIZES
+        .into_iter()
+        .filter(|&n| T::MAX_MESSAGE.is_none_or(|max| n <= max))
+        .collect();
+    let theirs = sizes.clone();
     with_peer(
         t,
-        |mut ep| {
-            for (i, &n) in SIZES.iter().enumerate() {
+        move |mut ep| {
+            for (i, &n) in theirs.iter().enumerate() {
                 for k in 0..8u64 {
                     ep.send(&pattern(n, i as u64 * 8 + k)).expect("send");
                 }
@@ -78,7 +90,7 @@ pub fn ordered_delivery<T: Transport + Clone>(t: &T) {
             ep.close_send().expect("close_send");
         },
         |mut ep| {
-            for (i, &n) in SIZES.iter().enumerate() {
+            for (i, &n) in sizes.iter().enumerate() {
                 let mut buf = vec![0u8; n];
                 for k in 0..8u64 {
                     assert_eq!(ep.recv(&mut buf).expect("recv"), Recv::Message);
@@ -164,8 +176,10 @@ pub fn truncated_message_is_an_error<T: Transport + Clone>(t: &T) {
 }
 
 /// When the peer drops its endpoint, a blocked receiver wakes up (closed or error)
-/// and a sender eventually gets an error instead of blocking forever.
+/// and a sender eventually gets an error instead of blocking forever. The chunks sent
+/// are 64 KiB, or [`Transport::MAX_MESSAGE`] if that is smaller.
 pub fn dropped_peer_is_noticed<T: Transport + Clone>(t: &T) {
+    let chunk_len = T::MAX_MESSAGE.map_or(64 * 1024, |max| max.min(64 * 1024));
     with_peer(
         t,
         |ep| {
@@ -178,7 +192,7 @@ pub fn dropped_peer_is_noticed<T: Transport + Clone>(t: &T) {
                 Ok(Recv::Closed) | Err(_) => {}
                 Ok(Recv::Message) => panic!("a message from a peer that sent none"),
             }
-            let chunk = vec![0u8; 64 * 1024];
+            let chunk = vec![0u8; chunk_len];
             let mut failed = false;
             for _ in 0..10_000 {
                 if ep.send(&chunk).is_err() {
@@ -186,7 +200,37 @@ pub fn dropped_peer_is_noticed<T: Transport + Clone>(t: &T) {
                     break;
                 }
             }
-            assert!(failed, "sending 640 MiB to a dropped peer never failed");
+            assert!(
+                failed,
+                "sending 10 000 messages of {chunk_len} B to a dropped peer never failed"
+            );
+        },
+    );
+}
+
+/// A transport with a [`Transport::MAX_MESSAGE`] carries a message of exactly that
+/// size and refuses a longer one with [`io::ErrorKind::InvalidInput`], the channel
+/// staying usable; without a limit there is nothing to check.
+pub fn oversized_message_is_refused<T: Transport + Clone>(t: &T) {
+    let Some(max) = T::MAX_MESSAGE else {
+        return;
+    };
+    with_peer(
+        t,
+        move |mut ep| {
+            let err = ep
+                .send(&vec![1u8; max + 1])
+                .expect_err("a message above the limit must be refused");
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+            assert!(err.to_string().contains(&max.to_string()), "{err}");
+            ep.send(&pattern(max, 5)).expect("send at the limit");
+            ep.close_send().expect("close_send");
+        },
+        move |mut ep| {
+            let mut buf = vec![0u8; max];
+            assert_eq!(ep.recv(&mut buf).expect("recv"), Recv::Message);
+            assert!(buf == pattern(max, 5), "the message at the limit corrupted");
+            assert_eq!(ep.recv(&mut buf).expect("recv"), Recv::Closed);
         },
     );
 }
@@ -281,6 +325,10 @@ macro_rules! conformance_suite {
             #[test]
             fn dropped_peer_is_noticed() {
                 c::dropped_peer_is_noticed(&$transport);
+            }
+            #[test]
+            fn oversized_message_is_refused() {
+                c::oversized_message_is_refused(&$transport);
             }
             #[test]
             fn accept_times_out() {

@@ -3,7 +3,8 @@
 //!
 //! This crate knows nothing of the measurement lab, the command line or reports. It
 //! offers one extension point, the [`Transport`] trait, and one file per
-//! implementation (`os/pipe.rs`, `os/unix.rs`, `os/tcp.rs`; shared memory joins later).
+//! implementation (`os/pipe.rs`, `os/unix.rs`, `os/tcp.rs`, `shm/mod.rs`,
+//! `rpmsg/transport.rs`).
 //!
 //! # The transport contract
 //!
@@ -15,7 +16,8 @@
 //!    [`Listener::accept`] then yields the other end. Both calls honour a deadline and
 //!    fail with [`TransportError::Timeout`] instead of waiting forever.
 //! 2. The two [`Endpoint`]s form a reliable, ordered, full-duplex message channel for
-//!    messages of a size both sides agree on out of band. [`Endpoint::send`] delivers
+//!    messages of a size both sides agree on out of band, up to
+//!    [`Transport::MAX_MESSAGE`] where a transport has a limit. [`Endpoint::send`] delivers
 //!    the whole message or fails; [`Endpoint::recv`] fills the whole buffer or reports
 //!    [`Recv::Closed`] when the peer called [`Endpoint::close_send`] (or dropped its
 //!    endpoint) at a message boundary. A stream that ends inside a message is an
@@ -100,6 +102,11 @@ pub trait Transport: Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// One line for `xferbench list`.
     const DESCRIPTION: &'static str;
+    /// The largest message this transport carries, if it has a limit (`None`, the
+    /// default: any size). A longer `send` fails with
+    /// [`std::io::ErrorKind::InvalidInput`]; the [`conformance`] checks skip sizes
+    /// above it (RPMsg: `Some(496)`, one 512-byte buffer minus its header).
+    const MAX_MESSAGE: Option<usize> = None;
 
     /// The parameters this transport accepts, with defaults.
     fn param_specs() -> &'static [ParamSpec];

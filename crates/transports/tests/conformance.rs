@@ -1,7 +1,8 @@
-//! Every OS transport passes the whole conformance suite, with default and with
-//! non-default parameters.
+//! Every transport passes the whole conformance suite, with default and with
+//! non-default parameters (RPMsg with its 496-byte message limit).
 
 use xferbench_transports::os::{Pipe, Tcp, Unix};
+use xferbench_transports::rpmsg::Rpmsg;
 use xferbench_transports::shm::Shm;
 use xferbench_transports::{Params, Transport, conformance_suite};
 
@@ -41,6 +42,16 @@ conformance_suite!(
     shm_small_ring_unbatched,
     Shm::from_params(&with(&[("capacity", "4KiB"), ("batch", "1")])).unwrap()
 );
+conformance_suite!(rpmsg_kick, Rpmsg::default());
+conformance_suite!(
+    rpmsg_event_idx_zero_copy,
+    Rpmsg::from_params(&with(&[("notify", "event-idx"), ("buffers", "zero-copy")])).unwrap()
+);
+// Busy-polling both ways, with 8-entry vrings: senders wait for buffers often.
+conformance_suite!(
+    rpmsg_poll_small_rings,
+    Rpmsg::from_params(&with(&[("notify", "poll"), ("num", "8")])).unwrap()
+);
 
 #[test]
 fn unknown_and_invalid_parameters_are_named_in_errors() {
@@ -61,6 +72,14 @@ fn unknown_and_invalid_parameters_are_named_in_errors() {
         .to_string();
     assert!(e.contains("spin, block or hybrid"), "{e}");
     let e = Shm::from_params(&with(&[("capacity", "3000")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("power of two"), "{e}");
+    let e = Rpmsg::from_params(&with(&[("notify", "irq")]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("kick, event-idx or poll"), "{e}");
+    let e = Rpmsg::from_params(&with(&[("num", "100")]))
         .unwrap_err()
         .to_string();
     assert!(e.contains("power of two"), "{e}");

@@ -292,3 +292,33 @@ fn a_remote_that_never_answers_is_a_timeout_not_a_hang() {
     drop(host);
     remote.join().unwrap();
 }
+
+/// The `Rpmsg` transport in the direction the conformance suite does not drive: the
+/// host side hangs up (drops its endpoint) and the remote side notices, after
+/// receiving what was sent; and a message longer than the receive buffer is an error.
+#[test]
+fn transport_remote_notices_a_host_that_hung_up() {
+    use xferbench_transports::rpmsg::Rpmsg;
+    use xferbench_transports::{Endpoint, Listener, Recv, Transport};
+    let t = Rpmsg::default();
+    let listener = t.listen().expect("listen");
+    let address = listener.address().to_string();
+    let mut remote = t
+        .connect(&address, Instant::now() + Duration::from_secs(5))
+        .expect("connect");
+    let mut host = listener
+        .accept(Instant::now() + Duration::from_secs(5))
+        .expect("accept");
+    host.send(&[1u8; 32]).expect("send");
+    host.send(&[2u8; 8]).expect("send");
+    drop(host);
+    let mut small = [0u8; 16];
+    let err = remote.recv(&mut small).expect_err("32 bytes into 16");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidData, "{err}");
+    let mut buf = [0u8; 8];
+    assert_eq!(remote.recv(&mut buf).expect("recv"), Recv::Message);
+    assert_eq!(buf, [2u8; 8]);
+    assert_eq!(remote.recv(&mut buf).expect("recv"), Recv::Closed);
+    let err = remote.send(&buf).expect_err("send to a host that hung up");
+    assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+}

@@ -260,6 +260,17 @@ impl Channel {
     /// Receives the next message for this channel into `out` (bytes beyond
     /// `out.len()` are cut); returns its payload length.
     pub fn recv(&mut self, out: &mut [u8], deadline: Option<Instant>) -> Result<usize, LinkError> {
+        let (n, _) = self.shared.recv(self.index, out, deadline)?;
+        Ok(n.min(out.len()))
+    }
+
+    /// Like [`Channel::recv`], but returns the message's whole payload length (which
+    /// may exceed `out.len()`; the excess is cut) and its header flags.
+    pub fn recv_message(
+        &mut self,
+        out: &mut [u8],
+        deadline: Option<Instant>,
+    ) -> Result<(usize, u16), LinkError> {
         self.shared.recv(self.index, out, deadline)
     }
 }

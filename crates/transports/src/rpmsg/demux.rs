@@ -89,19 +89,20 @@ impl<T> Drop for TryGuard<'_, T> {
 
 impl Shared {
     /// Receives the next message for channel `me` into `out` (bytes beyond
-    /// `out.len()` are cut), as leader or follower; returns its payload length.
+    /// `out.len()` are cut), as leader or follower; returns its whole payload length
+    /// and its header flags.
     pub(super) fn recv(
         &self,
         me: usize,
         out: &mut [u8],
         deadline: Option<Instant>,
-    ) -> Result<usize, LinkError> {
+    ) -> Result<(usize, u16), LinkError> {
         let mb = &self.mailboxes[me];
         let start = Instant::now();
         loop {
-            if let Some(n) = mb.pop(out) {
+            if let Some(got) = mb.pop(out) {
                 self.hand_over(me);
-                return Ok(n);
+                return Ok(got);
             }
             if let Some(mut rx) = self.rx.try_lock() {
                 // Leader: drain, and sleep on the doorbell until our reply is in.
@@ -123,7 +124,9 @@ impl Shared {
                     ) {
                         break Err(self.wait_err(e, "reply", start));
                     }
-                    if hdr.stop.0.load(Ordering::Relaxed) != 0 && !rx.used_pending() {
+                    // Acquire: a remote that hung up published its last messages
+                    // before it stored `stop`, so they are seen as pending here.
+                    if hdr.stop.0.load(Ordering::Acquire) != 0 && !rx.used_pending() {
                         break Err(LinkError::Stopped);
                     }
                 };
@@ -149,10 +152,17 @@ impl Shared {
         }
     }
 
-    /// The leader's work: takes every used rx buffer, delivers it, re-offers it.
+    /// The leader's work: takes every used rx buffer, delivers it, re-offers it. With
+    /// back-pressure on, it stops while a mailbox is full instead of dropping: the
+    /// rest stays on the used ring (and the remote runs out of rx buffers) until the
+    /// mailbox's owner has read.
     fn drain(&self, rx: &mut Driver, me: usize) -> Result<(), LinkError> {
         let mut reposted = false;
+        let hold = self.backpressure.load(Ordering::Relaxed);
         loop {
+            if hold && self.mailboxes.iter().any(|m| m.is_full()) {
+                break;
+            }
             let (id, len) = match rx.get_used() {
                 Ok(Some(e)) => e,
                 Ok(None) => break,
@@ -186,7 +196,7 @@ impl Shared {
                 Ok((ch, n)) => {
                     let mb = &self.mailboxes[ch];
                     // SAFETY: the payload follows the header inside the buffer (n ≤ 496).
-                    if mb.push(unsafe { buf.add(MSG_HEADER_LEN) }, n) {
+                    if mb.push(unsafe { buf.add(MSG_HEADER_LEN) }, n, h.flags) {
                         if ch != me {
                             mb.wake_if_waiting();
                         }

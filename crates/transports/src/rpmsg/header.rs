@@ -31,6 +31,10 @@ pub const BUF_SIZE: usize = 512;
 pub const MSG_HEADER_LEN: usize = 16;
 /// Largest payload: a buffer minus the header.
 pub const MAX_PAYLOAD: usize = BUF_SIZE - MSG_HEADER_LEN;
+/// [`MsgHeader::flags`] bit marking the end of a sender's stream: a message with no
+/// payload after which that sender sends nothing more (the [`Rpmsg`](super::Rpmsg)
+/// transport's `close_send`). The service loop ignores flags.
+pub const MSG_F_END: u16 = 1;
 /// `"XFBRPMSG"` as a little-endian u64.
 pub const LINK_MAGIC: u64 = u64::from_le_bytes(*b"XFBRPMSG");
 /// Link layout version; bump on any change to [`LinkHeader`] or the layout.
@@ -50,7 +54,7 @@ pub struct MsgHeader {
     pub reserved: u32,
     /// Payload bytes that follow.
     pub len: u16,
-    /// Flags, zero.
+    /// Flags: zero, or [`MSG_F_END`].
     pub flags: u16,
 }
 

@@ -30,7 +30,7 @@ use super::vring::{DESC_F_WRITE, Driver, Vring};
 use super::{LinkError, Notify, Service, WaitEnd, ring_bell};
 use crate::shm::region::Region;
 use crate::shm::wait::WaitMode;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -101,6 +101,8 @@ pub(super) struct Shared {
     pub(super) faults: FaultCounters,
     pub(super) dropped: AtomicU64,
     pub(super) kicks: AtomicU64,
+    /// Whether the rx leader stops at a full mailbox instead of dropping the reply.
+    pub(super) backpressure: AtomicBool,
 }
 
 // SAFETY: `base` points into the region mapping owned by `region`, which lives as
@@ -245,6 +247,7 @@ impl HostLink {
             faults: FaultCounters::default(),
             dropped: AtomicU64::new(0),
             kicks: AtomicU64::new(0),
+            backpressure: AtomicBool::new(false),
         };
         {
             let mut rx = shared.rx.try_lock().expect("nobody else has the link yet");
@@ -318,6 +321,21 @@ impl HostLink {
         h.stop.0.store(1, Ordering::Release);
         ring_bell(&h.remote_bell.0);
         ring_bell(&h.host_bell.0);
+    }
+
+    /// Whether the link was stopped: by [`HostLink::stop`] (or dropping the host
+    /// link), or by a remote that hung up ([`RemoteLink::hang_up`](super::RemoteLink::hang_up)).
+    pub fn is_stopped(&self) -> bool {
+        self.shared.hdr().stop.0.load(Ordering::Acquire) != 0
+    }
+
+    /// Makes receiving lossless: while a channel's mailbox is full, the rx leader
+    /// leaves further replies on the used ring (so the remote waits for rx buffers)
+    /// instead of dropping them and counting them in [`HostLink::dropped`]. Off by
+    /// default (the measured rig keeps the original's drop); the
+    /// [`Rpmsg`](super::Rpmsg) transport turns it on.
+    pub fn set_backpressure(&self, on: bool) {
+        self.shared.backpressure.store(on, Ordering::Relaxed);
     }
 
     /// The remote's process id (0 before it attached).

@@ -27,6 +27,7 @@ const MAILBOX_SLOTS: usize = 4;
 
 struct Slot {
     len: u16,
+    flags: u16,
     data: [u8; MAX_PAYLOAD],
 }
 
@@ -51,6 +52,7 @@ impl Mailbox {
             slots: std::array::from_fn(|_| {
                 UnsafeCell::new(Slot {
                     len: 0,
+                    flags: 0,
                     data: [0; MAX_PAYLOAD],
                 })
             }),
@@ -62,9 +64,19 @@ impl Mailbox {
         self.head.load(Ordering::Acquire) != self.tail.load(Ordering::Relaxed)
     }
 
-    /// Producer side; the caller holds the rx role (one producer at a time).
+    /// Whether a push would fail (every slot holds an unread message).
     #[inline]
-    pub(super) fn push(&self, src: *const u8, len: usize) -> bool {
+    pub(super) fn is_full(&self) -> bool {
+        self.head
+            .load(Ordering::Relaxed)
+            .wrapping_sub(self.tail.load(Ordering::Acquire)) as usize
+            >= MAILBOX_SLOTS
+    }
+
+    /// Producer side; the caller holds the rx role (one producer at a time). `flags`
+    /// are the message header's flags, handed to the consumer with the payload.
+    #[inline]
+    pub(super) fn push(&self, src: *const u8, len: usize, flags: u16) -> bool {
         let head = self.head.load(Ordering::Relaxed);
         if head.wrapping_sub(self.tail.load(Ordering::Acquire)) as usize >= MAILBOX_SLOTS {
             return false;
@@ -76,15 +88,17 @@ impl Mailbox {
         // points to `len ≤ MAX_PAYLOAD` readable bytes of a buffer the leader owns.
         unsafe {
             (*slot).len = len as u16;
+            (*slot).flags = flags;
             std::ptr::copy_nonoverlapping(src, (*slot).data.as_mut_ptr(), len);
         }
         self.head.store(head.wrapping_add(1), Ordering::Release);
         true
     }
 
-    /// Consumer side (the channel's own thread).
+    /// Consumer side (the channel's own thread): copies at most `out.len()` bytes and
+    /// returns the message's whole payload length and its header flags.
     #[inline]
-    pub(super) fn pop(&self, out: &mut [u8]) -> Option<usize> {
+    pub(super) fn pop(&self, out: &mut [u8]) -> Option<(usize, u16)> {
         let tail = self.tail.load(Ordering::Relaxed);
         if self.head.load(Ordering::Acquire) == tail {
             return None;
@@ -92,13 +106,14 @@ impl Mailbox {
         let slot = self.slots[tail as usize % MAILBOX_SLOTS].get();
         // SAFETY: the slot at `tail` lies in [tail, head): published by the producer
         // (Acquire above) and not rewritten until we advance `tail`.
-        let n = unsafe {
-            let n = usize::from((*slot).len).min(out.len());
+        let got = unsafe {
+            let len = usize::from((*slot).len);
+            let n = len.min(out.len());
             std::ptr::copy_nonoverlapping((*slot).data.as_ptr(), out.as_mut_ptr(), n);
-            n
+            (len, (*slot).flags)
         };
         self.tail.store(tail.wrapping_add(1), Ordering::Release);
-        Some(n)
+        Some(got)
     }
 
     /// Whether the owner announced that it sleeps (or is about to); the caller

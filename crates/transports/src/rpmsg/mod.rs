@@ -16,7 +16,11 @@
 //!   `demux.rs` (the rx leader/follower scheme sorting replies to channels) and
 //!   `mailbox.rs` (each channel's queue of received replies and its futex).
 //! * [`remote`]: the remote side — one service loop dispatching by destination
-//!   address to per-endpoint services (`echo`, `echo-hold`).
+//!   address to per-endpoint services (`echo`, `echo-hold`), or single messages
+//!   received and sent one at a time ([`RemoteLink::recv`], [`RemoteLink::send`]).
+//! * `transport.rs`: [`Rpmsg`], the link as a [`Transport`](crate::Transport) (a
+//!   one-channel host link and a per-message remote, 496-byte messages, end of
+//!   stream as the [`header::MSG_F_END`] flag); it passes the conformance suite.
 //!
 //! # The shared area
 //!
@@ -51,10 +55,12 @@ pub mod header;
 pub mod link;
 mod mailbox;
 pub mod remote;
+mod transport;
 pub mod vring;
 
 pub use link::{Channel, HostLink, LinkConfig, TxBuf};
-pub use remote::{RemoteLink, RemoteStats};
+pub use remote::{RemoteLink, RemoteMessage, RemoteStats};
+pub use transport::{Rpmsg, RpmsgEndpoint, RpmsgListener};
 
 use crate::shm::wait::WaitLine;
 use std::ops::ControlFlow;

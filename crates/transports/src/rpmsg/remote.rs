@@ -38,6 +38,17 @@ pub struct RemoteStats {
     pub faults: Faults,
 }
 
+/// A message [`RemoteLink::recv`] received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteMessage {
+    /// The remote endpoint it was addressed to (0-based).
+    pub ept: u32,
+    /// Its whole payload length (bytes beyond the caller's buffer were cut).
+    pub len: usize,
+    /// Its header flags.
+    pub flags: u16,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Held {
     id: u16,
@@ -47,6 +58,8 @@ struct Held {
     len: usize,
     /// The tx buffer, validated when the descriptor was taken.
     buf: *mut u8,
+    /// The header's flags.
+    flags: u16,
 }
 
 /// The remote end of a link.
@@ -244,35 +257,168 @@ impl RemoteLink {
         }
     }
 
+    /// Receives the next message the host sent, one at a time, instead of
+    /// [`RemoteLink::serve`] (do not mix the two on one link): copies at most
+    /// `out.len()` payload bytes and gives the tx buffer back at once. Invalid
+    /// buffers are counted and skipped as in the service loop. Waits without a
+    /// deadline for a message, a stop ([`LinkError::Stopped`], once everything sent
+    /// before it was received) or the death of a host in another process.
+    pub fn recv(&mut self, out: &mut [u8]) -> Result<RemoteMessage, LinkError> {
+        loop {
+            match self.tx.next_avail() {
+                Ok(Some((id, addr, len, _))) => {
+                    let m = match self.take(id, addr, len) {
+                        Ok(m) => m,
+                        Err(f) => {
+                            self.fault(f);
+                            self.tx.push_used(id, 0);
+                            let (old, new) = self.tx.publish();
+                            self.notify_returned(old, new);
+                            continue;
+                        }
+                    };
+                    let n = m.len.min(out.len());
+                    // SAFETY: `m.buf` is a validated tx buffer we hold until it is
+                    // returned below; its payload follows the header, m.len ≤ 496.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            m.buf.add(MSG_HEADER_LEN),
+                            out.as_mut_ptr(),
+                            n,
+                        )
+                    };
+                    self.hdr().remote_msgs.0.fetch_add(1, Ordering::Relaxed);
+                    self.tx.push_used(m.id, m.used_len);
+                    let (old, new) = self.tx.publish();
+                    self.notify_returned(old, new);
+                    return Ok(RemoteMessage {
+                        ept: m.to.wrapping_sub(self.ept_base),
+                        len: m.len,
+                        flags: m.flags,
+                    });
+                }
+                Ok(None) => {
+                    // Acquire: a host that stopped published its last messages first.
+                    if self.hdr().stop.0.load(Ordering::Acquire) != 0 && !self.tx.avail_pending() {
+                        return Err(LinkError::Stopped);
+                    }
+                    let hdr = self.hdr();
+                    let tx = &self.tx;
+                    wait_bell(
+                        &hdr.remote_bell.0,
+                        self.notify,
+                        self.host_pid,
+                        None,
+                        || tx.arm_avail_event(),
+                        || tx.avail_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
+                    )
+                    .map_err(|e| self.gone(e))?;
+                }
+                Err(Fault::BadIndex) => {
+                    self.fault(Fault::BadIndex);
+                    return Err(LinkError::Corrupt {
+                        ring: "tx",
+                        fault: Fault::BadIndex,
+                    });
+                }
+                Err(f) => self.fault(f),
+            }
+        }
+    }
+
+    /// Sends `payload` (≤ 496 bytes) with header `flags` from endpoint `ept`
+    /// (0-based, address `ept_base + ept`) to the host endpoint of the same number,
+    /// in the next rx buffer the host offered, waiting for one if none is (without a
+    /// deadline; a stop or a dead host ends the wait). Not to be mixed with
+    /// [`RemoteLink::serve`].
+    pub fn send(&mut self, ept: u32, payload: &[u8], flags: u16) -> Result<(), LinkError> {
+        if payload.len() > MAX_PAYLOAD {
+            return Err(LinkError::TooLong(payload.len()));
+        }
+        if ept >= self.ept_count {
+            return Err(LinkError::Config(format!(
+                "remote endpoint {ept} of {}",
+                self.ept_count
+            )));
+        }
+        if self.stopped() {
+            return Err(LinkError::Stopped);
+        }
+        let (rid, out) = self.rx_buffer()?;
+        let h = MsgHeader {
+            src: self.ept_base + ept,
+            dst: super::link::HOST_EPT_BASE + ept,
+            reserved: 0,
+            len: payload.len() as u16,
+            flags,
+        };
+        // SAFETY: `out` is a validated 512-byte rx buffer the host offered and we
+        // took; the header and at most 496 payload bytes fit it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(h.encode().as_ptr(), out, MSG_HEADER_LEN);
+            std::ptr::copy_nonoverlapping(payload.as_ptr(), out.add(MSG_HEADER_LEN), payload.len());
+        }
+        self.rx
+            .push_used(rid, (MSG_HEADER_LEN + payload.len()) as u32);
+        let (old, new) = self.rx.publish();
+        match self.notify {
+            Notify::Kick => self.kick(),
+            Notify::EventIdx => {
+                fence(Ordering::SeqCst);
+                if need_event(
+                    self.rx.ring().used_event().load(Ordering::Relaxed),
+                    new,
+                    old,
+                ) {
+                    self.kick();
+                }
+            }
+            Notify::Poll => {}
+        }
+        Ok(())
+    }
+
+    /// Tells the host that this remote is gone: sets the link's stop flag (after
+    /// everything published so far, Release) and rings both doorbells, so that the
+    /// host's waits end and its sends fail instead of waiting for a remote that will
+    /// never take another buffer.
+    pub fn hang_up(&self) {
+        let h = self.hdr();
+        h.stop.0.store(1, Ordering::Release);
+        ring_bell(&h.host_bell.0);
+        ring_bell(&h.remote_bell.0);
+    }
+
+    /// Validates one offered tx buffer: a buffer of the tx half of the pool, a length
+    /// that holds the header and fits the buffer, a header whose payload fits both,
+    /// and a destination among this remote's endpoints.
+    fn take(&self, id: u16, addr: u64, len: u32) -> Result<Held, Fault> {
+        let buf = self.buffer(addr, 0..self.num)?;
+        if !(MSG_HEADER_LEN as u32..=BUF_SIZE as u32).contains(&len) {
+            return Err(Fault::BadLength);
+        }
+        let mut raw = [0u8; MSG_HEADER_LEN];
+        // SAFETY: a validated 512-byte tx buffer.
+        unsafe { std::ptr::copy_nonoverlapping(buf, raw.as_mut_ptr(), MSG_HEADER_LEN) };
+        let h = MsgHeader::decode(&raw);
+        let n = h.check(len as usize)?;
+        if h.dst.wrapping_sub(self.ept_base) >= self.ept_count {
+            return Err(Fault::UnknownDst);
+        }
+        Ok(Held {
+            buf,
+            id,
+            used_len: len,
+            from: h.src,
+            to: h.dst,
+            len: n,
+            flags: h.flags,
+        })
+    }
+
     /// One offered tx buffer.
     fn handle(&mut self, id: u16, addr: u64, len: u32) -> Result<(), LinkError> {
-        let checked = self
-            .buffer(addr, 0..self.num)
-            .and_then(|buf| {
-                if (MSG_HEADER_LEN as u32..=BUF_SIZE as u32).contains(&len) {
-                    Ok(buf)
-                } else {
-                    Err(Fault::BadLength)
-                }
-            })
-            .and_then(|buf| {
-                let mut raw = [0u8; MSG_HEADER_LEN];
-                // SAFETY: a validated 512-byte tx buffer.
-                unsafe { std::ptr::copy_nonoverlapping(buf, raw.as_mut_ptr(), MSG_HEADER_LEN) };
-                let h = MsgHeader::decode(&raw);
-                let n = h.check(len as usize)?;
-                if h.dst.wrapping_sub(self.ept_base) >= self.ept_count {
-                    return Err(Fault::UnknownDst);
-                }
-                Ok(Held {
-                    buf,
-                    id,
-                    used_len: len,
-                    from: h.src,
-                    to: h.dst,
-                    len: n,
-                })
-            });
+        let checked = self.take(id, addr, len);
         let msg = match checked {
             Ok(m) => m,
             Err(f) => {
