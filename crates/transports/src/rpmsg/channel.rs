@@ -23,7 +23,7 @@
 //!   own mailbox, and takes the rx role when nobody holds it.
 
 use super::header::{Fault, MAX_PAYLOAD, MSG_HEADER_LEN, MsgHeader};
-use super::link::{HOST_EPT_BASE, REMOTE_EPT_BASE, Shared};
+use super::shared::{HOST_EPT_BASE, REMOTE_EPT_BASE, Shared};
 use super::vring::{Driver, need_event};
 use super::{Buffers, LinkError, Notify, wait_bell};
 use std::sync::atomic::{Ordering, fence};

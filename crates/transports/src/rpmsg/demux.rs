@@ -28,64 +28,11 @@
 //!   sleeps time out), so a missed hand-over would cost time, not a hang.
 
 use super::header::{BUF_SIZE, Fault, MSG_HEADER_LEN, MsgHeader};
-use super::link::{HOST_EPT_BASE, Shared};
+use super::shared::{HOST_EPT_BASE, Shared};
 use super::vring::{DESC_F_WRITE, Driver, need_event};
 use super::{LinkError, Notify, WaitEnd, wait_bell};
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::atomic::{Ordering, fence};
 use std::time::{Duration, Instant};
-
-/// A try-only lock: the rx leader role.
-pub(super) struct TryLock<T> {
-    locked: AtomicBool,
-    data: UnsafeCell<T>,
-}
-
-pub(super) struct TryGuard<'a, T>(&'a TryLock<T>);
-
-impl<T> TryLock<T> {
-    /// An unlocked lock around `data`.
-    pub(super) fn new(data: T) -> TryLock<T> {
-        TryLock {
-            locked: AtomicBool::new(false),
-            data: UnsafeCell::new(data),
-        }
-    }
-
-    pub(super) fn try_lock(&self) -> Option<TryGuard<'_, T>> {
-        (!self.locked.load(Ordering::Relaxed)
-            && self
-                .locked
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok())
-        .then(|| TryGuard(self))
-    }
-
-    pub(super) fn is_locked(&self) -> bool {
-        self.locked.load(Ordering::Relaxed)
-    }
-}
-
-impl<T> std::ops::Deref for TryGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: the guard exists only while `locked` is held by us.
-        unsafe { &*self.0.data.get() }
-    }
-}
-
-impl<T> std::ops::DerefMut for TryGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as above, and the guard is unique.
-        unsafe { &mut *self.0.data.get() }
-    }
-}
-
-impl<T> Drop for TryGuard<'_, T> {
-    fn drop(&mut self) {
-        self.0.locked.store(false, Ordering::Release);
-    }
-}
 
 impl Shared {
     /// Receives the next message for channel `me` into `out` (bytes beyond

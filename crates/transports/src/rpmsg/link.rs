@@ -1,17 +1,15 @@
 //! The host side of an RPMsg link: [`HostLink`] creates the shared area, offers the rx
 //! buffers, waits for the remote and hands out the [`Channel`]s (one local endpoint
 //! each, talking to one remote endpoint) that are multiplexed over the single vring
-//! pair; `Shared` is the state they all hold.
+//! pair.
 //!
-//! The parts live next door: the per-channel endpoint and the shared tx path in
-//! `channel.rs`, the rx leader/follower demultiplexer in `demux.rs`, and each
-//! channel's mailbox of received replies in `mailbox.rs`.
+//! The parts live next door: the state they all hold (`Shared`) in `shared.rs`, the
+//! per-channel endpoint and the shared tx path in `channel.rs`, the rx
+//! leader/follower demultiplexer in `demux.rs`, and each channel's mailbox of
+//! received replies in `mailbox.rs`.
 //!
 //! # Invariants
 //!
-//! * `Shared::base` points into the mapping owned by `Shared::region`, which lives as
-//!   long as `Shared`; the nudge guard is its first field, so the host doorbell
-//!   leaves the nudger's list before the mapping goes.
 //! * The pool holds `2·num` buffers: tx buffers `0..num` (descriptor `i` of the tx
 //!   ring is always buffer `i`) and rx buffers `num..2·num` (descriptor `i` of the rx
 //!   ring is always buffer `num + i`).
@@ -21,13 +19,13 @@
 //! * The host writes every plain link-header field before it stores the magic
 //!   (Release); the remote validates them all on attach.
 
-use super::demux::TryLock;
 use super::header::{
     BUF_SIZE, FaultCounters, Faults, LINK_MAGIC, LINK_VERSION, LinkHeader, layout,
 };
 use super::mailbox::Mailbox;
+use super::shared::{Shared, TryLock};
 use super::vring::{DESC_F_WRITE, Driver, Vring};
-use super::{LinkError, Notify, Service, WaitEnd, ring_bell};
+use super::{LinkError, Notify, Service, ring_bell};
 use crate::shm::region::Region;
 use crate::shm::wait::WaitMode;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
@@ -36,10 +34,7 @@ use std::time::{Duration, Instant};
 
 pub use super::channel::{Channel, TxBuf};
 
-/// First remote endpoint address: the firmware's echo service (0x120).
-pub const REMOTE_EPT_BASE: u32 = 0x120;
-/// First host endpoint address (`rpmsg-bind-chardev -s 100`).
-pub const HOST_EPT_BASE: u32 = 100;
+pub use super::shared::{HOST_EPT_BASE, REMOTE_EPT_BASE};
 
 /// The shape of a link, fixed when the host creates it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,87 +73,6 @@ fn area_capacity(num: u32) -> usize {
     let need = layout(num).3 as usize;
     need.next_power_of_two()
         .max(crate::shm::region::page_size())
-}
-
-/// What the host link and every channel share: the mapping, both vrings' drivers,
-/// the mailboxes and the host's counters.
-pub(super) struct Shared {
-    /// First, so it is dropped (off the nudger's list) before the region is unmapped.
-    pub(super) _nudge: super::Nudge,
-    pub(super) region: Mutex<Region>,
-    pub(super) base: *mut u8,
-    pub(super) num: usize,
-    pub(super) buf_offset: u64,
-    pub(super) notify: Notify,
-    pub(super) tx_ring: Vring,
-    pub(super) rx_ring: Vring,
-    pub(super) tx: Mutex<Driver>,
-    pub(super) rx: TryLock<Driver>,
-    pub(super) mailboxes: Box<[Mailbox]>,
-    pub(super) remote_pid: AtomicI32,
-    /// `remote_pid`, or 0 when the remote is a thread of this process.
-    pub(super) watch_pid: AtomicI32,
-    pub(super) faults: FaultCounters,
-    pub(super) dropped: AtomicU64,
-    pub(super) kicks: AtomicU64,
-    /// Whether the rx leader stops at a full mailbox instead of dropping the reply.
-    pub(super) backpressure: AtomicBool,
-}
-
-// SAFETY: `base` points into the region mapping owned by `region`, which lives as
-// long as `Shared`; shared-memory state is reached through atomics, the tx driver
-// through a mutex, the rx driver through the try-lock, and mailbox slots under the
-// SPSC protocol documented on `Mailbox`.
-unsafe impl Send for Shared {}
-// SAFETY: as above.
-unsafe impl Sync for Shared {}
-
-impl Shared {
-    #[inline]
-    pub(super) fn hdr(&self) -> &LinkHeader {
-        // SAFETY: the header lies at the start of the mapped area, which lives as long
-        // as `self`; it was initialised by `HostLink::create`.
-        unsafe { &*self.base.cast::<LinkHeader>() }
-    }
-
-    /// Address of pool buffer `i` (tx: 0..num, rx: num..2·num).
-    #[inline]
-    pub(super) fn buf(&self, i: usize) -> *mut u8 {
-        debug_assert!(i < 2 * self.num);
-        // SAFETY: the pool holds 2·num buffers inside the mapped area (layout checked
-        // at creation).
-        unsafe { self.base.add(self.buf_offset as usize + i * BUF_SIZE) }
-    }
-
-    #[inline]
-    pub(super) fn addr(&self, i: usize) -> u64 {
-        self.buf_offset + (i * BUF_SIZE) as u64
-    }
-
-    /// The process to watch while waiting (0: none).
-    #[inline]
-    pub(super) fn peer(&self) -> i32 {
-        self.watch_pid.load(Ordering::Relaxed)
-    }
-
-    #[inline]
-    pub(super) fn kick(&self) {
-        self.kicks.fetch_add(1, Ordering::Relaxed);
-        ring_bell(&self.hdr().remote_bell.0);
-    }
-
-    pub(super) fn wait_err(&self, e: WaitEnd, what: &'static str, since: Instant) -> LinkError {
-        match e {
-            WaitEnd::PeerGone(pid) => LinkError::PeerGone {
-                role: "remote",
-                pid,
-            },
-            WaitEnd::Timeout => LinkError::Timeout {
-                what,
-                secs: since.elapsed().as_secs_f64(),
-            },
-        }
-    }
 }
 
 /// The host side of a link. Dropping it stops the remote's service loop.

@@ -55,6 +55,7 @@ pub mod header;
 pub mod link;
 mod mailbox;
 pub mod remote;
+mod shared;
 mod transport;
 pub mod vring;
 
