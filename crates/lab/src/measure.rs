@@ -1,7 +1,7 @@
 //! The point loop: the one measurement path of `run` and every study.
 //!
 //! A plan is a list of points ([`PlannedPoint`]) and a [`Bench`] that stands up a
-//! [`Rig`] for any of them. [`run_plan`] visits the points, runs each rig's warm-up
+//! [`Rig`](crate::rig::Rig) for any of them. [`run_plan`] visits the points, runs each rig's warm-up
 //! and measured runs, summarises every figure into an [`Estimate`] with a confidence
 //! interval, adds the warnings (noisy, short windows, integrity), records counters
 //! and profiles, and hands every finished point to the [`Observer`]s.
@@ -26,7 +26,7 @@
 //! Every figure of [`RunRecord::figures`] is summarised over the kept runs by
 //! [`Estimate::from_values`] (median, spread, outliers, an order-statistic interval of
 //! the median at its stated level). The point's primary figure, declared by its
-//! workload ([`FigureRules`]), decides the noisy warning.
+//! workload ([`FigureRules`](crate::record::FigureRules)), decides the noisy warning.
 
 use crate::counters::{self, CounterMode, RunCounters};
 use crate::observer::Observer;

@@ -3,7 +3,7 @@
 //! One thread per channel; each loops `write(packet)` → `read(reply)`. The original
 //! runs until a thread has sent a given number of **bytes** (`-t` is bytes per
 //! thread), so a run of `t` bytes with `s`-byte packets makes `⌈t/s⌉` round trips per
-//! channel ([`RpmsgPoint::for_transfer`]); `xferbench run -t rpmsg` gives a count of
+//! channel ([`RpmsgPoint::round_trips_for`]); `xferbench run -t rpmsg` gives a count of
 //! round trips or a duration instead ([`Limit`]).
 //!
 //! # Two aggregates
