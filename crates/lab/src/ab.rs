@@ -93,7 +93,7 @@ pub enum AbError {
 }
 
 /// One run of one command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AbRun {
     /// Wall time, seconds.
     pub wall_s: f64,
@@ -104,7 +104,7 @@ pub struct AbRun {
 }
 
 /// Everything measured of one command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AbSide {
     /// The command.
     pub command: String,
@@ -138,7 +138,7 @@ impl AbSide {
 }
 
 /// The comparison of B against A.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AbReport {
     /// Command A.
     pub a: AbSide,

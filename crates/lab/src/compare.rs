@@ -47,7 +47,7 @@ pub enum CompareError {
 }
 
 /// One matched point.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PointComparison {
     /// The point's parameters.
     pub params: BTreeMap<String, String>,
@@ -68,7 +68,7 @@ pub struct PointComparison {
 }
 
 /// The whole comparison.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// Matched points, in BASE's order.
     pub points: Vec<PointComparison>,

@@ -5,7 +5,7 @@ use crate::clock::Stamp;
 use serde::{Deserialize, Serialize};
 
 /// One reading of this process's resource usage, with the time it was taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuSnapshot {
     /// When the reading was taken.
     pub at: Stamp,
@@ -97,7 +97,7 @@ impl CpuSnapshot {
 }
 
 /// CPU used by one participating process over its measured window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessCpu {
     /// Who this is: `main (drivers)` or `main (drivers + thread peers)` for the
     /// xferbench process, `peer N` for the process serving channel N.

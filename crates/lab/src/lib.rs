@@ -31,6 +31,7 @@ pub mod record;
 pub mod result;
 pub mod rig;
 pub mod run;
+pub mod schema;
 pub mod stats;
 pub mod studies;
 pub mod sweep;

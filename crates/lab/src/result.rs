@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A whole run of the tool: context, finished points, warnings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ResultDoc {
     /// Layout version, [`SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -59,7 +59,7 @@ pub(crate) fn test_context(settings: Settings) -> Context {
 
 /// What a study adds to the document: its name, its plan's scale and what it
 /// measured beside the points.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StudyInfo {
     /// The study's name (`rpmsg`, `warp-pipe`, …).
     pub name: String,
@@ -74,7 +74,7 @@ pub struct StudyInfo {
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Outcome {
     /// Every planned point finished.
@@ -89,7 +89,7 @@ pub enum Outcome {
 }
 
 /// Where and how a run was measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Context {
     /// `xferbench`.
     pub tool: String,
@@ -116,7 +116,7 @@ pub struct Context {
 }
 
 /// What measurement facilities the machine offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Capabilities {
     /// A hardware PMU answers `perf_event_open` for instructions.
     pub pmu: bool,
@@ -131,7 +131,7 @@ pub struct Capabilities {
 }
 
 /// Run-control settings, as validated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Settings {
     /// Workload name.
     pub workload: String,
@@ -156,7 +156,7 @@ pub struct Settings {
 }
 
 /// One finished sweep point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PointResult {
     /// 0-based position in the sweep.
     pub index: usize,
@@ -188,7 +188,7 @@ pub struct PointResult {
 }
 
 /// A point's primary figure and which way is better.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Primary {
     /// The figure's name.
     pub figure: String,
@@ -245,7 +245,7 @@ pub mod figure {
 }
 
 /// One measured run of a point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunRecord {
     /// 0-based run number among the measured runs.
     pub run: usize,
@@ -283,7 +283,7 @@ pub fn new_histogram() -> hdrhistogram::Histogram<u64> {
 }
 
 /// Latency percentiles from an HDR histogram (3 significant digits), nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Latency {
     /// Number of samples.
     pub count: u64,
@@ -333,7 +333,7 @@ impl Latency {
 }
 
 /// One channel in one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChannelRun {
     /// Channel number.
     pub channel: usize,
@@ -356,7 +356,7 @@ pub struct ChannelRun {
 }
 
 /// One channel summarised over the runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChannelSummary {
     /// Channel number.
     pub channel: usize,
@@ -369,7 +369,7 @@ pub struct ChannelSummary {
 }
 
 /// One line of the JSON Lines stream written while a sweep runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamRecord {
     /// First line: the context.

@@ -24,7 +24,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A finite sample value: NaN and infinities are refused at construction.
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, PartialOrd, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(transparent)]
 pub struct Sample(f64);
 
@@ -47,7 +49,7 @@ pub const TARGET_LEVEL: f64 = 0.95;
 pub const NOISY_RCV: f64 = 0.05;
 
 /// Summary of one figure over the measured runs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Estimate {
     /// Number of runs summarised.
     pub n: usize,
@@ -175,7 +177,7 @@ fn median_ci_rank(n: usize) -> (usize, f64) {
 }
 
 /// The outcome of [`welch_t_test`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WelchTest {
     /// The t statistic of `mean(b) − mean(a)`.
     pub t: f64,

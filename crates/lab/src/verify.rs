@@ -30,7 +30,9 @@ pub const HEADER_LEN: usize = 16;
 const MISSING_MEMORY: usize = 65_536;
 
 /// Counters of what the receiver saw.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Integrity {
     /// Messages checked.
     pub checked: u64,

@@ -88,7 +88,7 @@ pub struct Participant {
 }
 
 /// The counters of one process over one window (or one whole process lifetime).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessCounters {
     /// Participant name (`main`, `peer0`, …).
     pub role: String,
@@ -99,7 +99,7 @@ pub struct ProcessCounters {
 }
 
 /// The counters of all participants in one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunCounters {
     /// `perf_event` or `callgrind`.
     pub source: String,
@@ -112,7 +112,7 @@ pub struct RunCounters {
 }
 
 /// The counters of a point, summarised over its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PointCounters {
     /// `perf_event` or `callgrind`.
     pub source: String,
@@ -129,7 +129,7 @@ pub struct PointCounters {
 }
 
 /// One process's counters over the runs of a point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessSummary {
     /// Participant name.
     pub role: String,

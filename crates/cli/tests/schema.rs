@@ -1,0 +1,91 @@
+//! Every JSON document a measuring subcommand prints or writes validates against its
+//! documented schema (`docs/schema/*.json`, generated from the types by the lab's
+//! `schema` test).
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn xferbench() -> Command {
+    Command::cargo_bin("xferbench").expect("binary built")
+}
+
+fn schema(name: &str) -> jsonschema::Validator {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema")
+        .join(name);
+    let text = std::fs::read_to_string(&path).expect("documented schema");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
+    jsonschema::validator_for(&value).expect("a valid JSON Schema")
+}
+
+/// Validates `doc` against `docs/schema/<name>`, listing every violation.
+fn check(name: &str, what: &str, doc: &serde_json::Value) {
+    let v = schema(name);
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match {name}:\n{}",
+        errors.join("\n")
+    );
+}
+
+fn stdout_json(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.assert().get_output().stdout.clone();
+    serde_json::from_slice(&out).expect("one JSON document on stdout")
+}
+
+fn file_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("JSON")
+}
+
+#[test]
+fn run_json_matches_the_result_schema() {
+    for workload in ["stream", "pingpong"] {
+        let doc = stdout_json(xferbench().args([
+            "run", workload, "-t", "pipe,shm", "-s", "64", "-c", "1,2", "-n", "2000", "-r", "2",
+            "-w", "0", "--peer", "thread", "--verify", "--json",
+        ]));
+        check("result.schema.json", workload, &doc);
+        assert_eq!(doc["points"].as_array().unwrap().len(), 4);
+        // The schema has teeth: a document without its context, or with a figure
+        // that is not a number, is refused.
+        let mut broken = doc.clone();
+        broken.as_object_mut().unwrap().remove("context");
+        assert!(!schema("result.schema.json").is_valid(&broken));
+        let mut broken = doc.clone();
+        broken["points"][0]["runs"][0]["figures"]["window_s"] = "fast".into();
+        assert!(!schema("result.schema.json").is_valid(&broken));
+    }
+}
+
+#[test]
+fn study_results_and_compare_match_their_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rpmsg");
+    xferbench()
+        .args(["study", "rpmsg", "--quick", "--runs", "2", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = file_json(&out.join("results.json"));
+    check("result.schema.json", "study rpmsg results.json", &doc);
+    assert_eq!(doc["study"]["name"], "rpmsg");
+    let cmp = stdout_json(xferbench().arg("compare").arg(&out).arg(&out).arg("--json"));
+    check("compare.schema.json", "compare --json", &cmp);
+}
+
+#[test]
+fn ab_export_matches_the_ab_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ab.json");
+    xferbench()
+        .args(["ab", "--runs", "3", "--no-callgrind", "--export-json"])
+        .arg(&json)
+        .args(["true", "true"])
+        .assert()
+        .success();
+    check("ab.schema.json", "ab --export-json", &file_json(&json));
+}
