@@ -74,19 +74,26 @@ pub fn run_values(p: &PointResult, figure: &str) -> Vec<f64> {
         .collect()
 }
 
-/// `median [low–high]` with `show` formatting each number; a lone run shows its
-/// value only.
+/// `median [low–high, 75 %]`: the order-statistic interval of the median with its
+/// real level; `show` formats each number. A lone run shows its value only.
 pub fn with_interval(e: &Estimate, show: impl Fn(f64) -> String) -> String {
     if e.n < 2 {
         show(e.median)
     } else {
         format!(
-            "{} [{}–{}]",
+            "{} [{}–{}, {} %]",
             show(e.median),
             show(e.ci_low),
-            show(e.ci_high)
+            show(e.ci_high),
+            level(e.ci_level)
         )
     }
+}
+
+/// A coverage level in percent, without trailing zeros: `75`, `93.75`.
+pub fn level(l: f64) -> String {
+    let s = format!("{:.2}", l * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A figure of a point as [`with_interval`], or `-`.

@@ -687,4 +687,19 @@ mod tests {
             assert!(s.contains(needle), "{needle}: {s}");
         }
     }
+
+    #[test]
+    fn rpmsg_channel_table() {
+        insta::assert_snapshot!(channel_table(&rpmsg_doc(), 8).to_markdown());
+    }
+
+    #[test]
+    fn rpmsg_variants_table() {
+        insta::assert_snapshot!(variants_table(&rpmsg_doc()).to_markdown());
+    }
+
+    #[test]
+    fn rpmsg_summary() {
+        insta::assert_snapshot!(summary(&rpmsg_doc()));
+    }
 }
