@@ -35,7 +35,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         threshold,
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
     };
-    let tty = std::io::stderr().is_terminal();
+    let tty = !a.quiet && std::io::stderr().is_terminal();
     let stop = crate::stop::stop_flag()?;
     let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut |done, total| {
         if tty {
@@ -60,6 +60,22 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         .with_context(|| format!("cannot write --export-json {}", path.display()))?;
     }
     let mut out = std::io::stdout().lock();
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        out.flush()?;
+        return Ok(if report.regression {
+            crate::exit::EXIT_REGRESSION
+        } else {
+            0
+        });
+    }
+    if a.quiet {
+        return Ok(if report.regression {
+            crate::exit::EXIT_REGRESSION
+        } else {
+            0
+        });
+    }
     write!(out, "{}", xferbench_report::compare::render_ab(&report))?;
     if !caps.pmu {
         if let Some(note) = &caps.pmu_note {

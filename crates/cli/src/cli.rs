@@ -99,10 +99,10 @@ pub struct StudyArgs {
     /// round-robin order across points
     #[arg(long)]
     pub no_interleave: bool,
-    /// Profile one participant over the whole study with `perf record` and write a
-    /// flame graph, a speedscope file and a top-functions table to DIR
+    /// Profile one participant over the whole study with `perf record` (`--profile`
+    /// or `--profile=DIR`) and write a flame graph, a speedscope file and a top-functions table to DIR
     /// [default DIR: <out>/profile].
-    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub profile: Option<Option<PathBuf>>,
     /// The participant to profile: `main` (this process: the host or client
     /// threads), `remote` (rpmsg) or `memory-mock` (warp-pipe).
@@ -113,6 +113,16 @@ pub struct StudyArgs {
         requires = "profile"
     )]
     pub profile_peer: String,
+    /// Seconds without progress before a run is declared hung [default: the
+    /// study's own, 10].
+    #[arg(long, value_name = "S")]
+    pub timeout: Option<f64>,
+    /// Print the study's result document (its `results.json`) as JSON on stdout too.
+    #[arg(long)]
+    pub json: bool,
+    /// No line per point and no notes; only errors (the folder is still written).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `xferbench warp ...`.
@@ -120,7 +130,8 @@ pub struct StudyArgs {
 pub enum WarpCommand {
     /// Serve the memory mock (warp-pipe's memory-mock, wire-compatible).
     Serve(WarpServeArgs),
-    /// Enumerate the device, then run T threads × N iterations of read → write → read.
+    /// Enumerate the device, then run C channels (threads) × N iterations of read →
+    /// write → read.
     Client(WarpClientArgs),
 }
 
@@ -185,15 +196,33 @@ pub struct WarpClientArgs {
     /// The memory mock's address.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:2115")]
     pub connect: String,
-    /// Threads.
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
-    /// Iterations per thread.
-    #[arg(long, default_value_t = 100)]
-    pub iterations: u64,
-    /// Bytes per read/write (multiple of 4, 4..4096).
-    #[arg(long, value_name = "BYTES", default_value_t = 2048)]
-    pub payload: usize,
+    /// Concurrent channels: client threads (warp-pipe's --threads).
+    #[arg(
+        short,
+        long,
+        visible_alias = "threads",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub channels: usize,
+    /// Iterations per channel (warp-pipe's --iterations).
+    #[arg(
+        short = 'n',
+        long,
+        visible_alias = "iterations",
+        value_name = "N",
+        default_value_t = 100
+    )]
+    pub count: u64,
+    /// Payload bytes per read/write (multiple of 4, 4..4096; 2048, 4KiB).
+    #[arg(
+        short,
+        long,
+        visible_alias = "payload",
+        value_name = "BYTES",
+        default_value = "2048"
+    )]
+    pub size: String,
     /// CRC implementation.
     #[arg(long, value_enum, default_value = "fast")]
     pub crc: CrcArg,
@@ -210,10 +239,11 @@ pub struct WarpClientArgs {
     /// memory mock's read throughput.
     #[arg(long)]
     pub reads_only: bool,
-    /// Run K single-threaded client processes at once (overrides --threads).
+    /// Run K single-threaded client processes at once (overrides --channels).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub instances: usize,
-    /// Print the result as JSON.
+    /// Print the result as one JSON document on stdout: the client's result, or with
+    /// --instances K > 1 an array of K results.
     #[arg(long)]
     pub json: bool,
 }
@@ -231,7 +261,7 @@ pub struct ListArgs {
 #[command(after_help = "\
 Examples:
   xferbench profile -- xferbench run stream -t shm -s 64 --peer thread -q
-  xferbench profile --pid 1234 --duration 5 --out prof
+  xferbench profile --pid 1234 -d 5 --out prof
 
 Needs perf (`apt-get install linux-perf`); samples cpu-clock, so no hardware PMU is needed. \
 Writes flamegraph.svg, profile.speedscope.json, top-functions.md/.csv and stacks.folded.")]
@@ -241,12 +271,22 @@ pub struct ProfileArgs {
     pub pid: Option<u32>,
 
     /// Seconds to record a process given with --pid.
-    #[arg(long, value_name = "S", default_value_t = 10.0, requires = "pid")]
+    #[arg(
+        short,
+        long,
+        value_name = "S",
+        default_value_t = 10.0,
+        requires = "pid"
+    )]
     pub duration: f64,
 
     /// Output folder [default: xferbench-profile-<time>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+
+    /// Print a JSON summary on stdout: outputs written, samples, top functions.
+    #[arg(long)]
+    pub json: bool,
 
     /// The command to run and profile, after `--`.
     #[arg(last = true, value_name = "CMD")]
@@ -283,6 +323,14 @@ pub struct AbArgs {
     /// Write the whole comparison as JSON.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
+
+    /// Print the whole comparison as JSON on stdout instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress line and no tables; only errors and the exit status.
+    #[arg(short, long)]
+    pub quiet: bool,
 
     /// Command A, the baseline (run with `sh -c`).
     #[arg(value_name = "CMD_A")]
@@ -376,7 +424,8 @@ pub struct RunArgs {
     pub channels: String,
 
     /// Sweep a parameter: a transport parameter (see `xferbench list`) or an axis
-    /// (transport, size, channels). Repeatable.
+    /// (transport, size, channels); numeric ranges as in --size (spin_us=1..64:x4).
+    /// Repeatable.
     #[arg(short = 'p', long = "param", value_name = "NAME=LIST")]
     pub params: Vec<String>,
 
@@ -429,7 +478,7 @@ pub struct RunArgs {
     pub export_csv: Option<PathBuf>,
 
     /// Write a Markdown report.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
     pub export_md: Option<PathBuf>,
 
     /// Append each finished point to this JSON Lines file as it finishes [default:
@@ -449,17 +498,18 @@ pub struct RunArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
-    /// Record counters of every participating process over each run's window:
-    /// `perf` (default) for perf_event_open software counters and, with a PMU, hardware
+    /// Record counters of every participating process over each run's window
+    /// (`--counters` or `--counters=SOURCE`): `perf` (default) for perf_event_open software counters and, with a PMU, hardware
     /// ones; `callgrind` for simulated instruction and cache-miss counts of the peers
     /// under valgrind (slow: use a small --count). See docs/profiling.md.
-    #[arg(long, value_enum, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "perf", require_equals = false)]
+    #[arg(long, value_enum, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "perf", require_equals = true)]
     pub counters: Option<CountersArg>,
 
-    /// Profile one participant of every point with `perf record` and write a flame
-    /// graph, a speedscope file and a top-functions table per point under DIR
+    /// Profile one participant of every point with `perf record` (`--profile` or
+    /// `--profile=DIR`) and write a flame graph, a speedscope file and a top-functions
+    /// table per point under DIR
     /// [default DIR: xferbench-profile-<time>].
-    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub profile: Option<Option<PathBuf>>,
 
     /// The participant to profile: `main` (drivers, and thread peers) or `peerN` (the
@@ -507,14 +557,22 @@ the sum of per-thread rates, is shown next to it.
 Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 128+N \
 stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).")]
 pub struct RpmsgArgs {
-    /// Channels: one thread and one endpoint pair each (1..1024).
-    #[arg(short = 'n', long, default_value_t = 1)]
+    /// Concurrent channels: one thread and one endpoint pair each (1..1024; the
+    /// original's -n).
+    #[arg(
+        short,
+        long,
+        visible_alias = "threads",
+        value_name = "N",
+        default_value_t = 1
+    )]
     pub channels: u32,
-    /// Packet size in bytes (1..496).
-    #[arg(short = 's', long, default_value = "496")]
+    /// Packet size in bytes (1..496; the original's -s).
+    #[arg(short, long, value_name = "BYTES", default_value = "496")]
     pub size: String,
-    /// Bytes each thread sends (K/M/G binary, kB/MB/GB decimal suffixes).
-    #[arg(short = 't', long, default_value = "1MB")]
+    /// Bytes each channel sends (K/M/G binary, kB/MB/GB decimal suffixes; the
+    /// original's -t).
+    #[arg(long, value_name = "BYTES", default_value = "1MB")]
     pub transfer: String,
     /// Notification mode.
     #[arg(long, value_enum, default_value = "kick")]
@@ -528,12 +586,28 @@ pub struct RpmsgArgs {
     /// Stamp and check every packet (sequence, CRC-32, length; packets >= 16 B).
     #[arg(long)]
     pub verify: bool,
-    /// Measured runs (a warm-up run comes first).
-    #[arg(short = 'r', long, default_value_t = 5)]
+    /// Measured runs; figures are medians over these.
+    #[arg(short, long, value_name = "N", default_value_t = 5)]
     pub runs: usize,
-    /// Print every run as JSON lines instead of the table.
+    /// Warm-up runs, discarded.
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+    /// Seconds without progress on any channel before a run is declared hung.
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Print the result document as JSON on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Write every measured run as one JSON line (the per-run shape) to FILE (`-`:
+    /// stdout, instead of the table).
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+    /// No table; only errors (files are still written).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// The names of the built-in studies, for clap.

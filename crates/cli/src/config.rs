@@ -23,6 +23,26 @@ pub const MAX_CHANNELS: u64 = 1024;
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
 
+/// The values of a `-p NAME=LIST`: a word list, in which every range item
+/// (`1..64:x4`, `64KiB..1MiB:x4`, `100..500:+100`) expands as `--size` ranges do;
+/// other items (`64KiB`, `spin`, `true`) stay as written for the parameter to parse.
+pub fn parse_param_list(list: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for item in parse_words(list)? {
+        let expanded = if item.contains("..") {
+            parse_sizes(&item)?.iter().map(u64::to_string).collect()
+        } else {
+            vec![item]
+        };
+        for v in expanded {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A validated `run`.
 #[derive(Debug)]
 pub struct RunConfig {
@@ -80,7 +100,7 @@ impl RunConfig {
                 "size" => size = list.to_string(),
                 "channels" => channels = list.to_string(),
                 _ => {
-                    let values = parse_words(list).with_context(|| format!("-p {name}"))?;
+                    let values = parse_param_list(list).with_context(|| format!("-p {name}"))?;
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
                         e.1 = values;
                     } else {
@@ -268,5 +288,29 @@ impl RunConfig {
                 quiet: a.quiet,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_param_list;
+
+    #[test]
+    fn param_lists_expand_ranges_like_size_and_keep_words() {
+        assert_eq!(
+            parse_param_list("1..64:x4").unwrap(),
+            ["1", "4", "16", "64"]
+        );
+        assert_eq!(
+            parse_param_list("64KiB..1MiB:x4").unwrap(),
+            ["65536", "262144", "1048576"]
+        );
+        assert_eq!(
+            parse_param_list("100..300:+100,64KiB").unwrap(),
+            ["100", "200", "300", "64KiB"]
+        );
+        assert_eq!(parse_param_list("spin,hybrid").unwrap(), ["spin", "hybrid"]);
+        assert!(parse_param_list("1..lots").is_err());
+        assert!(parse_param_list("a,,b").is_err());
     }
 }

@@ -71,6 +71,263 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
+    use std::collections::BTreeMap;
+
+    /// Every visible subcommand, recursively, with its path (`warp client`).
+    fn subcommands(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
+            let p = format!("{path} {}", sub.get_name()).trim().to_string();
+            out.push((p.clone(), sub.clone()));
+            subcommands(sub, &p, out);
+        }
+    }
+
+    fn all_subcommands() -> Vec<(String, clap::Command)> {
+        let mut cmd = super::cli::Cli::command();
+        cmd.build();
+        let mut out = Vec::new();
+        subcommands(&cmd, "", &mut out);
+        out
+    }
+
+    /// The user's flags of a subcommand: visible, and not clap's help/version.
+    fn flags(cmd: &clap::Command) -> impl Iterator<Item = &clap::Arg> {
+        cmd.get_arguments().filter(|a| {
+            !a.is_hide_set()
+                && !a.is_positional()
+                && !matches!(a.get_id().as_str(), "help" | "version")
+        })
+    }
+
+    fn takes_value(a: &clap::Arg) -> bool {
+        a.get_action().takes_values()
+    }
+
+    fn first_line(help: Option<&clap::builder::StyledStr>) -> String {
+        help.map(|h| h.to_string())
+            .unwrap_or_default()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    #[test]
+    fn every_letter_and_long_name_means_one_thing_across_the_tool() {
+        let mut letters: BTreeMap<char, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        let mut kinds: BTreeMap<String, BTreeMap<bool, Vec<String>>> = BTreeMap::new();
+        let mut helps: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        for (path, cmd) in all_subcommands() {
+            for a in flags(&cmd) {
+                let long = a
+                    .get_long()
+                    .expect("every flag has a long name")
+                    .to_string();
+                let shorts = a
+                    .get_short()
+                    .into_iter()
+                    .chain(a.get_visible_short_aliases().unwrap_or_default());
+                for s in shorts {
+                    letters
+                        .entry(s)
+                        .or_default()
+                        .entry(long.clone())
+                        .or_default()
+                        .push(path.clone());
+                }
+                let aliases = a.get_all_aliases().unwrap_or_default();
+                let names =
+                    std::iter::once(long.clone()).chain(aliases.iter().map(|s| s.to_string()));
+                for n in names {
+                    kinds
+                        .entry(n)
+                        .or_default()
+                        .entry(takes_value(a))
+                        .or_default()
+                        .push(path.clone());
+                }
+                helps
+                    .entry(long)
+                    .or_default()
+                    .push((path.clone(), first_line(a.get_help())));
+            }
+        }
+        for (letter, longs) in &letters {
+            assert_eq!(
+                longs.len(),
+                1,
+                "-{letter} means more than one thing: {longs:?}"
+            );
+        }
+        for (name, by_kind) in &kinds {
+            assert_eq!(
+                by_kind.len(),
+                1,
+                "--{name} is a flag in some subcommands and takes a value in others: {by_kind:?}"
+            );
+        }
+        assert!(helps.values().all(|h| !h.is_empty()));
+        // The shared letters keep their meaning.
+        for (letter, long) in [
+            ('t', "transport"),
+            ('s', "size"),
+            ('c', "channels"),
+            ('n', "count"),
+            ('d', "duration"),
+            ('r', "runs"),
+            ('w', "warmup"),
+            ('p', "param"),
+            ('q', "quiet"),
+        ] {
+            assert!(
+                letters[&letter].contains_key(long),
+                "-{letter}: {:?}",
+                letters[&letter]
+            );
+        }
+    }
+
+    /// docs/cli.md, from the clap definitions and the exit statuses of exit.rs.
+    fn cli_markdown() -> String {
+        let mut md = String::from(
+            "# Command-line reference\n\n\
+             <!-- Generated from the clap definitions by `cargo test -p xferbench`; \
+             do not edit. Rewrite with `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench \
+             cli_md`. -->\n\n\
+             Every letter and long name means the same in every subcommand (a test \
+             enforces it). Flags with an optional value take it after `=` only \
+             (`--counters=callgrind`, `--profile=DIR`), so that the next word is never \
+             taken as their value. `--json` prints one JSON document on stdout; JSON Lines \
+             only come from `--jsonl`.\n\n\
+             **Point numbers.** The terminal, error messages, warnings and Markdown reports \
+             say \"point N\" counting from 1, in the order the points run; the result \
+             files' `index` field and `--profile` folders (`point-I`) count from 0, so \
+             point N is `index` N − 1.\n",
+        );
+        md.push_str(
+            "\n## What `--json` prints\n\n\
+             One JSON document on stdout, pretty-printed.\n\n\
+             | subcommand | document |\n|---|---|\n\
+             | `run` | the result document, as `--export-json` writes it ([results-schema.md](results-schema.md)) |\n\
+             | `rpmsg` | the result document of its one point, as `--export-json` writes it; `--jsonl FILE` (`-`: stdout) writes one JSON line per run |\n\
+             | `study NAME` | the study's result document, as its `results.json` (the folder is written too) |\n\
+             | `ab` | the comparison, as `--export-json` writes it |\n\
+             | `compare` | the point-by-point comparison |\n\
+             | `profile` | a summary: `title`, `dir`, `outputs` (files written), `perf_data`, `stacks`, `sampled_cpu_ns`, `top_functions` (the first 20) |\n\
+             | `warp client` | the client's result; with `--instances K` > 1, an array of K results |\n\
+             | `list` | transports, workloads, parameters and studies |\n",
+        );
+        md.push_str("\n## Letters\n\n| short | long | subcommands |\n|---|---|---|\n");
+        let mut letters: BTreeMap<char, (String, Vec<String>)> = BTreeMap::new();
+        let subs = all_subcommands();
+        for (path, cmd) in &subs {
+            for a in flags(cmd) {
+                if let Some(s) = a.get_short() {
+                    let e = letters.entry(s).or_default();
+                    e.0 = a.get_long().unwrap_or_default().to_string();
+                    e.1.push(format!("`{path}`"));
+                }
+            }
+        }
+        for (s, (l, paths)) in &letters {
+            md.push_str(&format!("| `-{s}` | `--{l}` | {} |\n", paths.join(", ")));
+        }
+        md.push_str("\n## Flags\n");
+        for (path, cmd) in &subs {
+            if cmd.has_subcommands() {
+                continue;
+            }
+            md.push_str(&format!(
+                "\n### `xferbench {path}`\n\n{}\n\n\
+                 | short | long | value | default | meaning |\n|---|---|---|---|---|\n",
+                first_line(cmd.get_about())
+            ));
+            for a in cmd
+                .get_arguments()
+                .filter(|a| !a.is_hide_set() && !matches!(a.get_id().as_str(), "help" | "version"))
+            {
+                let short = a.get_short().map(|s| format!("`-{s}`")).unwrap_or_default();
+                let mut long = match a.get_long() {
+                    Some(l) => format!("`--{l}`"),
+                    None => format!("`{}` (positional)", a.get_value_names().map_or_else(
+                        || a.get_id().to_string().to_uppercase(),
+                        |v| v.join(" "),
+                    )),
+                };
+                for alias in a.get_visible_aliases().unwrap_or_default() {
+                    long.push_str(&format!(", `--{alias}`"));
+                }
+                let value = if !takes_value(a) {
+                    String::new()
+                } else {
+                    let pv = a.get_possible_values();
+                    let v = if !pv.is_empty() && pv.len() <= 8 {
+                        pv.iter()
+                            .map(|p| p.get_name())
+                            .collect::<Vec<_>>()
+                            .join("\\|")
+                    } else {
+                        a.get_value_names()
+                            .map_or_else(|| "VALUE".into(), |v| v.join(" "))
+                    };
+                    let optional = a.get_num_args().is_some_and(|n| n.min_values() == 0);
+                    if optional {
+                        format!("`[={v}]`")
+                    } else {
+                        format!("`{v}`")
+                    }
+                };
+                let default = if !takes_value(a) {
+                    String::new()
+                } else {
+                    a.get_default_values()
+                        .iter()
+                        .map(|d| format!("`{}`", d.to_string_lossy()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let meaning = a
+                    .get_help()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .replace('|', "\\|");
+                md.push_str(&format!(
+                    "| {short} | {long} | {value} | {default} | {meaning} |\n"
+                ));
+            }
+        }
+        md.push_str("\n## Exit statuses\n\nThe same for every subcommand.\n\n");
+        for line in include_str!("exit.rs").lines() {
+            if let Some(row) = line.strip_prefix("//! |") {
+                md.push('|');
+                md.push_str(&row.replace(" ([`crate::stop`])", ""));
+                md.push('\n');
+            }
+        }
+        md
+    }
+
+    #[test]
+    fn cli_md_is_generated_from_the_clap_definitions() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+        let want = cli_markdown();
+        if std::env::var_os("XFERBENCH_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/cli.md is out of date with the clap definitions; rewrite it with \
+             `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench cli_md` and commit it"
+        );
+    }
 
     #[test]
     fn the_cli_definition_is_consistent() {

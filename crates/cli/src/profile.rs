@@ -3,6 +3,7 @@
 use crate::cli::ProfileArgs;
 use crate::exit::EXIT_USAGE;
 use anyhow::{Context, Result};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use xferbench_lab::profile::{self, ProfileRequest, perf_record};
 use xferbench_lab::result::ResultDoc;
@@ -40,7 +41,12 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
             (args.command.join(" "), Some(status))
         }
     };
-    render(&data, &dir, &title)?;
+    let summary = render(&data, &dir, &title)?;
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &summary)?;
+        writeln!(out)?;
+    }
     Ok(match status {
         Some(s) if !s.success() => {
             eprintln!(
@@ -53,17 +59,30 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
     })
 }
 
-/// Folds a recording and writes every output next to it; prints where they are.
-fn render(data: &Path, dir: &Path, title: &str) -> Result<()> {
+/// How many of the top functions `profile --json` lists.
+const JSON_TOP: usize = 20;
+
+/// Folds a recording and writes every output next to it; prints where they are and
+/// returns the summary `profile --json` prints.
+fn render(data: &Path, dir: &Path, title: &str) -> Result<serde_json::Value> {
     let folded = profile::analyse(data)?;
-    xferbench_report::profile::write_outputs(dir, &folded, title)
+    let written = xferbench_report::profile::write_outputs(dir, &folded, title)
         .with_context(|| format!("cannot write the profile outputs to {}", dir.display()))?;
     eprintln!(
         "profile: {:.1} ms of CPU sampled → {}/flamegraph.svg, profile.speedscope.json, top-functions.md",
         folded.total() as f64 / 1e6,
         dir.display()
     );
-    Ok(())
+    let top: Vec<_> = folded.top_functions().into_iter().take(JSON_TOP).collect();
+    Ok(serde_json::json!({
+        "title": title,
+        "dir": dir,
+        "outputs": written,
+        "perf_data": data,
+        "stacks": folded.stacks.len(),
+        "sampled_cpu_ns": folded.total(),
+        "top_functions": top,
+    }))
 }
 
 /// Renders the recording of every finished point of a `run --profile`; returns
@@ -78,7 +97,11 @@ pub fn render_run_profiles(req: &ProfileRequest, doc: &ResultDoc, quiet: bool) -
         }
         let title = format!(
             "{} of point {} ({} size={} channels={})",
-            req.participant, p.index, p.params["transport"], p.size_bytes, p.channels
+            req.participant,
+            p.index + 1,
+            p.params["transport"],
+            p.size_bytes,
+            p.channels
         );
         let r = profile::analyse(&data)
             .map_err(anyhow::Error::from)
@@ -96,7 +119,7 @@ pub fn render_run_profiles(req: &ProfileRequest, doc: &ResultDoc, quiet: bool) -
             Ok(_) => {}
             Err(e) => {
                 ok = false;
-                eprintln!("error: profile of point {}: {e:#}", p.index);
+                eprintln!("error: profile of point {}: {e:#}", p.index + 1);
             }
         }
     }

@@ -1,10 +1,10 @@
-//! `xferbench rpmsg`: one point of the RPMsg workload with `rpmsg-xmit-p`'s flags
-//! (`-t` bytes per thread → ⌈t/s⌉ round trips per channel), run `--runs` times after a
-//! warm-up run on the point loop with an [`RpmsgRig`], summarised from the point's
+//! `xferbench rpmsg`: one point of the RPMsg workload with `rpmsg-xmit-p`'s settings
+//! (`--transfer` bytes per channel → ⌈transfer/size⌉ round trips per channel), run
+//! `--runs` times after `--warmup` runs on the point loop with an [`RpmsgRig`], summarised from the point's
 //! estimates (medians and their spread).
 
 use crate::cli::{BuffersArg, NotifyArg, RpmsgArgs};
-use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
+use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, EXIT_USAGE};
 use anyhow::{Result, bail};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
@@ -21,7 +21,7 @@ use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::{
     DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, RpmsgPoint, SUM_OF_RATES,
 };
-use xferbench_report::format;
+use xferbench_report::{Exporter, export_to_path, format, json::Json};
 use xferbench_transports::param::parse_byte_size;
 use xferbench_transports::rpmsg::{Buffers, Notify};
 
@@ -47,6 +47,12 @@ fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
     }
     if a.runs == 0 {
         return Err("--runs must be at least 1".into());
+    }
+    if !(a.timeout.is_finite() && a.timeout >= 0.1 && a.timeout <= 86_400.0) {
+        return Err(format!(
+            "--timeout {}: not a number of seconds between 0.1 and 86400",
+            a.timeout
+        ));
     }
     if transfer == 0 {
         return Err("--transfer: must be at least 1 byte".into());
@@ -117,10 +123,9 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     };
     let opts = LoopOptions {
         runs: a.runs,
-        // One warm-up run: page faults, first wake-ups.
-        warmup: 1,
+        warmup: a.warmup,
         interleave: false,
-        hang_timeout: Duration::from_secs(10),
+        hang_timeout: Duration::from_secs_f64(a.timeout),
         counters: CounterMode::Off,
         profile: None,
     };
@@ -130,7 +135,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Settings {
             workload: "rpmsg".into(),
             runs: a.runs,
-            warmup: 1,
+            warmup: a.warmup,
             count: match p.limit {
                 Limit::Count(n) => Some(n),
                 Limit::Duration(_) => None,
@@ -144,16 +149,36 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     );
     let stop = crate::stop::stop_flag()?;
     let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
-    let mut out = std::io::stdout().lock();
     let point = doc.points.first();
-    if a.json {
-        for r in point.iter().flat_map(|p| &p.runs) {
-            serde_json::to_writer(&mut out, &run_json(r))?;
-            writeln!(out)?;
+    let mut outputs_failed = false;
+    if let Some(path) = &a.export_json {
+        if let Err(e) = export_to_path(&Json, &doc, path) {
+            outputs_failed = true;
+            eprintln!("error: cannot write --export-json {}: {e}", path.display());
         }
-    } else if let Some(pt) = point {
+    }
+    let jsonl_stdout = a.jsonl.as_deref() == Some(std::path::Path::new("-"));
+    if let Some(path) = a.jsonl.as_ref().filter(|_| !jsonl_stdout) {
+        let lines = || -> std::io::Result<()> {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+            write_lines(&mut f, point)?;
+            f.flush()
+        };
+        if let Err(e) = lines() {
+            outputs_failed = true;
+            eprintln!("error: cannot write --jsonl {}: {e}", path.display());
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if a.json {
+        Json.export(&doc, &mut out)?;
+    } else if jsonl_stdout {
+        write_lines(&mut out, point)?;
+    } else if let Some(pt) = point.filter(|_| !a.quiet) {
         writeln!(out, "{}", table(&p, transfer, pt))?;
     }
+    out.flush()?;
+    drop(out);
     match &doc.outcome {
         Outcome::Complete => {}
         Outcome::Interrupted => return Ok(crate::stop::interrupted_status()),
@@ -174,14 +199,24 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         eprintln!("error: data verification failed or messages were rejected; see the table");
         return Ok(EXIT_INTEGRITY);
     }
-    Ok(0)
+    Ok(if outputs_failed { EXIT_FAILURE } else { 0 })
+}
+
+/// Every measured run of the point as one JSON line.
+fn write_lines(w: &mut impl Write, point: Option<&PointResult>) -> std::io::Result<()> {
+    for r in point.iter().flat_map(|p| &p.runs) {
+        serde_json::to_writer(&mut *w, &run_json(r))?;
+        writeln!(w)?;
+    }
+    Ok(())
 }
 
 fn fig(r: &RunRecord, name: &str) -> f64 {
     r.figures.get(name).copied().unwrap_or(0.0)
 }
 
-/// One run in the shape `xferbench rpmsg --json` has always printed.
+/// One run in the shape `xferbench rpmsg --jsonl` writes (what `--json` printed
+/// before it printed the result document).
 fn run_json(r: &RunRecord) -> serde_json::Value {
     let remote = r.cpu.iter().find(|c| c.role == "remote");
     json!({

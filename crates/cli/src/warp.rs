@@ -133,10 +133,16 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     let Some(addr) = a.connect.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
         return usage(format_args!("--connect {}: expected HOST:PORT", a.connect));
     };
+    let Some(payload) = xferbench_transports::param::parse_byte_size(&a.size) else {
+        return usage(format_args!(
+            "--size {:?}: expected a byte size such as 2048 or 4KiB",
+            a.size
+        ));
+    };
     let spec = ClientSpec {
-        threads: if a.instances > 1 { 1 } else { a.threads },
-        iterations: a.iterations,
-        payload: a.payload,
+        threads: if a.instances > 1 { 1 } else { a.channels },
+        iterations: a.count,
+        payload,
         crc: crc_kind(a.crc).name().into(),
         connection: match a.connection {
             ConnectionArg::Shared => ConnectionMode::Shared,
@@ -153,7 +159,9 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         },
     };
     if spec.threads == 0 || spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
-        return usage("--threads must be >= 1 and --payload a multiple of 4 from 4 to 4096");
+        return usage(
+            "--channels must be >= 1 and --size (--payload) a multiple of 4 from 4 to 4096",
+        );
     }
     if a.instances == 0 {
         return usage("--instances must be >= 1");

@@ -696,11 +696,13 @@ mod warp {
         let _quiet = super::support::timing_lock();
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
-        xferbench()
-            .args(["study", "warp-pipe", "--quick", "--out"])
+        let assert = xferbench()
+            .args(["study", "warp-pipe", "--quick", "--json", "--out"])
             .arg(&out)
             .assert()
             .success();
+        let printed: serde_json::Value =
+            serde_json::from_slice(&assert.get_output().stdout).unwrap();
         for f in [
             "results.json",
             "summary.md",
@@ -721,6 +723,7 @@ mod warp {
             assert!(out.join(f).is_file(), "{f} written");
         }
         let doc = read_json(&out.join("results.json"));
+        assert_eq!(printed, doc, "study --json prints results.json");
         assert_eq!(doc["schema_version"], 1);
         assert_eq!(doc["study"]["name"], "warp-pipe");
         assert_eq!(doc["outcome"]["status"], "complete");
@@ -917,7 +920,7 @@ mod counters {
             let json = dir.path().join(name);
             xferbench()
                 .args(["run", "stream", "-t", "pipe", "-s", "256", "-n", "2000"])
-                .args(["-r", "1", "-w", "0", "--quiet", "--counters", "callgrind"])
+                .args(["-r", "1", "-w", "0", "--quiet", "--counters=callgrind"])
                 .arg("--export-json")
                 .arg(&json)
                 .assert()
@@ -947,8 +950,7 @@ mod counters {
                 "pipe",
                 "--peer",
                 "thread",
-                "--counters",
-                "callgrind",
+                "--counters=callgrind",
             ])
             .assert()
             .code(2)
@@ -1014,8 +1016,8 @@ mod profiling {
             .args([
                 "run", "stream", "-t", "pipe", "-s", "4KiB", "-d", "0.3", "-r", "1",
             ])
-            .args(["-w", "0", "-q", "--profile-peer", "peer0", "--profile"])
-            .arg(&out)
+            .args(["-w", "0", "-q", "--profile-peer", "peer0"])
+            .arg(format!("--profile={}", out.display()))
             .assert()
             .success();
         check_outputs(&out.join("point-0"));
@@ -1033,8 +1035,8 @@ mod profiling {
             .args([
                 "run", "stream", "-t", "pipe", "-n", "100", "-r", "1", "-w", "0", "-q",
             ])
-            .args(["--profile-peer", "memory-mock", "--profile"])
-            .arg(dir.path())
+            .args(["--profile-peer", "memory-mock"])
+            .arg(format!("--profile={}", dir.path().display()))
             .assert()
             .code(1)
             .stderr(
@@ -1138,14 +1140,26 @@ mod ab {
         let _quiet = timing_lock();
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("ab.json");
-        xferbench()
-            .args(["ab", "--runs", "10", "--no-callgrind", "--export-json"])
+        let out = xferbench()
+            .args([
+                "ab",
+                "--runs",
+                "10",
+                "--no-callgrind",
+                "--json",
+                "--export-json",
+            ])
             .arg(&json)
             .arg(spin(2000))
             .arg(spin(2000))
             .assert()
-            .success();
+            .success()
+            .get_output()
+            .stdout
+            .clone();
         let r = read_json(&json);
+        let printed: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(printed, r, "--json prints what --export-json writes");
         assert!(
             r["diagnosis"]
                 .as_str()
@@ -1260,5 +1274,115 @@ mod compare {
             .assert()
             .code(2)
             .stderr(predicate::str::contains("same workload"));
+    }
+}
+
+mod conventions {
+    use super::support::xferbench;
+    use predicates::prelude::*;
+
+    fn run_json(args: &[&str]) -> serde_json::Value {
+        let out = xferbench()
+            .args(args)
+            .args(["-r", "1", "-w", "0", "--peer", "thread", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    #[test]
+    fn an_optional_value_never_swallows_the_next_word() {
+        let doc = run_json(&[
+            "run",
+            "--counters",
+            "stream",
+            "-t",
+            "pipe",
+            "-s",
+            "64",
+            "-n",
+            "100",
+        ]);
+        assert_eq!(doc["context"]["settings"]["workload"], "stream", "{doc}");
+        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+        // perf counters were asked for: recorded, or said to be unsupported.
+        let c = &doc["points"][0]["counters"];
+        assert!(c.is_object(), "{doc}");
+        assert_eq!(c["source"], "perf_event", "{c}");
+    }
+
+    #[test]
+    fn an_optional_value_takes_an_equals_sign() {
+        xferbench()
+            .args(["run", "stream", "--counters", "callgrind"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("callgrind"));
+    }
+
+    #[test]
+    fn param_lists_take_ranges_as_size_does() {
+        let doc = run_json(&[
+            "run",
+            "stream",
+            "-t",
+            "pipe",
+            "-s",
+            "64",
+            "-n",
+            "100",
+            "-p",
+            "pipe_size=64KiB..1MiB:x4",
+        ]);
+        let sizes: Vec<String> = doc["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["params"]["pipe_size"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(sizes.len(), 3, "{sizes:?}");
+        xferbench()
+            .args(["run", "stream", "-t", "pipe", "-p", "pipe_size=1..lots"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("-p pipe_size"));
+    }
+
+    #[test]
+    fn export_markdown_is_export_md() {
+        let dir = tempfile::tempdir().unwrap();
+        let md = dir.path().join("r.md");
+        xferbench()
+            .args(["run", "stream", "-t", "pipe", "-s", "64", "-n", "100", "-q"])
+            .args([
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "--peer",
+                "thread",
+                "--export-markdown",
+            ])
+            .arg(&md)
+            .assert()
+            .success();
+        assert!(md.is_file());
+    }
+
+    #[test]
+    fn the_warp_client_takes_sizes_with_units_and_the_shared_letters() {
+        xferbench()
+            .args(["warp", "client", "-s", "lots"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--size"));
+        xferbench()
+            .args(["warp", "client", "--payload", "1KiB", "--threads", "2"])
+            .args(["--iterations", "1", "--connect", "127.0.0.1:1"])
+            .assert()
+            .code(1);
     }
 }

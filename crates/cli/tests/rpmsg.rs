@@ -165,17 +165,28 @@ fn a_remote_that_cannot_attach_says_why() {
 }
 
 #[test]
-fn the_rpmsg_command_runs_a_verified_point_and_prints_every_run_as_json() {
+fn the_rpmsg_command_runs_a_verified_point_and_writes_every_run_as_json_lines() {
     let out = assert_cmd::Command::cargo_bin("xferbench")
         .unwrap()
-        .args(["rpmsg", "-n", "4", "-s", "64", "-t", "6400", "-r", "3"])
+        .args([
+            "rpmsg",
+            "-c",
+            "4",
+            "-s",
+            "64",
+            "--transfer",
+            "6400",
+            "-r",
+            "3",
+        ])
         .args([
             "--notify",
             "event-idx",
             "--buffers",
             "zero-copy",
             "--verify",
-            "--json",
+            "--jsonl",
+            "-",
         ])
         .timeout(Duration::from_secs(60))
         .output()
@@ -202,12 +213,48 @@ fn the_rpmsg_command_runs_a_verified_point_and_prints_every_run_as_json() {
 }
 
 #[test]
+fn rpmsg_json_prints_one_result_document_as_export_json_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let out = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args(["rpmsg", "-c", "2", "-s", "64", "--transfer", "6400"])
+        .args([
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "--timeout",
+            "30",
+            "--json",
+            "--export-json",
+        ])
+        .arg(&file)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc, saved);
+    assert_eq!(doc["context"]["settings"]["workload"], "rpmsg");
+    assert_eq!(doc["context"]["settings"]["warmup"], 0);
+    let runs = doc["points"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(doc["points"][0]["channels"], 2);
+}
+
+#[test]
 fn bad_rpmsg_flags_are_usage_errors_naming_the_flag() {
     for (args, needle) in [
         (&["-s", "497"][..], "packet size 497"),
         (&["-s", "8", "--verify"][..], "--verify needs packets"),
-        (&["-t", "lots"][..], "--transfer"),
-        (&["-n", "0"][..], "--channels 0"),
+        (&["--transfer", "lots"][..], "--transfer"),
+        (&["-c", "0"][..], "--channels 0"),
+        (&["--timeout", "0"][..], "--timeout"),
+        (&["-t", "6400"][..], "unexpected argument '-t'"),
         (&["-r", "0"][..], "--runs"),
         (&["--notify", "smoke-signal"][..], "--notify"),
     ] {

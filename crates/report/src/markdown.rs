@@ -124,7 +124,7 @@ impl Exporter for Markdown {
                 p.warnings.iter().map(move |w| {
                     format!(
                         "point {} ({} {}): {w}",
-                        p.index,
+                        p.index + 1,
                         p.params["transport"],
                         format::size(p.size_bytes)
                     )

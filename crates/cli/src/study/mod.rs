@@ -8,6 +8,7 @@
 use crate::cli::StudyArgs;
 use crate::exit;
 use anyhow::Result;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use xferbench_lab::observer::Observer;
 use xferbench_lab::profile::ProfileRequest;
@@ -46,7 +47,15 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             participant: args.profile_peer.clone(),
         }),
     };
-    if profile.is_some() && !args.no_interleave {
+    if let Some(t) = args.timeout {
+        if !(t.is_finite() && (0.1..=86_400.0).contains(&t)) {
+            return Ok(exit::usage(
+                "study",
+                format!("--timeout: {t} is not a number of seconds between 0.1 and 86400"),
+            ));
+        }
+    }
+    if profile.is_some() && !args.no_interleave && !args.quiet {
         eprintln!(
             "note: --profile records one point at a time, so the study runs point by point (as with --no-interleave)"
         );
@@ -56,6 +65,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         warmup: args.warmup,
         interleave: (args.no_interleave || profile.is_some()).then_some(false),
         profile: profile.clone(),
+        hang_timeout: args.timeout.map(std::time::Duration::from_secs_f64),
         ..StudyOverrides::default()
     };
     let env = StudyEnv {
@@ -69,9 +79,14 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     let journal_path = out.join("results.jsonl");
     let mut journal = JsonLinesWriter::create(&journal_path)?;
     let mut lines = PointLines::new();
-    eprintln!("{name} study: writing {}", out.display());
+    if !args.quiet {
+        eprintln!("{name} study: writing {}", out.display());
+    }
     let doc = {
-        let mut observers: Vec<&mut dyn Observer> = vec![&mut lines, &mut journal];
+        let mut observers: Vec<&mut dyn Observer> = vec![&mut journal];
+        if !args.quiet {
+            observers.push(&mut lines);
+        }
         studies::run_study(
             study,
             args.quick,
@@ -92,7 +107,9 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     match xferbench_report::studies::write_folder(&out, &doc) {
         Ok(_) => {
             let _ = std::fs::remove_file(&journal_path);
-            eprintln!("wrote {}", out.display());
+            if !args.quiet {
+                eprintln!("wrote {}", out.display());
+            }
         }
         Err(e) => {
             outputs_failed = true;
@@ -103,14 +120,19 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         }
     }
     if let Some(req) = &profile {
-        outputs_failed |= !render_profile(req, name);
+        outputs_failed |= !render_profile(req, name, args.quiet);
+    }
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        xferbench_report::Exporter::export(&xferbench_report::json::Json, &doc, &mut out)?;
+        out.flush()?;
     }
     Ok(exit::for_doc(&doc, outputs_failed))
 }
 
 /// Folds every recording of the study (one per visit of each point) into one
 /// flame graph, speedscope file and top-functions table.
-fn render_profile(req: &ProfileRequest, study: &str) -> bool {
+fn render_profile(req: &ProfileRequest, study: &str, quiet: bool) -> bool {
     let recordings = recordings(&req.dir);
     let title = format!("{} of the {study} study", req.participant);
     let rendered = xferbench_lab::profile::analyse_all(&recordings)
@@ -120,6 +142,7 @@ fn render_profile(req: &ProfileRequest, study: &str) -> bool {
             Ok(f.total() as f64 / 1e6)
         });
     match rendered {
+        Ok(_) if quiet => true,
         Ok(ms) => {
             eprintln!(
                 "profile: {title}: {ms:.1} ms of CPU sampled in {} recording(s) → {}",
@@ -180,6 +203,9 @@ mod tests {
             no_interleave: false,
             profile: None,
             profile_peer: "main".into(),
+            timeout: None,
+            json: false,
+            quiet: false,
         };
         let dir = super::out_dir(&args, "rpmsg")
             .to_string_lossy()

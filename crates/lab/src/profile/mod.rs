@@ -25,7 +25,7 @@ pub use perf_record::{ProfileError, preflight};
 
 use std::path::{Path, PathBuf};
 
-/// `--profile DIR --profile-peer NAME` on a run: profile one participant of every
+/// `--profile=DIR --profile-peer NAME` on a run: profile one participant of every
 /// point into `DIR/point-<index>/perf.data`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProfileRequest {
