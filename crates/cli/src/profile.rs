@@ -64,7 +64,7 @@ const JSON_TOP: usize = 20;
 
 /// Folds a recording and writes every output next to it; prints where they are and
 /// returns the summary `profile --json` prints.
-fn render(data: &Path, dir: &Path, title: &str) -> Result<serde_json::Value> {
+fn render(data: &Path, dir: &Path, title: &str) -> Result<profile::ProfileSummary> {
     let folded = profile::analyse(data)?;
     let written = xferbench_report::profile::write_outputs(dir, &folded, title)
         .with_context(|| format!("cannot write the profile outputs to {}", dir.display()))?;
@@ -74,15 +74,15 @@ fn render(data: &Path, dir: &Path, title: &str) -> Result<serde_json::Value> {
         dir.display()
     );
     let top: Vec<_> = folded.top_functions().into_iter().take(JSON_TOP).collect();
-    Ok(serde_json::json!({
-        "title": title,
-        "dir": dir,
-        "outputs": written,
-        "perf_data": data,
-        "stacks": folded.stacks.len(),
-        "sampled_cpu_ns": folded.total(),
-        "top_functions": top,
-    }))
+    Ok(profile::ProfileSummary {
+        title: title.to_string(),
+        dir: dir.to_path_buf(),
+        outputs: written,
+        perf_data: data.to_path_buf(),
+        stacks: folded.stacks.len(),
+        sampled_cpu_ns: folded.total(),
+        top_functions: top,
+    })
 }
 
 /// Renders the recording of every finished point of a `run --profile`; returns

@@ -62,30 +62,142 @@ fn run_json_matches_the_result_schema() {
 }
 
 #[test]
-fn study_results_and_compare_match_their_schemas() {
+fn study_json_results_and_compare_match_their_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rpmsg");
-    xferbench()
-        .args(["study", "rpmsg", "--quick", "--runs", "2", "--out"])
-        .arg(&out)
-        .assert()
-        .success();
+    let printed = stdout_json(
+        xferbench()
+            .args([
+                "study", "rpmsg", "--quick", "--runs", "2", "--json", "--out",
+            ])
+            .arg(&out),
+    );
+    check("result.schema.json", "study rpmsg --json", &printed);
     let doc = file_json(&out.join("results.json"));
     check("result.schema.json", "study rpmsg results.json", &doc);
     assert_eq!(doc["study"]["name"], "rpmsg");
+    assert_eq!(printed, doc, "--json prints what results.json holds");
     let cmp = stdout_json(xferbench().arg("compare").arg(&out).arg(&out).arg("--json"));
     check("compare.schema.json", "compare --json", &cmp);
 }
 
 #[test]
-fn ab_export_matches_the_ab_schema() {
+fn ab_json_matches_the_ab_schema() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("ab.json");
-    xferbench()
-        .args(["ab", "--runs", "3", "--no-callgrind", "--export-json"])
-        .arg(&json)
-        .args(["true", "true"])
-        .assert()
-        .success();
+    let printed = stdout_json(
+        xferbench()
+            .args([
+                "ab",
+                "--runs",
+                "3",
+                "--no-callgrind",
+                "--json",
+                "--export-json",
+            ])
+            .arg(&json)
+            .args(["true", "true"]),
+    );
+    check("ab.schema.json", "ab --json", &printed);
     check("ab.schema.json", "ab --export-json", &file_json(&json));
+}
+
+#[test]
+fn rpmsg_json_matches_the_result_schema() {
+    let doc = stdout_json(xferbench().args([
+        "rpmsg",
+        "-c",
+        "2",
+        "-s",
+        "64",
+        "--transfer",
+        "6400",
+        "-r",
+        "2",
+        "--json",
+    ]));
+    check("result.schema.json", "rpmsg --json", &doc);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn warp_client_json_matches_its_schema() {
+    use std::io::BufRead;
+    // A memory mock on a free port; its address is on stderr.
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .args(["warp", "serve", "--port", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split_whitespace()
+        .find(|w| w.contains(':'))
+        .expect("the mock prints its address")
+        .to_string();
+    let one = stdout_json(xferbench().args([
+        "warp",
+        "client",
+        "--connect",
+        &addr,
+        "-c",
+        "2",
+        "-n",
+        "2",
+        "-s",
+        "256",
+        "--json",
+    ]));
+    let many = stdout_json(xferbench().args([
+        "warp",
+        "client",
+        "--connect",
+        &addr,
+        "-c",
+        "1",
+        "-n",
+        "2",
+        "-s",
+        "256",
+        "--instances",
+        "2",
+        "--json",
+    ]));
+    let _ = server.kill();
+    let _ = server.wait();
+    check("warp-client.schema.json", "warp client --json", &one);
+    check(
+        "warp-client.schema.json",
+        "warp client --instances 2 --json",
+        &many,
+    );
+    assert!(many.is_array());
+}
+
+#[test]
+fn profile_json_matches_its_schema() {
+    let usable = std::process::Command::new("perf")
+        .args(["record", "-q", "-o", "/dev/null", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !usable {
+        println!("skipped: perf is missing or may not record here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let summary = stdout_json(
+        xferbench()
+            .args(["profile", "--json", "--out"])
+            .arg(dir.path())
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done",
+            ]),
+    );
+    check("profile.schema.json", "profile --json", &summary);
 }

@@ -21,6 +21,14 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
             "compare.schema.json",
             of::<crate::compare::Comparison>("The comparison of `compare --json`."),
         ),
+        (
+            "profile.schema.json",
+            of::<crate::profile::ProfileSummary>("The summary of `profile --json`."),
+        ),
+        (
+            "warp-client.schema.json",
+            of::<crate::workload::warp::ClientOutput>("The result of `warp client --json`."),
+        ),
     ]
 }
 

@@ -14,7 +14,7 @@ pub struct Folded {
 }
 
 /// One function's share of the samples.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FunctionShare {
     /// Function (frame) name.
     pub name: String,

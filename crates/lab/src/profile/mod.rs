@@ -42,6 +42,26 @@ impl ProfileRequest {
     }
 }
 
+/// What `xferbench profile --json` prints: where the outputs went and the top of
+/// the profile.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct ProfileSummary {
+    /// The profile's title.
+    pub title: String,
+    /// The folder of the outputs.
+    pub dir: PathBuf,
+    /// Every file written.
+    pub outputs: Vec<PathBuf>,
+    /// The recording.
+    pub perf_data: PathBuf,
+    /// Distinct stacks sampled.
+    pub stacks: usize,
+    /// CPU time sampled, nanoseconds.
+    pub sampled_cpu_ns: u64,
+    /// The functions with the largest self share, first the largest.
+    pub top_functions: Vec<FunctionShare>,
+}
+
 /// Runs `perf script` on a recording and folds its stacks.
 pub fn analyse(perf_data: &Path) -> Result<Folded, ProfileError> {
     let script = perf_record::script(perf_data)?;

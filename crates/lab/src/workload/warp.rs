@@ -94,8 +94,19 @@ pub struct ClientSpec {
     pub ops: Ops,
 }
 
+/// What `xferbench warp client --json` prints: one client's result, or one per
+/// client process with `--instances` above 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum ClientOutput {
+    /// One client process.
+    One(ClientRun),
+    /// One entry per client process.
+    Many(Vec<ClientRun>),
+}
+
 /// What one client process measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClientRun {
     /// Transactions completed.
     pub transactions: u64,
