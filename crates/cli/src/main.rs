@@ -1,5 +1,8 @@
 //! The `xferbench` binary: parses the command line, runs the lab, writes reports.
 
+#[cfg(not(target_os = "linux"))]
+compile_error!("xferbench runs on Linux only: the transports and the lab use Linux system calls");
+
 mod ab;
 mod cli;
 mod config;
