@@ -102,6 +102,14 @@ pub fn run_plan(
     let mut point_counters: Vec<Vec<RunCounters>> = (0..n).map(|_| Vec::new()).collect();
     let mut warnings: Vec<Vec<String>> = (0..n).map(|_| Vec::new()).collect();
     let schedule = schedule(n, opts);
+    tracing::info!(
+        points = n,
+        visits = schedule.len(),
+        runs = opts.runs,
+        warmup = opts.warmup,
+        interleave = opts.interleave,
+        "plan started"
+    );
     let mut sequence = 0usize;
     let mut broke = false;
     for (step, &(index, runs)) in schedule.iter().enumerate() {
@@ -211,6 +219,7 @@ pub fn run_plan(
 }
 
 fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc {
+    tracing::info!(points = doc.points.len(), outcome = ?doc.outcome, "plan finished");
     if doc
         .points
         .iter()
@@ -251,9 +260,22 @@ fn visit(
     warnings: &mut Vec<String>,
     on_run: &mut dyn FnMut(RunProgress),
 ) -> Result<Visit, RunError> {
+    let point = bench.points().get(index).map(|p| p.describe());
+    tracing::info!(
+        point = index + 1,
+        what = point.as_deref().unwrap_or("?"),
+        runs,
+        warmup = opts.warmup,
+        "visiting point"
+    );
     let mut source = counters::source_for(opts.counters, crate::context::pmu_available());
     let mut rig = bench.rig(index, source.as_deref())?;
     let participants = rig.participants();
+    tracing::debug!(
+        point = index + 1,
+        participants = ?participants.iter().map(|p| (p.name.as_str(), p.pid)).collect::<Vec<_>>(),
+        "rig set up"
+    );
     let mut profiler = match &opts.profile {
         Some(req) => Some(start_profile(req, index, &participants)?),
         None => None,
@@ -270,6 +292,7 @@ fn visit(
         let mut ctl = RunControl::new(stop, opts.hang_timeout, probe);
         match rig.run_once(&mut ctl) {
             Ok(rec) => {
+                tracing::debug!(point = index + 1, run = r + 1, of = total, "run finished");
                 if r >= opts.warmup {
                     records.push(rec);
                 }
@@ -288,7 +311,15 @@ fn visit(
     }
     // Participants are stopped whatever happened; a failure to stop them matters
     // only when the runs themselves went well.
+    tracing::debug!(point = index + 1, "finishing rig");
     let finished = rig.finish();
+    match (&outcome, &finished) {
+        (Ok(()), Ok(_)) => tracing::info!(point = index + 1, kept = records.len(), "visit done"),
+        (Err(e), _) => tracing::info!(point = index + 1, error = %e, "visit ended early"),
+        (Ok(()), Err(e)) => {
+            tracing::warn!(point = index + 1, error = %e, "rig did not finish cleanly")
+        }
+    }
     outcome?;
     finished?;
     let point_counters = match source.as_deref_mut() {
