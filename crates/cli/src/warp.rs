@@ -105,6 +105,7 @@ pub fn memory_mock(json: &str) -> Result<u8> {
     let server = spec.bind()?;
     let addr = server.local_addr()?;
     let stop = crate::stop::stop_flag()?;
+    tracing::info!(%addr, pid = std::process::id(), "memory mock listening");
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
