@@ -176,7 +176,7 @@ fn io_err(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> RegionError {
     }
 }
 
-/// `n` bytes in binary units for messages ("8.0 MiB").
+/// `n` bytes in binary units for messages ("8 MiB", "8.004 MiB").
 fn fmt_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     if n < 1024 {
@@ -188,7 +188,11 @@ fn fmt_bytes(n: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    format!("{v:.1} {}", UNITS[unit])
+    // Three decimals, so that a region one page over a whole MiB does not read the
+    // same as the free space one page under it; trailing zeros dropped.
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {}", UNITS[unit])
 }
 
 /// Bytes free for an unprivileged user in `/dev/shm`.
@@ -633,8 +637,8 @@ mod tests {
             free: Some(1 << 20),
         };
         let msg = e.to_string();
-        assert!(msg.contains("8.0 MiB shared-memory region"), "{msg}");
-        assert!(msg.contains("/dev/shm has 1.0 MiB free"), "{msg}");
+        assert!(msg.contains("8.004 MiB shared-memory region"), "{msg}");
+        assert!(msg.contains("/dev/shm has 1 MiB free"), "{msg}");
         assert!(
             msg.contains("capacity") && msg.contains("--shm-size"),
             "{msg}"
