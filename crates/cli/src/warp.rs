@@ -153,7 +153,11 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             Ops::ReadWriteRead
         },
     };
-    if spec.threads == 0 || spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
+    if spec.threads == 0
+        || spec.payload == 0
+        || spec.payload > 4096
+        || !spec.payload.is_multiple_of(4)
+    {
         return usage("--threads must be >= 1 and --payload a multiple of 4 from 4 to 4096");
     }
     if a.instances == 0 {

@@ -83,10 +83,11 @@ pub fn run_plan(
         warnings: Vec::new(),
         outcome: Outcome::Complete,
     };
-    if opts.counters == CounterMode::PerfEvent && !doc.context.capabilities.pmu {
-        if let Some(note) = &doc.context.capabilities.pmu_note {
-            doc.warnings.push(format!("counters: {note}"));
-        }
+    if opts.counters == CounterMode::PerfEvent
+        && !doc.context.capabilities.pmu
+        && let Some(note) = &doc.context.capabilities.pmu_note
+    {
+        doc.warnings.push(format!("counters: {note}"));
     }
     let planned: Vec<PlannedPoint> = bench.points().to_vec();
     let n = planned.len();
@@ -230,10 +231,10 @@ fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc 
         );
     }
     for o in observers.iter_mut() {
-        if let Err(e) = o.sweep_finished(&doc) {
-            if doc.outcome == Outcome::Complete {
-                doc.outcome = Outcome::Failed { error: chain(&e) };
-            }
+        if let Err(e) = o.sweep_finished(&doc)
+            && doc.outcome == Outcome::Complete
+        {
+            doc.outcome = Outcome::Failed { error: chain(&e) };
         }
     }
     doc
@@ -304,10 +305,10 @@ fn visit(
         }
         on_run(RunProgress { done: r + 1, total });
     }
-    if let Some(p) = profiler.as_mut() {
-        if let Err(e) = p.stop() {
-            outcome = outcome.and(Err(e.into()));
-        }
+    if let Some(p) = profiler.as_mut()
+        && let Err(e) = p.stop()
+    {
+        outcome = outcome.and(Err(e.into()));
     }
     // Participants are stopped whatever happened; a failure to stop them matters
     // only when the runs themselves went well.
@@ -417,30 +418,30 @@ pub fn summarise(
         t
     });
     let primary = point.rules.primary;
-    if let Some(e) = summary.get(primary) {
-        if e.is_noisy() {
-            warnings.push(format!(
+    if let Some(e) = summary.get(primary)
+        && e.is_noisy()
+    {
+        warnings.push(format!(
                 "noisy: {primary} varies by ±{:.1} % (robust CV) over {} runs; use more --runs, --pin, --interleave, or a quieter machine",
                 e.rcv * 100.0,
                 e.n
             ));
-        }
     }
-    if let Some(w) = summary.get(figure::WINDOW) {
-        if w.median < SHORT_WINDOW_S {
-            warnings.push(format!(
+    if let Some(w) = summary.get(figure::WINDOW)
+        && w.median < SHORT_WINDOW_S
+    {
+        warnings.push(format!(
                 "short runs: the median window is {:.2} ms; raise --count or use --duration for a stable figure",
                 w.median * 1e3
             ));
-        }
     }
-    if let Some(c) = &integrity {
-        if !c.is_clean() {
-            warnings.push(format!(
-                "integrity: {} lost, {} duplicated, {} reordered, {} corrupt of {} checked",
-                c.lost, c.duplicated, c.reordered, c.corrupt, c.checked
-            ));
-        }
+    if let Some(c) = &integrity
+        && !c.is_clean()
+    {
+        warnings.push(format!(
+            "integrity: {} lost, {} duplicated, {} reordered, {} corrupt of {} checked",
+            c.lost, c.duplicated, c.reordered, c.corrupt, c.checked
+        ));
     }
     let per_run: Vec<RunCounters> = runs.iter().filter_map(|r| r.counters.clone()).collect();
     let counters = if !per_run.is_empty() {

@@ -388,13 +388,13 @@ fn serve_commands(
     impl<N: FnMut() -> Option<PeerCommand>> WithTransport for Serve<'_, N> {
         type Output = ();
         fn with<T: Transport + Clone>(mut self, transport: T) {
-            if let Some(cpu) = self.spec.pin_cpu {
-                if let Err(e) = pin_current_thread(cpu) {
-                    (self.reply)(PeerReply::Failed {
-                        message: format!("cannot pin to CPU {cpu}: {e}"),
-                    });
-                    return;
-                }
+            if let Some(cpu) = self.spec.pin_cpu
+                && let Err(e) = pin_current_thread(cpu)
+            {
+                (self.reply)(PeerReply::Failed {
+                    message: format!("cannot pin to CPU {cpu}: {e}"),
+                });
+                return;
             }
             while let Some(cmd) = (self.next)() {
                 let address = match cmd {

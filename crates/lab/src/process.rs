@@ -453,10 +453,10 @@ impl Child {
 
     /// Sends `signal` unless the child was already reaped.
     pub fn signal(&mut self, signal: rustix::process::Signal) {
-        if self.poll().is_none() {
-            if let Some(pid) = rustix::process::Pid::from_raw(self.pid() as i32) {
-                let _ = rustix::process::kill_process(pid, signal);
-            }
+        if self.poll().is_none()
+            && let Some(pid) = rustix::process::Pid::from_raw(self.pid() as i32)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
         }
     }
 

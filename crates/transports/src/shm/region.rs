@@ -315,7 +315,7 @@ fn geometry(capacity: usize) -> (u64, u64) {
 /// A ring capacity is valid when it is a power of two, a multiple of the page size,
 /// and at most 1 GiB.
 pub fn valid_capacity(capacity: u64) -> bool {
-    capacity.is_power_of_two() && capacity % page_size() as u64 == 0 && capacity <= 1 << 30
+    capacity.is_power_of_two() && capacity.is_multiple_of(page_size() as u64) && capacity <= 1 << 30
 }
 
 /// A new, unique region name for this user and process.
@@ -599,8 +599,7 @@ mod tests {
 
     #[test]
     fn a_region_larger_than_dev_shm_fails_at_creation_and_leaves_nothing() {
-        let is_tmpfs =
-            rustix::fs::statfs("/dev/shm").is_ok_and(|st| st.f_type as i64 == TMPFS_MAGIC);
+        let is_tmpfs = rustix::fs::statfs("/dev/shm").is_ok_and(|st| st.f_type == TMPFS_MAGIC);
         if !is_tmpfs {
             eprintln!("skipped: /dev/shm is not a tmpfs");
             return;
