@@ -77,10 +77,10 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         });
     }
     write!(out, "{}", xferbench_report::compare::render_ab(&report))?;
-    if !caps.pmu {
-        if let Some(note) = &caps.pmu_note {
-            writeln!(out, "note: {note}")?;
-        }
+    if !caps.pmu
+        && let Some(note) = &caps.pmu_note
+    {
+        writeln!(out, "note: {note}")?;
     }
     Ok(if report.regression {
         writeln!(

@@ -25,6 +25,11 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+
+    /// Log what the lab does to stderr: -v info (peers, child processes, visits),
+    /// -vv debug. Off by default; XFERBENCH_LOG or RUST_LOG take a filter instead.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
 }
 
 /// The subcommands.
@@ -48,6 +53,10 @@ pub enum Command {
     /// Run a built-in study: results, tables, plots and a summary in one folder.
     Study(StudyArgs),
     /// Warp Pipe (PCIe transactions over TCP): the memory mock and the client.
+    #[command(after_help = "\
+Examples:
+  xferbench warp serve --port 2115
+  xferbench warp client --connect 127.0.0.1:2115 --threads 4")]
     #[command(subcommand)]
     Warp(WarpCommand),
     /// RPMsg link throughput, like `rpmsg-xmit-p`: a thread per channel loops
@@ -72,11 +81,19 @@ pub enum Command {
         /// The lab's `ClientProcessSpec` as JSON.
         spec_json: String,
     },
+    /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(CompletionsArgs),
+    /// Write the man pages (xferbench.1 and one per subcommand).
+    Man(ManArgs),
 }
 
 /// `xferbench study`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
+Examples:
+  xferbench study rpmsg --quick
+  xferbench study rpmsg --out rpmsg-study --runs 5
+
 Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
 128+N stopped by signal N: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the points finished so far are written).")]
 pub struct StudyArgs {
@@ -157,6 +174,10 @@ pub enum IoArg {
 
 /// `xferbench warp serve`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench warp serve
+  xferbench warp serve --port 0 --io threads --crc table")]
 pub struct WarpServeArgs {
     /// Address to listen on (IP or IP:PORT); loopback by default.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
@@ -192,6 +213,10 @@ pub enum ConnectionArg {
 
 /// `xferbench warp client`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench warp client --connect 127.0.0.1:2115 --threads 4 --iterations 1000
+  xferbench warp client --instances 8 --reads-only --json")]
 pub struct WarpClientArgs {
     /// The memory mock's address.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:2115")]
@@ -250,6 +275,10 @@ pub struct WarpClientArgs {
 
 /// `xferbench list`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench list
+  xferbench list --json")]
 pub struct ListArgs {
     /// Print the list as JSON.
     #[arg(long)]
@@ -296,7 +325,7 @@ pub struct ProfileArgs {
 /// `xferbench ab`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Example:
+Examples:
   xferbench ab --runs 10 'xferbench run stream -t shm -s 64 -n 200000 -r 1 -w 0 -q --peer thread' \\
                         'xferbench run stream -t pipe -s 64 -n 200000 -r 1 -w 0 -q --peer thread'
 
@@ -344,6 +373,10 @@ pub struct AbArgs {
 /// `xferbench compare`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
+Examples:
+  xferbench compare base.json new.json
+  xferbench compare --threshold 2 xferbench-rpmsg-old/ xferbench-rpmsg-new/
+
 Exit status: 0 no regression, 4 a significant regression beyond --threshold, 2 bad usage or
 files that cannot be read or compared.")]
 pub struct CompareArgs {
@@ -554,6 +587,10 @@ The remote is a separate process serving echo over two vrings in shared memory. 
 aggregate is measured over the common window of all channels; the original's figure, \
 the sum of per-thread rates, is shown next to it.
 
+Examples:
+  xferbench rpmsg -n 4 -s 496 -t 10MB
+  xferbench rpmsg --notify poll --buffers zero-copy --verify --json
+
 Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 128+N \
 stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).")]
 pub struct RpmsgArgs {
@@ -617,4 +654,30 @@ fn study_names() -> clap::builder::PossibleValuesParser {
             .iter()
             .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.description())),
     )
+}
+
+/// `xferbench completions`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench completions bash > ~/.local/share/bash-completion/completions/xferbench
+  xferbench completions zsh > ~/.zfunc/_xferbench
+  xferbench completions fish > ~/.config/fish/completions/xferbench.fish")]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `xferbench man`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench man | man -l -
+  xferbench man --out ~/.local/share/man/man1")]
+pub struct ManArgs {
+    /// Write xferbench.1 and xferbench-SUBCOMMAND.1 pages to DIR instead of printing the
+    /// main page.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }

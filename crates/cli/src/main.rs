@@ -1,10 +1,15 @@
 //! The `xferbench` binary: parses the command line, runs the lab, writes reports.
 
+#[cfg(not(target_os = "linux"))]
+compile_error!("xferbench runs on Linux only: the transports and the lab use Linux system calls");
+
 mod ab;
 mod cli;
 mod config;
+mod docs;
 mod exit;
 mod list;
+mod logging;
 mod profile;
 mod rpmsg;
 mod run;
@@ -31,8 +36,12 @@ pub fn launcher() -> Result<Launcher> {
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    logging::init(cli.verbose);
     let code = match cli.command {
-        cli::Command::Peer => return ExitCode::from(xferbench_lab::peer::serve_stdio() as u8),
+        cli::Command::Peer => {
+            let _span = tracing::info_span!("peer", pid = std::process::id()).entered();
+            return ExitCode::from(xferbench_lab::peer::serve_stdio() as u8);
+        }
         cli::Command::List(args) => {
             let stdout = std::io::stdout();
             list::run(&args, &mut stdout.lock()).map(|()| 0)
@@ -43,12 +52,21 @@ fn main() -> ExitCode {
         cli::Command::Compare(args) => ab::compare(&args),
         cli::Command::Study(args) => study::run(&args),
         cli::Command::RpmsgRemote { name } => {
+            let _span = tracing::info_span!("rpmsg-remote", pid = std::process::id()).entered();
             return ExitCode::from(xferbench_lab::rig::rpmsg::serve_remote(&name) as u8);
         }
-        cli::Command::MemoryMock { spec_json } => warp::memory_mock(&spec_json),
-        cli::Command::WarpClient { spec_json } => warp::client_process(&spec_json),
+        cli::Command::MemoryMock { spec_json } => {
+            let _span = tracing::info_span!("memory-mock", pid = std::process::id()).entered();
+            warp::memory_mock(&spec_json)
+        }
+        cli::Command::WarpClient { spec_json } => {
+            let _span = tracing::info_span!("warp-client", pid = std::process::id()).entered();
+            warp::client_process(&spec_json)
+        }
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),
+        cli::Command::Completions(args) => docs::completions(&args, &mut std::io::stdout().lock()),
+        cli::Command::Man(args) => docs::man(&args, &mut std::io::stdout().lock()),
     };
     match code {
         Ok(c) => ExitCode::from(c),

@@ -151,11 +151,11 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
     let point = doc.points.first();
     let mut outputs_failed = false;
-    if let Some(path) = &a.export_json {
-        if let Err(e) = export_to_path(&Json, &doc, path) {
-            outputs_failed = true;
-            eprintln!("error: cannot write --export-json {}: {e}", path.display());
-        }
+    if let Some(path) = &a.export_json
+        && let Err(e) = export_to_path(&Json, &doc, path)
+    {
+        outputs_failed = true;
+        eprintln!("error: cannot write --export-json {}: {e}", path.display());
     }
     let jsonl_stdout = a.jsonl.as_deref() == Some(std::path::Path::new("-"));
     if let Some(path) = a.jsonl.as_ref().filter(|_| !jsonl_stdout) {

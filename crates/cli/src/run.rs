@@ -56,15 +56,15 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         (&out.markdown, &Markdown),
     ];
     for (path, exporter) in exports {
-        if let Some(path) = path {
-            if let Err(e) = export_to_path(exporter, &doc, path) {
-                export_failed = true;
-                eprintln!(
-                    "error: cannot write the {} export {}: {e}",
-                    exporter.name(),
-                    path.display()
-                );
-            }
+        if let Some(path) = path
+            && let Err(e) = export_to_path(exporter, &doc, path)
+        {
+            export_failed = true;
+            eprintln!(
+                "error: cannot write the {} export {}: {e}",
+                exporter.name(),
+                path.display()
+            );
         }
     }
     if let Some(req) = &config.options.profile {

@@ -105,6 +105,7 @@ pub fn memory_mock(json: &str) -> Result<u8> {
     let server = spec.bind()?;
     let addr = server.local_addr()?;
     let stop = crate::stop::stop_flag()?;
+    tracing::info!(%addr, pid = std::process::id(), "memory mock listening");
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
@@ -158,7 +159,11 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             Ops::ReadWriteRead
         },
     };
-    if spec.threads == 0 || spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
+    if spec.threads == 0
+        || spec.payload == 0
+        || spec.payload > 4096
+        || !spec.payload.is_multiple_of(4)
+    {
         return usage(
             "--channels must be >= 1 and --size (--payload) a multiple of 4 from 4 to 4096",
         );

@@ -513,10 +513,10 @@ fn why_same(a: &AbSide, b: &AbSide) -> Option<String> {
         .collect();
     if let (Some(x), Some(y)) = (&a.callgrind, &b.callgrind) {
         for k in ["D1mr", "D1mw", "DLmr", "DLmw", "I1mr"] {
-            if let (Some(p), Some(q)) = (x.get(k), y.get(k)) {
-                if *p > 0.0 {
-                    moves.push((format!("simulated {k}"), q / p - 1.0));
-                }
+            if let (Some(p), Some(q)) = (x.get(k), y.get(k))
+                && *p > 0.0
+            {
+                moves.push((format!("simulated {k}"), q / p - 1.0));
             }
         }
     }

@@ -14,6 +14,11 @@
 
 #![deny(missing_docs)]
 
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "xferbench runs on Linux only: perf_event_open, /proc, sched_setaffinity and /dev/shm"
+);
+
 pub mod ab;
 pub mod affinity;
 pub mod clock;

@@ -83,10 +83,11 @@ pub fn run_plan(
         warnings: Vec::new(),
         outcome: Outcome::Complete,
     };
-    if opts.counters == CounterMode::PerfEvent && !doc.context.capabilities.pmu {
-        if let Some(note) = &doc.context.capabilities.pmu_note {
-            doc.warnings.push(format!("counters: {note}"));
-        }
+    if opts.counters == CounterMode::PerfEvent
+        && !doc.context.capabilities.pmu
+        && let Some(note) = &doc.context.capabilities.pmu_note
+    {
+        doc.warnings.push(format!("counters: {note}"));
     }
     let planned: Vec<PlannedPoint> = bench.points().to_vec();
     let n = planned.len();
@@ -102,6 +103,14 @@ pub fn run_plan(
     let mut point_counters: Vec<Vec<RunCounters>> = (0..n).map(|_| Vec::new()).collect();
     let mut warnings: Vec<Vec<String>> = (0..n).map(|_| Vec::new()).collect();
     let schedule = schedule(n, opts);
+    tracing::info!(
+        points = n,
+        visits = schedule.len(),
+        runs = opts.runs,
+        warmup = opts.warmup,
+        interleave = opts.interleave,
+        "plan started"
+    );
     let mut sequence = 0usize;
     let mut broke = false;
     for (step, &(index, runs)) in schedule.iter().enumerate() {
@@ -211,6 +220,7 @@ pub fn run_plan(
 }
 
 fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc {
+    tracing::info!(points = doc.points.len(), outcome = ?doc.outcome, "plan finished");
     if doc
         .points
         .iter()
@@ -221,10 +231,10 @@ fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc 
         );
     }
     for o in observers.iter_mut() {
-        if let Err(e) = o.sweep_finished(&doc) {
-            if doc.outcome == Outcome::Complete {
-                doc.outcome = Outcome::Failed { error: chain(&e) };
-            }
+        if let Err(e) = o.sweep_finished(&doc)
+            && doc.outcome == Outcome::Complete
+        {
+            doc.outcome = Outcome::Failed { error: chain(&e) };
         }
     }
     doc
@@ -251,9 +261,22 @@ fn visit(
     warnings: &mut Vec<String>,
     on_run: &mut dyn FnMut(RunProgress),
 ) -> Result<Visit, RunError> {
+    let point = bench.points().get(index).map(|p| p.describe());
+    tracing::info!(
+        point = index + 1,
+        what = point.as_deref().unwrap_or("?"),
+        runs,
+        warmup = opts.warmup,
+        "visiting point"
+    );
     let mut source = counters::source_for(opts.counters, crate::context::pmu_available());
     let mut rig = bench.rig(index, source.as_deref())?;
     let participants = rig.participants();
+    tracing::debug!(
+        point = index + 1,
+        participants = ?participants.iter().map(|p| (p.name.as_str(), p.pid)).collect::<Vec<_>>(),
+        "rig set up"
+    );
     let mut profiler = match &opts.profile {
         Some(req) => Some(start_profile(req, index, &participants)?),
         None => None,
@@ -270,6 +293,7 @@ fn visit(
         let mut ctl = RunControl::new(stop, opts.hang_timeout, probe);
         match rig.run_once(&mut ctl) {
             Ok(rec) => {
+                tracing::debug!(point = index + 1, run = r + 1, of = total, "run finished");
                 if r >= opts.warmup {
                     records.push(rec);
                 }
@@ -281,14 +305,22 @@ fn visit(
         }
         on_run(RunProgress { done: r + 1, total });
     }
-    if let Some(p) = profiler.as_mut() {
-        if let Err(e) = p.stop() {
-            outcome = outcome.and(Err(e.into()));
-        }
+    if let Some(p) = profiler.as_mut()
+        && let Err(e) = p.stop()
+    {
+        outcome = outcome.and(Err(e.into()));
     }
     // Participants are stopped whatever happened; a failure to stop them matters
     // only when the runs themselves went well.
+    tracing::debug!(point = index + 1, "finishing rig");
     let finished = rig.finish();
+    match (&outcome, &finished) {
+        (Ok(()), Ok(_)) => tracing::info!(point = index + 1, kept = records.len(), "visit done"),
+        (Err(e), _) => tracing::info!(point = index + 1, error = %e, "visit ended early"),
+        (Ok(()), Err(e)) => {
+            tracing::warn!(point = index + 1, error = %e, "rig did not finish cleanly")
+        }
+    }
     outcome?;
     finished?;
     let point_counters = match source.as_deref_mut() {
@@ -386,30 +418,30 @@ pub fn summarise(
         t
     });
     let primary = point.rules.primary;
-    if let Some(e) = summary.get(primary) {
-        if e.is_noisy() {
-            warnings.push(format!(
+    if let Some(e) = summary.get(primary)
+        && e.is_noisy()
+    {
+        warnings.push(format!(
                 "noisy: {primary} varies by ±{:.1} % (robust CV) over {} runs; use more --runs, --pin, --interleave, or a quieter machine",
                 e.rcv * 100.0,
                 e.n
             ));
-        }
     }
-    if let Some(w) = summary.get(figure::WINDOW) {
-        if w.median < SHORT_WINDOW_S {
-            warnings.push(format!(
+    if let Some(w) = summary.get(figure::WINDOW)
+        && w.median < SHORT_WINDOW_S
+    {
+        warnings.push(format!(
                 "short runs: the median window is {:.2} ms; raise --count or use --duration for a stable figure",
                 w.median * 1e3
             ));
-        }
     }
-    if let Some(c) = &integrity {
-        if !c.is_clean() {
-            warnings.push(format!(
-                "integrity: {} lost, {} duplicated, {} reordered, {} corrupt of {} checked",
-                c.lost, c.duplicated, c.reordered, c.corrupt, c.checked
-            ));
-        }
+    if let Some(c) = &integrity
+        && !c.is_clean()
+    {
+        warnings.push(format!(
+            "integrity: {} lost, {} duplicated, {} reordered, {} corrupt of {} checked",
+            c.lost, c.duplicated, c.reordered, c.corrupt, c.checked
+        ));
     }
     let per_run: Vec<RunCounters> = runs.iter().filter_map(|r| r.counters.clone()).collect();
     let counters = if !per_run.is_empty() {

@@ -165,6 +165,12 @@ impl Peer {
         let (cmd_tx, cmd_rx) = mpsc::channel::<PeerCommand>();
         let (ev_tx, ev_rx) = mpsc::channel();
         let channel = spec.channel;
+        tracing::info!(
+            channel,
+            transport = %spec.transport,
+            pid = std::process::id(),
+            "starting thread peer"
+        );
         thread::Builder::new()
             .name(format!("peer-{channel}"))
             .spawn(move || {
@@ -186,6 +192,12 @@ impl Peer {
         let mut child = launcher
             .spawn(Role::Peer, none, Streams::PIPED)
             .map_err(PeerError::Spawn)?;
+        tracing::info!(
+            channel,
+            transport = %spec.transport,
+            pid = child.pid(),
+            "started peer process"
+        );
         let stdin = child.take_stdin().expect("piped stdin");
         let stdout = child.take_stdout().expect("piped stdout");
         let (ev_tx, ev_rx) = mpsc::channel();
@@ -328,17 +340,32 @@ impl Peer {
     /// Kills a process peer at once and reaps it (no-op for threads).
     pub fn kill(&mut self) {
         if let Kind::Process { child, .. } = &mut self.kind {
+            tracing::info!(channel = self.channel, pid = child.pid(), "killing peer");
             child.kill();
         }
     }
 
     /// Asks the peer to exit and reaps it; kills it if it does not exit in time.
     pub fn quit(mut self) {
+        tracing::info!(channel = self.channel, pid = self.pid(), "stopping peer");
         let _ = self.send(&PeerCommand::Quit);
         if let Kind::Process { child, .. } = &mut self.kind {
             // Generous: a peer under valgrind writes its output file on exit.
-            if child.exited_within(PEER_TIMEOUT).is_none() {
-                child.kill();
+            match child.exited_within(PEER_TIMEOUT) {
+                Some(ended) => tracing::info!(
+                    channel = self.channel,
+                    pid = ended.pid,
+                    status = %ended.status_text(),
+                    "peer stopped"
+                ),
+                None => {
+                    tracing::warn!(
+                        channel = self.channel,
+                        pid = child.pid(),
+                        "peer did not exit in time; killing it"
+                    );
+                    child.kill();
+                }
             }
         }
     }
@@ -361,13 +388,13 @@ fn serve_commands(
     impl<N: FnMut() -> Option<PeerCommand>> WithTransport for Serve<'_, N> {
         type Output = ();
         fn with<T: Transport + Clone>(mut self, transport: T) {
-            if let Some(cpu) = self.spec.pin_cpu {
-                if let Err(e) = pin_current_thread(cpu) {
-                    (self.reply)(PeerReply::Failed {
-                        message: format!("cannot pin to CPU {cpu}: {e}"),
-                    });
-                    return;
-                }
+            if let Some(cpu) = self.spec.pin_cpu
+                && let Err(e) = pin_current_thread(cpu)
+            {
+                (self.reply)(PeerReply::Failed {
+                    message: format!("cannot pin to CPU {cpu}: {e}"),
+                });
+                return;
             }
             while let Some(cmd) = (self.next)() {
                 let address = match cmd {
@@ -448,7 +475,15 @@ pub fn serve_stdio() -> i32 {
         serde_json::from_str(&line).ok()
     };
     let spec = match next() {
-        Some(PeerCommand::Hello(spec)) => spec,
+        Some(PeerCommand::Hello(spec)) => {
+            tracing::info!(
+                channel = spec.channel,
+                transport = %spec.transport,
+                pid = std::process::id(),
+                "peer process serving"
+            );
+            spec
+        }
         _ => {
             eprintln!("peer: expected a hello command on stdin (this is an internal role)");
             return 2;
@@ -460,5 +495,6 @@ pub fn serve_stdio() -> i32 {
         reply(r)
     };
     serve_commands(spec, next, &mut reply_tracking, true);
+    tracing::debug!(failed, "peer process exiting");
     if failed { 1 } else { 0 }
 }

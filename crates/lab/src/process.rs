@@ -25,11 +25,11 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, ChildStdout, Command, ExitStatus};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -201,6 +201,20 @@ impl Stream {
     }
 }
 
+/// The environment variable that carries the log filter to child processes (see
+/// [`log_children`]).
+pub const LOG_ENV: &str = "XFERBENCH_LOG";
+
+/// The log filter children get, once logging is on.
+static CHILD_LOG: OnceLock<String> = OnceLock::new();
+
+/// Children started from now on get `filter` in [`LOG_ENV`], and whatever they write
+/// to a piped stderr is also copied to ours (as well as kept for [`Ended`]), so their
+/// log lines reach the terminal. Only the first call counts.
+pub fn log_children(filter: impl Into<String>) {
+    let _ = CHILD_LOG.set(filter.into());
+}
+
 /// A child's stdin, stdout and stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Streams {
@@ -296,7 +310,7 @@ struct Tail {
 }
 
 impl Tail {
-    fn collect(mut stderr: std::process::ChildStderr) -> Tail {
+    fn collect(mut stderr: std::process::ChildStderr, forward: bool) -> Tail {
         let bytes = Arc::new(Mutex::new(Vec::new()));
         let b = Arc::clone(&bytes);
         let reader = thread::spawn(move || {
@@ -304,6 +318,9 @@ impl Tail {
             while let Ok(n) = stderr.read(&mut buf) {
                 if n == 0 {
                     break;
+                }
+                if forward {
+                    let _ = std::io::stderr().lock().write_all(&buf[..n]);
                 }
                 let mut v = b.lock().unwrap_or_else(|e| e.into_inner());
                 v.extend_from_slice(&buf[..n]);
@@ -337,6 +354,10 @@ pub struct Child {
 impl Child {
     /// Starts `cmd` in its own process group with `streams`.
     pub fn spawn(mut cmd: Command, streams: Streams) -> Result<Child, SpawnError> {
+        let child_log = CHILD_LOG.get();
+        if let Some(filter) = child_log {
+            cmd.env(LOG_ENV, filter);
+        }
         let mut inner = cmd
             .stdin(streams.stdin.stdio())
             .stdout(streams.stdout.stdio())
@@ -349,7 +370,14 @@ impl Child {
                 program: cmd.get_program().to_string_lossy().into_owned(),
                 source,
             })?;
-        let tail = inner.stderr.take().map(Tail::collect);
+        tracing::debug!(
+            pid = inner.id(),
+            program = %cmd.get_program().to_string_lossy(),
+            args = ?cmd.get_args().collect::<Vec<_>>(),
+            "spawned child process"
+        );
+        let forward = child_log.is_some();
+        let tail = inner.stderr.take().map(|e| Tail::collect(e, forward));
         Ok(Child {
             inner,
             tail,
@@ -383,6 +411,9 @@ impl Child {
     fn poll(&mut self) -> Option<ExitStatus> {
         if self.status.is_none() {
             self.status = self.inner.try_wait().ok().flatten();
+            if let Some(status) = self.status {
+                tracing::debug!(pid = self.pid(), status = %describe_status(status), "child process exited");
+            }
         }
         self.status
     }
@@ -422,16 +453,17 @@ impl Child {
 
     /// Sends `signal` unless the child was already reaped.
     pub fn signal(&mut self, signal: rustix::process::Signal) {
-        if self.poll().is_none() {
-            if let Some(pid) = rustix::process::Pid::from_raw(self.pid() as i32) {
-                let _ = rustix::process::kill_process(pid, signal);
-            }
+        if self.poll().is_none()
+            && let Some(pid) = rustix::process::Pid::from_raw(self.pid() as i32)
+        {
+            let _ = rustix::process::kill_process(pid, signal);
         }
     }
 
     /// Kills the child (SIGKILL) and reaps it.
     pub fn kill(&mut self) -> Ended {
         if self.poll().is_none() {
+            tracing::debug!(pid = self.pid(), "killing child process (SIGKILL)");
             let _ = self.inner.kill();
             self.status = self.inner.wait().ok();
         }
@@ -451,6 +483,7 @@ impl Child {
     /// [`Child::stop`] with its own grace period (`perf record` needs long to write
     /// its file).
     pub fn stop_within(&mut self, grace: Duration) -> Ended {
+        tracing::debug!(pid = self.pid(), ?grace, "stopping child process (SIGINT)");
         self.signal(rustix::process::Signal::INT);
         match self.exited_within(grace) {
             Some(e) => e,
@@ -462,6 +495,7 @@ impl Child {
 impl Drop for Child {
     fn drop(&mut self) {
         if self.poll().is_none() {
+            tracing::debug!(pid = self.pid(), "killing child process on drop");
             let _ = self.inner.kill();
             let _ = self.inner.wait();
         }

@@ -166,10 +166,10 @@ impl Verifier {
     /// Declares that the sender sent `sent` messages in all; any not yet seen are
     /// lost. Returns the final counters.
     pub fn finish(mut self, sent: Option<u64>) -> Integrity {
-        if let Some(sent) = sent {
-            if sent > self.expected {
-                self.counts.lost += sent - self.expected;
-            }
+        if let Some(sent) = sent
+            && sent > self.expected
+        {
+            self.counts.lost += sent - self.expected;
         }
         self.counts
     }

@@ -11,6 +11,9 @@
 
 #![deny(missing_docs)]
 
+#[cfg(not(target_os = "linux"))]
+compile_error!("xferbench runs on Linux only: it reports what the Linux-only lab measured");
+
 pub mod compare;
 pub mod csv;
 pub mod format;

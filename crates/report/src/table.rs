@@ -45,10 +45,10 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header.clone());
     for (i, h) in header.iter().enumerate() {
-        if !matches!(*h, "transport" | "params" | "integrity" | "counters") {
-            if let Some(c) = t.column_mut(i) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
+        if !matches!(*h, "transport" | "params" | "integrity" | "counters")
+            && let Some(c) = t.column_mut(i)
+        {
+            c.set_cell_alignment(CellAlignment::Right);
         }
     }
     for p in &doc.points {

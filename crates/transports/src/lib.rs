@@ -34,6 +34,9 @@
 
 #![deny(missing_docs)]
 
+#[cfg(not(target_os = "linux"))]
+compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/shm");
+
 pub mod conformance;
 pub mod os;
 pub mod param;

@@ -47,13 +47,13 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             participant: args.profile_peer.clone(),
         }),
     };
-    if let Some(t) = args.timeout {
-        if !(t.is_finite() && (0.1..=86_400.0).contains(&t)) {
-            return Ok(exit::usage(
-                "study",
-                format!("--timeout: {t} is not a number of seconds between 0.1 and 86400"),
-            ));
-        }
+    if let Some(t) = args.timeout
+        && !(t.is_finite() && (0.1..=86_400.0).contains(&t))
+    {
+        return Ok(exit::usage(
+            "study",
+            format!("--timeout: {t} is not a number of seconds between 0.1 and 86400"),
+        ));
     }
     if profile.is_some() && !args.no_interleave && !args.quiet {
         eprintln!(

@@ -173,11 +173,11 @@ pub trait CounterSource {
 /// Derives figures from others: `ipc` from `instructions` and `cycles`, and
 /// `estimated-cycles` from callgrind's events.
 pub fn derive(values: &mut BTreeMap<String, f64>) {
-    if let (Some(i), Some(c)) = (values.get(name::INSTRUCTIONS), values.get(name::CYCLES)) {
-        if *c > 0.0 {
-            let ipc = i / c;
-            values.insert(name::IPC.into(), ipc);
-        }
+    if let (Some(i), Some(c)) = (values.get(name::INSTRUCTIONS), values.get(name::CYCLES))
+        && *c > 0.0
+    {
+        let ipc = i / c;
+        values.insert(name::IPC.into(), ipc);
     }
     if let Some(est) = callgrind::estimated_cycles(values) {
         values.insert(name::ESTIMATED_CYCLES.into(), est);

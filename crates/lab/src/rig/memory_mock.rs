@@ -157,6 +157,7 @@ impl RunningServer {
                     .map_err(|e| WarpRunError::Process(e.to_string()))?;
                 let stop = Arc::new(AtomicBool::new(false));
                 let s = Arc::clone(&stop);
+                tracing::info!(%addr, crc, bar1, io, "started the memory mock thread");
                 let handle = std::thread::spawn(move || {
                     let _ = server.run(&s);
                 });
@@ -191,10 +192,20 @@ impl RunningServer {
                     .strip_prefix("listening on ")
                     .and_then(|a| a.parse::<SocketAddr>().ok());
                 match addr {
-                    Some(addr) => Ok(RunningServer {
-                        addr,
-                        kind: ServerKind::Process { child },
-                    }),
+                    Some(addr) => {
+                        tracing::info!(
+                            %addr,
+                            pid = child.pid(),
+                            crc,
+                            bar1,
+                            io,
+                            "started the memory mock process"
+                        );
+                        Ok(RunningServer {
+                            addr,
+                            kind: ServerKind::Process { child },
+                        })
+                    }
                     None => match child.exited_within(Duration::from_millis(200)) {
                         Some(ended) => Err(WarpRunError::Ended {
                             what: "the memory mock".into(),
@@ -228,6 +239,7 @@ impl RunningServer {
     }
 
     fn shutdown(&mut self) {
+        tracing::debug!(addr = %self.addr, pid = ?self.pid(), "stopping the memory mock");
         match &mut self.kind {
             ServerKind::Thread { stop, handle } => {
                 stop.store(true, Ordering::Relaxed);

@@ -84,6 +84,11 @@ impl Session {
         let mut link = HostLink::create(&point.link_config(Service::Echo))
             .map_err(|e| failed("cannot create the RPMsg link", e))?;
         let name = link.name().expect("a new link has a name");
+        tracing::info!(
+            region = %name,
+            channels = point.channels,
+            "created the RPMsg link"
+        );
         let mut handle = match remote {
             RemoteKind::Thread => {
                 let h = std::thread::Builder::new()
@@ -95,11 +100,13 @@ impl Session {
                     .expect("spawning a thread");
                 RemoteHandle::Thread(Some(h))
             }
-            RemoteKind::Process(launcher) => RemoteHandle::Process(
-                launcher
+            RemoteKind::Process(launcher) => {
+                let child = launcher
                     .spawn(Role::RpmsgRemote, [&name], Streams::QUIET)
-                    .map_err(|e| failed("could not start the rpmsg remote", e))?,
-            ),
+                    .map_err(|e| failed("could not start the rpmsg remote", e))?;
+                tracing::info!(pid = child.pid(), "started the rpmsg remote process");
+                RemoteHandle::Process(child)
+            }
         };
         let attached = link.wait_attached(Duration::from_secs(10), || match &mut handle {
             RemoteHandle::Thread(h) => {
@@ -115,6 +122,10 @@ impl Session {
                 None => Ok(()),
             },
         });
+        match &attached {
+            Ok(()) => tracing::info!(remote_pid = link.remote_pid(), "the rpmsg remote attached"),
+            Err(e) => tracing::warn!(error = %e, "the rpmsg remote did not attach"),
+        }
         let mut s = Session {
             channels: link.take_channels(),
             remote_pid: link.remote_pid(),
@@ -166,6 +177,7 @@ impl Session {
 
     /// Stops the remote and reaps it; reports a remote that failed.
     pub fn finish(mut self) -> Result<(), RunError> {
+        tracing::debug!(remote_pid = self.remote_pid, "stopping the RPMsg link");
         self.link.stop();
         match &mut self.remote {
             RemoteHandle::Thread(h) => {
@@ -381,7 +393,10 @@ impl Rig for RpmsgRig {
 pub fn serve_remote(name: &str) -> i32 {
     crate::process::die_with_parent();
     let mut r = match RemoteLink::attach(name) {
-        Ok(r) => r,
+        Ok(r) => {
+            tracing::info!(region = %name, pid = std::process::id(), "rpmsg remote attached");
+            r
+        }
         Err(e) => {
             eprintln!("rpmsg remote: {e}");
             return 1;

@@ -61,10 +61,11 @@ impl Workload for Pingpong {
         let mut end = start;
         let mut seq = 0u64;
         while seq < max {
-            if let Some(ns) = duration_ns {
-                if seq % CLOCK_CHECK_EVERY == 0 && end.since(start) >= ns {
-                    break;
-                }
+            if let Some(ns) = duration_ns
+                && seq.is_multiple_of(CLOCK_CHECK_EVERY)
+                && end.since(start) >= ns
+            {
+                break;
             }
             if ctl.stop.load(Relaxed) {
                 stopped = true;

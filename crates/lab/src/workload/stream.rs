@@ -60,10 +60,11 @@ impl Workload for Stream {
         let start = Stamp::now();
         let mut seq = 0u64;
         while seq < max {
-            if let Some(ns) = duration_ns {
-                if seq % CLOCK_CHECK_EVERY == 0 && Stamp::now().since(start) >= ns {
-                    break;
-                }
+            if let Some(ns) = duration_ns
+                && seq.is_multiple_of(CLOCK_CHECK_EVERY)
+                && Stamp::now().since(start) >= ns
+            {
+                break;
             }
             if ctl.stop.load(Relaxed) {
                 stopped = true;

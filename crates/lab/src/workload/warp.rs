@@ -270,7 +270,7 @@ pub fn run_client(
             spec.crc
         ))
     })?;
-    if spec.payload == 0 || spec.payload > 4096 || spec.payload % 4 != 0 {
+    if spec.payload == 0 || spec.payload > 4096 || !spec.payload.is_multiple_of(4) {
         return Err(WarpRunError::Spec(format!(
             "payload {} B: need a multiple of 4 from 4 to 4096",
             spec.payload
@@ -521,13 +521,13 @@ fn drive(
         // Logical threads whose sleep is over start their next iteration.
         let now = Stamp::now();
         for k in 0..n {
-            if let Phase::Thinking(until) = phase[k] {
-                if now >= until {
-                    phase[k] = Phase::ReadA;
-                    sent_at[k] = now;
-                    if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
-                        fail(e, &mut phase, &mut active);
-                    }
+            if let Phase::Thinking(until) = phase[k]
+                && now >= until
+            {
+                phase[k] = Phase::ReadA;
+                sent_at[k] = now;
+                if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
+                    fail(e, &mut phase, &mut active);
                 }
             }
         }

@@ -91,10 +91,10 @@ impl Shared {
             } else {
                 mb.sleep(self.peer(), deadline, ready)
             };
-            if let Err(e) = r {
-                if !mb.has() {
-                    return Err(self.wait_err(e, "reply", start));
-                }
+            if let Err(e) = r
+                && !mb.has()
+            {
+                return Err(self.wait_err(e, "reply", start));
             }
         }
     }

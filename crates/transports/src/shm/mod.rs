@@ -110,6 +110,11 @@ fn region_err(e: RegionError) -> TransportError {
             op,
             source,
         },
+        e @ RegionError::NoSpace { .. } => TransportError::Io {
+            transport: NAME,
+            op: "create",
+            source: io::Error::new(io::ErrorKind::StorageFull, e.to_string()),
+        },
         other => TransportError::Io {
             transport: NAME,
             op: "attach",

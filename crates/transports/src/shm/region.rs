@@ -144,6 +144,19 @@ pub enum RegionError {
     /// The header's sizes do not add up, or disagree with the file.
     #[error("region sizes do not match: {0}")]
     Size(String),
+    /// `/dev/shm` has no room for the region: reported when it is created, instead of
+    /// a SIGBUS at the first touch of a page that cannot be backed.
+    #[error(
+        "cannot allocate a {} shared-memory region: /dev/shm has {} free; use a smaller ring `capacity` (e.g. -p capacity=1MiB) or fewer channels, or give /dev/shm more room (docker run --shm-size=1g, or mount -o remount,size=2G /dev/shm)",
+        fmt_bytes(*size),
+        free.map_or_else(|| "an unknown amount".to_string(), fmt_bytes)
+    )]
+    NoSpace {
+        /// Bytes of the whole region.
+        size: u64,
+        /// Bytes free in `/dev/shm` when it failed, if `statvfs` could tell.
+        free: Option<u64>,
+    },
     /// The two sides were configured with different wait strategies.
     #[error(
         "the region uses wait strategy {found}, this side was configured with {expected}; use the same -p wait on both sides"
@@ -160,6 +173,48 @@ fn io_err(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> RegionError {
     move |e| RegionError::Io {
         op,
         source: e.into(),
+    }
+}
+
+/// `n` bytes in binary units for messages ("8 MiB", "8.004 MiB").
+fn fmt_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    // Three decimals, so that a region one page over a whole MiB does not read the
+    // same as the free space one page under it; trailing zeros dropped.
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {}", UNITS[unit])
+}
+
+/// Bytes free for an unprivileged user in `/dev/shm`.
+pub fn shm_free_bytes() -> Option<u64> {
+    let st = rustix::fs::statvfs("/dev/shm").ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// Backs all `len` bytes of a freshly sized shared-memory object now, so that a
+/// `/dev/shm` too small for it is an error here rather than a SIGBUS when a ring
+/// first touches a page tmpfs cannot provide. File systems without `fallocate` are
+/// left as they are.
+fn allocate(fd: &OwnedFd, len: u64) -> Result<(), RegionError> {
+    use rustix::io::Errno;
+    match rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::empty(), 0, len) {
+        Ok(()) => Ok(()),
+        Err(Errno::NOSPC) => Err(RegionError::NoSpace {
+            size: len,
+            free: shm_free_bytes(),
+        }),
+        Err(Errno::OPNOTSUPP | Errno::NOSYS) => Ok(()),
+        Err(e) => Err(io_err("fallocate")(e)),
     }
 }
 
@@ -260,7 +315,7 @@ fn geometry(capacity: usize) -> (u64, u64) {
 /// A ring capacity is valid when it is a power of two, a multiple of the page size,
 /// and at most 1 GiB.
 pub fn valid_capacity(capacity: u64) -> bool {
-    capacity.is_power_of_two() && capacity % page_size() as u64 == 0 && capacity <= 1 << 30
+    capacity.is_power_of_two() && capacity.is_multiple_of(page_size() as u64) && capacity <= 1 << 30
 }
 
 /// A new, unique region name for this user and process.
@@ -299,6 +354,7 @@ impl Region {
         rustix::fs::ftruncate(&fd, total)
             .map_err(io_err("ftruncate"))
             .map_err(unlink)?;
+        allocate(&fd, total).map_err(unlink)?;
         let header_map_len = data_offset as usize;
         let header = map_header(&fd, header_map_len).map_err(unlink)?;
         // SAFETY: we created the object and nobody else can have it mapped yet (the
@@ -517,4 +573,80 @@ fn sweep_stale_once() {
     ONCE.call_once(|| {
         sweep_stale();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `/dev/shm`'s file system magic when it is a tmpfs.
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+
+    /// Our objects in `/dev/shm` of exactly `len` bytes (other tests of this process
+    /// create and remove regions meanwhile, of other sizes).
+    fn ours_of_size(len: u64) -> Vec<String> {
+        let prefix = format!("{NAME_PREFIX}{}-p", rustix::process::getuid().as_raw());
+        std::fs::read_dir("/dev/shm")
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.metadata().is_ok_and(|m| m.len() == len))
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with(&prefix))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_region_larger_than_dev_shm_fails_at_creation_and_leaves_nothing() {
+        let is_tmpfs = rustix::fs::statfs("/dev/shm").is_ok_and(|st| st.f_type == TMPFS_MAGIC);
+        if !is_tmpfs {
+            eprintln!("skipped: /dev/shm is not a tmpfs");
+            return;
+        }
+        let Some(free) = shm_free_bytes() else {
+            eprintln!("skipped: statvfs(/dev/shm) failed");
+            return;
+        };
+        // Two rings of `capacity` bytes: ask for free + 1 GiB in all.
+        let capacity = ((free + (1 << 30)) / 2).next_power_of_two();
+        if capacity > 1 << 30 {
+            eprintln!(
+                "skipped: /dev/shm has {} free, more than the largest region (2 GiB) can exceed",
+                fmt_bytes(free)
+            );
+            return;
+        }
+        let err = Region::create(capacity as usize, 0).unwrap_err();
+        let RegionError::NoSpace { size, .. } = err else {
+            panic!("expected NoSpace, got {err}");
+        };
+        assert!(size > free, "{size} <= {free}");
+        let msg = err.to_string();
+        assert!(msg.contains("/dev/shm has"), "{msg}");
+        assert!(msg.contains("capacity"), "{msg}");
+        assert!(msg.contains("--shm-size"), "{msg}");
+        assert_eq!(ours_of_size(size), Vec::<String>::new(), "left in /dev/shm");
+    }
+
+    #[test]
+    fn the_no_space_error_names_the_size_the_free_space_and_the_fix() {
+        let e = RegionError::NoSpace {
+            size: (8 << 20) + 4096,
+            free: Some(1 << 20),
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("8.004 MiB shared-memory region"), "{msg}");
+        assert!(msg.contains("/dev/shm has 1 MiB free"), "{msg}");
+        assert!(
+            msg.contains("capacity") && msg.contains("--shm-size"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_region_that_fits_is_created() {
+        let r = Region::create(page_size(), 0).unwrap();
+        assert_eq!(r.data(0).capacity(), page_size());
+    }
 }

@@ -264,7 +264,7 @@ fn check_tlp(tlp: &Tlp) -> Result<u16, FrameEncodeError> {
                 allowed: "none (this kind carries no data)",
             });
         }
-        None if len == 0 || len % 4 != 0 || len > MAX_PAYLOAD => {
+        None if len == 0 || !len.is_multiple_of(4) || len > MAX_PAYLOAD => {
             return Err(FrameEncodeError::Payload {
                 kind: kind_name(&tlp.header),
                 len,

@@ -170,7 +170,7 @@ impl Device {
     /// A device as `cfg` describes it, BARs unmapped.
     pub fn new(cfg: &MockConfig) -> Result<Device, MockConfigError> {
         let mrc = cfg.max_read_completion;
-        if !(64..=MAX_PAYLOAD).contains(&mrc) || mrc % 64 != 0 {
+        if !(64..=MAX_PAYLOAD).contains(&mrc) || !mrc.is_multiple_of(64) {
             return Err(MockConfigError::MaxReadCompletion(mrc));
         }
         let mut config = [0u8; CONFIG_HEADER_LEN];

@@ -1,0 +1,77 @@
+//! `xferbench completions` and `xferbench man`: shell completion scripts and man
+//! pages generated from the clap definitions.
+
+use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use anyhow::{Context, Result};
+use clap::CommandFactory;
+use std::io::Write;
+
+/// Prints the completion script for the shell.
+pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> Result<u8> {
+    let mut cmd = Cli::command();
+    clap_complete::generate(args.shell, &mut cmd, "xferbench", out);
+    Ok(0)
+}
+
+/// Prints the main page, or writes every page to `--out`.
+pub fn man(args: &ManArgs, out: &mut dyn Write) -> Result<u8> {
+    let cmd = Cli::command();
+    match &args.out {
+        None => {
+            clap_mangen::Man::new(cmd).render(out)?;
+            writeln!(out)?;
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            // xferbench.1 and xferbench-run.1, xferbench-warp-serve.1, ...: hidden
+            // subcommands (the lab's process roles) get none.
+            clap_mangen::generate_to(cmd, dir)
+                .with_context(|| format!("cannot write the man pages to {}", dir.display()))?;
+            let mut err = std::io::stderr().lock();
+            writeln!(err, "wrote the man pages to {}", dir.display())?;
+        }
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every subcommand a user can see, with its path (`warp serve`).
+    fn visible(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        let shown = cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help");
+        for sub in shown {
+            let p = format!("{path} {}", sub.get_name()).trim().to_string();
+            out.push((p.clone(), sub.clone()));
+            visible(sub, &p, out);
+        }
+    }
+
+    #[test]
+    fn every_visible_subcommand_shows_examples_in_its_help() {
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut subs = Vec::new();
+        visible(&cmd, "", &mut subs);
+        assert!(
+            subs.len() >= 12,
+            "{:?}",
+            subs.iter().map(|s| &s.0).collect::<Vec<_>>()
+        );
+        for (path, mut sub) in subs {
+            let help = sub.render_long_help().to_string();
+            assert!(
+                help.contains("Examples:"),
+                "`xferbench {path} --help` has no examples"
+            );
+            assert!(
+                help.contains(&format!("xferbench {path}")),
+                "`xferbench {path} --help` has no example of itself:\n{help}"
+            );
+        }
+    }
+}
