@@ -1,0 +1,213 @@
+//! The exit statuses of `crates/cli/src/exit.rs` (and `docs/cli.md`), checked for
+//! every subcommand: success, bad usage, a failure, and the subcommand's own codes.
+//! Signals (128 + N) are checked by the robustness tests of `cli.rs`.
+
+use assert_cmd::Command;
+
+fn xferbench() -> Command {
+    Command::cargo_bin("xferbench").expect("binary built")
+}
+
+/// `(what, arguments, expected status)`.
+const CASES: &[(&str, &[&str], i32)] = &[
+    ("list", &["list"], 0),
+    ("list: an unknown flag", &["list", "--bogus"], 2),
+    (
+        "run",
+        &[
+            "run", "stream", "-t", "pipe", "-s", "64", "-n", "100", "-r", "1", "-w", "0", "--peer",
+            "thread", "-q",
+        ],
+        0,
+    ),
+    ("run: a bad size", &["run", "stream", "-s", "big"], 2),
+    (
+        "run: an unknown transport",
+        &["run", "stream", "-t", "carrier-pigeon"],
+        2,
+    ),
+    (
+        "run: a point that fails",
+        &[
+            "run",
+            "stream",
+            "-t",
+            "tcp",
+            "-p",
+            "bind=192.0.2.1",
+            "-s",
+            "64",
+            "-n",
+            "10",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--peer",
+            "thread",
+            "-q",
+        ],
+        1,
+    ),
+    (
+        "run: corrupt data",
+        &[
+            "run",
+            "stream",
+            "-t",
+            "pipe",
+            "-s",
+            "64",
+            "-n",
+            "1000",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--peer",
+            "thread",
+            "--verify",
+            "--inject-corruption",
+            "10",
+            "-q",
+        ],
+        3,
+    ),
+    (
+        "study: an unknown study",
+        &["study", "hashtable-of-doom"],
+        2,
+    ),
+    ("study: no runs", &["study", "rpmsg", "--runs", "0"], 2),
+    (
+        "compare: unreadable files",
+        &["compare", "/nonexistent/a.json", "/nonexistent/b.json"],
+        2,
+    ),
+    (
+        "ab",
+        &["ab", "--runs", "2", "--no-callgrind", "true", "true"],
+        0,
+    ),
+    (
+        "ab: one run is no test",
+        &["ab", "--runs", "1", "true", "true"],
+        2,
+    ),
+    (
+        "ab: a failing command",
+        &["ab", "--runs", "2", "--no-callgrind", "true", "exit 3"],
+        1,
+    ),
+    ("profile: nothing to profile", &["profile"], 2),
+    (
+        "rpmsg",
+        &[
+            "rpmsg",
+            "-c",
+            "1",
+            "-s",
+            "64",
+            "--transfer",
+            "640",
+            "-r",
+            "1",
+            "-q",
+        ],
+        0,
+    ),
+    ("rpmsg: a packet too large", &["rpmsg", "-s", "1000"], 2),
+    (
+        "warp serve: a bad address",
+        &["warp", "serve", "--listen", "nowhere"],
+        2,
+    ),
+    (
+        "warp client: no server",
+        &["warp", "client", "--connect", "127.0.0.1:1", "-n", "1"],
+        1,
+    ),
+    (
+        "warp client: a bad size",
+        &["warp", "client", "--connect", "127.0.0.1:1", "-s", "6"],
+        2,
+    ),
+    ("completions", &["completions", "bash"], 0),
+    (
+        "completions: an unknown shell",
+        &["completions", "teletype"],
+        2,
+    ),
+    ("man", &["man"], 0),
+];
+
+#[test]
+fn every_subcommand_exits_with_its_documented_status() {
+    let mut wrong = Vec::new();
+    for (what, args, code) in CASES {
+        let out = xferbench().args(*args).output().expect("the binary runs");
+        if out.status.code() != Some(*code) {
+            wrong.push(format!(
+                "{what}: expected {code}, got {:?}: {}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn compare_exits_0_without_and_4_with_a_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.json");
+    xferbench()
+        .args([
+            "run", "stream", "-t", "pipe", "-s", "64", "-n", "2000", "-r", "3", "-w", "0",
+        ])
+        .args(["--peer", "thread", "-q", "--export-json"])
+        .arg(&base)
+        .assert()
+        .code(0);
+    xferbench()
+        .arg("compare")
+        .arg(&base)
+        .arg(&base)
+        .assert()
+        .code(0);
+    // The measured document with set throughputs: BASE steady around 100 MB/s, NEW a
+    // third of it, so the verdict does not depend on this machine's noise.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    let with = |scale: f64| {
+        let mut d = doc.clone();
+        for (i, run) in d["points"][0]["runs"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            run["figures"]["throughput_bytes_per_s"] =
+                (scale * 1e8 * (1.0 + 0.01 * i as f64)).into();
+        }
+        d.to_string()
+    };
+    let (steady, slower) = (
+        dir.path().join("steady.json"),
+        dir.path().join("slower.json"),
+    );
+    std::fs::write(&steady, with(1.0)).unwrap();
+    std::fs::write(&slower, with(1.0 / 3.0)).unwrap();
+    xferbench()
+        .arg("compare")
+        .arg(&steady)
+        .arg(&steady)
+        .assert()
+        .code(0);
+    xferbench()
+        .arg("compare")
+        .arg(&steady)
+        .arg(&slower)
+        .assert()
+        .code(4);
+}
