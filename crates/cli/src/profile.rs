@@ -29,15 +29,22 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
     });
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let data = dir.join("perf.data");
+    // SIGTERM, SIGHUP or Ctrl-C end the recording early; what was recorded is kept.
+    let stop = crate::stop::stop_flag()?;
+    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
     let (title, status) = match args.pid {
         Some(pid) => {
             let mut rec = perf_record::attach(pid, &data)?;
-            std::thread::sleep(std::time::Duration::from_secs_f64(args.duration));
+            let until =
+                std::time::Instant::now() + std::time::Duration::from_secs_f64(args.duration);
+            while std::time::Instant::now() < until && !stopped() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
             rec.stop()?;
             (format!("pid {pid}, {} s", args.duration), None)
         }
         None => {
-            let status = perf_record::record_command(&args.command, &data)?;
+            let status = perf_record::record_command(&args.command, &data, &stop)?;
             (args.command.join(" "), Some(status))
         }
     };
@@ -46,6 +53,13 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
         let mut out = std::io::stdout().lock();
         serde_json::to_writer_pretty(&mut out, &summary)?;
         writeln!(out)?;
+    }
+    if stopped() {
+        eprintln!(
+            "interrupted ({}): the profile covers what was recorded until then",
+            crate::stop::received_name()
+        );
+        return Ok(crate::stop::interrupted_status());
     }
     Ok(match status {
         Some(s) if !s.success() => {

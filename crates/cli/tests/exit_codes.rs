@@ -211,3 +211,32 @@ fn compare_exits_0_without_and_4_with_a_regression() {
         .assert()
         .code(4);
 }
+
+#[test]
+fn profile_stops_on_sigterm_and_keeps_what_it_recorded() {
+    let usable = std::process::Command::new("perf")
+        .args(["record", "-q", "-o", "/dev/null", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !usable {
+        println!("skipped: perf is missing or may not record here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .args(["profile", "--out"])
+        .arg(dir.path())
+        .args(["--", "sh", "-c", "while :; do :; done"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{stderr}");
+    assert!(dir.path().join("flamegraph.svg").is_file(), "{stderr}");
+    assert!(dir.path().join("top-functions.md").is_file());
+}

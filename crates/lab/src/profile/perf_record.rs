@@ -112,27 +112,54 @@ fn failure(what: &str, stderr: &[u8]) -> ProfileError {
 }
 
 /// Records `command` (run directly, not through a shell) into `out` until it
-/// exits. Returns the command's exit status as perf reports it.
-pub fn record_command(command: &[String], out: &Path) -> Result<ExitStatus, ProfileError> {
+/// exits, or until `stop` is set (SIGTERM, SIGHUP or Ctrl-C reached only this
+/// process): perf then gets SIGINT, ends the command and writes what it recorded.
+/// Returns the command's exit status as perf reports it.
+pub fn record_command(
+    command: &[String],
+    out: &Path,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<ExitStatus, ProfileError> {
     preflight()?;
-    let output = Command::new("perf")
+    let io = |what: &str| {
+        let what = what.to_string();
+        move |source| ProfileError::Io { what, source }
+    };
+    let mut child = Command::new("perf")
         .args(record_args(out))
         .arg("--")
         .args(command)
         .stdin(Stdio::inherit())
         .stdout(Stdio::inherit())
         .stderr(Stdio::piped())
-        .output()
-        .map_err(|source| ProfileError::Io {
-            what: "starting perf record".into(),
-            source,
-        })?;
+        .spawn()
+        .map_err(io("starting perf record"))?;
+    let mut stderr = child.stderr.take().expect("piped stderr");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stderr, &mut buf);
+        buf
+    });
+    let mut signalled = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(io("waiting for perf record"))? {
+            break status;
+        }
+        if !signalled && stop.load(std::sync::atomic::Ordering::Relaxed) {
+            signalled = true;
+            if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::INT);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let err = reader.join().unwrap_or_default();
     // Pass the command's own error output through.
-    let _ = std::io::Write::write_all(&mut std::io::stderr(), &output.stderr);
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), &err);
     if !out.exists() {
-        return Err(failure("perf record", &output.stderr));
+        return Err(failure("perf record", &err));
     }
-    Ok(output.status)
+    Ok(status)
 }
 
 /// A `perf record` attached to a running process (in its own process group, so a
