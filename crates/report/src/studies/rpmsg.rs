@@ -524,6 +524,14 @@ pub fn summary(doc: &ResultDoc) -> String {
                     r.ci_high,
                     r.ci_level * 100.0
                 ),
+                Some(r) if r.n >= 2 && (r.median - 1.0).abs() < 0.1 => format!(
+                    "zero-copy/copy {:.2}× in paired runs, interval {:.2}–{:.2}× ({:.0} % level): \
+                     a small difference (under 10 %) beyond the runs' spread",
+                    r.median,
+                    r.ci_low,
+                    r.ci_high,
+                    r.ci_level * 100.0
+                ),
                 Some(r) if r.n >= 2 => format!(
                     "zero-copy/copy {:.2}× in paired runs, interval {:.2}–{:.2}× ({:.0} % level): \
                      a difference beyond the runs' spread, far more than a 496-byte copy costs, \
