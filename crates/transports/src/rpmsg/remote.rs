@@ -243,18 +243,24 @@ impl RemoteLink {
             if worked {
                 continue;
             }
-            let hdr = self.hdr();
-            let tx = &self.tx;
-            wait_bell(
-                &hdr.remote_bell.0,
-                self.notify,
-                self.host_pid,
-                None,
-                || tx.arm_avail_event(),
-                || tx.avail_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
-            )
-            .map_err(|e| self.gone(e))?;
+            self.wait_for_host()?;
         }
+    }
+
+    /// Sleeps until the host offers a message or stops (bounded by the host's
+    /// liveness: a host that dies ends the wait with an error).
+    fn wait_for_host(&self) -> Result<(), LinkError> {
+        let hdr = self.hdr();
+        let tx = &self.tx;
+        wait_bell(
+            &hdr.remote_bell.0,
+            self.notify,
+            self.host_pid,
+            None,
+            || tx.arm_avail_event(),
+            || tx.avail_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
+        )
+        .map_err(|e| self.gone(e))
     }
 
     /// Receives the next message the host sent, one at a time, instead of
@@ -302,17 +308,7 @@ impl RemoteLink {
                     if self.hdr().stop.0.load(Ordering::Acquire) != 0 && !self.tx.avail_pending() {
                         return Err(LinkError::Stopped);
                     }
-                    let hdr = self.hdr();
-                    let tx = &self.tx;
-                    wait_bell(
-                        &hdr.remote_bell.0,
-                        self.notify,
-                        self.host_pid,
-                        None,
-                        || tx.arm_avail_event(),
-                        || tx.avail_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
-                    )
-                    .map_err(|e| self.gone(e))?;
+                    self.wait_for_host()?;
                 }
                 Err(Fault::BadIndex) => {
                     self.fault(Fault::BadIndex);
