@@ -27,6 +27,9 @@
 //! [`Estimate::from_values`] (median, spread, outliers, an order-statistic interval of
 //! the median at its stated level). The point's primary figure, declared by its
 //! workload ([`FigureRules`](crate::record::FigureRules)), decides the noisy warning.
+//!
+//! The file is one loop and its unit tests on the fake rig (about half of it); the
+//! tests stay beside the loop they pin down.
 
 use crate::counters::{self, CounterMode, RunCounters};
 use crate::observer::Observer;

@@ -22,6 +22,9 @@
 //!
 //! The child side calls [`die_with_parent`] first, so that a parent that dies
 //! (`kill -9`, a crash) takes its children with it.
+//!
+//! One file: the launcher and the supervision of a child are used together by every
+//! caller, and the unit tests on real `/bin/sh` children make up a third of it.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;

@@ -8,6 +8,9 @@
 //! `group=variants` with the parameters `channels`, `packet`, `transfer`, `notify`
 //! and `buffers`; table cells are medians with their intervals ([`figure_cell`]),
 //! findings use medians.
+//!
+//! One file for the study's folder (tables, plots, findings), which share its point
+//! helpers; its fixture-based tests are about a tenth of it.
 
 use super::{figure_cell, median, param, summary_header, with_interval};
 use crate::plot::{LineChart, Scale, Series};
