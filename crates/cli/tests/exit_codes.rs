@@ -2,6 +2,8 @@
 //! every subcommand: success, bad usage, a failure, and the subcommand's own codes.
 //! Signals (128 + N) are checked by the robustness tests of `cli.rs`.
 
+mod common;
+
 use assert_cmd::Command;
 
 fn xferbench() -> Command {
@@ -214,12 +216,7 @@ fn compare_exits_0_without_and_4_with_a_regression() {
 
 #[test]
 fn profile_stops_on_sigterm_and_keeps_what_it_recorded() {
-    let usable = std::process::Command::new("perf")
-        .args(["record", "-q", "-o", "/dev/null", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !usable {
-        println!("skipped: perf is missing or may not record here");
+    if common::skip_without_perf_record() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -2,6 +2,8 @@
 //! documented schema (`docs/schema/*.json`, generated from the types by the lab's
 //! `schema` test).
 
+mod common;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
@@ -179,12 +181,7 @@ fn warp_client_json_matches_its_schema() {
 
 #[test]
 fn profile_json_matches_its_schema() {
-    let usable = std::process::Command::new("perf")
-        .args(["record", "-q", "-o", "/dev/null", "true"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !usable {
-        println!("skipped: perf is missing or may not record here");
+    if common::skip_without_perf_record() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -106,6 +106,11 @@ pub fn run_plan(
     let mut point_counters: Vec<Vec<RunCounters>> = (0..n).map(|_| Vec::new()).collect();
     let mut warnings: Vec<Vec<String>> = (0..n).map(|_| Vec::new()).collect();
     let schedule = schedule(n, opts);
+    // The step of each point's last visit: once it is done the point is summarised.
+    let mut last_step = vec![0; n];
+    for (step, &(index, _)) in schedule.iter().enumerate() {
+        last_step[index] = step;
+    }
     tracing::info!(
         points = n,
         visits = schedule.len(),
@@ -170,8 +175,7 @@ pub fn run_plan(
         }
         // A point is finished once its last visit is done: in order for sequential
         // plans, all in the last round for interleaved ones.
-        let last_visit = !schedule[step + 1..].iter().any(|&(i, _)| i == index);
-        if last_visit {
+        if step == last_step[index] {
             let result = summarise(
                 index,
                 &planned[index],

@@ -1,4 +1,5 @@
-//! Helpers shared by the CLI test binaries.
+//! Helpers shared by the CLI test binaries (each binary uses some of them).
+#![allow(dead_code)]
 
 /// Shared-memory objects that process `pid` created and that are still in /dev/shm.
 pub fn regions_left_by(pid: u32) -> Vec<String> {
@@ -11,4 +12,16 @@ pub fn regions_left_by(pid: u32) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// True (after printing why) when `perf record` cannot run here; the test then skips.
+pub fn skip_without_perf_record() -> bool {
+    let usable = std::process::Command::new("perf")
+        .args(["record", "-q", "-o", "/dev/null", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !usable {
+        println!("skipped: perf is missing or may not record here");
+    }
+    !usable
 }

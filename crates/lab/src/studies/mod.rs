@@ -38,6 +38,29 @@ pub struct StudyEnv {
     pub launcher: Option<Launcher>,
 }
 
+impl StudyEnv {
+    /// The settings a study records in its context: its workload, the run control of
+    /// `options`, where participants ran, and whether payloads are verified.
+    pub fn settings(&self, workload: &str, options: &LoopOptions, verify: bool) -> Settings {
+        Settings {
+            workload: workload.into(),
+            runs: options.runs,
+            warmup: options.warmup,
+            count: None,
+            duration_s: None,
+            peer: if self.launcher.is_some() {
+                "process"
+            } else {
+                "thread"
+            }
+            .into(),
+            pin: false,
+            verify,
+            interleave: options.interleave,
+        }
+    }
+}
+
 /// A planned study: its points on their rigs, and how to run them.
 pub struct StudyPlan {
     /// The points and their rigs.

@@ -29,7 +29,7 @@
 use super::{Study, StudyEnv, StudyPlan};
 use crate::counters::{CounterMode, CounterSource};
 use crate::measure::{Bench, LoopOptions, PlannedPoint};
-use crate::result::{Settings, figure};
+use crate::result::figure;
 use crate::rig::rpmsg::{RemoteKind, RpmsgRig};
 use crate::rig::{FigureRules, Rig, RunError};
 use crate::workload::Limit;
@@ -261,22 +261,7 @@ impl Study for RpmsgStudy {
             counters: CounterMode::Off,
             profile: None,
         };
-        let settings = Settings {
-            workload: "rpmsg".into(),
-            runs: options.runs,
-            warmup: options.warmup,
-            count: None,
-            duration_s: None,
-            peer: if env.launcher.is_some() {
-                "process"
-            } else {
-                "thread"
-            }
-            .into(),
-            pin: false,
-            verify: false,
-            interleave: options.interleave,
-        };
+        let settings = env.settings("rpmsg", &options, false);
         let mut extras = BTreeMap::new();
         extras.insert(
             "scale".to_string(),

@@ -13,7 +13,7 @@ use super::{Study, StudyEnv, StudyPlan};
 use crate::clock::Stamp;
 use crate::counters::CounterMode;
 use crate::measure::{LoopOptions, PlannedPoint};
-use crate::result::{Settings, figure};
+use crate::result::figure;
 use crate::rig::FigureRules;
 use crate::rig::memory_mock::{MemoryMockBench, MockPoint};
 use crate::workload::warp::{ClientSpec, ConnectionMode, Ops};
@@ -283,22 +283,7 @@ pub fn plan_of(points: &[WarpPoint], quick: bool, env: &StudyEnv) -> StudyPlan {
             .collect(),
         env.launcher.clone(),
     );
-    let settings = Settings {
-        workload: "warp-pipe".into(),
-        runs: options.runs,
-        warmup: options.warmup,
-        count: None,
-        duration_s: None,
-        peer: if env.launcher.is_some() {
-            "process"
-        } else {
-            "thread"
-        }
-        .into(),
-        pin: false,
-        verify: true,
-        interleave: options.interleave,
-    };
+    let settings = env.settings("warp-pipe", &options, true);
     StudyPlan {
         bench: Box::new(bench),
         options,
@@ -340,7 +325,7 @@ impl Study for WarpPipe {
 mod tests {
     use super::*;
     use crate::measure::run_plan;
-    use crate::result::Context;
+    use crate::result::{Context, Settings};
     use crate::rig::memory_mock::figures;
     use std::sync::atomic::AtomicBool;
 

@@ -250,15 +250,19 @@ impl RemoteLink {
     /// Sleeps until the host offers a message or stops (bounded by the host's
     /// liveness: a host that dies ends the wait with an error).
     fn wait_for_host(&self) -> Result<(), LinkError> {
+        self.wait_for_avail(&self.tx)
+    }
+
+    /// Sleeps until the host makes a descriptor of `ring` available or stops.
+    fn wait_for_avail(&self, ring: &Device) -> Result<(), LinkError> {
         let hdr = self.hdr();
-        let tx = &self.tx;
         wait_bell(
             &hdr.remote_bell.0,
             self.notify,
             self.host_pid,
             None,
-            || tx.arm_avail_event(),
-            || tx.avail_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
+            || ring.arm_avail_event(),
+            || ring.avail_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
         )
         .map_err(|e| self.gone(e))
     }
@@ -475,17 +479,7 @@ impl RemoteLink {
                     self.rx.publish();
                 }
                 Ok(None) => {
-                    let hdr = self.hdr();
-                    let rx = &self.rx;
-                    wait_bell(
-                        &hdr.remote_bell.0,
-                        self.notify,
-                        self.host_pid,
-                        None,
-                        || rx.arm_avail_event(),
-                        || rx.avail_pending() || hdr.stop.0.load(Ordering::Relaxed) != 0,
-                    )
-                    .map_err(|e| self.gone(e))?;
+                    self.wait_for_avail(&self.rx)?;
                     if self.stopped() && !self.rx.avail_pending() {
                         return Err(LinkError::Stopped);
                     }
