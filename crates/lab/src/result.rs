@@ -54,6 +54,7 @@ pub(crate) fn test_context(settings: Settings) -> Context {
             perf_event_paranoid: None,
         },
         settings,
+        limits: None,
     }
 }
 
@@ -113,6 +114,10 @@ pub struct Context {
     pub capabilities: Capabilities,
     /// Run-control settings shared by all points.
     pub settings: Settings,
+    /// The machine's limits, measured at the start and the end (absent when not
+    /// measured: `--no-limits`, or files that predate the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::limits::MachineLimits>,
 }
 
 /// What measurement facilities the machine offers.
@@ -185,6 +190,14 @@ pub struct PointResult {
     /// added in schema 1 as an optional field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<PointCounters>,
+    /// The primary figure as a fraction of its natural limit on this machine, when
+    /// the context carries limits and the point has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::limits::ratio::LimitFraction>,
+    /// The machine changed speed during this point (a probe moved by more than the
+    /// threshold); absent when it did not or was not watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<crate::limits::drift::Drift>,
 }
 
 /// A point's primary figure and which way is better.

@@ -100,6 +100,8 @@ pub struct StudyOverrides {
     pub profile: Option<crate::profile::ProfileRequest>,
     /// Hang timeout.
     pub hang_timeout: Option<Duration>,
+    /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
+    pub watch: Option<crate::limits::Watch>,
 }
 
 /// Every built-in study, in the order `list` shows them.
@@ -149,6 +151,7 @@ pub fn run_study(
         o.hang_timeout = t;
     }
     o.profile = overrides.profile.clone();
+    o.watch = overrides.watch.clone();
     plan.settings.runs = o.runs;
     plan.settings.warmup = o.warmup;
     plan.settings.interleave = o.interleave;
