@@ -26,7 +26,12 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         eprintln!("error: --runs must be at least 2 for a significance test");
         return Ok(EXIT_USAGE);
     }
+    let watch = match crate::config::watch(&a.watch) {
+        Ok(w) => w,
+        Err(e) => return Ok(crate::exit::usage("ab", e)),
+    };
     let caps = xferbench_lab::context::capabilities();
+    let start = watch.as_ref().map(|w| w.probe.limits());
     let cfg = AbConfig {
         a: a.command_a.clone(),
         b: a.command_b.clone(),
@@ -51,6 +56,29 @@ pub fn run(a: &AbArgs) -> Result<u8> {
     };
     if tty {
         eprint!("\r\x1b[K");
+    }
+    let mut report = report;
+    if let (Some(w), Some(start)) = (&watch, start) {
+        let machine = xferbench_lab::limits::MachineLimits {
+            start,
+            end: Some(w.probe.limits()),
+            drift_threshold: w.drift_threshold,
+        };
+        report.notes.push(match machine.drift(true) {
+            Some(d) => format!(
+                "machine changed between the start and the end: {}; A and B ran interleaved, \
+                 so it touched both alike: the difference held against the machine's limits \
+                 is the raw difference",
+                d.movement()
+            ),
+            None => format!(
+                "machine steady: its limits moved by less than {:.0} % between the start and the end \
+                 ({})",
+                w.drift_threshold * 100.0,
+                xferbench_report::limits::brief(&machine.start)
+            ),
+        });
+        report.machine = Some(machine);
     }
     if let Some(path) = &a.export_json {
         xferbench_report::write_atomic(path, |w| {

@@ -47,6 +47,9 @@ pub enum Command {
     Ab(AbArgs),
     /// Compare two result files point by point; non-zero exit on a regression.
     Compare(CompareArgs),
+    /// Measure this machine's ceilings: memcpy bandwidth, cache-line and futex round
+    /// trips between two CPUs, a system call, a pipe round trip.
+    Limits(LimitsArgs),
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = role::PEER, hide = true)]
     Peer,
@@ -85,6 +88,39 @@ Examples:
     Completions(CompletionsArgs),
     /// Write the man pages (xferbench.1 and one per subcommand).
     Man(ManArgs),
+}
+
+/// `xferbench limits`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Every `run` and study measures the quick set at its start and end into its result, \
+gives each point's primary figure as a fraction of its natural limit, and flags points \
+during which the machine changed speed (docs/limits.md).
+
+Examples:
+  xferbench limits
+  xferbench limits --quick --json")]
+pub struct LimitsArgs {
+    /// The quick set (5 short samples per probe, well under 2 s) that runs and studies
+    /// record, instead of the full one (15 samples, a few seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the limits as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The machine watch of a run or study: its limits and drift detection.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Do not measure the machine's limits at the start and end, nor watch it for
+    /// drift between points.
+    #[arg(long)]
+    pub no_limits: bool,
+    /// Flag a point when a probe of the machine (cache-line or futex round trip, a
+    /// 2 MiB memcpy) moved by more than this percentage during it.
+    #[arg(long, value_name = "PCT", default_value_t = 25.0)]
+    pub drift_threshold: f64,
 }
 
 /// `xferbench study`.
@@ -140,6 +176,9 @@ pub struct StudyArgs {
     /// No line per point and no notes; only errors (the folder is still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// `xferbench warp ...`.
@@ -361,6 +400,10 @@ pub struct AbArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+
     /// Command A, the baseline (run with `sh -c`).
     #[arg(value_name = "CMD_A")]
     pub command_a: String,
@@ -558,6 +601,10 @@ pub struct RunArgs {
     /// Testing aid: corrupt every Nth message after stamping it.
     #[arg(long, value_name = "N", hide = true)]
     pub inject_corruption: Option<u64>,
+
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// Notification modes of an RPMsg link.
@@ -645,6 +692,9 @@ pub struct RpmsgArgs {
     /// No table; only errors (files are still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// The names of the built-in studies, for clap.

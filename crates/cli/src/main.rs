@@ -8,6 +8,7 @@ mod cli;
 mod config;
 mod docs;
 mod exit;
+mod limits;
 mod list;
 mod logging;
 mod profile;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         cli::Command::Profile(args) => profile::run(&args),
         cli::Command::Ab(args) => ab::run(&args),
         cli::Command::Compare(args) => ab::compare(&args),
+        cli::Command::Limits(args) => limits::run(&args),
         cli::Command::Study(args) => study::run(&args),
         cli::Command::RpmsgRemote { name } => {
             let _span = tracing::info_span!("rpmsg-remote", pid = std::process::id()).entered();

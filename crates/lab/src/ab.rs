@@ -162,6 +162,10 @@ pub struct AbReport {
     pub regression: bool,
     /// The threshold, as a fraction.
     pub threshold: f64,
+    /// The machine's limits before and after the comparison (absent with
+    /// `--no-limits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::limits::MachineLimits>,
 }
 
 /// Counters opened on this thread with `inherit`: they count every process it
@@ -493,6 +497,7 @@ pub fn compare(a: AbSide, b: AbSide, threshold: f64, mut notes: Vec<String>) -> 
         diagnosis,
         notes,
         threshold,
+        machine: None,
     }
 }
 

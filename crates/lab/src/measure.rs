@@ -264,6 +264,13 @@ pub fn run_plan(
         && doc.outcome != Outcome::Interrupted
     {
         limits.end = Some(w.probe.limits());
+        if let Some(d) = limits.drift(opts.interleave) {
+            doc.warnings.push(format!(
+                "machine changed between the start and the end: {}{}",
+                d.movement(),
+                d.consequence()
+            ));
+        }
     }
     finish(doc, observers)
 }

@@ -106,7 +106,8 @@ pub fn render_ab(r: &AbReport) -> String {
 
 /// `compare`: one row per matched point.
 pub fn render_compare(c: &Comparison) -> String {
-    let mut t = table(&[
+    let normalised = c.points.iter().any(|p| p.normalised.is_some());
+    let mut header = vec![
         "point",
         "figure",
         "BASE mean",
@@ -114,7 +115,11 @@ pub fn render_compare(c: &Comparison) -> String {
         "change of means",
         "p (Welch)",
         "verdict",
-    ]);
+    ];
+    if normalised {
+        header.extend(["machine's limit moved", "change vs limit"]);
+    }
+    let mut t = table(&header);
     for p in &c.points {
         let point = p
             .params
@@ -130,7 +135,7 @@ pub fn render_compare(c: &Comparison) -> String {
                 format::rate_bytes(v)
             }
         };
-        t.add_row(vec![
+        let mut row = vec![
             point,
             p.figure.clone(),
             fmt(p.base),
@@ -138,10 +143,41 @@ pub fn render_compare(c: &Comparison) -> String {
             format!("{:+.1} %", p.change * 100.0),
             p.p_value.map_or("-".into(), |p| format!("{p:.3}")),
             p.verdict.clone(),
-        ]);
+        ];
+        if normalised {
+            match &p.normalised {
+                Some(n) => row.extend([
+                    format!("{:+.1} % ({})", n.machine_change * 100.0, n.limit),
+                    format!("{:+.1} %", n.change * 100.0),
+                ]),
+                None => row.extend(["-".into(), "-".into()]),
+            }
+        }
+        t.add_row(row);
     }
     let mut out = t.to_string();
     out.push('\n');
+    for p in &c.points {
+        // A regression that the machine's own slow-down accounts for.
+        if let Some(n) = &p.normalised
+            && p.verdict == "regression"
+            && n.change.abs() <= c.threshold
+        {
+            out.push_str(&format!(
+                "note: {}: the machine was slower, not the code: the {} moved by {:+.1} % \
+                 between the runs, and held against it the change is {:+.1} %\n",
+                p.params
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "workload")
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                n.limit,
+                n.machine_change * 100.0,
+                n.change * 100.0
+            ));
+        }
+    }
     for s in &c.only_in_base {
         out.push_str(&format!("only in BASE: {s}\n"));
     }

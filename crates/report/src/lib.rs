@@ -19,6 +19,7 @@ pub mod csv;
 pub mod format;
 pub mod json;
 pub mod jsonl;
+pub mod limits;
 pub mod markdown;
 pub mod plot;
 pub mod profile;

@@ -39,6 +39,13 @@ impl Exporter for Markdown {
             if s.verify { ", verified" } else { "" }
         )?;
         writeln!(out, "- started {} (xferbench {})", c.start_time, c.version)?;
+        if let Some(l) = &c.limits {
+            writeln!(
+                out,
+                "- machine limits at the start: {} (below)",
+                crate::limits::brief(&l.start)
+            )?;
+        }
         match &doc.outcome {
             Outcome::Complete => {}
             Outcome::Interrupted => {
@@ -69,6 +76,10 @@ impl Exporter for Markdown {
             ]);
         }
         header.extend(["CPU main", "CPU peers"]);
+        let limits = doc.points.iter().any(|p| p.limit.is_some());
+        if limits {
+            header.push("of limit");
+        }
         writeln!(out, "| {} |", header.join(" | "))?;
         let align: Vec<&str> = header
             .iter()
@@ -113,9 +124,15 @@ impl Exporter for Markdown {
             }
             row.push(m(figure::CPU_MAIN).map_or_else(dash, |e| format!("{:.2}", e.median)));
             row.push(m(figure::CPU_PEERS).map_or_else(dash, |e| format!("{:.2}", e.median)));
+            if limits {
+                row.push(p.limit.as_ref().map_or_else(dash, |l| l.short()));
+            }
             writeln!(out, "| {} |", row.join(" | "))?;
         }
         write_counters(doc, out)?;
+        if let Some(l) = &c.limits {
+            write!(out, "{}", crate::limits::markdown(l))?;
+        }
         let warnings: Vec<String> = doc
             .warnings
             .iter()

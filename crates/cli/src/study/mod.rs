@@ -55,6 +55,10 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             format!("--timeout: {t} is not a number of seconds between 0.1 and 86400"),
         ));
     }
+    let watch = match crate::config::watch(&args.watch) {
+        Ok(w) => w,
+        Err(e) => return Ok(exit::usage("study", e)),
+    };
     if profile.is_some() && !args.no_interleave && !args.quiet {
         eprintln!(
             "note: --profile records one point at a time, so the study runs point by point (as with --no-interleave)"
@@ -66,6 +70,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         interleave: (args.no_interleave || profile.is_some()).then_some(false),
         profile: profile.clone(),
         hang_timeout: args.timeout.map(std::time::Duration::from_secs_f64),
+        watch,
         ..StudyOverrides::default()
     };
     let env = StudyEnv {
@@ -206,6 +211,10 @@ mod tests {
             timeout: None,
             json: false,
             quiet: false,
+            watch: crate::cli::WatchArgs {
+                no_limits: false,
+                drift_threshold: 25.0,
+            },
         };
         let dir = super::out_dir(&args, "rpmsg")
             .to_string_lossy()

@@ -99,6 +99,19 @@ pub struct MachineLimits {
     pub drift_threshold: f64,
 }
 
+impl MachineLimits {
+    /// The probe that moved most between the start and the end, when it moved by more
+    /// than the threshold.
+    pub fn drift(&self, interleaved: bool) -> Option<drift::Drift> {
+        let end = self.end.as_ref()?;
+        drift::worst(
+            &[self.start.as_sample(), end.as_sample()],
+            self.drift_threshold,
+            interleaved,
+        )
+    }
+}
+
 /// One row of a limits table: what, its unit, and its estimate.
 pub struct LimitRow<'a> {
     /// What was measured, in words.
@@ -155,6 +168,22 @@ impl Limits {
             estimate: &self.syscall_ns,
         });
         rows
+    }
+
+    /// The drift probes' values in these limits, to hold two measurements against
+    /// each other ([`drift::worst`]).
+    pub fn as_sample(&self) -> drift::DriftSample {
+        let mut probes = std::collections::BTreeMap::new();
+        if let Some(e) = &self.cache_line_rtt_ns {
+            probes.insert(drift::CACHE_LINE.to_string(), e.median);
+        }
+        if let Some(e) = &self.futex_rtt_cross_ns {
+            probes.insert(drift::FUTEX.to_string(), e.median);
+        }
+        if let Some(c) = self.memcpy.iter().find(|c| c.size_bytes == 2 << 20) {
+            probes.insert(drift::MEMCPY.to_string(), c.bytes_per_s.median);
+        }
+        drift::DriftSample { probes }
     }
 
     /// memcpy bandwidth at the measured size nearest `size` (by ratio), bytes/s.

@@ -78,6 +78,8 @@ fn point(index: usize, params: &[(&str, &str)], rates: &[f64]) -> PointResult {
         runs,
         warnings: vec![],
         counters: None,
+        limit: None,
+        drift: None,
     }
 }
 
