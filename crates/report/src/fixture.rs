@@ -402,6 +402,11 @@ pub fn rpmsg_doc() -> ResultDoc {
     ctx.settings.runs = 3;
     ctx.settings.interleave = true;
     ctx.settings.count = None;
+    ctx.limits = Some(xferbench_lab::limits::MachineLimits {
+        start: limits(),
+        end: Some(limits()),
+        drift_threshold: 0.25,
+    });
     let mut extras = BTreeMap::new();
     extras.insert("scale".into(), serde_json::json!({ "budget": 12_000 }));
     extras.insert(

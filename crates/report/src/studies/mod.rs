@@ -145,6 +145,21 @@ pub fn summary_header(doc: &ResultDoc, title: &str) -> String {
          intervals are order-statistic intervals of the median at the level they state.",
         st.runs, st.warmup
     );
+    if let Some(l) = &c.limits {
+        let _ = writeln!(
+            s,
+            "This machine's limits at the start (`xferbench limits`, quick set): {}.",
+            crate::limits::brief(&l.start)
+        );
+        if let Some(d) = l.drift(st.interleave) {
+            let _ = writeln!(
+                s,
+                "\n**The machine changed speed during the study**: {}{}.",
+                d.movement(),
+                d.consequence()
+            );
+        }
+    }
     match &doc.outcome {
         Outcome::Complete => {}
         Outcome::Interrupted => {
