@@ -15,6 +15,8 @@ pub mod role {
     pub const MEMORY_MOCK: &str = "__memory-mock";
     /// [`xferbench_lab::process::Role::WarpClient`].
     pub const WARP_CLIENT: &str = "__warp-client";
+    /// [`xferbench_lab::process::Role::PerfStatBench`].
+    pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
 }
 
 /// A performance lab for data-transport systems: sweeps of transports, message
@@ -79,6 +81,13 @@ Examples:
     #[command(name = role::WARP_CLIENT, hide = true)]
     WarpClient {
         /// The lab's `ClientProcessSpec` as JSON.
+        spec_json: String,
+    },
+    /// Internal: one benchmark process of the perf-stat study (the seed's harness);
+    /// prints its timings as JSON.
+    #[command(name = role::PERFSTAT_BENCH, hide = true)]
+    PerfStatBench {
+        /// The lab's `BenchSpec` as JSON.
         spec_json: String,
     },
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.

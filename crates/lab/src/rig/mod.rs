@@ -29,6 +29,7 @@
 
 pub mod memory_mock;
 pub mod peers;
+pub mod perf_stat;
 pub mod rpmsg;
 
 pub use crate::record::{ChannelOutcome, FigureRules, aggregate};

@@ -1,0 +1,94 @@
+//! The perf-stat study's benchmark role, `ab`'s stall search and the study, end to end.
+
+mod common;
+
+use xferbench_lab::process::{Launcher, Role};
+use xferbench_lab::rig::perf_stat::callgrind_totals;
+use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
+
+fn launcher() -> Launcher {
+    Launcher::new(env!("CARGO_BIN_EXE_xferbench"))
+        .with_role(Role::PerfStatBench, ["__perfstat-bench"])
+}
+
+fn skip_without_valgrind() -> bool {
+    let ok = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("skipped: valgrind is not installed (apt-get install valgrind)");
+    }
+    !ok
+}
+
+#[test]
+fn the_alignment_variants_run_the_same_instructions_under_callgrind() {
+    if skip_without_valgrind() {
+        return;
+    }
+    for (bench, iterations) in [
+        (Benchmark::CircularBuffer1Kb, 300),
+        (Benchmark::CircularBuffer1Mb, 1),
+    ] {
+        let ir = |variant| {
+            let spec = BenchSpec {
+                iterations,
+                warmup: 0,
+                runs: 1,
+                ..BenchSpec::seed(bench, variant)
+            };
+            callgrind_totals(&launcher(), &spec).expect("callgrind pass")["Ir"]
+        };
+        let (a, b) = (ir(Variant::A), ir(Variant::B));
+        // Two bytes per trip of a 7-instruction loop, and the set-up excluded.
+        let bytes = 2.0 * bench.size() as f64 * iterations as f64;
+        assert!(a > 3.0 * bytes, "{} counted {a} instructions", bench.name());
+        let diff = (b / a - 1.0).abs();
+        assert!(
+            diff <= 1e-4,
+            "{}: A {a} vs B {b} instructions differ by {:.4} %",
+            bench.name(),
+            diff * 100.0
+        );
+    }
+}
+
+#[test]
+fn the_list_walk_b_runs_fewer_instructions_but_misses_d1_more() {
+    if skip_without_valgrind() {
+        return;
+    }
+    let count = |variant| {
+        let spec = BenchSpec {
+            iterations: 1 << 16,
+            warmup: 0,
+            runs: 1,
+            ..BenchSpec::seed(Benchmark::ListWalk, variant)
+        };
+        callgrind_totals(&launcher(), &spec).expect("callgrind pass")
+    };
+    let (a, b) = (count(Variant::A), count(Variant::B));
+    assert!(
+        b["Ir"] < a["Ir"],
+        "B {} vs A {} instructions",
+        b["Ir"],
+        a["Ir"]
+    );
+    assert!(
+        b["D1mr"] > 8.0 * a["D1mr"],
+        "B {} vs A {} D1 read misses",
+        b["D1mr"],
+        a["D1mr"]
+    );
+}
+
+#[test]
+fn the_benchmark_role_refuses_a_bad_spec_with_a_usage_error() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .args(["__perfstat-bench", "{\"bench\":\"nope\"}"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad perf-stat benchmark spec"));
+}
