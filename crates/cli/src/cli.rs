@@ -358,6 +358,17 @@ pub struct AbArgs {
     #[arg(long)]
     pub no_callgrind: bool,
 
+    /// Also count these events on A and B with `perf stat` (comma-separated; named
+    /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
+    /// through perf's event tables).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub events: Vec<String>,
+
+    /// Count every `stall|penalty|miss` event of `perf list` on A and B and rank them
+    /// by B/A (needs a hardware PMU; skipped with a reason without one).
+    #[arg(long)]
+    pub search_stalls: bool,
+
     /// Write the whole comparison as JSON.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,

@@ -92,3 +92,95 @@ fn the_benchmark_role_refuses_a_bad_spec_with_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad perf-stat benchmark spec"));
 }
+
+fn has_pmu() -> bool {
+    xferbench_lab::context::pmu_available()
+}
+
+#[test]
+fn ab_search_stalls_without_a_pmu_says_why_in_one_line_and_exits_0() {
+    if has_pmu() {
+        println!("skipped: this machine has a PMU (the search runs; see the fixture tests)");
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .args([
+            "ab",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--no-callgrind",
+            "--search-stalls",
+            "true",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reasons: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("--search-stalls:"))
+        .collect();
+    assert_eq!(reasons.len(), 1, "{stdout}");
+    assert!(
+        reasons[0].contains("no hardware PMU") || reasons[0].contains("perf is not installed"),
+        "{}",
+        reasons[0]
+    );
+    // The default block says which counters this machine lacks.
+    assert!(stdout.contains("branch-miss %"), "{stdout}");
+    assert!(stdout.contains("not supported"), "{stdout}");
+}
+
+#[test]
+fn ab_events_counts_software_events_and_names_unknown_ones() {
+    if !std::process::Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        println!("skipped: perf is not installed");
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .args([
+            "ab",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--no-callgrind",
+            "--json",
+            "--events",
+            "page-faults,no_such.event_here",
+            "true",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("perf stat") {
+        println!(
+            "skipped: perf stat cannot count here: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ev = &v["events"];
+    assert_eq!(ev["rows"][0]["event"], "page-faults");
+    assert!(ev["rows"][0]["a"].as_f64().unwrap() > 0.0, "{ev}");
+    assert_eq!(ev["unknown"][0], "no_such.event_here");
+}
