@@ -42,7 +42,7 @@ pub fn diagnose(
                 "fewer instructions, slower: {} (instructions {:.1} %; {})",
                 m.cause().kind,
                 d * 100.0,
-                because(m)
+                m.text()
             ),
             None => format!(
                 "fewer instructions, slower: slower instructions, cause not counted here \

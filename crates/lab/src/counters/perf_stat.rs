@@ -45,6 +45,9 @@ pub struct PerfStatRow {
     pub unit: String,
     /// Percent of the time the event was counted (< 100: multiplexed and scaled).
     pub running_pct: Option<f64>,
+    /// perf's derived figures for this line (`3.860 GHz`, `0.03 of all branches`),
+    /// continuation lines (`,,,,,0.01,stalled cycles per insn`) included.
+    pub metrics: Vec<(f64, String)>,
 }
 
 impl PerfStatRow {
@@ -103,6 +106,20 @@ pub fn parse_csv(text: &str) -> Result<Vec<PerfStatRow>, PerfStatError> {
         if f.len() < 3 {
             return Err(bad("fewer than 3 fields"));
         }
+        let metric = |rest: &[&str]| -> Option<(f64, String)> {
+            let v = rest.get(2)?.trim().parse::<f64>().ok()?;
+            Some((v, rest.get(3).map_or("", |u| u.trim()).to_string()))
+        };
+        if f[0].trim().is_empty() && f[2].trim().is_empty() {
+            // A metric of the previous event on a line of its own.
+            if let (Some(prev), Some(m)) =
+                (rows.last_mut(), metric(&f[f.len().saturating_sub(4)..]))
+            {
+                let prev: &mut PerfStatRow = prev;
+                prev.metrics.push(m);
+            }
+            continue;
+        }
         let (event, rest) = if f.len() >= 7 {
             (f[2..f.len() - 4].join(","), &f[f.len() - 4..])
         } else {
@@ -127,6 +144,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<PerfStatRow>, PerfStatError> {
             value,
             unit: f[1].trim().to_string(),
             running_pct,
+            metrics: metric(rest).into_iter().collect(),
         });
     }
     Ok(rows)
@@ -276,9 +294,19 @@ mod tests {
 <not counted>,,cycle_activity.stalls_mem_any,0,0.00,,
 229285609,,dsb2mite_switches.penalty_cycles,101000000,49.87,,
 12345,,cpu/event=0x3c,umask=0x0/,450000000,100.00,,
+5927885177,,instructions,450000000,100.00,3.41,insn per cycle
+,,,,,0.01,stalled cycles per insn
 ";
         let rows = parse_csv(text).unwrap();
-        assert_eq!(rows.len(), 5);
+        assert_eq!(rows.len(), 6);
+        assert_eq!(
+            rows[5].metrics,
+            [
+                (3.41, "insn per cycle".into()),
+                (0.01, "stalled cycles per insn".into())
+            ]
+        );
+        assert_eq!(rows[0].metrics, [(1.001, "CPUs utilized".into())]);
         assert_eq!(rows[0].count(), Some(450.12));
         assert_eq!(rows[0].unit, "msec");
         assert_eq!(rows[1].value, PerfValue::NotSupported);
