@@ -184,3 +184,65 @@ fn ab_events_counts_software_events_and_names_unknown_ones() {
     assert!(ev["rows"][0]["a"].as_f64().unwrap() > 0.0, "{ev}");
     assert_eq!(ev["unknown"][0], "no_such.event_here");
 }
+
+#[test]
+fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .args([
+            "study",
+            "perf-stat",
+            "--quick",
+            "--runs",
+            "3",
+            "-q",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    let t1 = read("t1-time.md");
+    for b in Benchmark::ALL {
+        let row = t1
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} |", b.name())))
+            .unwrap_or_else(|| panic!("no T1 row for {}: {t1}", b.name()));
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let p: f64 = cells[6]
+            .parse()
+            .unwrap_or_else(|_| panic!("p-value in {row}"));
+        assert!((0.0..=1.0).contains(&p), "{row}");
+    }
+    let summary = read("summary.md");
+    assert!(
+        summary.contains("## Not measured here, and why") || has_pmu(),
+        "{summary}"
+    );
+    assert!(summary.contains("xferbench study perf-stat --out perf-stat-bare-metal"));
+    if !skip_without_valgrind() {
+        // The alignment pair runs the same instructions; the memory pair is
+        // diagnosed from simulated cache misses.
+        assert_eq!(
+            summary.matches("the same, within 0.01 %").count(),
+            2,
+            "{summary}"
+        );
+        assert!(
+            summary.contains("fewer instructions, slower: memory stalls"),
+            "{summary}"
+        );
+    }
+    if !has_pmu() {
+        assert!(read("t3-stall-events.md").contains("(no PMU events)"));
+        assert!(read("t4-culprit.md").contains("(no search)"));
+    }
+    let doc: serde_json::Value = serde_json::from_str(&read("results.json")).unwrap();
+    assert_eq!(doc["points"].as_array().unwrap().len(), 6);
+}
