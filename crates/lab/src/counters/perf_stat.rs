@@ -3,8 +3,9 @@
 //! its own event tables, so xferbench needs no table of its own.
 //!
 //! * [`list_events`] reads `perf list --no-desc`: the hardware, cache, kernel-PMU and
-//!   model-specific (JSON) events this CPU offers. Tracepoints, software and tool
-//!   events and metrics are left out: they are not CPU stalls.
+//!   model-specific (JSON) events this CPU offers, each once. Tracepoints, software
+//!   and tool events, `pmu/name/` aliases and metrics are left out: they are not CPU
+//!   stalls, or repeat an event.
 //! * [`run`] runs a command under `perf stat -x, -o FILE [-e LIST]` and
 //!   [`parse_csv`] reads the file.
 //!
@@ -175,10 +176,8 @@ pub fn parse_list(text: &str) -> Vec<String> {
         let names = t.split('[').next().unwrap_or("");
         for name in names.split(" OR ").map(str::trim) {
             let name = name.split_whitespace().next().unwrap_or("");
-            let ok = !name.is_empty()
-                && !name.contains(':')
-                && !name.contains('<')
-                && !name.contains('=');
+            // `cpu/cache-misses/` repeats `cache-misses`; raw terms are not events.
+            let ok = !name.is_empty() && !name.contains([':', '<', '=', '/']);
             if ok && !out.iter().any(|n| n == name) {
                 out.push(name.to_string());
             }

@@ -370,7 +370,7 @@ pub fn t2(ex: &Extras) -> Table {
         ]);
     }
     Table {
-        title: "T2. `perf stat` default block, A of circular_buffer_into_byte_buffer_1kb (the seed's harness: 1 + 10 runs)".into(),
+        title: "T2. `perf stat` default block, A of circular_buffer_into_byte_buffer_1kb (the seed's harness: 1 + 10 runs; user and sys include perf's own)".into(),
         headers: ["counter", "this machine", "perf's note", "seed", "seed's note"].iter().map(|h| h.to_string()).collect(),
         rows,
     }
