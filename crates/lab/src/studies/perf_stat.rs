@@ -12,8 +12,9 @@
 //! `memory`. One run of a point is one process of the seed's harness (set-up, one
 //! warm-up run, ten timed runs); its primary figure is the mean of the ten timed
 //! runs ([`crate::rig::perf_stat::figures::TIME_S`]). Points run interleaved (A and
-//! B of every pair alternate), 10 runs each (5 with `--quick`), so Welch's test in
-//! the tables compares runs that shared the machine's drift.
+//! B of every pair alternate), 30 runs each (5 with `--quick`), so Welch's test in
+//! the tables compares runs that shared the machine's drift and can see a
+//! difference of a few percent on a noisy machine.
 //!
 //! # Extras
 //!
@@ -82,11 +83,11 @@ pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
     out
 }
 
-/// Runs, order and time limits: 10 interleaved runs (5 quick), no loop warm-up (the
+/// Runs, order and time limits: 30 interleaved runs (5 quick), no loop warm-up (the
 /// harness warms up inside each process).
 pub fn loop_options(quick: bool) -> LoopOptions {
     LoopOptions {
-        runs: if quick { 5 } else { 10 },
+        runs: if quick { 5 } else { 30 },
         warmup: 0,
         interleave: true,
         hang_timeout: Duration::from_secs(120),
@@ -164,6 +165,7 @@ mod tests {
         assert_eq!(pts[0].1.warmup, 1);
         let o = loop_options(true);
         assert!(o.interleave && o.runs == 5 && o.warmup == 0);
+        assert_eq!(loop_options(false).runs, 30);
         assert!(super::super::find("perf-stat").is_ok());
     }
 
