@@ -12,7 +12,7 @@
 //! Every diagnosis is `xferbench ab`'s ([`compare_with`]), fed with the points'
 //! runs, callgrind's counts and the perf passes from the document's extras.
 
-use super::summary_header;
+use super::{param, summary_header};
 use crate::study::{StudyFolder, Table};
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -195,7 +195,7 @@ fn side(p: &PointResult, callgrind: Option<&CallgrindCount>) -> AbSide {
     let n = runs.len().max(1) as f64;
     let mean = |f: fn(&AbRun) -> f64| runs.iter().map(f).sum::<f64>() / n;
     AbSide {
-        command: format!("{} {}", p.params["benchmark"], p.params["variant"]),
+        command: format!("{} {}", param(p, "benchmark"), param(p, "variant")),
         mean_s,
         sd_s,
         cv: if mean_s > 0.0 { sd_s / mean_s } else { 0.0 },
@@ -220,7 +220,7 @@ pub fn pairs<'a>(doc: &'a ResultDoc, ex: &Extras) -> Vec<Pair<'a>> {
         .iter()
         .filter(|p| p.params.get("variant").map(String::as_str) == Some("a"))
     {
-        let bench = a.params["benchmark"].clone();
+        let bench = param(a, "benchmark").to_string();
         let Some(b) = doc.points.iter().find(|p| {
             p.params.get("benchmark") == Some(&bench)
                 && p.params.get("variant").map(String::as_str) == Some("b")

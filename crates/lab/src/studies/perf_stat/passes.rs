@@ -197,11 +197,25 @@ pub fn run_passes(
             search: Pass::not(why),
         };
     };
+    tracing::info!(
+        ?tools,
+        "perf-stat passes: callgrind, perf's default block, stall events, search"
+    );
+    let callgrind = callgrind_pass(launcher, tools, quick);
+    tracing::info!(reason = ?callgrind.reason, "callgrind pass done");
+    let default_block = default_block_pass(launcher, tools);
+    let stall_events = stall_events_pass(launcher, tools, quick, stop);
+    let search = search_pass(launcher, tools, quick, stop);
+    tracing::info!(
+        stalls = ?stall_events.reason,
+        search = ?search.reason,
+        "perf passes done"
+    );
     Passes {
-        callgrind: callgrind_pass(launcher, tools, quick),
-        default_block: default_block_pass(launcher, tools),
-        stall_events: stall_events_pass(launcher, tools, quick, stop),
-        search: search_pass(launcher, tools, quick, stop),
+        callgrind,
+        default_block,
+        stall_events,
+        search,
     }
 }
 
