@@ -39,7 +39,25 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         warmup: a.warmup,
         threshold,
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
+        events: a
+            .events
+            .iter()
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
+            .collect(),
+        search_stalls: a.search_stalls && caps.pmu && caps.perf.is_some(),
     };
+    if !cfg.events.is_empty() && caps.perf.is_none() {
+        eprintln!("error: --events needs perf (apt-get install linux-perf)");
+        return Ok(EXIT_USAGE);
+    }
+    // Without a PMU the search has nothing to count: one note says why, and ab carries on.
+    let search_skipped = if a.search_stalls {
+        xferbench_lab::ab::search_unavailable(caps.pmu, caps.perf.is_some())
+    } else {
+        None
+    };
+
     let tty = !a.quiet && std::io::stderr().is_terminal();
     let stop = crate::stop::stop_flag()?;
     let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut |done, total| {
@@ -54,6 +72,8 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         }
         Err(e) => return Err(e.into()),
     };
+    let mut report = report;
+    report.notes.extend(search_skipped);
     if tty {
         eprint!("\r\x1b[K");
     }

@@ -15,6 +15,8 @@ pub mod role {
     pub const MEMORY_MOCK: &str = "__memory-mock";
     /// [`xferbench_lab::process::Role::WarpClient`].
     pub const WARP_CLIENT: &str = "__warp-client";
+    /// [`xferbench_lab::process::Role::PerfStatBench`].
+    pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
 }
 
 /// A performance lab for data-transport systems: sweeps of transports, message
@@ -82,6 +84,13 @@ Examples:
     #[command(name = role::WARP_CLIENT, hide = true)]
     WarpClient {
         /// The lab's `ClientProcessSpec` as JSON.
+        spec_json: String,
+    },
+    /// Internal: one benchmark process of the perf-stat study (the seed's harness);
+    /// prints its timings as JSON.
+    #[command(name = role::PERFSTAT_BENCH, hide = true)]
+    PerfStatBench {
+        /// The lab's `BenchSpec` as JSON.
         spec_json: String,
     },
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
@@ -387,6 +396,17 @@ pub struct AbArgs {
     /// Skip the callgrind pass that counts instructions when there is no PMU.
     #[arg(long)]
     pub no_callgrind: bool,
+
+    /// Also count these events on A and B with `perf stat` (comma-separated; named
+    /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
+    /// through perf's event tables).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub events: Vec<String>,
+
+    /// Count every `stall|penalty|miss` event of `perf list` on A and B and rank them
+    /// by B/A (needs a hardware PMU; skipped with a reason without one).
+    #[arg(long)]
+    pub search_stalls: bool,
 
     /// Write the whole comparison as JSON.
     #[arg(long, value_name = "FILE")]

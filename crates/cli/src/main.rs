@@ -32,7 +32,8 @@ pub fn launcher() -> Result<Launcher> {
         .with_role(Role::Peer, [cli::role::PEER])
         .with_role(Role::RpmsgRemote, [cli::role::RPMSG_REMOTE])
         .with_role(Role::MemoryMock, [cli::role::MEMORY_MOCK])
-        .with_role(Role::WarpClient, [cli::role::WARP_CLIENT]))
+        .with_role(Role::WarpClient, [cli::role::WARP_CLIENT])
+        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH]))
 }
 
 fn main() -> ExitCode {
@@ -64,6 +65,18 @@ fn main() -> ExitCode {
         cli::Command::WarpClient { spec_json } => {
             let _span = tracing::info_span!("warp-client", pid = std::process::id()).entered();
             warp::client_process(&spec_json)
+        }
+        cli::Command::PerfStatBench { spec_json } => {
+            xferbench_lab::process::die_with_parent();
+            match xferbench_lab::workload::perf_stat::serve_json(&spec_json) {
+                Ok(json) => writeln!(std::io::stdout(), "{json}")
+                    .map(|()| 0)
+                    .map_err(Into::into),
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "error: {e}");
+                    Ok(exit::EXIT_USAGE)
+                }
+            }
         }
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),

@@ -18,6 +18,7 @@
 //! of every process, counters, profiles, observers, the versioned result and
 //! `compare` with no code of its own.
 
+pub mod perf_stat;
 pub mod rpmsg;
 pub mod warp_pipe;
 
@@ -106,7 +107,11 @@ pub struct StudyOverrides {
 
 /// Every built-in study, in the order `list` shows them.
 pub fn registry() -> &'static [&'static dyn Study] {
-    &[&rpmsg::RpmsgStudy, &warp_pipe::WarpPipe]
+    &[
+        &rpmsg::RpmsgStudy,
+        &warp_pipe::WarpPipe,
+        &perf_stat::PerfStat,
+    ]
 }
 
 /// A study by name, or the list of names to choose from.
