@@ -1,0 +1,1 @@
+//! Conversion kernels.
