@@ -311,6 +311,15 @@ impl Board {
         Ok(())
     }
 
+    /// The zero-copy target's first `samples` samples as the last
+    /// [`Board::read_mapped`] left them (`None` without a target or beyond it).
+    pub fn mapped(&self, samples: usize) -> Option<&[u16]> {
+        let t = self.target.as_ref().filter(|_| samples <= self.samples())?;
+        // SAFETY: as in `read_mapped`: no job is in flight while we hold `&self`
+        // (jobs need `&mut self` and complete before returning).
+        Some(unsafe { std::slice::from_raw_parts(t.as_ptr().cast::<u16>(), samples) })
+    }
+
     /// Reads back what [`Board::write`] wrote, for verification.
     pub fn read_written(&self, dst: &mut [u16]) -> Result<(), DaqError> {
         let Some(fd) = &self.write_area else {
@@ -416,6 +425,17 @@ fn end_acquisition(control: &Control, irq: &OwnedFd) {
     }
 }
 
+/// Reads the DMA engines' CPU time while the boards are in use elsewhere.
+#[derive(Debug, Clone)]
+pub struct EngineMeter(Vec<Arc<AtomicU64>>);
+
+impl EngineMeter {
+    /// CPU time of all engines so far.
+    pub fn total(&self) -> Duration {
+        Duration::from_nanos(self.0.iter().map(|c| c.load(Ordering::Relaxed)).sum())
+    }
+}
+
 struct TriggerThread {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<()>,
@@ -510,6 +530,11 @@ impl Digitizer {
     /// CPU time of all DMA engines (the model's share of this process).
     pub fn engine_cpu(&self) -> Duration {
         self.boards.iter().map(Board::engine_cpu).sum()
+    }
+
+    /// A handle that reads the engines' CPU time from any thread.
+    pub fn engine_meter(&self) -> EngineMeter {
+        EngineMeter(self.boards.iter().map(|b| b.engine_cpu.clone()).collect())
     }
 }
 

@@ -47,7 +47,7 @@ pub mod control;
 pub mod convert;
 pub mod memory;
 
-pub use board::{Board, Bus, Digitizer};
+pub use board::{Board, Bus, Digitizer, EngineMeter};
 
 use std::time::Duration;
 
