@@ -44,9 +44,14 @@ impl Bus {
 }
 
 enum Job {
-    /// A link transfer of this many bytes (the copy path's DMA into the bounce
-    /// buffer, or a write's DMA out of it).
-    Pace(usize),
+    /// A link transfer of `bytes` (the copy path's DMA into the bounce buffer, or a
+    /// write's DMA out of it), the `before` bytes of the same read having started
+    /// at `since`.
+    Pace {
+        bytes: usize,
+        before: usize,
+        since: Instant,
+    },
     /// Samples `0..n` of the device memory into the zero-copy target.
     Copy(usize),
 }
@@ -72,25 +77,35 @@ struct Engine {
 }
 
 impl Engine {
-    fn pace(&self, bytes: usize, start: Instant) {
+    /// Completes a chunk of `bytes` once the link has carried every byte of the
+    /// transfer so far (`done` bytes, this chunk's included) since `since`, and the
+    /// chunk's bus slot has passed. The link time is a schedule for the whole
+    /// transfer, so the host's copy of one chunk overlaps the link time of the next
+    /// and a read runs at the preset as long as the host copies faster than the link.
+    fn pace(&self, bytes: usize, done: usize, since: Instant) {
+        let now = Instant::now();
         let link_end = match self.link {
-            Some(r) => start + Duration::from_secs_f64(bytes as f64 / r),
-            None => start,
+            Some(r) => since + Duration::from_secs_f64(done as f64 / r),
+            None => now,
         };
-        sleep_until(link_end.max(self.bus.reserve(bytes, start)));
+        sleep_until(link_end.max(self.bus.reserve(bytes, now)));
     }
 
     fn run(self, jobs: Receiver<Job>, done: SyncSender<()>) {
         while let Ok(job) = jobs.recv() {
             match job {
-                Job::Pace(bytes) => self.pace(bytes, Instant::now()),
+                Job::Pace {
+                    bytes,
+                    before,
+                    since,
+                } => self.pace(bytes, before + bytes, since),
                 Job::Copy(samples) => {
                     let target = self.target.as_ref().expect("checked by the board");
                     let total = samples * SAMPLE_BYTES;
                     let mut off = 0;
+                    let since = Instant::now();
                     while off < total {
                         let n = CHUNK_BYTES.min(total - off);
-                        let start = Instant::now();
                         // SAFETY: both mappings hold at least `total` bytes (checked by
                         // the board), do not overlap, and the reader does not touch the
                         // target while it waits for this job.
@@ -101,7 +116,7 @@ impl Engine {
                                 n,
                             );
                         }
-                        self.pace(n, start);
+                        self.pace(n, off + n, since);
                         off += n;
                     }
                 }
@@ -251,8 +266,13 @@ impl Board {
         self.check(dst.len())?;
         let per = CHUNK_BYTES / SAMPLE_BYTES;
         let mut first = 0;
+        let since = Instant::now();
         for chunk in dst.chunks_mut(per) {
-            self.dma(Job::Pace(chunk.len() * SAMPLE_BYTES))?;
+            self.dma(Job::Pace {
+                bytes: chunk.len() * SAMPLE_BYTES,
+                before: first * SAMPLE_BYTES,
+                since,
+            })?;
             self.memory.pread(first, chunk)?;
             first += chunk.len();
         }
@@ -290,8 +310,13 @@ impl Board {
         }
         let per = CHUNK_BYTES / SAMPLE_BYTES;
         let mut off = 0u64;
+        let since = Instant::now();
         for chunk in src.chunks(per) {
-            self.dma(Job::Pace(chunk.len() * SAMPLE_BYTES))?;
+            self.dma(Job::Pace {
+                bytes: chunk.len() * SAMPLE_BYTES,
+                before: off as usize,
+                since,
+            })?;
             // SAFETY: a byte view of exactly `chunk`.
             let bytes = unsafe {
                 std::slice::from_raw_parts(chunk.as_ptr().cast::<u8>(), chunk.len() * SAMPLE_BYTES)

@@ -27,6 +27,10 @@
 //!   and the bus, no host CPU, as a DMA), then the reader `pread`s the chunk from the
 //!   device memory: the kernel's user-copy routine moves the bytes, as the driver's
 //!   `copy_to_user` does. DMA and copy alternate serially, as in the driver.
+//!   The link time is a schedule for the whole read (chunk k completes no earlier
+//!   than `(bytes of chunks 0..=k) / rate` after the read began), because the
+//!   presets are the seed's end-to-end figures, the driver's copy included: a
+//!   read runs at the preset as long as this machine copies faster than the link.
 //! * `mmap`: the engine copies the device memory straight into a shared mapping the
 //!   reader then reads in place (zero copy for the reader). The engine's copy stands
 //!   for the board's DMA writes and its CPU time is the model's, reported apart
