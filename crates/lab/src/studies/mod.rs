@@ -19,6 +19,7 @@
 //! `compare` with no code of its own.
 
 pub mod rpmsg;
+pub mod sis8300;
 pub mod warp_pipe;
 
 use crate::counters::CounterMode;
@@ -104,7 +105,7 @@ pub struct StudyOverrides {
 
 /// Every built-in study, in the order `list` shows them.
 pub fn registry() -> &'static [&'static dyn Study] {
-    &[&rpmsg::RpmsgStudy, &warp_pipe::WarpPipe]
+    &[&rpmsg::RpmsgStudy, &warp_pipe::WarpPipe, &sis8300::Sis8300]
 }
 
 /// A study by name, or the list of names to choose from.

@@ -9,6 +9,8 @@
 //! ([`xferbench_lab::stats::paired_ratio`]).
 
 pub mod rpmsg;
+pub mod sis8300;
+mod sis8300_seed;
 pub mod warp_pipe;
 
 use crate::study::StudyFolder;
@@ -26,6 +28,7 @@ pub fn writer(study: &str) -> Option<Writer> {
     match study {
         "rpmsg" => Some(rpmsg::write),
         "warp-pipe" => Some(warp_pipe::write),
+        "sis8300" => Some(sis8300::write),
         _ => None,
     }
 }
