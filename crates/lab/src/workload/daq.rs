@@ -24,13 +24,11 @@ use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use xferbench_transports::daq::convert::{
-    Function, Kernels, Outputs, ScaleParams, convert, improved, original,
-};
+pub use xferbench_transports::daq::convert::{Function, Kernels, ScaleParams};
+use xferbench_transports::daq::convert::{Outputs, convert, improved, original};
 use xferbench_transports::daq::memory::mismatches;
-use xferbench_transports::daq::{
-    Access, Board, DaqEnd, DaqError, Digitizer, DigitizerConfig, Link, Trigger,
-};
+pub use xferbench_transports::daq::{Access, DaqEnd, Link, Trigger};
+use xferbench_transports::daq::{Board, DaqError, Digitizer, DigitizerConfig};
 
 /// The name of the memcpy row: a copy of the same input bytes on the same thread
 /// right after each conversion pass (`DaqSpec::memcpy`), so that both are timed

@@ -819,3 +819,48 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     folder.write_text("summary.md", &summary(doc))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::sis8300_doc;
+
+    #[test]
+    fn the_folder_has_every_test_table_plot_and_the_summary() {
+        let doc = sis8300_doc();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("study");
+        super::super::write_folder(&out, &doc).unwrap();
+        for f in [
+            "results.json",
+            "summary.md",
+            "test1-transfer.md",
+            "test2-sizes.csv",
+            "test3-conversions.md",
+            "test4-cpu.md",
+            "seed-profiles.md",
+            "per-board-speed.svg",
+            "conversion-speed.svg",
+            "cpu-readout.svg",
+            "cpu-umn2double.svg",
+        ] {
+            assert!(out.join(f).is_file(), "{f} missing");
+        }
+        let svg = std::fs::read_to_string(out.join("per-board-speed.svg")).unwrap();
+        assert!(svg.contains("seed: L/L2 boards") && svg.contains("L2 boards, mmap"));
+    }
+
+    #[test]
+    fn tables_carry_the_seeds_figures_beside_ours() {
+        let doc = sis8300_doc();
+        insta::assert_snapshot!(test1_table(&doc).to_markdown());
+        insta::assert_snapshot!(test2_table(&doc).to_markdown());
+        insta::assert_snapshot!(test3_table(&doc).to_markdown());
+        insta::assert_snapshot!(test4_table(&doc).to_markdown());
+    }
+
+    #[test]
+    fn the_summary_states_each_finding() {
+        insta::assert_snapshot!(summary(&sis8300_doc()));
+    }
+}
