@@ -243,7 +243,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
     };
     let stop = crate::stop::stop_flag()?;
     let mut stdout = std::io::stdout().lock();
-    write!(stdout, "{}{}\n", parameters(&spec), model(&spec))?;
+    writeln!(stdout, "{}{}", parameters(&spec), model(&spec))?;
     stdout.flush()?;
     let mut readout = match Readout::new(spec) {
         Ok(r) => r,

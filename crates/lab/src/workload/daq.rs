@@ -98,7 +98,7 @@ impl DaqSpec {
                 self.devices.len()
             ));
         }
-        if self.samples == 0 || self.samples % 16 != 0 {
+        if self.samples == 0 || !self.samples.is_multiple_of(16) {
             return Err(format!(
                 "-S {}: must be a positive multiple of 16",
                 self.samples

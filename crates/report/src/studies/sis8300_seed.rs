@@ -36,9 +36,12 @@ pub const TEST3_READOUT: &str = "526.5–568.7";
 
 /// Test 4 CPU % (`top`, 0.5 s, 100 % = one core of four threads): `(func, boards,
 /// samples, poll %, irq %)`; `None` where the seed gives no figure.
+/// `(func, boards, samples, poll %, irq %)`.
+pub type CpuCase = (&'static str, usize, usize, Option<f64>, Option<f64>);
+
 /// The seed's 900000 × 10 conversion row (17 % / 100 %) repeats the readout's and
 /// is left out as a probable copy-paste error.
-pub const TEST4: [(&str, usize, usize, Option<f64>, Option<f64>); 13] = [
+pub const TEST4: [CpuCase; 13] = [
     ("func_readout", 1, 300_000, Some(17.0), Some(4.0)),
     ("func_readout", 1, 3_000_000, Some(17.0), None),
     ("func_readout", 1, 6_000_000, Some(17.0), None),
