@@ -445,11 +445,12 @@ impl Readout {
     }
 }
 
-/// How long a reader waits for the end of an acquisition: the original's 1000 ms,
-/// or three trigger periods when they are longer.
+/// How long a reader waits for the end of an acquisition: five seconds (the
+/// original's limit is 1000 ms; on a loaded machine the trigger thread can miss that
+/// and fail a run that is only late), or three trigger periods when they are longer.
 fn wait_limit(trigger: Trigger) -> Duration {
     match trigger {
-        Trigger::Internal(hz) => Duration::from_secs_f64((3.0 / hz).max(1.0)),
+        Trigger::Internal(hz) => Duration::from_secs_f64((3.0 / hz).max(5.0)),
         Trigger::Software => Duration::from_secs(1),
     }
 }
