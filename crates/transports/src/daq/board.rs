@@ -12,16 +12,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The crate's shared bus: transfers of all boards take turns on it at its rate.
-///
-/// Each chunk reserves `bytes / rate` of bus time starting when the bus is next
-/// free; a board's chunk completes when both its own link time and its bus slot have
-/// passed. With enough boards the bus saturates and every board slows down; a faster
-/// board (KU) issues chunks more often and takes a larger share, as in the seed.
+/// The crate's shared bus: when the boards transferring at the same time ask for
+/// more than its rate, each gets its link rate scaled by the same factor
+/// (`bus / Σ link rates of the boards in a transfer`), so a faster board (KU) keeps
+/// the larger share and slows the others more, as in the seed's six-board rows.
 #[derive(Debug)]
 pub struct Bus {
     rate: Option<f64>,
-    free_at: Mutex<Instant>,
+    demand: Mutex<f64>,
 }
 
 impl Bus {
@@ -29,17 +27,34 @@ impl Bus {
     pub fn new(rate: Option<f64>) -> Bus {
         Bus {
             rate,
-            free_at: Mutex::new(Instant::now()),
+            demand: Mutex::new(0.0),
         }
     }
 
-    /// Reserves the bus for `bytes` from `now`; returns when the slot ends.
-    fn reserve(&self, bytes: usize, now: Instant) -> Instant {
-        let Some(rate) = self.rate else { return now };
-        let mut free = self.free_at.lock().unwrap_or_else(|e| e.into_inner());
-        let start = (*free).max(now);
-        *free = start + Duration::from_secs_f64(bytes as f64 / rate);
-        *free
+    fn demand(&self) -> std::sync::MutexGuard<'_, f64> {
+        self.demand.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A board with `link` bytes/s starts a transfer.
+    fn join(&self, link: f64) {
+        *self.demand() += link;
+    }
+
+    /// It ends it.
+    fn leave(&self, link: f64) {
+        let mut d = self.demand();
+        *d = (*d - link).max(0.0);
+    }
+
+    /// The rate a board with `link` gets now.
+    pub fn share(&self, link: f64) -> f64 {
+        match self.rate {
+            Some(bus) => {
+                let d = *self.demand();
+                if d > bus { link * bus / d } else { link }
+            }
+            None => link,
+        }
     }
 }
 
@@ -50,6 +65,7 @@ enum Job {
     Pace {
         bytes: usize,
         before: usize,
+        total: usize,
         since: Instant,
     },
     /// Samples `0..n` of the device memory into the zero-copy target.
@@ -77,28 +93,35 @@ struct Engine {
 }
 
 impl Engine {
-    /// Completes a chunk of `bytes` once the link has carried every byte of the
-    /// transfer so far (`done` bytes, this chunk's included) since `since`, and the
-    /// chunk's bus slot has passed. The link time is a schedule for the whole
-    /// transfer, so the host's copy of one chunk overlaps the link time of the next
-    /// and a read runs at the preset as long as the host copies faster than the link.
-    fn pace(&self, bytes: usize, done: usize, since: Instant) {
-        let now = Instant::now();
-        let link_end = match self.link {
-            Some(r) => since + Duration::from_secs_f64(done as f64 / r),
-            None => now,
-        };
-        sleep_until(link_end.max(self.bus.reserve(bytes, now)));
+    /// Paces one chunk of a transfer of `total` bytes that began at `since`, `before`
+    /// bytes of it done: the transfer follows a schedule, each chunk adding
+    /// `bytes / rate` with the rate the bus allows when the chunk starts, and the
+    /// chunk completes when the schedule says so. The host's copy of one chunk thus
+    /// overlaps the link time of the next, and a read runs at the preset as long as
+    /// the host copies faster than the link.
+    fn pace(&self, sched: &mut Instant, bytes: usize, before: usize, total: usize, since: Instant) {
+        let Some(link) = self.link else { return };
+        if before == 0 {
+            *sched = since;
+            self.bus.join(link);
+        }
+        *sched += Duration::from_secs_f64(bytes as f64 / self.bus.share(link));
+        if before + bytes >= total {
+            self.bus.leave(link);
+        }
+        sleep_until(*sched);
     }
 
     fn run(self, jobs: Receiver<Job>, done: SyncSender<()>) {
+        let mut sched = Instant::now();
         while let Ok(job) = jobs.recv() {
             match job {
                 Job::Pace {
                     bytes,
                     before,
+                    total,
                     since,
-                } => self.pace(bytes, before + bytes, since),
+                } => self.pace(&mut sched, bytes, before, total, since),
                 Job::Copy(samples) => {
                     let target = self.target.as_ref().expect("checked by the board");
                     let total = samples * SAMPLE_BYTES;
@@ -116,7 +139,7 @@ impl Engine {
                                 n,
                             );
                         }
-                        self.pace(n, off + n, since);
+                        self.pace(&mut sched, n, off, total, since);
                         off += n;
                     }
                 }
@@ -267,10 +290,12 @@ impl Board {
         let per = CHUNK_BYTES / SAMPLE_BYTES;
         let mut first = 0;
         let since = Instant::now();
+        let total_bytes = dst.len() * SAMPLE_BYTES;
         for chunk in dst.chunks_mut(per) {
             self.dma(Job::Pace {
                 bytes: chunk.len() * SAMPLE_BYTES,
                 before: first * SAMPLE_BYTES,
+                total: total_bytes,
                 since,
             })?;
             self.memory.pread(first, chunk)?;
@@ -311,10 +336,12 @@ impl Board {
         let per = CHUNK_BYTES / SAMPLE_BYTES;
         let mut off = 0u64;
         let since = Instant::now();
+        let total_bytes = src.len() * SAMPLE_BYTES;
         for chunk in src.chunks(per) {
             self.dma(Job::Pace {
                 bytes: chunk.len() * SAMPLE_BYTES,
                 before: off as usize,
+                total: total_bytes,
                 since,
             })?;
             // SAFETY: a byte view of exactly `chunk`.
@@ -641,11 +668,23 @@ mod tests {
             t.elapsed() >= Duration::from_millis(19),
             "4 MB at 200 MB/s takes 20 ms"
         );
-        let bus = Bus::new(Some(100e6));
-        let now = Instant::now();
-        let a = bus.reserve(1_000_000, now);
-        let b = bus.reserve(1_000_000, now);
-        assert_eq!(b - a, Duration::from_millis(10));
+        let bus = Bus::new(Some(3000e6));
+        bus.join(1250e6);
+        assert_eq!(bus.share(1250e6), 1250e6);
+        for _ in 0..5 {
+            bus.join(620e6);
+        }
+        let (ku, l2) = (bus.share(1250e6), bus.share(620e6));
+        assert!(
+            (ku + 5.0 * l2 - 3000e6).abs() < 1.0,
+            "the bus is shared out"
+        );
+        assert!(
+            (ku / l2 - 1250.0 / 620.0).abs() < 1e-9,
+            "in proportion to the links"
+        );
+        bus.leave(1250e6);
+        assert!(bus.share(620e6) < 620e6);
     }
 
     #[test]
