@@ -6,6 +6,7 @@ compile_error!("xferbench runs on Linux only: the transports and the lab use Lin
 mod ab;
 mod cli;
 mod config;
+mod daq;
 mod docs;
 mod exit;
 mod limits;
@@ -80,6 +81,7 @@ fn main() -> ExitCode {
         }
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),
+        cli::Command::Daq(args) => daq::run(&args),
         cli::Command::Completions(args) => docs::completions(&args, &mut std::io::stdout().lock()),
         cli::Command::Man(args) => docs::man(&args, &mut std::io::stdout().lock()),
     };

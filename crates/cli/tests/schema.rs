@@ -243,3 +243,33 @@ fn profile_json_matches_its_schema() {
     );
     check("profile.schema.json", "profile --json", &summary);
 }
+
+#[test]
+fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sis8300");
+    let printed = stdout_json(
+        xferbench()
+            .args([
+                "study", "sis8300", "--quick", "--runs", "1", "-q", "--json", "--out",
+            ])
+            .arg(&out)
+            .timeout(std::time::Duration::from_secs(300)),
+    );
+    check("result.schema.json", "study sis8300 --json", &printed);
+    assert_eq!(printed["study"]["name"], "sis8300");
+    let points = printed["points"].as_array().unwrap();
+    assert_eq!(
+        points.len(),
+        printed["study"]["planned_points"].as_u64().unwrap() as usize
+    );
+    for p in points {
+        let i = &p["integrity"];
+        assert!(
+            i["checked"].as_u64().unwrap() > 0,
+            "every point checks its samples"
+        );
+        assert_eq!(i["corrupt"], 0, "no sample mismatches: {}", p["params"]);
+    }
+    assert!(out.join("summary.md").is_file());
+}

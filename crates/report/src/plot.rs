@@ -20,6 +20,17 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
+impl Series {
+    /// Labels starting with this mark a reference series (a published figure, not a
+    /// measurement); it is drawn dashed.
+    pub const REFERENCE_PREFIX: &'static str = "seed";
+
+    /// Whether this is a reference series (drawn dashed).
+    pub fn is_reference(&self) -> bool {
+        self.label.starts_with(Self::REFERENCE_PREFIX)
+    }
+}
+
 /// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
@@ -153,8 +164,12 @@ impl LineChart {
         for (i, s) in series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let style = ShapeStyle::from(colour).stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), style))
+            let drawn = if s.is_reference() {
+                chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 6, 4, style))
+            } else {
+                chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
+            };
+            drawn
                 .map_err(plot_error)?
                 .label(&s.label)
                 .legend(move |(x, y)| {

@@ -126,6 +126,10 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     }
     if let Some(req) = &profile {
         outputs_failed |= !render_profile(req, name, args.quiet);
+        if let Err(e) = write_top5(req, &doc, &out) {
+            eprintln!("error: profile: the top symbols per point: {e:#}");
+            outputs_failed = true;
+        }
     }
     if args.json {
         let mut out = std::io::stdout().lock();
@@ -163,13 +167,61 @@ fn render_profile(req: &ProfileRequest, study: &str, quiet: bool) -> bool {
     }
 }
 
-/// The `perf*.data` files under `dir/point-*/`, in order.
+/// `profile-top5.md` in the study folder: the five functions with the largest self
+/// share of every profiled point, named by its parameters (as the seed lists perf's
+/// top symbols per case).
+fn write_top5(
+    req: &ProfileRequest,
+    doc: &xferbench_lab::result::ResultDoc,
+    out: &Path,
+) -> Result<()> {
+    let mut md = String::from(
+        "# Top five functions per point (self share of the CPU samples)\n\n\
+         | point | parameters | top functions |\n|--:|:--|:--|\n",
+    );
+    for p in &doc.points {
+        let recs = recordings(&req.point_dir(p.index));
+        if recs.is_empty() {
+            continue;
+        }
+        let top = match xferbench_lab::profile::analyse_all(&recs) {
+            Ok(f) => f
+                .top_functions()
+                .into_iter()
+                .take(5)
+                .map(|t| format!("{} {:.2} %", t.name, t.self_share * 100.0))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(e) => format!("(not analysed: {e})"),
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            p.index + 1,
+            xferbench_lab::plan::describe_params(&p.params),
+            top.replace('|', "\\|")
+        ));
+    }
+    std::fs::write(out.join("profile-top5.md"), md)?;
+    Ok(())
+}
+
+/// The `perf*.data` files under `dir/point-*/`, or under `dir` itself when it is one
+/// point's folder, in order.
 fn recordings(dir: &Path) -> Vec<PathBuf> {
     let mut all = Vec::new();
     let Ok(points) = std::fs::read_dir(dir) else {
         return all;
     };
+    let is_perf = |f: &Path| {
+        f.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("perf") && n.ends_with(".data"))
+    };
     for p in points.flatten() {
+        if is_perf(&p.path()) {
+            all.push(p.path());
+            continue;
+        }
         if let Ok(files) = std::fs::read_dir(p.path()) {
             all.extend(files.flatten().map(|f| f.path()).filter(|f| {
                 f.file_name()

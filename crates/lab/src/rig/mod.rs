@@ -28,6 +28,7 @@
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
+pub mod daq;
 pub mod memory_mock;
 pub mod peers;
 pub mod perf_stat;

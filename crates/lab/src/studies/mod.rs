@@ -20,6 +20,7 @@
 
 pub mod perf_stat;
 pub mod rpmsg;
+pub mod sis8300;
 pub mod warp_pipe;
 
 use crate::counters::CounterMode;
@@ -110,6 +111,7 @@ pub fn registry() -> &'static [&'static dyn Study] {
     &[
         &rpmsg::RpmsgStudy,
         &warp_pipe::WarpPipe,
+        &sis8300::Sis8300,
         &perf_stat::PerfStat,
     ]
 }

@@ -10,6 +10,8 @@
 
 pub mod perf_stat;
 pub mod rpmsg;
+pub mod sis8300;
+mod sis8300_seed;
 pub mod warp_pipe;
 
 use crate::study::StudyFolder;
@@ -27,6 +29,7 @@ pub fn writer(study: &str) -> Option<Writer> {
     match study {
         "rpmsg" => Some(rpmsg::write),
         "warp-pipe" => Some(warp_pipe::write),
+        "sis8300" => Some(sis8300::write),
         "perf-stat" => Some(perf_stat::write),
         _ => None,
     }
