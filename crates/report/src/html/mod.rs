@@ -312,3 +312,6 @@ impl Exporter for Html {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod browser_tests;
