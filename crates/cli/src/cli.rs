@@ -580,6 +580,10 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
     pub export_md: Option<PathBuf>,
 
+    /// Write a self-contained HTML report (tables, plots, every point in detail).
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+
     /// Append each finished point to this JSON Lines file as it finishes [default:
     /// FILE.jsonl next to --export-json FILE, removed once every export is written].
     #[arg(long, value_name = "FILE")]

@@ -78,6 +78,8 @@ pub struct Output {
     pub csv: Option<PathBuf>,
     /// `--export-md`.
     pub markdown: Option<PathBuf>,
+    /// `--export-html`.
+    pub html: Option<PathBuf>,
     /// The JSON Lines journal, and whether to remove it after a successful export.
     pub jsonl: Option<(PathBuf, bool)>,
     /// `--json`.
@@ -296,6 +298,7 @@ impl RunConfig {
                 json: a.export_json.clone(),
                 csv: a.export_csv.clone(),
                 markdown: a.export_md.clone(),
+                html: a.export_html.clone(),
                 jsonl,
                 stdout_json: a.json,
                 per_channel: a.per_channel,

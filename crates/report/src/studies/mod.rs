@@ -35,7 +35,8 @@ pub fn writer(study: &str) -> Option<Writer> {
     }
 }
 
-/// Writes a study's whole folder: `results.json`, then the study's own files.
+/// Writes a study's whole folder: `results.json`, then the study's own files, then
+/// `report.html` showing every table, plot and finding the study wrote.
 pub fn write_folder(dir: &Path, doc: &ResultDoc) -> Result<StudyFolder> {
     let folder = StudyFolder::create(dir)?;
     folder.write_json("results.json", doc)?;
@@ -46,6 +47,9 @@ pub fn write_folder(dir: &Path, doc: &ResultDoc) -> Result<StudyFolder> {
         .context("the document is not a study's (no `study` section)")?;
     let write = writer(name).with_context(|| format!("no writer for the study `{name}`"))?;
     write(&folder, doc)?;
+    let page = crate::html::study_page(doc, &folder.written());
+    crate::write_atomic(&dir.join("report.html"), |w| w.write_all(page.as_bytes()))
+        .with_context(|| format!("cannot write {}", dir.join("report.html").display()))?;
     Ok(folder)
 }
 

@@ -314,6 +314,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     for ch in channel_counts(doc) {
         let pts = longest(doc, ch);
         per.push(Series {
+            reference: false,
             label: format!("{ch} ch (this machine)"),
             points: pts
                 .iter()
@@ -321,6 +322,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            reference: false,
             label: format!("{ch} ch (this machine)"),
             points: pts
                 .iter()
@@ -330,6 +332,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     }
     for (ch, figs) in ORIGINAL {
         per.push(Series {
+            reference: true,
             label: format!("{ch} ch (SC598)"),
             points: figs
                 .iter()
@@ -337,6 +340,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            reference: true,
             label: format!("{ch} ch (SC598)"),
             points: figs.iter().map(|&(s, b)| (s as f64, b)).collect(),
         });

@@ -361,6 +361,7 @@ fn chart(title: &str, x: &str, y: &str, xs: Scale, ys: Scale, series: Vec<Series
 /// Per-board L2 speed against boards, ours (read, mmap) and the seed's.
 pub fn boards_plot(doc: &ResultDoc) -> LineChart {
     let ours = |access| Series {
+        reference: false,
         label: format!("L2 boards, {access}"),
         points: ["l2", "5l2", "ku+5l2"]
             .iter()
@@ -377,6 +378,7 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
             .collect(),
     };
     let ku = |access| Series {
+        reference: false,
         label: format!("KU board, {access}"),
         points: ["ku", "ku+5l2"]
             .iter()
@@ -387,10 +389,12 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
             .collect(),
     };
     let seed_l2 = Series {
+        reference: false,
         label: "seed: L/L2 boards".into(),
         points: vec![(1.0, 621.7), (5.0, 579.6), (6.0, 511.0)],
     };
     let seed_ku = Series {
+        reference: false,
         label: "seed: KU board".into(),
         points: vec![(1.0, 1249.2), (6.0, seed::TEST1_KU_OF_6)],
     };
@@ -459,18 +463,22 @@ pub fn conversion_plot(doc: &ResultDoc) -> LineChart {
         Scale::Log,
         vec![
             Series {
+                reference: false,
                 label: "original".into(),
                 points: orig,
             },
             Series {
+                reference: false,
                 label: "improved".into(),
                 points: imp,
             },
             Series {
+                reference: false,
                 label: "memcpy of the same bytes".into(),
                 points: mem,
             },
             Series {
+                reference: false,
                 label: "seed: original on the i7-3555LE".into(),
                 points: sd,
             },
@@ -496,6 +504,7 @@ pub fn cpu_plot(doc: &ResultDoc, func: &str) -> LineChart {
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             series.push(Series {
+                reference: false,
                 label: format!("{b} board(s), {daq}"),
                 points: pts,
             });
@@ -509,6 +518,7 @@ pub fn cpu_plot(doc: &ResultDoc, func: &str) -> LineChart {
                 .filter_map(|r| Some((r.2 as f64 * 2.0 / 1e6, if irq { r.4? } else { r.3? })))
                 .collect();
             series.push(Series {
+                reference: false,
                 label: format!("seed: {b} board(s), {}", if irq { "irq" } else { "poll" }),
                 points: pts,
             });

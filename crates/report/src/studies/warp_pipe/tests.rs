@@ -83,7 +83,7 @@ fn point(index: usize, params: &[(&str, &str)], rates: &[f64]) -> PointResult {
     }
 }
 
-fn doc() -> ResultDoc {
+pub(crate) fn doc() -> ResultDoc {
     let p = |g, v, c, crc, t| {
         vec![
             ("group", g),
