@@ -77,7 +77,6 @@ pub fn run(a: &AbArgs) -> Result<u8> {
     if tty {
         eprint!("\r\x1b[K");
     }
-    let mut report = report;
     if let (Some(w), Some(start)) = (&watch, start) {
         let machine = xferbench_lab::limits::MachineLimits {
             start,

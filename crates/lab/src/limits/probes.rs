@@ -76,7 +76,7 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
             while l.0.load(Ordering::Acquire) != expect {
                 std::hint::spin_loop();
                 spins = spins.wrapping_add(1);
-                if spins % 4096 == 0 && g.load(Ordering::Relaxed) {
+                if spins.is_multiple_of(4096) && g.load(Ordering::Relaxed) {
                     return;
                 }
             }
@@ -96,7 +96,7 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
                 while line.0.load(Ordering::Acquire) != next + 1 {
                     std::hint::spin_loop();
                     spins = spins.wrapping_add(1);
-                    if spins % 4096 == 0 && Instant::now() > deadline {
+                    if spins.is_multiple_of(4096) && Instant::now() > deadline {
                         return None;
                     }
                 }
