@@ -18,7 +18,7 @@
 //! trip rate.
 
 use super::Limits;
-use crate::result::figure;
+use crate::figure;
 use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
