@@ -6,7 +6,7 @@
 //! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), RPMsg `notify=poll` | the cache-line round trip between the two CPUs | cache-line round trip ÷ median round trip |
 //! | ping-pong that sleeps: `shm` `wait=block`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
 //! | `pipe` ping-pong | the pipe round trip | pipe round trip ÷ median round trip |
-//! | a conversion kernel (`convert`) | memcpy of the same input bytes | kernel input rate ÷ memcpy bandwidth |
+//! | a conversion kernel (`convert`, the SIS8300 study's test 3) | memcpy at the measured size nearest the input bytes | the boards' input rate over the common window ÷ memcpy bandwidth |
 //!
 //! A fraction near 1 means the transport costs little beyond the machine's floor;
 //! 0.1 means nine tenths of the time goes to the transport itself. Points with no
@@ -253,6 +253,19 @@ pub(crate) mod tests {
         .unwrap();
         // 40 µs per round trip against a 20 µs futex round trip.
         assert!((f.fraction - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_conversion_kernel_is_held_against_memcpy_and_a_readout_has_no_limit() {
+        let f = point(
+            &[("workload", "convert"), ("func", "func_umn2double")],
+            &[(figure::THROUGHPUT, 2.5e9)],
+        )
+        .unwrap();
+        assert!(f.limit.starts_with("memcpy"));
+        assert!((f.fraction - 0.25).abs() < 1e-12);
+        let readout = [("workload", "readout"), ("func", "func_readout")];
+        assert_eq!(point(&readout, &[(figure::THROUGHPUT, 6e8)]), None);
     }
 
     #[test]

@@ -245,6 +245,15 @@ pub fn points(scale: &Scale) -> Vec<Planned> {
 pub fn params(p: &Planned) -> BTreeMap<String, String> {
     let s = &p.spec;
     [
+        (
+            "workload",
+            if p.group == "test3" {
+                "convert"
+            } else {
+                "readout"
+            }
+            .to_string(),
+        ),
         ("group", p.group.to_string()),
         ("boards", s.links.len().to_string()),
         ("links", p.links.clone()),
@@ -398,8 +407,16 @@ mod tests {
             keys,
             [
                 "access", "boards", "daq", "factor", "func", "group", "kernels", "links", "loops",
-                "reads", "samples"
+                "reads", "samples", "workload"
             ]
         );
+        // Test 3's conversions are held against memcpy (the "of limit" column).
+        let workload = |g: &str| {
+            let points = plan.bench.points();
+            let point = points.iter().find(|x| x.params["group"] == g).unwrap();
+            point.params["workload"].clone()
+        };
+        assert_eq!(workload("test3"), "convert");
+        assert_eq!(workload("test1"), "readout");
     }
 }
