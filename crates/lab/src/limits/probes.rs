@@ -8,6 +8,10 @@
 //! and a byte sent round two pipes. Threads are pinned by their own affinity, never
 //! the caller's, so a probe leaves the calling thread's placement alone.
 //!
+//! The first round trip of a two-thread probe is not timed: it waits out the
+//! partner thread's start and its move to its CPU, which would otherwise dominate a
+//! short sample.
+//!
 //! A probe that needs a second CPU and has none, or whose partner does not answer
 //! within its deadline, returns `None` rather than hanging.
 
@@ -71,7 +75,7 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
             return;
         }
         let mut expect = 1;
-        while expect < 2 * trips {
+        while expect < 2 * (trips + 1) {
             let mut spins = 0u32;
             while l.0.load(Ordering::Acquire) != expect {
                 std::hint::spin_loop();
@@ -88,9 +92,9 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
         s.spawn(|| {
             crate::affinity::pin_current_thread(a).ok()?;
             let deadline = Instant::now() + DEADLINE;
-            let start = Instant::now();
+            let mut start = Instant::now();
             let mut next = 1;
-            while next < 2 * trips {
+            while next < 2 * (trips + 1) {
                 line.0.store(next, Ordering::Release);
                 let mut spins = 0u32;
                 while line.0.load(Ordering::Acquire) != next + 1 {
@@ -99,6 +103,9 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
                     if spins.is_multiple_of(4096) && Instant::now() > deadline {
                         return None;
                     }
+                }
+                if next == 1 {
+                    start = Instant::now();
                 }
                 next += 2;
             }
@@ -129,7 +136,7 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
         if crate::affinity::pin_current_thread(b).is_err() {
             return;
         }
-        for _ in 0..trips {
+        for _ in 0..=trips {
             while w.load(Ordering::Acquire) != 1 {
                 if g.load(Ordering::Relaxed) {
                     return;
@@ -144,8 +151,8 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
         s.spawn(|| {
             crate::affinity::pin_current_thread(a).ok()?;
             let deadline = Instant::now() + DEADLINE;
-            let start = Instant::now();
-            for _ in 0..trips {
+            let mut start = Instant::now();
+            for trip in 0..=trips {
                 word.store(1, Ordering::Release);
                 let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
                 while word.load(Ordering::Acquire) != 0 {
@@ -153,6 +160,9 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
                         return None;
                     }
                     let _ = futex::wait(&word, futex::Flags::PRIVATE, 1, Some(&nap));
+                }
+                if trip == 0 {
+                    start = Instant::now();
                 }
             }
             Some(start.elapsed())
@@ -197,10 +207,13 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
             let (mut w, mut r) = (up_w, down_r);
             crate::affinity::pin_current_thread(a).ok()?;
             let mut byte = [7u8; 1];
-            let start = Instant::now();
-            for _ in 0..trips {
+            let mut start = Instant::now();
+            for trip in 0..=trips {
                 w.write_all(&byte).ok()?;
                 r.read_exact(&mut byte).ok()?;
+                if trip == 0 {
+                    start = Instant::now();
+                }
             }
             Some(start.elapsed())
         })
