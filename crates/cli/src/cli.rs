@@ -34,6 +34,33 @@ pub struct Cli {
     pub verbose: u8,
 }
 
+impl Cli {
+    /// The whole command line, with every flag that takes a value reading a value that
+    /// looks like a negative number as its value, so `--size -5` is refused by the
+    /// flag's own check, which names the flag, rather than as an unknown argument.
+    pub fn command_line() -> clap::Command {
+        fn negatives(cmd: clap::Command) -> clap::Command {
+            cmd.mut_args(|a| {
+                if a.get_action().takes_values() && !a.is_positional() {
+                    a.allow_negative_numbers(true)
+                } else {
+                    a
+                }
+            })
+            .mut_subcommands(negatives)
+        }
+        negatives(<Cli as clap::CommandFactory>::command())
+    }
+
+    /// Parses the process's arguments; exits with clap's message and status on bad
+    /// usage.
+    pub fn parse_args() -> Cli {
+        use clap::FromArgMatches;
+        let mut matches = Cli::command_line().get_matches();
+        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {

@@ -20,7 +20,6 @@ mod study;
 mod warp;
 
 use anyhow::{Context, Result};
-use clap::Parser;
 use std::io::Write;
 use std::process::ExitCode;
 use xferbench_lab::process::{Launcher, Role};
@@ -38,7 +37,7 @@ pub fn launcher() -> Result<Launcher> {
 }
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_args();
     logging::init(cli.verbose);
     let code = match cli.command {
         cli::Command::Peer => {
@@ -148,6 +147,43 @@ mod tests {
             .next()
             .unwrap_or("")
             .to_string()
+    }
+
+    #[test]
+    fn a_negative_number_is_always_a_flags_value_never_an_unknown_argument() {
+        let mut root = super::cli::Cli::command_line();
+        root.build();
+        let mut subs = Vec::new();
+        subcommands(&root, "", &mut subs);
+        let mut checked = 0;
+        for (path, cmd) in &subs {
+            for a in cmd
+                .get_arguments()
+                .filter(|a| !a.is_positional() && takes_value(a))
+            {
+                let mut argv = vec!["xferbench".to_string()];
+                argv.extend(path.split(' ').map(String::from));
+                let long = a.get_long().expect("a long name");
+                // A flag whose value is optional takes it only as `--flag=VALUE`.
+                if a.get_num_args().is_some_and(|n| n.min_values() == 0) {
+                    argv.push(format!("--{long}=-5"));
+                } else {
+                    argv.extend([format!("--{long}"), "-5".into()]);
+                }
+                if let Err(e) = root.clone().try_get_matches_from(&argv) {
+                    assert!(
+                        !matches!(
+                            e.kind(),
+                            clap::error::ErrorKind::UnknownArgument
+                                | clap::error::ErrorKind::NoEquals
+                        ),
+                        "{argv:?}: {e}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "only {checked} flags checked");
     }
 
     #[test]

@@ -171,6 +171,35 @@ fn every_subcommand_exits_with_its_documented_status() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// A negative number given to a numeric flag is refused by that flag's own check,
+/// with a message naming the flag, not read as an unknown argument.
+#[test]
+fn a_negative_number_is_refused_by_name_on_every_kind_of_numeric_flag() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "stream", "--size", "-5"], "--size"),
+        (&["run", "stream", "-s", "-5"], "--size"),
+        (&["run", "stream", "-c", "-1"], "--channels"),
+        (&["run", "stream", "--runs", "-3"], "--runs"),
+        (&["run", "stream", "-n", "-10"], "--count"),
+        (&["study", "rpmsg", "--runs", "-1"], "--runs"),
+        (&["study", "warp-pipe", "--timeout", "-1"], "--timeout"),
+        (&["ab", "--runs", "-2", "true", "true"], "--runs"),
+        (
+            &["run", "stream", "--drift-threshold", "-5"],
+            "--drift-threshold",
+        ),
+    ];
+    for (args, flag) in cases {
+        let out = xferbench().args(*args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(flag) && !stderr.contains("unexpected argument"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn compare_exits_0_without_and_4_with_a_regression() {
     let dir = tempfile::tempdir().unwrap();
