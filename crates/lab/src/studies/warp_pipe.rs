@@ -169,6 +169,9 @@ fn point(group: &str, v: &Variant, threads: usize, iterations: u64, payload: usi
     }
 }
 
+/// The sleep after each iteration in warp-pipe's Zephyr sample, in milliseconds.
+pub const SAMPLE_SLEEP_MS: u64 = 200;
+
 /// The study's points, in plan order.
 pub fn study_points(scale: &StudyScale) -> Vec<WarpPoint> {
     let mut v = Vec::new();
@@ -177,6 +180,11 @@ pub fn study_points(scale: &StudyScale) -> Vec<WarpPoint> {
     for var in [&ORIGINAL, &PER_THREAD, &PIPELINED] {
         v.push(point("original-workload", var, 506, it, 2048));
     }
+    // The sample as warp-pipe runs it: the original design with its 200 ms sleep
+    // after every iteration, the run behind the seed's 21 s / 49 s headline.
+    let mut sample = point("sample-sleep", &ORIGINAL, 506, it, 2048);
+    sample.mock.client.think_ms = SAMPLE_SLEEP_MS;
+    v.push(sample);
     // The CRC's share: the original shape with each CRC.
     for crc in ["table", "fast"] {
         let mut p = point("crc", &ORIGINAL, 506, it, 2048);
@@ -339,6 +347,11 @@ mod tests {
             .unwrap();
         let c = &orig.mock.client;
         assert_eq!((c.threads, c.iterations, c.payload), (506, 100, 2048));
+        assert_eq!(c.think_ms, 0);
+        let sample = pts.iter().find(|p| p.group == "sample-sleep").unwrap();
+        let c = &sample.mock.client;
+        assert_eq!((c.threads, c.iterations, c.think_ms), (506, 100, 200));
+        assert_eq!(sample.variant, "original");
         assert_eq!(
             (c.crc.as_str(), c.connection),
             ("bitwise", ConnectionMode::Shared)

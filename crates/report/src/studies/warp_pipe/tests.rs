@@ -133,6 +133,21 @@ pub(crate) fn doc() -> ResultDoc {
             &p("threads", "pipelined", "pipelined", "fast", "16"),
             &[24000.0, 26000.0],
         ),
+        point(
+            6,
+            &[
+                ("group", "sample-sleep"),
+                ("variant", "original"),
+                ("connection", "shared"),
+                ("crc", "bitwise"),
+                ("threads", "506"),
+                ("iterations", "100"),
+                ("instances", "1"),
+                ("ops", "read-write-read"),
+            ],
+            // 3,036 transactions in 30.36 s at the median.
+            &[100.0, 101.0, 99.0],
+        ),
     ];
     let crc = serde_json::json!({"bitwise": 150.0, "fast": 9000.0, "table": 600.0});
     ResultDoc {
@@ -140,7 +155,7 @@ pub(crate) fn doc() -> ResultDoc {
         study: Some(StudyInfo {
             name: "warp-pipe".into(),
             quick: false,
-            planned_points: 6,
+            planned_points: 7,
             extras: BTreeMap::from([("crc_mb_per_s".to_string(), crc)]),
         }),
         context: {
@@ -192,12 +207,18 @@ fn the_folder_has_the_tables_plots_and_summary_of_the_document() {
         "{summary}"
     );
     assert!(summary.contains("21 s of `native_sim` time (49 s of real time)"));
+    assert!(
+        summary.contains("the original design took 30.360 [30.059–30.667, 75 %] s of real time")
+            && summary.contains("A thread's sleeps alone take 20.0 s; the transactions add 10.4 s"),
+        "{summary}"
+    );
+    assert!(folder.dir().join("sample-sleep.md").exists());
     assert!(summary.contains("the bitwise CRC accounts for 67 % of the original's wall time"));
     assert!(summary.contains(
         "At 16 threads the original reaches 1250 transactions/s, `pipelined` 25000 (20.0×)"
     ));
     assert!(
-        summary.contains("**Integrity.** 6 points, 0 verification failures, 0 points unverified")
+        summary.contains("**Integrity.** 7 points, 0 verification failures, 0 points unverified")
     );
     insta::assert_snapshot!("warp_pipe_summary", summary);
 }
