@@ -10,6 +10,7 @@
 
 pub mod perf_stat;
 pub mod rpmsg;
+mod rpmsg_seed;
 pub mod sis8300;
 mod sis8300_seed;
 pub mod warp_pipe;

@@ -185,11 +185,16 @@ pub fn variant_points(doc: &ResultDoc) -> Vec<Pt<'_>> {
 
 /// The table of one channel count.
 pub fn channel_table(doc: &ResultDoc, channels: u32) -> Table {
-    let mut headers: Vec<String> = ["PACKET SIZE", "TRANSFER SIZE", "Single CH speed"]
-        .map(String::from)
-        .to_vec();
+    let mut headers: Vec<String> = [
+        "PACKET SIZE",
+        "TRANSFER SIZE",
+        "Single CH speed",
+        "SC598 Single CH speed",
+    ]
+    .map(String::from)
+    .to_vec();
     if channels > 1 {
-        headers.push("Average CH speed".into());
+        headers.extend(["Average CH speed", "SC598 Average CH speed"].map(String::from));
     }
     headers.extend(
         [
@@ -214,9 +219,13 @@ pub fn channel_table(doc: &ResultDoc, channels: u32) -> Table {
             p.transfer.to_string(),
             p.cell(SUM_OF_RATES, int),
         ];
+        let seed = super::rpmsg_seed::cell(channels, p.packet, p.transfer);
+        let seed_cell = |v: Option<u64>| v.map_or_else(|| "not measured".into(), |v| v.to_string());
+        row.push(seed_cell(seed.map(|s| s.0)));
         last_packet = Some(p.packet);
         if channels > 1 {
             row.push(p.per_channel_cell());
+            row.push(seed_cell(seed.and_then(|s| s.1)));
         }
         row.extend([
             p.cell(figure::THROUGHPUT, int),
@@ -230,7 +239,7 @@ pub fn channel_table(doc: &ResultDoc, channels: u32) -> Table {
     }
     Table {
         title: format!(
-            "{channels} channel{} (bytes/s, median [interval]; \"Single CH speed\" is the original's sum of per-thread rates)",
+            "{channels} channel{} (bytes/s, median [interval]; \"Single CH speed\" is the original's sum of per-thread rates; SC598 columns: the original's table)",
             if channels == 1 { "" } else { "s" }
         ),
         headers,
@@ -690,18 +699,33 @@ mod tests {
         let t8 = channel_table(&doc, 8);
         assert_eq!(t8.rows.len(), 2);
         assert_eq!(
-            &t8.headers[..4],
+            &t8.headers[..6],
             [
                 "PACKET SIZE",
                 "TRANSFER SIZE",
                 "Single CH speed",
-                "Average CH speed"
+                "SC598 Single CH speed",
+                "Average CH speed",
+                "SC598 Average CH speed"
             ]
         );
         // Medians with their intervals; the average is the sum of rates ÷ channels.
         assert!(t8.rows[0][2].contains(" ["), "{:?}", t8.rows[0]);
         let sum: f64 = t8.rows[1][2].split(' ').next().unwrap().parse().unwrap();
-        let avg: f64 = t8.rows[1][3].split(' ').next().unwrap().parse().unwrap();
+        let avg: f64 = t8.rows[1][4].split(' ').next().unwrap().parse().unwrap();
+        // Each cell beside the SC598's own, or says the original did not measure it.
+        let seed = |row: &Vec<String>, col: usize| {
+            let (packet, transfer) = (row[0].parse().ok(), row[1].parse().unwrap());
+            (packet, transfer, row[col].clone())
+        };
+        for row in &t8.rows {
+            let (packet, transfer, cell) = seed(row, 3);
+            if let Some(packet) = packet {
+                let want = super::super::rpmsg_seed::cell(8, packet, transfer)
+                    .map_or("not measured".to_string(), |c| c.0.to_string());
+                assert_eq!(cell, want, "{row:?}");
+            }
+        }
         assert!((sum / 8.0 - avg).abs() <= 1.0, "{sum} / 8 vs {avg}");
         let v = variants_table(&doc);
         assert_eq!(v.rows.len(), 4);
