@@ -332,7 +332,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
         });
         total.push(Series {
             reference: false,
-            label: format!("{ch} ch (this machine)"),
+            label: format!("{ch} ch, this machine: bytes over the common window"),
             points: pts
                 .iter()
                 .map(|p| (p.packet as f64, p.m(figure::THROUGHPUT)))
@@ -350,7 +350,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
         });
         total.push(Series {
             reference: true,
-            label: format!("{ch} ch (SC598)"),
+            label: format!("{ch} ch, SC598: sum of per-thread rates"),
             points: figs.iter().map(|&(s, b)| (s as f64, b)).collect(),
         });
     }
@@ -370,7 +370,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
         ),
         chart(
             "Total bandwidth vs packet size (longest kept transfer; kick per message)",
-            "bytes/s, all channels over the common window",
+            "bytes/s, all channels (each series says how it is counted)",
             total,
         ),
     )
