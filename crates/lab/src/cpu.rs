@@ -40,9 +40,12 @@ impl CpuSnapshot {
         }
     }
 
-    /// Reads another process's usage from `/proc/<pid>/stat` (clock-tick resolution,
-    /// usually 10 ms; context switches from `/proc/<pid>/status`). `None` when the
-    /// process is gone or the file cannot be parsed.
+    /// Reads another process's usage, all its threads together: CPU time from
+    /// `/proc/<pid>/stat` (the whole thread group, exited threads included;
+    /// clock-tick resolution, usually 10 ms) and context switches summed over
+    /// `/proc/<pid>/task/*/status` (live threads; the process's own `status` counts
+    /// its main thread only). `None` when the process is gone or the file cannot be
+    /// parsed.
     pub fn of_pid(pid: u32) -> Option<Self> {
         let at = Stamp::now();
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -53,20 +56,13 @@ impl CpuSnapshot {
         let tick = |i: usize| fields.get(i)?.parse::<u64>().ok();
         let hz = rustix::param::clock_ticks_per_second().max(1);
         let (utime, stime) = (tick(11)?, tick(12)?);
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let switches = |key: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(key))
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .unwrap_or(0)
-        };
+        let (voluntary, involuntary) = thread_switches(pid);
         Some(CpuSnapshot {
             at,
             user_us: utime * 1_000_000 / hz,
             sys_us: stime * 1_000_000 / hz,
-            voluntary_switches: switches("voluntary_ctxt_switches:"),
-            involuntary_switches: switches("nonvoluntary_ctxt_switches:"),
+            voluntary_switches: voluntary,
+            involuntary_switches: involuntary,
         })
     }
 
@@ -118,6 +114,38 @@ pub struct ProcessCpu {
     pub involuntary_switches: u64,
 }
 
+/// Voluntary and involuntary context switches of every live thread of `pid`.
+fn thread_switches(pid: u32) -> (u64, u64) {
+    let switches = |status: &str, key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let count = |status: &str| {
+        (
+            switches(status, "voluntary_ctxt_switches:"),
+            switches(status, "nonvoluntary_ctxt_switches:"),
+        )
+    };
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
+    let per_thread = tasks.into_iter().flatten().flatten().filter_map(|task| {
+        std::fs::read_to_string(task.path().join("status"))
+            .ok()
+            .map(|s| count(&s))
+    });
+    let (mut v, mut n, mut threads) = (0, 0, 0);
+    for (a, b) in per_thread {
+        (v, n, threads) = (v + a, n + b, threads + 1);
+    }
+    if threads == 0 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        return count(&status);
+    }
+    (v, n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +166,34 @@ mod tests {
             cpu.cpus_utilised > 0.0 && cpu.cpus_utilised <= 2.0 * num_cpus_upper(),
             "{cpu:?}"
         );
+    }
+
+    #[test]
+    fn another_process_counts_the_switches_of_all_its_threads() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let me = std::process::id();
+        let before = CpuSnapshot::of_pid(me).unwrap();
+        let done = AtomicUsize::new(0);
+        let hold = std::sync::Barrier::new(3);
+        std::thread::scope(|s| {
+            for _ in 0..2 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    }
+                    done.fetch_add(1, Ordering::SeqCst);
+                    hold.wait();
+                });
+            }
+            // The main thread blocks on nothing while the others sleep 100 times.
+            while done.load(Ordering::SeqCst) < 2 {
+                std::hint::spin_loop();
+            }
+            let during = CpuSnapshot::of_pid(me).unwrap();
+            hold.wait();
+            let switched = during.voluntary_switches - before.voluntary_switches;
+            assert!(switched >= 100, "{switched} voluntary switches");
+        });
     }
 
     fn num_cpus_upper() -> f64 {
