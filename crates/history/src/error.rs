@@ -92,7 +92,9 @@ pub enum HistoryError {
     #[error("baseline name {0:?}: use 1 to 64 letters, digits, `-`, `_` or `.`")]
     BadBaselineName(String),
     /// The trend's filters match no recorded point.
-    #[error("no recorded point matches {0}; `xferbench history list` and `history show ID` show what is recorded")]
+    #[error(
+        "no recorded point matches {0}; `xferbench history list` and `history show ID` show what is recorded"
+    )]
     NoMatch(String),
     /// The trend's filters match several points.
     #[error(

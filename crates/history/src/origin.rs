@@ -55,14 +55,13 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// A short, stable id of this machine: a hash of `/etc/machine-id` (so the id itself
-/// is not stored), or of the host name and CPU model when there is none.
-pub fn machine_id(hostname: &str, cpu_model: &str) -> String {
-    let source = std::fs::read_to_string("/etc/machine-id")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| format!("{hostname}\n{cpu_model}"));
+/// A short, stable id of the machine a result was measured on: a hash of
+/// `/etc/machine-id` (so the id itself is not stored) with the result's host name,
+/// CPU model and CPU count, so that a renamed host, a resized VM or a cloned image
+/// on other hardware counts as another machine.
+pub fn machine_id(hostname: &str, cpu_model: &str, cores: usize) -> String {
+    let local = std::fs::read_to_string("/etc/machine-id").unwrap_or_default();
+    let source = format!("{}\n{hostname}\n{cpu_model}\n{cores}", local.trim());
     format!("{:012x}", fnv1a(source.as_bytes()) >> 16)
 }
 
@@ -70,8 +69,9 @@ pub fn machine_id(hostname: &str, cpu_model: &str) -> String {
 mod tests {
     #[test]
     fn the_machine_id_is_stable_and_short() {
-        let a = super::machine_id("h", "c");
-        assert_eq!(a, super::machine_id("h", "c"));
+        let a = super::machine_id("h", "c", 2);
+        assert_eq!(a, super::machine_id("h", "c", 2));
+        assert_ne!(a, super::machine_id("h", "c", 4));
         assert_eq!(a.len(), 12);
         assert_eq!(super::fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
     }

@@ -162,7 +162,7 @@ impl History {
         };
         let context_json = serde_json::to_string(c).map_err(HistoryError::Encode)?;
         let doc_json = serde_json::to_string(doc).map_err(HistoryError::Encode)?;
-        let machine = crate::origin::machine_id(&c.hostname, &c.cpu_model);
+        let machine = crate::origin::machine_id(&c.hostname, &c.cpu_model, c.cores);
         let path = self.path.clone();
         let at = |e| HistoryError::at(&path, e);
         let tx = self
@@ -237,7 +237,9 @@ impl History {
     /// The id of the newest run.
     pub fn newest(&self) -> Result<i64, HistoryError> {
         self.conn
-            .query_row("SELECT max(id) FROM runs", [], |r| r.get::<_, Option<i64>>(0))?
+            .query_row("SELECT max(id) FROM runs", [], |r| {
+                r.get::<_, Option<i64>>(0)
+            })?
             .ok_or(HistoryError::Empty)
     }
 
@@ -297,7 +299,9 @@ impl History {
     pub fn doc(&self, id: i64) -> Result<ResultDoc, HistoryError> {
         let json: String = self
             .conn
-            .query_row("SELECT doc_json FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .query_row("SELECT doc_json FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
             .optional()?
             .ok_or(HistoryError::UnknownRun(id))?;
         serde_json::from_str(&json).map_err(|source| HistoryError::StoredDoc { id, source })

@@ -149,8 +149,7 @@ impl History {
             let params: BTreeMap<String, String> =
                 serde_json::from_str(&row.key).unwrap_or_default();
             let keep = f.point.as_ref().is_none_or(|p| *p == row.label)
-                && f
-                    .params
+                && f.params
                     .iter()
                     .all(|(k, v)| params.get(k).is_some_and(|have| have == v));
             if keep {
