@@ -9,6 +9,7 @@ mod config;
 mod daq;
 mod docs;
 mod exit;
+mod history;
 mod limits;
 mod list;
 mod logging;
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
         cli::Command::Ab(args) => ab::run(&args),
         cli::Command::Compare(args) => ab::compare(&args),
         cli::Command::Limits(args) => limits::run(&args),
+        cli::Command::History(cmd) => history::run(&cmd),
         cli::Command::Study(args) => study::run(&args),
         cli::Command::RpmsgRemote { name } => {
             let _span = tracing::info_span!("rpmsg-remote", pid = std::process::id()).entered();

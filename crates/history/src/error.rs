@@ -98,7 +98,7 @@ pub enum HistoryError {
     NoMatch(String),
     /// The trend's filters match several points.
     #[error(
-        "{filters} match {count} different points; choose one with --name, --point or -p NAME=VALUE:\n{candidates}"
+        "{count} different points match ({filters}); choose one with --name, --point or -p NAME=VALUE:\n{candidates}"
     )]
     Ambiguous {
         /// The filters, described.

@@ -39,7 +39,7 @@ impl TrendFilter {
             parts.push(format!("-p {k}={v}"));
         }
         if parts.is_empty() {
-            "the whole history (no filters)".into()
+            "no filters".into()
         } else {
             parts.join(" ")
         }
