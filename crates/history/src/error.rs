@@ -93,7 +93,7 @@ pub enum HistoryError {
     BadBaselineName(String),
     /// The trend's filters match no recorded point.
     #[error(
-        "no recorded point matches {0}; `xferbench history list` and `history show ID` show what is recorded"
+        "no recorded point matches ({0}); `xferbench history list` and `history show ID` show what is recorded"
     )]
     NoMatch(String),
     /// The trend's filters match several points.
