@@ -170,7 +170,7 @@ fn list_table(out: &mut impl Write, runs: &[RunRow]) -> Result<()> {
             r.time.clone(),
             r.kind.clone(),
             r.name.clone(),
-            r.points.to_string(),
+            r.point_count.to_string(),
             r.outcome.clone(),
             commit(r.git_commit.as_deref(), r.git_dirty),
             r.hostname.clone(),

@@ -105,7 +105,7 @@ fn two_runs_of_the_same_command_show_in_list_show_and_trend() {
     assert_eq!(list[0]["id"], 2);
     assert_eq!(list[1]["kind"], "run");
     assert_eq!(list[1]["name"], "stream");
-    assert_eq!(list[1]["points"], 1);
+    assert_eq!(list[1]["point_count"], 1);
     assert_eq!(list[1]["outcome"], "complete");
     xferbench(&h)
         .args(["history", "list", "--limit", "1"])
@@ -180,7 +180,7 @@ fn a_study_is_recorded_with_its_name() {
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["kind"], "study");
     assert_eq!(list[0]["name"], "perf-stat");
-    assert!(list[0]["points"].as_u64().unwrap() >= 1);
+    assert!(list[0]["point_count"].as_u64().unwrap() >= 1);
 }
 
 #[test]
@@ -468,6 +468,6 @@ fn a_run_stopped_by_ctrl_c_records_its_finished_points() {
     let list = runs(&h);
     assert_eq!(list.len(), 1);
     assert_eq!(list[0]["outcome"], "interrupted");
-    let n = list[0]["points"].as_u64().unwrap();
+    let n = list[0]["point_count"].as_u64().unwrap();
     assert!((1..6).contains(&n), "{n} points");
 }

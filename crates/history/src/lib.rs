@@ -19,10 +19,12 @@
 //! - [`mod@store`]: append, list, show, baselines.
 //! - [`mod@trend`]: one point's primary figure across runs.
 //! - [`mod@origin`]: the git commit of the working directory and the machine's id.
+//! - [`mod@json_schema`]: the schemas of the `--json` outputs.
 
 #![deny(missing_docs)]
 
 pub mod error;
+pub mod json_schema;
 pub mod origin;
 pub mod schema;
 pub mod store;

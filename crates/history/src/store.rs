@@ -36,7 +36,7 @@ pub struct RunRow {
     /// `complete`, `interrupted` or `failed`.
     pub outcome: String,
     /// How many points finished.
-    pub points: usize,
+    pub point_count: usize,
     /// Baselines that name this run.
     pub baselines: Vec<String>,
 }
@@ -139,7 +139,7 @@ fn run_row(r: &Row) -> rusqlite::Result<RunRow> {
         git_commit: r.get(7)?,
         git_dirty: r.get(8)?,
         outcome: r.get(9)?,
-        points: r.get::<_, i64>(10)? as usize,
+        point_count: r.get::<_, i64>(10)? as usize,
         baselines,
     })
 }

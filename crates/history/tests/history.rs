@@ -133,7 +133,7 @@ fn appended_runs_come_back_in_list_show_and_the_stored_document() {
     assert!(id2 > id1);
     let list = h.list(10).unwrap();
     assert_eq!(list.iter().map(|r| r.id).collect::<Vec<_>>(), [id2, id1]);
-    assert_eq!(list[1].points, 2);
+    assert_eq!(list[1].point_count, 2);
     assert_eq!(list[1].git_commit.as_deref(), Some("0123abcd"));
     assert_eq!(list[1].git_dirty, Some(true));
     assert_eq!(list[0].git_commit, None);
