@@ -529,6 +529,10 @@ pub enum HistoryCommand {
 
 /// `xferbench history list`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history list
+  xferbench history list --limit 100 --json")]
 pub struct HistoryListArgs {
     /// At most this many runs.
     #[arg(long, value_name = "N", default_value_t = 20)]
@@ -543,6 +547,10 @@ pub struct HistoryListArgs {
 
 /// `xferbench history show`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history show 12
+  xferbench history show 12 --json")]
 pub struct HistoryShowArgs {
     /// The run's ID (`history list`).
     #[arg(value_name = "ID")]
@@ -594,6 +602,11 @@ pub struct HistoryTrendArgs {
 
 /// `xferbench history baseline ...`.
 #[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline set main
+  xferbench history baseline list
+  xferbench compare --baseline main")]
 pub enum BaselineCommand {
     /// Name a run (default: the newest) as a baseline; an existing name moves.
     Set(BaselineSetArgs),
@@ -603,6 +616,11 @@ pub enum BaselineCommand {
 
 /// `xferbench history baseline set`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline set main          # the newest run
+  xferbench history baseline set before-fix 12
+  xferbench compare --baseline main new.json")]
 pub struct BaselineSetArgs {
     /// The baseline's name (letters, digits, `-`, `_`, `.`).
     #[arg(value_name = "NAME")]
@@ -617,6 +635,10 @@ pub struct BaselineSetArgs {
 
 /// `xferbench history baseline list`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline list
+  xferbench history baseline list --json")]
 pub struct BaselineListArgs {
     /// Print the baselines as JSON.
     #[arg(long)]
