@@ -38,6 +38,17 @@ pub enum HistoryError {
         /// SQLite's words.
         reason: String,
     },
+    /// The file cannot be opened (a folder, no permission, a missing parent).
+    #[error(
+        "cannot open the history {}: {reason}; choose another file with --history PATH (or --no-history)",
+        path.display()
+    )]
+    CannotOpen {
+        /// The file.
+        path: PathBuf,
+        /// SQLite's words.
+        reason: String,
+    },
     /// The file was written by a newer xferbench.
     #[error(
         "the history {} has layout version {found}; this xferbench reads up to {}: use a newer xferbench, or another file with --history PATH",
@@ -122,8 +133,12 @@ impl HistoryError {
     /// An SQLite error on the file at `path`, telling a file that is not a database
     /// (or is damaged) from other failures.
     pub fn at(path: &std::path::Path, e: rusqlite::Error) -> HistoryError {
-        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        use rusqlite::ErrorCode::{CannotOpen, DatabaseCorrupt, NotADatabase, ReadOnly};
         match e.sqlite_error_code() {
+            Some(CannotOpen | ReadOnly) => HistoryError::CannotOpen {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            },
             Some(NotADatabase | DatabaseCorrupt) => HistoryError::NotAHistory {
                 path: path.to_path_buf(),
                 reason: e.to_string(),
@@ -143,6 +158,7 @@ impl HistoryError {
             HistoryError::NoDefaultPath
                 | HistoryError::Missing { .. }
                 | HistoryError::NotAHistory { .. }
+                | HistoryError::CannotOpen { .. }
                 | HistoryError::Newer { .. }
                 | HistoryError::UnknownRun(_)
                 | HistoryError::Empty

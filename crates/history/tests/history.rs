@@ -310,6 +310,12 @@ fn a_newer_layout_and_files_that_are_not_histories_are_refused() {
     // Nothing was written over it.
     assert_eq!(std::fs::read(&junk).unwrap(), vec![0x5a_u8; 8192]);
 
+    let folder = path.with_file_name("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let e = History::open_existing(&folder).unwrap_err();
+    assert!(matches!(e, HistoryError::CannotOpen { .. }), "{e}");
+    assert!(e.is_usage());
+
     let missing = path.with_file_name("missing.sqlite");
     let e = History::open_existing(&missing).unwrap_err();
     assert!(matches!(e, HistoryError::Missing { .. }), "{e}");
