@@ -143,7 +143,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
 }
 
 /// A result document: a file, or a study folder's `results.json`.
-fn load(which: &str, path: &Path) -> Result<ResultDoc> {
+pub(crate) fn load(which: &str, path: &Path) -> Result<ResultDoc> {
     let file = if path.is_dir() {
         path.join("results.json")
     } else {
@@ -168,7 +168,29 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
         );
         return Ok(EXIT_USAGE);
     };
-    let docs = load("BASE", &a.base).and_then(|b| Ok((b, load("NEW", &a.new)?)));
+    let docs = match (&a.baseline, &a.base, &a.new) {
+        (Some(_), Some(_), Some(_)) => {
+            return Ok(crate::exit::usage(
+                "compare",
+                "with --baseline NAME give only NEW (or nothing: the newest recorded run)",
+            ));
+        }
+        (Some(name), new, None) => {
+            match crate::history::baseline_docs(name, &a.file, new.as_deref()) {
+                Ok(d) => Ok(d),
+                Err(code) => return Ok(code),
+            }
+        }
+        (None, Some(base), Some(new)) => {
+            load("BASE", base).and_then(|b| Ok((b, load("NEW", new)?)))
+        }
+        _ => {
+            return Ok(crate::exit::usage(
+                "compare",
+                "give BASE and NEW, or --baseline NAME [NEW]",
+            ));
+        }
+    };
     let (base, new) = match docs {
         Ok(d) => d,
         Err(e) => {

@@ -76,6 +76,10 @@ pub enum Command {
     Ab(AbArgs),
     /// Compare two result files point by point; non-zero exit on a regression.
     Compare(CompareArgs),
+    /// The results history: every run and study recorded, listed, shown, followed
+    /// across commits, and named as baselines.
+    #[command(subcommand)]
+    History(HistoryCommand),
     /// Measure this machine's ceilings: memcpy bandwidth, cache-line and futex round
     /// trips between two CPUs, a system call, a pipe round trip.
     Limits(LimitsArgs),
@@ -218,6 +222,9 @@ pub struct StudyArgs {
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 /// `xferbench warp ...`.
@@ -469,18 +476,26 @@ pub struct AbArgs {
 Examples:
   xferbench compare base.json new.json
   xferbench compare --threshold 2 xferbench-rpmsg-old/ xferbench-rpmsg-new/
+  xferbench history baseline set main && xferbench compare --baseline main new.json
+  xferbench compare --baseline main          # the newest recorded run against the baseline
 
-Exit status: 0 no regression, 4 a significant regression beyond --threshold, 2 bad usage or
-files that cannot be read or compared.")]
+Exit status: 0 no regression, 4 a significant regression beyond --threshold, 2 bad usage, \
+files that cannot be read or compared, or an unknown baseline.")]
 pub struct CompareArgs {
     /// The baseline: a result file (`run --export-json`) or a study folder (its
-    /// `results.json`).
-    #[arg(value_name = "BASE")]
-    pub base: PathBuf,
+    /// `results.json`). With --baseline, the new result instead [default: the newest
+    /// run in the history].
+    #[arg(value_name = "BASE", required_unless_present = "baseline")]
+    pub base: Option<PathBuf>,
 
     /// The new result file or study folder.
-    #[arg(value_name = "NEW")]
-    pub new: PathBuf,
+    #[arg(value_name = "NEW", required_unless_present = "baseline")]
+    pub new: Option<PathBuf>,
+
+    /// Compare against this baseline of the history (`history baseline set NAME`)
+    /// instead of a BASE file.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
 
     /// Percent by which a point's primary figure may get worse.
     #[arg(long, value_name = "P", default_value_t = 5.0)]
@@ -489,6 +504,175 @@ pub struct CompareArgs {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// Which history file to use.
+#[derive(Debug, Clone, Default, Args)]
+pub struct HistoryFileArgs {
+    /// The history file [default: $XFERBENCH_HISTORY, else
+    /// ~/.local/share/xferbench/history.sqlite (the XDG data folder)].
+    #[arg(long, value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+/// Recording a run or study in the history.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RecordArgs {
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+    /// Do not record this run in the history.
+    #[arg(long, conflicts_with = "history")]
+    pub no_history: bool,
+}
+
+/// `xferbench history ...`.
+#[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Examples:
+  xferbench history list
+  xferbench history show 12
+  xferbench history trend --name stream -p transport=pipe -p size=64 --html trend.html
+  xferbench history baseline set main
+  xferbench compare --baseline main new.json
+
+See docs/history.md.")]
+pub enum HistoryCommand {
+    /// List the recorded runs, newest first.
+    List(HistoryListArgs),
+    /// Show one recorded run: its context and every point's primary figure.
+    Show(HistoryShowArgs),
+    /// Follow one point's primary figure across the recorded runs (table, and a plot
+    /// with --html), marking runs from other machines.
+    Trend(HistoryTrendArgs),
+    /// Name runs as baselines for `compare --baseline NAME`.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+/// `xferbench history list`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history list
+  xferbench history list --limit 100 --json")]
+pub struct HistoryListArgs {
+    /// At most this many runs.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// Print the runs as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history show`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history show 12
+  xferbench history show 12 --json")]
+pub struct HistoryShowArgs {
+    /// The run's ID (`history list`).
+    #[arg(value_name = "ID")]
+    pub id: i64,
+    /// Print the run as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history trend`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The filters must name exactly one point; when they name several, the error lists them.
+
+Examples:
+  xferbench history trend --name stream -p transport=pipe -p size=64
+  xferbench history trend --point \"channels=1 size=64 transport=shm\" --figure messages_per_s
+  xferbench history trend --name rpmsg -p channels=8 --html trend.html")]
+pub struct HistoryTrendArgs {
+    /// Only runs of this workload (`stream`, `pingpong`) or study (`rpmsg`, ...).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The point, by its parameters exactly as `history show` prints them.
+    #[arg(long, value_name = "PARAMS")]
+    pub point: Option<String>,
+    /// Only points with this parameter value (repeatable).
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Follow this figure instead of the point's primary one (a name of the result's
+    /// `summary`, such as messages_per_s or latency_p99_ns).
+    #[arg(long, value_name = "NAME")]
+    pub figure: Option<String>,
+    /// Only the newest N runs.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Write a self-contained HTML page with the plot and the table.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print the trend as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history baseline ...`.
+#[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline set main
+  xferbench history baseline list
+  xferbench compare --baseline main")]
+pub enum BaselineCommand {
+    /// Name a run (default: the newest) as a baseline; an existing name moves.
+    Set(BaselineSetArgs),
+    /// List the baselines.
+    List(BaselineListArgs),
+}
+
+/// `xferbench history baseline set`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline set main          # the newest run
+  xferbench history baseline set before-fix 12
+  xferbench compare --baseline main new.json")]
+pub struct BaselineSetArgs {
+    /// The baseline's name (letters, digits, `-`, `_`, `.`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The run's ID [default: the newest run].
+    #[arg(value_name = "ID")]
+    pub id: Option<i64>,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history baseline list`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline list
+  xferbench history baseline list --json")]
+pub struct BaselineListArgs {
+    /// Print the baselines as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
 }
 
 /// The workloads.
@@ -659,6 +843,10 @@ pub struct RunArgs {
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
+
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 /// Notification modes of an RPMsg link.

@@ -6,7 +6,7 @@
 //! | 1 | a point, a command or an output failed (finished points are kept) |
 //! | 2 | bad usage: a flag, a value or a file the user gave (a value a flag does not take, a negative number included, is refused with a message naming the flag) |
 //! | 3 | `--verify` found lost, duplicated, reordered or corrupt data |
-//! | 4 | `ab`, `compare`: B (NEW) is slower beyond the threshold, significantly |
+//! | 4 | `ab`, `compare` (also `compare --baseline NAME`, against a run of the history): B (NEW) is slower beyond the threshold, significantly |
 //! | 128 + N | stopped by signal N: 130 SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP; finished points and every output are kept ([`crate::stop`]) |
 
 use xferbench_lab::result::{Outcome, ResultDoc};

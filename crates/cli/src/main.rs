@@ -9,6 +9,7 @@ mod config;
 mod daq;
 mod docs;
 mod exit;
+mod history;
 mod limits;
 mod list;
 mod logging;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         cli::Command::Ab(args) => ab::run(&args),
         cli::Command::Compare(args) => ab::compare(&args),
         cli::Command::Limits(args) => limits::run(&args),
+        cli::Command::History(cmd) => history::run(&cmd),
         cli::Command::Study(args) => study::run(&args),
         cli::Command::RpmsgRemote { name } => {
             let _span = tracing::info_span!("rpmsg-remote", pid = std::process::id()).entered();
@@ -287,6 +289,10 @@ mod tests {
              | `study NAME` | the study's result document, as its `results.json` (the folder is written too) |\n\
              | `ab` | the comparison, as `--export-json` writes it |\n\
              | `compare` | the point-by-point comparison |\n\
+             | `history list` | the recorded runs, newest first ([schema](schema/history-list.schema.json)) |\n\
+             | `history show ID` | one run: its context and every point's primary figure ([schema](schema/history-show.schema.json)) |\n\
+             | `history trend` | one point's figure across runs ([schema](schema/history-trend.schema.json)) |\n\
+             | `history baseline list` | the baselines and their runs ([schema](schema/history-baselines.schema.json)) |\n\
              | `profile` | a summary: `title`, `dir`, `outputs` (files written), `perf_data`, `stacks`, `sampled_cpu_ns`, `top_functions` (the first 20) |\n\
              | `warp client` | the client's result; with `--instances K` > 1, an array of K results |\n\
              | `list` | transports, workloads, parameters and studies |\n",

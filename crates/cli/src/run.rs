@@ -75,6 +75,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let (Some((path, true)), false) = (&out.jsonl, export_failed) {
         let _ = std::fs::remove_file(path);
     }
+    crate::history::record(&args.record, &doc, out.quiet);
     print_results(&doc, out)?;
 
     Ok(crate::exit::for_doc(&doc, export_failed))

@@ -273,3 +273,56 @@ fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch() {
     }
     assert!(out.join("summary.md").is_file());
 }
+
+#[test]
+fn history_json_outputs_match_their_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path().join("history.sqlite");
+    let cmd = |args: &[&str]| {
+        let mut c = xferbench();
+        c.env("XFERBENCH_HISTORY", &h).args(args);
+        c
+    };
+    for _ in 0..2 {
+        cmd(&[
+            "run",
+            "stream",
+            "-t",
+            "pipe",
+            "-s",
+            "64",
+            "-n",
+            "2000",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "--peer",
+            "thread",
+            "--no-limits",
+            "-q",
+        ])
+        .assert()
+        .success();
+    }
+    cmd(&["history", "baseline", "set", "main", "1"])
+        .assert()
+        .success();
+    let list = stdout_json(&mut cmd(&["history", "list", "--json"]));
+    check("history-list.schema.json", "history list", &list);
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    let show = stdout_json(&mut cmd(&["history", "show", "1", "--json"]));
+    check("history-show.schema.json", "history show", &show);
+    let trend = stdout_json(&mut cmd(&["history", "trend", "--json"]));
+    check("history-trend.schema.json", "history trend", &trend);
+    let baselines = stdout_json(&mut cmd(&["history", "baseline", "list", "--json"]));
+    check(
+        "history-baselines.schema.json",
+        "history baseline list",
+        &baselines,
+    );
+    // The schemas are strict enough to reject a wrong type.
+    let mut broken = trend.clone();
+    broken["entries"][0]["value"] = "fast".into();
+    assert!(!schema("history-trend.schema.json").is_valid(&broken));
+}

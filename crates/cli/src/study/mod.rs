@@ -124,6 +124,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             );
         }
     }
+    crate::history::record(&args.record, &doc, args.quiet);
     if let Some(req) = &profile {
         outputs_failed |= !render_profile(req, name, args.quiet);
         if let Err(e) = write_top5(req, &doc, &out) {
@@ -267,6 +268,7 @@ mod tests {
                 no_limits: false,
                 drift_threshold: 25.0,
             },
+            record: crate::cli::RecordArgs::default(),
         };
         let dir = super::out_dir(&args, "rpmsg")
             .to_string_lossy()

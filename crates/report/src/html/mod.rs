@@ -322,6 +322,24 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
     page(&title, body)
 }
 
+/// A page of one chart over a table, with a title and notes above them (the
+/// history's trend of one point across runs).
+pub fn chart_page(title: &str, notes: &[String], chart: &LineChart, t: &Table) -> String {
+    let body = html! {
+        header.context {
+            h1 { (title) }
+            @for n in notes { p.note { (n) } }
+        }
+        section id="plots" { (chart::line_chart(chart)) }
+        section id="results" {
+            h2 { "Runs" }
+            p.note { "Click a column header to sort." }
+            (table::table(t, "trend-table", None))
+        }
+    };
+    page(title, body)
+}
+
 /// `--export-html`: the page of a `run` ([`run_page`]).
 #[derive(Debug, Default)]
 pub struct Html;

@@ -1,0 +1,469 @@
+//! `xferbench history ...`, recording runs and studies in the history, and
+//! `compare --baseline`.
+
+use crate::cli::{BaselineCommand, HistoryCommand, HistoryFileArgs, HistoryTrendArgs, RecordArgs};
+use crate::exit::{EXIT_FAILURE, EXIT_USAGE};
+use anyhow::Result;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::io::Write;
+use std::path::Path;
+use xferbench_history::{History, HistoryError, RunRow, Trend, TrendFilter};
+use xferbench_lab::result::ResultDoc;
+use xferbench_report::html::point::show as show_value;
+
+/// Records a finished (or stopped) run or study with its finished points; a failure
+/// is a warning, never an error: the result itself is already written.
+pub fn record(args: &RecordArgs, doc: &ResultDoc, quiet: bool) {
+    if args.no_history || doc.points.is_empty() {
+        return;
+    }
+    let recorded = xferbench_history::resolve_path(args.file.history.as_deref()).and_then(|p| {
+        let git = std::env::current_dir()
+            .ok()
+            .and_then(|d| xferbench_history::origin::git_state(&d));
+        let id = History::open(&p)?.append(doc, git.as_ref())?;
+        Ok((id, p))
+    });
+    match recorded {
+        Ok((id, path)) if !quiet => {
+            eprintln!("history: recorded as run {id} in {}", path.display());
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!(
+            "warning: the result was not recorded in the history: {e} (the outputs are written; --no-history skips the history)"
+        ),
+    }
+}
+
+/// Prints a history error and returns its exit status: usage for what the user can
+/// change (an unknown ID or baseline, a file that is not a history), failure else.
+fn fail(e: &HistoryError) -> u8 {
+    eprintln!("error: {e}");
+    if e.is_usage() {
+        EXIT_USAGE
+    } else {
+        EXIT_FAILURE
+    }
+}
+
+fn open(file: &HistoryFileArgs) -> Result<History, HistoryError> {
+    let path = xferbench_history::resolve_path(file.history.as_deref())?;
+    History::open_existing(&path)
+}
+
+fn table(header: &[&str], right: &[usize]) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    for i in right {
+        if let Some(c) = t.column_mut(*i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+/// `0123abcd45` or `0123abcd45+` (uncommitted changes), `-` outside a repository.
+fn commit(c: Option<&str>, dirty: Option<bool>) -> String {
+    match c {
+        Some(c) => format!(
+            "{}{}",
+            &c[..c.len().min(10)],
+            if dirty == Some(true) { "+" } else { "" }
+        ),
+        None => "-".into(),
+    }
+}
+
+fn json(out: &mut impl Write, v: &impl serde::Serialize) -> Result<()> {
+    writeln!(out, "{}", serde_json::to_string_pretty(v)?)?;
+    Ok(())
+}
+
+/// Runs `xferbench history ...`.
+pub fn run(cmd: &HistoryCommand) -> Result<u8> {
+    let mut out = std::io::stdout().lock();
+    let done = match cmd {
+        HistoryCommand::List(a) => match open(&a.file).and_then(|h| h.list(a.limit)) {
+            Ok(runs) if a.json => json(&mut out, &runs),
+            Ok(runs) => list_table(&mut out, &runs),
+            Err(e) => return Ok(fail(&e)),
+        },
+        HistoryCommand::Show(a) => match open(&a.file).and_then(|h| h.show(a.id)) {
+            Ok(d) if a.json => json(&mut out, &d),
+            Ok(d) => show_run(&mut out, &d),
+            Err(e) => return Ok(fail(&e)),
+        },
+        HistoryCommand::Trend(a) => return trend(a, &mut out),
+        HistoryCommand::Baseline(BaselineCommand::Set(a)) => {
+            match open(&a.file).and_then(|mut h| h.set_baseline(&a.name, a.id)) {
+                Ok(b) => writeln!(
+                    out,
+                    "baseline {} is run {} ({} {}, {})",
+                    b.name, b.run.id, b.run.kind, b.run.name, b.run.time
+                )
+                .map_err(Into::into),
+                Err(e) => return Ok(fail(&e)),
+            }
+        }
+        HistoryCommand::Baseline(BaselineCommand::List(a)) => {
+            match open(&a.file).and_then(|h| h.baselines()) {
+                Ok(b) if a.json => json(&mut out, &b),
+                Ok(b) => {
+                    let mut t = table(
+                        &["baseline", "run", "kind", "name", "time", "commit", "set"],
+                        &[1],
+                    );
+                    for b in &b {
+                        t.add_row(vec![
+                            b.name.clone(),
+                            b.run.id.to_string(),
+                            b.run.kind.clone(),
+                            b.run.name.clone(),
+                            b.run.time.clone(),
+                            commit(b.run.git_commit.as_deref(), b.run.git_dirty),
+                            b.set_at.clone(),
+                        ]);
+                    }
+                    if b.is_empty() {
+                        writeln!(
+                            out,
+                            "no baselines yet: `xferbench history baseline set NAME [ID]`"
+                        )
+                    } else {
+                        writeln!(out, "{t}")
+                    }
+                    .map_err(Into::into)
+                }
+                Err(e) => return Ok(fail(&e)),
+            }
+        }
+    };
+    done?;
+    out.flush()?;
+    Ok(0)
+}
+
+fn list_table(out: &mut impl Write, runs: &[RunRow]) -> Result<()> {
+    if runs.is_empty() {
+        writeln!(out, "no runs recorded yet")?;
+        return Ok(());
+    }
+    let mut t = table(
+        &[
+            "ID",
+            "time",
+            "kind",
+            "name",
+            "points",
+            "outcome",
+            "commit",
+            "host",
+            "baselines",
+        ],
+        &[0, 4],
+    );
+    for r in runs {
+        t.add_row(vec![
+            r.id.to_string(),
+            r.time.clone(),
+            r.kind.clone(),
+            r.name.clone(),
+            r.point_count.to_string(),
+            r.outcome.clone(),
+            commit(r.git_commit.as_deref(), r.git_dirty),
+            r.hostname.clone(),
+            r.baselines.join(", "),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    Ok(())
+}
+
+fn show_run(out: &mut impl Write, d: &xferbench_history::RunDetail) -> Result<()> {
+    let r = &d.run;
+    writeln!(out, "run {}: {} {} ({})", r.id, r.kind, r.name, r.outcome)?;
+    writeln!(out, "time:    {}", r.time)?;
+    writeln!(out, "command: {}", r.command_line)?;
+    let cpu = d.context["cpu_model"].as_str().unwrap_or("?");
+    writeln!(out, "machine: {} ({cpu}), id {}", r.hostname, r.machine_id)?;
+    match &r.git_commit {
+        Some(c) => writeln!(
+            out,
+            "commit:  {c}{}",
+            if r.git_dirty == Some(true) {
+                " with uncommitted changes"
+            } else {
+                ""
+            }
+        )?,
+        None => writeln!(out, "commit:  none (not run in a git repository)")?,
+    }
+    if !r.baselines.is_empty() {
+        writeln!(out, "baselines: {}", r.baselines.join(", "))?;
+    }
+    let mut t = table(
+        &[
+            "point",
+            "parameters",
+            "figure",
+            "median",
+            "interval",
+            "runs",
+        ],
+        &[0, 3, 4, 5],
+    );
+    for p in &d.points {
+        let interval = match (p.ci_low, p.ci_high) {
+            (Some(l), Some(h)) if p.runs >= 2 => {
+                format!(
+                    "{} .. {}",
+                    show_value(&p.figure, l),
+                    show_value(&p.figure, h)
+                )
+            }
+            _ => "-".into(),
+        };
+        t.add_row(vec![
+            (p.index + 1).to_string(),
+            p.label.clone(),
+            format!(
+                "{} ({})",
+                p.figure,
+                if p.higher_is_better {
+                    "higher is better"
+                } else {
+                    "lower is better"
+                }
+            ),
+            p.value
+                .map_or_else(|| "-".into(), |v| show_value(&p.figure, v)),
+            interval,
+            p.runs.to_string(),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    Ok(())
+}
+
+fn trend_filter(a: &HistoryTrendArgs) -> Result<TrendFilter, String> {
+    let mut params = Vec::new();
+    for p in &a.params {
+        let Some((k, v)) = p
+            .split_once('=')
+            .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+        else {
+            return Err(format!(
+                "-p {p}: expected NAME=VALUE, such as -p transport=pipe"
+            ));
+        };
+        params.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    if a.limit == Some(0) {
+        return Err("--limit: at least one run".into());
+    }
+    Ok(TrendFilter {
+        name: a.name.clone(),
+        point: a.point.clone(),
+        params,
+        figure: a.figure.clone(),
+        limit: a.limit,
+    })
+}
+
+/// The change of each entry from the previous one on the same machine.
+fn changes(t: &Trend) -> Vec<Option<f64>> {
+    t.entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            t.entries[..i]
+                .iter()
+                .rev()
+                .find(|p| p.machine_id == e.machine_id)
+                .filter(|p| p.value != 0.0)
+                .map(|p| e.value / p.value - 1.0)
+        })
+        .collect()
+}
+
+fn trend_table(t: &Trend) -> xferbench_report::study::Table {
+    let rows = t
+        .entries
+        .iter()
+        .zip(changes(t))
+        .map(|(e, change)| {
+            vec![
+                e.run_id.to_string(),
+                e.time.clone(),
+                commit(e.git_commit.as_deref(), e.git_dirty),
+                show_value(&t.figure, e.value),
+                match (e.ci_low, e.ci_high) {
+                    (Some(l), Some(h)) if e.runs >= 2 => {
+                        format!(
+                            "{} .. {}",
+                            show_value(&t.figure, l),
+                            show_value(&t.figure, h)
+                        )
+                    }
+                    _ => "-".into(),
+                },
+                change.map_or_else(|| "-".into(), |c| format!("{:+.1} %", c * 100.0)),
+                e.runs.to_string(),
+                format!(
+                    "{} ({}){}",
+                    e.hostname,
+                    e.machine_id,
+                    if e.other_machine { " *" } else { "" }
+                ),
+            ]
+        })
+        .collect();
+    xferbench_report::study::Table {
+        title: String::new(),
+        headers: [
+            "run", "time", "commit", "median", "interval", "change", "runs", "machine",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+    }
+}
+
+fn trend_title(t: &Trend) -> String {
+    format!(
+        "{} {}: {} ({} is better)",
+        t.name,
+        t.label,
+        t.figure,
+        if t.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        }
+    )
+}
+
+fn trend_notes(t: &Trend) -> Vec<String> {
+    let mut notes = vec![
+        "change: against the previous run on the same machine. commit: the working directory's git commit, + when it had uncommitted changes.".to_string(),
+    ];
+    if t.entries.iter().any(|e| e.other_machine) {
+        notes.push(format!(
+            "*: measured on another machine than the newest run ({}); its figures are not comparable with the others.",
+            t.machine_id
+        ));
+    }
+    notes
+}
+
+/// The trend's chart: one series per machine, the newest run's machine first.
+fn trend_chart(t: &Trend) -> xferbench_report::plot::LineChart {
+    use xferbench_report::plot::{LineChart, Scale, Series};
+    let mut series: Vec<Series> = Vec::new();
+    let mut machines: Vec<&str> = vec![t.machine_id.as_str()];
+    for e in &t.entries {
+        if !machines.contains(&e.machine_id.as_str()) {
+            machines.push(&e.machine_id);
+        }
+    }
+    for m in machines {
+        let entries: Vec<_> = t.entries.iter().filter(|e| e.machine_id == m).collect();
+        let Some(first) = entries.first() else {
+            continue;
+        };
+        series.push(Series {
+            label: format!(
+                "{} ({m}){}",
+                first.hostname,
+                if first.other_machine {
+                    ", another machine"
+                } else {
+                    ""
+                }
+            ),
+            points: entries.iter().map(|e| (e.run_id as f64, e.value)).collect(),
+            reference: false,
+        });
+    }
+    LineChart {
+        title: trend_title(t),
+        x_label: "run (history ID)".into(),
+        y_label: format!("{} ({})", t.figure, t.unit),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        series,
+    }
+}
+
+fn trend(a: &HistoryTrendArgs, out: &mut impl Write) -> Result<u8> {
+    let filter = match trend_filter(a) {
+        Ok(f) => f,
+        Err(e) => return Ok(crate::exit::usage("history trend", e)),
+    };
+    let t = match open(&a.file).and_then(|h| h.trend(&filter)) {
+        Ok(t) => t,
+        Err(e) => return Ok(fail(&e)),
+    };
+    let table = trend_table(&t);
+    if let Some(path) = &a.html {
+        let page = xferbench_report::html::chart_page(
+            &format!("xferbench history: {}", trend_title(&t)),
+            &trend_notes(&t),
+            &trend_chart(&t),
+            &table,
+        );
+        if let Err(e) = xferbench_report::write_atomic(path, |w| w.write_all(page.as_bytes())) {
+            eprintln!("error: cannot write --html {}: {e}", path.display());
+            return Ok(EXIT_FAILURE);
+        }
+    }
+    if a.json {
+        json(out, &t)?;
+        return Ok(0);
+    }
+    let headers: Vec<&str> = table.headers.iter().map(String::as_str).collect();
+    let mut tt = self::table(&headers, &[0, 3, 4, 5, 6]);
+    for r in &table.rows {
+        tt.add_row(r.clone());
+    }
+    writeln!(out, "{}\n{tt}", trend_title(&t))?;
+    for n in trend_notes(&t).iter().skip(1) {
+        writeln!(out, "{n}")?;
+    }
+    Ok(0)
+}
+
+/// `compare --baseline NAME [NEW]`: the baseline's stored document and NEW (a file,
+/// or the newest recorded run), or the exit status of the error.
+pub fn baseline_docs(
+    name: &str,
+    file: &HistoryFileArgs,
+    new: Option<&Path>,
+) -> std::result::Result<(ResultDoc, ResultDoc), u8> {
+    let h = open(file).map_err(|e| fail(&e))?;
+    let b = h.baseline(name).map_err(|e| fail(&e))?;
+    let base = h.doc(b.run.id).map_err(|e| fail(&e))?;
+    let new = match new {
+        Some(path) => crate::ab::load("NEW", path).map_err(|e| {
+            eprintln!("error: {e:#}");
+            EXIT_USAGE
+        })?,
+        None => {
+            let id = h.newest().map_err(|e| fail(&e))?;
+            if id == b.run.id {
+                eprintln!(
+                    "error: the newest recorded run ({id}) is baseline {name} itself; give NEW (a result file or study folder) or record a new run first"
+                );
+                return Err(EXIT_USAGE);
+            }
+            eprintln!(
+                "comparing run {id} (the newest) against baseline {name} (run {})",
+                b.run.id
+            );
+            h.doc(id).map_err(|e| fail(&e))?
+        }
+    };
+    Ok((base, new))
+}

@@ -1,0 +1,473 @@
+//! The results history through the command line: runs and studies recorded, listed,
+//! shown and followed; baselines and `compare --baseline`; two writers at once, a
+//! writer killed mid-append, a run stopped by Ctrl-C; and bad input.
+//!
+//! Every command here names its own history file (`XFERBENCH_HISTORY` in a temporary
+//! folder), so nothing is written to the user's.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use rustix::process::{Pid, Signal, kill_process};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// A quick run: one point, two runs, no limits.
+const QUICK: &[&str] = &[
+    "run",
+    "stream",
+    "-t",
+    "pipe",
+    "-s",
+    "64",
+    "-n",
+    "2000",
+    "-r",
+    "2",
+    "-w",
+    "0",
+    "--peer",
+    "thread",
+    "--no-limits",
+    "-q",
+];
+
+fn xferbench(history: &Path) -> Command {
+    let mut c = Command::cargo_bin("xferbench").expect("binary built");
+    c.env("XFERBENCH_HISTORY", history);
+    c
+}
+
+fn spawn(history: &Path, args: &[&str], hook: Option<String>) -> std::process::Child {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("xferbench"));
+    c.env("XFERBENCH_HISTORY", history)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(h) = hook {
+        c.env("XFERBENCH_HISTORY_TEST_HOOK", h);
+    }
+    c.spawn().unwrap()
+}
+
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn json(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).expect("one JSON document on stdout")
+}
+
+fn runs(history: &Path) -> Vec<serde_json::Value> {
+    json(xferbench(history).args(["history", "list", "--json"]))
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn temp() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let h = dir.path().join("history.sqlite");
+    (dir, h)
+}
+
+#[test]
+fn the_tests_never_write_the_users_own_history() {
+    // .cargo/config.toml points every test (and `cargo run`) at a file under target/.
+    let h = std::env::var("XFERBENCH_HISTORY").expect("XFERBENCH_HISTORY is set for tests");
+    assert!(!h.is_empty());
+}
+
+#[test]
+fn two_runs_of_the_same_command_show_in_list_show_and_trend() {
+    let (_dir, h) = temp();
+    xferbench(&h)
+        .args(QUICK)
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+    xferbench(&h)
+        .args(&QUICK[..QUICK.len() - 1])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("history: recorded as run 2 in"));
+    let list = runs(&h);
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["id"], 2);
+    assert_eq!(list[1]["kind"], "run");
+    assert_eq!(list[1]["name"], "stream");
+    assert_eq!(list[1]["point_count"], 1);
+    assert_eq!(list[1]["outcome"], "complete");
+    xferbench(&h)
+        .args(["history", "list", "--limit", "1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("│  2 ┆").and(predicate::str::contains("│  1 ┆").not()));
+    let shown = json(xferbench(&h).args(["history", "show", "1", "--json"]));
+    assert_eq!(
+        shown["points"][0]["label"],
+        "channels=1 size=64 transport=pipe"
+    );
+    assert_eq!(shown["points"][0]["figure"], "throughput_bytes_per_s");
+    assert!(shown["points"][0]["value"].as_f64().unwrap() > 0.0);
+    xferbench(&h)
+        .args(["history", "show", "1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "channels=1 size=64 transport=pipe",
+        ));
+
+    let dir = h.parent().unwrap();
+    let page = dir.join("trend.html");
+    let out = xferbench(&h)
+        .args([
+            "history",
+            "trend",
+            "--name",
+            "stream",
+            "-p",
+            "transport=pipe",
+            "--html",
+        ])
+        .arg(&page)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("stream channels=1 size=64 transport=pipe"),
+        "{out}"
+    );
+    // One row per run: run IDs 1 and 2 in the first column.
+    assert!(out.contains("│   1 ┆") && out.contains("│   2 ┆"), "{out}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg") && html.contains("run (history ID)"));
+    assert_eq!(html.matches("<circle").count(), 2, "one marker per run");
+    let trend = json(xferbench(&h).args(["history", "trend", "-p", "size=64", "--json"]));
+    assert_eq!(trend["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(trend["entries"][0]["other_machine"], false);
+}
+
+#[test]
+fn a_study_is_recorded_with_its_name() {
+    let (dir, h) = temp();
+    let out = dir.path().join("study");
+    xferbench(&h)
+        .args([
+            "study",
+            "perf-stat",
+            "--quick",
+            "-q",
+            "--no-limits",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let list = runs(&h);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["kind"], "study");
+    assert_eq!(list[0]["name"], "perf-stat");
+    assert!(list[0]["point_count"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn no_history_records_nothing_and_a_broken_file_only_warns() {
+    let (dir, h) = temp();
+    xferbench(&h)
+        .args(QUICK)
+        .arg("--no-history")
+        .assert()
+        .success();
+    assert!(!h.exists());
+    // --history wins over the environment.
+    let other = dir.path().join("other.sqlite");
+    xferbench(&h)
+        .args(QUICK)
+        .arg("--history")
+        .arg(&other)
+        .assert()
+        .success();
+    assert!(other.exists() && !h.exists());
+    // A file that is not a history: the run succeeds and says it was not recorded.
+    std::fs::write(
+        &h,
+        b"not a database, just some text that is long enough".repeat(100),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    xferbench(&h)
+        .args(QUICK)
+        .arg("--export-json")
+        .arg(&json)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: the result was not recorded",
+        ))
+        .stderr(predicate::str::contains("is not an xferbench history"));
+    assert!(json.exists());
+}
+
+#[test]
+fn bad_ids_baselines_and_files_are_clear_errors() {
+    let (dir, h) = temp();
+    let no_panic = || predicate::str::contains("panicked").not();
+    // No history yet.
+    xferbench(&h)
+        .args(["history", "list"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no history at").and(no_panic()));
+    assert!(!h.exists(), "reading must not create the file");
+    xferbench(&h).args(QUICK).assert().success();
+    for (args, needle) in [
+        (&["history", "show", "99"][..], "no run 99 in the history"),
+        (&["history", "baseline", "set", "main", "42"], "no run 42"),
+        (&["history", "baseline", "set", "a b"], "baseline name"),
+        (
+            &["compare", "--baseline", "nope"],
+            "no baseline named \"nope\"",
+        ),
+        (
+            &["history", "trend", "--name", "pingpong"],
+            "no recorded point matches",
+        ),
+        (
+            &["history", "trend", "-p", "transport"],
+            "expected NAME=VALUE",
+        ),
+        (
+            &["history", "trend", "--figure", "speed"],
+            "throughput_bytes_per_s",
+        ),
+        (&["history", "show", "x"], "invalid value"),
+        (&["compare", "only-one.json"], "NEW"),
+    ] {
+        xferbench(&h)
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle).and(no_panic()));
+    }
+    // The baseline itself as the newest run, and too many files.
+    xferbench(&h)
+        .args(["history", "baseline", "set", "main"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("baseline main is run 1"));
+    xferbench(&h)
+        .args(["compare", "--baseline", "main"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is baseline main itself"));
+    xferbench(&h)
+        .args(["compare", "--baseline", "main", "a.json", "b.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("give only NEW"));
+    // A damaged file.
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, vec![0x42_u8; 4096]).unwrap();
+    for args in [&["history", "list"][..], &["history", "baseline", "list"]] {
+        xferbench(&h)
+            .args(args)
+            .arg("--history")
+            .arg(&junk)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("is not an xferbench history").and(no_panic()));
+    }
+}
+
+#[test]
+fn a_baseline_then_a_slower_run_makes_compare_exit_4_naming_the_point() {
+    // The slower run is the same point with its peer under callgrind: tens of times
+    // slower, every time.
+    if std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!(
+            "skipped: valgrind is not installed (the slow-down comes from --counters=callgrind)"
+        );
+        return;
+    }
+    let (dir, h) = temp();
+    let run = [
+        "run",
+        "stream",
+        "-t",
+        "shm",
+        "-s",
+        "64KiB",
+        "-n",
+        "100",
+        "-r",
+        "3",
+        "-w",
+        "1",
+        "--peer",
+        "process",
+        "--no-limits",
+        "-q",
+    ];
+    xferbench(&h).args(run).assert().success();
+    xferbench(&h)
+        .args(["history", "baseline", "set", "main"])
+        .assert()
+        .success();
+    let new = dir.path().join("new.json");
+    xferbench(&h)
+        .args(run)
+        .arg("--counters=callgrind")
+        .arg("--export-json")
+        .arg(&new)
+        .assert()
+        .success();
+    // Against the newest recorded run, and against a file.
+    xferbench(&h)
+        .args(["compare", "--baseline", "main"])
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains(
+            "channels=1 size=65536 transport=shm",
+        ))
+        .stdout(predicate::str::contains("regression"));
+    let c = xferbench(&h)
+        .args(["compare", "--baseline", "main", "--json"])
+        .arg(&new)
+        .assert()
+        .code(4)
+        .get_output()
+        .stdout
+        .clone();
+    let c: serde_json::Value = serde_json::from_slice(&c).unwrap();
+    assert_eq!(c["regressions"], 1);
+    assert_eq!(c["points"][0]["verdict"], "regression");
+    assert_eq!(c["points"][0]["params"]["transport"], "shm");
+    // The baseline list names it.
+    let b = json(xferbench(&h).args(["history", "baseline", "list", "--json"]));
+    assert_eq!(b[0]["name"], "main");
+    assert_eq!(b[0]["run"]["id"], 1);
+}
+
+#[test]
+fn a_writer_killed_inside_its_transaction_leaves_the_earlier_runs_readable() {
+    let (dir, h) = temp();
+    xferbench(&h).args(QUICK).assert().success();
+    let marker = dir.path().join("in-transaction");
+    let mut child = spawn(&h, QUICK, Some(format!("{}:60000", marker.display())));
+    wait_for(&marker);
+    kill_process(Pid::from_raw(child.id() as i32).unwrap(), Signal::KILL).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    let list = runs(&h);
+    assert_eq!(
+        list.len(),
+        1,
+        "the killed run is not half-recorded: {list:?}"
+    );
+    assert_eq!(list[0]["id"], 1);
+    xferbench(&h)
+        .args(["history", "show", "1"])
+        .assert()
+        .success();
+    // And the next writer carries on.
+    xferbench(&h).args(QUICK).assert().success();
+    assert_eq!(runs(&h).len(), 2);
+    let check = read_back_every_run(&h);
+    assert_eq!(check, 2);
+}
+
+/// Reads every run back in full: a damaged file fails here.
+fn read_back_every_run(h: &Path) -> usize {
+    let list = runs(h);
+    for r in &list {
+        let id = r["id"].to_string();
+        xferbench(h)
+            .args(["history", "show", &id, "--json"])
+            .assert()
+            .success();
+    }
+    list.len()
+}
+
+#[test]
+fn two_processes_appending_at_once_both_land() {
+    let (dir, h) = temp();
+    xferbench(&h).args(QUICK).assert().success();
+    // A holds the write lock for a second; B finishes its run meanwhile and waits.
+    let marker = dir.path().join("a-in-transaction");
+    let a = spawn(&h, QUICK, Some(format!("{}:1000", marker.display())));
+    wait_for(&marker);
+    let b = spawn(&h, QUICK, None);
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    for o in [&a, &b] {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("not recorded"),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert_eq!(read_back_every_run(&h), 3);
+}
+
+#[test]
+fn a_run_stopped_by_ctrl_c_records_its_finished_points() {
+    let (dir, h) = temp();
+    let journal = dir.path().join("r.jsonl");
+    let mut child = spawn(
+        &h,
+        &[
+            "run",
+            "stream",
+            "-t",
+            "pipe",
+            "-s",
+            "64,128,256,512,1KiB,2KiB",
+            "-d",
+            "0.3",
+            "-r",
+            "2",
+            "-w",
+            "0",
+            "--peer",
+            "thread",
+            "--no-limits",
+            "-q",
+            "--jsonl",
+            journal.to_str().unwrap(),
+        ],
+        None,
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&journal)
+        .unwrap_or_default()
+        .contains("{\"type\":\"point\"")
+    {
+        assert!(Instant::now() < deadline, "no point finished within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_process(Pid::from_raw(child.id() as i32).unwrap(), Signal::INT).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let list = runs(&h);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["outcome"], "interrupted");
+    let n = list[0]["point_count"].as_u64().unwrap();
+    assert!((1..6).contains(&n), "{n} points");
+}
