@@ -306,33 +306,39 @@ fn a_baseline_then_a_slower_run_makes_compare_exit_4_naming_the_point() {
         );
         return;
     }
+    // The same point (the message count is a setting, not a parameter): the baseline
+    // long enough to be steady on a busy machine, the slow run short, and enough runs
+    // of each for Welch's test to be significant even when the baseline's runs
+    // spread widely.
     let (dir, h) = temp();
-    let run = [
-        "run",
-        "stream",
-        "-t",
-        "shm",
-        "-s",
-        "64KiB",
-        "-n",
-        "100",
-        "-r",
-        "3",
-        "-w",
-        "1",
-        "--peer",
-        "process",
-        "--no-limits",
-        "-q",
-    ];
-    xferbench(&h).args(run).assert().success();
+    let run = |count: &'static str| {
+        [
+            "run",
+            "stream",
+            "-t",
+            "shm",
+            "-s",
+            "64KiB",
+            "-n",
+            count,
+            "-r",
+            "15",
+            "-w",
+            "1",
+            "--peer",
+            "process",
+            "--no-limits",
+            "-q",
+        ]
+    };
+    xferbench(&h).args(run("2000")).assert().success();
     xferbench(&h)
         .args(["history", "baseline", "set", "main"])
         .assert()
         .success();
     let new = dir.path().join("new.json");
     xferbench(&h)
-        .args(run)
+        .args(run("30"))
         .arg("--counters=callgrind")
         .arg("--export-json")
         .arg(&new)

@@ -147,3 +147,35 @@ fn the_page_follows_the_colour_scheme_and_prints() {
 fn no_limits_are_shown_while_the_context_has_none() {
     assert!(machine_limits(&fixture::stream_doc().context).is_none());
 }
+
+#[test]
+fn a_chart_page_holds_its_notes_chart_and_escaped_table() {
+    let chart = LineChart {
+        title: "figure across runs".into(),
+        x_label: "run".into(),
+        y_label: "bytes/s".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        series: vec![Series {
+            label: "host <a>".into(),
+            points: vec![(1.0, 10.0), (2.0, 12.0)],
+            reference: false,
+        }],
+    };
+    let t = Table {
+        title: String::new(),
+        headers: vec!["run".into(), "median".into()],
+        rows: vec![
+            vec!["1".into(), "10 B/s".into()],
+            vec!["2".into(), "<b>12</b>".into()],
+        ],
+    };
+    let html = chart_page("trend <x>", &["a note".into()], &chart, &t);
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("trend &lt;x&gt;") && !html.contains("trend <x>"));
+    assert!(html.contains("a note"));
+    assert_eq!(html.matches("<circle").count(), 2);
+    assert!(html.contains("id=\"trend-table\""));
+    assert!(html.contains("&lt;b&gt;12&lt;/b&gt;"));
+    assert!(html.contains("host &lt;a&gt;"));
+}
