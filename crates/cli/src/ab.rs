@@ -3,11 +3,10 @@
 
 use crate::cli::{AbArgs, CompareArgs};
 use crate::exit::EXIT_USAGE;
+use crate::result_file::load;
 use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
-use std::path::Path;
 use xferbench_lab::ab::AbConfig;
-use xferbench_lab::result::ResultDoc;
 
 fn threshold(p: f64) -> Option<f64> {
     (p.is_finite() && p >= 0.0).then_some(p / 100.0)
@@ -139,23 +138,6 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         crate::exit::EXIT_REGRESSION
     } else {
         0
-    })
-}
-
-/// A result document: a file, or a study folder's `results.json`.
-pub(crate) fn load(which: &str, path: &Path) -> Result<ResultDoc> {
-    let file = if path.is_dir() {
-        path.join("results.json")
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {which} {}", file.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{which} {} is not an xferbench result document (write one with `run --export-json`, or give a study folder)",
-            file.display()
-        )
     })
 }
 

@@ -446,7 +446,7 @@ pub fn baseline_docs(
     let b = h.baseline(name).map_err(|e| fail(&e))?;
     let base = h.doc(b.run.id).map_err(|e| fail(&e))?;
     let new = match new {
-        Some(path) => crate::ab::load("NEW", path).map_err(|e| {
+        Some(path) => crate::result_file::load("NEW", path).map_err(|e| {
             eprintln!("error: {e:#}");
             EXIT_USAGE
         })?,

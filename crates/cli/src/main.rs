@@ -14,6 +14,7 @@ mod limits;
 mod list;
 mod logging;
 mod profile;
+mod result_file;
 mod rpmsg;
 mod run;
 mod stop;

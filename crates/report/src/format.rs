@@ -1,5 +1,9 @@
 //! Human-readable numbers: rates in decimal units (as iperf3 and fio print them),
-//! sizes in binary units, times scaled from ns to s.
+//! sizes in binary units, times scaled from ns to s; estimates as a median with its
+//! interval.
+
+use xferbench_lab::result::PointResult;
+use xferbench_lab::stats::Estimate;
 
 /// `1.62 GB/s`, `830 MB/s`, `12.0 kB/s`.
 pub fn rate_bytes(bps: f64) -> String {
@@ -118,6 +122,36 @@ pub fn latency_primary(doc: &xferbench_lab::result::ResultDoc) -> bool {
     doc.points
         .first()
         .is_some_and(|p| p.primary().figure == xferbench_lab::result::figure::LATENCY[0])
+}
+
+/// The per-run values of a figure, in run order.
+pub fn run_values(p: &PointResult, figure: &str) -> Vec<f64> {
+    p.runs
+        .iter()
+        .filter_map(|r| r.figures.get(figure).copied())
+        .collect()
+}
+
+/// `median [low–high, 75 %]`: the order-statistic interval of the median with its
+/// real level; `show` formats each number. A lone run shows its value only.
+pub fn with_interval(e: &Estimate, show: impl Fn(f64) -> String) -> String {
+    if e.n < 2 {
+        show(e.median)
+    } else {
+        format!(
+            "{} [{}–{}, {} %]",
+            show(e.median),
+            show(e.ci_low),
+            show(e.ci_high),
+            level(e.ci_level)
+        )
+    }
+}
+
+/// A coverage level in percent, without trailing zeros: `75`, `93.75`.
+pub fn level(l: f64) -> String {
+    let s = format!("{:.2}", l * 100.0);
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]

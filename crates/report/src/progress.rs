@@ -105,7 +105,7 @@ impl Observer for PointLines {
         let primary = p.primary();
         let value = p.summary.get(&primary.figure).map_or_else(
             || "-".to_string(),
-            |e| crate::studies::with_interval(e, |v| figure_value(&primary.figure, v)),
+            |e| crate::format::with_interval(e, |v| figure_value(&primary.figure, v)),
         );
         let width = self.total.to_string().len();
         eprintln!(

@@ -252,7 +252,7 @@ pub fn strip(
                     @if e.n >= 2 {
                         rect.interval x=(num(x.px(e.ci_low))) y=(num(mid - 12.0))
                             width=(num((x.px(e.ci_high) - x.px(e.ci_low)).max(1.0))) height="24" {
-                            title { "interval of the median: " (exact(e.ci_low)) " – " (exact(e.ci_high)) " (" (crate::studies::level(e.ci_level)) " % level)" }
+                            title { "interval of the median: " (exact(e.ci_low)) " – " (exact(e.ci_high)) " (" (crate::format::level(e.ci_level)) " % level)" }
                         }
                     }
                     line.median x1=(num(x.px(e.median))) x2=(num(x.px(e.median))) y1=(num(mid - 14.0)) y2=(num(mid + 14.0)) {

@@ -44,7 +44,7 @@ fn interval(name: &str, e: &Estimate) -> String {
             "{} – {} ({} %)",
             show(name, e.ci_low),
             show(name, e.ci_high),
-            crate::studies::level(e.ci_level)
+            crate::format::level(e.ci_level)
         )
     }
 }
@@ -244,7 +244,7 @@ pub fn headline(p: &PointResult) -> String {
     let primary = p.primary();
     let value = p.summary.get(&primary.figure).map_or_else(
         || "-".into(),
-        |e| crate::studies::with_interval(e, |v| show(&primary.figure, v)),
+        |e| crate::format::with_interval(e, |v| show(&primary.figure, v)),
     );
     format!(
         "Point {}: {} — {} {value}",
@@ -257,7 +257,7 @@ pub fn headline(p: &PointResult) -> String {
 /// The `<details>` block of a point.
 pub fn detail(p: &PointResult) -> Markup {
     let primary = p.primary();
-    let runs = crate::studies::run_values(p, &primary.figure);
+    let runs = crate::format::run_values(p, &primary.figure);
     let id = anchor(p);
     let show_primary = |v: f64| show(&primary.figure, v);
     html! {

@@ -22,6 +22,8 @@ use std::path::Path;
 use xferbench_lab::result::{Outcome, PointResult, ResultDoc};
 use xferbench_lab::stats::{Estimate, paired_ratio};
 
+pub use crate::format::{level, run_values, with_interval};
+
 /// A study's writer: its tables, plots and summary from the finished document.
 pub type Writer = fn(&StudyFolder, &ResultDoc) -> Result<()>;
 
@@ -74,36 +76,6 @@ pub fn param<'a>(p: &'a PointResult, name: &str) -> &'a str {
 /// The median of a figure of a point.
 pub fn median(p: &PointResult, figure: &str) -> Option<f64> {
     p.summary.get(figure).map(|e| e.median)
-}
-
-/// The per-run values of a figure, in run order.
-pub fn run_values(p: &PointResult, figure: &str) -> Vec<f64> {
-    p.runs
-        .iter()
-        .filter_map(|r| r.figures.get(figure).copied())
-        .collect()
-}
-
-/// `median [low–high, 75 %]`: the order-statistic interval of the median with its
-/// real level; `show` formats each number. A lone run shows its value only.
-pub fn with_interval(e: &Estimate, show: impl Fn(f64) -> String) -> String {
-    if e.n < 2 {
-        show(e.median)
-    } else {
-        format!(
-            "{} [{}–{}, {} %]",
-            show(e.median),
-            show(e.ci_low),
-            show(e.ci_high),
-            level(e.ci_level)
-        )
-    }
-}
-
-/// A coverage level in percent, without trailing zeros: `75`, `93.75`.
-pub fn level(l: f64) -> String {
-    let s = format!("{:.2}", l * 100.0);
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A figure of a point as [`with_interval`], or `-`.
