@@ -162,10 +162,11 @@ fn streams<T>(n: usize) -> bool {
 /// cache.
 pub fn decsca(raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize {
     let src = raw.get(p.offset..).unwrap_or(&[]);
-    if p.factor <= 1 && streams::<f32>(src.len()) {
-        if let Some(n) = stream::scale(src, out, p.scale_factor, p.scale_offset) {
-            return n;
-        }
+    if p.factor <= 1
+        && streams::<f32>(src.len())
+        && let Some(n) = stream::scale(src, out, p.scale_factor, p.scale_offset)
+    {
+        return n;
     }
     decsca_cached(raw, out, p)
 }
@@ -173,66 +174,67 @@ pub fn decsca(raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize {
 /// `func_dec`; streamed at f = 1 when the output is larger than the cache.
 pub fn dec(raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize {
     let src = raw.get(p.offset..).unwrap_or(&[]);
-    if p.factor <= 1 && streams::<f32>(src.len()) {
-        if let Some(n) = stream::cast(src, out) {
-            return n;
-        }
+    if p.factor <= 1
+        && streams::<f32>(src.len())
+        && let Some(n) = stream::cast(src, out)
+    {
+        return n;
     }
     dec_cached(raw, out, p)
 }
 
 /// `func_sca`; streamed when the output is larger than the cache.
 pub fn sca(raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize {
-    if streams::<f32>(raw.len()) {
-        if let Some(n) = stream::scale(raw, out, p.scale_factor, p.scale_offset) {
-            return n;
-        }
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::scale(raw, out, p.scale_factor, p.scale_offset)
+    {
+        return n;
     }
     sca_cached(raw, out, p)
 }
 
 /// `func_no_decsca`; streamed when the output is larger than the cache.
 pub fn no_decsca(raw: &[u16], out: &mut [f32]) -> usize {
-    if streams::<f32>(raw.len()) {
-        if let Some(n) = stream::cast(raw, out) {
-            return n;
-        }
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::cast(raw, out)
+    {
+        return n;
     }
     no_decsca_cached(raw, out)
 }
 
 fn umn2double_v(raw: &[u16], out: &mut [f64], scale: f64) -> usize {
-    if streams::<f64>(raw.len()) {
-        if let Some(n) = stream::umn2double(raw, out, scale) {
-            return n;
-        }
+    if streams::<f64>(raw.len())
+        && let Some(n) = stream::umn2double(raw, out, scale)
+    {
+        return n;
     }
     umn2double_cached(raw, out, scale)
 }
 
 fn smn2double_v(raw: &[u16], out: &mut [f64], scale: f64) -> usize {
-    if streams::<f64>(raw.len()) {
-        if let Some(n) = stream::smn2double(raw, out, scale) {
-            return n;
-        }
+    if streams::<f64>(raw.len())
+        && let Some(n) = stream::smn2double(raw, out, scale)
+    {
+        return n;
     }
     smn2double_cached(raw, out, scale)
 }
 
 fn umn2float_v(raw: &[u16], out: &mut [f32], scale: f32) -> usize {
-    if streams::<f32>(raw.len()) {
-        if let Some(n) = stream::umn2float(raw, out, scale) {
-            return n;
-        }
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::umn2float(raw, out, scale)
+    {
+        return n;
     }
     umn2float_cached(raw, out, scale)
 }
 
 fn smn2float_v(raw: &[u16], out: &mut [f32], scale: f32) -> usize {
-    if streams::<f32>(raw.len()) {
-        if let Some(n) = stream::smn2float(raw, out, scale) {
-            return n;
-        }
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::smn2float(raw, out, scale)
+    {
+        return n;
     }
     smn2float_cached(raw, out, scale)
 }
