@@ -182,7 +182,7 @@ pub struct StudyArgs {
     /// A smaller version of the same study (under a minute).
     #[arg(long)]
     pub quick: bool,
-    /// Output folder [default: xferbench-<study>-<YYYYmmdd-HHMMSS>].
+    /// Output folder [default: `xferbench-<study>-<YYYYmmdd-HHMMSS>`].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Measured runs per point [default: the study's own, 3; 1 with --quick for some]
@@ -197,7 +197,7 @@ pub struct StudyArgs {
     pub no_interleave: bool,
     /// Profile one participant over the whole study with `perf record` (`--profile`
     /// or `--profile=DIR`) and write a flame graph, a speedscope file and a top-functions table to DIR
-    /// [default DIR: <out>/profile].
+    /// [default DIR: `<out>/profile`].
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub profile: Option<Option<PathBuf>>,
     /// The participant to profile: `main` (this process: the host or client
@@ -394,7 +394,7 @@ pub struct ProfileArgs {
     )]
     pub duration: f64,
 
-    /// Output folder [default: xferbench-profile-<time>].
+    /// Output folder [default: `xferbench-profile-<time>`].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
@@ -822,7 +822,7 @@ pub struct RunArgs {
     /// Profile one participant of every point with `perf record` (`--profile` or
     /// `--profile=DIR`) and write a flame graph, a speedscope file and a top-functions
     /// table per point under DIR
-    /// [default DIR: xferbench-profile-<time>].
+    /// [default DIR: `xferbench-profile-<time>`].
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub profile: Option<Option<PathBuf>>,
 
@@ -1054,6 +1054,10 @@ pub struct DaqArgs {
     /// `software` (at once).
     #[arg(long, value_name = "HZ|software", default_value = "14")]
     pub trigger: String,
+    /// Print the parameters, rows, aggregates and CPU as one JSON document
+    /// (docs/schema/daq.schema.json) instead of the tables.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The names of the built-in studies, for clap.

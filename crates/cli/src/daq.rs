@@ -7,6 +7,7 @@ use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, usage};
 use anyhow::Result;
 use std::io::Write;
 use xferbench_lab::workload::daq::{DaqRun, DaqRunError, DaqSpec, Readout};
+use xferbench_lab::workload::daq_doc::DaqDoc;
 use xferbench_transports::daq::convert::{Kernels, ScaleParams};
 use xferbench_transports::daq::{
     Access, DEFAULT_BUS_BYTES_PER_S, DaqEnd, Link, Trigger, round_up_samples,
@@ -220,7 +221,16 @@ pub fn report(run: &DaqRun) -> String {
             )
         }
     ));
+    let pct = |x: f64| x / c.process.window_s.max(1e-9) * 100.0;
+    out.push_str(&format!(
+        " readers: work  {:.1} % (readout copies and conversions)\n",
+        pct(c.work_s)
+    ));
     if run.acquisitions > 0 {
+        out.push_str(&format!(
+            " readers: wait  {:.1} % (waiting for the end of acquisitions)\n",
+            pct(c.wait_s)
+        ));
         out.push_str(&format!(
             " acquisitions    {} ({} status reads)\n",
             run.acquisitions, run.status_reads
@@ -243,8 +253,10 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
     };
     let stop = crate::stop::stop_flag()?;
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}{}", parameters(&spec), model(&spec))?;
-    stdout.flush()?;
+    if !a.json {
+        writeln!(stdout, "{}{}", parameters(&spec), model(&spec))?;
+        stdout.flush()?;
+    }
     let mut readout = match Readout::new(spec) {
         Ok(r) => r,
         Err(DaqRunError::Config(m)) => return Ok(usage("daq", m)),
@@ -260,7 +272,12 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
             return Ok(EXIT_FAILURE);
         }
     };
-    write!(stdout, "{}", report(&run))?;
+    if a.json {
+        let doc = DaqDoc::new(readout.spec(), &run);
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        write!(stdout, "{}", report(&run))?;
+    }
     if run.interrupted {
         return Ok(crate::stop::interrupted_status());
     }

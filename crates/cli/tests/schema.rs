@@ -244,18 +244,24 @@ fn profile_json_matches_its_schema() {
     check("profile.schema.json", "profile --json", &summary);
 }
 
+/// One quick run of the study serves two checks: the result document, and (when
+/// `perf record` works here) `--profile`'s top five functions per point.
 #[test]
-fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch() {
+fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch_and_profiles_each_point() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sis8300");
-    let printed = stdout_json(
-        xferbench()
-            .args([
-                "study", "sis8300", "--quick", "--runs", "1", "-q", "--json", "--out",
-            ])
-            .arg(&out)
-            .timeout(std::time::Duration::from_secs(300)),
-    );
+    let profile = dir.path().join("profile");
+    let profiling = !common::skip_without_perf_record();
+    let mut cmd = xferbench();
+    cmd.args([
+        "study", "sis8300", "--quick", "--runs", "1", "-q", "--json", "--out",
+    ])
+    .arg(&out)
+    .timeout(std::time::Duration::from_secs(600));
+    if profiling {
+        cmd.arg(format!("--profile={}", profile.display()));
+    }
+    let printed = stdout_json(&mut cmd);
     check("result.schema.json", "study sis8300 --json", &printed);
     assert_eq!(printed["study"]["name"], "sis8300");
     let points = printed["points"].as_array().unwrap();
@@ -272,6 +278,84 @@ fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch() {
         assert_eq!(i["corrupt"], 0, "no sample mismatches: {}", p["params"]);
     }
     assert!(out.join("summary.md").is_file());
+    if !profiling {
+        return;
+    }
+    // A row per point: its number, parameters and at most five functions, as the
+    // seed lists perf's top symbols per case.
+    let top5 = std::fs::read_to_string(out.join("profile-top5.md")).expect("profile-top5.md");
+    let rows: Vec<Vec<&str>> = top5
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| point"))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let numbers: Vec<usize> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert_eq!(numbers, (1..=points.len()).collect::<Vec<_>>(), "{top5}");
+    for r in &rows {
+        assert!(r[1].contains("group="), "the point's parameters: {r:?}");
+        assert!(!r[2].contains("not analysed"), "{r:?}");
+        assert!(r[2].matches(" %").count() <= 5, "at most five: {r:?}");
+    }
+    // The conversion points spend their time in the kernels.
+    assert!(
+        rows.iter()
+            .any(|r| r[1].contains("group=test3") && r[2].contains("convert::")),
+        "{top5}"
+    );
+}
+
+#[test]
+fn daq_json_matches_its_schema_and_carries_every_row() {
+    let doc = stdout_json(xferbench().args([
+        "daq",
+        "b0",
+        "b1",
+        "-S",
+        "4096",
+        "-N",
+        "3",
+        "-A",
+        "99",
+        "--link",
+        "unthrottled",
+        "--kernels",
+        "improved",
+        "--verify",
+        "--json",
+    ]));
+    check("daq.schema.json", "daq -A 99", &doc);
+    assert_eq!(doc["parameters"]["function"], 99);
+    assert_eq!(doc["parameters"]["nbytes_raw"], 8192);
+    // Readout and the eight conversions, on each of two boards.
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 18);
+    for r in rows {
+        assert_eq!(r["passes"], 3, "{r}");
+        assert!(r["speed_mb_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(doc["aggregates"].as_array().unwrap().len(), 9);
+    assert_eq!(doc["integrity"]["corrupt"], 0);
+    assert!(doc["integrity"]["checked"].as_u64().unwrap() >= 2 * 3 * 4096);
+    // Loops with the interrupt: acquisitions counted, no status polling.
+    let doc = stdout_json(xferbench().args([
+        "daq",
+        "b0",
+        "-S",
+        "1024",
+        "-l",
+        "3",
+        "-i",
+        "--trigger",
+        "software",
+        "--json",
+    ]));
+    check("daq.schema.json", "daq -l 3 -i", &doc);
+    assert_eq!(doc["acquisitions"], 3);
+    assert_eq!(doc["parameters"]["daq_intr"], true);
+    assert!(doc["parameters"]["trigger_hz"].is_null());
+    let mut broken = doc.clone();
+    broken["rows"][0]["speed_mb_s"] = "fast".into();
+    assert!(!schema("daq.schema.json").is_valid(&broken));
 }
 
 #[test]

@@ -478,6 +478,7 @@ pub fn sis8300_doc() -> ResultDoc {
                             end_ns: 100_000 + busy,
                             busy_ns: busy,
                             output_samples: if func == "func_readout" { 0 } else { bytes / 2 },
+                            cpu_ns: busy / 2,
                         });
                     }
                 }
@@ -505,6 +506,12 @@ pub fn sis8300_doc() -> ResultDoc {
                         verify_s: 0.0,
                         host_percent: host,
                         top_percent: vec![host - 1.0, host + 1.0],
+                        wait_s: match (s.loops, s.end) {
+                            (0, _) => 0.0,
+                            (_, DaqEnd::Poll) => 0.18 * n,
+                            (_, DaqEnd::Irq) => 0.002 * n,
+                        },
+                        work_s: s.samples as f64 / 1e8,
                     },
                     status_reads: if s.end == DaqEnd::Poll {
                         1200 * u64::from(s.loops)

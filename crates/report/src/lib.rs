@@ -1,5 +1,5 @@
 //! Reports: turn results into tables and files. Reports read finished results
-//! ([`ResultDoc`], [`PointResult`]), never live measurement state.
+//! ([`ResultDoc`], [`PointResult`](xferbench_lab::result::PointResult)), never live measurement state.
 //!
 //! One extension point, [`Exporter`], with one file per format: [`json`],
 //! [`csv`](mod@csv), [`markdown`]; plus the terminal [`table`], and two

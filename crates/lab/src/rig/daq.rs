@@ -9,7 +9,9 @@
 //!   function the run timed (`memcpy` included);
 //! * `<func>_agg_mb_s`, `<func>_out_samples_per_s`: the common-window aggregates;
 //! * [`HOST_CPU_PERCENT`], [`TOP_CPU_PERCENT`], [`HOST_CPU_NS_PER_BYTE`],
-//!   [`ENGINES_CPU_S`], [`STATUS_READS_PER_ACQ`], [`MISMATCHES`].
+//!   [`ENGINES_CPU_S`], [`STATUS_READS_PER_ACQ`], [`MISMATCHES`];
+//! * the host CPU split by what the readers did: [`WAIT_CPU_PERCENT`] (waiting for
+//!   the end of acquisitions) and [`WORK_CPU_PERCENT`] (copies and conversions).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::clock::Stamp;
@@ -25,6 +27,10 @@ pub const TOP_CPU_PERCENT: &str = "top_cpu_percent";
 pub const HOST_CPU_NS_PER_BYTE: &str = "host_cpu_ns_per_byte";
 /// The model's DMA engines' CPU seconds.
 pub const ENGINES_CPU_S: &str = "engines_cpu_s";
+/// The readers' CPU % waiting for the end of acquisitions (over the run).
+pub const WAIT_CPU_PERCENT: &str = "wait_cpu_percent";
+/// The readers' CPU % in the functions: readout copies and conversions.
+pub const WORK_CPU_PERCENT: &str = "work_cpu_percent";
 /// Status reads per acquisition (polling).
 pub const STATUS_READS_PER_ACQ: &str = "status_reads_per_acq";
 /// Samples that did not match the pattern.
@@ -94,10 +100,13 @@ pub fn record(run: &DaqRun, primary: &str) -> RunRecord {
         .map(|r| r.bytes_raw * r.passes)
         .sum();
     let host_s = run.cpu.host_percent / 100.0 * run.cpu.process.window_s;
+    let window = run.cpu.process.window_s.max(1e-9);
     for (name, v) in [
         (HOST_CPU_PERCENT, run.cpu.host_percent),
         (TOP_CPU_PERCENT, run.cpu.top_mean()),
         (ENGINES_CPU_S, run.cpu.engines_s),
+        (WAIT_CPU_PERCENT, run.cpu.wait_s / window * 100.0),
+        (WORK_CPU_PERCENT, run.cpu.work_s / window * 100.0),
         (MISMATCHES, run.integrity.map_or(0.0, |i| i.corrupt as f64)),
     ] {
         rec.figures.insert(name.to_string(), v);

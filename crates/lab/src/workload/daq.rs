@@ -160,6 +160,10 @@ pub struct Row {
     pub busy_ns: u64,
     /// Output samples of all passes.
     pub output_samples: u64,
+    /// The reader thread's CPU time over the passes, ns (the sample check left
+    /// out).
+    #[serde(default)]
+    pub cpu_ns: u64,
 }
 
 impl Row {
@@ -220,6 +224,14 @@ pub struct DaqCpu {
     pub host_percent: f64,
     /// Host CPU % per 0.5 s sample, as `top -d 0.5`.
     pub top_percent: Vec<f64>,
+    /// The readers' CPU seconds waiting for the end of acquisitions (the polling
+    /// loop, or the blocking wait).
+    #[serde(default)]
+    pub wait_s: f64,
+    /// The readers' CPU seconds in the functions (readout copies and conversions,
+    /// the memcpy rows included): the rows' `cpu_ns`.
+    #[serde(default)]
+    pub work_s: f64,
 }
 
 impl DaqCpu {
@@ -311,10 +323,12 @@ struct Acc {
     busy: u64,
     passes: u64,
     out: u64,
+    cpu: u64,
 }
 
 impl Acc {
-    fn add(&mut self, t0: Stamp, t1: Stamp, excluded: u64, passes: u64, out: u64) {
+    fn add(&mut self, t0: Stamp, t1: Stamp, excluded: u64, passes: u64, out: u64, cpu: u64) {
+        self.cpu += cpu;
         self.start.get_or_insert(t0);
         self.end = Some(Stamp(t1.0.saturating_sub(excluded)));
         self.busy += t1.since(t0).saturating_sub(excluded);
@@ -330,6 +344,7 @@ struct Shared<'a> {
     rows: Mutex<Vec<Row>>,
     stop: &'a AtomicBool,
     verify_ns: AtomicU64,
+    wait_cpu_ns: AtomicU64,
     status_reads: AtomicU64,
     acquisitions: AtomicU64,
 }
@@ -372,6 +387,7 @@ impl Readout {
             rows: Mutex::new(Vec::new()),
             stop,
             verify_ns: AtomicU64::new(0),
+            wait_cpu_ns: AtomicU64::new(0),
             status_reads: AtomicU64::new(0),
             acquisitions: AtomicU64::new(0),
         };
@@ -427,15 +443,19 @@ impl Readout {
         let verify_s = shared.verify_ns.load(Ordering::Relaxed) as f64 / 1e9;
         let host_s = (process.user_s + process.sys_s - engines_s - verify_s).max(0.0);
         let host_percent = host_s / process.window_s.max(1e-9) * 100.0;
+        let rows = shared.rows.into_inner().unwrap_or_else(|e| e.into_inner());
+        let work_s = rows.iter().map(|r| r.cpu_ns).sum::<u64>() as f64 / 1e9;
         Ok(DaqRun {
             td: shared.td,
-            rows: shared.rows.into_inner().unwrap_or_else(|e| e.into_inner()),
+            rows,
             cpu: DaqCpu {
                 process,
                 engines_s,
                 verify_s,
                 host_percent,
                 top_percent: top,
+                wait_s: shared.wait_cpu_ns.load(Ordering::Relaxed) as f64 / 1e9,
+                work_s,
             },
             status_reads: shared.status_reads.into_inner(),
             acquisitions: shared.acquisitions.into_inner(),
@@ -471,13 +491,14 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
     let mut acc = vec![Acc::default(); sh.funcs.len() + 1];
     let mut integrity = Integrity::default();
     let loops = spec.loops.max(1);
-    let verify_raw = |got: &[u16], integrity: &mut Integrity| -> u64 {
+    // Returns the check's wall time and CPU time, both left out of the row.
+    let verify_raw = |got: &[u16], integrity: &mut Integrity| -> (u64, u64) {
         let (t0, c0) = (Stamp::now(), thread_cpu_ns());
         integrity.checked += got.len() as u64;
         integrity.corrupt += mismatches(seed, 0, got);
-        sh.verify_ns
-            .fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
-        Stamp::now().since(t0)
+        let cpu = thread_cpu_ns() - c0;
+        sh.verify_ns.fetch_add(cpu, Ordering::Relaxed);
+        (Stamp::now().since(t0), cpu)
     };
     let row = |name: &str, a: &Acc| Row {
         func: name.to_string(),
@@ -489,6 +510,7 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
         end_ns: a.end.map_or(0, |s| s.since(sh.td)),
         busy_ns: a.busy,
         output_samples: a.out,
+        cpu_ns: a.cpu,
     };
     let mut completed = 0;
     for l in 0..loops {
@@ -497,6 +519,7 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
         }
         let last = l + 1 == loops;
         if spec.loops > 0 {
+            let c0 = thread_cpu_ns();
             board.arm();
             match spec.end {
                 DaqEnd::Poll => {
@@ -506,12 +529,14 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
                 DaqEnd::Irq => board.wait_irq(wait_limit(spec.trigger))?,
             }
             sh.acquisitions.fetch_add(1, Ordering::Relaxed);
+            sh.wait_cpu_ns
+                .fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
         }
         for (k, &f) in sh.funcs.iter().enumerate() {
             match f {
                 Function::Readout => {
-                    let t0 = Stamp::now();
-                    let mut excluded = 0;
+                    let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+                    let (mut excluded, mut excluded_cpu) = (0, 0);
                     for _ in 0..nreads {
                         match spec.access {
                             Access::Read => board.read(&mut buf)?,
@@ -524,22 +549,25 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
                                 Access::Read => &buf[..],
                                 Access::Mmap => board.mapped(n).expect("mapped above"),
                             };
-                            excluded += verify_raw(got, &mut integrity);
+                            let (wall, cpu) = verify_raw(got, &mut integrity);
+                            excluded += wall;
+                            excluded_cpu += cpu;
                         }
                     }
-                    acc[k].add(t0, Stamp::now(), excluded, nreads, 0);
+                    let cpu = (thread_cpu_ns() - c0).saturating_sub(excluded_cpu);
+                    acc[k].add(t0, Stamp::now(), excluded, nreads, 0, cpu);
                 }
                 Function::WritePattern => {
                     match spec.kernels {
                         Kernels::Original => original::write_pattern(&mut buf),
                         Kernels::Improved => improved::write_pattern(&mut buf),
                     }
-                    let t0 = Stamp::now();
+                    let (t0, c0) = (Stamp::now(), thread_cpu_ns());
                     for _ in 0..nreads {
                         board.write(&buf)?;
                     }
                     let t1 = Stamp::now();
-                    acc[k].add(t0, t1, 0, nreads, 0);
+                    acc[k].add(t0, t1, 0, nreads, 0, thread_cpu_ns() - c0);
                     if spec.verify {
                         let mut back = vec![0u16; n];
                         board.read_written(&mut back)?;
@@ -555,16 +583,18 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
                     };
                     let m = sh.funcs.len();
                     for _ in 0..nreads {
-                        let t0 = Stamp::now();
+                        let (t0, c0) = (Stamp::now(), thread_cpu_ns());
                         let outs = convert(spec.kernels, conv, raw, &spec.scale, &mut out);
-                        acc[k].add(t0, Stamp::now(), 0, 1, outs as u64);
+                        let (t1, c1) = (Stamp::now(), thread_cpu_ns());
+                        acc[k].add(t0, t1, 0, 1, outs as u64, c1 - c0);
                         if spec.memcpy {
                             // The same input bytes, right after each pass, so both
                             // see the same competition for the cores.
-                            let t0 = Stamp::now();
+                            let (t0, c0) = (Stamp::now(), thread_cpu_ns());
                             scratch.copy_from_slice(std::hint::black_box(raw));
                             std::hint::black_box(&mut scratch);
-                            acc[m].add(t0, Stamp::now(), 0, 1, n as u64);
+                            let (t1, c1) = (Stamp::now(), thread_cpu_ns());
+                            acc[m].add(t0, t1, 0, 1, n as u64, c1 - c0);
                         }
                     }
                 }

@@ -16,6 +16,7 @@
 //!   receiving side counts what it found.
 
 pub mod daq;
+pub mod daq_doc;
 pub mod perf_stat;
 pub mod pingpong;
 pub mod rpmsg;

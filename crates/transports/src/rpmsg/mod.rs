@@ -43,7 +43,7 @@
 //!
 //! Every wait ends within 10 ms of the other process dying: doorbell sleeps are
 //! unbounded futex waits (a timeout's hrtimer is expensive on a VM) that a per-process
-//! nudger thread wakes every 10 ms ([`Nudge`]); mailbox sleeps carry a 10 ms timeout.
+//! nudger thread wakes every 10 ms (`Nudge`); mailbox sleeps carry a 10 ms timeout.
 //! After such a wake-up the sleeper re-checks that the other process is alive
 //! (`kill(pid, 0)` and `/proc/<pid>/stat`), so a killed remote is reported, never
 //! waited for.

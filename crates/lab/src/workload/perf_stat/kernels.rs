@@ -2,7 +2,7 @@
 //!
 //! # The alignment pair
 //!
-//! [`copy_a`] and [`copy_b`] copy bytes one at a time (two per loop trip, then a
+//! [`COPY_A`] and [`COPY_B`] copy bytes one at a time (two per loop trip, then a
 //! tail byte), as the seed's `ByteBuffer.writeBytes` of a `CircularBuffer<UInt8>`
 //! does. On x86-64 both are the same instruction sequence emitted twice by
 //! [`core::arch::global_asm!`], each in its own 64-byte-aligned section. The loop is

@@ -10,10 +10,14 @@
 //! * Decimation and scaling are one pass; `f = 1` takes the contiguous path.
 //! * Plain slice stores (no `volatile`), and an AVX2 build of every loop chosen at
 //!   run time when the CPU has it (the baseline build is SSE2).
+//! * Outputs larger than the core's private cache go through [`super::stream`]:
+//!   AVX2 with non-temporal stores, so the output is written to memory without
+//!   being read into the cache first. Smaller outputs stay in the cache, where
+//!   the next step would read them.
 //! * The scaling keeps the original's double arithmetic, multiply then add, never
 //!   fused, so it rounds the same.
 
-use super::{Qmn, ScaleParams};
+use super::{Qmn, ScaleParams, stream};
 
 macro_rules! dispatch {
     ($(#[$doc:meta])* $name:ident, $body:ident, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {
@@ -121,33 +125,119 @@ fn smn2float_body(raw: &[u16], out: &mut [f32], scale: f32) -> usize {
 }
 
 dispatch!(
-    /// `func_decsca`, fused and vectorised.
-    decsca, decsca_body, (raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize
+    /// `func_decsca` through the cache, fused and vectorised.
+    decsca_cached, decsca_body, (raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize
 );
 dispatch!(
-    /// `func_dec`, vectorised.
-    dec, dec_body, (raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize
+    /// `func_dec` through the cache, vectorised.
+    dec_cached, dec_body, (raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize
 );
 dispatch!(
-    /// `func_sca`, vectorised.
-    sca, sca_body, (raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize
+    /// `func_sca` through the cache, vectorised.
+    sca_cached, sca_body, (raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize
 );
 dispatch!(
-    /// `func_no_decsca`, vectorised.
-    no_decsca, no_decsca_body, (raw: &[u16], out: &mut [f32]) -> usize
+    /// `func_no_decsca` through the cache, vectorised.
+    no_decsca_cached, no_decsca_body, (raw: &[u16], out: &mut [f32]) -> usize
 );
 dispatch!(
-    /// The vectorised loop of `umn2double`.
-    umn2double_v, umn2double_body, (raw: &[u16], out: &mut [f64], scale: f64) -> usize);
+    /// The vectorised loop of `umn2double`, through the cache.
+    umn2double_cached, umn2double_body, (raw: &[u16], out: &mut [f64], scale: f64) -> usize);
 dispatch!(
-    /// The vectorised loop of `smn2double`.
-    smn2double_v, smn2double_body, (raw: &[u16], out: &mut [f64], scale: f64) -> usize);
+    /// The vectorised loop of `smn2double`, through the cache.
+    smn2double_cached, smn2double_body, (raw: &[u16], out: &mut [f64], scale: f64) -> usize);
 dispatch!(
-    /// The vectorised loop of `umn2float`.
-    umn2float_v, umn2float_body, (raw: &[u16], out: &mut [f32], scale: f32) -> usize);
+    /// The vectorised loop of `umn2float`, through the cache.
+    umn2float_cached, umn2float_body, (raw: &[u16], out: &mut [f32], scale: f32) -> usize);
 dispatch!(
-    /// The vectorised loop of `smn2float`.
-    smn2float_v, smn2float_body, (raw: &[u16], out: &mut [f32], scale: f32) -> usize);
+    /// The vectorised loop of `smn2float`, through the cache.
+    smn2float_cached, smn2float_body, (raw: &[u16], out: &mut [f32], scale: f32) -> usize);
+
+/// Whether `n` outputs of `T` go past the cache ([`stream::worth_streaming`]).
+fn streams<T>(n: usize) -> bool {
+    stream::worth_streaming(n * std::mem::size_of::<T>())
+}
+
+/// `func_decsca`: fused; streamed at f = 1 when the output is larger than the
+/// cache.
+pub fn decsca(raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize {
+    let src = raw.get(p.offset..).unwrap_or(&[]);
+    if p.factor <= 1
+        && streams::<f32>(src.len())
+        && let Some(n) = stream::scale(src, out, p.scale_factor, p.scale_offset)
+    {
+        return n;
+    }
+    decsca_cached(raw, out, p)
+}
+
+/// `func_dec`; streamed at f = 1 when the output is larger than the cache.
+pub fn dec(raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize {
+    let src = raw.get(p.offset..).unwrap_or(&[]);
+    if p.factor <= 1
+        && streams::<f32>(src.len())
+        && let Some(n) = stream::cast(src, out)
+    {
+        return n;
+    }
+    dec_cached(raw, out, p)
+}
+
+/// `func_sca`; streamed when the output is larger than the cache.
+pub fn sca(raw: &[u16], out: &mut [f32], p: &ScaleParams) -> usize {
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::scale(raw, out, p.scale_factor, p.scale_offset)
+    {
+        return n;
+    }
+    sca_cached(raw, out, p)
+}
+
+/// `func_no_decsca`; streamed when the output is larger than the cache.
+pub fn no_decsca(raw: &[u16], out: &mut [f32]) -> usize {
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::cast(raw, out)
+    {
+        return n;
+    }
+    no_decsca_cached(raw, out)
+}
+
+fn umn2double_v(raw: &[u16], out: &mut [f64], scale: f64) -> usize {
+    if streams::<f64>(raw.len())
+        && let Some(n) = stream::umn2double(raw, out, scale)
+    {
+        return n;
+    }
+    umn2double_cached(raw, out, scale)
+}
+
+fn smn2double_v(raw: &[u16], out: &mut [f64], scale: f64) -> usize {
+    if streams::<f64>(raw.len())
+        && let Some(n) = stream::smn2double(raw, out, scale)
+    {
+        return n;
+    }
+    smn2double_cached(raw, out, scale)
+}
+
+fn umn2float_v(raw: &[u16], out: &mut [f32], scale: f32) -> usize {
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::umn2float(raw, out, scale)
+    {
+        return n;
+    }
+    umn2float_cached(raw, out, scale)
+}
+
+fn smn2float_v(raw: &[u16], out: &mut [f32], scale: f32) -> usize {
+    if streams::<f32>(raw.len())
+        && let Some(n) = stream::smn2float(raw, out, scale)
+    {
+        return n;
+    }
+    smn2float_cached(raw, out, scale)
+}
 
 /// 2^−n, exactly.
 fn inv_pow2(n: u32) -> f64 {

@@ -18,6 +18,7 @@
 
 pub mod improved;
 pub mod original;
+pub mod stream;
 
 /// A fixed-point format: `m` integer bits, `n` fraction bits, signed or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -129,3 +129,81 @@ proptest! {
         }
     }
 }
+
+/// Every streaming kernel against the original, over every u16, at every output
+/// alignment (so the scalar head and tail meet the vector body at every offset).
+#[test]
+fn streamed_equals_original_bit_for_bit_at_every_alignment() {
+    let raw = every_u16();
+    let p = ScaleParams::default();
+    let want = |f: Function| run(Kernels::Original, f, &raw, &p).1;
+    let (cast, sca) = (want(Function::NoDecSca), want(Function::Sca));
+    let (u32s, s32s) = (want(Function::UMn2Float), want(Function::SMn2Float));
+    let (u64s, s64s) = (want(Function::UMn2Double), want(Function::SMn2Double));
+    let bits32 = |o: &[f32]| o.iter().map(|x| u64::from(x.to_bits())).collect::<Vec<_>>();
+    let bits64 = |o: &[f64]| o.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut o32 = vec![0f32; raw.len() + 8];
+    let mut o64 = vec![0f64; raw.len() + 8];
+    for skip in 0..8 {
+        // Shorter inputs too, so the tail is not always a whole block.
+        let n = raw.len() - skip * 3;
+        let (r, o) = (&raw[..n], &mut o32[skip..]);
+        let Some(got) = stream::cast(r, o) else {
+            eprintln!("skipped: this CPU has no AVX2, the streaming kernels do not run");
+            return;
+        };
+        assert_eq!(got, n);
+        assert_eq!(bits32(&o[..n]), &cast[..n], "cast, skip {skip}");
+        stream::scale(r, o, 1.0, 0.0);
+        assert_eq!(bits32(&o[..n]), &sca[..n], "scale, skip {skip}");
+        stream::umn2float(r, o, 1.0 / 32768.0);
+        assert_eq!(bits32(&o[..n]), &u32s[..n], "umn2float, skip {skip}");
+        stream::smn2float(r, o, 1.0 / 8192.0);
+        assert_eq!(bits32(&o[..n]), &s32s[..n], "smn2float, skip {skip}");
+        let o = &mut o64[skip..];
+        assert_eq!(stream::umn2double(r, o, 1.0 / 32768.0), Some(n));
+        assert_eq!(bits64(&o[..n]), &u64s[..n], "umn2double, skip {skip}");
+        stream::smn2double(r, o, 1.0 / 8192.0);
+        assert_eq!(bits64(&o[..n]), &s64s[..n], "smn2double, skip {skip}");
+    }
+}
+
+/// Outputs past the threshold take the streaming path through `convert`, and
+/// still equal the original.
+#[test]
+fn large_outputs_equal_the_original() {
+    let n = stream::threshold_bytes() / 4 + 1000;
+    let raw: Vec<u16> = (0..n as u64)
+        .map(|i| (i * 40_503 % 65_536) as u16)
+        .collect();
+    let p = ScaleParams {
+        offset: 5,
+        scale_factor: 0.37,
+        scale_offset: -12.5,
+        ..ScaleParams::default()
+    };
+    for f in Function::CONVERSIONS {
+        let a = run(Kernels::Original, f, &raw, &p);
+        let b = run(Kernels::Improved, f, &raw, &p);
+        assert!(a == b, "{f:?} differs from the original");
+    }
+}
+
+proptest! {
+    #[test]
+    fn streamed_scaling_is_bit_exact_for_any_parameters(
+        raw in proptest::collection::vec(any::<u16>(), 0..600),
+        skip in 0usize..8,
+        scale_factor in -1e6f64..1e6,
+        scale_offset in -1e6f64..1e6,
+    ) {
+        let p = ScaleParams { scale_offset, scale_factor, ..ScaleParams::default() };
+        let (_, want) = run(Kernels::Original, Function::Sca, &raw, &p);
+        let mut out = vec![0f32; raw.len() + 8];
+        let out = &mut out[skip..];
+        if stream::scale(&raw, out, scale_factor, scale_offset).is_some() {
+            let got: Vec<u64> = out[..raw.len()].iter().map(|x| u64::from(x.to_bits())).collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+}
