@@ -8,6 +8,7 @@
 //! of a point's channels and its remote echoes, so it runs on its own rig
 //! ([`crate::rig::rpmsg`]), pingpong only. Its parameters are [`rpmsg_params`].
 
+use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
 use xferbench_transports::param::check_known;
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
@@ -82,6 +83,7 @@ pub fn all() -> Vec<TransportInfo> {
         info::<Pipe>(),
         info::<Unix>(),
         info::<Tcp>(),
+        info::<Iceoryx2>(),
         TransportInfo {
             name: RPMSG,
             description: "RPMsg link (virtio vrings in shared memory) to an echoing remote process; pingpong only, packets up to 496 bytes",
@@ -136,6 +138,7 @@ pub fn dispatch<W: WithTransport>(
         "pipe" => w.with(Pipe::from_params(params)?),
         "unix" => w.with(Unix::from_params(params)?),
         "tcp" => w.with(Tcp::from_params(params)?),
+        "iceoryx2" => w.with(Iceoryx2::from_params(params)?),
         RPMSG => return Err(TransportLookupError::OwnRig(name.to_string())),
         _ => {
             return Err(TransportLookupError::Unknown {
