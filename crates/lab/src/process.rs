@@ -57,15 +57,19 @@ pub enum Role {
     /// One Warp Pipe client process; the lab appends one JSON
     /// [`crate::workload::warp::ClientProcessSpec`].
     WarpClient,
+    /// One benchmark process of the perf-stat study; the lab appends one JSON
+    /// [`crate::workload::perf_stat::BenchSpec`].
+    PerfStatBench,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 4] = [
+    pub const ALL: [Role; 5] = [
         Role::Peer,
         Role::RpmsgRemote,
         Role::MemoryMock,
         Role::WarpClient,
+        Role::PerfStatBench,
     ];
 
     /// The role's name in messages.
@@ -75,6 +79,7 @@ impl Role {
             Role::RpmsgRemote => "rpmsg remote",
             Role::MemoryMock => "memory mock",
             Role::WarpClient => "warp client",
+            Role::PerfStatBench => "perf-stat benchmark",
         }
     }
 }

@@ -18,7 +18,9 @@
 //! of every process, counters, profiles, observers, the versioned result and
 //! `compare` with no code of its own.
 
+pub mod perf_stat;
 pub mod rpmsg;
+pub mod sis8300;
 pub mod warp_pipe;
 
 use crate::counters::CounterMode;
@@ -100,11 +102,18 @@ pub struct StudyOverrides {
     pub profile: Option<crate::profile::ProfileRequest>,
     /// Hang timeout.
     pub hang_timeout: Option<Duration>,
+    /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
+    pub watch: Option<crate::limits::Watch>,
 }
 
 /// Every built-in study, in the order `list` shows them.
 pub fn registry() -> &'static [&'static dyn Study] {
-    &[&rpmsg::RpmsgStudy, &warp_pipe::WarpPipe]
+    &[
+        &rpmsg::RpmsgStudy,
+        &warp_pipe::WarpPipe,
+        &sis8300::Sis8300,
+        &perf_stat::PerfStat,
+    ]
 }
 
 /// A study by name, or the list of names to choose from.
@@ -149,6 +158,7 @@ pub fn run_study(
         o.hang_timeout = t;
     }
     o.profile = overrides.profile.clone();
+    o.watch = overrides.watch.clone();
     plan.settings.runs = o.runs;
     plan.settings.warmup = o.warmup;
     plan.settings.interleave = o.interleave;

@@ -15,6 +15,8 @@
 //! * With `verify`, every message carries the header of [`crate::verify`] and the
 //!   receiving side counts what it found.
 
+pub mod daq;
+pub mod perf_stat;
 pub mod pingpong;
 pub mod rpmsg;
 pub mod stream;
