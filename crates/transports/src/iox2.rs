@@ -173,6 +173,49 @@ pub fn remove_dead_nodes() -> usize {
     removed
 }
 
+/// Removes the domain's global management segment (a node counter iceoryx2 keeps in
+/// `/dev/shm` as `xferbench_iox2_…_node.<version>.global_mgmt`) when no node of this
+/// transport exists any more, alive or dead; true if it was removed.
+///
+/// iceoryx2 creates that segment with the first node of a domain and never removes
+/// it, by design (it outlives every process, so that node ids stay unique). Node ids
+/// also hold the pid and the creation time, so a counter that starts again at zero
+/// after the removal cannot repeat one.
+pub fn remove_idle_domain() -> bool {
+    remove_dead_nodes();
+    let mut nodes = 0usize;
+    let listed = Node::<ipc::Service>::list(config(), |_| {
+        nodes += 1;
+        CallbackProgression::Continue
+    });
+    if listed.is_err() || nodes > 0 {
+        return false;
+    }
+    // SAFETY: the function requires that no process uses the domain meanwhile. No
+    // node of it exists (listed just now), and every user of the domain is a node: a
+    // process that creates one in between keeps the counter it already took, and the
+    // next creates a new segment (see above).
+    unsafe { iceoryx2::testing::remove_global_mgmt_segment::<ipc::Service>(config()) }
+        .unwrap_or(false)
+}
+
+/// A side's node: dropped last of its iceoryx2 handles, and then the domain is
+/// cleared if it was the last ([`remove_idle_domain`]).
+struct LastNode(Option<Node<ipc::Service>>);
+
+impl LastNode {
+    fn node(&self) -> &Node<ipc::Service> {
+        self.0.as_ref().expect("the node lives until drop")
+    }
+}
+
+impl Drop for LastNode {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        remove_idle_domain();
+    }
+}
+
 /// Once per process: iceoryx2 logs only fatal errors (unless `IOX2_LOG_LEVEL` says
 /// otherwise; its errors reach the caller as ours), and what dead processes left is
 /// removed.
@@ -233,7 +276,7 @@ struct Ports {
     tx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
     _rx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
     _events: Option<[event::PortFactory<ipc::Service>; 2]>,
-    _node: Node<ipc::Service>,
+    _node: LastNode,
 }
 
 impl Ports {
@@ -244,11 +287,14 @@ impl Ports {
         listening: bool,
         peer: &Arc<AtomicI32>,
     ) -> Result<Ports, String> {
-        let node = NodeBuilder::new()
-            .config(config())
-            .signal_handling_mode(SignalHandlingMode::Disabled)
-            .create::<ipc::Service>()
-            .map_err(|e| format!("node: {e:?}"))?;
+        let last = LastNode(Some(
+            NodeBuilder::new()
+                .config(config())
+                .signal_handling_mode(SignalHandlingMode::Disabled)
+                .create::<ipc::Service>()
+                .map_err(|e| format!("node: {e:?}"))?,
+        ));
+        let node = last.node();
         let (out, inn) = if listening {
             ("l2c", "c2l")
         } else {
@@ -333,7 +379,7 @@ impl Ports {
             tx_service,
             _rx_service: rx_service,
             _events: events,
-            _node: node,
+            _node: last,
         })
     }
 }
@@ -443,19 +489,6 @@ impl Iceoryx2Endpoint {
         self.publish(sample)
     }
 
-    /// Zero-copy send: loans a sample of `len` bytes, lets `fill` write it in place
-    /// and publishes it.
-    #[inline]
-    pub fn send_in_place<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
-        if self.tx_closed {
-            return Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "sending side already closed",
-            ));
-        }
-        self.send_kind(DATA, len, fill)
-    }
-
     /// Handles a control sample: an end-of-stream mark is acknowledged (so that the
     /// peer's publisher, which lingers until then, may go), an acknowledgement noted.
     /// True for an end-of-stream mark.
@@ -553,41 +586,6 @@ impl Iceoryx2Endpoint {
             std::thread::sleep(Duration::from_micros(50));
         }
     }
-
-    /// Zero-copy receive: waits for a sample of exactly `len` bytes and lets `read`
-    /// read it in place; `None` when the peer closed.
-    #[inline]
-    pub fn recv_in_place<R, F: FnOnce(&[u8]) -> R>(
-        &mut self,
-        len: usize,
-        read: F,
-    ) -> io::Result<Option<R>> {
-        let Some(s) = self.next_sample()? else {
-            return Ok(None);
-        };
-        let p = s.payload();
-        check_len(p.len(), len)?;
-        Ok(Some(read(p)))
-    }
-
-    /// Zero-copy echo: waits for a sample of `len` bytes, loans a reply of the same
-    /// length and lets `f` read the one and write the other in place, then publishes
-    /// the reply; `None` when the peer closed.
-    #[inline]
-    pub fn echo_in_place<R, F: FnOnce(&[u8], &mut [u8]) -> R>(
-        &mut self,
-        len: usize,
-        f: F,
-    ) -> io::Result<Option<R>> {
-        let Some(s) = self.next_sample()? else {
-            return Ok(None);
-        };
-        check_len(s.payload().len(), len)?;
-        let mut r = None;
-        self.send_in_place(len, |out| r = Some(f(s.payload(), out)))?;
-        drop(s);
-        Ok(r)
-    }
 }
 
 fn check_len(got: usize, want: usize) -> io::Result<()> {
@@ -610,6 +608,51 @@ impl Endpoint for Iceoryx2Endpoint {
     #[inline]
     fn send(&mut self, msg: &[u8]) -> io::Result<()> {
         self.send_in_place(msg.len(), |b| b.copy_from_slice(msg))
+    }
+
+    /// Loans a sample of `len` bytes, lets `fill` write it in place and publishes it.
+    #[inline]
+    fn send_in_place<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
+        if self.tx_closed {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "sending side already closed",
+            ));
+        }
+        self.send_kind(DATA, len, fill)
+    }
+
+    /// Takes a sample of exactly `len` bytes and lets `read` read it in place.
+    #[inline]
+    fn recv_in_place<R, F: FnOnce(&[u8]) -> R>(
+        &mut self,
+        len: usize,
+        read: F,
+    ) -> io::Result<Option<R>> {
+        let Some(s) = self.next_sample()? else {
+            return Ok(None);
+        };
+        let p = s.payload();
+        check_len(p.len(), len)?;
+        Ok(Some(read(p)))
+    }
+
+    /// Takes a sample of `len` bytes, loans a reply of the same length, lets `f` read
+    /// the one and write the other in place, then publishes the reply.
+    #[inline]
+    fn echo_in_place<R, F: FnOnce(&[u8], &mut [u8]) -> R>(
+        &mut self,
+        len: usize,
+        f: F,
+    ) -> io::Result<Option<R>> {
+        let Some(s) = self.next_sample()? else {
+            return Ok(None);
+        };
+        check_len(s.payload().len(), len)?;
+        let mut r = None;
+        self.send_in_place(len, |out| r = Some(f(s.payload(), out)))?;
+        drop(s);
+        Ok(r)
     }
 
     #[inline]
@@ -662,6 +705,7 @@ impl Transport for Iceoryx2 {
     type Listener = Iceoryx2Listener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str = "iceoryx2 publish-subscribe (ipc::Service), one service per direction, a sample per message";
+    const ZERO_COPY: bool = true;
 
     fn param_specs() -> &'static [ParamSpec] {
         PARAMS
