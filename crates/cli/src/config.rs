@@ -358,6 +358,13 @@ fn zero_copy_points(
     let mut out = Vec::with_capacity(points.len() * modes.len());
     for p in points {
         for &zero_copy in &modes {
+            if zero_copy
+                && p.transport_params
+                    .get("buffers")
+                    .is_some_and(|b| b == "copy")
+            {
+                bail!("--zero-copy writes RPMsg packets in place: drop -p buffers=copy");
+            }
             if !zero_copy || transports::has_zero_copy(&p.transport) {
                 out.push(PointSpec {
                     zero_copy,
