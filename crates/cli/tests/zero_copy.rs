@@ -228,10 +228,7 @@ fn a_killed_iceoryx2_peer_leaves_nothing_behind() {
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains("SIGKILL"), "{stderr}");
         let mut left = files_with_prefix(Path::new("/dev/shm"), &prefix);
-        left.extend(files_with_prefix(
-            &std::env::temp_dir().join("iceoryx2"),
-            &prefix,
-        ));
+        left.extend(files_with_prefix(Path::new("/tmp/iceoryx2"), &prefix));
         assert_eq!(left, Vec::<String>::new(), "zero_copy={zero_copy}");
         assert_eq!(common::regions_left_by(pid), Vec::<String>::new());
     }
