@@ -61,6 +61,26 @@ fn zero_copy_streams_and_round_trips_verify_clean_on_every_transport_that_has_it
 }
 
 #[test]
+fn corruption_written_in_place_is_counted() {
+    for (workload, t) in [("stream", "shm"), ("pingpong", "iceoryx2")] {
+        xferbench()
+            .args([
+                "run", workload, "-t", t, "-s", "64", "-n", "10000", "-r", "1", "-w", "0",
+            ])
+            .args([
+                "--zero-copy",
+                "--verify",
+                "--inject-corruption",
+                "100",
+                "--no-limits",
+            ])
+            .assert()
+            .code(3)
+            .stdout(predicate::str::contains("100 corrupt"));
+    }
+}
+
+#[test]
 fn zero_copy_is_refused_on_transports_without_it() {
     for t in ["pipe", "tcp", "shm,unix"] {
         xferbench()
