@@ -775,6 +775,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub verify: bool,
 
+    /// Write every message in place in the transport's buffer and read it there
+    /// (shm, rpmsg, iceoryx2): the sender writes every byte, the receiver reads every
+    /// cache line (with --verify: checks the CRC over every byte). Both modes in one
+    /// sweep: -p zero_copy=false,true.
+    #[arg(long)]
+    pub zero_copy: bool,
+
     /// Seconds without progress on any channel before a run is declared hung.
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     pub timeout: f64,

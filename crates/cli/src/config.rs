@@ -11,7 +11,7 @@ use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
 use xferbench_lab::run::RunOptions;
-use xferbench_lab::sweep::{PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
+use xferbench_lab::sweep::{self, PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
 use xferbench_lab::workload::{Limit, WorkloadKind};
@@ -104,6 +104,7 @@ impl RunConfig {
         let mut size = a.size.clone();
         let mut channels = a.channels.clone();
         let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+        let mut zero_copy_axis: Option<Vec<bool>> = None;
         for p in &a.params {
             let (name, list) = p.split_once('=').with_context(|| {
                 format!("-p {p:?}: expected NAME=LIST, for example -p pipe_size=64KiB,1MiB")
@@ -114,6 +115,7 @@ impl RunConfig {
                 "transport" => transport = list.to_string(),
                 "size" => size = list.to_string(),
                 "channels" => channels = list.to_string(),
+                sweep::ZERO_COPY => zero_copy_axis = Some(parse_modes(list)?),
                 _ => {
                     let values = parse_param_list(list).with_context(|| format!("-p {name}"))?;
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
@@ -215,6 +217,7 @@ impl RunConfig {
             transports::validate(&p.transport, &p.transport_params)
                 .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
         }
+        let points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
         let peer = match a.peer {
             PeerArg::Thread => PeerMode::Thread,
             PeerArg::Process => PeerMode::Process(launcher()?),
@@ -306,6 +309,71 @@ impl RunConfig {
             },
         })
     }
+}
+
+/// `-p zero_copy=LIST`: `false` (copy) and `true` (in place).
+fn parse_modes(list: &str) -> Result<Vec<bool>> {
+    let mut modes = Vec::new();
+    for w in parse_words(list).context("-p zero_copy")? {
+        let m = match w.as_str() {
+            "false" => false,
+            "true" => true,
+            other => bail!("-p zero_copy: `{other}` is not a mode; choose from: false, true"),
+        };
+        if !modes.contains(&m) {
+            modes.push(m);
+        }
+    }
+    Ok(modes)
+}
+
+/// The points in each copy mode: `--zero-copy` runs every point in place and refuses
+/// transports without a zero-copy mode; the axis `-p zero_copy=false,true`, like
+/// other parameters, applies where a transport has the mode (the others run copying).
+fn zero_copy_points(
+    points: Vec<PointSpec>,
+    selected: &[String],
+    flag: bool,
+    axis: Option<Vec<bool>>,
+) -> Result<Vec<PointSpec>> {
+    let modes = match (axis, flag) {
+        (Some(_), true) => {
+            bail!("--zero-copy and -p zero_copy both choose the copy mode; give one of them")
+        }
+        (Some(modes), false) => {
+            ensure!(
+                !modes.contains(&true) || selected.iter().any(|t| transports::has_zero_copy(t)),
+                "-p zero_copy: no selected transport has a zero-copy mode; {}",
+                transports::no_zero_copy(&selected.join(", "))
+            );
+            modes
+        }
+        (None, flag) => {
+            if flag && let Some(t) = selected.iter().find(|t| !transports::has_zero_copy(t)) {
+                bail!("--zero-copy: {}", transports::no_zero_copy(t));
+            }
+            vec![flag]
+        }
+    };
+    let mut out = Vec::with_capacity(points.len() * modes.len());
+    for p in points {
+        for &zero_copy in &modes {
+            if zero_copy
+                && p.transport_params
+                    .get("buffers")
+                    .is_some_and(|b| b == "copy")
+            {
+                bail!("--zero-copy writes RPMsg packets in place: drop -p buffers=copy");
+            }
+            if !zero_copy || transports::has_zero_copy(&p.transport) {
+                out.push(PointSpec {
+                    zero_copy,
+                    ..p.clone()
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -72,6 +72,7 @@ fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
         },
         suffix: a.suffix,
         verify: a.verify,
+        zero_copy: false,
     };
     p.check()?;
     Ok((p, transfer))

@@ -55,7 +55,7 @@ mod usage {
             .iter()
             .map(|t| t["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["shm", "pipe", "unix", "tcp", "rpmsg"]);
+        assert_eq!(names, ["shm", "pipe", "unix", "tcp", "iceoryx2", "rpmsg"]);
         let studies: Vec<&str> = v["studies"]
             .as_array()
             .unwrap()

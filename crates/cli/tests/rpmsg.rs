@@ -121,6 +121,7 @@ fn a_remote_killed_mid_run_is_reported_and_leaves_no_shared_memory() {
         buffers: Buffers::Copy,
         suffix: false,
         verify: true,
+        zero_copy: false,
     };
     let mut rig = RpmsgRig::start(point, &remote()).unwrap();
     let pid = rig.remote_pid();

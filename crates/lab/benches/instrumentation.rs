@@ -54,6 +54,7 @@ fn spec(n: u64) -> ChannelSpec {
         limit: Limit::Count(n),
         verify: false,
         corrupt_every: None,
+        zero_copy: false,
     }
 }
 

@@ -19,6 +19,7 @@ use crate::workload::{Limit, WorkloadKind};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_transports::Transport;
+use xferbench_transports::rpmsg::Buffers;
 
 /// Run control of `xferbench run`, shared by every point of the sweep.
 #[derive(Debug, Clone)]
@@ -116,6 +117,14 @@ impl SweepBench<'_> {
         }
         let (notify, buffers) =
             rpmsg_params(&point.transport_params).map_err(|e| RunError::Lookup(e.into()))?;
+        if point.zero_copy
+            && point.transport_params.contains_key("buffers")
+            && buffers != Buffers::ZeroCopy
+        {
+            return Err(RunError::Config(
+                "--zero-copy writes RPMsg packets in place: drop -p buffers=copy".into(),
+            ));
+        }
         let rpoint = RpmsgPoint {
             channels: u32::try_from(point.channels)
                 .map_err(|_| RunError::Config("too many channels".into()))?,
@@ -126,6 +135,7 @@ impl SweepBench<'_> {
             buffers,
             suffix: false,
             verify: self.peer.verify,
+            zero_copy: point.zero_copy,
         };
         let remote = match &self.peer.peer {
             PeerMode::Thread => RemoteKind::Thread,

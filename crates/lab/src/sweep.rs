@@ -118,6 +118,10 @@ fn parse_numbers(
     Ok(dedup(out))
 }
 
+/// The name of the zero-copy axis (`-p zero_copy=false,true`) and of its point
+/// parameter, present (as `true`) on zero-copy points only.
+pub const ZERO_COPY: &str = "zero_copy";
+
 /// One point of a sweep: every parameter fixed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PointSpec {
@@ -129,6 +133,8 @@ pub struct PointSpec {
     pub size: u64,
     /// Concurrent channels.
     pub channels: usize,
+    /// Messages written and read in place (`--zero-copy`); copied when false.
+    pub zero_copy: bool,
 }
 
 impl PointSpec {
@@ -141,6 +147,9 @@ impl PointSpec {
         p.insert("channels".to_string(), self.channels.to_string());
         for (k, v) in &self.transport_params {
             p.insert(k.clone(), v.clone());
+        }
+        if self.zero_copy {
+            p.insert(ZERO_COPY.to_string(), "true".to_string());
         }
         p
     }
@@ -235,6 +244,7 @@ impl SweepSpec {
                             transport_params: params.clone(),
                             size,
                             channels,
+                            zero_copy: false,
                         });
                         if points.len() > MAX_POINTS {
                             return Err(SweepPlanError::TooLarge(points.len()));

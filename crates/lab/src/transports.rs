@@ -8,6 +8,7 @@
 //! of a point's channels and its remote echoes, so it runs on its own rig
 //! ([`crate::rig::rpmsg`]), pingpong only. Its parameters are [`rpmsg_params`].
 
+use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
 use xferbench_transports::param::check_known;
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
@@ -57,6 +58,25 @@ pub fn rpmsg_params(params: &Params) -> Result<(Notify, Buffers), ParamError> {
     Ok((notify, buffers))
 }
 
+/// The transports with a zero-copy mode (`--zero-copy`): the generic ones with
+/// [`Transport::ZERO_COPY`], and `rpmsg`, whose rig writes and reads its buffers in
+/// place.
+pub const ZERO_COPY: [&str; 3] = [Shm::NAME, RPMSG, Iceoryx2::NAME];
+
+/// Whether transport `name` has a zero-copy mode.
+pub fn has_zero_copy(name: &str) -> bool {
+    ZERO_COPY.contains(&name)
+}
+
+/// Why zero-copy is refused on transport `name`.
+pub fn no_zero_copy(name: &str) -> String {
+    format!(
+        "transport `{name}` has no zero-copy mode (its messages are copied through the \
+         kernel); zero-copy runs on {}",
+        ZERO_COPY.join(", ")
+    )
+}
+
 /// What `xferbench list` shows of a transport.
 #[derive(Debug, Clone, Copy)]
 pub struct TransportInfo {
@@ -82,6 +102,7 @@ pub fn all() -> Vec<TransportInfo> {
         info::<Pipe>(),
         info::<Unix>(),
         info::<Tcp>(),
+        info::<Iceoryx2>(),
         TransportInfo {
             name: RPMSG,
             description: "RPMsg link (virtio vrings in shared memory) to an echoing remote process; pingpong only, packets up to 496 bytes",
@@ -136,6 +157,7 @@ pub fn dispatch<W: WithTransport>(
         "pipe" => w.with(Pipe::from_params(params)?),
         "unix" => w.with(Unix::from_params(params)?),
         "tcp" => w.with(Tcp::from_params(params)?),
+        "iceoryx2" => w.with(Iceoryx2::from_params(params)?),
         RPMSG => return Err(TransportLookupError::OwnRig(name.to_string())),
         _ => {
             return Err(TransportLookupError::Unknown {
@@ -157,4 +179,28 @@ pub fn validate(name: &str, params: &Params) -> Result<(), TransportLookupError>
         return rpmsg_params(params).map(|_| ()).map_err(Into::into);
     }
     dispatch(name, params, Nothing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_zero_copy_list_matches_the_transports() {
+        struct ZeroCopy;
+        impl WithTransport for ZeroCopy {
+            type Output = bool;
+            fn with<T: Transport + Clone>(self, _: T) -> bool {
+                T::ZERO_COPY
+            }
+        }
+        for t in all() {
+            let has = match dispatch(t.name, &Params::new(), ZeroCopy) {
+                Ok(has) => has,
+                Err(TransportLookupError::OwnRig(_)) => true,
+                Err(e) => panic!("{e}"),
+            };
+            assert_eq!(has, has_zero_copy(t.name), "{}", t.name);
+        }
+    }
 }

@@ -297,6 +297,101 @@ pub fn channels_are_independent<T: Transport + Clone>(t: &T) {
     }
 }
 
+/// Sizes of the zero-copy checks: within half of the smallest ring the suite uses.
+const IN_PLACE_SIZES: [usize; 6] = [1, 2, 63, 64, 1024, 2048];
+
+/// Zero-copy ([`Transport::ZERO_COPY`]): messages written in place and copied ones
+/// arrive in order and intact, read in place or copied out alike, and an in-place
+/// receive sees the end of the stream. A transport without the mode refuses each
+/// in-place call with [`io::ErrorKind::Unsupported`].
+pub fn in_place_delivery<T: Transport + Clone>(t: &T) {
+    if !T::ZERO_COPY {
+        with_peer(
+            t,
+            |mut ep| {
+                let mut buf = [0u8; 1];
+                while ep.recv(&mut buf).expect("peer recv") == Recv::Message {}
+            },
+            |mut ep| {
+                let unsupported = |r: io::Result<Option<()>>| {
+                    assert_eq!(r.unwrap_err().kind(), io::ErrorKind::Unsupported);
+                };
+                unsupported(ep.send_in_place(1, |_| {}).map(Some));
+                unsupported(ep.recv_in_place(1, |_| ()));
+                unsupported(ep.echo_in_place(1, |_, _| ()));
+                ep.close_send().expect("close_send");
+            },
+        );
+        return;
+    }
+    let sizes: Vec<usize> = IN_PLACE_SIZES
+        .into_iter()
+        .filter(|&n| T::MAX_MESSAGE.is_none_or(|max| n <= max))
+        .collect();
+    let expected = sizes.clone();
+    with_peer(
+        t,
+        move |mut ep| {
+            let mut buf = vec![0u8; 1 << 12];
+            for (i, &n) in expected.iter().cycle().take(expected.len() * 4).enumerate() {
+                let want = pattern(n, i as u64);
+                if i % 2 == 0 {
+                    let same = ep.recv_in_place(n, |m| m == want.as_slice());
+                    assert_eq!(same.expect("recv_in_place"), Some(true), "message {i}");
+                } else {
+                    assert_eq!(ep.recv(&mut buf[..n]).expect("recv"), Recv::Message);
+                    assert_eq!(&buf[..n], want.as_slice(), "message {i}");
+                }
+            }
+            assert!(ep.recv_in_place(1, |_| ()).expect("end").is_none());
+        },
+        |mut ep| {
+            for (i, &n) in sizes.iter().cycle().take(sizes.len() * 4).enumerate() {
+                let msg = pattern(n, i as u64);
+                if i % 3 == 0 {
+                    ep.send(&msg).expect("send");
+                } else {
+                    ep.send_in_place(n, |m| m.copy_from_slice(&msg))
+                        .expect("send_in_place");
+                }
+            }
+            ep.close_send().expect("close_send");
+        },
+    );
+}
+
+/// Zero-copy echo: the peer reads each request and writes its reply in place
+/// ([`Endpoint::echo_in_place`]); the driver writes and reads in place too.
+pub fn in_place_echo<T: Transport + Clone>(t: &T) {
+    if !T::ZERO_COPY {
+        return;
+    }
+    const N: u64 = 2_000;
+    with_peer(
+        t,
+        |mut ep| {
+            let echo = |req: &[u8], rep: &mut [u8]| {
+                rep.copy_from_slice(req);
+                rep.reverse();
+            };
+            while ep.echo_in_place(48, echo).expect("peer echo").is_some() {
+                ep.flush().expect("peer flush");
+            }
+        },
+        |mut ep| {
+            for i in 0..N {
+                let msg = pattern(48, i);
+                ep.send_in_place(48, |m| m.copy_from_slice(&msg))
+                    .expect("send_in_place");
+                ep.flush().expect("flush");
+                let same = ep.recv_in_place(48, |m| m.iter().rev().eq(msg.iter()));
+                assert_eq!(same.expect("recv_in_place"), Some(true), "round trip {i}");
+            }
+            ep.close_send().expect("close_send");
+        },
+    );
+}
+
 /// Expands to a module of `#[test]`s running every conformance check against
 /// `$transport` (an expression building a configured transport).
 #[macro_export]
@@ -341,6 +436,14 @@ macro_rules! conformance_suite {
             #[test]
             fn channels_are_independent() {
                 c::channels_are_independent(&$transport);
+            }
+            #[test]
+            fn in_place_delivery() {
+                c::in_place_delivery(&$transport);
+            }
+            #[test]
+            fn in_place_echo() {
+                c::in_place_echo(&$transport);
             }
         }
     };

@@ -27,6 +27,11 @@
 //!    [`Recv::Closed`]; they never block forever.
 //! 4. Endpoints are `Send`: they may be moved to the thread that uses them. The hot
 //!    calls (`send`, `recv`) do not allocate.
+//! 5. A transport with [`Transport::ZERO_COPY`] also moves messages in place: the
+//!    `*_in_place` calls of [`Endpoint`] hand out the transport's own memory, to be
+//!    written before sending and read before it goes back, with the same ordering,
+//!    end-of-stream and peer-death rules as `send` and `recv`, and without allocating.
+//!    Others refuse them with [`std::io::ErrorKind::Unsupported`].
 //!
 //! Transports are configured by string parameters (`-p NAME=VALUE` on the command
 //! line), described by [`ParamSpec`] so that the CLI can list and validate them and a
@@ -39,6 +44,7 @@ compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/
 
 pub mod conformance;
 pub mod daq;
+pub mod iox2;
 pub mod os;
 pub mod param;
 pub mod rpmsg;
@@ -81,6 +87,57 @@ pub trait Endpoint: Send {
     /// Tells the peer that no more messages follow; its `recv` then reports
     /// [`Recv::Closed`] after the messages already sent. Receiving stays possible.
     fn close_send(&mut self) -> io::Result<()>;
+
+    /// Zero-copy send: lets `fill` write a `len`-byte message in place, in the
+    /// transport's own buffer, then sends it as [`Endpoint::send`] would. Transports
+    /// with [`Transport::ZERO_COPY`] false fail with [`io::ErrorKind::Unsupported`].
+    #[inline]
+    fn send_in_place<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()>
+    where
+        Self: Sized,
+    {
+        let _ = (len, fill);
+        Err(no_zero_copy())
+    }
+
+    /// Zero-copy receive: waits for the next message, which must be `len` bytes long
+    /// (as for [`Endpoint::recv`]), and lets `read` read it in place; `None` when the
+    /// peer closed. Unsupported as for [`Endpoint::send_in_place`].
+    #[inline]
+    fn recv_in_place<R, F: FnOnce(&[u8]) -> R>(
+        &mut self,
+        len: usize,
+        read: F,
+    ) -> io::Result<Option<R>>
+    where
+        Self: Sized,
+    {
+        let _ = (len, read);
+        Err(no_zero_copy())
+    }
+
+    /// Zero-copy echo: waits for the next `len`-byte message and lets `f` read it in
+    /// place and write a reply of the same length in place, then sends the reply;
+    /// `None` when the peer closed. Unsupported as for [`Endpoint::send_in_place`].
+    #[inline]
+    fn echo_in_place<R, F: FnOnce(&[u8], &mut [u8]) -> R>(
+        &mut self,
+        len: usize,
+        f: F,
+    ) -> io::Result<Option<R>>
+    where
+        Self: Sized,
+    {
+        let _ = (len, f);
+        Err(no_zero_copy())
+    }
+}
+
+fn no_zero_copy() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "this transport has no zero-copy mode",
+    )
 }
 
 /// The listening side of a transport, waiting for one peer.
@@ -111,6 +168,11 @@ pub trait Transport: Send + Sync + Sized + 'static {
     /// [`std::io::ErrorKind::InvalidInput`]; the [`conformance`] checks skip sizes
     /// above it (RPMsg: `Some(496)`, one 512-byte buffer minus its header).
     const MAX_MESSAGE: Option<usize> = None;
+    /// Whether its endpoints write and read messages in place in the transport's own
+    /// buffers ([`Endpoint::send_in_place`], [`Endpoint::recv_in_place`],
+    /// [`Endpoint::echo_in_place`]); `false`, the default, for transports that can only
+    /// copy (a socket's or a pipe's kernel buffer is not the caller's to write).
+    const ZERO_COPY: bool = false;
 
     /// The parameters this transport accepts, with defaults.
     fn param_specs() -> &'static [ParamSpec];

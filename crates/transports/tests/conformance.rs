@@ -1,6 +1,7 @@
 //! Every transport passes the whole conformance suite, with default and with
 //! non-default parameters (RPMsg with its 496-byte message limit).
 
+use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
 use xferbench_transports::rpmsg::Rpmsg;
 use xferbench_transports::shm::Shm;
@@ -51,6 +52,21 @@ conformance_suite!(
 conformance_suite!(
     rpmsg_poll_small_rings,
     Rpmsg::from_params(&with(&[("notify", "poll"), ("num", "8")])).unwrap()
+);
+conformance_suite!(iceoryx2_event, Iceoryx2::default());
+conformance_suite!(
+    iceoryx2_spin,
+    Iceoryx2::from_params(&with(&[("wait", "spin")])).unwrap()
+);
+// A deeper subscriber buffer and a publisher history.
+conformance_suite!(
+    iceoryx2_spin_buffered_history,
+    Iceoryx2::from_params(&with(&[
+        ("wait", "spin"),
+        ("buffer", "64"),
+        ("history", "4")
+    ]))
+    .unwrap()
 );
 
 #[test]

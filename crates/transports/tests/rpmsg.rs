@@ -322,3 +322,40 @@ fn transport_remote_notices_a_host_that_hung_up() {
     let err = remote.send(&buf).expect_err("send to a host that hung up");
     assert_eq!(err.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
 }
+
+#[test]
+fn zero_copy_writes_and_reads_packets_in_place() {
+    for notify in Notify::ALL {
+        let (host, mut chans, remote) = start(LinkConfig {
+            notify,
+            num: 8,
+            ..LinkConfig::default()
+        });
+        let ch = &mut chans[0];
+        ch.set_buffers(Buffers::ZeroCopy);
+        let mut scratch = [0u8; 496];
+        for size in [1, 16, 64, 496] {
+            for i in 0..200u32 {
+                let tag = i.wrapping_mul(2_654_435_761).to_le_bytes();
+                let byte = |j: usize| tag[j % 4] ^ ch_tag(j);
+                ch.send_with(
+                    size,
+                    &mut scratch,
+                    |m| m.iter_mut().enumerate().for_each(|(j, b)| *b = byte(j)),
+                    deadline(),
+                )
+                .expect("send");
+                let same = ch
+                    .recv_in_place(deadline(), |m| {
+                        m.len() == size && m.iter().enumerate().all(|(j, &b)| b == byte(j))
+                    })
+                    .expect("recv_in_place");
+                assert!(same, "reply {i} of size {size} ({notify:?})");
+            }
+        }
+        assert_eq!(host.host_faults().total(), 0);
+        drop(chans);
+        drop(host);
+        remote.join().expect("remote");
+    }
+}

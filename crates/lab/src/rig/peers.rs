@@ -85,12 +85,16 @@ impl<T: Transport + Clone> PeerRig<T> {
         opts: &PeerOptions,
         source: Option<&dyn CounterSource>,
     ) -> Result<PeerRig<T>, RunError> {
+        if point.zero_copy && !T::ZERO_COPY {
+            return Err(RunError::Config(crate::transports::no_zero_copy(T::NAME)));
+        }
         let spec = ChannelSpec {
             workload: opts.workload,
             size: point.size as usize,
             limit: opts.limit,
             verify: opts.verify,
             corrupt_every: opts.corrupt_every,
+            zero_copy: point.zero_copy,
         };
         let cpus = allowed_cpus();
         let mut peers = Vec::with_capacity(point.channels);

@@ -427,6 +427,7 @@ mod tests {
             buffers: Buffers::Copy,
             suffix: false,
             verify: false,
+            zero_copy: false,
         }
     }
 
@@ -464,6 +465,7 @@ mod tests {
         ] {
             let p = RpmsgPoint {
                 verify: true,
+                zero_copy: false,
                 notify,
                 buffers,
                 ..point(32, 64, 300)
@@ -497,6 +499,7 @@ mod tests {
         assert!(e.is_usage() && e.to_string().contains("1 to 496"), "{e}");
         let p = RpmsgPoint {
             verify: true,
+            zero_copy: false,
             ..point(1, 8, 1)
         };
         let e = RpmsgRig::start(p, &RemoteKind::Thread).unwrap_err();

@@ -131,6 +131,7 @@ pub fn points(scale: &Scale) -> (Vec<Planned>, Vec<SkippedPoint>) {
         buffers,
         suffix: false,
         verify: false,
+        zero_copy: false,
     };
     let mut out = Vec::new();
     let mut skipped = Vec::new();

@@ -14,6 +14,10 @@
 //!   [`Endpoint::close_send`]; the serving side runs until it sees [`Recv::Closed`].
 //! * With `verify`, every message carries the header of [`crate::verify`] and the
 //!   receiving side counts what it found.
+//! * With `zero_copy`, messages are written and read in place in the transport's
+//!   buffers ([`Endpoint::send_in_place`] and friends), every byte written and every
+//!   cache line read (see [`crate::verify`]); otherwise the transport copies them in
+//!   and out of the workload's buffers.
 
 pub mod daq;
 pub mod daq_doc;
@@ -28,7 +32,7 @@ pub use stream::Stream;
 
 use crate::clock::Stamp;
 use crate::record::{ChannelOutcome, FigureRules};
-use crate::verify::Integrity;
+use crate::verify::{Integrity, Verifier, read_lines, stamp, touch, write_in_place};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use xferbench_transports::{Endpoint, Recv};
@@ -116,6 +120,10 @@ pub struct ChannelSpec {
     /// Fault injection for tests: flip a payload byte of every Nth message after
     /// stamping it.
     pub corrupt_every: Option<u64>,
+    /// Write and read messages in place in the transport's buffers, by the rule of
+    /// [`crate::verify`] (`--zero-copy`).
+    #[serde(default)]
+    pub zero_copy: bool,
 }
 
 impl ChannelSpec {
@@ -283,4 +291,68 @@ pub(crate) fn recv_or_closed<E: Endpoint>(
         Recv::Message => Ok(false),
         Recv::Closed => Ok(true),
     }
+}
+
+/// Sends message `seq`: in place by the zero-copy rule, or stamped in `buf` and
+/// copied; fault injection flips its last byte.
+#[inline]
+pub(crate) fn send_message<E: Endpoint>(
+    ep: &mut E,
+    buf: &mut [u8],
+    spec: &ChannelSpec,
+    seq: u64,
+) -> Result<(), WorkloadError> {
+    let corrupt = spec.corrupts(seq);
+    let last = buf.len() - 1;
+    let r = if spec.zero_copy {
+        ep.send_in_place(buf.len(), |m| {
+            write_in_place(m, seq, spec.verify);
+            if corrupt {
+                m[last] ^= 0xFF;
+            }
+        })
+    } else {
+        stamp(buf, seq, spec.verify);
+        if corrupt {
+            buf[last] ^= 0xFF;
+        }
+        let r = ep.send(buf);
+        if corrupt {
+            buf[last] ^= 0xFF;
+        }
+        r
+    };
+    r.map_err(io_err("send", seq))
+}
+
+/// Receives the next message and reads it: checked by `verifier`, or touched into
+/// `sink` (in place: every cache line; copied into `buf`: its first word).
+/// `true` when the peer closed instead.
+#[inline]
+pub(crate) fn take_message<E: Endpoint>(
+    ep: &mut E,
+    buf: &mut [u8],
+    zero_copy: bool,
+    verifier: &mut Option<Verifier>,
+    sink: &mut u64,
+    seq: u64,
+) -> Result<bool, WorkloadError> {
+    if zero_copy {
+        let read = |m: &[u8]| match verifier {
+            Some(v) => v.check(m),
+            None => *sink ^= read_lines(m),
+        };
+        return Ok(ep
+            .recv_in_place(buf.len(), read)
+            .map_err(io_err("receive", seq))?
+            .is_none());
+    }
+    if recv_or_closed(ep, buf, seq)? {
+        return Ok(true);
+    }
+    match verifier {
+        Some(v) => v.check(buf),
+        None => *sink ^= touch(buf),
+    }
+    Ok(false)
 }

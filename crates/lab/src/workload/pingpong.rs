@@ -4,12 +4,12 @@
 
 use super::{
     CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
-    io_err, new_histogram, recv_or_closed,
+    io_err, new_histogram, recv_or_closed, send_message, take_message,
 };
 use crate::clock::Stamp;
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
-use crate::verify::{Verifier, fill_pattern, stamp, touch};
+use crate::verify::{Verifier, fill_pattern, touch};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
 
@@ -54,7 +54,6 @@ impl Workload for Pingpong {
         let mut hist = new_histogram();
         let mut verifier = spec.verify.then(Verifier::new);
         let (max, duration_ns) = spec.bounds();
-        let last = spec.size - 1;
         let mut sink = 0u64;
         let mut stopped = false;
         let start = Stamp::now();
@@ -71,25 +70,26 @@ impl Workload for Pingpong {
                 stopped = true;
                 break;
             }
-            stamp(&mut out, seq, spec.verify);
-            let corrupt = spec.corrupts(seq);
-            if corrupt {
-                out[last] ^= 0xFF;
-            }
             let t0 = Stamp::now();
-            ep.send(&out).map_err(io_err("send", seq))?;
+            send_message(ep, &mut out, spec, seq)?;
             ep.flush().map_err(io_err("flush", seq))?;
-            if recv_or_closed(ep, &mut back, seq)? {
+            // In place, the reply is read (or checked) where it lies, inside the round
+            // trip; copied out, it is read after the clock stops.
+            let closed = if spec.zero_copy {
+                take_message(ep, &mut back, true, &mut verifier, &mut sink, seq)?
+            } else {
+                recv_or_closed(ep, &mut back, seq)?
+            };
+            if closed {
                 return Err(WorkloadError::PeerClosed { seq });
             }
             end = Stamp::now();
             hist.saturating_record(end.since(t0).max(1));
-            if corrupt {
-                out[last] ^= 0xFF;
-            }
-            match &mut verifier {
-                Some(v) => v.check(&back),
-                None => sink ^= touch(&back),
+            if !spec.zero_copy {
+                match &mut verifier {
+                    Some(v) => v.check(&back),
+                    None => sink ^= touch(&back),
+                }
             }
             seq += 1;
             ctl.progress.store(seq, Relaxed);
@@ -109,8 +109,20 @@ impl Workload for Pingpong {
     fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
         let mut buf = vec![0u8; spec.size];
         let mut received = 0u64;
-        while !recv_or_closed(ep, &mut buf, received)? {
-            ep.send(&buf).map_err(io_err("echo", received))?;
+        loop {
+            if spec.zero_copy {
+                let echoed = ep
+                    .echo_in_place(spec.size, |request, reply| reply.copy_from_slice(request))
+                    .map_err(io_err("echo", received))?;
+                if echoed.is_none() {
+                    break;
+                }
+            } else {
+                if recv_or_closed(ep, &mut buf, received)? {
+                    break;
+                }
+                ep.send(&buf).map_err(io_err("echo", received))?;
+            }
             ep.flush().map_err(io_err("flush", received))?;
             received += 1;
         }

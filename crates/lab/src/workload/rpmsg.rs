@@ -51,6 +51,10 @@ pub struct RpmsgPoint {
     pub suffix: bool,
     /// Whether payloads are stamped and checked (needs packets ≥ 16 bytes).
     pub verify: bool,
+    /// Write each packet in place in its tx buffer and read each reply in place, by
+    /// the zero-copy rule of [`crate::verify`] (`--zero-copy`; implies
+    /// [`Buffers::ZeroCopy`]).
+    pub zero_copy: bool,
 }
 
 impl RpmsgPoint {
@@ -142,7 +146,12 @@ pub fn drive(
     verify::fill_pattern(&mut scratch);
     let mut reply = [0u8; MAX_PAYLOAD];
     let mut verifier = p.verify.then(Verifier::new);
-    ch.set_buffers(p.buffers);
+    ch.set_buffers(if p.zero_copy {
+        Buffers::ZeroCopy
+    } else {
+        p.buffers
+    });
+    let zero_copy = p.zero_copy;
     let packet = p.packet;
     let verify = p.verify;
     let (max, duration) = match p.limit {
@@ -170,20 +179,40 @@ pub fn drive(
             break;
         }
         let deadline = Some(t0 + reply_timeout);
-        ch.send_with(
-            packet,
-            &mut scratch,
-            |m| verify::stamp(m, seq, verify),
-            deadline,
-        )
-        .map_err(fail)?;
-        let n = ch.recv(&mut reply, deadline).map_err(fail)?;
+        // In place, the reply is read (or checked) where it lies, inside the round
+        // trip; copied out, it is read after the clock stops.
+        let copied = if zero_copy {
+            ch.send_with(
+                packet,
+                &mut scratch,
+                |m| verify::write_in_place(m, seq, verify),
+                deadline,
+            )
+            .map_err(fail)?;
+            ch.recv_in_place(deadline, |m| match &mut verifier {
+                Some(v) => v.check(m),
+                None => sink ^= verify::read_lines(m),
+            })
+            .map_err(fail)?;
+            None
+        } else {
+            ch.send_with(
+                packet,
+                &mut scratch,
+                |m| verify::stamp(m, seq, verify),
+                deadline,
+            )
+            .map_err(fail)?;
+            Some(ch.recv(&mut reply, deadline).map_err(fail)?)
+        };
         let t1 = Instant::now();
         let _ = hist.record(t1.duration_since(t0).as_nanos() as u64);
         t0 = t1;
-        match &mut verifier {
-            Some(v) => v.check(&reply[..n]),
-            None => sink = sink.wrapping_add(verify::touch(&reply[..n])),
+        if let Some(n) = copied {
+            match &mut verifier {
+                Some(v) => v.check(&reply[..n]),
+                None => sink = sink.wrapping_add(verify::touch(&reply[..n])),
+            }
         }
         seq += 1;
     }

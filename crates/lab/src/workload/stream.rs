@@ -4,12 +4,12 @@
 
 use super::{
     CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
-    io_err, recv_or_closed,
+    io_err, send_message, take_message,
 };
 use crate::clock::Stamp;
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
-use crate::verify::{Verifier, fill_pattern, stamp, touch};
+use crate::verify::{Verifier, fill_pattern};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
 
@@ -55,7 +55,6 @@ impl Workload for Stream {
         let mut buf = vec![0u8; spec.size];
         fill_pattern(&mut buf);
         let (max, duration_ns) = spec.bounds();
-        let last = spec.size - 1;
         let mut stopped = false;
         let start = Stamp::now();
         let mut seq = 0u64;
@@ -70,15 +69,7 @@ impl Workload for Stream {
                 stopped = true;
                 break;
             }
-            stamp(&mut buf, seq, spec.verify);
-            let corrupt = spec.corrupts(seq);
-            if corrupt {
-                buf[last] ^= 0xFF;
-            }
-            ep.send(&buf).map_err(io_err("send", seq))?;
-            if corrupt {
-                buf[last] ^= 0xFF;
-            }
+            send_message(ep, &mut buf, spec, seq)?;
             seq += 1;
             ctl.progress.store(seq, Relaxed);
         }
@@ -99,11 +90,14 @@ impl Workload for Stream {
         let mut verifier = spec.verify.then(Verifier::new);
         let mut sink = 0u64;
         let mut received = 0u64;
-        while !recv_or_closed(ep, &mut buf, received)? {
-            match &mut verifier {
-                Some(v) => v.check(&buf),
-                None => sink ^= touch(&buf),
-            }
+        while !take_message(
+            ep,
+            &mut buf,
+            spec.zero_copy,
+            &mut verifier,
+            &mut sink,
+            received,
+        )? {
             received += 1;
         }
         let end = Stamp::now();

@@ -264,6 +264,19 @@ impl Channel {
         Ok(n.min(out.len()))
     }
 
+    /// Receives the next message for this channel and lets `read` read its payload in
+    /// place, in the channel's mailbox (where the rx demultiplexer put it, see
+    /// `demux.rs`), without copying it out.
+    #[inline]
+    pub fn recv_in_place<R>(
+        &mut self,
+        deadline: Option<Instant>,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, LinkError> {
+        self.shared
+            .recv_in_place(self.index, deadline, |payload, _| read(payload))
+    }
+
     /// Like [`Channel::recv`], but returns the message's whole payload length (which
     /// may exceed `out.len()`; the excess is cut) and its header flags.
     pub fn recv_message(

@@ -28,6 +28,7 @@
 //!   sleeps time out), so a missed hand-over would cost time, not a hang.
 
 use super::header::{BUF_SIZE, Fault, MSG_HEADER_LEN, MsgHeader};
+use super::mailbox::Mailbox;
 use super::shared::{HOST_EPT_BASE, Shared};
 use super::vring::{DESC_F_WRITE, Driver, need_event};
 use super::{LinkError, Notify, WaitEnd, wait_bell};
@@ -44,10 +45,39 @@ impl Shared {
         out: &mut [u8],
         deadline: Option<Instant>,
     ) -> Result<(usize, u16), LinkError> {
+        self.recv_with(me, deadline, |mb| mb.pop(out))
+    }
+
+    /// Receives the next message for channel `me` in place: `read` gets its payload
+    /// and header flags where they lie in the channel's mailbox.
+    pub(super) fn recv_in_place<R>(
+        &self,
+        me: usize,
+        deadline: Option<Instant>,
+        read: impl FnOnce(&[u8], u16) -> R,
+    ) -> Result<R, LinkError> {
+        let mut read = Some(read);
+        self.recv_with(me, deadline, |mb| {
+            if !mb.has() {
+                return None;
+            }
+            mb.pop_with(read.take().expect("read once"))
+        })
+    }
+
+    /// The receive loop, as leader or follower; `pop` takes a message out of the
+    /// channel's mailbox if there is one.
+    #[inline]
+    fn recv_with<R>(
+        &self,
+        me: usize,
+        deadline: Option<Instant>,
+        mut pop: impl FnMut(&Mailbox) -> Option<R>,
+    ) -> Result<R, LinkError> {
         let mb = &self.mailboxes[me];
         let start = Instant::now();
         loop {
-            if let Some(got) = mb.pop(out) {
+            if let Some(got) = pop(mb) {
                 self.hand_over(me);
                 return Ok(got);
             }

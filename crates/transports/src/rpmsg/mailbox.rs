@@ -99,18 +99,27 @@ impl Mailbox {
     /// returns the message's whole payload length and its header flags.
     #[inline]
     pub(super) fn pop(&self, out: &mut [u8]) -> Option<(usize, u16)> {
+        self.pop_with(|payload, flags| {
+            let n = payload.len().min(out.len());
+            out[..n].copy_from_slice(&payload[..n]);
+            (payload.len(), flags)
+        })
+    }
+
+    /// Consumer side, in place: lets `read` read the next message's payload and
+    /// header flags where they lie, then frees the slot.
+    #[inline]
+    pub(super) fn pop_with<R>(&self, read: impl FnOnce(&[u8], u16) -> R) -> Option<R> {
         let tail = self.tail.load(Ordering::Relaxed);
         if self.head.load(Ordering::Acquire) == tail {
             return None;
         }
         let slot = self.slots[tail as usize % MAILBOX_SLOTS].get();
         // SAFETY: the slot at `tail` lies in [tail, head): published by the producer
-        // (Acquire above) and not rewritten until we advance `tail`.
+        // (Acquire above) and not rewritten until we advance `tail`, after `read`.
         let got = unsafe {
-            let len = usize::from((*slot).len);
-            let n = len.min(out.len());
-            std::ptr::copy_nonoverlapping((*slot).data.as_ptr(), out.as_mut_ptr(), n);
-            (len, (*slot).flags)
+            let len = usize::from((*slot).len).min(MAX_PAYLOAD);
+            read(&(&(*slot).data)[..len], (*slot).flags)
         };
         self.tail.store(tail.wrapping_add(1), Ordering::Release);
         Some(got)

@@ -185,10 +185,7 @@ impl Endpoint for ShmEndpoint {
     #[inline]
     fn send(&mut self, msg: &[u8]) -> io::Result<()> {
         if self.tx_closed {
-            return Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "sending side already closed",
-            ));
+            return Err(closed());
         }
         let Self { tx, rx, .. } = self;
         tx.send(msg, &mut || rx.publish())
@@ -217,6 +214,66 @@ impl Endpoint for ShmEndpoint {
         }
         Ok(())
     }
+
+    /// Reserves `len` bytes of the ring, lets `fill` write them and commits them.
+    /// `len` may be at most half the ring's capacity.
+    #[inline]
+    fn send_in_place<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
+        if self.tx_closed {
+            return Err(closed());
+        }
+        let Self { tx, rx, .. } = self;
+        fill(tx.reserve(len, &mut || rx.publish())?);
+        tx.commit(len);
+        Ok(())
+    }
+
+    /// Peeks `len` bytes of the ring, lets `read` read them and releases them.
+    #[inline]
+    fn recv_in_place<R, F: FnOnce(&[u8]) -> R>(
+        &mut self,
+        len: usize,
+        read: F,
+    ) -> io::Result<Option<R>> {
+        let Self { tx, rx, .. } = self;
+        let Some(msg) = rx.peek(len, &mut || tx.publish())? else {
+            return Ok(None);
+        };
+        let r = read(msg);
+        rx.release(len);
+        Ok(Some(r))
+    }
+
+    /// Peeks the request, reserves the reply, lets `f` read the one and write the
+    /// other, commits the reply and releases the request.
+    #[inline]
+    fn echo_in_place<R, F: FnOnce(&[u8], &mut [u8]) -> R>(
+        &mut self,
+        len: usize,
+        f: F,
+    ) -> io::Result<Option<R>> {
+        if self.tx_closed {
+            return Err(closed());
+        }
+        let Self { tx, rx, .. } = self;
+        let request: *const [u8] = match rx.peek(len, &mut || tx.publish())? {
+            Some(msg) => msg,
+            None => return Ok(None),
+        };
+        let reply = tx.reserve(len, &mut || rx.publish())?;
+        // SAFETY: the peeked bytes lie in the region's shared mapping, which `_region`
+        // keeps mapped; they stay the consumer's until `release` below, because
+        // `Consumer::publish` (the only consumer call meanwhile) hands back released
+        // bytes only. The reply lies in the other ring, so the two never overlap.
+        let r = f(unsafe { &*request }, reply);
+        tx.commit(len);
+        rx.release(len);
+        Ok(Some(r))
+    }
+}
+
+fn closed() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "sending side already closed")
 }
 
 impl Drop for ShmEndpoint {
@@ -232,6 +289,7 @@ impl Transport for Shm {
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str =
         "shared-memory SPSC byte rings (one per direction), spin/block/hybrid waiting";
+    const ZERO_COPY: bool = true;
 
     fn param_specs() -> &'static [ParamSpec] {
         PARAMS

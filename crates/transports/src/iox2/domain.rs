@@ -1,0 +1,126 @@
+//! The iceoryx2 domain of this transport: its configuration and file prefix, and the
+//! removal of what dead processes and the last node leave behind.
+
+use super::*;
+
+/// The iceoryx2 configuration every node of this transport uses: iceoryx2's defaults
+/// with [`FILE_PREFIX`] (ignoring any system-wide iceoryx2 configuration file, so
+/// that runs compare).
+///
+/// [`PREFIX_ENV`] may name a longer prefix, a private iceoryx2 domain: tests use it to
+/// check that a run leaves none of its files behind, whatever else runs meanwhile.
+pub fn config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let mut c = Config::default();
+        let prefix = std::env::var(PREFIX_ENV)
+            .ok()
+            .filter(|p| valid_prefix(p))
+            .unwrap_or_else(|| FILE_PREFIX.to_string());
+        c.global.prefix = FileName::new(prefix.as_bytes()).expect("a valid file name");
+        c
+    })
+}
+
+/// The environment variable that may name another file prefix (see [`config`]): it
+/// is used only if it is [`FILE_PREFIX`] followed by 1 to 32 ASCII letters, digits or
+/// underscores.
+pub const PREFIX_ENV: &str = "XFERBENCH_IOX2_PREFIX";
+
+pub(super) fn valid_prefix(p: &str) -> bool {
+    p.strip_prefix(FILE_PREFIX).is_some_and(|rest| {
+        (1..=32).contains(&rest.len())
+            && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
+/// Removes the stale resources (node, ports, services) of every dead iceoryx2 node of
+/// this transport; returns how many nodes were cleaned up.
+pub fn remove_dead_nodes() -> usize {
+    let mut removed = 0;
+    let _ = Node::<ipc::Service>::list(config(), |state| {
+        if let NodeState::Dead(view) = state
+            && view.try_remove_stale_resources().is_ok()
+        {
+            removed += 1;
+        }
+        CallbackProgression::Continue
+    });
+    removed
+}
+
+/// Removes the domain's global management segment (a node counter iceoryx2 keeps in
+/// `/dev/shm` as `xferbench_iox2_…_node.<version>.global_mgmt`) when no node of this
+/// transport exists any more, alive or dead; true if it was removed.
+///
+/// iceoryx2 creates that segment with the first node of a domain and never removes
+/// it, by design (it outlives every process, so that node ids stay unique). Node ids
+/// also hold the pid and the creation time, so a counter that starts again at zero
+/// after the removal cannot repeat one.
+pub fn remove_idle_domain() -> bool {
+    remove_dead_nodes();
+    let mut nodes = 0usize;
+    let listed = Node::<ipc::Service>::list(config(), |_| {
+        nodes += 1;
+        CallbackProgression::Continue
+    });
+    if listed.is_err() || nodes > 0 {
+        return false;
+    }
+    // SAFETY: the function requires that no process uses the domain meanwhile. No
+    // node of it exists (listed just now), and every user of the domain is a node: a
+    // process that creates one in between keeps the counter it already took, and the
+    // next creates a new segment (see above).
+    unsafe { iceoryx2::testing::remove_global_mgmt_segment::<ipc::Service>(config()) }
+        .unwrap_or(false)
+}
+
+/// A side's node: dropped last of its iceoryx2 handles, and then the domain is
+/// cleared if it was the last ([`remove_idle_domain`]).
+pub(super) struct LastNode(pub(super) Option<Node<ipc::Service>>);
+
+impl LastNode {
+    pub(super) fn node(&self) -> &Node<ipc::Service> {
+        self.0.as_ref().expect("the node lives until drop")
+    }
+}
+
+impl Drop for LastNode {
+    fn drop(&mut self) {
+        drop(self.0.take());
+        remove_idle_domain();
+    }
+}
+
+/// Once per process: iceoryx2 logs only fatal errors (unless `IOX2_LOG_LEVEL` says
+/// otherwise; its errors reach the caller as ours), and what dead processes left is
+/// removed.
+pub(super) fn prepare_process() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        set_log_level_from_env_or(LogLevel::Fatal);
+        remove_dead_nodes();
+    });
+}
+
+pub(super) fn io_err(op: &'static str) -> impl FnOnce(String) -> TransportError {
+    move |msg| TransportError::Io {
+        transport: NAME,
+        op,
+        source: io::Error::other(msg),
+    }
+}
+
+pub(super) fn peer_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return true;
+    }
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return true;
+    };
+    // EPERM means it exists (another user's): only ESRCH means gone.
+    !matches!(
+        rustix::process::test_kill_process(pid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}

@@ -1,0 +1,441 @@
+//! One side of a connection: its iceoryx2 ports, the listener waiting for the
+//! connector's hello, and the endpoint that sends and receives samples.
+
+use super::domain::{LastNode, peer_alive};
+use super::*;
+
+type Payload = [u8];
+/// The user header of every sample: what kind of sample it is.
+type Kind = u64;
+/// A message.
+const DATA: Kind = 0;
+/// End of stream (`close_send`); no payload.
+const END: Kind = 1;
+/// The receiver took the end-of-stream mark; no payload.
+const END_ACK: Kind = 2;
+
+/// How long a dropped endpoint waits for its end-of-stream mark to be taken.
+const LINGER: Duration = Duration::from_secs(1);
+
+type Pub = Publisher<ipc::Service, Payload, Kind>;
+type Sub = Subscriber<ipc::Service, Payload, Kind>;
+type Taken = Sample<ipc::Service, Payload, Kind>;
+
+/// Everything iceoryx2 of one side: ports first (they drop first), then the services,
+/// then the node.
+pub(super) struct Ports {
+    tx: Pub,
+    pub(super) rx: Sub,
+    notifier: Option<Notifier<ipc::Service>>,
+    listener: Option<EventListener<ipc::Service>>,
+    tx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
+    _rx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
+    _events: Option<[event::PortFactory<ipc::Service>; 2]>,
+    _node: LastNode,
+}
+
+impl Ports {
+    /// Builds one side: `listening` creates the services, else opens them.
+    pub(super) fn new(
+        t: &Iceoryx2,
+        base: &str,
+        listening: bool,
+        peer: &Arc<AtomicI32>,
+    ) -> Result<Ports, String> {
+        let last = LastNode(Some(
+            NodeBuilder::new()
+                .config(config())
+                .signal_handling_mode(SignalHandlingMode::Disabled)
+                .create::<ipc::Service>()
+                .map_err(|e| format!("node: {e:?}"))?,
+        ));
+        let node = last.node();
+        let (out, inn) = if listening {
+            ("l2c", "c2l")
+        } else {
+            ("c2l", "l2c")
+        };
+        let service_name = |suffix: &str| {
+            ServiceName::new(&format!("{base}/{suffix}"))
+                .map_err(|e| format!("service name {base}/{suffix}: {e:?}"))
+        };
+        let pubsub = |suffix: &str| {
+            let b = node
+                .service_builder(&service_name(suffix)?)
+                .publish_subscribe::<Payload>()
+                .user_header::<Kind>()
+                .max_publishers(1)
+                .max_subscribers(1)
+                .max_nodes(2)
+                .enable_safe_overflow(false)
+                .subscriber_max_buffer_size(t.buffer)
+                .history_size(t.history);
+            if listening {
+                b.create().map_err(|e| format!("create {suffix}: {e:?}"))
+            } else {
+                b.open().map_err(|e| format!("open {suffix}: {e:?}"))
+            }
+        };
+        let tx_service = pubsub(out)?;
+        let rx_service = pubsub(inn)?;
+        let watched = peer.clone();
+        let tx = tx_service
+            .publisher_builder()
+            .initial_max_slice_len(INITIAL_SLICE)
+            .allocation_strategy(AllocationStrategy::PowerOfTwo)
+            .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+            .set_backpressure_handler(move |info: &BackpressureInfo| {
+                if info.elapsed_time < PEER_CHECK || peer_alive(watched.load(Ordering::Relaxed)) {
+                    BackpressureAction::Retry
+                } else {
+                    BackpressureAction::DiscardDataAndFail
+                }
+            })
+            .create()
+            .map_err(|e| format!("publisher: {e:?}"))?;
+        let rx = rx_service
+            .subscriber_builder()
+            .buffer_size(t.buffer)
+            .create()
+            .map_err(|e| format!("subscriber: {e:?}"))?;
+        let (notifier, listener, events) = match t.wait {
+            Wait::Spin => (None, None, None),
+            Wait::Event => {
+                let ev = |suffix: &str| {
+                    let b = node
+                        .service_builder(&service_name(&format!("{suffix}.ev"))?)
+                        .event()
+                        .max_notifiers(1)
+                        .max_listeners(1)
+                        .max_nodes(2);
+                    if listening {
+                        b.create().map_err(|e| format!("create {suffix}.ev: {e:?}"))
+                    } else {
+                        b.open().map_err(|e| format!("open {suffix}.ev: {e:?}"))
+                    }
+                };
+                let (out_ev, in_ev) = (ev(out)?, ev(inn)?);
+                let notifier = out_ev
+                    .notifier_builder()
+                    .create()
+                    .map_err(|e| format!("notifier: {e:?}"))?;
+                let listener = in_ev
+                    .listener_builder()
+                    .create()
+                    .map_err(|e| format!("listener: {e:?}"))?;
+                (Some(notifier), Some(listener), Some([out_ev, in_ev]))
+            }
+        };
+        Ok(Ports {
+            tx,
+            rx,
+            notifier,
+            listener,
+            tx_service,
+            _rx_service: rx_service,
+            _events: events,
+            _node: last,
+        })
+    }
+}
+
+/// A listener's services, waiting for the connector's hello.
+pub struct Iceoryx2Listener {
+    pub(super) address: String,
+    pub(super) ports: Ports,
+    pub(super) peer: Arc<AtomicI32>,
+    pub(super) wait: Wait,
+}
+
+impl std::fmt::Debug for Iceoryx2Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Iceoryx2Listener")
+            .field("address", &self.address)
+            .finish()
+    }
+}
+
+// SAFETY: iceoryx2's `ipc::Service` ports, services and node share their state
+// through non-atomic reference counts (`Rc`), which is why they are not `Send`. Every
+// handle of one side (node, services, ports, and the samples, which never outlive a
+// call) is owned by this one value and none is cloned out of it, so moving the value
+// moves all of them together: no two threads ever touch one reference count. The
+// state they point to is `Send` (iceoryx2 requires it of what its `Rc`s hold).
+unsafe impl Send for Iceoryx2Listener {}
+
+/// One side of an iceoryx2 channel.
+pub struct Iceoryx2Endpoint {
+    pub(super) ports: Ports,
+    pub(super) wait: Wait,
+    pub(super) peer: Arc<AtomicI32>,
+    pub(super) tx_closed: bool,
+    pub(super) rx_closed: bool,
+    /// The peer took our end-of-stream mark.
+    pub(super) acked: bool,
+}
+
+impl std::fmt::Debug for Iceoryx2Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Iceoryx2Endpoint")
+            .field("wait", &self.wait)
+            .field("peer", &self.peer.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+// SAFETY: as for `Iceoryx2Listener`: the endpoint owns every iceoryx2 handle of its
+// side, and the samples it takes are dropped before each call returns.
+unsafe impl Send for Iceoryx2Endpoint {}
+
+fn gone(what: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, format!("{NAME}: {what}"))
+}
+
+impl Iceoryx2Endpoint {
+    fn peer_pid(&self) -> i32 {
+        self.peer.load(Ordering::Relaxed)
+    }
+
+    /// Publishes a filled sample and notifies; a sample nobody received means the
+    /// peer's subscriber has gone.
+    #[inline]
+    fn publish(
+        &mut self,
+        sample: iceoryx2::sample_mut::SampleMut<ipc::Service, Payload, Kind>,
+    ) -> io::Result<()> {
+        let delivered = sample.send().map_err(|e| match e {
+            iceoryx2::port::SendError::UnableToDeliver => {
+                gone(&format!("the peer process {} died", self.peer_pid()))
+            }
+            e => io::Error::other(format!("{NAME}: send failed: {e:?}")),
+        })?;
+        if delivered == 0 {
+            return Err(gone("the peer's subscriber has gone"));
+        }
+        if let Some(n) = &self.ports.notifier {
+            n.notify()
+                .map_err(|e| io::Error::other(format!("{NAME}: notify failed: {e:?}")))?;
+        }
+        Ok(())
+    }
+
+    /// Loans a sample of `len` bytes of kind `kind`, lets `fill` write it in place and
+    /// publishes it.
+    #[inline]
+    fn send_kind<F: FnOnce(&mut [u8])>(
+        &mut self,
+        kind: Kind,
+        len: usize,
+        fill: F,
+    ) -> io::Result<()> {
+        let mut sample =
+            self.ports.tx.loan_slice_uninit(len).map_err(|e| {
+                io::Error::other(format!("{NAME}: loan of {len} bytes failed: {e}"))
+            })?;
+        *sample.user_header_mut() = kind;
+        let raw: *mut [MaybeUninit<u8>] = sample.payload_mut();
+        // SAFETY: the slice lies in a shared-memory data segment that the kernel
+        // zero-filled when it was mapped and that earlier samples wrote: its bytes are
+        // initialised, and every bit pattern is a valid `u8`. The sample is ours until
+        // sent, and the reference does not outlive it.
+        fill(unsafe { &mut *(raw as *mut [u8]) });
+        // SAFETY: as above, every byte of the payload is initialised.
+        let sample = unsafe { sample.assume_init() };
+        self.publish(sample)
+    }
+
+    /// Handles a control sample: an end-of-stream mark is acknowledged (so that the
+    /// peer's publisher, which lingers until then, may go), an acknowledgement noted.
+    /// True for an end-of-stream mark.
+    fn control(&mut self, kind: Kind) -> bool {
+        match kind {
+            END => {
+                self.rx_closed = true;
+                // A peer that went meanwhile needs no acknowledgement.
+                let _ = self.send_kind(END_ACK, 0, |_| {});
+                true
+            }
+            _ => {
+                self.acked = true;
+                false
+            }
+        }
+    }
+
+    /// Waits for the next message; `None` when the peer closed.
+    #[inline]
+    fn next_sample(&mut self) -> io::Result<Option<Taken>> {
+        if self.rx_closed {
+            return Ok(None);
+        }
+        let mut polls = 0u32;
+        let mut last_check = None;
+        loop {
+            let got = self
+                .ports
+                .rx
+                .receive()
+                .map_err(|e| io::Error::other(format!("{NAME}: receive failed: {e:?}")))?;
+            if let Some(s) = got {
+                let kind = *s.user_header();
+                if kind == DATA {
+                    return Ok(Some(s));
+                }
+                drop(s);
+                if self.control(kind) {
+                    return Ok(None);
+                }
+                continue;
+            }
+            match (self.wait, &self.ports.listener) {
+                (Wait::Event, Some(l)) => {
+                    l.timed_wait(|_| {}, PEER_CHECK)
+                        .map_err(|e| io::Error::other(format!("{NAME}: wait failed: {e:?}")))?;
+                }
+                _ => {
+                    std::hint::spin_loop();
+                    polls = polls.wrapping_add(1);
+                    if !polls.is_multiple_of(1024) {
+                        continue;
+                    }
+                }
+            }
+            let now = Instant::now();
+            let since = *last_check.get_or_insert(now);
+            if now.duration_since(since) >= PEER_CHECK {
+                last_check = Some(now);
+                if !peer_alive(self.peer_pid()) && !self.ports.rx.has_samples().unwrap_or(false) {
+                    return Err(gone(&format!("the peer process {} died", self.peer_pid())));
+                }
+            }
+        }
+    }
+
+    /// After `close_send`, waits (at most [`LINGER`]) until the peer took the
+    /// end-of-stream mark, dropped its subscriber or died: a subscriber that had not
+    /// yet connected to this publisher would otherwise lose what it sent.
+    fn linger(&mut self) {
+        let until = Instant::now() + LINGER;
+        let mut polls = 0u32;
+        while !self.acked && Instant::now() < until {
+            if let Ok(Some(s)) = self.ports.rx.receive() {
+                let kind = *s.user_header();
+                drop(s);
+                if kind != DATA {
+                    self.control(kind);
+                }
+                continue;
+            }
+            polls = polls.wrapping_add(1);
+            if polls.is_multiple_of(64)
+                && (self
+                    .ports
+                    .tx_service
+                    .dynamic_config()
+                    .number_of_subscribers()
+                    == 0
+                    || !peer_alive(self.peer_pid()))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
+fn check_len(got: usize, want: usize) -> io::Result<()> {
+    if got < want {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("{NAME}: a {got}-byte message where {want} bytes were expected"),
+        ));
+    }
+    if got > want {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{NAME}: a {got}-byte message for a {want}-byte buffer"),
+        ));
+    }
+    Ok(())
+}
+
+impl Endpoint for Iceoryx2Endpoint {
+    #[inline]
+    fn send(&mut self, msg: &[u8]) -> io::Result<()> {
+        self.send_in_place(msg.len(), |b| b.copy_from_slice(msg))
+    }
+
+    /// Loans a sample of `len` bytes, lets `fill` write it in place and publishes it.
+    #[inline]
+    fn send_in_place<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
+        if self.tx_closed {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "sending side already closed",
+            ));
+        }
+        self.send_kind(DATA, len, fill)
+    }
+
+    /// Takes a sample of exactly `len` bytes and lets `read` read it in place.
+    #[inline]
+    fn recv_in_place<R, F: FnOnce(&[u8]) -> R>(
+        &mut self,
+        len: usize,
+        read: F,
+    ) -> io::Result<Option<R>> {
+        let Some(s) = self.next_sample()? else {
+            return Ok(None);
+        };
+        let p = s.payload();
+        check_len(p.len(), len)?;
+        Ok(Some(read(p)))
+    }
+
+    /// Takes a sample of `len` bytes, loans a reply of the same length, lets `f` read
+    /// the one and write the other in place, then publishes the reply.
+    #[inline]
+    fn echo_in_place<R, F: FnOnce(&[u8], &mut [u8]) -> R>(
+        &mut self,
+        len: usize,
+        f: F,
+    ) -> io::Result<Option<R>> {
+        let Some(s) = self.next_sample()? else {
+            return Ok(None);
+        };
+        check_len(s.payload().len(), len)?;
+        let mut r = None;
+        self.send_in_place(len, |out| r = Some(f(s.payload(), out)))?;
+        drop(s);
+        Ok(r)
+    }
+
+    #[inline]
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Recv> {
+        Ok(
+            match self.recv_in_place(buf.len(), |p| buf.copy_from_slice(p))? {
+                Some(()) => Recv::Message,
+                None => Recv::Closed,
+            },
+        )
+    }
+
+    fn close_send(&mut self) -> io::Result<()> {
+        if self.tx_closed {
+            return Ok(());
+        }
+        self.tx_closed = true;
+        self.send_kind(END, 0, |_| {})
+    }
+}
+
+impl Drop for Iceoryx2Endpoint {
+    fn drop(&mut self) {
+        if self.close_send().is_ok() {
+            self.linger();
+        }
+        if !peer_alive(self.peer_pid()) {
+            remove_dead_nodes();
+        }
+    }
+}

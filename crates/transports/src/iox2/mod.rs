@@ -1,0 +1,371 @@
+//! iceoryx2 publish–subscribe as a [`Transport`]: [`Iceoryx2`], through the
+//! `iceoryx2` crate over its `ipc::Service`.
+//!
+//! # A connection: two services, one per direction
+//!
+//! `listen()` creates a node and two publish–subscribe services of byte slices
+//! (`[u8]`), `<base>/l2c` (listener → connector) and `<base>/c2l`, each for one
+//! publisher and one subscriber, with the listener's publisher on the first and its
+//! subscriber on the second; `<base>` is the address,
+//! `xferbench-u<uid>-p<pid>-<n>-<nonce>`, unique per listener. With `wait=event` two
+//! event services (`<base>/l2c.ev`, `<base>/c2l.ev`) carry a notification after every
+//! sample. `connect()` opens the four services with its own node, creates the
+//! opposite ports and sends a hello sample carrying its pid; `accept()` waits
+//! (bounded) for that hello. Each side thus knows the other's pid.
+//!
+//! # Messages
+//!
+//! One `send` is one sample of exactly the message's length; one `recv` takes one
+//! sample, which must be exactly as long as the buffer (shorter:
+//! [`io::ErrorKind::UnexpectedEof`], longer: [`io::ErrorKind::InvalidData`]; the sample
+//! is consumed either way). There is no size limit ([`Transport::MAX_MESSAGE`] is
+//! `None`): publishers start with slices of [`INITIAL_SLICE`] bytes and grow their data
+//! segment by powers of two (`AllocationStrategy::PowerOfTwo`) when a larger message
+//! comes, so the first large message of a run pays for one reallocation and the
+//! warm-up absorbs it. Nothing is batched: every `send` publishes its sample (and
+//! notifies, with `wait=event`), so `flush` has nothing to do. A `u64` user header
+//! tells messages from the two control samples: the end-of-stream mark `close_send`
+//! sends, and its acknowledgement.
+//!
+//! Delivery is lossless: the services disable iceoryx2's safe overflow and publishers
+//! retry until delivered when the subscriber's buffer (`buffer` samples) is full,
+//! through iceoryx2's own adaptive wait.
+//!
+//! # Waiting
+//!
+//! * `wait=spin`: the receiver polls `Subscriber::receive` in a busy loop.
+//! * `wait=event`: the sender notifies the peer's event listener after each sample;
+//!   the receiver, finding nothing, sleeps in `Listener::timed_wait` (10 ms slices).
+//!
+//! # A peer that goes away, and what is left behind
+//!
+//! Dropping an endpoint sends the end-of-stream mark if `close_send` did not, and
+//! lingers (at most a second) until the peer acknowledged it, dropped its subscriber
+//! or died: a subscriber only keeps a publisher's samples once it has connected to
+//! that publisher, which it does when it next polls. Then it drops its ports,
+//! services and node: iceoryx2 removes a service's files when its
+//! last user goes. A receiver that waits re-checks about every 10 ms that the peer
+//! process lives, and a sender blocked on a full buffer does the same in its
+//! backpressure handler, so both fail with [`io::ErrorKind::BrokenPipe`] instead of
+//! waiting for a dead process. A dead process's node, ports and services are stale
+//! resources: they are removed through iceoryx2's dead-node cleanup
+//! ([`remove_dead_nodes`]) when a process first uses this transport and when an
+//! endpoint whose peer died is dropped.
+//!
+//! One file outlives every node: the domain's *global management segment*, 16 bytes in
+//! `/dev/shm` (`xferbench_iox2_<hash>_node.<version>.global_mgmt`), a node counter
+//! that iceoryx2 creates with the first node of a domain and, by design, never
+//! removes. The side that drops the last node of the domain, alive or dead, removes
+//! it ([`remove_idle_domain`]), so a run whose peer was killed leaves nothing either:
+//! the survivor removes the dead node's resources, then its own node, then the segment.
+//!
+//! All of it lives under iceoryx2's usual root (`/tmp/iceoryx2/`) and `/dev/shm`, with
+//! file names starting with [`FILE_PREFIX`] instead of iceoryx2's `iox2_` (iceoryx2's
+//! own root directories, `/tmp/iceoryx2/nodes` and `/tmp/iceoryx2/services`, stay: other
+//! iceoryx2 users share them).
+//!
+//! # Zero-copy
+//!
+//! [`Transport::ZERO_COPY`]: a send loans a sample, the caller writes the message in
+//! place and it is published; a receive lends the received sample's payload to the
+//! caller before it goes back; an echo writes the reply's loaned sample while the
+//! request's is still held. The copying `send` and `recv` are the same calls with a
+//! `memcpy` into the loan and out of the sample.
+
+mod domain;
+mod endpoint;
+
+pub use domain::{PREFIX_ENV, config, remove_dead_nodes, remove_idle_domain};
+pub use endpoint::{Iceoryx2Endpoint, Iceoryx2Listener};
+
+use domain::{io_err, prepare_process};
+use endpoint::Ports;
+
+use crate::param::check_known;
+use crate::{Endpoint, Listener, ParamError, ParamSpec, Params, Recv, Transport, TransportError};
+use iceoryx2::port::listener::Listener as EventListener;
+use iceoryx2::port::notifier::Notifier;
+use iceoryx2::port::publisher::Publisher;
+use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::port::{BackpressureAction, BackpressureInfo};
+use iceoryx2::prelude::*;
+use iceoryx2::sample::Sample;
+use iceoryx2::service::port_factory::{event, publish_subscribe};
+use std::io;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+const NAME: &str = "iceoryx2";
+
+/// How file names of this transport's iceoryx2 resources begin (in `/dev/shm` and
+/// under `/tmp/iceoryx2/`).
+pub const FILE_PREFIX: &str = "xferbench_iox2_";
+
+/// The address prefix (after it: uid, pid, a counter and a nonce).
+pub const ADDRESS_PREFIX: &str = "xferbench-u";
+
+/// Bytes a publisher's samples start with before they grow.
+pub const INITIAL_SLICE: usize = 64;
+
+/// How often a waiting side re-checks that its peer process lives.
+const PEER_CHECK: Duration = Duration::from_millis(10);
+
+const HELLO_MAGIC: [u8; 8] = *b"xfbiox2\0";
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "wait",
+        default: "event",
+        accepts: "spin or event",
+        help: "how a receiver waits: busy-poll the subscriber, or sleep on an iceoryx2 \
+               event the sender notifies after every sample",
+    },
+    ParamSpec {
+        name: "buffer",
+        default: "2",
+        accepts: "samples, 1 to 65536",
+        help: "subscriber buffer size: samples delivered but not yet received before \
+               the publisher waits (iceoryx2's default)",
+    },
+    ParamSpec {
+        name: "history",
+        default: "0",
+        accepts: "samples, 0 to 65536",
+        help: "samples each publisher keeps for subscribers that connect late \
+               (iceoryx2's default)",
+    },
+];
+
+/// How a receiver waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Busy polling.
+    Spin,
+    /// iceoryx2 event notification.
+    Event,
+}
+
+/// The iceoryx2 transport.
+#[derive(Debug, Clone)]
+pub struct Iceoryx2 {
+    wait: Wait,
+    buffer: usize,
+    history: usize,
+}
+
+impl Default for Iceoryx2 {
+    fn default() -> Self {
+        Self::from_params(&Params::new()).expect("defaults are valid")
+    }
+}
+
+impl Iceoryx2 {
+    /// A transport with explicit settings.
+    pub fn new(wait: Wait, buffer: usize, history: usize) -> Iceoryx2 {
+        Iceoryx2 {
+            wait,
+            buffer,
+            history,
+        }
+    }
+}
+
+/// Address counter, so that one process's listeners never share a name.
+static NEXT: AtomicU64 = AtomicU64::new(0);
+fn parse_address(address: &str) -> Option<i32> {
+    let rest = address.strip_prefix(ADDRESS_PREFIX)?;
+    if address.len() > 200 || !rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return None;
+    }
+    let mut parts = rest.split('-');
+    let _uid: u32 = parts.next()?.parse().ok()?;
+    let pid: i32 = parts.next()?.strip_prefix('p')?.parse().ok()?;
+    let _n: u64 = parts.next()?.parse().ok()?;
+    let _nonce = u64::from_str_radix(parts.next()?, 16).ok()?;
+    (parts.next().is_none() && pid > 0).then_some(pid)
+}
+
+impl Transport for Iceoryx2 {
+    type Endpoint = Iceoryx2Endpoint;
+    type Listener = Iceoryx2Listener;
+    const NAME: &'static str = NAME;
+    const DESCRIPTION: &'static str = "iceoryx2 publish-subscribe (ipc::Service), one service per direction, a sample per message";
+    const ZERO_COPY: bool = true;
+
+    fn param_specs() -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn from_params(params: &Params) -> Result<Self, ParamError> {
+        check_known(NAME, PARAMS, params)?;
+        let value = |i: usize| {
+            params
+                .get(PARAMS[i].name)
+                .map_or(PARAMS[i].default, String::as_str)
+        };
+        let invalid = |i: usize| ParamError::Invalid {
+            name: PARAMS[i].name.into(),
+            value: value(i).into(),
+            accepts: PARAMS[i].accepts.into(),
+        };
+        let wait = match value(0) {
+            "spin" => Wait::Spin,
+            "event" => Wait::Event,
+            _ => return Err(invalid(0)),
+        };
+        let buffer = value(1)
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=65_536).contains(n))
+            .ok_or_else(|| invalid(1))?;
+        let history = value(2)
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n <= 65_536)
+            .ok_or_else(|| invalid(2))?;
+        Ok(Iceoryx2::new(wait, buffer, history))
+    }
+
+    fn listen(&self) -> Result<Iceoryx2Listener, TransportError> {
+        prepare_process();
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let address = format!(
+            "{ADDRESS_PREFIX}{}-p{}-{}-{nonce:x}",
+            rustix::process::getuid().as_raw(),
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+        );
+        let peer = Arc::new(AtomicI32::new(0));
+        let ports = Ports::new(self, &address, true, &peer).map_err(io_err("listen"))?;
+        Ok(Iceoryx2Listener {
+            address,
+            ports,
+            peer,
+            wait: self.wait,
+        })
+    }
+
+    fn connect(
+        &self,
+        address: &str,
+        _deadline: Instant,
+    ) -> Result<Iceoryx2Endpoint, TransportError> {
+        let Some(pid) = parse_address(address) else {
+            return Err(TransportError::BadAddress {
+                transport: NAME,
+                address: address.to_string(),
+                reason: "expected xferbench-u<uid>-p<pid>-<n>-<nonce>",
+            });
+        };
+        prepare_process();
+        let peer = Arc::new(AtomicI32::new(pid));
+        let ports = Ports::new(self, address, false, &peer).map_err(io_err("connect"))?;
+        let mut ep = Iceoryx2Endpoint {
+            ports,
+            wait: self.wait,
+            peer,
+            tx_closed: false,
+            rx_closed: false,
+            acked: false,
+        };
+        let mut hello = [0u8; 12];
+        hello[..8].copy_from_slice(&HELLO_MAGIC);
+        hello[8..].copy_from_slice(&std::process::id().to_le_bytes());
+        ep.send(&hello).map_err(|source| TransportError::Io {
+            transport: NAME,
+            op: "connect",
+            source,
+        })?;
+        Ok(ep)
+    }
+}
+
+impl Listener for Iceoryx2Listener {
+    type Endpoint = Iceoryx2Endpoint;
+
+    fn address(&self) -> &str {
+        &self.address
+    }
+
+    fn accept(self, deadline: Instant) -> Result<Iceoryx2Endpoint, TransportError> {
+        loop {
+            let got = self
+                .ports
+                .rx
+                .receive()
+                .map_err(|e| format!("receive: {e:?}"))
+                .map_err(io_err("accept"))?;
+            if let Some(s) = got {
+                let p = s.payload();
+                let pid = (p.len() == 12 && p[..8] == HELLO_MAGIC)
+                    .then(|| i32::from_le_bytes(p[8..].try_into().expect("4 bytes")))
+                    .filter(|pid| *pid > 0)
+                    .ok_or_else(|| "a malformed hello from the connector".to_string())
+                    .map_err(io_err("accept"))?;
+                drop(s);
+                self.peer.store(pid, Ordering::Relaxed);
+                return Ok(Iceoryx2Endpoint {
+                    ports: self.ports,
+                    wait: self.wait,
+                    peer: self.peer,
+                    tx_closed: false,
+                    rx_closed: false,
+                    acked: false,
+                });
+            }
+            if Instant::now() >= deadline {
+                return Err(TransportError::Timeout {
+                    transport: NAME,
+                    what: "accept",
+                });
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listed_defaults_are_iceoryx2s() {
+        let d = Config::default().defaults.publish_subscribe;
+        assert_eq!(PARAMS[1].default, d.subscriber_max_buffer_size.to_string());
+        assert_eq!(PARAMS[2].default, d.publisher_history_size.to_string());
+    }
+
+    #[test]
+    fn only_prefixes_of_ours_name_a_private_domain() {
+        use super::domain::valid_prefix;
+        assert!(valid_prefix("xferbench_iox2_t42_"));
+        for bad in [
+            "",
+            "xferbench_iox2_",
+            "iox2_",
+            "xferbench_iox2_a/b",
+            "xferbench_iox2_a.b",
+        ] {
+            assert!(!valid_prefix(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn addresses_parse_strictly() {
+        assert_eq!(parse_address("xferbench-u0-p12-3-ff"), Some(12));
+        for bad in [
+            "",
+            "xferbench-u0-p12-3",
+            "xferbench-u0-p0-3-ff",
+            "xferbench-u0-p12-3-ff/x",
+            "xferbench-u0-p12-3-ff-9",
+            "iox2_xferbench-u0-p12-3-ff",
+        ] {
+            assert_eq!(parse_address(bad), None, "{bad}");
+        }
+    }
+}
