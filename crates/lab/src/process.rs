@@ -57,15 +57,23 @@ pub enum Role {
     /// One Warp Pipe client process; the lab appends one JSON
     /// [`crate::workload::warp::ClientProcessSpec`].
     WarpClient,
+    /// A hash-table server; the lab appends one JSON
+    /// [`crate::rig::kv::KvServerSpec`].
+    KvServer,
+    /// One hash-table client process; the lab appends one JSON
+    /// [`crate::workload::kv::KvClientSpec`].
+    KvClient,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 4] = [
+    pub const ALL: [Role; 6] = [
         Role::Peer,
         Role::RpmsgRemote,
         Role::MemoryMock,
         Role::WarpClient,
+        Role::KvServer,
+        Role::KvClient,
     ];
 
     /// The role's name in messages.
@@ -75,6 +83,8 @@ impl Role {
             Role::RpmsgRemote => "rpmsg remote",
             Role::MemoryMock => "memory mock",
             Role::WarpClient => "warp client",
+            Role::KvServer => "kv server",
+            Role::KvClient => "kv client",
         }
     }
 }

@@ -27,6 +27,7 @@
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
+pub mod kv;
 pub mod memory_mock;
 pub mod peers;
 pub mod rpmsg;

@@ -15,6 +15,7 @@
 //! * With `verify`, every message carries the header of [`crate::verify`] and the
 //!   receiving side counts what it found.
 
+pub mod kv;
 pub mod pingpong;
 pub mod rpmsg;
 pub mod stream;

@@ -332,6 +332,11 @@ impl ServerStats {
         self.obj.arch()
     }
 
+    /// The server's main object.
+    pub fn name(&self) -> &str {
+        self.obj.name()
+    }
+
     /// The server's pid.
     pub fn server_pid(&self) -> u32 {
         self.obj.header().server_pid
