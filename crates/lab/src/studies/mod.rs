@@ -18,6 +18,7 @@
 //! of every process, counters, profiles, observers, the versioned result and
 //! `compare` with no code of its own.
 
+pub mod hashtable;
 pub mod rpmsg;
 pub mod warp_pipe;
 
@@ -104,7 +105,11 @@ pub struct StudyOverrides {
 
 /// Every built-in study, in the order `list` shows them.
 pub fn registry() -> &'static [&'static dyn Study] {
-    &[&rpmsg::RpmsgStudy, &warp_pipe::WarpPipe]
+    &[
+        &rpmsg::RpmsgStudy,
+        &warp_pipe::WarpPipe,
+        &hashtable::Hashtable,
+    ]
 }
 
 /// A study by name, or the list of names to choose from.
