@@ -11,6 +11,10 @@ use anyhow::{Context as _, Result};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
+/// A series whose label starts with this is a reference (a published figure, not a
+/// measurement): it is drawn dashed.
+pub const REFERENCE_PREFIX: &str = "reference: ";
+
 /// One line of a chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -153,8 +157,12 @@ impl LineChart {
         for (i, s) in series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let style = ShapeStyle::from(colour).stroke_width(2);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), style))
+            let drawn = if s.label.starts_with(REFERENCE_PREFIX) {
+                chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 8, 6, style))
+            } else {
+                chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
+            };
+            drawn
                 .map_err(plot_error)?
                 .label(&s.label)
                 .legend(move |(x, y)| {

@@ -325,7 +325,14 @@ fn redis_loop(
     stop: &AtomicBool,
     hang: Duration,
 ) -> Result<(), KvRunError> {
-    let rerr = |e: redis::RedisError| KvRunError::Redis(e.to_string());
+    // A stop signal interrupts a blocking read: that is a stop, not a failure.
+    let rerr = |e: redis::RedisError| {
+        if stop.load(Ordering::Relaxed) {
+            KvRunError::Kv(KvError::Interrupted)
+        } else {
+            KvRunError::Redis(e.to_string())
+        }
+    };
     let client = redis::Client::open(format!("redis+unix://{path}")).map_err(rerr)?;
     let mut con = client.get_connection_with_timeout(hang).map_err(rerr)?;
     con.set_read_timeout(Some(hang)).map_err(rerr)?;

@@ -8,6 +8,7 @@
 //! and the interval's real level, and a speed-up as the median of run-by-run ratios
 //! ([`xferbench_lab::stats::paired_ratio`]).
 
+pub mod hashtable;
 pub mod rpmsg;
 pub mod warp_pipe;
 
@@ -26,6 +27,7 @@ pub fn writer(study: &str) -> Option<Writer> {
     match study {
         "rpmsg" => Some(rpmsg::write),
         "warp-pipe" => Some(warp_pipe::write),
+        "hashtable" => Some(hashtable::write),
         _ => None,
     }
 }
