@@ -321,9 +321,7 @@ impl Client {
             let _ = t.join();
         }
         while let Ok(d) = self.rx.try_recv() {
-            if let Err(e) = d {
-                return Err(e);
-            }
+            d?;
         }
         Ok(())
     }
@@ -401,7 +399,7 @@ fn responses(
             None => {
                 std::thread::sleep(Duration::from_nanos(30));
                 misses += 1;
-                if misses % 64 == 0 && last_check.elapsed() >= Duration::from_millis(20) {
+                if misses.is_multiple_of(64) && last_check.elapsed() >= Duration::from_millis(20) {
                     last_check = Instant::now();
                     if !crate::shm::wait::process_alive(server) {
                         return Err(KvError::ServerGone(server));

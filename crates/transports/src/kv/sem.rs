@@ -28,8 +28,8 @@ fn deadline(d: Duration) -> libc::timespec {
     };
     // SAFETY: clock_gettime writes the timespec we pass.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
-    let mut ns = now.tv_nsec as i64 + d.subsec_nanos() as i64;
-    let mut s = now.tv_sec as i64 + d.as_secs() as i64;
+    let mut ns: i64 = now.tv_nsec + i64::from(d.subsec_nanos());
+    let mut s: i64 = now.tv_sec + d.as_secs() as i64;
     if ns >= 1_000_000_000 {
         ns -= 1_000_000_000;
         s += 1;

@@ -383,7 +383,6 @@ impl Client {
         s.ctl.0.state.store(ACTIVE, Ordering::Release);
         obj.header().epoch.fetch_add(1, Ordering::AcqRel);
         wait::wake_always(&v.worker(worker).doorbell.0);
-        drop(v);
         Ok(Client {
             obj,
             opts,
