@@ -180,13 +180,19 @@ pub enum WarpCommand {
 #[derive(Debug, Subcommand)]
 pub enum KvCommand {
     /// Serve a hash table over shared memory until Ctrl-C (the original's `server`).
+    #[command(after_help = "\
+Examples:
+  xferbench kv serve --arch preopt -s 10000 -n 1
+  xferbench kv serve --arch sharded -n 4")]
     Serve(KvServeArgs),
     /// Run the original client's mix: OUTER × (INNER inserts, INNER bucket reads,
     /// INNER deletes), verifying every reply.
-    #[command(
-        after_help = "Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply \
-failed verification."
-    )]
+    #[command(after_help = "\
+Examples:
+  xferbench kv client 100 10 --seed 42
+  xferbench kv client 0 10 --server /xferbench-u1000-p4242-kv0
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification.")]
     Client(KvClientArgs),
 }
 
