@@ -26,7 +26,12 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         eprintln!("error: --runs must be at least 2 for a significance test");
         return Ok(EXIT_USAGE);
     }
+    let watch = match crate::config::watch(&a.watch) {
+        Ok(w) => w,
+        Err(e) => return Ok(crate::exit::usage("ab", e)),
+    };
     let caps = xferbench_lab::context::capabilities();
+    let start = watch.as_ref().map(|w| w.probe.limits());
     let cfg = AbConfig {
         a: a.command_a.clone(),
         b: a.command_b.clone(),
@@ -34,7 +39,25 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         warmup: a.warmup,
         threshold,
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
+        events: a
+            .events
+            .iter()
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
+            .collect(),
+        search_stalls: a.search_stalls && caps.pmu && caps.perf.is_some(),
     };
+    if !cfg.events.is_empty() && caps.perf.is_none() {
+        eprintln!("error: --events needs perf (apt-get install linux-perf)");
+        return Ok(EXIT_USAGE);
+    }
+    // Without a PMU the search has nothing to count: one note says why, and ab carries on.
+    let search_skipped = if a.search_stalls {
+        xferbench_lab::ab::search_unavailable(caps.pmu, caps.perf.is_some())
+    } else {
+        None
+    };
+
     let tty = !a.quiet && std::io::stderr().is_terminal();
     let stop = crate::stop::stop_flag()?;
     let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut |done, total| {
@@ -49,8 +72,32 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         }
         Err(e) => return Err(e.into()),
     };
+    let mut report = report;
+    report.notes.extend(search_skipped);
     if tty {
         eprint!("\r\x1b[K");
+    }
+    if let (Some(w), Some(start)) = (&watch, start) {
+        let machine = xferbench_lab::limits::MachineLimits {
+            start,
+            end: Some(w.probe.limits()),
+            drift_threshold: w.drift_threshold,
+        };
+        report.notes.push(match machine.drift(true) {
+            Some(d) => format!(
+                "machine changed between the start and the end: {}; A and B ran interleaved, \
+                 so it touched both alike: the difference held against the machine's limits \
+                 is the raw difference",
+                d.movement()
+            ),
+            None => format!(
+                "machine steady: its limits moved by less than {:.0} % between the start and the end \
+                 ({})",
+                w.drift_threshold * 100.0,
+                xferbench_report::limits::brief(&machine.start)
+            ),
+        });
+        report.machine = Some(machine);
     }
     if let Some(path) = &a.export_json {
         xferbench_report::write_atomic(path, |w| {

@@ -19,6 +19,8 @@ pub mod role {
     pub const KV_SERVER: &str = "__kv-server";
     /// [`xferbench_lab::process::Role::KvClient`].
     pub const KV_CLIENT: &str = "__kv-client";
+    /// [`xferbench_lab::process::Role::PerfStatBench`].
+    pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
 }
 
 /// A performance lab for data-transport systems: sweeps of transports, message
@@ -51,6 +53,9 @@ pub enum Command {
     Ab(AbArgs),
     /// Compare two result files point by point; non-zero exit on a regression.
     Compare(CompareArgs),
+    /// Measure this machine's ceilings: memcpy bandwidth, cache-line and futex round
+    /// trips between two CPUs, a system call, a pipe round trip.
+    Limits(LimitsArgs),
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = role::PEER, hide = true)]
     Peer,
@@ -66,6 +71,9 @@ Examples:
     /// RPMsg link throughput, like `rpmsg-xmit-p`: a thread per channel loops
     /// write(packet) → read(echo) until --transfer bytes are sent.
     Rpmsg(RpmsgArgs),
+    /// Digitizer readout and conversion, like `sis8300drv_threads`: a thread per
+    /// board reads its samples and runs the chosen function, on a model of the boards.
+    Daq(Box<DaqArgs>),
     /// Internal: the remote side of an RPMsg link (started by `study rpmsg`).
     #[command(name = role::RPMSG_REMOTE, hide = true)]
     RpmsgRemote {
@@ -105,10 +113,50 @@ Examples:
         /// The lab's `KvClientSpec` as JSON.
         spec_json: String,
     },
+    /// Internal: one benchmark process of the perf-stat study (the seed's harness);
+    /// prints its timings as JSON.
+    #[command(name = role::PERFSTAT_BENCH, hide = true)]
+    PerfStatBench {
+        /// The lab's `BenchSpec` as JSON.
+        spec_json: String,
+    },
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(CompletionsArgs),
     /// Write the man pages (xferbench.1 and one per subcommand).
     Man(ManArgs),
+}
+
+/// `xferbench limits`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Every `run` and study measures the quick set at its start and end into its result, \
+gives each point's primary figure as a fraction of its natural limit, and flags points \
+during which the machine changed speed (docs/limits.md).
+
+Examples:
+  xferbench limits
+  xferbench limits --quick --json")]
+pub struct LimitsArgs {
+    /// The quick set (5 short samples per probe, well under 2 s) that runs and studies
+    /// record, instead of the full one (15 samples, a few seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the limits as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The machine watch of a run or study: its limits and drift detection.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Do not measure the machine's limits at the start and end, nor watch it for
+    /// drift between points.
+    #[arg(long)]
+    pub no_limits: bool,
+    /// Flag a point when a probe of the machine (cache-line or futex round trip, a
+    /// 2 MiB memcpy) moved by more than this percentage during it.
+    #[arg(long, value_name = "PCT", default_value_t = 25.0)]
+    pub drift_threshold: f64,
 }
 
 /// `xferbench study`.
@@ -164,6 +212,9 @@ pub struct StudyArgs {
     /// No line per point and no notes; only errors (the folder is still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// `xferbench warp ...`.
@@ -445,6 +496,17 @@ pub struct AbArgs {
     #[arg(long)]
     pub no_callgrind: bool,
 
+    /// Also count these events on A and B with `perf stat` (comma-separated; named
+    /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
+    /// through perf's event tables).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub events: Vec<String>,
+
+    /// Count every `stall|penalty|miss` event of `perf list` on A and B and rank them
+    /// by B/A (needs a hardware PMU; skipped with a reason without one).
+    #[arg(long)]
+    pub search_stalls: bool,
+
     /// Write the whole comparison as JSON.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
@@ -456,6 +518,10 @@ pub struct AbArgs {
     /// No progress line and no tables; only errors and the exit status.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 
     /// Command A, the baseline (run with `sh -c`).
     #[arg(value_name = "CMD_A")]
@@ -610,6 +676,10 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
     pub export_md: Option<PathBuf>,
 
+    /// Write a self-contained HTML report (tables, plots, every point in detail).
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+
     /// Append each finished point to this JSON Lines file as it finishes [default:
     /// FILE.jsonl next to --export-json FILE, removed once every export is written].
     #[arg(long, value_name = "FILE")]
@@ -654,6 +724,10 @@ pub struct RunArgs {
     /// Testing aid: corrupt every Nth message after stamping it.
     #[arg(long, value_name = "N", hide = true)]
     pub inject_corruption: Option<u64>,
+
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 /// Notification modes of an RPMsg link.
@@ -741,6 +815,126 @@ pub struct RpmsgArgs {
     /// No table; only errors (files are still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
+
+/// Conversion kernels of `daq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KernelsArg {
+    /// The original's: a division per Q-format sample, volatile scalar stores.
+    Original,
+    /// Multiply by 2^-n, fused decimation and scaling, vectorised.
+    Improved,
+}
+
+/// `xferbench daq`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The short flags are the original's (sis8300drv_threads) with its meanings and defaults; \
+they reproduce that program and may differ from other subcommands' letters. Functions \
+(-A): 0 readout only, 1 decimation+scaling, 2 decimation, 3 scaling, 4 cast to float, \
+5 Q1.15 unsigned to double, 6 Q3.13 signed to double, 7 Q1.15 unsigned to float, 8 Q3.13 \
+signed to float, 99 all of them, 100 write a pattern to the boards. Rows print in \
+completion order; speed [MB/s] is raw input bytes x reads / (end - start), as the \
+original's. The boards are a model (see docs/studies/sis8300.md): no PCIe, no interrupt \
+controller.
+
+Examples:
+  xferbench daq /dev/sis8300-6 -S $((100*300000)) -N 30
+  xferbench daq b0 b1 b2 b3 b4 b5 -S 30000000 -N 30 --link ku,l2,l2,l2,l2,l2
+  xferbench daq b0 -S 3000000 -N 30 -A 5 --kernels improved --verify
+  xferbench daq b0 -S 300000 -l 100 -i
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 a sample did not match the model's \
+pattern (--verify), 128+N stopped by signal N.")]
+pub struct DaqArgs {
+    /// Devices: one simulated board each (any names, at most 10).
+    #[arg(value_name = "DEVICES", required = true)]
+    pub devices: Vec<String>,
+    /// Number of samples to read, rounded up to a multiple of 16.
+    #[arg(
+        short = 'S',
+        long = "samples",
+        value_name = "N",
+        default_value_t = 0x100000
+    )]
+    pub samples: u64,
+    /// Number of reads to perform (and passes of each conversion).
+    #[arg(short = 'N', long = "reads", value_name = "N", default_value_t = 1)]
+    pub nreads: u32,
+    /// Decimation offset.
+    #[arg(
+        short = 'o',
+        long = "dec-offset",
+        value_name = "N",
+        default_value_t = 0
+    )]
+    pub dec_offset: u64,
+    /// Decimation factor.
+    #[arg(
+        short = 'f',
+        long = "dec-factor",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub dec_factor: u64,
+    /// Scale offset.
+    #[arg(
+        short = 'O',
+        long = "scale-offset",
+        value_name = "X",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub scale_offset: f64,
+    /// Scale factor.
+    #[arg(
+        short = 'F',
+        long = "scale-factor",
+        value_name = "X",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub scale_factor: f64,
+    /// Access mode: 0 read() (DMA to a bounce buffer, then a copy to the user), 1
+    /// mmap() (DMA straight into the reader's mapping).
+    #[arg(short = 'B', long = "access", value_name = "0|1", default_value_t = 0)]
+    pub access: u32,
+    /// Which function to perform (0-8, 99 all, 100 write pattern).
+    #[arg(
+        short = 'A',
+        long = "function",
+        value_name = "FUNC",
+        default_value_t = 0
+    )]
+    pub function: u32,
+    /// Loop N times on the trigger: arm, wait for the end of the acquisition, run the
+    /// function (0: run once, no trigger).
+    #[arg(short = 'l', long = "loops", value_name = "N", default_value_t = 0)]
+    pub loops: u32,
+    /// Wait for the end of the acquisition by interrupt instead of polling.
+    #[arg(short = 'i', long = "intr")]
+    pub intr: bool,
+    /// Link per board: l2 (621.7 MB/s), ku (1249.2 MB/s), unthrottled, or MB/s; one
+    /// value for all boards or a comma list, one per device.
+    #[arg(long, value_name = "LINK[,LINK...]", default_value = "l2")]
+    pub link: String,
+    /// The crate's shared bus limit in MB/s, `none`, or `auto` (3047 MB/s when a board
+    /// is throttled, none otherwise).
+    #[arg(long, value_name = "MB/S", default_value = "auto")]
+    pub bus: String,
+    /// Conversion kernels.
+    #[arg(long, value_enum, default_value = "original")]
+    pub kernels: KernelsArg,
+    /// Check every sample read against the model's pattern (exit 3 on a mismatch).
+    #[arg(long)]
+    pub verify: bool,
+    /// What ends an acquisition with -l: a rate in Hz (the crate's trigger) or
+    /// `software` (at once).
+    #[arg(long, value_name = "HZ|software", default_value = "14")]
+    pub trigger: String,
 }
 
 /// The names of the built-in studies, for clap.

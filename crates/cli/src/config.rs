@@ -1,7 +1,7 @@
 //! From parsed arguments to validated lab configuration. Every message names the
 //! flag at fault and what it accepts.
 
-use crate::cli::{CountersArg, PeerArg, RunArgs, WorkloadArg};
+use crate::cli::{CountersArg, PeerArg, RunArgs, WatchArgs, WorkloadArg};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -22,6 +22,19 @@ pub const MAX_SIZE: u64 = 1 << 30;
 pub const MAX_CHANNELS: u64 = 1024;
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
+
+/// The machine watch of `--no-limits` and `--drift-threshold`.
+pub fn watch(a: &WatchArgs) -> Result<Option<xferbench_lab::limits::Watch>> {
+    ensure!(
+        a.drift_threshold.is_finite() && a.drift_threshold > 0.0 && a.drift_threshold <= 1000.0,
+        "--drift-threshold: {} is not a percentage above 0 and at most 1000",
+        a.drift_threshold
+    );
+    Ok((!a.no_limits).then(|| xferbench_lab::limits::Watch {
+        drift_threshold: a.drift_threshold / 100.0,
+        ..xferbench_lab::limits::Watch::real()
+    }))
+}
 
 /// The values of a `-p NAME=LIST`: a word list, in which every range item
 /// (`1..64:x4`, `64KiB..1MiB:x4`, `100..500:+100`) expands as `--size` ranges do;
@@ -65,6 +78,8 @@ pub struct Output {
     pub csv: Option<PathBuf>,
     /// `--export-md`.
     pub markdown: Option<PathBuf>,
+    /// `--export-html`.
+    pub html: Option<PathBuf>,
     /// The JSON Lines journal, and whether to remove it after a successful export.
     pub jsonl: Option<(PathBuf, bool)>,
     /// `--json`.
@@ -243,6 +258,7 @@ impl RunConfig {
                 }),
                 participant: a.profile_peer.clone(),
             }),
+            watch: watch(&a.watch)?,
         };
         let settings = Settings {
             workload: workload.name().to_string(),
@@ -282,6 +298,7 @@ impl RunConfig {
                 json: a.export_json.clone(),
                 csv: a.export_csv.clone(),
                 markdown: a.export_md.clone(),
+                html: a.export_html.clone(),
                 jsonl,
                 stdout_json: a.json,
                 per_channel: a.per_channel,

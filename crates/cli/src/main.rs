@@ -6,9 +6,11 @@ compile_error!("xferbench runs on Linux only: the transports and the lab use Lin
 mod ab;
 mod cli;
 mod config;
+mod daq;
 mod docs;
 mod exit;
 mod kv;
+mod limits;
 mod list;
 mod logging;
 mod profile;
@@ -34,7 +36,8 @@ pub fn launcher() -> Result<Launcher> {
         .with_role(Role::MemoryMock, [cli::role::MEMORY_MOCK])
         .with_role(Role::WarpClient, [cli::role::WARP_CLIENT])
         .with_role(Role::KvServer, [cli::role::KV_SERVER])
-        .with_role(Role::KvClient, [cli::role::KV_CLIENT]))
+        .with_role(Role::KvClient, [cli::role::KV_CLIENT])
+        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH]))
 }
 
 fn main() -> ExitCode {
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         cli::Command::Profile(args) => profile::run(&args),
         cli::Command::Ab(args) => ab::run(&args),
         cli::Command::Compare(args) => ab::compare(&args),
+        cli::Command::Limits(args) => limits::run(&args),
         cli::Command::Study(args) => study::run(&args),
         cli::Command::RpmsgRemote { name } => {
             let _span = tracing::info_span!("rpmsg-remote", pid = std::process::id()).entered();
@@ -75,8 +79,21 @@ fn main() -> ExitCode {
             kv::client_process(&spec_json)
         }
         cli::Command::Kv(cmd) => kv::run(&cmd),
+        cli::Command::PerfStatBench { spec_json } => {
+            xferbench_lab::process::die_with_parent();
+            match xferbench_lab::workload::perf_stat::serve_json(&spec_json) {
+                Ok(json) => writeln!(std::io::stdout(), "{json}")
+                    .map(|()| 0)
+                    .map_err(Into::into),
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "error: {e}");
+                    Ok(exit::EXIT_USAGE)
+                }
+            }
+        }
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),
+        cli::Command::Daq(args) => daq::run(&args),
         cli::Command::Completions(args) => docs::completions(&args, &mut std::io::stdout().lock()),
         cli::Command::Man(args) => docs::man(&args, &mut std::io::stdout().lock()),
     };

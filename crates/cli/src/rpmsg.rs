@@ -100,6 +100,10 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    let watch = match crate::config::watch(&a.watch) {
+        Ok(w) => w,
+        Err(e) => return usage(e),
+    };
     let params: BTreeMap<String, String> = [
         ("channels", p.channels.to_string()),
         ("packet", p.packet.to_string()),
@@ -128,6 +132,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         hang_timeout: Duration::from_secs_f64(a.timeout),
         counters: CounterMode::Off,
         profile: None,
+        watch,
     };
     let context = xferbench_lab::context::collect(
         env!("CARGO_PKG_VERSION"),

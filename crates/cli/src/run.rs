@@ -7,7 +7,8 @@ use std::io::{IsTerminal, Write};
 use xferbench_lab::observer::Observer;
 use xferbench_lab::result::ResultDoc;
 use xferbench_report::{
-    Exporter, csv::Csv, export_to_path, json::Json, jsonl::JsonLinesWriter, markdown::Markdown,
+    Exporter, csv::Csv, export_to_path, html::Html, json::Json, jsonl::JsonLinesWriter,
+    markdown::Markdown,
 };
 
 /// Runs `xferbench run` and returns the exit status.
@@ -50,10 +51,11 @@ pub fn run(args: &RunArgs) -> Result<u8> {
 
     // Outputs: files first (they matter most), then the terminal.
     let mut export_failed = false;
-    let exports: [(&Option<std::path::PathBuf>, &dyn Exporter); 3] = [
+    let exports: [(&Option<std::path::PathBuf>, &dyn Exporter); 4] = [
         (&out.json, &Json),
         (&out.csv, &Csv),
         (&out.markdown, &Markdown),
+        (&out.html, &Html),
     ];
     for (path, exporter) in exports {
         if let Some(path) = path

@@ -24,6 +24,18 @@ const CASES: &[(&str, &[&str], i32)] = &[
     ),
     ("run: a bad size", &["run", "stream", "-s", "big"], 2),
     (
+        "run: a drift threshold of zero",
+        &["run", "stream", "--drift-threshold", "0"],
+        2,
+    ),
+    (
+        "study: a negative drift threshold",
+        &["study", "rpmsg", "--quick", "--drift-threshold=-5"],
+        2,
+    ),
+    ("limits", &["limits", "--quick"], 0),
+    ("limits: an unknown flag", &["limits", "--bogus"], 2),
+    (
         "run: an unknown transport",
         &["run", "stream", "-t", "carrier-pigeon"],
         2,

@@ -44,6 +44,51 @@ fn file_json(path: &Path) -> serde_json::Value {
 }
 
 #[test]
+fn limits_json_matches_its_schema_and_runs_carry_limits_and_fractions() {
+    let limits = stdout_json(xferbench().args(["limits", "--quick", "--json"]));
+    check("limits.schema.json", "limits", &limits);
+    assert_eq!(limits["memcpy"].as_array().unwrap().len(), 4);
+    assert!(limits["syscall_ns"]["median"].as_f64().unwrap() > 0.0);
+    let mut broken = limits.clone();
+    broken["syscall_ns"] = "fast".into();
+    assert!(!schema("limits.schema.json").is_valid(&broken));
+    // A run records the limits at its start and end and a fraction for every point.
+    let doc = stdout_json(xferbench().args([
+        "run", "stream", "-t", "shm,pipe", "-s", "64,64KiB", "-n", "2000", "-r", "1", "-w", "0",
+        "--peer", "thread", "--json",
+    ]));
+    check("result.schema.json", "run with limits", &doc);
+    assert!(doc["context"]["limits"]["start"]["memcpy"].is_array());
+    assert!(doc["context"]["limits"]["end"]["memcpy"].is_array());
+    for p in doc["points"].as_array().unwrap() {
+        let l = &p["limit"];
+        assert!(l["limit"].as_str().unwrap().starts_with("memcpy"), "{p}");
+        assert!(l["fraction"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    // --no-limits measures none.
+    let doc = stdout_json(xferbench().args([
+        "run",
+        "stream",
+        "-t",
+        "pipe",
+        "-s",
+        "64",
+        "-n",
+        "1000",
+        "-r",
+        "1",
+        "-w",
+        "0",
+        "--peer",
+        "thread",
+        "--no-limits",
+        "--json",
+    ]));
+    assert!(doc["context"].get("limits").is_none());
+    assert!(doc["points"][0].get("limit").is_none());
+}
+
+#[test]
 fn run_json_matches_the_result_schema() {
     for workload in ["stream", "pingpong"] {
         let doc = stdout_json(xferbench().args([
@@ -197,4 +242,34 @@ fn profile_json_matches_its_schema() {
             ]),
     );
     check("profile.schema.json", "profile --json", &summary);
+}
+
+#[test]
+fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sis8300");
+    let printed = stdout_json(
+        xferbench()
+            .args([
+                "study", "sis8300", "--quick", "--runs", "1", "-q", "--json", "--out",
+            ])
+            .arg(&out)
+            .timeout(std::time::Duration::from_secs(300)),
+    );
+    check("result.schema.json", "study sis8300 --json", &printed);
+    assert_eq!(printed["study"]["name"], "sis8300");
+    let points = printed["points"].as_array().unwrap();
+    assert_eq!(
+        points.len(),
+        printed["study"]["planned_points"].as_u64().unwrap() as usize
+    );
+    for p in points {
+        let i = &p["integrity"];
+        assert!(
+            i["checked"].as_u64().unwrap() > 0,
+            "every point checks its samples"
+        );
+        assert_eq!(i["corrupt"], 0, "no sample mismatches: {}", p["params"]);
+    }
+    assert!(out.join("summary.md").is_file());
 }

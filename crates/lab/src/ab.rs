@@ -17,10 +17,24 @@
 //!    hardware ones (instructions, cycles, stalls, misses) with a PMU. Without a
 //!    PMU, instructions come from one run of each command under callgrind
 //!    (deterministic; with simulated cache misses).
-//! 5. **Diagnosis**, in words: "fewer/more instructions" when the counts differ by
-//!    more than 0.01 %; "same instructions (within 0.01 %) but slower: stalls,
-//!    alignment or cache" when they do not; "not significant: noise" when the time
-//!    difference is not significant.
+//! 5. **Named events and the stall search** ([`stalls`]): `--events LIST` counts
+//!    model-specific events by name through `perf stat -x,`; `--search-stalls`
+//!    counts every `stall|penalty|miss` event of `perf list` on A and B and ranks
+//!    them by B/A. Both need a PMU for hardware events; without one the search is
+//!    skipped with a one-line reason.
+//! 6. **Diagnosis**, in words: "not significant: noise" when the time difference
+//!    is not significant; "same instructions (within 0.01 %) but slower: EVENT a →
+//!    b (r×): CAUSE" when the counts agree within 0.01 %; "fewer instructions,
+//!    slower: memory stalls (…)" when B does less work more slowly; "more/fewer
+//!    instructions (±x %)" otherwise. The event is the one that moved most among
+//!    the PMU's stall and miss counters, the named and searched events and
+//!    callgrind's simulated cache misses; its cause comes from [`stalls::cause_of`].
+
+pub mod diagnosis;
+pub mod stalls;
+
+pub use diagnosis::{diagnose, evidence, simulated_moves};
+pub use stalls::search_unavailable;
 
 use crate::counters::callgrind;
 use crate::counters::name;
@@ -28,6 +42,7 @@ use crate::counters::perf_event::{CounterValue, EVENTS};
 use crate::stats::{mean_sd, welch_t_test};
 use perf_event::Counter;
 use serde::{Deserialize, Serialize};
+use stalls::EventComparison;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -57,6 +72,10 @@ pub struct AbConfig {
     pub threshold: f64,
     /// Count instructions under callgrind when there is no PMU (needs valgrind).
     pub callgrind: bool,
+    /// Named events to count with `perf stat` on both sides (`--events`).
+    pub events: Vec<String>,
+    /// Count every `stall|penalty|miss` event of `perf list` and rank by B/A.
+    pub search_stalls: bool,
 }
 
 /// Why a comparison failed.
@@ -82,6 +101,9 @@ pub enum AbError {
     /// A command was stopped by Ctrl-C.
     #[error("interrupted")]
     Interrupted,
+    /// A `perf stat` pass (named events, the stall search) failed.
+    #[error("perf stat: {0}")]
+    Perf(String),
     /// The callgrind pass failed.
     #[error("callgrind pass of `{command}`: {message}")]
     Callgrind {
@@ -99,6 +121,12 @@ pub struct AbRun {
     pub wall_s: f64,
     /// User + system CPU time of the command and its children, seconds.
     pub cpu_s: f64,
+    /// User CPU time, seconds.
+    #[serde(default)]
+    pub user_s: f64,
+    /// System CPU time, seconds.
+    #[serde(default)]
+    pub sys_s: f64,
     /// Counters by name (see [`crate::counters::name`]).
     pub counters: BTreeMap<String, f64>,
 }
@@ -118,6 +146,12 @@ pub struct AbSide {
     pub cv: f64,
     /// Mean CPUs utilised, `(user + sys) / wall`.
     pub cpus_utilised: f64,
+    /// Mean user CPU time per run, seconds.
+    #[serde(default)]
+    pub user_s: f64,
+    /// Mean system CPU time per run, seconds.
+    #[serde(default)]
+    pub sys_s: f64,
     /// Mean of every counter over the runs.
     pub counters: BTreeMap<String, f64>,
     /// Callgrind totals of one run (instructions and simulated cache misses).
@@ -162,6 +196,19 @@ pub struct AbReport {
     pub regression: bool,
     /// The threshold, as a fraction.
     pub threshold: f64,
+    /// The machine's limits before and after the comparison (absent with
+    /// `--no-limits`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<crate::limits::MachineLimits>,
+    /// Counters that could not be opened here (no PMU, forbidden, not in this CPU).
+    #[serde(default)]
+    pub unsupported: Vec<String>,
+    /// The named events (`--events`), A vs B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub events: Option<EventComparison>,
+    /// The stall search (`--search-stalls`), ranked by B/A.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<EventComparison>,
 }
 
 /// Counters opened on this thread with `inherit`: they count every process it
@@ -240,7 +287,8 @@ impl Inherited {
     }
 }
 
-fn children_cpu_s() -> f64 {
+/// User and system CPU seconds of this process's reaped children so far.
+pub fn children_cpu() -> (f64, f64) {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `ru` is writable memory of the right size; RUSAGE_CHILDREN is valid;
     // a zeroed `rusage` is a valid value even if the call failed.
@@ -249,11 +297,11 @@ fn children_cpu_s() -> f64 {
         ru.assume_init()
     };
     let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    s(ru.ru_utime) + s(ru.ru_stime)
+    (s(ru.ru_utime), s(ru.ru_stime))
 }
 
 fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
-    let cpu_before = children_cpu_s();
+    let cpu_before = children_cpu();
     let before = counters.start();
     let start = Instant::now();
     let status = Command::new("sh")
@@ -276,9 +324,13 @@ fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
             status: crate::process::describe_status(status),
         });
     }
+    let cpu_after = children_cpu();
+    let (user_s, sys_s) = (cpu_after.0 - cpu_before.0, cpu_after.1 - cpu_before.1);
     Ok(AbRun {
         wall_s,
-        cpu_s: children_cpu_s() - cpu_before,
+        cpu_s: user_s + sys_s,
+        user_s,
+        sys_s,
         counters: values,
     })
 }
@@ -346,8 +398,11 @@ fn side(command: &str, runs: Vec<AbRun>, callgrind: Option<BTreeMap<String, f64>
             .collect();
         counters.insert(n.clone(), vals.iter().sum::<f64>() / vals.len() as f64);
     }
+    let mean = |f: fn(&AbRun) -> f64| runs.iter().map(f).sum::<f64>() / runs.len().max(1) as f64;
     AbSide {
         command: command.into(),
+        user_s: mean(|r| r.user_s),
+        sys_s: mean(|r| r.sys_s),
         mean_s,
         sd_s,
         cv: if mean_s > 0.0 { sd_s / mean_s } else { 0.0 },
@@ -393,6 +448,7 @@ pub fn run(
         progress(done, total);
     }
     let mut notes = Vec::new();
+    let (events, search) = stalls::perf_passes(cfg, pmu, stop, &mut notes)?;
     let (ca, cb) = if !pmu && cfg.callgrind {
         (
             Some(callgrind_totals(&cfg.a)?),
@@ -413,22 +469,48 @@ pub fn run(
                 .into(),
         );
     }
-    if !counters.unsupported.is_empty() {
+    let mut unsupported: Vec<String> = counters.unsupported.iter().map(|s| s.to_string()).collect();
+    if !pmu {
+        // Not even tried without a PMU: every hardware counter.
+        unsupported.extend(
+            EVENTS
+                .iter()
+                .filter(|e| e.hardware)
+                .map(|e| e.name.to_string()),
+        );
+    }
+    if !unsupported.is_empty() {
         notes.push(format!(
             "counters not available here: {}",
-            counters.unsupported.join(", ")
+            unsupported.join(", ")
         ));
     }
-    Ok(compare(
+    let mut report = compare_with(
         side(&cfg.a, ra, ca),
         side(&cfg.b, rb, cb),
         cfg.threshold,
         notes,
-    ))
+        events,
+        search,
+    );
+    report.unsupported = unsupported;
+    Ok(report)
 }
 
 /// Compares two measured sides and writes the diagnosis (pure: no measuring).
-pub fn compare(a: AbSide, b: AbSide, threshold: f64, mut notes: Vec<String>) -> AbReport {
+pub fn compare(a: AbSide, b: AbSide, threshold: f64, notes: Vec<String>) -> AbReport {
+    compare_with(a, b, threshold, notes, None, None)
+}
+
+/// [`compare`], with named events and a stall search as evidence.
+pub fn compare_with(
+    a: AbSide,
+    b: AbSide,
+    threshold: f64,
+    mut notes: Vec<String>,
+    events: Option<EventComparison>,
+    search: Option<EventComparison>,
+) -> AbReport {
     let wa: Vec<f64> = a.runs.iter().map(|r| r.wall_s).collect();
     let wb: Vec<f64> = b.runs.iter().map(|r| r.wall_s).collect();
     let p_value = welch_t_test(&wa, &wb).map_or(1.0, |w| w.p);
@@ -457,25 +539,14 @@ pub fn compare(a: AbSide, b: AbSide, threshold: f64, mut notes: Vec<String>) -> 
         _ => None,
     };
     let slower = difference > 0.0;
-    let diagnosis = if !significant {
-        format!("not significant: noise (p = {p_value:.3})")
-    } else {
-        let how = if slower { "slower" } else { "faster" };
-        match instructions_difference {
-            Some(d) if d.abs() <= SAME_INSTRUCTIONS => {
-                let mut s = format!(
-                    "same instructions (within 0.01 %) but {how}: stalls, alignment or cache"
-                );
-                if let Some(w) = why_same(&a, &b) {
-                    s.push_str(&format!(" ({w})"));
-                }
-                s
-            }
-            Some(d) if d > 0.0 => format!("more instructions (+{:.1} %), {how}", d * 100.0),
-            Some(d) => format!("fewer instructions ({:.1} %), {how}", d * 100.0),
-            None => format!("{how}; instructions unknown, so the cause cannot be told"),
-        }
-    };
+    let moves = evidence(&a, &b, events.as_ref(), search.as_ref());
+    let diagnosis = diagnose(
+        significant,
+        p_value,
+        slower,
+        instructions_difference,
+        &moves,
+    );
     let faster = match (significant, slower) {
         (false, _) => "neither",
         (true, true) => "A",
@@ -493,48 +564,25 @@ pub fn compare(a: AbSide, b: AbSide, threshold: f64, mut notes: Vec<String>) -> 
         diagnosis,
         notes,
         threshold,
+        machine: None,
+        unsupported: Vec::new(),
+        events,
+        search,
     }
-}
-
-/// Which stall or miss counters moved most between A and B, in words.
-fn why_same(a: &AbSide, b: &AbSide) -> Option<String> {
-    let keys = [
-        name::STALLED_FRONTEND,
-        name::STALLED_BACKEND,
-        name::CACHE_MISSES,
-        name::BRANCH_MISSES,
-    ];
-    let mut moves: Vec<(String, f64)> = keys
-        .iter()
-        .filter_map(|k| {
-            let (x, y) = (a.counters.get(*k)?, b.counters.get(*k)?);
-            (*x > 0.0).then(|| (k.to_string(), y / x - 1.0))
-        })
-        .collect();
-    if let (Some(x), Some(y)) = (&a.callgrind, &b.callgrind) {
-        for k in ["D1mr", "D1mw", "DLmr", "DLmw", "I1mr"] {
-            if let (Some(p), Some(q)) = (x.get(k), y.get(k))
-                && *p > 0.0
-            {
-                moves.push((format!("simulated {k}"), q / p - 1.0));
-            }
-        }
-    }
-    moves.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
-    let (k, d) = moves.first()?;
-    Some(format!("{k} {:+.1} %", d * 100.0))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn fake(command: &str, walls: &[f64], instr: Option<f64>) -> AbSide {
+    pub(super) fn fake(command: &str, walls: &[f64], instr: Option<f64>) -> AbSide {
         let runs = walls
             .iter()
             .map(|w| AbRun {
                 wall_s: *w,
                 cpu_s: *w,
+                user_s: *w,
+                sys_s: 0.0,
                 counters: instr
                     .map(|i| BTreeMap::from([(name::INSTRUCTIONS.to_string(), i)]))
                     .unwrap_or_default(),

@@ -8,6 +8,12 @@
 //! through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
 //! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
 //! threshold.
+//!
+//! When both documents carry machine limits ([`crate::limits`]) and the point has a
+//! natural limit, the change is also given normalised by that limit: the figure
+//! divided by the limit measured in the same run, NEW against BASE. A raw regression
+//! whose normalised change is small says "the machine was slower", not "the change
+//! was slower". The verdict stays on the raw figures, which the test is about.
 
 use crate::plan::describe_params;
 use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
@@ -65,6 +71,26 @@ pub struct PointComparison {
     pub p_value: Option<f64>,
     /// `regression`, `improvement`, `within threshold` or `not significant`.
     pub verdict: String,
+    /// The change normalised by the point's natural limit, measured in each run:
+    /// `(new / limit_new) / (base / limit_base) − 1`; absent unless both sides carry
+    /// it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normalised: Option<Normalised>,
+}
+
+/// A change held against the machine's own limit in each run.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Normalised {
+    /// The limit (`memcpy 64 KiB`, `futex wake round trip`).
+    pub limit: String,
+    /// Its value in BASE's run.
+    pub base_limit: f64,
+    /// Its value in NEW's run.
+    pub new_limit: f64,
+    /// `new_limit / base_limit − 1`: how much the machine itself moved.
+    pub machine_change: f64,
+    /// The figure's change once each side is divided by its own limit.
+    pub change: f64,
 }
 
 /// The whole comparison.
@@ -144,6 +170,18 @@ pub fn compare_docs(
         } else {
             "within threshold"
         };
+        let normalised = match (&b.limit, &n.limit) {
+            (Some(lb), Some(ln)) if lb.limit == ln.limit && lb.limit_value > 0.0 && mb != 0.0 => {
+                Some(Normalised {
+                    limit: lb.limit.clone(),
+                    base_limit: lb.limit_value,
+                    new_limit: ln.limit_value,
+                    machine_change: ln.limit_value / lb.limit_value - 1.0,
+                    change: (mn / ln.limit_value) / (mb / lb.limit_value) - 1.0,
+                })
+            }
+            _ => None,
+        };
         points.push(PointComparison {
             params: b.params.clone(),
             figure: fig.into(),
@@ -153,6 +191,7 @@ pub fn compare_docs(
             change,
             p_value,
             verdict: verdict.into(),
+            normalised,
         });
     }
     let only_in_new: Vec<String> = new

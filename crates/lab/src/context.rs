@@ -22,6 +22,7 @@ pub fn collect(version: &str, command_line: Vec<String>, settings: Settings) -> 
         start_time: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         capabilities: capabilities(),
         settings,
+        limits: None,
     }
 }
 

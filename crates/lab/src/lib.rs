@@ -26,6 +26,8 @@ pub mod compare;
 pub mod context;
 pub mod counters;
 pub mod cpu;
+pub mod figure;
+pub mod limits;
 pub mod measure;
 pub mod observer;
 pub mod peer;

@@ -32,6 +32,8 @@
 //! tests stay beside the loop they pin down.
 
 use crate::counters::{self, CounterMode, RunCounters};
+use crate::limits::drift::{self, DriftLog};
+use crate::limits::{MachineLimits, Watch, ratio};
 use crate::observer::Observer;
 pub use crate::plan::{Bench, PlannedPoint, RunProgress, describe_params};
 use crate::result::{
@@ -60,6 +62,9 @@ pub struct LoopOptions {
     pub counters: CounterMode,
     /// Profile one participant of every point (`--profile`, `--profile-peer`).
     pub profile: Option<crate::profile::ProfileRequest>,
+    /// Measure the machine's limits at the start and end, and watch it for drift
+    /// between points ([`crate::limits`]); `None` (`--no-limits`) does neither.
+    pub watch: Option<Watch>,
 }
 
 /// What one visit of a point brought back.
@@ -94,6 +99,19 @@ pub fn run_plan(
     }
     let planned: Vec<PlannedPoint> = bench.points().to_vec();
     let n = planned.len();
+    if let Some(w) = &opts.watch
+        && doc.context.limits.is_none()
+        && !stop.load(Ordering::Relaxed)
+    {
+        doc.context.limits = Some(MachineLimits {
+            start: w.probe.limits(),
+            end: None,
+            drift_threshold: w.drift_threshold,
+        });
+    }
+    let mut drift_log = DriftLog::default();
+    // Per point: the first drift sample of its span.
+    let mut first_sample = vec![0; n];
     let failed = |e: &dyn std::error::Error| Outcome::Failed { error: chain(e) };
     for o in observers.iter_mut() {
         if let Err(e) = o.sweep_started(&doc.context, &planned) {
@@ -128,6 +146,15 @@ pub fn run_plan(
             break;
         }
         let first_visit = kept[index].is_empty();
+        if let Some(w) = &opts.watch {
+            // Between points; in an interleaved plan, between rounds.
+            if !opts.interleave || step % n == 0 {
+                drift_log.sample(w.probe.as_ref());
+            }
+            if first_visit {
+                first_sample[index] = drift_log.latest();
+            }
+        }
         if first_visit || opts.interleave {
             for o in observers.iter_mut() {
                 if let Err(e) = o.point_started(index, &planned[index]) {
@@ -141,7 +168,7 @@ pub fn run_plan(
             }
         }
         let mut on_run = |p| observers.iter_mut().for_each(|o| o.run_finished(index, p));
-        match visit(
+        let visited = visit(
             bench,
             index,
             runs,
@@ -149,7 +176,9 @@ pub fn run_plan(
             stop,
             &mut warnings[index],
             &mut on_run,
-        ) {
+        );
+        drift_log.visited();
+        match visited {
             Ok(v) => {
                 for mut r in v.records {
                     r.run = kept[index].len();
@@ -176,7 +205,7 @@ pub fn run_plan(
         // A point is finished once its last visit is done: in order for sequential
         // plans, all in the last round for interleaved ones.
         if step == last_step[index] {
-            let result = summarise(
+            let mut result = summarise(
                 index,
                 &planned[index],
                 std::mem::take(&mut kept[index]),
@@ -184,6 +213,12 @@ pub fn run_plan(
                 std::mem::take(&mut warnings[index]),
                 opts,
             );
+            if let Some(w) = &opts.watch {
+                drift_log.sample(w.probe.as_ref());
+                let span = drift_log.since(first_sample[index]);
+                result.drift = drift::worst(span, w.drift_threshold, opts.interleave);
+            }
+            attach_limits(&mut result, &doc.context);
             let r = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -208,7 +243,7 @@ pub fn run_plan(
                 kept[index].len(),
                 opts.runs
             ));
-            let result = summarise(
+            let mut result = summarise(
                 index,
                 &planned[index],
                 std::mem::take(&mut kept[index]),
@@ -216,6 +251,7 @@ pub fn run_plan(
                 w,
                 opts,
             );
+            attach_limits(&mut result, &doc.context);
             let _ = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -223,7 +259,36 @@ pub fn run_plan(
         }
         doc.points.sort_by_key(|p| p.index);
     }
+    if let Some(w) = &opts.watch
+        && let Some(limits) = doc.context.limits.as_mut()
+        && doc.outcome != Outcome::Interrupted
+    {
+        limits.end = Some(w.probe.limits());
+        if let Some(d) = limits.drift(opts.interleave) {
+            doc.warnings.push(format!(
+                "machine changed between the start and the end: {}{}",
+                d.movement(),
+                d.consequence()
+            ));
+        }
+    }
     finish(doc, observers)
+}
+
+/// The point's fraction of its natural limit, and its drift warning.
+fn attach_limits(result: &mut PointResult, context: &Context) {
+    if let Some(l) = &context.limits {
+        result.limit = ratio::fraction(
+            &result.params,
+            result.size_bytes,
+            result.channels,
+            &result.summary,
+            &l.start,
+        );
+    }
+    if let Some(d) = &result.drift {
+        result.warnings.push(d.warning());
+    }
 }
 
 fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc {
@@ -476,6 +541,8 @@ pub fn summarise(
         integrity,
         warnings,
         counters,
+        limit: None,
+        drift: None,
     }
 }
 
@@ -524,6 +591,7 @@ mod tests {
             hang_timeout: Duration::from_secs(1),
             counters: CounterMode::Off,
             profile: None,
+            watch: None,
         }
     }
 

@@ -63,17 +63,21 @@ pub enum Role {
     /// One hash-table client process; the lab appends one JSON
     /// [`crate::workload::kv::KvClientSpec`].
     KvClient,
+    /// One benchmark process of the perf-stat study; the lab appends one JSON
+    /// [`crate::workload::perf_stat::BenchSpec`].
+    PerfStatBench,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 6] = [
+    pub const ALL: [Role; 7] = [
         Role::Peer,
         Role::RpmsgRemote,
         Role::MemoryMock,
         Role::WarpClient,
         Role::KvServer,
         Role::KvClient,
+        Role::PerfStatBench,
     ];
 
     /// The role's name in messages.
@@ -85,6 +89,7 @@ impl Role {
             Role::WarpClient => "warp client",
             Role::KvServer => "kv server",
             Role::KvClient => "kv client",
+            Role::PerfStatBench => "perf-stat benchmark",
         }
     }
 }

@@ -54,6 +54,7 @@ pub(crate) fn test_context(settings: Settings) -> Context {
             perf_event_paranoid: None,
         },
         settings,
+        limits: None,
     }
 }
 
@@ -113,6 +114,10 @@ pub struct Context {
     pub capabilities: Capabilities,
     /// Run-control settings shared by all points.
     pub settings: Settings,
+    /// The machine's limits, measured at the start and the end (absent when not
+    /// measured: `--no-limits`, or files that predate the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::limits::MachineLimits>,
 }
 
 /// What measurement facilities the machine offers.
@@ -185,6 +190,14 @@ pub struct PointResult {
     /// added in schema 1 as an optional field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<PointCounters>,
+    /// The primary figure as a fraction of its natural limit on this machine, when
+    /// the context carries limits and the point has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<crate::limits::ratio::LimitFraction>,
+    /// The machine changed speed during this point (a probe moved by more than the
+    /// threshold); absent when it did not or was not watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<crate::limits::drift::Drift>,
 }
 
 /// A point's primary figure and which way is better.
@@ -217,32 +230,7 @@ impl PointResult {
 }
 
 /// Names of the figures in [`RunRecord::figures`] and [`PointResult::summary`].
-pub mod figure {
-    /// Total payload bytes over the common window of all channels, bytes per second.
-    pub const THROUGHPUT: &str = "throughput_bytes_per_s";
-    /// Messages (stream) or round trips (pingpong) over the common window, per second.
-    pub const MESSAGE_RATE: &str = "messages_per_s";
-    /// Length of the common window, seconds.
-    pub const WINDOW: &str = "window_s";
-    /// Jain's fairness index of per-channel throughput (1 = perfectly fair).
-    pub const FAIRNESS: &str = "fairness_jain";
-    /// Round-trip latency percentiles in nanoseconds (pingpong only).
-    pub const LATENCY: [&str; 6] = [
-        "latency_p50_ns",
-        "latency_p90_ns",
-        "latency_p99_ns",
-        "latency_p999_ns",
-        "latency_max_ns",
-        "latency_mean_ns",
-    ];
-    /// CPUs utilised by the main process over its window.
-    pub const CPU_MAIN: &str = "cpu_main_cpus";
-    /// CPUs utilised by all peer processes together over the common window.
-    pub const CPU_PEERS: &str = "cpu_peers_cpus";
-    /// CPU nanoseconds (user + sys) of all participating processes per message
-    /// (pingpong: per round trip), each process over its own window.
-    pub const CPU_PER_MESSAGE: &str = "cpu_ns_per_message";
-}
+pub use crate::figure;
 
 /// One measured run of a point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

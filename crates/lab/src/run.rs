@@ -47,6 +47,8 @@ pub struct RunOptions {
     pub counters: CounterMode,
     /// Profile one participant of every point (`--profile`, `--profile-peer`).
     pub profile: Option<crate::profile::ProfileRequest>,
+    /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
+    pub watch: Option<crate::limits::Watch>,
 }
 
 impl RunOptions {
@@ -59,6 +61,7 @@ impl RunOptions {
             hang_timeout: self.hang_timeout,
             counters: self.counters,
             profile: self.profile.clone(),
+            watch: self.watch.clone(),
         }
     }
 

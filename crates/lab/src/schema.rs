@@ -26,6 +26,10 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
             of::<crate::profile::ProfileSummary>("The summary of `profile --json`."),
         ),
         (
+            "limits.schema.json",
+            of::<crate::limits::Limits>("The machine's limits of `limits --json`."),
+        ),
+        (
             "warp-client.schema.json",
             of::<crate::workload::warp::ClientOutput>("The result of `warp client --json`."),
         ),

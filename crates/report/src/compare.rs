@@ -2,6 +2,7 @@
 
 use crate::format;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use xferbench_lab::ab::stalls::{self, EventComparison};
 use xferbench_lab::ab::{AbReport, AbSide};
 use xferbench_lab::compare::Comparison;
 use xferbench_lab::counters::name;
@@ -48,52 +49,21 @@ pub fn render_ab(r: &AbReport) -> String {
     ]);
     out.push_str(&t.to_string());
     out.push('\n');
-    let mut d = table(&["", "A", "B"]);
-    let row =
-        |label: &str, f: &dyn Fn(&AbSide) -> String| vec![label.to_string(), f(&r.a), f(&r.b)];
-    d.add_row(row("runs", &|s| s.runs.len().to_string()));
-    d.add_row(row("CV of wall time", &|s| {
-        format!("{:.1} %", s.cv * 100.0)
-    }));
-    d.add_row(row("CPUs utilised", &|s| format!("{:.2}", s.cpus_utilised)));
-    d.add_row(row("instructions", &|s| {
-        s.instructions().map_or("-".into(), |(i, src)| {
-            format!("{} ({src})", format::count(i))
-        })
-    }));
-    for (label, key) in [
-        ("task-clock", name::TASK_CLOCK),
-        ("context switches", name::CONTEXT_SWITCHES),
-        ("page faults", name::PAGE_FAULTS),
-        ("cycles", name::CYCLES),
-        ("IPC", name::IPC),
-        ("stalled cycles, front end", name::STALLED_FRONTEND),
-        ("stalled cycles, back end", name::STALLED_BACKEND),
-        ("cache misses", name::CACHE_MISSES),
-        ("branch misses", name::BRANCH_MISSES),
-    ] {
-        if r.a.counters.contains_key(key) || r.b.counters.contains_key(key) {
-            d.add_row(row(label, &|s| {
-                s.counters.get(key).map_or("-".into(), |v| match key {
-                    name::TASK_CLOCK => format::nanos(*v),
-                    name::IPC => format!("{v:.2}"),
-                    _ => format::count(*v),
-                })
-            }));
-        }
-    }
-    if r.a.callgrind.is_some() {
-        for k in ["D1mr", "D1mw", "DLmr", "DLmw", name::ESTIMATED_CYCLES] {
-            d.add_row(row(&format!("{k} (simulated)"), &|s| {
-                s.callgrind
-                    .as_ref()
-                    .and_then(|c| c.get(k))
-                    .map_or("-".into(), |v| format::count(*v))
-            }));
-        }
-    }
-    out.push_str(&d.to_string());
+    out.push_str(&default_block(r).to_string());
     out.push('\n');
+    for (title, c) in [
+        ("named events (perf stat)", &r.events),
+        (
+            "stall search: stall|penalty|miss events ranked by B/A",
+            &r.search,
+        ),
+    ] {
+        if let Some(c) = c {
+            out.push_str(&format!("{title}, mean of {} run(s) each:\n", c.rounds));
+            out.push_str(&events_table(c, 15).to_string());
+            out.push('\n');
+        }
+    }
     out.push_str(&format!(
         "A: {}\nB: {}\np = {:.4} (Welch's t-test on wall time)\ndiagnosis: {}\n",
         r.a.command, r.b.command, r.p_value, r.diagnosis
@@ -104,9 +74,159 @@ pub fn render_ab(r: &AbReport) -> String {
     out
 }
 
+/// The figures behind the verdict, shaped like `perf stat`'s default block: every
+/// row always, `not supported` where a counter could not be opened here.
+pub fn default_block(r: &AbReport) -> Table {
+    let mut d = table(&["", "A", "B"]);
+    let unsupported = |k: &str| r.unsupported.iter().any(|u| u == k);
+    let get = |s: &AbSide, k: &str| s.counters.get(k).copied();
+    let missing = |keys: &[&str]| {
+        if keys.iter().any(|k| unsupported(k)) {
+            "not supported".to_string()
+        } else {
+            "-".to_string()
+        }
+    };
+    let row =
+        |label: &str, f: &dyn Fn(&AbSide) -> String| vec![label.to_string(), f(&r.a), f(&r.b)];
+    d.add_row(row("runs", &|s| s.runs.len().to_string()));
+    d.add_row(row("CV of wall time", &|s| {
+        format!("{:.1} %", s.cv * 100.0)
+    }));
+    d.add_row(row("CPUs utilised", &|s| format!("{:.3}", s.cpus_utilised)));
+    d.add_row(row("user", &|s| secs(s.user_s)));
+    d.add_row(row("sys", &|s| secs(s.sys_s)));
+    let counter = |key: &'static str, show: fn(f64) -> String| {
+        move |s: &AbSide| get(s, key).map_or_else(|| missing(&[key]), show)
+    };
+    d.add_row(row("task-clock", &counter(name::TASK_CLOCK, format::nanos)));
+    d.add_row(row(
+        "context switches",
+        &counter(name::CONTEXT_SWITCHES, format::count),
+    ));
+    d.add_row(row(
+        "cpu-migrations",
+        &counter(name::CPU_MIGRATIONS, format::count),
+    ));
+    d.add_row(row(
+        "page faults",
+        &counter(name::PAGE_FAULTS, format::count),
+    ));
+    d.add_row(row("cycles", &counter(name::CYCLES, format::count)));
+    d.add_row(row("GHz (cycles / task-clock)", &|s| match (
+        get(s, name::CYCLES),
+        get(s, name::TASK_CLOCK),
+    ) {
+        (Some(c), Some(t)) if t > 0.0 => format!("{:.3}", c / t),
+        _ => missing(&[name::CYCLES]),
+    }));
+    d.add_row(row(
+        "stalled cycles, front end",
+        &counter(name::STALLED_FRONTEND, format::count),
+    ));
+    d.add_row(row(
+        "stalled cycles, back end",
+        &counter(name::STALLED_BACKEND, format::count),
+    ));
+    d.add_row(row("instructions", &|s| {
+        s.instructions().map_or_else(
+            || missing(&[name::INSTRUCTIONS]),
+            |(i, src)| format!("{} ({src})", format::count(i)),
+        )
+    }));
+    d.add_row(row("IPC", &|s| {
+        get(s, name::IPC).map_or_else(|| missing(&[name::CYCLES]), |v| format!("{v:.2}"))
+    }));
+    d.add_row(row("stalled cycles per insn", &|s| {
+        let stalled = get(s, name::STALLED_FRONTEND)
+            .into_iter()
+            .chain(get(s, name::STALLED_BACKEND))
+            .reduce(f64::max);
+        match (stalled, get(s, name::INSTRUCTIONS)) {
+            (Some(st), Some(i)) if i > 0.0 => format!("{:.2}", st / i),
+            _ => missing(&[name::STALLED_FRONTEND, name::INSTRUCTIONS]),
+        }
+    }));
+    d.add_row(row("branches", &counter(name::BRANCHES, format::count)));
+    d.add_row(row(
+        "branch misses",
+        &counter(name::BRANCH_MISSES, format::count),
+    ));
+    d.add_row(row(
+        "branch-miss %",
+        &|s| match (get(s, name::BRANCH_MISSES), get(s, name::BRANCHES)) {
+            (Some(m), Some(b)) if b > 0.0 => format!("{:.2} %", m / b * 100.0),
+            _ => missing(&[name::BRANCHES]),
+        },
+    ));
+    d.add_row(row(
+        "cache misses",
+        &counter(name::CACHE_MISSES, format::count),
+    ));
+    if r.a.callgrind.is_some() {
+        for k in [
+            "D1mr",
+            "D1mw",
+            "DLmr",
+            "DLmw",
+            "I1mr",
+            name::ESTIMATED_CYCLES,
+        ] {
+            d.add_row(row(&format!("{k} (simulated)"), &|s| {
+                s.callgrind
+                    .as_ref()
+                    .and_then(|c| c.get(k))
+                    .map_or("-".into(), |v| format::count(*v))
+            }));
+        }
+    }
+    d
+}
+
+/// Events counted by `perf stat` on A and B: at most `limit` rows.
+pub fn events_table(c: &EventComparison, limit: usize) -> Table {
+    let mut t = table(&["event", "A", "B", "B/A", "counted", "likely cause"]);
+    for r in c.rows.iter().take(limit) {
+        let v = |x: Option<f64>| x.map_or_else(|| r.status.clone(), format::count);
+        t.add_row(vec![
+            r.event.clone(),
+            v(r.a),
+            v(r.b),
+            r.ratio.map_or("-".into(), stalls::ratio_text),
+            match (r.status.as_str(), r.running_pct) {
+                ("multiplexed", Some(p)) => format!("{p:.0} % of the time"),
+                (s, _) => s.to_string(),
+            },
+            r.cause.clone(),
+        ]);
+    }
+    if c.rows.len() > limit {
+        t.add_row(vec![
+            format!("… {} more", c.rows.len() - limit),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    for u in &c.unknown {
+        t.add_row(vec![
+            u.clone(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "unknown to perf here".into(),
+            String::new(),
+        ]);
+    }
+    t
+}
+
 /// `compare`: one row per matched point.
 pub fn render_compare(c: &Comparison) -> String {
-    let mut t = table(&[
+    let normalised = c.points.iter().any(|p| p.normalised.is_some());
+    let mut header = vec![
         "point",
         "figure",
         "BASE mean",
@@ -114,7 +234,11 @@ pub fn render_compare(c: &Comparison) -> String {
         "change of means",
         "p (Welch)",
         "verdict",
-    ]);
+    ];
+    if normalised {
+        header.extend(["machine's limit moved", "change vs limit"]);
+    }
+    let mut t = table(&header);
     for p in &c.points {
         let point = p
             .params
@@ -130,7 +254,7 @@ pub fn render_compare(c: &Comparison) -> String {
                 format::rate_bytes(v)
             }
         };
-        t.add_row(vec![
+        let mut row = vec![
             point,
             p.figure.clone(),
             fmt(p.base),
@@ -138,10 +262,41 @@ pub fn render_compare(c: &Comparison) -> String {
             format!("{:+.1} %", p.change * 100.0),
             p.p_value.map_or("-".into(), |p| format!("{p:.3}")),
             p.verdict.clone(),
-        ]);
+        ];
+        if normalised {
+            match &p.normalised {
+                Some(n) => row.extend([
+                    format!("{:+.1} % ({})", n.machine_change * 100.0, n.limit),
+                    format!("{:+.1} %", n.change * 100.0),
+                ]),
+                None => row.extend(["-".into(), "-".into()]),
+            }
+        }
+        t.add_row(row);
     }
     let mut out = t.to_string();
     out.push('\n');
+    for p in &c.points {
+        // A regression that the machine's own slow-down accounts for.
+        if let Some(n) = &p.normalised
+            && p.verdict == "regression"
+            && n.change.abs() <= c.threshold
+        {
+            out.push_str(&format!(
+                "note: {}: the machine was slower, not the code: the {} moved by {:+.1} % \
+                 between the runs, and held against it the change is {:+.1} %\n",
+                p.params
+                    .iter()
+                    .filter(|(k, _)| k.as_str() != "workload")
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                n.limit,
+                n.machine_change * 100.0,
+                n.change * 100.0
+            ));
+        }
+    }
     for s in &c.only_in_base {
         out.push_str(&format!("only in BASE: {s}\n"));
     }

@@ -2,7 +2,9 @@
 //! flat. Columns: `index`, every parameter, `runs` (measured runs), then for every figure
 //! `<figure>_median`, `_min`, `_max`, `_ci_low`, `_ci_high`, `_ci_level`, `_rcv`, `_outliers`, then
 //! the integrity counters (with `--verify`), `counter_<name>_median` for every counter
-//! summed over the processes (with `--counters`), and the warnings. Columns are the union
+//! summed over the processes (with `--counters`), the point's natural limit (`limit`,
+//! `limit_value`, `limit_unit`, `limit_fraction`, when the result carries machine
+//! limits), and the warnings. Columns are the union
 //! over all points; a figure a point lacks is left empty.
 
 use crate::Exporter;
@@ -54,6 +56,11 @@ impl Exporter for Csv {
             .flat_map(|c| c.total.keys().map(String::as_str))
             .collect();
         header.extend(counters.iter().map(|c| format!("counter_{c}_median")));
+        let limits = doc.points.iter().any(|p| p.limit.is_some());
+        if limits {
+            header
+                .extend(["limit", "limit_value", "limit_unit", "limit_fraction"].map(String::from));
+        }
         header.push("warnings".into());
         w.write_record(&header)?;
         for p in &doc.points {
@@ -94,6 +101,17 @@ impl Exporter for Csv {
                         .map(|e| e.median.to_string())
                         .unwrap_or_default(),
                 );
+            }
+            if limits {
+                match &p.limit {
+                    Some(l) => row.extend([
+                        l.limit.clone(),
+                        l.limit_value.to_string(),
+                        l.unit.clone(),
+                        l.fraction.to_string(),
+                    ]),
+                    None => row.extend(std::iter::repeat_n(String::new(), 4)),
+                }
             }
             row.push(p.warnings.join("; "));
             w.write_record(&row)?;

@@ -17,8 +17,10 @@ compile_error!("xferbench runs on Linux only: it reports what the Linux-only lab
 pub mod compare;
 pub mod csv;
 pub mod format;
+pub mod html;
 pub mod json;
 pub mod jsonl;
+pub mod limits;
 pub mod markdown;
 pub mod plot;
 pub mod profile;

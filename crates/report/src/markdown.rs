@@ -1,6 +1,7 @@
 //! Markdown (`--export-md`): the context in a few lines, the same table as the
 //! terminal's in GitHub-flavoured Markdown, and the warnings.
 
+use crate::study::Table;
 use crate::{Exporter, format};
 use std::io::Write;
 use xferbench_lab::result::{Outcome, ResultDoc, figure};
@@ -39,6 +40,13 @@ impl Exporter for Markdown {
             if s.verify { ", verified" } else { "" }
         )?;
         writeln!(out, "- started {} (xferbench {})", c.start_time, c.version)?;
+        if let Some(l) = &c.limits {
+            writeln!(
+                out,
+                "- machine limits at the start: {} (below)",
+                crate::limits::brief(&l.start)
+            )?;
+        }
         match &doc.outcome {
             Outcome::Complete => {}
             Outcome::Interrupted => {
@@ -47,75 +55,21 @@ impl Exporter for Markdown {
             Outcome::Failed { error } => writeln!(out, "- **failed**: {error}")?,
         }
         writeln!(out)?;
-        let pingpong = crate::format::latency_primary(doc);
-        let mut extra: Vec<&str> = doc
-            .points
+        let table = points_table(doc);
+        writeln!(out, "| {} |", table.headers.join(" | "))?;
+        let align: Vec<&str> = table
+            .headers
             .iter()
-            .flat_map(|p| p.params.keys().map(String::as_str))
-            .filter(|k| !["workload", "transport", "size", "channels"].contains(k))
-            .collect();
-        extra.sort();
-        extra.dedup();
-        let mut header = vec!["transport", "size", "channels"];
-        header.extend(&extra);
-        if pingpong {
-            header.extend(["p50", "p90", "p99", "p99.9", "max", "round trips/s"]);
-        } else {
-            header.extend([
-                "throughput (median)",
-                "interval of the median (level)",
-                "spread",
-                "messages/s",
-            ]);
-        }
-        header.extend(["CPU main", "CPU peers"]);
-        writeln!(out, "| {} |", header.join(" | "))?;
-        let align: Vec<&str> = header
-            .iter()
-            .map(|h| if *h == "transport" { ":--" } else { "--:" })
+            .map(|h| if h == "transport" { ":--" } else { "--:" })
             .collect();
         writeln!(out, "| {} |", align.join(" | "))?;
-        for p in &doc.points {
-            let m = |name: &str| p.summary.get(name);
-            let mut row = vec![
-                p.params.get("transport").cloned().unwrap_or_default(),
-                format::size(p.size_bytes),
-                p.channels.to_string(),
-            ];
-            row.extend(
-                extra
-                    .iter()
-                    .map(|k| p.params.get(*k).cloned().unwrap_or_else(|| "-".into())),
-            );
-            let dash = || "-".to_string();
-            if pingpong {
-                for name in &figure::LATENCY[..5] {
-                    row.push(m(name).map_or_else(dash, |e| format::nanos(e.median)));
-                }
-                row.push(
-                    m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)),
-                );
-            } else {
-                let t = m(figure::THROUGHPUT);
-                row.push(t.map_or_else(dash, |e| format::rate_bytes(e.median)));
-                row.push(t.map_or_else(dash, |e| {
-                    format!(
-                        "{} – {} ({:.1} %)",
-                        format::rate_bytes(e.ci_low),
-                        format::rate_bytes(e.ci_high),
-                        e.ci_level * 100.0
-                    )
-                }));
-                row.push(t.map_or_else(dash, |e| format::spread(e.rcv)));
-                row.push(
-                    m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)),
-                );
-            }
-            row.push(m(figure::CPU_MAIN).map_or_else(dash, |e| format!("{:.2}", e.median)));
-            row.push(m(figure::CPU_PEERS).map_or_else(dash, |e| format!("{:.2}", e.median)));
+        for row in &table.rows {
             writeln!(out, "| {} |", row.join(" | "))?;
         }
         write_counters(doc, out)?;
+        if let Some(l) = &c.limits {
+            write!(out, "{}", crate::limits::markdown(l))?;
+        }
         let warnings: Vec<String> = doc
             .warnings
             .iter()
@@ -138,6 +92,83 @@ impl Exporter for Markdown {
             }
         }
         Ok(())
+    }
+}
+
+/// The points of a `run` as a table: the parameters, the primary figure (with the
+/// interval of its median for throughput), message rate and CPU; shared by the
+/// Markdown and HTML reports.
+pub fn points_table(doc: &ResultDoc) -> Table {
+    let pingpong = crate::format::latency_primary(doc);
+    let mut extra: Vec<&str> = doc
+        .points
+        .iter()
+        .flat_map(|p| p.params.keys().map(String::as_str))
+        .filter(|k| !["workload", "transport", "size", "channels"].contains(k))
+        .collect();
+    extra.sort();
+    extra.dedup();
+    let mut header = vec!["transport", "size", "channels"];
+    header.extend(&extra);
+    if pingpong {
+        header.extend(["p50", "p90", "p99", "p99.9", "max", "round trips/s"]);
+    } else {
+        header.extend([
+            "throughput (median)",
+            "interval of the median (level)",
+            "spread",
+            "messages/s",
+        ]);
+    }
+    header.extend(["CPU main", "CPU peers"]);
+    let limits = doc.points.iter().any(|p| p.limit.is_some());
+    if limits {
+        header.push("of limit");
+    }
+    let mut rows = Vec::new();
+    for p in &doc.points {
+        let m = |name: &str| p.summary.get(name);
+        let mut row = vec![
+            p.params.get("transport").cloned().unwrap_or_default(),
+            format::size(p.size_bytes),
+            p.channels.to_string(),
+        ];
+        row.extend(
+            extra
+                .iter()
+                .map(|k| p.params.get(*k).cloned().unwrap_or_else(|| "-".into())),
+        );
+        let dash = || "-".to_string();
+        if pingpong {
+            for name in &figure::LATENCY[..5] {
+                row.push(m(name).map_or_else(dash, |e| format::nanos(e.median)));
+            }
+            row.push(m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)));
+        } else {
+            let t = m(figure::THROUGHPUT);
+            row.push(t.map_or_else(dash, |e| format::rate_bytes(e.median)));
+            row.push(t.map_or_else(dash, |e| {
+                format!(
+                    "{} – {} ({:.1} %)",
+                    format::rate_bytes(e.ci_low),
+                    format::rate_bytes(e.ci_high),
+                    e.ci_level * 100.0
+                )
+            }));
+            row.push(t.map_or_else(dash, |e| format::spread(e.rcv)));
+            row.push(m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)));
+        }
+        row.push(m(figure::CPU_MAIN).map_or_else(dash, |e| format!("{:.2}", e.median)));
+        row.push(m(figure::CPU_PEERS).map_or_else(dash, |e| format!("{:.2}", e.median)));
+        if limits {
+            row.push(p.limit.as_ref().map_or_else(dash, |l| l.short()));
+        }
+        rows.push(row);
+    }
+    Table {
+        title: String::new(),
+        headers: header.into_iter().map(String::from).collect(),
+        rows,
     }
 }
 

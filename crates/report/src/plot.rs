@@ -11,17 +11,27 @@ use anyhow::{Context as _, Result};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
-/// A series whose label starts with this is a reference (a published figure, not a
-/// measurement): it is drawn dashed.
-pub const REFERENCE_PREFIX: &str = "reference: ";
-
 /// One line of a chart.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
     /// Legend entry.
     pub label: String,
     /// `(x, y)` points, drawn in the given order.
     pub points: Vec<(f64, f64)>,
+    /// A reference series (figures quoted from elsewhere, such as a seed's hardware),
+    /// drawn dashed; measured series are drawn solid.
+    pub reference: bool,
+}
+
+impl Series {
+    /// Labels starting with this mark a reference series (a published figure, not a
+    /// measurement); it is drawn dashed.
+    pub const REFERENCE_PREFIX: &'static str = "seed";
+
+    /// Whether this is a reference series (drawn dashed).
+    pub fn is_reference(&self) -> bool {
+        self.label.starts_with(Self::REFERENCE_PREFIX)
+    }
 }
 
 /// How an axis maps values to positions.
@@ -51,7 +61,7 @@ pub struct LineChart {
 }
 
 /// Okabe–Ito palette: distinguishable with the common colour-vision deficiencies.
-const PALETTE: [RGBColor; 8] = [
+pub const PALETTE: [RGBColor; 8] = [
     RGBColor(0, 114, 178),
     RGBColor(230, 159, 0),
     RGBColor(0, 158, 115),
@@ -73,6 +83,7 @@ impl LineChart {
             .iter()
             .map(|s| Series {
                 label: s.label.clone(),
+                reference: s.reference,
                 points: s
                     .points
                     .iter()
@@ -157,16 +168,28 @@ impl LineChart {
         for (i, s) in series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let style = ShapeStyle::from(colour).stroke_width(2);
-            let drawn = if s.label.starts_with(REFERENCE_PREFIX) {
-                chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 8, 6, style))
+            let drawn = if s.reference || s.is_reference() {
+                chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 8, 5, style))
             } else {
                 chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
             };
+            let reference = s.reference || s.is_reference();
             drawn
                 .map_err(plot_error)?
                 .label(&s.label)
                 .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                    // A reference series has two dashes in the legend, as in the plot.
+                    let (first, second) = if reference {
+                        (8, (12, 20))
+                    } else {
+                        (20, (20, 20))
+                    };
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (first, 0)], colour.stroke_width(2))
+                        + PathElement::new(
+                            vec![(second.0, 0), (second.1, 0)],
+                            colour.stroke_width(2),
+                        )
                 });
             chart
                 .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
@@ -223,7 +246,7 @@ fn plot_error<E: std::error::Error + Send + Sync + 'static>(e: E) -> anyhow::Err
 }
 
 /// The drawn range of an axis: the data's extent with a little room, never empty.
-fn axis_range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
+pub(crate) fn axis_range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
@@ -258,7 +281,7 @@ fn axis_range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
 }
 
 /// Compact axis numbers: `0.5`, `16`, `2k`, `1.5M`, `3G`.
-fn axis_number(v: f64) -> String {
+pub(crate) fn axis_number(v: f64) -> String {
     let a = v.abs();
     let (scaled, suffix) = if a >= 1e12 {
         (v / 1e12, "T")
@@ -299,6 +322,7 @@ mod tests {
         Series {
             label: label.into(),
             points: points.to_vec(),
+            reference: false,
         }
     }
 

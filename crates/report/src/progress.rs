@@ -87,6 +87,8 @@ pub fn figure_value(figure: &str, v: f64) -> String {
         crate::format::rate_bytes(v)
     } else if figure.ends_with("_per_s") {
         crate::format::rate_count(v)
+    } else if figure.ends_with("_s") {
+        crate::format::nanos(v * 1e9)
     } else {
         crate::format::count(v)
     }

@@ -82,10 +82,39 @@ fn looks_numeric(cell: &str) -> bool {
             .is_some_and(|ch| ch.is_ascii_digit() || ch == '-' || ch == '+' || ch == '±')
 }
 
-/// The folder a study writes into.
+/// A table, plot or text a study wrote into its folder, kept for the folder's
+/// `report.html` (see [`StudyFolder::written`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Written {
+    /// `stem.md` and `stem.csv`.
+    Table {
+        /// The file stem.
+        stem: String,
+        /// The table.
+        table: Table,
+    },
+    /// `stem.svg`.
+    Plot {
+        /// The file stem.
+        stem: String,
+        /// The chart.
+        chart: LineChart,
+    },
+    /// A text file such as `summary.md`.
+    Text {
+        /// The file name.
+        name: String,
+        /// Its contents.
+        text: String,
+    },
+}
+
+/// The folder a study writes into. It remembers the tables, plots and texts written
+/// through it, in order, so that the HTML report shows exactly what the folder holds.
 #[derive(Debug, Clone)]
 pub struct StudyFolder {
     dir: PathBuf,
+    written: std::sync::Arc<std::sync::Mutex<Vec<Written>>>,
 }
 
 impl StudyFolder {
@@ -95,7 +124,34 @@ impl StudyFolder {
             .with_context(|| format!("cannot create the study folder {}", dir.display()))?;
         Ok(StudyFolder {
             dir: dir.to_path_buf(),
+            written: Default::default(),
         })
+    }
+
+    /// The tables, plots and texts written so far, in order (a file written twice
+    /// appears once, with its last contents).
+    pub fn written(&self) -> Vec<Written> {
+        self.written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn remember(&self, item: Written) {
+        let key = |w: &Written| match w {
+            Written::Table { stem, .. } => format!("{stem}.md"),
+            Written::Plot { stem, .. } => format!("{stem}.svg"),
+            Written::Text { name, .. } => name.clone(),
+        };
+        let mut all = self
+            .written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let k = key(&item);
+        match all.iter_mut().find(|w| key(w) == k) {
+            Some(old) => *old = item,
+            None => all.push(item),
+        }
     }
 
     /// The folder.
@@ -113,20 +169,37 @@ impl StudyFolder {
 
     /// Writes `stem.md` and `stem.csv`.
     pub fn write_table(&self, stem: &str, table: &Table) -> Result<()> {
-        self.write_text(&format!("{stem}.md"), &table.to_markdown())?;
-        self.write_text(&format!("{stem}.csv"), &table.to_csv())?;
+        self.write_file(&format!("{stem}.md"), &table.to_markdown())?;
+        self.write_file(&format!("{stem}.csv"), &table.to_csv())?;
+        self.remember(Written::Table {
+            stem: stem.into(),
+            table: table.clone(),
+        });
         Ok(())
     }
 
     /// Renders `chart` to `stem.svg`.
     pub fn write_plot(&self, stem: &str, chart: &LineChart) -> Result<()> {
         let svg = chart.to_svg()?;
-        self.write_text(&format!("{stem}.svg"), &svg)?;
+        self.write_file(&format!("{stem}.svg"), &svg)?;
+        self.remember(Written::Plot {
+            stem: stem.into(),
+            chart: chart.clone(),
+        });
         Ok(())
     }
 
     /// Writes `text` to `name` (for example `summary.md`).
     pub fn write_text(&self, name: &str, text: &str) -> Result<PathBuf> {
+        let path = self.write_file(name, text)?;
+        self.remember(Written::Text {
+            name: name.into(),
+            text: text.into(),
+        });
+        Ok(path)
+    }
+
+    fn write_file(&self, name: &str, text: &str) -> Result<PathBuf> {
         self.write_with(name, |w| w.write_all(text.as_bytes()))
     }
 
@@ -201,6 +274,7 @@ mod tests {
             series: vec![Series {
                 label: "s".into(),
                 points: vec![(1.0, 1.0), (10.0, 2.0)],
+                reference: false,
             }],
         };
         folder.write_plot("plot", &chart).unwrap();

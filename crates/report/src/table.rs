@@ -36,6 +36,10 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     if doc.context.settings.verify {
         header.push("integrity");
     }
+    let limits = doc.points.iter().any(|p| p.limit.is_some());
+    if limits {
+        header.push("of limit");
+    }
     let counters = doc.points.iter().any(|p| p.counters.is_some());
     if counters {
         header.push("counters");
@@ -45,14 +49,21 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(header.clone());
     for (i, h) in header.iter().enumerate() {
-        if !matches!(*h, "transport" | "params" | "integrity" | "counters")
-            && let Some(c) = t.column_mut(i)
+        if !matches!(
+            *h,
+            "transport" | "params" | "integrity" | "counters" | "of limit"
+        ) && let Some(c) = t.column_mut(i)
         {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
     for p in &doc.points {
         let mut row = point_row(p, pingpong, extra, peers, doc.context.settings.verify);
+        if limits {
+            row.push(Cell::new(
+                p.limit.as_ref().map_or_else(|| "-".into(), |l| l.short()),
+            ));
+        }
         if counters {
             row.push(Cell::new(
                 format::counters_brief(p).unwrap_or_else(|| "-".into()),

@@ -38,6 +38,7 @@
 compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/shm");
 
 pub mod conformance;
+pub mod daq;
 pub mod kv;
 pub mod os;
 pub mod param;

@@ -55,6 +55,10 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             format!("--timeout: {t} is not a number of seconds between 0.1 and 86400"),
         ));
     }
+    let watch = match crate::config::watch(&args.watch) {
+        Ok(w) => w,
+        Err(e) => return Ok(exit::usage("study", e)),
+    };
     if profile.is_some() && !args.no_interleave && !args.quiet {
         eprintln!(
             "note: --profile records one point at a time, so the study runs point by point (as with --no-interleave)"
@@ -66,6 +70,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         interleave: (args.no_interleave || profile.is_some()).then_some(false),
         profile: profile.clone(),
         hang_timeout: args.timeout.map(std::time::Duration::from_secs_f64),
+        watch,
         ..StudyOverrides::default()
     };
     let env = StudyEnv {
@@ -121,6 +126,10 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     }
     if let Some(req) = &profile {
         outputs_failed |= !render_profile(req, name, args.quiet);
+        if let Err(e) = write_top5(req, &doc, &out) {
+            eprintln!("error: profile: the top symbols per point: {e:#}");
+            outputs_failed = true;
+        }
     }
     if args.json {
         let mut out = std::io::stdout().lock();
@@ -158,13 +167,61 @@ fn render_profile(req: &ProfileRequest, study: &str, quiet: bool) -> bool {
     }
 }
 
-/// The `perf*.data` files under `dir/point-*/`, in order.
+/// `profile-top5.md` in the study folder: the five functions with the largest self
+/// share of every profiled point, named by its parameters (as the seed lists perf's
+/// top symbols per case).
+fn write_top5(
+    req: &ProfileRequest,
+    doc: &xferbench_lab::result::ResultDoc,
+    out: &Path,
+) -> Result<()> {
+    let mut md = String::from(
+        "# Top five functions per point (self share of the CPU samples)\n\n\
+         | point | parameters | top functions |\n|--:|:--|:--|\n",
+    );
+    for p in &doc.points {
+        let recs = recordings(&req.point_dir(p.index));
+        if recs.is_empty() {
+            continue;
+        }
+        let top = match xferbench_lab::profile::analyse_all(&recs) {
+            Ok(f) => f
+                .top_functions()
+                .into_iter()
+                .take(5)
+                .map(|t| format!("{} {:.2} %", t.name, t.self_share * 100.0))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(e) => format!("(not analysed: {e})"),
+        };
+        md.push_str(&format!(
+            "| {} | {} | {} |\n",
+            p.index + 1,
+            xferbench_lab::plan::describe_params(&p.params),
+            top.replace('|', "\\|")
+        ));
+    }
+    std::fs::write(out.join("profile-top5.md"), md)?;
+    Ok(())
+}
+
+/// The `perf*.data` files under `dir/point-*/`, or under `dir` itself when it is one
+/// point's folder, in order.
 fn recordings(dir: &Path) -> Vec<PathBuf> {
     let mut all = Vec::new();
     let Ok(points) = std::fs::read_dir(dir) else {
         return all;
     };
+    let is_perf = |f: &Path| {
+        f.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("perf") && n.ends_with(".data"))
+    };
     for p in points.flatten() {
+        if is_perf(&p.path()) {
+            all.push(p.path());
+            continue;
+        }
         if let Ok(files) = std::fs::read_dir(p.path()) {
             all.extend(files.flatten().map(|f| f.path()).filter(|f| {
                 f.file_name()
@@ -206,6 +263,10 @@ mod tests {
             timeout: None,
             json: false,
             quiet: false,
+            watch: crate::cli::WatchArgs {
+                no_limits: false,
+                drift_threshold: 25.0,
+            },
         };
         let dir = super::out_dir(&args, "rpmsg")
             .to_string_lossy()

@@ -29,6 +29,7 @@
 
 pub mod callgrind;
 pub mod perf_event;
+pub mod perf_stat;
 
 use crate::process::Launcher;
 use crate::stats::Estimate;
@@ -59,6 +60,8 @@ pub mod name {
     pub const CACHE_MISSES: &str = "cache-misses";
     /// Mispredicted branches (PMU).
     pub const BRANCH_MISSES: &str = "branch-misses";
+    /// Branch instructions retired (PMU).
+    pub const BRANCHES: &str = "branches";
     /// Callgrind: instructions executed (simulated).
     pub const IR: &str = "Ir";
     /// Callgrind: estimated cycles, `Ir + 10·(I1mr + D1mr + D1mw) + 100·(ILmr + DLmr + DLmw)`.

@@ -37,7 +37,7 @@ enum Kind {
 }
 
 /// The events counted: software first, then hardware.
-pub const EVENTS: [EventSpec; 10] = [
+pub const EVENTS: [EventSpec; 11] = [
     sw(name::TASK_CLOCK, Software::TASK_CLOCK),
     sw(name::CONTEXT_SWITCHES, Software::CONTEXT_SWITCHES),
     sw(name::CPU_MIGRATIONS, Software::CPU_MIGRATIONS),
@@ -47,6 +47,7 @@ pub const EVENTS: [EventSpec; 10] = [
     hw(name::STALLED_FRONTEND, Hardware::STALLED_CYCLES_FRONTEND),
     hw(name::STALLED_BACKEND, Hardware::STALLED_CYCLES_BACKEND),
     hw(name::CACHE_MISSES, Hardware::CACHE_MISSES),
+    hw(name::BRANCHES, Hardware::BRANCH_INSTRUCTIONS),
     hw(name::BRANCH_MISSES, Hardware::BRANCH_MISSES),
 ];
 

@@ -23,13 +23,16 @@
 //!   same (no process, thread or shared-memory region outlives it).
 //!
 //! One file per rig: [`peers`] (one peer per channel over any [`Transport`]),
-//! [`rpmsg`] (one RPMsg link and its remote) and the server rigs live beside it.
+//! [`rpmsg`] (one RPMsg link and its remote), [`perf_stat`] (one benchmark process
+//! per run) and the server rigs live beside it.
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
+pub mod daq;
 pub mod kv;
 pub mod memory_mock;
 pub mod peers;
+pub mod perf_stat;
 pub mod rpmsg;
 
 pub use crate::record::{ChannelOutcome, FigureRules, aggregate};

@@ -216,6 +216,7 @@ pub fn loop_options() -> LoopOptions {
         hang_timeout: Duration::from_secs(300),
         counters: CounterMode::Off,
         profile: None,
+        watch: None,
     }
 }
 

@@ -19,7 +19,9 @@
 //! `compare` with no code of its own.
 
 pub mod hashtable;
+pub mod perf_stat;
 pub mod rpmsg;
+pub mod sis8300;
 pub mod warp_pipe;
 
 use crate::counters::CounterMode;
@@ -101,6 +103,8 @@ pub struct StudyOverrides {
     pub profile: Option<crate::profile::ProfileRequest>,
     /// Hang timeout.
     pub hang_timeout: Option<Duration>,
+    /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
+    pub watch: Option<crate::limits::Watch>,
 }
 
 /// Every built-in study, in the order `list` shows them.
@@ -109,6 +113,8 @@ pub fn registry() -> &'static [&'static dyn Study] {
         &rpmsg::RpmsgStudy,
         &warp_pipe::WarpPipe,
         &hashtable::Hashtable,
+        &sis8300::Sis8300,
+        &perf_stat::PerfStat,
     ]
 }
 
@@ -154,6 +160,7 @@ pub fn run_study(
         o.hang_timeout = t;
     }
     o.profile = overrides.profile.clone();
+    o.watch = overrides.watch.clone();
     plan.settings.runs = o.runs;
     plan.settings.warmup = o.warmup;
     plan.settings.interleave = o.interleave;

@@ -260,6 +260,7 @@ impl Study for RpmsgStudy {
             hang_timeout: Duration::from_secs(10),
             counters: CounterMode::Off,
             profile: None,
+            watch: None,
         };
         let settings = env.settings("rpmsg", &options, false);
         let mut extras = BTreeMap::new();

@@ -270,6 +270,7 @@ pub fn loop_options(quick: bool) -> LoopOptions {
         hang_timeout: Duration::from_secs(300),
         counters: CounterMode::Off,
         profile: None,
+        watch: None,
     }
 }
 

@@ -15,7 +15,9 @@
 //! * With `verify`, every message carries the header of [`crate::verify`] and the
 //!   receiving side counts what it found.
 
+pub mod daq;
 pub mod kv;
+pub mod perf_stat;
 pub mod pingpong;
 pub mod rpmsg;
 pub mod stream;

@@ -8,7 +8,7 @@
 //! several) hyperfine-style sessions; a cell is the median over those sessions.
 
 use super::{median, param, summary_header};
-use crate::plot::{LineChart, REFERENCE_PREFIX, Scale, Series};
+use crate::plot::{LineChart, Scale, Series};
 use crate::study::{StudyFolder, Table};
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -234,6 +234,7 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
                 series.push(Series {
                     label: format!("{a}, {w} worker(s)"),
                     points,
+                    reference: false,
                 });
             }
         }
@@ -246,15 +247,17 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
         series.push(Series {
             label: "redis (unix socket)".into(),
             points: redis,
+            reference: false,
         });
     }
     // The seed reports only the timed client: 3,000 requests / mean time per run.
     series.push(Series {
-        label: format!("{REFERENCE_PREFIX}preopt @4ce91a1, timed client only, 1 worker"),
+        label: "seed: preopt @4ce91a1, timed client only, 1 worker".into(),
         points: [(0.0, 0), (1.0, 1), (16.0, 4)]
             .into_iter()
             .map(|(v, i)| (v + 0.0, 3000.0 / (SEED_MEAN_MS[0][i] / 1e3)))
             .collect(),
+        reference: true,
     });
     LineChart {
         title: "Aggregate requests/s of all clients vs background visitors".into(),
@@ -276,15 +279,17 @@ pub fn time_chart(doc: &ResultDoc) -> LineChart {
             points: (0..7)
                 .filter_map(|i| time_of(doc, a, i).map(|t| ((i + 1) as f64, t * 1e3)))
                 .collect(),
+            reference: false,
         })
         .filter(|s| !s.points.is_empty())
         .collect();
     for (k, col) in [0, 2].into_iter().map(|k| (k, SEED_COLUMNS[k])) {
         series.push(Series {
-            label: format!("{REFERENCE_PREFIX}{col}"),
+            label: format!("seed: {col}"),
             points: (0..7)
                 .map(|i| ((i + 1) as f64, SEED_MEAN_MS[k][i]))
                 .collect(),
+            reference: true,
         });
     }
     LineChart {

@@ -9,7 +9,10 @@
 //! ([`xferbench_lab::stats::paired_ratio`]).
 
 pub mod hashtable;
+pub mod perf_stat;
 pub mod rpmsg;
+pub mod sis8300;
+mod sis8300_seed;
 pub mod warp_pipe;
 
 use crate::study::StudyFolder;
@@ -28,11 +31,14 @@ pub fn writer(study: &str) -> Option<Writer> {
         "rpmsg" => Some(rpmsg::write),
         "warp-pipe" => Some(warp_pipe::write),
         "hashtable" => Some(hashtable::write),
+        "sis8300" => Some(sis8300::write),
+        "perf-stat" => Some(perf_stat::write),
         _ => None,
     }
 }
 
-/// Writes a study's whole folder: `results.json`, then the study's own files.
+/// Writes a study's whole folder: `results.json`, then the study's own files, then
+/// `report.html` showing every table, plot and finding the study wrote.
 pub fn write_folder(dir: &Path, doc: &ResultDoc) -> Result<StudyFolder> {
     let folder = StudyFolder::create(dir)?;
     folder.write_json("results.json", doc)?;
@@ -43,6 +49,9 @@ pub fn write_folder(dir: &Path, doc: &ResultDoc) -> Result<StudyFolder> {
         .context("the document is not a study's (no `study` section)")?;
     let write = writer(name).with_context(|| format!("no writer for the study `{name}`"))?;
     write(&folder, doc)?;
+    let page = crate::html::study_page(doc, &folder.written());
+    crate::write_atomic(&dir.join("report.html"), |w| w.write_all(page.as_bytes()))
+        .with_context(|| format!("cannot write {}", dir.join("report.html").display()))?;
     Ok(folder)
 }
 
@@ -147,6 +156,21 @@ pub fn summary_header(doc: &ResultDoc, title: &str) -> String {
          intervals are order-statistic intervals of the median at the level they state.",
         st.runs, st.warmup
     );
+    if let Some(l) = &c.limits {
+        let _ = writeln!(
+            s,
+            "This machine's limits at the start (`xferbench limits`, quick set): {}.",
+            crate::limits::brief(&l.start)
+        );
+        if let Some(d) = l.drift(st.interleave) {
+            let _ = writeln!(
+                s,
+                "\n**The machine changed speed during the study**: {}{}.",
+                d.movement(),
+                d.consequence()
+            );
+        }
+    }
     match &doc.outcome {
         Outcome::Complete => {}
         Outcome::Interrupted => {

@@ -314,6 +314,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     for ch in channel_counts(doc) {
         let pts = longest(doc, ch);
         per.push(Series {
+            reference: false,
             label: format!("{ch} ch (this machine)"),
             points: pts
                 .iter()
@@ -321,6 +322,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            reference: false,
             label: format!("{ch} ch (this machine)"),
             points: pts
                 .iter()
@@ -330,6 +332,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     }
     for (ch, figs) in ORIGINAL {
         per.push(Series {
+            reference: true,
             label: format!("{ch} ch (SC598)"),
             points: figs
                 .iter()
@@ -337,6 +340,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            reference: true,
             label: format!("{ch} ch (SC598)"),
             points: figs.iter().map(|&(s, b)| (s as f64, b)).collect(),
         });
@@ -555,20 +559,42 @@ pub fn summary(doc: &ResultDoc) -> String {
         }
     }
     let _ = writeln!(s, "\n## Targets\n");
+    let limits = doc.context.limits.as_ref().map(|l| &l.start);
     if let Some(p) = variant(doc, 1, "poll", "copy") {
+        let floor = limits
+            .and_then(|l| l.cache_line_rtt_ns.as_ref())
+            .map_or(String::new(), |c| {
+                format!(
+                    "; its median round trip, {}, is {:.1}× the cache-line round trip this machine \
+                     measured at the start ({})",
+                    crate::format::nanos(p.m(figure::LATENCY[0])),
+                    p.m(figure::LATENCY[0]) / c.median,
+                    crate::format::nanos(c.median)
+                )
+            });
         let _ = writeln!(
             s,
-            "- One channel, 496 B, polling: {:.0} round trips/s (target ≥ 1 000 000).",
+            "- One channel, 496 B, polling: {:.0} round trips/s (target ≥ 1 000 000){floor}.",
             p.m(rate)
         );
     }
     if let Some(k) = variant(doc, 1, "kick", "copy") {
+        let rt = k.m(figure::LATENCY[0]);
+        let against = match limits.and_then(|l| l.futex_rtt_cross_ns.as_ref()) {
+            Some(f) => format!(
+                "{:.2}× the cross-CPU futex wake round trip this machine measured at the start \
+                 of the study ({})",
+                rt / f.median,
+                crate::format::nanos(f.median)
+            ),
+            None => "the futex wake round trip was not measured (`--no-limits`); \
+                     `xferbench limits` measures it"
+                .to_string(),
+        };
         let _ = writeln!(
             s,
-            "- Kick per message: median round trip {:.1} µs; compare with the cross-core \
-             futex wake-up round trip from `cargo bench -p xferbench-transports --bench wake` \
-             (target: within 1.2×).",
-            k.m(figure::LATENCY[0]) / 1e3
+            "- Kick per message: median round trip {:.1} µs, {against} (target: within 1.2×).",
+            rt / 1e3
         );
     }
     let pair = match (

@@ -157,6 +157,7 @@ fn chart(doc: &ResultDoc, g: &str, title: &str, x: (&str, &str), y: (&str, &str)
             None => series.push(Series {
                 label: label.into(),
                 points: vec![xy],
+                reference: false,
             }),
         }
     }
@@ -497,4 +498,4 @@ fn io_model(s: &mut String, doc: &ResultDoc) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -78,10 +78,12 @@ fn point(index: usize, params: &[(&str, &str)], rates: &[f64]) -> PointResult {
         runs,
         warnings: vec![],
         counters: None,
+        limit: None,
+        drift: None,
     }
 }
 
-fn doc() -> ResultDoc {
+pub(crate) fn doc() -> ResultDoc {
     let p = |g, v, c, crc, t| {
         vec![
             ("group", g),

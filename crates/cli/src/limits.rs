@@ -1,0 +1,25 @@
+//! `xferbench limits`: the machine's ceilings, as a table or JSON.
+
+use crate::cli::LimitsArgs;
+use anyhow::Result;
+use xferbench_lab::limits::{self, Depth};
+
+/// Measures and prints the limits; returns the exit status.
+pub fn run(args: &LimitsArgs) -> Result<u8> {
+    let depth = if args.quick {
+        Depth::Quick
+    } else {
+        Depth::Full
+    };
+    let measured = limits::measure(depth);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&measured)?);
+    } else {
+        println!("{}", xferbench_report::limits::render(&measured));
+        println!(
+            "{:?} set on CPUs {:?}, measured in {:.1} s. Medians of repeated samples; ± is the robust spread.",
+            measured.depth, measured.cpus, measured.took_s
+        );
+    }
+    Ok(0)
+}

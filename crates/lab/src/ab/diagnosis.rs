@@ -1,0 +1,215 @@
+//! The diagnosis of `xferbench ab` in words, and the evidence it rests on.
+//!
+//! The evidence is every counter that moved between A and B ([`evidence`]): the
+//! PMU's generic stall and miss counters, callgrind's simulated cache misses, the
+//! named events and the stall search. The strongest move in the direction of the
+//! time difference ([`stalls::strongest`]) names the likely cause
+//! ([`stalls::cause_of`]).
+
+use super::stalls::{self, EventComparison, Move};
+use super::{AbSide, SAME_INSTRUCTIONS};
+use crate::counters::name;
+use std::collections::BTreeMap;
+
+/// The diagnosis in words, from the significance, the direction, the instruction
+/// difference and the counters that moved.
+pub fn diagnose(
+    significant: bool,
+    p_value: f64,
+    slower: bool,
+    instructions_difference: Option<f64>,
+    moves: &[Move],
+) -> String {
+    if !significant {
+        return format!("not significant: noise (p = {p_value:.3})");
+    }
+    let how = if slower { "slower" } else { "faster" };
+    let top = stalls::strongest(moves, slower);
+    let because = |m: &Move| format!("{}: {}", m.text(), m.cause().explanation);
+    match instructions_difference {
+        Some(d) if d.abs() <= SAME_INSTRUCTIONS => match top {
+            Some(m) => format!(
+                "same instructions (within 0.01 %) but {how}: {}",
+                because(m)
+            ),
+            None => format!(
+                "same instructions (within 0.01 %) but {how}: stalls, alignment or cache \
+                 (no stall counter moved here; with a PMU, run ab --search-stalls)"
+            ),
+        },
+        Some(d) if d < 0.0 && slower => match top {
+            Some(m) => format!(
+                "fewer instructions, slower: {} (instructions {:.1} %; {})",
+                m.cause().kind,
+                d * 100.0,
+                m.text()
+            ),
+            None => format!(
+                "fewer instructions, slower: slower instructions, cause not counted here \
+                 (instructions {:.1} %)",
+                d * 100.0
+            ),
+        },
+        Some(d) if d > 0.0 => format!("more instructions (+{:.1} %), {how}", d * 100.0),
+        Some(d) => format!("fewer instructions ({:.1} %), {how}", d * 100.0),
+        None => format!("{how}; instructions unknown, so the cause cannot be told"),
+    }
+}
+
+/// Every counter that can explain a difference: the PMU's stall and miss counters,
+/// callgrind's simulated misses, the named events and the search.
+pub fn evidence(
+    a: &AbSide,
+    b: &AbSide,
+    events: Option<&EventComparison>,
+    search: Option<&EventComparison>,
+) -> Vec<Move> {
+    let mut moves = Vec::new();
+    for k in [
+        name::STALLED_FRONTEND,
+        name::STALLED_BACKEND,
+        name::CACHE_MISSES,
+        name::BRANCH_MISSES,
+    ] {
+        if let (Some(x), Some(y)) = (a.counters.get(k), b.counters.get(k)) {
+            moves.push(Move {
+                what: k.to_string(),
+                a: *x,
+                b: *y,
+            });
+        }
+    }
+    if let (Some(x), Some(y)) = (&a.callgrind, &b.callgrind) {
+        moves.extend(simulated_moves(x, y));
+    }
+    for c in events.into_iter().chain(search) {
+        for r in &c.rows {
+            if let (Some(x), Some(y)) = (r.a, r.b) {
+                moves.push(Move {
+                    what: r.event.clone(),
+                    a: x,
+                    b: y,
+                });
+            }
+        }
+    }
+    moves
+}
+
+/// Callgrind's simulated cache misses of A and B, as moves.
+pub fn simulated_moves(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> Vec<Move> {
+    ["D1mr", "D1mw", "DLmr", "DLmw", "I1mr", "ILmr"]
+        .iter()
+        .filter_map(|k| {
+            Some(Move {
+                what: format!("simulated {k}"),
+                a: *a.get(*k)?,
+                b: *b.get(*k)?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::fake;
+    use super::super::{AbSide, compare_with};
+    use super::*;
+    use crate::counters::perf_stat::{parse_csv, parse_list};
+
+    fn with_callgrind(mut s: AbSide, pairs: &[(&str, f64)]) -> AbSide {
+        s.callgrind = Some(pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect());
+        s
+    }
+
+    #[test]
+    fn fewer_instructions_but_slower_with_simulated_misses_reads_memory_stalls() {
+        let a = with_callgrind(
+            fake("a", &[0.002, 0.0021, 0.0020, 0.0022], None),
+            &[
+                ("Ir", 10.5e6),
+                ("D1mr", 65_540.0),
+                ("DLmr", 3.0),
+                ("I1mr", 30.0),
+            ],
+        );
+        let b = with_callgrind(
+            fake("b", &[0.21, 0.209, 0.212, 0.208], None),
+            &[
+                ("Ir", 7.3e6),
+                ("D1mr", 1_048_580.0),
+                ("DLmr", 5.0),
+                ("I1mr", 31.0),
+            ],
+        );
+        let r = compare_with(a, b, 0.05, vec![], None, None);
+        assert!(
+            r.diagnosis
+                .starts_with("fewer instructions, slower: memory stalls"),
+            "{}",
+            r.diagnosis
+        );
+        assert!(
+            r.diagnosis.contains("simulated D1mr 65.5 K → 1.05 M"),
+            "{}",
+            r.diagnosis
+        );
+    }
+
+    #[test]
+    fn same_instructions_but_slower_names_the_searched_23x_event() {
+        let fixture = |n: &str| {
+            std::fs::read_to_string(format!(
+                "{}/testdata/perf-stat/{n}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
+        };
+        let list = parse_list(&fixture("perf-list-skylake.txt"));
+        let candidates = stalls::search_candidates(&list);
+        let mut rows = stalls::compare_rows(
+            &candidates,
+            &[parse_csv(&fixture("search-fast-a.csv")).unwrap()],
+            &[parse_csv(&fixture("search-slow-b.csv")).unwrap()],
+        );
+        stalls::rank(&mut rows);
+        let search = EventComparison {
+            rounds: 1,
+            rows,
+            unknown: vec![],
+        };
+        // The seed's times and instruction counts.
+        let a = fake(
+            "fast",
+            &[0.4098, 0.4080, 0.4110, 0.4095],
+            Some(5_927_396_603.0),
+        );
+        let b = fake(
+            "slow",
+            &[0.5106, 0.5110, 0.5090, 0.5120],
+            Some(5_927_358_294.0),
+        );
+        let r = compare_with(a, b, 0.05, vec![], None, Some(search));
+        assert_eq!(
+            r.diagnosis,
+            "same instructions (within 0.01 %) but slower: dsb2mite_switches.penalty_cycles \
+             9.94 M → 229 M (23.1×): front end, likely code alignment (the decoded-µop cache, \
+             DSB, is missed)"
+        );
+        assert_eq!(
+            r.search
+                .as_ref()
+                .and_then(|s| s.top())
+                .map(|t| t.event.as_str()),
+            Some("dsb2mite_switches.penalty_cycles")
+        );
+    }
+
+    #[test]
+    fn same_instructions_without_counters_says_what_to_run() {
+        let d = diagnose(true, 0.001, true, Some(1e-6), &[]);
+        assert!(d.contains("--search-stalls"), "{d}");
+        let d = diagnose(false, 0.43, true, Some(1e-6), &[]);
+        assert_eq!(d, "not significant: noise (p = 0.430)");
+    }
+}

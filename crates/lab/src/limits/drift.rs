@@ -1,0 +1,247 @@
+//! Did the machine itself change speed during a point?
+//!
+//! Between visits the point loop takes a cheap sample of the machine (a cache line
+//! and a futex handed between the two CPUs, a 2 MiB memcpy: about 30 ms). A point is
+//! flagged when one of those probes moved by more than the threshold (25 % by
+//! default) across the samples taken from just before its first visit to just after
+//! its last: its runs then measured more than one machine.
+//!
+//! In an interleaved plan every point spans the same rounds, so a drift flags them
+//! all alike and their ratios still hold; the warning says so.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The default threshold: a probe that moves by more than 25 % flags the point.
+pub const DEFAULT_THRESHOLD: f64 = 0.25;
+
+/// The probes of one sample.
+pub const CACHE_LINE: &str = "cache-line round trip";
+/// The futex probe's name.
+pub const FUTEX: &str = "futex wake round trip";
+/// The memcpy probe's name.
+pub const MEMCPY: &str = "memcpy 2 MiB";
+
+/// One cheap sample of the machine: each probe's median over a few short batches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DriftSample {
+    /// Probe name → value (ns for round trips, bytes/s for memcpy).
+    pub probes: BTreeMap<String, f64>,
+}
+
+/// Samples the real machine.
+pub fn sample_machine() -> DriftSample {
+    let cpus = super::probe_cpus();
+    let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
+    let median3 = |f: &dyn Fn() -> Option<f64>| -> Option<f64> {
+        let mut v: Vec<f64> = (0..3).filter_map(|_| f()).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    };
+    let mut probes = BTreeMap::new();
+    if a != b
+        && let Some(ns) = median3(&|| super::probes::cache_line_rtt(a, b, 2_000))
+    {
+        probes.insert(CACHE_LINE.to_string(), ns);
+    }
+    if let Some(ns) = median3(&|| super::probes::futex_rtt(a, b, 60)) {
+        probes.insert(FUTEX.to_string(), ns);
+    }
+    let mut bufs = super::probes::CopyBuffers::new(2 << 20);
+    bufs.sample(1);
+    let copy = std::cell::RefCell::new(bufs);
+    if let Some(r) = median3(&|| Some(copy.borrow_mut().sample(2))) {
+        probes.insert(MEMCPY.to_string(), r);
+    }
+    DriftSample { probes }
+}
+
+/// A point during which the machine changed speed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Drift {
+    /// The probe that moved most.
+    pub probe: String,
+    /// Its value in the first sample of the point's span.
+    pub first: f64,
+    /// Its value in the last sample.
+    pub last: f64,
+    /// Its lowest value across the span.
+    pub low: f64,
+    /// Its highest value across the span.
+    pub high: f64,
+    /// `high / low - 1`.
+    pub change: f64,
+    /// Samples across the span.
+    pub samples: usize,
+    /// Whether the plan was interleaved (the drift then touched every point alike).
+    pub interleaved: bool,
+}
+
+impl Drift {
+    /// How the probe moved: `the futex wake round trip moved between 13.0 µs and
+    /// 60.0 µs (362 %) across 3 probes (first 13.0 µs, last 58.0 µs)`.
+    pub fn movement(&self) -> String {
+        let show = |v: f64| {
+            if self.probe == MEMCPY {
+                format!("{:.2} GB/s", v / 1e9)
+            } else if v >= 1e3 {
+                format!("{:.1} µs", v / 1e3)
+            } else {
+                format!("{v:.0} ns")
+            }
+        };
+        format!(
+            "the {} moved between {} and {} ({:.0} %) across {} probes (first {}, last {})",
+            self.probe,
+            show(self.low),
+            show(self.high),
+            self.change * 100.0,
+            self.samples,
+            show(self.first),
+            show(self.last),
+        )
+    }
+
+    /// The warning attached to a point.
+    pub fn warning(&self) -> String {
+        format!(
+            "machine changed during measurement: {} around this point{}",
+            self.movement(),
+            self.consequence()
+        )
+    }
+
+    /// What the drift means for the figures.
+    pub fn consequence(&self) -> String {
+        let mut w = String::new();
+        if self.interleaved {
+            w.push_str(
+                "; the plan was interleaved, so the drift affected every variant alike and \
+                 their ratios still compare",
+            );
+        } else {
+            w.push_str("; its runs may compare different machines: rerun it, or use --interleave");
+        }
+        w
+    }
+}
+
+/// The probe that moved most across `samples`, when it moved by more than
+/// `threshold`.
+pub fn worst(samples: &[DriftSample], threshold: f64, interleaved: bool) -> Option<Drift> {
+    if samples.len() < 2 {
+        return None;
+    }
+    let names: std::collections::BTreeSet<&String> =
+        samples.iter().flat_map(|s| s.probes.keys()).collect();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let values: Vec<f64> = samples
+                .iter()
+                .filter_map(|s| s.probes.get(name).copied())
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .collect();
+            let low = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let high = values.iter().copied().fold(0.0, f64::max);
+            (values.len() >= 2).then(|| Drift {
+                probe: name.clone(),
+                first: values[0],
+                last: values[values.len() - 1],
+                low,
+                high,
+                change: high / low - 1.0,
+                samples: values.len(),
+                interleaved,
+            })
+        })
+        .max_by(|a, b| a.change.total_cmp(&b.change))
+        .filter(|d| d.change > threshold)
+}
+
+/// The samples of one plan, and which of them each point's visits lie between.
+#[derive(Debug, Default)]
+pub struct DriftLog {
+    samples: Vec<DriftSample>,
+    /// No visit has run since the last sample.
+    fresh: bool,
+}
+
+impl DriftLog {
+    /// Takes a sample unless one was taken since the last visit; returns its index.
+    pub fn sample(&mut self, probe: &dyn super::MachineProbe) -> usize {
+        if !self.fresh {
+            self.samples.push(probe.drift_sample());
+            self.fresh = true;
+        }
+        self.samples.len() - 1
+    }
+
+    /// The index of the latest sample (0 before any).
+    pub fn latest(&self) -> usize {
+        self.samples.len().saturating_sub(1)
+    }
+
+    /// A visit ran.
+    pub fn visited(&mut self) {
+        self.fresh = false;
+    }
+
+    /// The samples from `first` on.
+    pub fn since(&self, first: usize) -> &[DriftSample] {
+        self.samples.get(first..).unwrap_or(&[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(futex: f64, copy: f64) -> DriftSample {
+        DriftSample {
+            probes: [(FUTEX.to_string(), futex), (MEMCPY.to_string(), copy)]
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_steady_machine_is_not_flagged() {
+        let samples = [s(13e3, 9e9), s(14e3, 9.5e9), s(12.5e3, 8.8e9)];
+        assert_eq!(worst(&samples, DEFAULT_THRESHOLD, false), None);
+    }
+
+    #[test]
+    fn the_probe_that_moved_most_is_named_with_its_numbers() {
+        let samples = [s(13e3, 9e9), s(60e3, 8e9), s(58e3, 9e9)];
+        let d = worst(&samples, DEFAULT_THRESHOLD, false).unwrap();
+        assert_eq!(d.probe, FUTEX);
+        assert_eq!((d.first, d.last, d.low, d.high), (13e3, 58e3, 13e3, 60e3));
+        assert!((d.change - 60.0 / 13.0 + 1.0).abs() < 1e-9);
+        let w = d.warning();
+        assert!(w.starts_with("machine changed during measurement"), "{w}");
+        assert!(w.contains("13.0 µs") && w.contains("60.0 µs"), "{w}");
+        assert!(w.contains("--interleave"), "{w}");
+    }
+
+    #[test]
+    fn an_interleaved_plan_says_the_drift_touched_every_variant() {
+        let d = worst(&[s(13e3, 9e9), s(30e3, 9e9)], 0.25, true).unwrap();
+        assert!(d.warning().contains("every variant alike"));
+    }
+
+    #[test]
+    fn one_sample_or_a_missing_probe_cannot_flag() {
+        assert_eq!(worst(&[s(1.0, 1.0)], 0.0, false), None);
+        let a = DriftSample::default();
+        assert_eq!(worst(&[a.clone(), a], 0.0, false), None);
+    }
+
+    #[test]
+    fn the_real_machine_gives_a_sample_of_every_probe_it_can_run() {
+        let sample = sample_machine();
+        assert!(sample.probes.contains_key(MEMCPY));
+        assert!(sample.probes.contains_key(FUTEX));
+        assert!(sample.probes.values().all(|v| *v > 0.0));
+    }
+}

@@ -1,0 +1,352 @@
+//! The machine's own ceilings, measured beside every result: how fast this machine
+//! copies memory, hands a cache line or a futex between two CPUs, enters the kernel
+//! and sends a byte round a pipe.
+//!
+//! A figure alone does not say whether it is good: 5 GB/s is excellent for a pipe and
+//! poor for a shared-memory ring. Each point's primary figure is therefore also given
+//! as a fraction of its natural limit ([`ratio`]), and the cheapest probes are
+//! repeated between points to notice a machine that changed speed under a
+//! measurement ([`drift`]).
+//!
+//! * `xferbench limits` measures the full set ([`Depth::Full`], a few seconds).
+//! * `run` and every study measure the quick set ([`Depth::Quick`], well under a
+//!   second) at the start and again at the end, into the result's context.
+
+pub mod drift;
+mod probes;
+pub mod ratio;
+#[cfg(test)]
+mod watch_tests;
+
+use crate::stats::Estimate;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// The memcpy sizes measured, bytes: within L1/L2, L2, about LLC, and far beyond it.
+pub const COPY_SIZES: [u64; 4] = [4 << 10, 64 << 10, 2 << 20, 64 << 20];
+
+/// How thoroughly to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Depth {
+    /// 15 samples per probe: `xferbench limits`.
+    Full,
+    /// 5 shorter samples per probe: at the start and end of every run and study.
+    Quick,
+}
+
+impl Depth {
+    fn samples(self) -> usize {
+        match self {
+            Depth::Full => 15,
+            Depth::Quick => 5,
+        }
+    }
+
+    /// Round trips per sample of the wake-up probes, and how long a memcpy sample of a
+    /// small buffer lasts.
+    fn scale(self) -> (u64, Duration) {
+        match self {
+            Depth::Full => (300, Duration::from_millis(2)),
+            Depth::Quick => (100, Duration::from_micros(500)),
+        }
+    }
+}
+
+/// The machine's ceilings: each a median with its spread over repeated samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Limits {
+    /// How thoroughly they were measured.
+    pub depth: Depth,
+    /// The two CPUs the cross-CPU probes ran on (one when only one is allowed).
+    pub cpus: Vec<usize>,
+    /// memcpy bandwidth, bytes/s, per buffer size.
+    pub memcpy: Vec<CopyLimit>,
+    /// A cache line handed between the two CPUs by spinning, ns per round trip
+    /// (absent with one CPU).
+    pub cache_line_rtt_ns: Option<Estimate>,
+    /// A futex word handed between the two CPUs, each side asleep until woken, ns per
+    /// round trip (absent with one CPU).
+    pub futex_rtt_cross_ns: Option<Estimate>,
+    /// The same on one CPU, ns per round trip.
+    pub futex_rtt_same_ns: Option<Estimate>,
+    /// One `getppid` system call, ns.
+    pub syscall_ns: Estimate,
+    /// One byte round two pipes between the two CPUs, ns per round trip.
+    pub pipe_rtt_ns: Option<Estimate>,
+    /// Seconds the measurement took.
+    pub took_s: f64,
+}
+
+/// memcpy bandwidth at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CopyLimit {
+    /// Bytes per copy.
+    pub size_bytes: u64,
+    /// Bytes copied per second.
+    pub bytes_per_s: Estimate,
+}
+
+/// The limits recorded in a result's context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MachineLimits {
+    /// Measured before the first point.
+    pub start: Limits,
+    /// Measured after the last point (absent when the plan was cut short before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Limits>,
+    /// A probe that moves by more than this fraction during a point flags the point.
+    pub drift_threshold: f64,
+}
+
+impl MachineLimits {
+    /// The probe that moved most between the start and the end, when it moved by more
+    /// than the threshold.
+    pub fn drift(&self, interleaved: bool) -> Option<drift::Drift> {
+        let end = self.end.as_ref()?;
+        drift::worst(
+            &[self.start.as_sample(), end.as_sample()],
+            self.drift_threshold,
+            interleaved,
+        )
+    }
+}
+
+/// One row of a limits table: what, its unit, and its estimate.
+pub struct LimitRow<'a> {
+    /// What was measured, in words.
+    pub name: String,
+    /// `bytes/s` or `ns`.
+    pub unit: &'static str,
+    /// The estimate.
+    pub estimate: &'a Estimate,
+}
+
+impl Limits {
+    /// Every measured figure as a table row, in the order `xferbench limits` prints.
+    pub fn rows(&self) -> Vec<LimitRow<'_>> {
+        let mut rows: Vec<LimitRow<'_>> = self
+            .memcpy
+            .iter()
+            .map(|c| LimitRow {
+                name: format!("memcpy {}", size_words(c.size_bytes)),
+                unit: "bytes/s",
+                estimate: &c.bytes_per_s,
+            })
+            .collect();
+        let cross = match self.cpus.as_slice() {
+            [a, b, ..] => format!("CPU {a} ↔ {b}"),
+            _ => "one CPU".into(),
+        };
+        let same = format!("CPU {} ↔ {}", self.cpus[0], self.cpus[0]);
+        for (name, e) in [
+            (
+                format!("cache-line round trip, {cross}"),
+                &self.cache_line_rtt_ns,
+            ),
+            (
+                format!("futex wake round trip, {cross}"),
+                &self.futex_rtt_cross_ns,
+            ),
+            (
+                format!("futex wake round trip, {same}"),
+                &self.futex_rtt_same_ns,
+            ),
+            (format!("pipe round trip, {cross}"), &self.pipe_rtt_ns),
+        ] {
+            if let Some(estimate) = e {
+                rows.push(LimitRow {
+                    name,
+                    unit: "ns",
+                    estimate,
+                });
+            }
+        }
+        rows.push(LimitRow {
+            name: "system call (getppid)".into(),
+            unit: "ns",
+            estimate: &self.syscall_ns,
+        });
+        rows
+    }
+
+    /// The drift probes' values in these limits, to hold two measurements against
+    /// each other ([`drift::worst`]).
+    pub fn as_sample(&self) -> drift::DriftSample {
+        let mut probes = std::collections::BTreeMap::new();
+        if let Some(e) = &self.cache_line_rtt_ns {
+            probes.insert(drift::CACHE_LINE.to_string(), e.median);
+        }
+        if let Some(e) = &self.futex_rtt_cross_ns {
+            probes.insert(drift::FUTEX.to_string(), e.median);
+        }
+        if let Some(c) = self.memcpy.iter().find(|c| c.size_bytes == 2 << 20) {
+            probes.insert(drift::MEMCPY.to_string(), c.bytes_per_s.median);
+        }
+        drift::DriftSample { probes }
+    }
+
+    /// memcpy bandwidth at the measured size nearest `size` (by ratio), bytes/s.
+    pub fn memcpy_near(&self, size: u64) -> Option<&CopyLimit> {
+        let size = size.max(1) as f64;
+        self.memcpy.iter().min_by(|a, b| {
+            let d = |c: &CopyLimit| (c.size_bytes as f64 / size).ln().abs();
+            d(a).total_cmp(&d(b))
+        })
+    }
+}
+
+/// `4 KiB`, `64 KiB`, `2 MiB`, `64 MiB`.
+pub fn size_words(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// The two CPUs the cross-CPU probes use: the first two this process may run on.
+pub fn probe_cpus() -> Vec<usize> {
+    let mut cpus = crate::affinity::allowed_cpus();
+    cpus.truncate(2);
+    if cpus.is_empty() {
+        cpus.push(0);
+    }
+    cpus
+}
+
+/// Measures the machine's ceilings.
+pub fn measure(depth: Depth) -> Limits {
+    let start = Instant::now();
+    let cpus = probe_cpus();
+    let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
+    let n = depth.samples();
+    let (trips, copy_time) = depth.scale();
+    let estimate = |xs: Vec<f64>| Estimate::from_values(xs);
+    let memcpy = COPY_SIZES
+        .iter()
+        .filter_map(|&size| {
+            let mut bufs = probes::CopyBuffers::new(size as usize);
+            let reps = probes::copies_for(size as usize, copy_time);
+            bufs.sample(reps); // warm: caches, TLB, frequency
+            let bytes_per_s = estimate((0..n).map(|_| bufs.sample(reps)).collect())?;
+            Some(CopyLimit {
+                size_bytes: size,
+                bytes_per_s,
+            })
+        })
+        .collect();
+    // Two-thread probes: a sample is abandoned (None) when the partner cannot run.
+    let repeat = |f: &dyn Fn() -> Option<f64>| -> Option<Estimate> {
+        f()?;
+        estimate((0..n).filter_map(|_| f()).collect())
+    };
+    let cross = a != b;
+    let cache_line_rtt_ns = cross
+        .then(|| repeat(&|| probes::cache_line_rtt(a, b, trips * 20)))
+        .flatten();
+    let futex_rtt_cross_ns = cross
+        .then(|| repeat(&|| probes::futex_rtt(a, b, trips)))
+        .flatten();
+    let futex_rtt_same_ns = repeat(&|| probes::futex_rtt(a, a, trips));
+    let pipe_rtt_ns = repeat(&|| probes::pipe_rtt(a, b, trips));
+    let calls = trips * 100;
+    probes::syscall_cost(calls);
+    let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
+        .expect("at least one sample");
+    Limits {
+        depth,
+        cpus,
+        memcpy,
+        cache_line_rtt_ns,
+        futex_rtt_cross_ns,
+        futex_rtt_same_ns,
+        syscall_ns,
+        pipe_rtt_ns,
+        took_s: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Where the point loop gets the machine's limits and drift samples: the real
+/// machine, or a fake one in tests.
+pub trait MachineProbe: Send + Sync + std::fmt::Debug {
+    /// The limits, measured now.
+    fn limits(&self) -> Limits;
+    /// The cheap probes, measured now.
+    fn drift_sample(&self) -> drift::DriftSample;
+}
+
+/// The machine this process runs on, measured at `depth`.
+#[derive(Debug, Clone, Copy)]
+pub struct RealMachine {
+    /// How thoroughly the limits are measured.
+    pub depth: Depth,
+}
+
+impl MachineProbe for RealMachine {
+    fn limits(&self) -> Limits {
+        measure(self.depth)
+    }
+
+    fn drift_sample(&self) -> drift::DriftSample {
+        drift::sample_machine()
+    }
+}
+
+/// The machine watch of a plan: where limits come from and the drift threshold.
+#[derive(Debug, Clone)]
+pub struct Watch {
+    /// The probe.
+    pub probe: std::sync::Arc<dyn MachineProbe>,
+    /// A probe moving by more than this fraction during a point flags it (0.25).
+    pub drift_threshold: f64,
+}
+
+impl Watch {
+    /// The real machine, quick limits, the default threshold.
+    pub fn real() -> Self {
+        Watch {
+            probe: std::sync::Arc::new(RealMachine {
+                depth: Depth::Quick,
+            }),
+            drift_threshold: drift::DEFAULT_THRESHOLD,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_limits_measure_every_probe_and_each_is_positive() {
+        let l = measure(Depth::Quick);
+        assert_eq!(l.memcpy.len(), COPY_SIZES.len());
+        for row in l.rows() {
+            assert!(row.estimate.median > 0.0, "{}", row.name);
+            assert!(row.estimate.min <= row.estimate.max, "{}", row.name);
+        }
+        if l.cpus.len() == 2 {
+            assert!(l.cache_line_rtt_ns.is_some() && l.futex_rtt_cross_ns.is_some());
+        }
+        assert!(l.futex_rtt_same_ns.is_some() && l.pipe_rtt_ns.is_some());
+    }
+
+    #[test]
+    fn the_nearest_copy_size_is_chosen_by_ratio() {
+        let l = ratio::tests::machine();
+        let near = |s| l.memcpy_near(s).unwrap().size_bytes;
+        assert_eq!(near(64), 4 << 10);
+        assert_eq!(near(64 << 10), 64 << 10);
+        assert_eq!(near(300 << 10), 64 << 10);
+        assert_eq!(near(1 << 20), 2 << 20);
+        assert_eq!(near(1 << 30), 64 << 20);
+    }
+
+    #[test]
+    fn sizes_read_in_binary_units() {
+        assert_eq!(size_words(4096), "4 KiB");
+        assert_eq!(size_words(2 << 20), "2 MiB");
+        assert_eq!(size_words(100), "100 B");
+    }
+}

@@ -1,0 +1,270 @@
+//! Each point's primary figure as a fraction of its natural limit on this machine.
+//!
+//! | point | limit | fraction |
+//! |---|---|---|
+//! | `stream` (any transport) | memcpy at the measured size nearest the message size | throughput ÷ memcpy bandwidth |
+//! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), RPMsg `notify=poll` | the cache-line round trip between the two CPUs | cache-line round trip ÷ median round trip |
+//! | ping-pong that sleeps: `shm` `wait=block`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
+//! | `pipe` ping-pong | the pipe round trip | pipe round trip ÷ median round trip |
+//! | a conversion kernel (`convert`) | memcpy of the same input bytes | kernel input rate ÷ memcpy bandwidth |
+//!
+//! A fraction near 1 means the transport costs little beyond the machine's floor;
+//! 0.1 means nine tenths of the time goes to the transport itself. Points with no
+//! natural limit here (Warp Pipe transactions, which cross TCP and a protocol stack)
+//! carry none.
+//!
+//! The RPMsg study's points measure throughput of round trips; their round trip is
+//! the median latency where recorded, else, for one channel, the inverse of the round
+//! trip rate.
+
+use super::Limits;
+use crate::figure;
+use crate::stats::Estimate;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A point's primary figure against its natural limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LimitFraction {
+    /// The limit, in words (`memcpy 64 KiB`, `futex wake round trip`).
+    pub limit: String,
+    /// The limit's median.
+    pub limit_value: f64,
+    /// The limit's unit: `bytes/s` or `ns`.
+    pub unit: String,
+    /// The point's figure compared with it.
+    pub figure: String,
+    /// That figure's median.
+    pub figure_value: f64,
+    /// How much of the limit the point reached: rate ÷ limit rate, or limit time ÷
+    /// figure time.
+    pub fraction: f64,
+}
+
+impl LimitFraction {
+    /// `42 % of memcpy 64 KiB`.
+    pub fn short(&self) -> String {
+        format!("{} of {}", percent(self.fraction), self.limit)
+    }
+}
+
+/// `42 %`, `4.2 %`, `0.42 %`: two significant digits below 10 %.
+pub fn percent(f: f64) -> String {
+    let p = f * 100.0;
+    if p >= 10.0 {
+        format!("{p:.0} %")
+    } else if p >= 1.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.2} %")
+    }
+}
+
+/// The kind of floor a round trip sits on.
+enum Floor {
+    CacheLine,
+    Futex,
+    Pipe,
+}
+
+/// The natural limit of a point, when it has one.
+pub fn fraction(
+    params: &BTreeMap<String, String>,
+    size_bytes: u64,
+    channels: usize,
+    summary: &BTreeMap<String, Estimate>,
+    limits: &Limits,
+) -> Option<LimitFraction> {
+    let p = |k: &str| params.get(k).map(String::as_str);
+    let median = |f: &str| summary.get(f).map(|e| e.median);
+    match p("workload") {
+        Some("stream" | "convert") => {
+            let copy = limits.memcpy_near(size_bytes)?;
+            rate_fraction(
+                figure::THROUGHPUT,
+                median(figure::THROUGHPUT)?,
+                copy.size_bytes,
+                copy.bytes_per_s.median,
+            )
+        }
+        Some("pingpong") => {
+            let floor = floor(p("transport")?, p("wait"), p("notify"))?;
+            round_trip_fraction(
+                figure::LATENCY[0],
+                median(figure::LATENCY[0])?,
+                floor,
+                limits,
+            )
+        }
+        // RPMsg study points: packets echoed over a link.
+        None if p("notify").is_some() => {
+            let floor = floor("rpmsg", None, p("notify"))?;
+            let (name, rt) = match median(figure::LATENCY[0]) {
+                Some(ns) => (figure::LATENCY[0], ns),
+                None if channels == 1 => (
+                    "round trip (1 / messages_per_s)",
+                    1e9 / median(figure::MESSAGE_RATE)?,
+                ),
+                None => return None,
+            };
+            round_trip_fraction(name, rt, floor, limits)
+        }
+        _ => None,
+    }
+}
+
+fn floor(transport: &str, wait: Option<&str>, notify: Option<&str>) -> Option<Floor> {
+    Some(match transport {
+        "shm" => match wait.unwrap_or("hybrid") {
+            "block" => Floor::Futex,
+            _ => Floor::CacheLine,
+        },
+        "rpmsg" => match notify.unwrap_or("kick") {
+            "poll" => Floor::CacheLine,
+            _ => Floor::Futex,
+        },
+        "pipe" => Floor::Pipe,
+        "unix" | "tcp" => Floor::Futex,
+        _ => return None,
+    })
+}
+
+fn rate_fraction(figure: &str, rate: f64, copy_size: u64, copy_rate: f64) -> Option<LimitFraction> {
+    (rate > 0.0 && copy_rate > 0.0).then(|| LimitFraction {
+        limit: format!("memcpy {}", super::size_words(copy_size)),
+        limit_value: copy_rate,
+        unit: "bytes/s".into(),
+        figure: figure.into(),
+        figure_value: rate,
+        fraction: rate / copy_rate,
+    })
+}
+
+fn round_trip_fraction(
+    figure: &str,
+    rt_ns: f64,
+    floor: Floor,
+    limits: &Limits,
+) -> Option<LimitFraction> {
+    let (limit, e) = match floor {
+        Floor::CacheLine => ("cache-line round trip", limits.cache_line_rtt_ns.as_ref()?),
+        Floor::Futex => ("futex wake round trip", limits.futex_rtt_cross_ns.as_ref()?),
+        Floor::Pipe => ("pipe round trip", limits.pipe_rtt_ns.as_ref()?),
+    };
+    (rt_ns > 0.0 && e.median > 0.0).then(|| LimitFraction {
+        limit: limit.into(),
+        limit_value: e.median,
+        unit: "ns".into(),
+        figure: figure.into(),
+        figure_value: rt_ns,
+        fraction: e.median / rt_ns,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::limits::{CopyLimit, Depth};
+
+    fn est(v: f64) -> Estimate {
+        Estimate::from_values([v, v, v]).unwrap()
+    }
+
+    /// A machine with round numbers: memcpy 10 GB/s at every size, cache line 200 ns,
+    /// futex 20 µs, pipe 25 µs.
+    pub(crate) fn machine() -> Limits {
+        Limits {
+            depth: Depth::Quick,
+            cpus: vec![0, 1],
+            memcpy: crate::limits::COPY_SIZES
+                .iter()
+                .map(|&s| CopyLimit {
+                    size_bytes: s,
+                    bytes_per_s: est(10e9),
+                })
+                .collect(),
+            cache_line_rtt_ns: Some(est(200.0)),
+            futex_rtt_cross_ns: Some(est(20e3)),
+            futex_rtt_same_ns: Some(est(5e3)),
+            syscall_ns: est(80.0),
+            pipe_rtt_ns: Some(est(25e3)),
+            took_s: 0.1,
+        }
+    }
+
+    fn point(pairs: &[(&str, &str)], figures: &[(&str, f64)]) -> Option<LimitFraction> {
+        let params = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let summary = figures
+            .iter()
+            .map(|(k, v)| (k.to_string(), est(*v)))
+            .collect();
+        fraction(&params, 64, 1, &summary, &machine())
+    }
+
+    #[test]
+    fn a_stream_is_held_against_memcpy() {
+        let f = point(
+            &[("workload", "stream"), ("transport", "shm")],
+            &[(figure::THROUGHPUT, 5e9)],
+        )
+        .unwrap();
+        assert_eq!(f.limit, "memcpy 4 KiB");
+        assert!((f.fraction - 0.5).abs() < 1e-12);
+        assert_eq!(f.short(), "50 % of memcpy 4 KiB");
+    }
+
+    #[test]
+    fn each_ping_pong_is_held_against_the_floor_it_waits_on() {
+        let rt = [(figure::LATENCY[0], 400.0)];
+        let pp = |t, k, v| point(&[("workload", "pingpong"), ("transport", t), (k, v)], &rt);
+        let spin = pp("shm", "wait", "spin").unwrap();
+        assert_eq!(spin.limit, "cache-line round trip");
+        assert!((spin.fraction - 0.5).abs() < 1e-12);
+        assert_eq!(
+            pp("shm", "wait", "hybrid").unwrap().limit,
+            "cache-line round trip"
+        );
+        assert_eq!(
+            pp("shm", "wait", "block").unwrap().limit,
+            "futex wake round trip"
+        );
+        assert_eq!(
+            pp("rpmsg", "notify", "kick").unwrap().limit,
+            "futex wake round trip"
+        );
+        assert_eq!(
+            pp("rpmsg", "notify", "poll").unwrap().limit,
+            "cache-line round trip"
+        );
+        assert_eq!(pp("pipe", "x", "y").unwrap().limit, "pipe round trip");
+        assert_eq!(pp("tcp", "x", "y").unwrap().limit, "futex wake round trip");
+        assert_eq!(pp("warp", "x", "y"), None);
+    }
+
+    #[test]
+    fn an_rpmsg_study_point_uses_its_round_trip_rate_on_one_channel() {
+        let f = point(
+            &[("notify", "kick"), ("packet", "496")],
+            &[(figure::MESSAGE_RATE, 25_000.0)],
+        )
+        .unwrap();
+        // 40 µs per round trip against a 20 µs futex round trip.
+        assert!((f.fraction - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_point_without_a_natural_limit_or_its_figure_has_none() {
+        assert_eq!(point(&[("workload", "warp")], &[]), None);
+        assert_eq!(point(&[("workload", "stream")], &[]), None);
+    }
+
+    #[test]
+    fn percentages_keep_two_significant_digits() {
+        assert_eq!(percent(0.456), "46 %");
+        assert_eq!(percent(0.0456), "4.6 %");
+        assert_eq!(percent(0.00456), "0.46 %");
+    }
+}

@@ -1,0 +1,186 @@
+//! The point loop with a watched machine: limits in the context, a fraction of the
+//! limit per point, and the drift flag, on the fake rig and a scripted machine.
+
+use super::drift::{DriftSample, FUTEX, MEMCPY};
+use super::{Limits, MachineProbe, Watch};
+use crate::counters::CounterMode;
+use crate::measure::{LoopOptions, run_plan};
+use crate::result::{ResultDoc, Settings, figure};
+use crate::rig::fake::{FakeBench, Scripted};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// A machine whose futex round trip is 13 µs until the `shift_at`-th drift sample,
+/// and `shifted` µs from then on; limits are round numbers.
+#[derive(Debug)]
+struct ScriptedMachine {
+    samples: AtomicUsize,
+    limits: AtomicUsize,
+    shift_at: usize,
+    shifted: f64,
+}
+
+impl ScriptedMachine {
+    fn new(shift_at: usize, shifted: f64) -> Arc<Self> {
+        Arc::new(ScriptedMachine {
+            samples: AtomicUsize::new(0),
+            limits: AtomicUsize::new(0),
+            shift_at,
+            shifted,
+        })
+    }
+}
+
+impl MachineProbe for ScriptedMachine {
+    fn limits(&self) -> Limits {
+        self.limits.fetch_add(1, Ordering::Relaxed);
+        super::ratio::tests::machine()
+    }
+
+    fn drift_sample(&self) -> DriftSample {
+        let k = self.samples.fetch_add(1, Ordering::Relaxed);
+        let futex = if k >= self.shift_at {
+            self.shifted
+        } else {
+            13.0
+        };
+        DriftSample {
+            probes: [(FUTEX.to_string(), futex * 1e3), (MEMCPY.to_string(), 9e9)]
+                .into_iter()
+                .collect(),
+        }
+    }
+}
+
+fn run(points: usize, interleave: bool, machine: Arc<ScriptedMachine>) -> ResultDoc {
+    let mut bench = FakeBench::new(points, |_, _| {
+        Scripted::Lanes(vec![(0, 1_000_000_000, 1000, 5_000_000_000)])
+    });
+    for p in &mut bench.points {
+        p.params.insert("workload".into(), "stream".into());
+        p.size_bytes = 64 << 10;
+    }
+    let opts = LoopOptions {
+        runs: 2,
+        warmup: 0,
+        interleave,
+        hang_timeout: Duration::from_secs(1),
+        counters: CounterMode::Off,
+        profile: None,
+        watch: Some(Watch {
+            probe: machine,
+            drift_threshold: 0.25,
+        }),
+    };
+    let context = crate::result::test_context(Settings {
+        workload: "stream".into(),
+        runs: 2,
+        warmup: 0,
+        count: None,
+        duration_s: None,
+        peer: "thread".into(),
+        pin: false,
+        verify: false,
+        interleave,
+    });
+    run_plan(context, &mut bench, &opts, &AtomicBool::new(false), &mut [])
+}
+
+#[test]
+fn limits_are_measured_at_the_start_and_end_and_every_point_gets_its_fraction() {
+    let machine = ScriptedMachine::new(usize::MAX, 0.0);
+    let doc = run(2, false, machine.clone());
+    assert_eq!(machine.limits.load(Ordering::Relaxed), 2);
+    let limits = doc.context.limits.as_ref().unwrap();
+    assert!(limits.end.is_some());
+    for p in &doc.points {
+        let f = p.limit.as_ref().unwrap();
+        // 5 GB over one second against 10 GB/s of memcpy at 64 KiB.
+        assert_eq!(f.limit, "memcpy 64 KiB");
+        assert_eq!(f.figure, figure::THROUGHPUT);
+        assert!((f.fraction - 0.5).abs() < 1e-9, "{}", f.fraction);
+    }
+}
+
+#[test]
+fn a_steady_machine_flags_nothing() {
+    let machine = ScriptedMachine::new(usize::MAX, 0.0);
+    let doc = run(3, false, machine.clone());
+    // One sample between consecutive points, one before the first and after the last.
+    assert_eq!(machine.samples.load(Ordering::Relaxed), 4);
+    assert!(doc.points.iter().all(|p| p.drift.is_none()));
+    assert!(
+        doc.points
+            .iter()
+            .all(|p| !p.warnings.iter().any(|w| w.contains("machine changed")))
+    );
+}
+
+#[test]
+fn a_probe_that_shifts_during_a_point_flags_that_point_only() {
+    // Samples: 0 before point 0, 1 between 0 and 1, 2 between 1 and 2, 3 after 2.
+    // The futex round trip jumps from 13 to 60 µs at sample 2: point 1 saw it.
+    let doc = run(3, false, ScriptedMachine::new(2, 60.0));
+    let flagged: Vec<usize> = doc
+        .points
+        .iter()
+        .filter(|p| p.drift.is_some())
+        .map(|p| p.index)
+        .collect();
+    assert_eq!(flagged, vec![1]);
+    let d = doc.points[1].drift.as_ref().unwrap();
+    assert_eq!((d.probe.as_str(), d.first, d.last), (FUTEX, 13e3, 60e3));
+    let w = doc.points[1]
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("machine changed during measurement"))
+        .expect("a drift warning");
+    assert!(w.contains("13.0 µs") && w.contains("60.0 µs"), "{w}");
+}
+
+#[test]
+fn a_small_shift_stays_under_the_threshold() {
+    let doc = run(3, false, ScriptedMachine::new(2, 15.0));
+    assert!(doc.points.iter().all(|p| p.drift.is_none()));
+}
+
+#[test]
+fn an_interleaved_plan_flags_every_point_and_says_the_ratios_hold() {
+    // Samples at each round start, then after each point's last visit.
+    let doc = run(2, true, ScriptedMachine::new(1, 60.0));
+    assert_eq!(doc.points.len(), 2);
+    for p in &doc.points {
+        let d = p.drift.as_ref().expect("flagged");
+        assert!(d.interleaved);
+        assert!(p.warnings.iter().any(|w| w.contains("every variant alike")));
+    }
+}
+
+#[test]
+fn without_a_watch_nothing_is_measured_or_attached() {
+    let mut bench = FakeBench::new(1, |_, _| Scripted::Lanes(vec![(0, 1_000, 1, 1)]));
+    let opts = LoopOptions {
+        runs: 1,
+        warmup: 0,
+        interleave: false,
+        hang_timeout: Duration::from_secs(1),
+        counters: CounterMode::Off,
+        profile: None,
+        watch: None,
+    };
+    let context = crate::result::test_context(Settings {
+        workload: "fake".into(),
+        runs: 1,
+        warmup: 0,
+        count: None,
+        duration_s: None,
+        peer: "thread".into(),
+        pin: false,
+        verify: false,
+        interleave: false,
+    });
+    let doc = run_plan(context, &mut bench, &opts, &AtomicBool::new(false), &mut []);
+    assert!(doc.context.limits.is_none());
+    assert!(doc.points[0].limit.is_none() && doc.points[0].drift.is_none());
+}

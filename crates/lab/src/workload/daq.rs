@@ -1,0 +1,597 @@
+//! The readout workload of `sis8300drv_threads`: one reader thread per board runs
+//! the chosen functions (`-A`) `nreads` times, once or once per trigger (`-l`), and
+//! the run is timed per board and function as the original prints it.
+//!
+//! # What is measured
+//!
+//! * A [`Row`] per board and function: its first start and last end relative to
+//!   `td` (taken just before the reader threads start, as the original's), the time
+//!   it was busy, and its passes. With `-l 0` busy time is `end − start`, so
+//!   [`Row::speed_mb_s`] is the original's `nbytes_raw × nreads / (end − start)`.
+//!   With loops, busy time is the sum over loops (the trigger waits are left out).
+//! * With `verify`, every sample read is checked against the model's pattern
+//!   between reads; the check's time is left out of the rows, and its CPU time out
+//!   of the host CPU figures.
+//! * CPU: the process's user and sys time over the run; the model's share (the DMA
+//!   engines, which stand for hardware) and the check's are subtracted to give the
+//!   host's, which is what the original's `top` saw. A sampler takes the host CPU %
+//!   every 0.5 s, as `top -d 0.5`.
+
+use crate::clock::Stamp;
+use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::verify::Integrity;
+use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+pub use xferbench_transports::daq::convert::{Function, Kernels, ScaleParams};
+use xferbench_transports::daq::convert::{Outputs, convert, improved, original};
+use xferbench_transports::daq::memory::mismatches;
+pub use xferbench_transports::daq::{Access, DaqEnd, Link, Trigger};
+use xferbench_transports::daq::{Board, DaqError, Digitizer, DigitizerConfig};
+
+/// The name of the memcpy row: a copy of the same input bytes on the same thread
+/// right after each conversion pass (`DaqSpec::memcpy`), so that both are timed
+/// under the same competition for the cores.
+pub const MEMCPY: &str = "memcpy";
+
+/// One readout configuration: the original's flags and ours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DaqSpec {
+    /// Device names, one board each.
+    pub devices: Vec<String>,
+    /// One link per board.
+    pub links: Vec<Link>,
+    /// Samples per read (a multiple of 16).
+    pub samples: usize,
+    /// Reads (or passes) per function, `-N`.
+    pub nreads: u32,
+    /// Decimation and scaling, `-o -f -O -F`.
+    pub scale: ScaleParams,
+    /// `-B`.
+    pub access: Access,
+    /// `-A`.
+    pub function: u32,
+    /// `-l` (0: run once, no trigger).
+    pub loops: u32,
+    /// `-i`: interrupt instead of polling.
+    pub end: DaqEnd,
+    /// The trigger that ends acquisitions when looping.
+    pub trigger: Trigger,
+    /// The crate's bus limit, bytes/s.
+    pub bus: Option<f64>,
+    /// Original or improved functions.
+    pub kernels: Kernels,
+    /// Check every sample read.
+    pub verify: bool,
+    /// Also time a memcpy of the same input bytes after each conversion pass.
+    pub memcpy: bool,
+}
+
+impl DaqSpec {
+    /// The functions `-A` runs, or an error naming `-A`.
+    pub fn functions(&self) -> Result<Vec<Function>, String> {
+        Function::for_code(self.function).ok_or_else(|| {
+            format!(
+                "-A {}: unknown function; choose 0-8, 99 (all) or 100 (write pattern)",
+                self.function
+            )
+        })
+    }
+
+    /// Checks what the model and the functions need; errors name the flag.
+    pub fn check(&self) -> Result<(), String> {
+        self.functions()?;
+        if self.devices.is_empty() {
+            return Err("DEVICES: give at least one device".into());
+        }
+        if self.devices.len() > 10 {
+            return Err(format!(
+                "DEVICES: {} given; at most 10, as the original",
+                self.devices.len()
+            ));
+        }
+        if self.links.len() != self.devices.len() {
+            return Err(format!(
+                "--link: {} links for {} devices; give one, or one per device",
+                self.links.len(),
+                self.devices.len()
+            ));
+        }
+        if self.samples == 0 || !self.samples.is_multiple_of(16) {
+            return Err(format!(
+                "-S {}: must be a positive multiple of 16",
+                self.samples
+            ));
+        }
+        if self.nreads == 0 {
+            return Err("-N 0: at least one read".into());
+        }
+        if self.scale.factor == 0 {
+            return Err("-f 0: the decimation factor must be at least 1".into());
+        }
+        if self.scale.offset >= self.samples {
+            return Err(format!(
+                "-o {}: the decimation offset must be below -S {}",
+                self.scale.offset, self.samples
+            ));
+        }
+        if !(self.scale.scale_factor.is_finite() && self.scale.scale_offset.is_finite()) {
+            return Err("-F/-O: scale factor and offset must be finite numbers".into());
+        }
+        Ok(())
+    }
+
+    /// The digitizer this spec needs.
+    pub fn digitizer(&self) -> DigitizerConfig {
+        DigitizerConfig {
+            links: self.links.clone(),
+            samples: self.samples,
+            bus: self.bus,
+            trigger: self.trigger,
+            mapped: self.access == Access::Mmap,
+        }
+    }
+
+    /// Raw bytes per read.
+    pub fn nbytes_raw(&self) -> u64 {
+        self.samples as u64 * 2
+    }
+}
+
+/// One board and function's figures, as the original's row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Row {
+    /// The function's C name, or `memcpy`.
+    pub func: String,
+    /// Board index.
+    pub board: usize,
+    /// Device name.
+    pub dev: String,
+    /// Raw bytes per pass.
+    pub bytes_raw: u64,
+    /// Passes (reads × loops).
+    pub passes: u64,
+    /// First start, ns after `td`.
+    pub start_ns: u64,
+    /// Last end, ns after `td`.
+    pub end_ns: u64,
+    /// Time busy, ns (`end − start` without loops).
+    pub busy_ns: u64,
+    /// Output samples of all passes.
+    pub output_samples: u64,
+}
+
+impl Row {
+    /// `size [MB]`.
+    pub fn size_mb(&self) -> f64 {
+        self.bytes_raw as f64 / 1e6
+    }
+    /// `dur [ms]`: busy time per pass.
+    pub fn dur_ms(&self) -> f64 {
+        self.busy_ns as f64 / 1e6 / self.passes.max(1) as f64
+    }
+    /// `speed [MB/s]`: raw bytes of all passes over the busy time.
+    pub fn speed_mb_s(&self) -> f64 {
+        (self.bytes_raw * self.passes) as f64 / (self.busy_ns.max(1) as f64 / 1e9) / 1e6
+    }
+    /// Output samples per second of busy time.
+    pub fn output_samples_per_s(&self) -> f64 {
+        self.output_samples as f64 / (self.busy_ns.max(1) as f64 / 1e9)
+    }
+}
+
+/// The common-window aggregate of one function over all boards.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Aggregate {
+    /// The function.
+    pub func: String,
+    /// Boards.
+    pub boards: usize,
+    /// Raw bytes of all boards and passes.
+    pub bytes: u64,
+    /// Earliest start to latest end, ns.
+    pub window_ns: u64,
+    /// Output samples of all boards.
+    pub output_samples: u64,
+}
+
+impl Aggregate {
+    /// MB/s over the common window.
+    pub fn speed_mb_s(&self) -> f64 {
+        self.bytes as f64 / (self.window_ns.max(1) as f64 / 1e9) / 1e6
+    }
+    /// Output samples/s over the common window.
+    pub fn output_samples_per_s(&self) -> f64 {
+        self.output_samples as f64 / (self.window_ns.max(1) as f64 / 1e9)
+    }
+}
+
+/// CPU of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DaqCpu {
+    /// The whole process over the run.
+    pub process: ProcessCpu,
+    /// The DMA engines' CPU, seconds (the model's).
+    pub engines_s: f64,
+    /// The sample check's CPU, seconds.
+    pub verify_s: f64,
+    /// Host CPU % over the run: (process − engines − check) / wall.
+    pub host_percent: f64,
+    /// Host CPU % per 0.5 s sample, as `top -d 0.5`.
+    pub top_percent: Vec<f64>,
+}
+
+impl DaqCpu {
+    /// Mean of the 0.5 s samples, or the whole run's when the run was shorter.
+    pub fn top_mean(&self) -> f64 {
+        if self.top_percent.is_empty() {
+            self.host_percent
+        } else {
+            self.top_percent.iter().sum::<f64>() / self.top_percent.len() as f64
+        }
+    }
+}
+
+/// What one run of a [`DaqSpec`] measured.
+#[derive(Debug, Clone)]
+pub struct DaqRun {
+    /// `td`: just before the reader threads started.
+    pub td: Stamp,
+    /// Rows in completion order.
+    pub rows: Vec<Row>,
+    /// CPU.
+    pub cpu: DaqCpu,
+    /// Status reads of all polling waits.
+    pub status_reads: u64,
+    /// Acquisitions waited for.
+    pub acquisitions: u64,
+    /// Samples checked and mismatched, with verify.
+    pub integrity: Option<Integrity>,
+    /// Stopped early by the stop flag.
+    pub interrupted: bool,
+}
+
+impl DaqRun {
+    /// Per-function aggregates over the common window, in first-row order.
+    pub fn aggregates(&self) -> Vec<Aggregate> {
+        let mut names: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !names.contains(&r.func.as_str()) {
+                names.push(&r.func);
+            }
+        }
+        names
+            .into_iter()
+            .map(|f| {
+                let rows: Vec<&Row> = self.rows.iter().filter(|r| r.func == f).collect();
+                let first = rows.iter().map(|r| r.start_ns).min().unwrap_or(0);
+                let last = rows.iter().map(|r| r.end_ns).max().unwrap_or(0);
+                let loops = rows
+                    .iter()
+                    .any(|r| r.busy_ns + 1000 < r.end_ns - r.start_ns);
+                Aggregate {
+                    func: f.to_string(),
+                    boards: rows.len(),
+                    bytes: rows.iter().map(|r| r.bytes_raw * r.passes).sum(),
+                    // With loops the window would hold the trigger waits; the
+                    // longest busy time stands in for it.
+                    window_ns: if loops {
+                        rows.iter().map(|r| r.busy_ns).max().unwrap_or(0)
+                    } else {
+                        last - first
+                    },
+                    output_samples: rows.iter().map(|r| r.output_samples).sum(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DaqRunError {
+    /// The spec is not runnable (names the flag).
+    #[error("{0}")]
+    Config(String),
+    /// The model failed.
+    #[error(transparent)]
+    Model(#[from] DaqError),
+}
+
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+#[derive(Default, Clone, Copy)]
+struct Acc {
+    start: Option<Stamp>,
+    end: Option<Stamp>,
+    busy: u64,
+    passes: u64,
+    out: u64,
+}
+
+impl Acc {
+    fn add(&mut self, t0: Stamp, t1: Stamp, excluded: u64, passes: u64, out: u64) {
+        self.start.get_or_insert(t0);
+        self.end = Some(Stamp(t1.0.saturating_sub(excluded)));
+        self.busy += t1.since(t0).saturating_sub(excluded);
+        self.passes += passes;
+        self.out += out;
+    }
+}
+
+struct Shared<'a> {
+    spec: &'a DaqSpec,
+    funcs: &'a [Function],
+    td: Stamp,
+    rows: Mutex<Vec<Row>>,
+    stop: &'a AtomicBool,
+    verify_ns: AtomicU64,
+    status_reads: AtomicU64,
+    acquisitions: AtomicU64,
+}
+
+/// A digitizer ready for runs of one spec.
+#[derive(Debug)]
+pub struct Readout {
+    spec: DaqSpec,
+    funcs: Vec<Function>,
+    digitizer: Digitizer,
+}
+
+impl Readout {
+    /// Checks the spec and builds its digitizer.
+    pub fn new(spec: DaqSpec) -> Result<Readout, DaqRunError> {
+        spec.check().map_err(DaqRunError::Config)?;
+        let funcs = spec.functions().map_err(DaqRunError::Config)?;
+        let digitizer = Digitizer::new(&spec.digitizer())?;
+        Ok(Readout {
+            spec,
+            funcs,
+            digitizer,
+        })
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &DaqSpec {
+        &self.spec
+    }
+
+    /// One run: a reader thread per board, a 0.5 s CPU sampler beside them.
+    pub fn run(&mut self, stop: &AtomicBool) -> Result<DaqRun, DaqRunError> {
+        let meter = self.digitizer.engine_meter();
+        let engines0 = meter.total();
+        let cpu0 = CpuSnapshot::now();
+        let shared = Shared {
+            spec: &self.spec,
+            funcs: &self.funcs,
+            td: Stamp::now(),
+            rows: Mutex::new(Vec::new()),
+            stop,
+            verify_ns: AtomicU64::new(0),
+            status_reads: AtomicU64::new(0),
+            acquisitions: AtomicU64::new(0),
+        };
+        let done = AtomicBool::new(false);
+        let host_ns = |snap: &CpuSnapshot| {
+            (snap.user_us + snap.sys_us) * 1000
+                - (meter.total() - engines0).as_nanos() as u64
+                - shared.verify_ns.load(Ordering::Relaxed)
+        };
+        let (results, top) = std::thread::scope(|s| {
+            let sampler = s.spawn(|| {
+                let mut samples = Vec::new();
+                let mut prev = CpuSnapshot::now();
+                let mut prev_host = host_ns(&prev);
+                loop {
+                    let t = std::time::Instant::now();
+                    while t.elapsed() < Duration::from_millis(500) {
+                        if done.load(Ordering::Acquire) {
+                            return samples;
+                        }
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    let now = CpuSnapshot::now();
+                    let host = host_ns(&now);
+                    let wall = now.at.since(prev.at).max(1) as f64;
+                    samples.push(host.saturating_sub(prev_host) as f64 / wall * 100.0);
+                    (prev, prev_host) = (now, host);
+                }
+            });
+            let handles: Vec<_> = self
+                .digitizer
+                .boards_mut()
+                .iter_mut()
+                .map(|b| {
+                    let shared = &shared;
+                    s.spawn(move || read_board(b, shared))
+                })
+                .collect();
+            let results: Vec<Result<Integrity, DaqError>> = handles
+                .into_iter()
+                .map(|h| h.join().expect("reader threads do not panic"))
+                .collect();
+            done.store(true, Ordering::Release);
+            (results, sampler.join().expect("the sampler does not panic"))
+        });
+        let cpu1 = CpuSnapshot::now();
+        let mut integrity = Integrity::default();
+        for r in results {
+            integrity.add(&r?);
+        }
+        let process = cpu0.until(&cpu1, "main", std::process::id());
+        let engines_s = (meter.total() - engines0).as_secs_f64();
+        let verify_s = shared.verify_ns.load(Ordering::Relaxed) as f64 / 1e9;
+        let host_s = (process.user_s + process.sys_s - engines_s - verify_s).max(0.0);
+        let host_percent = host_s / process.window_s.max(1e-9) * 100.0;
+        Ok(DaqRun {
+            td: shared.td,
+            rows: shared.rows.into_inner().unwrap_or_else(|e| e.into_inner()),
+            cpu: DaqCpu {
+                process,
+                engines_s,
+                verify_s,
+                host_percent,
+                top_percent: top,
+            },
+            status_reads: shared.status_reads.into_inner(),
+            acquisitions: shared.acquisitions.into_inner(),
+            integrity: self.spec.verify.then_some(integrity),
+            interrupted: stop.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// How long a reader waits for the end of an acquisition: five seconds (the
+/// original's limit is 1000 ms; on a loaded machine the trigger thread can miss that
+/// and fail a run that is only late), or three trigger periods when they are longer.
+fn wait_limit(trigger: Trigger) -> Duration {
+    match trigger {
+        Trigger::Internal(hz) => Duration::from_secs_f64((3.0 / hz).max(5.0)),
+        Trigger::Software => Duration::from_secs(1),
+    }
+}
+
+fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError> {
+    let spec = sh.spec;
+    let n = spec.samples;
+    let nreads = u64::from(spec.nreads);
+    let seed = board.seed();
+    let need_buf = spec.access == Access::Read || sh.funcs.contains(&Function::WritePattern);
+    let mut buf = if need_buf { vec![0u16; n] } else { Vec::new() };
+    let mut out = Outputs::for_functions(n, sh.funcs);
+    let mut scratch = if spec.memcpy {
+        vec![0u16; n]
+    } else {
+        Vec::new()
+    };
+    let mut acc = vec![Acc::default(); sh.funcs.len() + 1];
+    let mut integrity = Integrity::default();
+    let loops = spec.loops.max(1);
+    let verify_raw = |got: &[u16], integrity: &mut Integrity| -> u64 {
+        let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+        integrity.checked += got.len() as u64;
+        integrity.corrupt += mismatches(seed, 0, got);
+        sh.verify_ns
+            .fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
+        Stamp::now().since(t0)
+    };
+    let row = |name: &str, a: &Acc| Row {
+        func: name.to_string(),
+        board: 0,
+        dev: String::new(),
+        bytes_raw: spec.nbytes_raw(),
+        passes: a.passes,
+        start_ns: a.start.map_or(0, |s| s.since(sh.td)),
+        end_ns: a.end.map_or(0, |s| s.since(sh.td)),
+        busy_ns: a.busy,
+        output_samples: a.out,
+    };
+    let mut completed = 0;
+    for l in 0..loops {
+        if sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let last = l + 1 == loops;
+        if spec.loops > 0 {
+            board.arm();
+            match spec.end {
+                DaqEnd::Poll => {
+                    let r = board.wait_poll(wait_limit(spec.trigger))?;
+                    sh.status_reads.fetch_add(r, Ordering::Relaxed);
+                }
+                DaqEnd::Irq => board.wait_irq(wait_limit(spec.trigger))?,
+            }
+            sh.acquisitions.fetch_add(1, Ordering::Relaxed);
+        }
+        for (k, &f) in sh.funcs.iter().enumerate() {
+            match f {
+                Function::Readout => {
+                    let t0 = Stamp::now();
+                    let mut excluded = 0;
+                    for _ in 0..nreads {
+                        match spec.access {
+                            Access::Read => board.read(&mut buf)?,
+                            Access::Mmap => {
+                                board.read_mapped(n)?;
+                            }
+                        }
+                        if spec.verify {
+                            let got = match spec.access {
+                                Access::Read => &buf[..],
+                                Access::Mmap => board.mapped(n).expect("mapped above"),
+                            };
+                            excluded += verify_raw(got, &mut integrity);
+                        }
+                    }
+                    acc[k].add(t0, Stamp::now(), excluded, nreads, 0);
+                }
+                Function::WritePattern => {
+                    match spec.kernels {
+                        Kernels::Original => original::write_pattern(&mut buf),
+                        Kernels::Improved => improved::write_pattern(&mut buf),
+                    }
+                    let t0 = Stamp::now();
+                    for _ in 0..nreads {
+                        board.write(&buf)?;
+                    }
+                    let t1 = Stamp::now();
+                    acc[k].add(t0, t1, 0, nreads, 0);
+                    if spec.verify {
+                        let mut back = vec![0u16; n];
+                        board.read_written(&mut back)?;
+                        integrity.checked += n as u64;
+                        integrity.corrupt +=
+                            back.iter().zip(&buf).filter(|(a, b)| a != b).count() as u64;
+                    }
+                }
+                conv => {
+                    let raw: &[u16] = match spec.access {
+                        Access::Read => &buf,
+                        Access::Mmap => board.mapped(n).expect("a mapped digitizer"),
+                    };
+                    let m = sh.funcs.len();
+                    for _ in 0..nreads {
+                        let t0 = Stamp::now();
+                        let outs = convert(spec.kernels, conv, raw, &spec.scale, &mut out);
+                        acc[k].add(t0, Stamp::now(), 0, 1, outs as u64);
+                        if spec.memcpy {
+                            // The same input bytes, right after each pass, so both
+                            // see the same competition for the cores.
+                            let t0 = Stamp::now();
+                            scratch.copy_from_slice(std::hint::black_box(raw));
+                            std::hint::black_box(&mut scratch);
+                            acc[m].add(t0, Stamp::now(), 0, 1, n as u64);
+                        }
+                    }
+                }
+            }
+            if last {
+                publish(sh, board, row(f.c_name(), &acc[k]));
+            }
+        }
+        let m = sh.funcs.len();
+        if last && acc[m].passes > 0 {
+            publish(sh, board, row(MEMCPY, &acc[m]));
+        }
+        completed += 1;
+    }
+    if completed < loops {
+        // Rows of an interrupted run: what was done so far.
+        for (k, a) in acc.iter().enumerate() {
+            if a.passes > 0 && k < sh.funcs.len() {
+                publish(sh, board, row(sh.funcs[k].c_name(), a));
+            }
+        }
+    }
+    Ok(integrity)
+}
+
+fn publish(sh: &Shared<'_>, board: &Board, mut row: Row) {
+    row.board = board.index();
+    row.dev = sh.spec.devices[board.index()].clone();
+    sh.rows.lock().unwrap_or_else(|e| e.into_inner()).push(row);
+}

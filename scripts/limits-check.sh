@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Checks `xferbench limits` against the C reference (scripts/limits-ref.c), measured
+# back to back and alternated ROUNDS times so both see the same machine:
+#
+#   scripts/limits-check.sh [ROUNDS] [XFERBENCH]
+#
+# Prints each probe's median over the rounds from both and their ratio; a ratio
+# outside 0.75–1.25 is marked. Needs gcc and python3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+xb=${2:-target/release/xferbench}
+[ -x "$xb" ] || cargo build --release -q
+ref=$(mktemp -d)/limits-ref
+trap 'rm -rf "$(dirname "$ref")"' EXIT
+gcc -O2 -pthread -o "$ref" scripts/limits-ref.c
+out=$(dirname "$ref")
+for i in $(seq "$rounds"); do
+    "$xb" limits --json >"$out/xb.$i.json"
+    "$ref" >"$out/c.$i.tsv"
+done
+python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+names = {
+    "memcpy 4 KiB": ("memcpy", 4096, 1e9), "memcpy 64 KiB": ("memcpy", 65536, 1e9),
+    "memcpy 2 MiB": ("memcpy", 2 << 20, 1e9), "memcpy 64 MiB": ("memcpy", 64 << 20, 1e9),
+    "cache-line round trip": ("cache_line_rtt_ns", None, 1),
+    "futex wake round trip, across": ("futex_rtt_cross_ns", None, 1),
+    "futex wake round trip, one CPU": ("futex_rtt_same_ns", None, 1),
+    "system call (getppid)": ("syscall_ns", None, 1),
+    "pipe round trip": ("pipe_rtt_ns", None, 1),
+}
+def xb_value(doc, key, size, scale):
+    if key == "memcpy":
+        return next(c["bytes_per_s"]["median"] for c in doc["memcpy"] if c["size_bytes"] == size) / scale
+    return doc[key]["median"] if doc.get(key) else float("nan")
+rows = {n: ([], []) for n in names}
+for i in range(1, rounds + 1):
+    doc = json.load(open(f"{out}/xb.{i}.json"))
+    for line in open(f"{out}/c.{i}.tsv"):
+        name, value, unit = line.rstrip("\n").split("\t")
+        key, size, scale = names[name]
+        rows[name][0].append(xb_value(doc, key, size, scale))
+        rows[name][1].append(float(value))
+print(f"{'probe':34} {'xferbench':>12} {'C reference':>12} {'ratio':>7}")
+bad = 0
+for name, (x, c) in rows.items():
+    mx, mc = statistics.median(x), statistics.median(c)
+    r = mx / mc
+    unit = "GB/s" if name.startswith("memcpy") else "ns"
+    flag = "" if 0.75 <= r <= 1.25 else "  <-- outside 25 %"
+    bad += bool(flag)
+    print(f"{name:34} {mx:10.1f} {unit:4} {mc:8.1f} {unit:4} {r:6.2f}{flag}")
+print(f"{rounds} alternated rounds; {bad} probe(s) outside 25 %")
+PY

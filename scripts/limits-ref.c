@@ -1,0 +1,198 @@
+/*
+ * C reference for `xferbench limits`: the same probes written directly against libc
+ * and the kernel, so the tool's figures can be checked on any machine.
+ *
+ *   memcpy at 4 KiB, 64 KiB, 2 MiB, 64 MiB (GB/s)
+ *   cache-line round trip between two pinned threads, spinning (ns)
+ *   futex wake round trip between two pinned threads, across CPUs and on one (ns)
+ *   getppid system call (ns)
+ *   pipe round trip of one byte between two pinned threads (ns)
+ *
+ * Each is the median of 15 samples. Build and compare with scripts/limits-check.sh.
+ */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SAMPLES 15
+static int cpu_a, cpu_b;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int cmp(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, int n) {
+    qsort(v, n, sizeof *v, cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void pin(int cpu) {
+    cpu_set_t s;
+    CPU_ZERO(&s);
+    CPU_SET(cpu, &s);
+    pthread_setaffinity_np(pthread_self(), sizeof s, &s);
+}
+
+static double memcpy_gbs(size_t size) {
+    char *src = malloc(size), *dst = malloc(size);
+    memset(src, 7, size);
+    memset(dst, 1, size);
+    size_t reps = (size_t)(0.002 * 20e9 / size);
+    if (reps < 1) reps = 1;
+    double v[SAMPLES];
+    memcpy(dst, src, size);
+    for (int s = 0; s < SAMPLES; s++) {
+        double t = now();
+        for (size_t r = 0; r < reps; r++) {
+            memcpy(dst, src, size);
+            __asm__ volatile("" : : "r"(dst) : "memory");
+        }
+        v[s] = (double)size * reps / (now() - t) / 1e9;
+    }
+    free(src);
+    free(dst);
+    return median(v, SAMPLES);
+}
+
+static _Alignas(128) _Atomic uint64_t line;
+static long trips;
+
+static void *line_echo(void *arg) {
+    (void)arg;
+    pin(cpu_b);
+    for (uint64_t expect = 1; expect < 2 * (uint64_t)trips; expect += 2) {
+        while (atomic_load_explicit(&line, memory_order_acquire) != expect) __builtin_ia32_pause();
+        atomic_store_explicit(&line, expect + 1, memory_order_release);
+    }
+    return NULL;
+}
+
+static double cache_line_ns(void) {
+    double v[SAMPLES];
+    trips = 6000;
+    for (int s = 0; s < SAMPLES; s++) {
+        atomic_store(&line, 0);
+        pthread_t t;
+        pthread_create(&t, NULL, line_echo, NULL);
+        pin(cpu_a);
+        double start = now();
+        for (uint64_t next = 1; next < 2 * (uint64_t)trips; next += 2) {
+            atomic_store_explicit(&line, next, memory_order_release);
+            while (atomic_load_explicit(&line, memory_order_acquire) != next + 1) __builtin_ia32_pause();
+        }
+        v[s] = (now() - start) * 1e9 / trips;
+        pthread_join(t, NULL);
+    }
+    return median(v, SAMPLES);
+}
+
+static _Atomic uint32_t word;
+static int echo_cpu;
+
+static void fwait(uint32_t val) { syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0); }
+static void fwake(void) { syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+
+static void *futex_echo(void *arg) {
+    (void)arg;
+    pin(echo_cpu);
+    for (long i = 0; i < trips; i++) {
+        while (atomic_load(&word) != 1) fwait(0);
+        atomic_store(&word, 0);
+        fwake();
+    }
+    return NULL;
+}
+
+static double futex_ns(int a, int b) {
+    double v[SAMPLES];
+    trips = 300;
+    echo_cpu = b;
+    for (int s = 0; s < SAMPLES; s++) {
+        atomic_store(&word, 0);
+        pthread_t t;
+        pthread_create(&t, NULL, futex_echo, NULL);
+        pin(a);
+        double start = now();
+        for (long i = 0; i < trips; i++) {
+            atomic_store(&word, 1);
+            fwake();
+            while (atomic_load(&word) != 0) fwait(1);
+        }
+        v[s] = (now() - start) * 1e9 / trips;
+        pthread_join(t, NULL);
+    }
+    return median(v, SAMPLES);
+}
+
+static double syscall_ns(void) {
+    double v[SAMPLES];
+    for (int s = 0; s < SAMPLES; s++) {
+        double start = now();
+        for (int i = 0; i < 30000; i++) syscall(SYS_getppid);
+        v[s] = (now() - start) * 1e9 / 30000;
+    }
+    return median(v, SAMPLES);
+}
+
+static int up[2], down[2];
+
+static void *pipe_echo(void *arg) {
+    (void)arg;
+    pin(cpu_b);
+    char c;
+    while (read(up[0], &c, 1) == 1)
+        if (write(down[1], &c, 1) != 1) break;
+    return NULL;
+}
+
+static double pipe_ns(void) {
+    double v[SAMPLES];
+    for (int s = 0; s < SAMPLES; s++) {
+        if (pipe(up) || pipe(down)) return -1;
+        pthread_t t;
+        pthread_create(&t, NULL, pipe_echo, NULL);
+        pin(cpu_a);
+        char c = 7;
+        double start = now();
+        for (int i = 0; i < 300; i++) {
+            if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) return -1;
+        }
+        v[s] = (now() - start) * 1e9 / 300;
+        close(up[1]);
+        pthread_join(t, NULL);
+        close(up[0]);
+        close(down[0]);
+        close(down[1]);
+    }
+    return median(v, SAMPLES);
+}
+
+int main(int argc, char **argv) {
+    cpu_a = argc > 1 ? atoi(argv[1]) : 0;
+    cpu_b = argc > 2 ? atoi(argv[2]) : 1;
+    size_t sizes[] = {4 << 10, 64 << 10, 2 << 20, 64 << 20};
+    const char *names[] = {"memcpy 4 KiB", "memcpy 64 KiB", "memcpy 2 MiB", "memcpy 64 MiB"};
+    for (int i = 0; i < 4; i++) printf("%s\t%.3f\tGB/s\n", names[i], memcpy_gbs(sizes[i]));
+    printf("cache-line round trip\t%.1f\tns\n", cache_line_ns());
+    printf("futex wake round trip, across\t%.1f\tns\n", futex_ns(cpu_a, cpu_b));
+    printf("futex wake round trip, one CPU\t%.1f\tns\n", futex_ns(cpu_a, cpu_a));
+    printf("system call (getppid)\t%.1f\tns\n", syscall_ns());
+    printf("pipe round trip\t%.1f\tns\n", pipe_ns());
+    return 0;
+}
