@@ -253,6 +253,12 @@ impl Study for Hashtable {
                 Err(reason) => serde_json::json!({"available": false, "reason": reason}),
             },
         );
+        if let Err(reason) = &redis {
+            extras.insert(
+                "skipped".into(),
+                serde_json::json!([format!("the Redis rows: {reason}")]),
+            );
+        }
         extras.insert(
             "timing".into(),
             serde_json::json!({

@@ -172,6 +172,15 @@ pub fn run_study(
         stop,
         observers,
     );
+    // Rows a study left out, and why (`extras.skipped`), are warnings of the run.
+    if let Some(skipped) = plan.extras.get("skipped").and_then(|v| v.as_array()) {
+        doc.warnings.extend(
+            skipped
+                .iter()
+                .filter_map(|v| v.as_str())
+                .map(|s| format!("skipped: {s}")),
+        );
+    }
     doc.study = Some(StudyInfo {
         name: study.name().into(),
         quick,

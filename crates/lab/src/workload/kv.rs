@@ -137,21 +137,33 @@ struct Batch {
 
 impl Batch {
     fn new(rng: &mut Rng, seed: u32, inner: u32) -> Batch {
-        let keys: Vec<Key> = (0..inner)
-            .map(|_| {
-                let text = format!("ht{seed}{}", rng.next_u32());
-                Key::new(text.as_bytes()).unwrap_or_default()
-            })
-            .collect();
-        let expect = (0..keys.len())
-            .map(|i| keys.iter().rposition(|k| *k == keys[i]).unwrap_or(i) as u32)
-            .collect::<Vec<_>>();
-        let duplicates = (0..keys.len()).filter(|&i| expect[i] != i as u32).count() as u64;
-        Batch {
-            keys,
-            expect,
-            duplicates,
+        let mut b = Batch {
+            keys: vec![Key::default(); inner as usize],
+            expect: vec![0; inner as usize],
+            duplicates: 0,
+        };
+        b.refill(rng, seed);
+        b
+    }
+
+    /// New keys for the next iteration, in place (no allocation).
+    fn refill(&mut self, rng: &mut Rng, seed: u32) {
+        use std::io::Write as _;
+        for k in &mut self.keys {
+            let mut text = [0u8; 32];
+            let mut w = &mut text[..];
+            // "ht" + two u32 in decimal: at most 22 bytes, so the write fits.
+            let _ = write!(w, "ht{seed}{}", rng.next_u32());
+            let len = 32 - w.len();
+            *k = Key::new(&text[..len]).unwrap_or_default();
         }
+        let keys = &self.keys;
+        for (i, e) in self.expect.iter_mut().enumerate() {
+            *e = keys.iter().rposition(|k| *k == keys[i]).unwrap_or(i) as u32;
+        }
+        self.duplicates = (0..keys.len())
+            .filter(|&i| self.expect[i] != i as u32)
+            .count() as u64;
     }
 }
 
@@ -275,11 +287,14 @@ fn shm_loop(
     let mut answered = vec![false; inner];
     let mut out = Box::<ResponseData>::default();
     let mut iteration = 0u64;
+    let mut batch = Batch::new(rng, seed, spec.inner);
     while spec.outer == 0 || iteration < spec.outer {
         if stop.load(Ordering::Relaxed) {
             return Err(KvError::Interrupted.into());
         }
-        let batch = Batch::new(rng, seed, spec.inner);
+        if iteration > 0 {
+            batch.refill(rng, seed);
+        }
         for phase in [Phase::Insert, Phase::Read, Phase::Delete] {
             for (i, k) in batch.keys.iter().enumerate() {
                 let p = match phase {

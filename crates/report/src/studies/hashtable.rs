@@ -475,4 +475,4 @@ fn redis_lines(s: &mut String, doc: &ResultDoc) {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -391,7 +391,9 @@ impl Client {
         }
     }
 
-    /// Sends one request.
+    /// Sends one request. `sharded` makes it visible to the server at the next
+    /// `recv` (or when its ring is full), so a batch of sends is published at once;
+    /// the others publish each request as the original does.
     #[inline]
     pub fn send(&mut self, request_id: u32, payload: &RequestPayload) -> Result<(), KvError> {
         match self {
