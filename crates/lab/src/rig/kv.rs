@@ -771,7 +771,7 @@ impl Rig for KvRig {
                 Visitor::Process(mut c) => {
                     let mut out = Vec::new();
                     let stdout = c.take_stdout();
-                    let ended = c.stop_within(Duration::from_secs(5));
+                    let ended = c.stop_within(HANG);
                     if let Some(mut s) = stdout {
                         let _ = s.read_to_end(&mut out);
                     }

@@ -31,7 +31,8 @@
 //!   ever sees another's responses, and no lock is taken.
 //! * **Round-robin.** A worker serves each of its clients in turn, at most a ring's
 //!   worth per turn, so any number of clients share a worker.
-//! * **Waits** spin briefly ([`CLIENT_SPIN`], [`WORKER_SPIN`]), then sleep on a futex
+//! * **Waits** poll briefly, then poll with `sched_yield` between polls
+//!   ([`CLIENT_SPIN`], [`WORKER_SPIN`]), then sleep on a futex
 //!   in bounded slices with the lost-wake-up-free protocol of [`crate::shm::wait`].
 //!   17 clients on 2 CPUs therefore sleep instead of burning the machine.
 //! * **Leave.** The client marks its slot `LEAVING`; the worker drops it and frees it.
@@ -196,6 +197,33 @@ fn mode(spin: Duration) -> WaitMode {
     WaitMode::Hybrid { spin }
 }
 
+/// Busy-polls before a wait gives up the CPU to `yield`.
+const PURE_SPINS: u32 = 256;
+
+/// The spin phase of a wait: a short busy poll (the other side runs on another CPU
+/// and answers within a microsecond or two), then `sched_yield` between polls until
+/// `budget` is spent, so that when both sides share a CPU, or more clients than CPUs
+/// wait, the one with work runs at once instead of after a spinner's time slice.
+/// True when `ready()` held; the caller then sleeps on the futex.
+fn settle(mut ready: impl FnMut() -> bool, budget: Duration) -> bool {
+    for _ in 0..PURE_SPINS {
+        if ready() {
+            return true;
+        }
+        std::hint::spin_loop();
+    }
+    let start = Instant::now();
+    loop {
+        if ready() {
+            return true;
+        }
+        std::thread::yield_now();
+        if start.elapsed() >= budget {
+            return ready();
+        }
+    }
+}
+
 /// Serves up to a ring's worth of client `s`'s requests; returns how many.
 fn serve_client(s: &ClientSlot, table: &super::table::HashTable) -> u64 {
     let ring = RING as u64;
@@ -269,19 +297,17 @@ fn worker(o: &ShmObject, shared: &ServerShared, w: u32) {
         }
         if did == 0 {
             let mut n = 0u32;
-            let _ = wait::wait_until(
-                &me.doorbell.0,
-                mode(WORKER_SPIN),
-                Fences::Symmetric,
-                0,
-                || {
-                    n = n.wrapping_add(1);
-                    shared.stop.load(Ordering::Relaxed)
-                        || epoch.load(Ordering::Relaxed) != seen
-                        || mine.iter().any(|&i| has_work(v.slot(i)))
-                        || (n.is_multiple_of(512) && last_house.elapsed() >= HOUSEKEEPING)
-                },
-            );
+            let mut wake = || {
+                n = n.wrapping_add(1);
+                shared.stop.load(Ordering::Relaxed)
+                    || epoch.load(Ordering::Relaxed) != seen
+                    || mine.iter().any(|&i| has_work(v.slot(i)))
+                    || (n.is_multiple_of(512) && last_house.elapsed() >= HOUSEKEEPING)
+            };
+            if !settle(&mut wake, WORKER_SPIN) {
+                let _ =
+                    wait::wait_until(&me.doorbell.0, WaitMode::Block, Fences::Symmetric, 0, wake);
+            }
         }
     }
 }
@@ -456,22 +482,27 @@ impl Client {
         let mut n = 0u32;
         let mut hung = false;
         let stop = &self.opts.stop;
-        let r = wait::wait_until(
-            &s.resp_wait.0,
-            mode(CLIENT_SPIN),
-            Fences::Symmetric,
-            self.server,
-            || {
-                if self.ready() {
-                    return true;
-                }
-                n = n.wrapping_add(1);
-                if n.is_multiple_of(256) {
-                    hung = since.elapsed() >= self.opts.hang_timeout;
-                }
-                hung || stop.load(Ordering::Relaxed)
-            },
-        );
+        let mut done = || {
+            if self.ready() {
+                return true;
+            }
+            n = n.wrapping_add(1);
+            if n.is_multiple_of(256) {
+                hung = since.elapsed() >= self.opts.hang_timeout;
+            }
+            hung || stop.load(Ordering::Relaxed)
+        };
+        let r = if settle(&mut done, CLIENT_SPIN) {
+            Ok(())
+        } else {
+            wait::wait_until(
+                &s.resp_wait.0,
+                WaitMode::Block,
+                Fences::Symmetric,
+                self.server,
+                done,
+            )
+        };
         if self.ready() {
             return Ok(());
         }
