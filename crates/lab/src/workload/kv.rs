@@ -340,12 +340,21 @@ fn redis_loop(
     stop: &AtomicBool,
     hang: Duration,
 ) -> Result<(), KvRunError> {
-    // A stop signal interrupts a blocking read: that is a stop, not a failure.
+    // A stop signal interrupts a blocking read: that is a stop, not a failure. A
+    // socket with a read timeout is not restarted after a signal, so the read fails
+    // (EINTR), possibly before the signal thread has raised the flag: after an I/O
+    // error, wait for the flag briefly.
     let rerr = |e: redis::RedisError| {
-        if stop.load(Ordering::Relaxed) {
-            KvRunError::Kv(KvError::Interrupted)
-        } else {
-            KvRunError::Redis(e.to_string())
+        let io = e.is_io_error();
+        let give_up = Instant::now() + Duration::from_millis(if io { 200 } else { 0 });
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return KvRunError::Kv(KvError::Interrupted);
+            }
+            if Instant::now() >= give_up {
+                return KvRunError::Redis(e.to_string());
+            }
+            std::thread::sleep(Duration::from_millis(1));
         }
     };
     let client = redis::Client::open(format!("redis+unix://{path}")).map_err(rerr)?;
