@@ -299,7 +299,12 @@ fn study_hashtable_json_matches_the_result_schema_with_no_mismatch() {
         let i = &p["integrity"];
         assert!(i["checked"].as_u64().unwrap() > 0, "{}", p["params"]);
         assert_eq!(i["corrupt"], 0, "no mismatched replies: {}", p["params"]);
-        assert!(p["summary"]["requests_per_s_all"]["median"].as_f64().unwrap() > 0.0);
+        assert!(
+            p["summary"]["requests_per_s_all"]["median"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
     }
     assert!(out.join("summary.md").is_file());
 }
