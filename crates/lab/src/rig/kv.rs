@@ -769,12 +769,18 @@ impl Rig for KvRig {
             let what = format!("visitor {}", i + 1);
             let r: Result<KvClientRun, String> = match v {
                 Visitor::Process(mut c) => {
-                    let mut out = Vec::new();
-                    let stdout = c.take_stdout();
+                    // Read while it stops: a long visit's result (its latency
+                    // histogram) can be larger than the pipe holds, and a visitor
+                    // blocked writing it would never exit.
+                    let reader = c.take_stdout().map(|mut s| {
+                        std::thread::spawn(move || {
+                            let mut out = Vec::new();
+                            let _ = s.read_to_end(&mut out);
+                            out
+                        })
+                    });
                     let ended = c.stop_within(HANG);
-                    if let Some(mut s) = stdout {
-                        let _ = s.read_to_end(&mut out);
-                    }
+                    let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
                     serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
                 }
                 Visitor::Thread { stop, handle } => {
