@@ -15,6 +15,10 @@ pub mod role {
     pub const MEMORY_MOCK: &str = "__memory-mock";
     /// [`xferbench_lab::process::Role::WarpClient`].
     pub const WARP_CLIENT: &str = "__warp-client";
+    /// [`xferbench_lab::process::Role::KvServer`].
+    pub const KV_SERVER: &str = "__kv-server";
+    /// [`xferbench_lab::process::Role::KvClient`].
+    pub const KV_CLIENT: &str = "__kv-client";
     /// [`xferbench_lab::process::Role::PerfStatBench`].
     pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
 }
@@ -118,6 +122,26 @@ Examples:
     #[command(name = role::WARP_CLIENT, hide = true)]
     WarpClient {
         /// The lab's `ClientProcessSpec` as JSON.
+        spec_json: String,
+    },
+    /// The shared-memory hash-table server and its client (preopt, ring, sharded).
+    #[command(after_help = "\
+Examples:
+  xferbench kv serve --arch sharded -s 10000 -n 4
+  xferbench kv client 100 10 --seed 42
+  xferbench kv client 0 10          # a visitor: runs until Ctrl-C")]
+    #[command(subcommand)]
+    Kv(KvCommand),
+    /// Internal: a hash-table server of the study; prints `serving on NAME`.
+    #[command(name = role::KV_SERVER, hide = true)]
+    KvServer {
+        /// The lab's `KvServerSpec` as JSON.
+        spec_json: String,
+    },
+    /// Internal: one hash-table client process of the study; prints its result as JSON.
+    #[command(name = role::KV_CLIENT, hide = true)]
+    KvClient {
+        /// The lab's `KvClientSpec` as JSON.
         spec_json: String,
     },
     /// Internal: one benchmark process of the perf-stat study (the seed's harness);
@@ -235,6 +259,78 @@ pub enum WarpCommand {
     /// Enumerate the device, then run C channels (threads) × N iterations of read →
     /// write → read.
     Client(WarpClientArgs),
+}
+
+/// `xferbench kv ...`.
+#[derive(Debug, Subcommand)]
+pub enum KvCommand {
+    /// Serve a hash table over shared memory until Ctrl-C (the original's `server`).
+    #[command(after_help = "\
+Examples:
+  xferbench kv serve --arch preopt -s 10000 -n 1
+  xferbench kv serve --arch sharded -n 4")]
+    Serve(KvServeArgs),
+    /// Run the original client's mix: OUTER × (INNER inserts, INNER bucket reads,
+    /// INNER deletes), verifying every reply.
+    #[command(after_help = "\
+Examples:
+  xferbench kv client 100 10 --seed 42
+  xferbench kv client 0 10 --server /xferbench-u1000-p4242-kv0
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification.")]
+    Client(KvClientArgs),
+}
+
+/// Server architectures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArchArg {
+    /// The original: one-slot request channel, broadcast responses, semaphores.
+    Preopt,
+    /// The original author's MPMC request ring and broadcast response ring.
+    Ring,
+    /// Per-client SPSC rings served by the least-loaded worker.
+    Sharded,
+}
+
+/// `xferbench kv serve`.
+#[derive(Debug, Args)]
+pub struct KvServeArgs {
+    /// Server architecture.
+    #[arg(long, value_enum, default_value_t = ArchArg::Sharded)]
+    pub arch: ArchArg,
+    /// Table size in buckets (the original's -s).
+    #[arg(short, long, value_name = "BUCKETS", default_value_t = 10_000)]
+    pub size: usize,
+    /// Worker threads (the original's -n).
+    #[arg(short = 'n', long, value_name = "WORKERS", default_value_t = 1)]
+    pub workers: u32,
+    /// A wait on a client with no progress for this long is reported as a hang.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub timeout: humantime::Duration,
+}
+
+/// `xferbench kv client`.
+#[derive(Debug, Args)]
+pub struct KvClientArgs {
+    /// Outer iterations; 0 runs until Ctrl-C (a background "visitor").
+    #[arg(value_name = "OUTER", default_value_t = 1000)]
+    pub outer: u64,
+    /// Keys per iteration: requests in flight.
+    #[arg(value_name = "INNER", default_value_t = 100)]
+    pub inner: u32,
+    /// Key prefix and random stream (random when absent).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u32>,
+    /// The server's shared-memory name, as `kv serve` prints it (default: the one
+    /// kv server of this user that is running).
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// A wait with no progress for this long fails the client.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub timeout: humantime::Duration,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// CRC implementations.

@@ -10,6 +10,7 @@ mod daq;
 mod docs;
 mod exit;
 mod history;
+mod kv;
 mod limits;
 mod list;
 mod logging;
@@ -35,6 +36,8 @@ pub fn launcher() -> Result<Launcher> {
         .with_role(Role::RpmsgRemote, [cli::role::RPMSG_REMOTE])
         .with_role(Role::MemoryMock, [cli::role::MEMORY_MOCK])
         .with_role(Role::WarpClient, [cli::role::WARP_CLIENT])
+        .with_role(Role::KvServer, [cli::role::KV_SERVER])
+        .with_role(Role::KvClient, [cli::role::KV_CLIENT])
         .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH]))
 }
 
@@ -69,6 +72,15 @@ fn main() -> ExitCode {
             let _span = tracing::info_span!("warp-client", pid = std::process::id()).entered();
             warp::client_process(&spec_json)
         }
+        cli::Command::KvServer { spec_json } => {
+            let _span = tracing::info_span!("kv-server", pid = std::process::id()).entered();
+            kv::server_process(&spec_json)
+        }
+        cli::Command::KvClient { spec_json } => {
+            let _span = tracing::info_span!("kv-client", pid = std::process::id()).entered();
+            kv::client_process(&spec_json)
+        }
+        cli::Command::Kv(cmd) => kv::run(&cmd),
         cli::Command::PerfStatBench { spec_json } => {
             xferbench_lab::process::die_with_parent();
             match xferbench_lab::workload::perf_stat::serve_json(&spec_json) {
@@ -228,6 +240,18 @@ mod tests {
                     .or_default()
                     .push((path.clone(), first_line(a.get_help())));
             }
+        }
+        // Subcommands that reproduce an original program's flags keep its letters:
+        // `kv serve -n WORKERS` is the original server's `-n` (elsewhere `-n` is
+        // `--count`).
+        const ORIGINAL_FLAGS: [(char, &str, &str); 1] = [('n', "workers", "kv serve")];
+        for (letter, long, path) in ORIGINAL_FLAGS {
+            let by_long = letters.get_mut(&letter).expect("the letter is used");
+            assert_eq!(
+                by_long.remove(long),
+                Some(vec![path.to_string()]),
+                "-{letter} --{long} is exempt in `{path}` only"
+            );
         }
         for (letter, longs) in &letters {
             assert_eq!(

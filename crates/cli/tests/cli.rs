@@ -1061,7 +1061,7 @@ mod profiling {
             .args(["study", "rpmsg", "--quick", "--out"])
             .arg(&out)
             .args(["--profile-peer", "remote", "--profile"])
-            .timeout(std::time::Duration::from_secs(180))
+            .timeout(std::time::Duration::from_secs(600))
             .assert()
             .success()
             .stderr(predicates::str::contains("remote of the rpmsg study"));

@@ -410,3 +410,38 @@ fn history_json_outputs_match_their_schemas() {
     broken["entries"][0]["value"] = "fast".into();
     assert!(!schema("history-trend.schema.json").is_valid(&broken));
 }
+
+#[test]
+fn study_hashtable_json_matches_the_result_schema_with_no_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("hashtable");
+    let printed = stdout_json(
+        xferbench()
+            .args(["study", "hashtable", "--quick", "-q", "--json", "--out"])
+            .arg(&out)
+            .timeout(std::time::Duration::from_secs(900)),
+    );
+    check("result.schema.json", "study hashtable --json", &printed);
+    assert_eq!(printed["study"]["name"], "hashtable");
+    let points = printed["points"].as_array().unwrap();
+    assert_eq!(
+        points.len(),
+        printed["study"]["planned_points"].as_u64().unwrap() as usize
+    );
+    let redis = &printed["study"]["extras"]["redis"];
+    if redis["available"] != true {
+        println!("skipped: the Redis rows ({})", redis["reason"]);
+    }
+    for p in points {
+        let i = &p["integrity"];
+        assert!(i["checked"].as_u64().unwrap() > 0, "{}", p["params"]);
+        assert_eq!(i["corrupt"], 0, "no mismatched replies: {}", p["params"]);
+        assert!(
+            p["summary"]["requests_per_s_all"]["median"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
+    assert!(out.join("summary.md").is_file());
+}

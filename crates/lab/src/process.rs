@@ -57,6 +57,12 @@ pub enum Role {
     /// One Warp Pipe client process; the lab appends one JSON
     /// [`crate::workload::warp::ClientProcessSpec`].
     WarpClient,
+    /// A hash-table server; the lab appends one JSON
+    /// [`crate::rig::kv::KvServerSpec`].
+    KvServer,
+    /// One hash-table client process; the lab appends one JSON
+    /// [`crate::workload::kv::KvClientSpec`].
+    KvClient,
     /// One benchmark process of the perf-stat study; the lab appends one JSON
     /// [`crate::workload::perf_stat::BenchSpec`].
     PerfStatBench,
@@ -64,11 +70,13 @@ pub enum Role {
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 5] = [
+    pub const ALL: [Role; 7] = [
         Role::Peer,
         Role::RpmsgRemote,
         Role::MemoryMock,
         Role::WarpClient,
+        Role::KvServer,
+        Role::KvClient,
         Role::PerfStatBench,
     ];
 
@@ -79,6 +87,8 @@ impl Role {
             Role::RpmsgRemote => "rpmsg remote",
             Role::MemoryMock => "memory mock",
             Role::WarpClient => "warp client",
+            Role::KvServer => "kv server",
+            Role::KvClient => "kv client",
             Role::PerfStatBench => "perf-stat benchmark",
         }
     }

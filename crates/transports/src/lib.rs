@@ -45,6 +45,7 @@ compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/
 pub mod conformance;
 pub mod daq;
 pub mod iox2;
+pub mod kv;
 pub mod os;
 pub mod param;
 pub mod rpmsg;

@@ -108,6 +108,11 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             &mut observers,
         )
     };
+    if !args.quiet {
+        for w in &doc.warnings {
+            eprintln!("warning: {w}");
+        }
+    }
     let mut outputs_failed = false;
     match xferbench_report::studies::write_folder(&out, &doc) {
         Ok(_) => {

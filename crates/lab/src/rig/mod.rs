@@ -29,6 +29,7 @@
 //! [`Transport`]: xferbench_transports::Transport
 
 pub mod daq;
+pub mod kv;
 pub mod memory_mock;
 pub mod peers;
 pub mod perf_stat;

@@ -18,6 +18,7 @@
 //! of every process, counters, profiles, observers, the versioned result and
 //! `compare` with no code of its own.
 
+pub mod hashtable;
 pub mod perf_stat;
 pub mod rpmsg;
 pub mod sis8300;
@@ -111,6 +112,7 @@ pub fn registry() -> &'static [&'static dyn Study] {
     &[
         &rpmsg::RpmsgStudy,
         &warp_pipe::WarpPipe,
+        &hashtable::Hashtable,
         &sis8300::Sis8300,
         &perf_stat::PerfStat,
     ]
@@ -170,6 +172,15 @@ pub fn run_study(
         stop,
         observers,
     );
+    // Rows a study left out, and why (`extras.skipped`), are warnings of the run.
+    if let Some(skipped) = plan.extras.get("skipped").and_then(|v| v.as_array()) {
+        doc.warnings.extend(
+            skipped
+                .iter()
+                .filter_map(|v| v.as_str())
+                .map(|s| format!("skipped: {s}")),
+        );
+    }
     doc.study = Some(StudyInfo {
         name: study.name().into(),
         quick,

@@ -21,6 +21,7 @@
 
 pub mod daq;
 pub mod daq_doc;
+pub mod kv;
 pub mod perf_stat;
 pub mod pingpong;
 pub mod rpmsg;

@@ -74,6 +74,14 @@ fn the_warp_pipe_report_holds_every_table_plot_and_finding() {
 }
 
 #[test]
+fn the_hashtable_report_holds_every_table_plot_and_finding() {
+    let html = assert_folder_in_report(&crate::studies::hashtable::tests::doc());
+    assert!(html.contains("The collapse (preopt S4)"));
+    // The seed's columns are reference series, dashed.
+    assert!(html.contains(" reference\""), "{html}");
+}
+
+#[test]
 fn a_run_page_has_the_table_plots_and_every_point() {
     for doc in [
         fixture::stream_doc(),

@@ -8,6 +8,7 @@
 //! and the interval's real level, and a speed-up as the median of run-by-run ratios
 //! ([`xferbench_lab::stats::paired_ratio`]).
 
+pub mod hashtable;
 pub mod perf_stat;
 pub mod rpmsg;
 mod rpmsg_seed;
@@ -32,6 +33,7 @@ pub fn writer(study: &str) -> Option<Writer> {
     match study {
         "rpmsg" => Some(rpmsg::write),
         "warp-pipe" => Some(warp_pipe::write),
+        "hashtable" => Some(hashtable::write),
         "sis8300" => Some(sis8300::write),
         "perf-stat" => Some(perf_stat::write),
         _ => None,

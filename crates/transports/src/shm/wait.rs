@@ -169,7 +169,12 @@ pub fn wait_until(
     peer_pid: i32,
     mut ready: impl FnMut() -> bool,
 ) -> Result<(), WaitError> {
-    let watch = peer_pid != 0 && peer_pid as u32 != std::process::id();
+    // Whether to watch the peer, decided at the first check: `getpid` is a system
+    // call, which a wait answered within its first spins should not pay.
+    let mut watch_known: Option<bool> = None;
+    let mut watch = || {
+        *watch_known.get_or_insert_with(|| peer_pid != 0 && peer_pid as u32 != std::process::id())
+    };
     let start = Instant::now();
     let mut last_peer_check = start;
     let spin_for = match mode {
@@ -180,7 +185,7 @@ pub fn wait_until(
     // Spin phase.
     if spin_for != Some(Duration::ZERO) {
         let spun = spin_until(&mut ready, SPINS_PER_CHECK, |now| {
-            if watch && now.duration_since(last_peer_check) >= Duration::from_millis(1) {
+            if now.duration_since(last_peer_check) >= Duration::from_millis(1) && watch() {
                 last_peer_check = now;
                 if !process_alive(peer_pid) {
                     return ControlFlow::Break(Some(WaitError::PeerDead(peer_pid)));
@@ -226,7 +231,7 @@ pub fn wait_until(
         if ready() {
             return Ok(());
         }
-        if watch && !process_alive(peer_pid) {
+        if watch() && !process_alive(peer_pid) {
             return if ready() {
                 Ok(())
             } else {

@@ -1,0 +1,187 @@
+//! `xferbench kv serve` and `xferbench kv client`: the hash-table server and the
+//! original client's verified request mix; and the hidden roles the study starts
+//! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
+
+use crate::cli::{ArchArg, KvClientArgs, KvCommand, KvServeArgs};
+use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use xferbench_lab::process::die_with_parent;
+use xferbench_lab::rig::kv::KvServerSpec;
+use xferbench_lab::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
+use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
+
+/// Runs a `kv` subcommand and returns the exit status.
+pub fn run(cmd: &KvCommand) -> Result<u8> {
+    match cmd {
+        KvCommand::Serve(a) => serve(a),
+        KvCommand::Client(a) => client(a),
+    }
+}
+
+fn arch(a: ArchArg) -> Arch {
+    match a {
+        ArchArg::Preopt => Arch::Preopt,
+        ArchArg::Ring => Arch::Ring,
+        ArchArg::Sharded => Arch::Sharded,
+    }
+}
+
+fn usage(msg: impl std::fmt::Display) -> Result<u8> {
+    eprintln!("error: {msg}");
+    eprintln!("\nFor more information, try '--help'.");
+    Ok(EXIT_USAGE)
+}
+
+/// Serves until `stop`, announcing the name on stdout; 0, or 1 when the server failed.
+fn serve_until(cfg: ServerConfig, stop: &AtomicBool, quiet: bool) -> Result<u8> {
+    let server = Server::start(cfg).context("cannot start the kv server")?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "serving on {}", server.name())?;
+    out.flush()?;
+    drop(out);
+    if !quiet {
+        eprintln!(
+            "{} kv server, {} buckets, {} worker(s), on {} (Ctrl-C to stop)",
+            cfg.arch.name(),
+            cfg.buckets,
+            cfg.workers,
+            server.name()
+        );
+    }
+    while !stop.load(Ordering::Relaxed) && !server.failed() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.stop().context("the kv server failed")?;
+    Ok(0)
+}
+
+fn serve(a: &KvServeArgs) -> Result<u8> {
+    if a.size == 0 {
+        return usage("--size must be at least 1 bucket");
+    }
+    if a.workers == 0 || a.workers > 256 {
+        return usage(format_args!("--workers {}: expected 1 to 256", a.workers));
+    }
+    let stop = crate::stop::stop_flag()?;
+    let cfg = ServerConfig {
+        arch: arch(a.arch),
+        buckets: a.size,
+        workers: a.workers,
+        hang_timeout: a.timeout.into(),
+    };
+    let code = serve_until(cfg, &stop, false)?;
+    if stop.load(Ordering::Relaxed) {
+        return Ok(crate::stop::interrupted_status());
+    }
+    Ok(code)
+}
+
+fn bad_spec(role: &str, e: serde_json::Error) -> Result<u8> {
+    eprintln!("error: {role}: bad spec: {e}");
+    Ok(EXIT_USAGE)
+}
+
+/// `xferbench __kv-server SPEC_JSON`: serves until SIGINT/SIGTERM.
+pub fn server_process(json: &str) -> Result<u8> {
+    die_with_parent();
+    let spec: KvServerSpec = match serde_json::from_str(json) {
+        Ok(s) => s,
+        Err(e) => return bad_spec(crate::cli::role::KV_SERVER, e),
+    };
+    let cfg = match spec.config() {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    let stop = crate::stop::stop_flag()?;
+    serve_until(cfg, &stop, true)
+}
+
+/// `xferbench __kv-client SPEC_JSON`: runs the client and prints its result as one
+/// JSON line; exits 3 when a reply failed verification.
+pub fn client_process(json: &str) -> Result<u8> {
+    die_with_parent();
+    let spec: KvClientSpec = match serde_json::from_str(json) {
+        Ok(s) => s,
+        Err(e) => return bad_spec(crate::cli::role::KV_CLIENT, e),
+    };
+    let stop = crate::stop::stop_flag()?;
+    let run = run_client(&spec, &stop)?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &run)?;
+    writeln!(out)?;
+    Ok(if run.mismatches > 0 {
+        EXIT_INTEGRITY
+    } else {
+        0
+    })
+}
+
+fn find_server(a: &KvClientArgs) -> Result<String> {
+    if let Some(n) = &a.server {
+        return Ok(if n.starts_with('/') {
+            n.clone()
+        } else {
+            format!("/{n}")
+        });
+    }
+    let servers = running_servers();
+    match servers.as_slice() {
+        [] => bail!("no kv server of this user is running; start one with `xferbench kv serve`"),
+        [(name, _)] => Ok(name.clone()),
+        many => bail!(
+            "{} kv servers are running ({}); choose one with --server NAME",
+            many.len(),
+            many.iter()
+                .map(|(n, pid)| format!("{n} of pid {pid}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn client(a: &KvClientArgs) -> Result<u8> {
+    if a.inner == 0 {
+        return usage("INNER must be at least 1");
+    }
+    let name = find_server(a)?;
+    let stop = crate::stop::stop_flag()?;
+    let spec = KvClientSpec {
+        backend: Backend::Shm(name.clone()),
+        outer: a.outer,
+        inner: a.inner,
+        seed: a.seed,
+        hang_timeout_ms: Duration::from(a.timeout).as_millis() as u64,
+    };
+    let run = run_client(&spec, &stop).with_context(|| format!("kv client of {name}"))?;
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &run)?;
+        writeln!(out)?;
+    } else {
+        print_summary(&run);
+    }
+    if run.mismatches > 0 {
+        eprintln!(
+            "error: {} mismatched replies; the first: {}",
+            run.mismatches,
+            run.first_mismatch.as_deref().unwrap_or("")
+        );
+        return Ok(EXIT_INTEGRITY);
+    }
+    Ok(0)
+}
+
+fn print_summary(run: &KvClientRun) {
+    let secs = run.end.since(run.start) as f64 / 1e9;
+    println!(
+        "{} requests in {:.3} s ({:.0} requests/s), {} mismatches{}",
+        run.requests,
+        secs,
+        run.requests as f64 / secs.max(1e-9),
+        run.mismatches,
+        if run.interrupted { ", interrupted" } else { "" }
+    );
+}

@@ -1,0 +1,873 @@
+//! The kv rig: a hash-table server (any architecture of
+//! [`xferbench_transports::kv`], or a Redis server), its background "visitor"
+//! clients, and a timed client run as a whole process, as `hyperfine -N` runs it.
+//!
+//! # Participants
+//!
+//! * `main`: this process (it only starts and times the others).
+//! * `server`: the kv server, a process of [`Role::KvServer`] given a
+//!   [`KvServerSpec`] (a thread of this process without a [`Launcher`], for tests),
+//!   or `redis-server` on a Unix socket in a temporary directory, with no persistence.
+//! * `visitor1…visitorB`: client processes of [`Role::KvClient`] with `outer = 0`,
+//!   running the whole visit.
+//! * The timed client: one process of [`Role::KvClient`] per timed run.
+//!
+//! # One visit, one run
+//!
+//! A visit starts the server and the visitors, waits until the visitors have been
+//! served (at most 1 s, the original's `sleep 1`), and runs the discarded warm-up
+//! runs of the timed client. [`Rig::run_once`] is one hyperfine invocation: timed
+//! client processes one after another, each timed from spawn to `wait4` with its user
+//! and system time from `wait4`'s rusage, until at least `min_runs` runs and
+//! `min_time` have passed; a point slower than its budget (preopt with 16 visitors
+//! on 2 CPUs) stops after [`MIN_SLOW_RUNS`] runs, and its warm-up after one run once a
+//! quarter of the budget is spent. The record holds the mean, standard deviation, median,
+//! minimum and maximum time per run, the mean user and system time per run, the timed
+//! client's per-request latency, the **aggregate requests/s of all clients** (the
+//! server's own count of served requests over the window: timed client and visitors;
+//! for Redis, `total_commands_processed` of `INFO stats`), and the CPU of the server
+//! and of every visitor over the window.
+//!
+//! Every reply is checked: a mismatch of the timed client fails its run, and the
+//! visitors' mismatches are reported when they are stopped ([`Rig::finish`]).
+
+use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
+use crate::clock::Stamp;
+use crate::counters::{CounterSource, Participant};
+use crate::cpu::{CpuSnapshot, ProcessCpu};
+use crate::measure::{Bench, PlannedPoint};
+use crate::process::{Child, Launcher, Role, Streams};
+use crate::result::RunRecord;
+use crate::verify::Integrity;
+use crate::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use xferbench_transports::kv::{Arch, Server, ServerConfig, ServerStats};
+
+/// Figures of a kv run, beside the common ones.
+pub mod figures {
+    /// Mean wall time of one timed client process, seconds.
+    pub const TIME_MEAN_S: &str = "time_mean_s";
+    /// Standard deviation of the time per run, seconds.
+    pub const TIME_SD_S: &str = "time_sd_s";
+    /// Median time per run, seconds.
+    pub const TIME_MEDIAN_S: &str = "time_median_s";
+    /// Shortest run, seconds.
+    pub const TIME_MIN_S: &str = "time_min_s";
+    /// Longest run, seconds.
+    pub const TIME_MAX_S: &str = "time_max_s";
+    /// Mean user CPU time per run, seconds.
+    pub const USER_MEAN_S: &str = "user_mean_s";
+    /// Mean system CPU time per run, seconds.
+    pub const SYS_MEAN_S: &str = "sys_mean_s";
+    /// Timed runs in the window.
+    pub const TIMED_RUNS: &str = "timed_runs";
+    /// Requests served to all clients (timed and visitors) per second of the window.
+    pub const REQUESTS_PER_S_ALL: &str = "requests_per_s_all";
+    /// The timed client's requests per second of its own running time.
+    pub const REQUESTS_PER_S_TIMED: &str = "requests_per_s_timed";
+    /// CPU seconds of the server over the window.
+    pub const SERVER_CPU_S: &str = "server_cpu_s";
+    /// CPU seconds of all visitors over the window.
+    pub const VISITORS_CPU_S: &str = "visitors_cpu_s";
+}
+
+/// What the server process ([`Role::KvServer`]) serves: its one argument, as JSON. It
+/// prints `serving on NAME` on stdout once ready, serves until SIGINT or SIGTERM and
+/// dies with its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvServerSpec {
+    /// `preopt`, `ring` or `sharded`.
+    pub arch: String,
+    /// Buckets.
+    pub buckets: usize,
+    /// Workers.
+    pub workers: u32,
+    /// Hang timeout, milliseconds.
+    pub hang_timeout_ms: u64,
+}
+
+impl KvServerSpec {
+    /// The server configuration, once the names are checked.
+    pub fn config(&self) -> Result<ServerConfig, String> {
+        Ok(ServerConfig {
+            arch: self.arch.parse()?,
+            buckets: self.buckets,
+            workers: self.workers,
+            hang_timeout: Duration::from_millis(self.hang_timeout_ms.max(1)),
+        })
+    }
+}
+
+/// What the point's server is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Target {
+    /// A kv server.
+    Kv {
+        /// Architecture.
+        #[serde(with = "arch_name")]
+        arch: Arch,
+        /// Worker threads.
+        workers: u32,
+        /// Buckets.
+        buckets: usize,
+    },
+    /// `redis-server` on a Unix socket.
+    Redis,
+}
+
+impl Target {
+    /// Its name in tables: the architecture, or `redis`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Kv { arch, .. } => arch.name(),
+            Target::Redis => "redis",
+        }
+    }
+}
+
+/// An [`Arch`] as its name.
+mod arch_name {
+    use super::Arch;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(a: &Arch, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(a.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arch, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// One point: the server, the visitors and the timed client's hyperfine settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvPoint {
+    /// The server.
+    pub target: Target,
+    /// Background clients (`client 0 INNER`).
+    pub visitors: usize,
+    /// The timed client's outer iterations.
+    pub outer: u64,
+    /// Keys per iteration.
+    pub inner: u32,
+    /// Discarded runs after the visitors are up.
+    pub warmup: usize,
+    /// At least this many timed runs…
+    pub min_runs: usize,
+    /// …and at least this long, milliseconds.
+    pub min_time_ms: u64,
+    /// At most this many timed runs.
+    pub max_runs: usize,
+    /// Time budget of a slow point, milliseconds: once it is spent, the session ends
+    /// after [`MIN_SLOW_RUNS`] runs, and the warm-up after one run once a quarter of
+    /// it is spent.
+    pub budget_ms: u64,
+    /// The timed client's `--seed`.
+    pub seed: u32,
+}
+
+/// Timed runs of a point that exceeded its budget.
+pub const MIN_SLOW_RUNS: usize = 3;
+
+/// Hang timeout of servers and clients.
+pub const HANG: Duration = Duration::from_secs(20);
+
+/// A plan of kv points.
+pub struct KvBench {
+    points: Vec<PlannedPoint>,
+    specs: Vec<KvPoint>,
+    launcher: Option<Launcher>,
+}
+
+impl KvBench {
+    /// The points, in order, each with its rig's point.
+    pub fn new(points: Vec<(PlannedPoint, KvPoint)>, launcher: Option<Launcher>) -> Self {
+        let (points, specs) = points.into_iter().unzip();
+        KvBench {
+            points,
+            specs,
+            launcher,
+        }
+    }
+}
+
+impl Bench for KvBench {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.points
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        _source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(KvRig::start(
+            self.specs[index].clone(),
+            self.launcher.clone(),
+        )?))
+    }
+}
+
+enum RunningServer {
+    Thread(Server, ServerStats),
+    Process(Child, ServerStats),
+    Redis {
+        child: Child,
+        socket: String,
+        con: Box<redis::Connection>,
+        _dir: tempfile::TempDir,
+    },
+}
+
+impl RunningServer {
+    fn pid(&self) -> Option<u32> {
+        match self {
+            RunningServer::Thread(..) => None,
+            RunningServer::Process(c, _) | RunningServer::Redis { child: c, .. } => Some(c.pid()),
+        }
+    }
+
+    fn backend(&self) -> Backend {
+        match self {
+            RunningServer::Thread(s, _) => Backend::Shm(s.name().into()),
+            RunningServer::Process(_, st) => Backend::Shm(st.name().into()),
+            RunningServer::Redis { socket, .. } => Backend::Redis(socket.clone()),
+        }
+    }
+
+    fn served(&mut self) -> Result<u64, RunError> {
+        match self {
+            RunningServer::Thread(_, st) | RunningServer::Process(_, st) => Ok(st.served()),
+            RunningServer::Redis { con, .. } => {
+                let info: String = redis::cmd("INFO")
+                    .arg("stats")
+                    .query(con.as_mut())
+                    .map_err(|e| RunError::Participant(format!("redis INFO: {e}")))?;
+                info.lines()
+                    .find_map(|l| l.strip_prefix("total_commands_processed:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .ok_or_else(|| {
+                        RunError::Participant("redis INFO has no total_commands_processed".into())
+                    })
+            }
+        }
+    }
+
+    /// A failed or vanished server, described.
+    fn check(&mut self) -> Result<(), RunError> {
+        match self {
+            RunningServer::Thread(s, _) if s.failed() => {
+                Err(RunError::Participant("the kv server thread failed".into()))
+            }
+            RunningServer::Process(c, _) | RunningServer::Redis { child: c, .. } => {
+                match c.exited() {
+                    Some(e) => Err(RunError::Participant(format!("the server {e}"))),
+                    None => Ok(()),
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn stop(self) -> Result<(), RunError> {
+        match self {
+            RunningServer::Thread(s, _) => s
+                .stop()
+                .map_err(|e| RunError::Participant(format!("kv server: {e}"))),
+            RunningServer::Process(mut c, _) | RunningServer::Redis { child: mut c, .. } => {
+                let e = c.stop();
+                // Stopped by our SIGINT (exit 130 from the tool, a signal from Redis).
+                if e.success() || e.status.code() == Some(130) || e.status.code().is_none() {
+                    Ok(())
+                } else {
+                    Err(RunError::Participant(format!("the server {e}")))
+                }
+            }
+        }
+    }
+}
+
+/// Whether `redis-server` can be started here, or why not.
+pub fn redis_available() -> Result<String, String> {
+    let out = std::process::Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("redis-server is not installed ({e})"))?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn start_redis() -> Result<RunningServer, RunError> {
+    let fail = |m: String| RunError::Participant(format!("redis-server: {m}"));
+    let dir = tempfile::Builder::new()
+        .prefix("xferbench-redis")
+        .tempdir()
+        .map_err(|e| fail(e.to_string()))?;
+    let socket = dir.path().join("redis.sock").to_string_lossy().into_owned();
+    let mut cmd = std::process::Command::new("redis-server");
+    cmd.args([
+        "--port",
+        "0",
+        "--unixsocket",
+        &socket,
+        "--unixsocketperm",
+        "700",
+    ])
+    .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+    .arg("--dir")
+    .arg(dir.path());
+    let mut child = Child::spawn(cmd, Streams::QUIET).map_err(|e| fail(e.to_string()))?;
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(e) = child.exited() {
+            return Err(fail(format!("{e}")));
+        }
+        if std::path::Path::new(&socket).exists()
+            && let Ok(c) = redis::Client::open(format!("redis+unix://{socket}"))
+            && let Ok(mut con) = c.get_connection_with_timeout(Duration::from_secs(2))
+            && redis::cmd("PING").query::<String>(&mut con).is_ok()
+        {
+            return Ok(RunningServer::Redis {
+                child,
+                socket,
+                con: Box::new(con),
+                _dir: dir,
+            });
+        }
+        if Instant::now() >= give_up {
+            child.stop();
+            return Err(fail("did not answer PING within 10 s".into()));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn start_server(target: &Target, launcher: Option<&Launcher>) -> Result<RunningServer, RunError> {
+    let Target::Kv {
+        arch,
+        workers,
+        buckets,
+    } = target
+    else {
+        return start_redis();
+    };
+    let spec = KvServerSpec {
+        arch: arch.name().into(),
+        buckets: *buckets,
+        workers: *workers,
+        hang_timeout_ms: HANG.as_millis() as u64,
+    };
+    let cfg = spec.config().map_err(RunError::Config)?;
+    let kv =
+        |e: xferbench_transports::kv::KvError| RunError::Participant(format!("kv server: {e}"));
+    let Some(launcher) = launcher else {
+        let s = Server::start(cfg).map_err(kv)?;
+        let st = ServerStats::open(s.name()).map_err(kv)?;
+        return Ok(RunningServer::Thread(s, st));
+    };
+    let json = serde_json::to_string(&spec).expect("the spec serialises");
+    let mut child = launcher
+        .spawn(Role::KvServer, [json], Streams::OUTPUT)
+        .map_err(|e| RunError::Participant(e.to_string()))?;
+    let stdout = child.take_stdout().expect("piped stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
+    match line.trim().strip_prefix("serving on ") {
+        Some(name) => {
+            let st = ServerStats::open(name).map_err(kv)?;
+            Ok(RunningServer::Process(child, st))
+        }
+        None => {
+            let e = child.stop();
+            Err(RunError::Participant(format!(
+                "the kv server did not announce its name: {e}"
+            )))
+        }
+    }
+}
+
+enum Visitor {
+    Process(Child),
+    Thread {
+        stop: Arc<AtomicBool>,
+        handle: std::thread::JoinHandle<Result<KvClientRun, String>>,
+    },
+}
+
+/// A running server, its visitors, and the timed client to run.
+pub struct KvRig {
+    point: KvPoint,
+    launcher: Option<Launcher>,
+    server: Option<RunningServer>,
+    visitors: Vec<Visitor>,
+}
+
+/// One timed run of the client: wall time, rusage, what it reported.
+struct Timed {
+    wall_s: f64,
+    user_s: f64,
+    sys_s: f64,
+    run: KvClientRun,
+}
+
+fn client_spec(point: &KvPoint, backend: Backend, visitor: bool) -> KvClientSpec {
+    KvClientSpec {
+        backend,
+        outer: if visitor { 0 } else { point.outer },
+        inner: point.inner,
+        seed: (!visitor).then_some(point.seed),
+        hang_timeout_ms: HANG.as_millis() as u64,
+    }
+}
+
+impl KvRig {
+    /// Starts the server and the visitors, waits for them, runs the warm-up.
+    pub fn start(point: KvPoint, launcher: Option<Launcher>) -> Result<KvRig, RunError> {
+        if point.inner == 0 || point.outer == 0 || point.min_runs == 0 {
+            return Err(RunError::Config(
+                "the timed client needs OUTER, INNER and runs of at least 1".into(),
+            ));
+        }
+        let mut server = start_server(&point.target, launcher.as_ref())?;
+        let backend = server.backend();
+        let base = server.served()?;
+        let mut rig = KvRig {
+            visitors: Vec::new(),
+            point,
+            launcher,
+            server: None,
+        };
+        for _ in 0..rig.point.visitors {
+            let spec = client_spec(&rig.point, backend.clone(), true);
+            let v = match &rig.launcher {
+                Some(l) => Visitor::Process(
+                    l.spawn(
+                        Role::KvClient,
+                        [serde_json::to_string(&spec).expect("serialises")],
+                        Streams::OUTPUT,
+                    )
+                    .map_err(|e| RunError::Participant(e.to_string()))?,
+                ),
+                None => {
+                    let stop = Arc::new(AtomicBool::new(false));
+                    let s = Arc::clone(&stop);
+                    Visitor::Thread {
+                        stop,
+                        handle: std::thread::spawn(move || {
+                            run_client(&spec, &s).map_err(|e| e.to_string())
+                        }),
+                    }
+                }
+            };
+            rig.visitors.push(v);
+        }
+        // The original sleeps 1 s; we wait until every visitor could have done an
+        // iteration, at most 1 s.
+        let want = base + (rig.point.visitors as u64) * u64::from(rig.point.inner) * 3;
+        let give_up = Instant::now() + Duration::from_secs(1);
+        while rig.point.visitors > 0 && Instant::now() < give_up && server.served()? < want {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        rig.server = Some(server);
+        let warm = Instant::now();
+        for i in 0..rig.point.warmup {
+            if i > 0 && warm.elapsed() >= Duration::from_millis(rig.point.budget_ms) / 4 {
+                break;
+            }
+            rig.timed_run()?;
+        }
+        Ok(rig)
+    }
+
+    fn backend(&self) -> Result<Backend, RunError> {
+        self.server
+            .as_ref()
+            .map(RunningServer::backend)
+            .ok_or_else(|| RunError::Participant("the server has stopped".into()))
+    }
+
+    /// One timed client, from spawn to `wait4`.
+    fn timed_run(&mut self) -> Result<Timed, RunError> {
+        let spec = client_spec(&self.point, self.backend()?, false);
+        let t = match &self.launcher {
+            None => {
+                let t0 = Instant::now();
+                let run = run_client(&spec, &Arc::new(AtomicBool::new(false)))
+                    .map_err(|e| RunError::Participant(format!("timed client: {e}")))?;
+                let wall_s = t0.elapsed().as_secs_f64();
+                let (user_s, sys_s) = run.cpu.as_ref().map_or((0.0, 0.0), |c| (c.user_s, c.sys_s));
+                Timed {
+                    wall_s,
+                    user_s,
+                    sys_s,
+                    run,
+                }
+            }
+            Some(l) => timed_process(l, &spec)?,
+        };
+        if t.run.mismatches > 0 {
+            return Err(RunError::Participant(format!(
+                "timed client: {} mismatched replies; the first: {}",
+                t.run.mismatches,
+                t.run.first_mismatch.clone().unwrap_or_default()
+            )));
+        }
+        Ok(t)
+    }
+}
+
+fn timed_process(l: &Launcher, spec: &KvClientSpec) -> Result<Timed, RunError> {
+    let fail = |m: String| RunError::Participant(format!("timed client: {m}"));
+    let mut cmd = l
+        .command(
+            Role::KvClient,
+            [serde_json::to_string(spec).expect("serialises")],
+        )
+        .map_err(|e| fail(e.to_string()))?;
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let t0 = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| fail(e.to_string()))?;
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let _ = child.stdout.take().map(|mut s| s.read_to_end(&mut out));
+    let _ = child.stderr.take().map(|mut s| s.read_to_end(&mut err));
+    let mut status = 0;
+    // SAFETY: zeroed rusage is valid; wait4 writes it and the status for our child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for the child we spawned (std's handle is not used to wait).
+    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
+    let wall_s = t0.elapsed().as_secs_f64();
+    if r < 0 {
+        return Err(fail(format!("wait4: {}", std::io::Error::last_os_error())));
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    let run: Option<KvClientRun> = serde_json::from_slice(&out).ok();
+    match (ok, run) {
+        (true, Some(run)) => Ok(Timed {
+            wall_s,
+            user_s: tv(ru.ru_utime),
+            sys_s: tv(ru.ru_stime),
+            run,
+        }),
+        (_, run) => Err(fail(format!(
+            "exited with status {}{}: {}",
+            if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                128 + libc::WTERMSIG(status)
+            },
+            run.map(|r| format!(" ({} mismatches)", r.mismatches))
+                .unwrap_or_default(),
+            String::from_utf8_lossy(&err).trim()
+        ))),
+    }
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len().max(1) as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (m, var.sqrt())
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+impl Rig for KvRig {
+    fn participants(&self) -> Vec<Participant> {
+        let me = std::process::id();
+        let server = self.server.as_ref().and_then(RunningServer::pid);
+        vec![
+            Participant {
+                name: "main".into(),
+                pid: me,
+            },
+            Participant {
+                name: "server".into(),
+                pid: server.unwrap_or(me),
+            },
+        ]
+    }
+
+    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
+        if ctl.stop.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        let server_pid = self.server.as_ref().and_then(RunningServer::pid);
+        let visitor_pids: Vec<u32> = self
+            .visitors
+            .iter()
+            .filter_map(|v| match v {
+                Visitor::Process(c) => Some(c.pid()),
+                Visitor::Thread { .. } => None,
+            })
+            .collect();
+        ctl.window_started();
+        let main0 = CpuSnapshot::now();
+        let server0 = server_pid.and_then(CpuSnapshot::of_pid);
+        let vis0: Vec<Option<CpuSnapshot>> = visitor_pids
+            .iter()
+            .map(|&p| CpuSnapshot::of_pid(p))
+            .collect();
+        let served0 = self
+            .server
+            .as_mut()
+            .map(|s| s.served())
+            .transpose()?
+            .unwrap_or(0);
+        let t0 = Stamp::now();
+        let started = Instant::now();
+        let mut runs: Vec<Timed> = Vec::new();
+        let min_time = Duration::from_millis(self.point.min_time_ms);
+        let budget = Duration::from_millis(self.point.budget_ms);
+        while runs.len() < self.point.max_runs.max(1)
+            && (runs.len() < self.point.min_runs || started.elapsed() < min_time)
+            && !(runs.len() >= MIN_SLOW_RUNS.min(self.point.min_runs)
+                && started.elapsed() >= budget)
+        {
+            if ctl.stop.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            let t = self.timed_run()?;
+            runs.push(t);
+        }
+        let served1 = self
+            .server
+            .as_mut()
+            .map(|s| s.served())
+            .transpose()?
+            .unwrap_or(0);
+        let t1 = Stamp::now();
+        let main1 = CpuSnapshot::now();
+        let server1 = server_pid.and_then(CpuSnapshot::of_pid);
+        let vis1: Vec<Option<CpuSnapshot>> = visitor_pids
+            .iter()
+            .map(|&p| CpuSnapshot::of_pid(p))
+            .collect();
+        ctl.window_ended();
+        if let Some(s) = self.server.as_mut() {
+            s.check()?;
+        }
+        for (i, v) in self.visitors.iter_mut().enumerate() {
+            if let Visitor::Process(c) = v
+                && let Some(e) = c.exited()
+            {
+                return Err(RunError::Participant(format!("visitor {} {e}", i + 1)));
+            }
+        }
+        let window_s = t1.since(t0).max(1) as f64 / 1e9;
+        let walls: Vec<f64> = runs.iter().map(|t| t.wall_s).collect();
+        let (mean, sd) = mean_sd(&walls);
+        let requests: u64 = runs.iter().map(|t| t.run.requests).sum();
+        let mut hist = crate::result::new_histogram();
+        for t in &runs {
+            for &(v, n) in &t.run.latency_buckets {
+                let _ = hist.record_n(v.max(1), n);
+            }
+        }
+        let me = std::process::id();
+        let mut cpu = vec![main0.until(&main1, "main", me)];
+        let server_cpu = match (server_pid, server0, server1) {
+            (Some(pid), Some(a), Some(b)) => Some(a.until(&b, "server", pid)),
+            _ => None,
+        };
+        let server_cpu_s = server_cpu.as_ref().map(|c| c.user_s + c.sys_s);
+        cpu.extend(server_cpu);
+        let user: f64 = runs.iter().map(|t| t.user_s).sum();
+        let sys: f64 = runs.iter().map(|t| t.sys_s).sum();
+        cpu.push(ProcessCpu {
+            role: format!("timed client ({} runs)", runs.len()),
+            pid: 0,
+            window_s,
+            user_s: user,
+            sys_s: sys,
+            cpus_utilised: (user + sys) / window_s,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+        });
+        let mut visitors_cpu_s = 0.0;
+        for (i, (&pid, (a, b))) in visitor_pids.iter().zip(vis0.iter().zip(&vis1)).enumerate() {
+            if let (Some(a), Some(b)) = (a, b) {
+                let c = a.until(b, format!("visitor{}", i + 1), pid);
+                visitors_cpu_s += c.user_s + c.sys_s;
+                cpu.push(c);
+            }
+        }
+        let channel = ChannelOutcome {
+            start: t0,
+            end: t1,
+            messages: requests,
+            bytes: 0,
+            latency: Some(hist),
+            integrity: Some(Integrity {
+                checked: requests,
+                ..Integrity::default()
+            }),
+        };
+        let mut record = aggregate(vec![channel], cpu);
+        let f = &mut record.figures;
+        let n = runs.len() as f64;
+        f.insert(figures::TIME_MEAN_S.into(), mean);
+        f.insert(figures::TIME_SD_S.into(), sd);
+        f.insert(figures::TIME_MEDIAN_S.into(), median(&walls));
+        f.insert(
+            figures::TIME_MIN_S.into(),
+            walls.iter().copied().fold(f64::INFINITY, f64::min),
+        );
+        f.insert(
+            figures::TIME_MAX_S.into(),
+            walls.iter().copied().fold(0.0, f64::max),
+        );
+        f.insert(figures::USER_MEAN_S.into(), user / n);
+        f.insert(figures::SYS_MEAN_S.into(), sys / n);
+        f.insert(figures::TIMED_RUNS.into(), n);
+        f.insert(
+            figures::REQUESTS_PER_S_ALL.into(),
+            served1.saturating_sub(served0) as f64 / window_s,
+        );
+        f.insert(
+            figures::REQUESTS_PER_S_TIMED.into(),
+            requests as f64 / walls.iter().sum::<f64>().max(1e-9),
+        );
+        if let Some(s) = server_cpu_s {
+            f.insert(figures::SERVER_CPU_S.into(), s);
+        }
+        f.insert(figures::VISITORS_CPU_S.into(), visitors_cpu_s);
+        record.counters = ctl.take_counters();
+        Ok(record)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), RunError> {
+        let mut failure = None;
+        for (i, v) in std::mem::take(&mut self.visitors).into_iter().enumerate() {
+            let what = format!("visitor {}", i + 1);
+            let r: Result<KvClientRun, String> = match v {
+                Visitor::Process(mut c) => {
+                    // Read while it stops: a long visit's result (its latency
+                    // histogram) can be larger than the pipe holds, and a visitor
+                    // blocked writing it would never exit.
+                    let reader = c.take_stdout().map(|mut s| {
+                        std::thread::spawn(move || {
+                            let mut out = Vec::new();
+                            let _ = s.read_to_end(&mut out);
+                            out
+                        })
+                    });
+                    let ended = c.stop_within(HANG);
+                    let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
+                    serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
+                }
+                Visitor::Thread { stop, handle } => {
+                    stop.store(true, Ordering::Relaxed);
+                    handle.join().unwrap_or_else(|_| Err("panicked".into()))
+                }
+            };
+            let problem = match r {
+                Ok(run) if run.mismatches > 0 => Some(format!(
+                    "{what}: {} mismatched replies; the first: {}",
+                    run.mismatches,
+                    run.first_mismatch.unwrap_or_default()
+                )),
+                Ok(_) => None,
+                Err(e) => Some(e),
+            };
+            if let Some(p) = problem {
+                failure = failure.or(Some(RunError::Participant(p)));
+            }
+        }
+        if let Some(s) = self.server.take() {
+            let r = s.stop();
+            failure = failure.or(r.err());
+        }
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for KvRig {
+    fn drop(&mut self) {
+        for v in self.visitors.drain(..) {
+            if let Visitor::Thread { stop, handle } = v {
+                stop.store(true, Ordering::Relaxed);
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(arch: Arch, visitors: usize) -> KvPoint {
+        KvPoint {
+            target: Target::Kv {
+                arch,
+                workers: 2,
+                buckets: 1000,
+            },
+            visitors,
+            outer: 3,
+            inner: 10,
+            warmup: 1,
+            min_runs: 2,
+            min_time_ms: 0,
+            max_runs: 5,
+            budget_ms: 60_000,
+            seed: 1,
+        }
+    }
+
+    #[test]
+    fn a_run_times_the_client_and_counts_every_clients_requests() {
+        for arch in Arch::ALL {
+            let mut rig: Box<dyn Rig> = Box::new(KvRig::start(point(arch, 2), None).unwrap());
+            let stop = AtomicBool::new(false);
+            let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+            let r = rig.run_once(&mut ctl).unwrap();
+            rig.finish().unwrap();
+            let f = &r.figures;
+            assert_eq!(f[figures::TIMED_RUNS], 2.0, "{arch:?}");
+            assert_eq!(r.messages, 2 * 90);
+            assert!(f[figures::TIME_MIN_S] <= f[figures::TIME_MEDIAN_S]);
+            assert!(f[figures::TIME_MEDIAN_S] <= f[figures::TIME_MAX_S]);
+            // The visitors were served too: more than the timed client's requests.
+            let all = f[figures::REQUESTS_PER_S_ALL] * r.window_ns as f64 / 1e9;
+            assert!(all >= 180.0, "{arch:?}: {all}");
+            assert!(r.integrity.unwrap().is_clean());
+            assert_eq!(r.latency.unwrap().count, 180);
+        }
+    }
+
+    #[test]
+    fn an_impossible_point_is_a_usage_error() {
+        let mut p = point(Arch::Sharded, 0);
+        p.inner = 0;
+        assert!(KvRig::start(p, None).err().unwrap().is_usage());
+    }
+}
