@@ -220,6 +220,8 @@ macro_rules! with_avx2 {
                 return Some(unsafe { avx2::$f($($a),*) });
             }
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = ($(&$a),*);
         None
     }};
 }
