@@ -232,10 +232,14 @@ mod tests {
     #[test]
     fn zero_copy_writes_every_byte_and_verifies() {
         let mut m = vec![0xAAu8; 200];
-        write_in_place(&mut m, 0x0102, true);
-        assert!(m[HEADER_LEN..].iter().all(|b| *b == 0x02));
         let mut v = Verifier::new();
+        write_in_place(&mut m, 0, true);
+        assert!(m[HEADER_LEN..].iter().all(|b| *b == 0));
         v.check(&m);
+        write_in_place(&mut m, 0x0101, false);
+        assert!(m[8..].iter().all(|b| *b == 0x01));
+        assert_eq!(m[..8], 0x0101u64.to_le_bytes());
+        write_in_place(&mut m, 1, true);
         m[199] ^= 1;
         v.check(&m);
         let c = v.finish(Some(2));
