@@ -62,7 +62,10 @@ mod usage {
             .iter()
             .map(|s| s["name"].as_str().unwrap())
             .collect();
-        assert_eq!(studies, ["rpmsg", "warp-pipe", "hashtable", "sis8300", "perf-stat"]);
+        assert_eq!(
+            studies,
+            ["rpmsg", "warp-pipe", "hashtable", "sis8300", "perf-stat"]
+        );
     }
 
     #[test]

@@ -85,10 +85,33 @@ impl LastNode {
     }
 }
 
+/// This process's live nodes. Creating a node and dropping one (with the check for
+/// the last) hold the lock, so one side's clean-up never removes the domain while
+/// another channel of this process is creating its node.
+static LIVE_NODES: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+impl LastNode {
+    /// A new node of the domain.
+    pub(super) fn create() -> Result<LastNode, String> {
+        let mut live = LIVE_NODES.lock().unwrap_or_else(|e| e.into_inner());
+        let node = NodeBuilder::new()
+            .config(config())
+            .signal_handling_mode(SignalHandlingMode::Disabled)
+            .create::<ipc::Service>()
+            .map_err(|e| format!("node: {e:?}"))?;
+        *live += 1;
+        Ok(LastNode(Some(node)))
+    }
+}
+
 impl Drop for LastNode {
     fn drop(&mut self) {
+        let mut live = LIVE_NODES.lock().unwrap_or_else(|e| e.into_inner());
         drop(self.0.take());
-        remove_idle_domain();
+        *live = live.saturating_sub(1);
+        if *live == 0 {
+            remove_idle_domain();
+        }
     }
 }
 

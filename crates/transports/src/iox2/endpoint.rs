@@ -42,13 +42,7 @@ impl Ports {
         listening: bool,
         peer: &Arc<AtomicI32>,
     ) -> Result<Ports, String> {
-        let last = LastNode(Some(
-            NodeBuilder::new()
-                .config(config())
-                .signal_handling_mode(SignalHandlingMode::Disabled)
-                .create::<ipc::Service>()
-                .map_err(|e| format!("node: {e:?}"))?,
-        ));
+        let last = LastNode::create()?;
         let node = last.node();
         let (out, inn) = if listening {
             ("l2c", "c2l")
