@@ -234,8 +234,13 @@ fn blocking_and_hybrid_waiters_sleep_while_spinners_burn_a_cpu() {
         hybrid < Duration::from_millis(30),
         "hybrid used {hybrid:?} of CPU in 300 ms idle"
     );
-    // The check above can fail: a spinner does use the CPU.
-    assert!(spin > Duration::from_millis(100), "spin used only {spin:?}");
+    // The check above can fail: a spinner does use the CPU, as much of the 300 ms as
+    // the scheduler gives it (on a busy machine, well under all of it).
+    let sleepers = block.max(hybrid).max(Duration::from_millis(1));
+    assert!(
+        spin > Duration::from_millis(20) && spin > 10 * sleepers,
+        "spin used only {spin:?} (block {block:?}, hybrid {hybrid:?})"
+    );
 }
 
 #[test]

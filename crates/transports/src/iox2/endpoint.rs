@@ -13,6 +13,8 @@ const DATA: Kind = 0;
 const END: Kind = 1;
 /// The receiver took the end-of-stream mark; no payload.
 const END_ACK: Kind = 2;
+/// The listener took the connector's hello; no payload. The listener's first sample.
+pub(super) const ACCEPTED: Kind = 3;
 
 /// How long a dropped endpoint waits for its end-of-stream mark to be taken.
 const LINGER: Duration = Duration::from_secs(1);
@@ -166,6 +168,10 @@ pub struct Iceoryx2Endpoint {
     pub(super) rx_closed: bool,
     /// The peer took our end-of-stream mark.
     pub(super) acked: bool,
+    /// The peer's subscriber is connected to our publisher: always for the listener
+    /// (it received the hello); for the connector, once the listener's
+    /// [`ACCEPTED`] sample arrived.
+    pub(super) ready: bool,
 }
 
 impl std::fmt::Debug for Iceoryx2Endpoint {
@@ -222,6 +228,9 @@ impl Iceoryx2Endpoint {
         len: usize,
         fill: F,
     ) -> io::Result<()> {
+        if !self.ready {
+            self.wait_accepted(None)?;
+        }
         let mut sample =
             self.ports.tx.loan_slice_uninit(len).map_err(|e| {
                 io::Error::other(format!("{NAME}: loan of {len} bytes failed: {e}"))
@@ -238,11 +247,20 @@ impl Iceoryx2Endpoint {
         self.publish(sample)
     }
 
+    /// Sends a control sample (no payload) of kind `kind`.
+    pub(super) fn send_control(&mut self, kind: Kind) -> io::Result<()> {
+        self.send_kind(kind, 0, |_| {})
+    }
+
     /// Handles a control sample: an end-of-stream mark is acknowledged (so that the
     /// peer's publisher, which lingers until then, may go), an acknowledgement noted.
     /// True for an end-of-stream mark.
     fn control(&mut self, kind: Kind) -> bool {
         match kind {
+            ACCEPTED => {
+                self.ready = true;
+                false
+            }
             END => {
                 self.rx_closed = true;
                 // A peer that went meanwhile needs no acknowledgement.
@@ -254,6 +272,60 @@ impl Iceoryx2Endpoint {
                 false
             }
         }
+    }
+
+    /// The connector's first send waits here until the listener accepted.
+    ///
+    /// A publisher delivers to a subscriber only once the subscriber has connected its
+    /// end, which it does when it polls; until then iceoryx2 queues up to the buffer's
+    /// size and then gives up on that subscriber (it reports the sample as delivered
+    /// to nobody rather than block on a receiver that may never come). A connector
+    /// that sent a full buffer before the listener's first poll (a busy machine, many
+    /// channels) would so see a live peer as gone. The listener's [`ACCEPTED`]
+    /// sample, sent after it took the hello, proves its subscriber is connected.
+    /// `until` bounds the wait (else only the peer's death ends it).
+    #[cold]
+    fn wait_accepted(&mut self, until: Option<Instant>) -> io::Result<()> {
+        let mut polls = 0u32;
+        let mut last_check = Instant::now();
+        while !self.ready {
+            let got = self
+                .ports
+                .rx
+                .receive()
+                .map_err(|e| io::Error::other(format!("{NAME}: receive failed: {e:?}")))?;
+            if let Some(s) = got {
+                let kind = *s.user_header();
+                drop(s);
+                if kind != ACCEPTED {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("{NAME}: the listener's first sample was not its acceptance"),
+                    ));
+                }
+                self.ready = true;
+                break;
+            }
+            polls = polls.wrapping_add(1);
+            if polls < 1024 {
+                std::hint::spin_loop();
+                continue;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+            if last_check.elapsed() >= PEER_CHECK {
+                last_check = Instant::now();
+                if !peer_alive(self.peer_pid()) {
+                    return Err(gone(&format!("the peer process {} died", self.peer_pid())));
+                }
+                if until.is_some_and(|t| last_check >= t) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("{NAME}: the listener did not accept"),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Waits for the next message; `None` when the peer closed.
@@ -425,7 +497,9 @@ impl Endpoint for Iceoryx2Endpoint {
 
 impl Drop for Iceoryx2Endpoint {
     fn drop(&mut self) {
-        if self.close_send().is_ok() {
+        // A connector never accepted has nobody to say goodbye to (bounded wait).
+        let accepted = self.ready || self.wait_accepted(Some(Instant::now() + LINGER)).is_ok();
+        if accepted && self.close_send().is_ok() {
             self.linger();
         }
         if !peer_alive(self.peer_pid()) {

@@ -10,8 +10,13 @@
 //! `xferbench-u<uid>-p<pid>-<n>-<nonce>`, unique per listener. With `wait=event` two
 //! event services (`<base>/l2c.ev`, `<base>/c2l.ev`) carry a notification after every
 //! sample. `connect()` opens the four services with its own node, creates the
-//! opposite ports and sends a hello sample carrying its pid; `accept()` waits
-//! (bounded) for that hello. Each side thus knows the other's pid.
+//! opposite ports, connects its subscriber and sends a hello sample carrying its pid;
+//! `accept()` waits (bounded) for that hello and answers with an acceptance sample.
+//! Each side thus knows the other's pid. The connector's first send waits for the
+//! acceptance: iceoryx2 delivers to a subscriber only once that subscriber has
+//! connected (it does when it polls), and gives up on it, rather than block, when the
+//! buffer fills first, so a fast connector could otherwise find a live listener
+//! "gone" before its first poll.
 //!
 //! # Messages
 //!
@@ -24,8 +29,8 @@
 //! comes, so the first large message of a run pays for one reallocation and the
 //! warm-up absorbs it. Nothing is batched: every `send` publishes its sample (and
 //! notifies, with `wait=event`), so `flush` has nothing to do. A `u64` user header
-//! tells messages from the two control samples: the end-of-stream mark `close_send`
-//! sends, and its acknowledgement.
+//! tells messages from the control samples: the acceptance, the end-of-stream mark
+//! `close_send` sends, and its acknowledgement.
 //!
 //! Delivery is lossless: the services disable iceoryx2's safe overflow and publishers
 //! retry until delivered when the subscriber's buffer (`buffer` samples) is full,
@@ -87,6 +92,7 @@ use iceoryx2::port::listener::Listener as EventListener;
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::port::update_connections::UpdateConnections;
 use iceoryx2::port::{BackpressureAction, BackpressureInfo};
 use iceoryx2::prelude::*;
 use iceoryx2::sample::Sample;
@@ -264,6 +270,15 @@ impl Transport for Iceoryx2 {
         prepare_process();
         let peer = Arc::new(AtomicI32::new(pid));
         let ports = Ports::new(self, address, false, &peer).map_err(io_err("connect"))?;
+        // Our subscriber connects to the listener's publisher now, before the hello,
+        // so that nothing the listener sends after accepting can miss it.
+        ports
+            .rx
+            .update_connections()
+            .map_err(|e| format!("subscriber connection: {e:?}"))
+            .map_err(io_err("connect"))?;
+        // The hello goes out at once (`ready`); then sending waits for the listener's
+        // acceptance (see `Iceoryx2Endpoint::wait_accepted`).
         let mut ep = Iceoryx2Endpoint {
             ports,
             wait: self.wait,
@@ -271,11 +286,14 @@ impl Transport for Iceoryx2 {
             tx_closed: false,
             rx_closed: false,
             acked: false,
+            ready: true,
         };
         let mut hello = [0u8; 12];
         hello[..8].copy_from_slice(&HELLO_MAGIC);
         hello[8..].copy_from_slice(&std::process::id().to_le_bytes());
-        ep.send(&hello).map_err(|source| TransportError::Io {
+        let sent = ep.send(&hello);
+        ep.ready = false;
+        sent.map_err(|source| TransportError::Io {
             transport: NAME,
             op: "connect",
             source,
@@ -308,14 +326,19 @@ impl Listener for Iceoryx2Listener {
                     .map_err(io_err("accept"))?;
                 drop(s);
                 self.peer.store(pid, Ordering::Relaxed);
-                return Ok(Iceoryx2Endpoint {
+                let mut ep = Iceoryx2Endpoint {
                     ports: self.ports,
                     wait: self.wait,
                     peer: self.peer,
                     tx_closed: false,
                     rx_closed: false,
                     acked: false,
-                });
+                    ready: true,
+                };
+                ep.send_control(endpoint::ACCEPTED)
+                    .map_err(|e| e.to_string())
+                    .map_err(io_err("accept"))?;
+                return Ok(ep);
             }
             if Instant::now() >= deadline {
                 return Err(TransportError::Timeout {
@@ -352,6 +375,68 @@ mod tests {
         ] {
             assert!(!valid_prefix(bad), "{bad}");
         }
+    }
+
+    fn two_sample_buffer() -> Iceoryx2 {
+        Iceoryx2::from_params(&Params::from([
+            ("wait".to_string(), "spin".to_string()),
+            ("buffer".to_string(), "2".to_string()),
+        ]))
+        .unwrap()
+    }
+
+    fn take_all(ep: &mut Iceoryx2Endpoint) -> Vec<u32> {
+        let mut buf = [0u8; 4];
+        let mut got = Vec::new();
+        while ep.recv(&mut buf).unwrap() == Recv::Message {
+            got.push(u32::from_le_bytes(buf));
+        }
+        got
+    }
+
+    /// A connector that sends many buffers' worth before the listener's first poll
+    /// waits for the acceptance instead of taking the live listener for gone.
+    #[test]
+    fn a_connector_faster_than_the_listener_loses_nothing() {
+        let t = two_sample_buffer();
+        let listener = t.listen().unwrap();
+        let address = listener.address().to_string();
+        let far = Instant::now() + Duration::from_secs(10);
+        let connector = std::thread::spawn(move || {
+            let mut ep = t.connect(&address, far).unwrap();
+            for i in 0..100u32 {
+                ep.send(&i.to_le_bytes())
+                    .expect("send before the listener polled");
+            }
+            ep.close_send().unwrap();
+        });
+        // The connector would have filled the two-sample buffer long before this.
+        std::thread::sleep(Duration::from_millis(300));
+        let mut ep = listener.accept(far).unwrap();
+        assert_eq!(take_all(&mut ep), (0..100).collect::<Vec<_>>());
+        connector.join().unwrap();
+    }
+
+    /// A listener that sends many buffers' worth at once after accepting reaches a
+    /// connector that has not polled since connecting.
+    #[test]
+    fn a_listener_faster_than_the_connector_loses_nothing() {
+        let t = two_sample_buffer();
+        let listener = t.listen().unwrap();
+        let address = listener.address().to_string();
+        let far = Instant::now() + Duration::from_secs(10);
+        let connector = std::thread::spawn(move || {
+            let mut ep = t.connect(&address, far).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            take_all(&mut ep)
+        });
+        let mut ep = listener.accept(far).unwrap();
+        for i in 0..100u32 {
+            ep.send(&i.to_le_bytes())
+                .expect("send before the connector polled");
+        }
+        ep.close_send().unwrap();
+        assert_eq!(connector.join().unwrap(), (0..100).collect::<Vec<_>>());
     }
 
     #[test]
