@@ -95,9 +95,9 @@ pub fn estimate(scale: &Scale, env: &StudyEnv) -> serde_json::Value {
     }
     seconds += planned.len() as f64 * VISITS as f64 * visit_s;
     let total: u64 = planned.iter().map(round_trips).sum::<u64>() * VISITS * RUNS_PER_VISIT;
-    let rate_text: Vec<String> = rates
-        .iter()
-        .map(|(c, r)| format!("{c} channel(s) {:.0}/s", r))
+    let rate_text: Vec<String> = by_channels
+        .keys()
+        .filter_map(|c| Some(format!("{c} channel(s) {:.0}/s", rates.get(&c.to_string())?)))
         .collect();
     serde_json::json!({
         "text": format!(
