@@ -288,7 +288,10 @@ fn study_sis8300_profile_lists_the_top_five_functions_of_every_point() {
     let profile = dir.path().join("profile");
     let printed = stdout_json(
         xferbench()
-            .env("XFERBENCH_STUDY_ONLY", "group=test3,kernels=original,factor=1")
+            .env(
+                "XFERBENCH_STUDY_ONLY",
+                "group=test3,kernels=original,factor=1",
+            )
             .args([
                 "study", "sis8300", "--quick", "--runs", "1", "-q", "--json", "--out",
             ])

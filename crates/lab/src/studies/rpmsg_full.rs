@@ -97,7 +97,12 @@ pub fn estimate(scale: &Scale, env: &StudyEnv) -> serde_json::Value {
     let total: u64 = planned.iter().map(round_trips).sum::<u64>() * VISITS * RUNS_PER_VISIT;
     let rate_text: Vec<String> = by_channels
         .keys()
-        .filter_map(|c| Some(format!("{c} channel(s) {:.0}/s", rates.get(&c.to_string())?)))
+        .filter_map(|c| {
+            Some(format!(
+                "{c} channel(s) {:.0}/s",
+                rates.get(&c.to_string())?
+            ))
+        })
         .collect();
     serde_json::json!({
         "text": format!(
