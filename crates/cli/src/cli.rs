@@ -196,6 +196,11 @@ pub struct WatchArgs {
 Examples:
   xferbench study rpmsg --quick
   xferbench study rpmsg --out rpmsg-study --runs 5
+  xferbench study rpmsg --full
+  XFERBENCH_STUDY_ONLY=group=test3 xferbench study sis8300 --quick --profile
+
+XFERBENCH_STUDY_ONLY=KEY=VALUE[|VALUE][,KEY=VALUE] runs only the points whose \
+parameters match, exactly as the whole study runs them.
 
 Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
 128+N stopped by signal N: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the points finished so far are written).")]
@@ -206,6 +211,10 @@ pub struct StudyArgs {
     /// A smaller version of the same study (under a minute).
     #[arg(long)]
     pub quick: bool,
+    /// Every cell of the original's matrix, where the default plan leaves some out
+    /// for time (rpmsg); prints an estimate of the time first.
+    #[arg(long, conflicts_with = "quick")]
+    pub full: bool,
     /// Output folder [default: `xferbench-<study>-<YYYYmmdd-HHMMSS>`].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -225,14 +234,10 @@ pub struct StudyArgs {
     #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
     pub profile: Option<Option<PathBuf>>,
     /// The participant to profile: `main` (this process: the host or client
-    /// threads), `remote` (rpmsg) or `memory-mock` (warp-pipe).
-    #[arg(
-        long,
-        value_name = "NAME",
-        default_value = "main",
-        requires = "profile"
-    )]
-    pub profile_peer: String,
+    /// threads), `remote` (rpmsg), `memory-mock` (warp-pipe) or `server`
+    /// (hashtable) [default: the study's own: `server` for hashtable, else `main`].
+    #[arg(long, value_name = "NAME", requires = "profile")]
+    pub profile_peer: Option<String>,
     /// Seconds without progress before a run is declared hung [default: the
     /// study's own, 10].
     #[arg(long, value_name = "S")]

@@ -94,6 +94,16 @@ const CASES: &[(&str, &[&str], i32)] = &[
     ),
     ("study: no runs", &["study", "rpmsg", "--runs", "0"], 2),
     (
+        "study: --full where the plan is already whole",
+        &["study", "warp-pipe", "--full"],
+        2,
+    ),
+    (
+        "study: --full with --quick",
+        &["study", "rpmsg", "--full", "--quick"],
+        2,
+    ),
+    (
         "compare: unreadable files",
         &["compare", "/nonexistent/a.json", "/nonexistent/b.json"],
         2,
@@ -277,4 +287,35 @@ fn profile_stops_on_sigterm_and_keeps_what_it_recorded() {
     assert_eq!(out.status.code(), Some(143), "{stderr}");
     assert!(dir.path().join("flamegraph.svg").is_file(), "{stderr}");
     assert!(dir.path().join("top-functions.md").is_file());
+}
+
+/// `XFERBENCH_STUDY_ONLY`: a malformed filter is a usage error naming the variable;
+/// a filter that keeps no point fails the study and says so.
+#[test]
+fn a_study_subset_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = xferbench()
+        .env("XFERBENCH_STUDY_ONLY", "group")
+        .args(["study", "rpmsg", "--quick", "-q", "--no-limits", "--out"])
+        .arg(dir.path().join("a"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("XFERBENCH_STUDY_ONLY: `group` is not KEY=VALUE"),
+        "{err}"
+    );
+    let out = xferbench()
+        .env("XFERBENCH_STUDY_ONLY", "group=nothing")
+        .args(["study", "rpmsg", "--quick", "-q", "--no-limits", "--out"])
+        .arg(dir.path().join("b"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("group=nothing: no point of the plan matches"),
+        "{err}"
+    );
 }

@@ -1,5 +1,7 @@
 //! CPU cost of a process over a window: user and system time, CPUs utilised and
-//! context switches, from `getrusage(RUSAGE_SELF)` (microsecond resolution).
+//! context switches, from `getrusage(RUSAGE_SELF)` (microsecond resolution) for
+//! this process and from `/proc` for another (schedstat's nanoseconds for the
+//! total, see [`CpuSnapshot::of_pid`]).
 
 use crate::clock::Stamp;
 use serde::{Deserialize, Serialize};
@@ -17,6 +19,23 @@ pub struct CpuSnapshot {
     pub voluntary_switches: u64,
     /// Involuntary context switches (the process was preempted).
     pub involuntary_switches: u64,
+    /// Another process's run time in nanoseconds, summed over its live threads
+    /// (`/proc/<pid>/task/*/schedstat`), with the threads it was summed over; see
+    /// [`CpuSnapshot::of_pid`]. `None` for this process and where schedstat is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_ns: Option<ThreadRunTime>,
+}
+
+/// Run time summed over a process's live threads, and which threads they were (so
+/// that a thread that exited or started between two readings is noticed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ThreadRunTime {
+    /// The sum of the threads' on-CPU time, nanoseconds.
+    pub ns: u64,
+    /// How many threads were summed.
+    pub threads: u32,
+    /// The sum of their thread ids.
+    pub tid_sum: u64,
 }
 
 impl CpuSnapshot {
@@ -37,15 +56,21 @@ impl CpuSnapshot {
             sys_us: us(ru.ru_stime),
             voluntary_switches: ru.ru_nvcsw as u64,
             involuntary_switches: ru.ru_nivcsw as u64,
+            run_ns: None,
         }
     }
 
-    /// Reads another process's usage, all its threads together: CPU time from
-    /// `/proc/<pid>/stat` (the whole thread group, exited threads included;
-    /// clock-tick resolution, usually 10 ms) and context switches summed over
-    /// `/proc/<pid>/task/*/status` (live threads; the process's own `status` counts
-    /// its main thread only). `None` when the process is gone or the file cannot be
-    /// parsed.
+    /// Reads another process's usage, all its threads together:
+    ///
+    /// * user and system time from `/proc/<pid>/stat` (the whole thread group,
+    ///   exited threads included; clock-tick resolution, usually 10 ms);
+    /// * the run time of every live thread from `/proc/<pid>/task/*/schedstat`
+    ///   (nanoseconds; [`CpuSnapshot::until`] prefers it for the total when the
+    ///   same threads were alive at both readings);
+    /// * context switches summed over `/proc/<pid>/task/*/status` (live threads; the
+    ///   process's own `status` counts its main thread only).
+    ///
+    /// `None` when the process is gone or the file cannot be parsed.
     pub fn of_pid(pid: u32) -> Option<Self> {
         let at = Stamp::now();
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -63,14 +88,38 @@ impl CpuSnapshot {
             sys_us: stime * 1_000_000 / hz,
             voluntary_switches: voluntary,
             involuntary_switches: involuntary,
+            run_ns: thread_run_time(pid),
         })
+    }
+
+    /// User and system seconds between `self` and `later`. The total is the
+    /// schedstat run time when both readings have it over the same threads (ns
+    /// resolution), split between user and system in the proportion of the tick
+    /// counts (all user when no tick fell in the window); otherwise the tick or
+    /// rusage figures as read.
+    fn user_sys_s(&self, later: &CpuSnapshot) -> (f64, f64) {
+        let user = later.user_us.saturating_sub(self.user_us) as f64 / 1e6;
+        let sys = later.sys_us.saturating_sub(self.sys_us) as f64 / 1e6;
+        match (self.run_ns, later.run_ns) {
+            (Some(a), Some(b))
+                if a.threads == b.threads && a.tid_sum == b.tid_sum && b.ns >= a.ns =>
+            {
+                let total = (b.ns - a.ns) as f64 / 1e9;
+                let ticks = user + sys;
+                if ticks > 0.0 {
+                    (total * user / ticks, total * sys / ticks)
+                } else {
+                    (total, 0.0)
+                }
+            }
+            _ => (user, sys),
+        }
     }
 
     /// The usage between `self` (earlier) and `later`, attributed to `role`.
     pub fn until(&self, later: &CpuSnapshot, role: impl Into<String>, pid: u32) -> ProcessCpu {
         let window_s = later.at.since(self.at) as f64 / 1e9;
-        let user_s = later.user_us.saturating_sub(self.user_us) as f64 / 1e6;
-        let sys_s = later.sys_us.saturating_sub(self.sys_us) as f64 / 1e6;
+        let (user_s, sys_s) = self.user_sys_s(later);
         ProcessCpu {
             role: role.into(),
             pid,
@@ -102,9 +151,13 @@ pub struct ProcessCpu {
     pub pid: u32,
     /// Wall-clock length of the window, seconds.
     pub window_s: f64,
-    /// User CPU seconds in the window.
+    /// User CPU seconds in the window. For another process whose threads were the
+    /// same at both ends, `user_s + sys_s` is its schedstat run time (ns
+    /// resolution) and the split follows the clock ticks of `/proc/<pid>/stat`
+    /// (all user when no tick fell in the window); otherwise both are tick counts
+    /// (10 ms). For this process, rusage (µs).
     pub user_s: f64,
-    /// System CPU seconds in the window.
+    /// System CPU seconds in the window (see `user_s`).
     pub sys_s: f64,
     /// (user + sys) / window: 1.0 is one CPU busy all the time.
     pub cpus_utilised: f64,
@@ -112,6 +165,35 @@ pub struct ProcessCpu {
     pub voluntary_switches: u64,
     /// Involuntary context switches in the window.
     pub involuntary_switches: u64,
+}
+
+/// The run time of every live thread of `pid` from its `schedstat` (first field:
+/// time on a CPU, ns); `None` when there is none to read.
+fn thread_run_time(pid: u32) -> Option<ThreadRunTime> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut t = ThreadRunTime {
+        ns: 0,
+        threads: 0,
+        tid_sum: 0,
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            // A thread that exited while we read: the set differs, so the ticks count.
+            continue;
+        };
+        let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+        t.ns += ns;
+        t.threads += 1;
+        t.tid_sum += tid;
+    }
+    (t.threads > 0).then_some(t)
 }
 
 /// Voluntary and involuntary context switches of every live thread of `pid`.
@@ -194,6 +276,45 @@ mod tests {
             let switched = during.voluntary_switches - before.voluntary_switches;
             assert!(switched >= 100, "{switched} voluntary switches");
         });
+    }
+
+    #[test]
+    fn a_busy_child_is_measured_below_the_tick() {
+        // A child that spins for ~25 ms: less than three 10 ms ticks, measured to the
+        // nanosecond from schedstat.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read x; while :; do :; done"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let before = CpuSnapshot::of_pid(pid).unwrap();
+        assert!(before.run_ns.is_some(), "schedstat is readable: {before:?}");
+        drop(child.stdin.take());
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        let after = CpuSnapshot::of_pid(pid).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let cpu = before.until(&after, "child", pid);
+        let run_s = (after.run_ns.unwrap().ns - before.run_ns.unwrap().ns) as f64 / 1e9;
+        assert!(
+            (cpu.user_s + cpu.sys_s - run_s).abs() < 1e-9,
+            "the total is schedstat's: {cpu:?} vs {run_s}"
+        );
+        // It spun (on a loaded machine, for part of the window at least).
+        assert!(
+            run_s > 0.001 && run_s <= cpu.window_s * 1.01,
+            "{run_s} of {cpu:?}"
+        );
+        // A different set of threads falls back to the ticks.
+        let mut other = after;
+        other.run_ns = other.run_ns.map(|t| ThreadRunTime {
+            threads: t.threads + 1,
+            ..t
+        });
+        let ticks = before.until(&other, "child", pid);
+        let tick_s = (after.user_us + after.sys_us - before.user_us - before.sys_us) as f64 / 1e6;
+        assert!((ticks.user_s + ticks.sys_s - tick_s).abs() < 1e-9);
     }
 
     fn num_cpus_upper() -> f64 {

@@ -8,9 +8,11 @@
 use crate::cli::StudyArgs;
 use crate::exit;
 use anyhow::Result;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use xferbench_lab::observer::Observer;
+use xferbench_lab::profile::Folded;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::studies::{self, StudyEnv, StudyOverrides};
 use xferbench_report::jsonl::JsonLinesWriter;
@@ -30,21 +32,24 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         ));
     }
     let out = out_dir(args, name);
+    let peer = args
+        .profile_peer
+        .clone()
+        .unwrap_or_else(|| study.profile_peer().to_string());
     let profile = match &args.profile {
         None => None,
-        Some(_) if !study.participants().contains(&args.profile_peer.as_str()) => {
+        Some(_) if !study.participants().contains(&peer.as_str()) => {
             return Ok(exit::usage(
                 "study",
                 format!(
-                    "--profile-peer {}: the {name} study's participants are {}",
-                    args.profile_peer,
+                    "--profile-peer {peer}: the {name} study's participants are {}",
                     study.participants().join(", ")
                 ),
             ));
         }
         Some(dir) => Some(ProfileRequest {
             dir: dir.clone().unwrap_or_else(|| out.join("profile")),
-            participant: args.profile_peer.clone(),
+            participant: peer,
         }),
     };
     if let Some(t) = args.timeout
@@ -64,6 +69,10 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             "note: --profile records one point at a time, so the study runs point by point (as with --no-interleave)"
         );
     }
+    let only = match xferbench_lab::studies::subset::PointFilter::from_env() {
+        Ok(f) => f,
+        Err(e) => return Ok(exit::usage("study", e)),
+    };
     let overrides = StudyOverrides {
         runs: args.runs,
         warmup: args.warmup,
@@ -71,10 +80,19 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         profile: profile.clone(),
         hang_timeout: args.timeout.map(std::time::Duration::from_secs_f64),
         watch,
+        only,
         ..StudyOverrides::default()
     };
+    if args.full && !study.has_full() {
+        return Ok(exit::usage(
+            "study",
+            format!("--full: the {name} study's default plan already measures every case"),
+        ));
+    }
     let env = StudyEnv {
         launcher: Some(crate::launcher()?),
+        full: args.full,
+        profiling: profile.as_ref().map(|p| p.participant.clone()),
     };
     let stop = crate::stop::stop_flag()?;
     std::fs::create_dir_all(&out)
@@ -87,7 +105,12 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     if !args.quiet {
         eprintln!("{name} study: writing {}", out.display());
     }
-    let doc = {
+    let preview = study.preview(args.quick, &env);
+    if let Some(text) = preview.as_ref().and_then(|p| p["text"].as_str()) {
+        eprintln!("{name} study: {text}");
+    }
+    let began = std::time::Instant::now();
+    let mut doc = {
         let mut observers: Vec<&mut dyn Observer> = vec![&mut journal];
         if !args.quiet {
             observers.push(&mut lines);
@@ -113,7 +136,24 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             eprintln!("warning: {w}");
         }
     }
+    if let (Some(mut p), Some(info)) = (preview, doc.study.as_mut()) {
+        p["actual_s"] = serde_json::json!(began.elapsed().as_secs_f64());
+        info.extras.insert("estimate".into(), p);
+    }
     let mut outputs_failed = false;
+    // Each point's recordings are folded once, for the study's own reading of
+    // them (its extras), the top five per point and the merged flame graph.
+    let profiles = profile.as_ref().map(|req| fold_points(req, &doc));
+    if let (Some(req), Some(profiles)) = (&profile, &profiles) {
+        let folded: BTreeMap<usize, Folded> = profiles
+            .iter()
+            .filter_map(|(i, f)| Some((*i, f.as_ref().ok()?.clone())))
+            .collect();
+        let extras = study.profile_extras(&doc, &req.participant, &folded);
+        if let Some(info) = doc.study.as_mut() {
+            info.extras.extend(extras);
+        }
+    }
     match xferbench_report::studies::write_folder(&out, &doc) {
         Ok(_) => {
             let _ = std::fs::remove_file(&journal_path);
@@ -130,9 +170,9 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         }
     }
     crate::history::record(&args.record, &doc, args.quiet);
-    if let Some(req) = &profile {
-        outputs_failed |= !render_profile(req, name, args.quiet);
-        if let Err(e) = write_top5(req, &doc, &out) {
+    if let (Some(req), Some(profiles)) = (&profile, &profiles) {
+        outputs_failed |= !render_profile(req, name, profiles, args.quiet);
+        if let Err(e) = write_top5(profiles, &doc, &out) {
             eprintln!("error: profile: the top symbols per point: {e:#}");
             outputs_failed = true;
         }
@@ -145,23 +185,68 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     Ok(exit::for_doc(&doc, outputs_failed))
 }
 
-/// Folds every recording of the study (one per visit of each point) into one
-/// flame graph, speedscope file and top-functions table.
-fn render_profile(req: &ProfileRequest, study: &str, quiet: bool) -> bool {
-    let recordings = recordings(&req.dir);
+/// The folded recordings of every point of `doc`, or why they could not be read.
+type PointProfiles = BTreeMap<usize, Result<Folded, String>>;
+
+/// Folds the recordings of every point of `doc` (several per point when it was
+/// visited several times); points without a recording are left out.
+fn fold_points(req: &ProfileRequest, doc: &xferbench_lab::result::ResultDoc) -> PointProfiles {
+    doc.points
+        .iter()
+        .filter_map(|p| {
+            let recs = recordings(&req.point_dir(p.index));
+            (!recs.is_empty()).then(|| {
+                let folded = xferbench_lab::profile::analyse_all(&recs).map_err(|e| e.to_string());
+                (p.index, folded)
+            })
+        })
+        .collect()
+}
+
+/// Merges the profiles of every point (identical stacks add up) into one flame
+/// graph, speedscope file and top-functions table.
+fn render_profile(
+    req: &ProfileRequest,
+    study: &str,
+    profiles: &PointProfiles,
+    quiet: bool,
+) -> bool {
     let title = format!("{} of the {study} study", req.participant);
-    let rendered = xferbench_lab::profile::analyse_all(&recordings)
-        .map_err(anyhow::Error::from)
-        .and_then(|f| {
-            xferbench_report::profile::write_outputs(&req.dir, &f, &title)?;
-            Ok(f.total() as f64 / 1e6)
-        });
+    let mut merged: BTreeMap<Vec<String>, u64> = BTreeMap::new();
+    let mut errors = Vec::new();
+    for (i, f) in profiles {
+        match f {
+            Ok(f) => {
+                for (frames, w) in &f.stacks {
+                    *merged.entry(frames.clone()).or_insert(0) += w;
+                }
+            }
+            Err(e) => errors.push(format!("point {}: {e}", i + 1)),
+        }
+    }
+    let rendered = if merged.is_empty() {
+        Err(anyhow::anyhow!(
+            "no participant was recorded{}",
+            if errors.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", errors.join("; "))
+            }
+        ))
+    } else {
+        let f = Folded {
+            stacks: merged.into_iter().collect(),
+        };
+        xferbench_report::profile::write_outputs(&req.dir, &f, &title)
+            .map(|_| f.total() as f64 / 1e6)
+            .map_err(anyhow::Error::from)
+    };
     match rendered {
         Ok(_) if quiet => true,
         Ok(ms) => {
             eprintln!(
-                "profile: {title}: {ms:.1} ms of CPU sampled in {} recording(s) → {}",
-                recordings.len(),
+                "profile: {title}: {ms:.1} ms of CPU sampled in {} point(s) → {}",
+                profiles.len(),
                 req.dir.display()
             );
             true
@@ -177,7 +262,7 @@ fn render_profile(req: &ProfileRequest, study: &str, quiet: bool) -> bool {
 /// share of every profiled point, named by its parameters (as the seed lists perf's
 /// top symbols per case).
 fn write_top5(
-    req: &ProfileRequest,
+    profiles: &PointProfiles,
     doc: &xferbench_lab::result::ResultDoc,
     out: &Path,
 ) -> Result<()> {
@@ -186,11 +271,10 @@ fn write_top5(
          | point | parameters | top functions |\n|--:|:--|:--|\n",
     );
     for p in &doc.points {
-        let recs = recordings(&req.point_dir(p.index));
-        if recs.is_empty() {
+        let Some(folded) = profiles.get(&p.index) else {
             continue;
-        }
-        let top = match xferbench_lab::profile::analyse_all(&recs) {
+        };
+        let top = match folded {
             Ok(f) => f
                 .top_functions()
                 .into_iter()
@@ -264,8 +348,9 @@ mod tests {
             runs: None,
             warmup: None,
             no_interleave: false,
+            full: false,
             profile: None,
-            profile_peer: "main".into(),
+            profile_peer: None,
             timeout: None,
             json: false,
             quiet: false,

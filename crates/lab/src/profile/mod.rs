@@ -14,8 +14,10 @@
 //!    (`inferno::collapse::perf`), one line per distinct stack with its sample count.
 //! 3. [`speedscope`] writes the folded stacks as a speedscope `sampled` profile, and
 //!    [`fold::Folded::top_functions`] computes each function's self and total share
-//!    (speedscope's "sandwich" view).
+//!    (speedscope's "sandwich" view); [`classify`] sorts the stacks into a study's
+//!    categories (synchronisation, dispatch, …) by their symbols.
 
+pub mod classify;
 pub mod fold;
 pub mod perf_record;
 pub mod speedscope;

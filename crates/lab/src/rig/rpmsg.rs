@@ -458,6 +458,36 @@ mod tests {
     }
 
     #[test]
+    fn suffixed_echoes_are_checked_to_be_the_packet_and_the_suffix() {
+        // 16 B: the reply is 36 B; 480 B: cut at 496; 496 B: no room for the suffix.
+        for (packet, buffers) in [
+            (16, Buffers::Copy),
+            (480, Buffers::Copy),
+            (496, Buffers::Copy),
+            (64, Buffers::ZeroCopy),
+        ] {
+            let p = RpmsgPoint {
+                suffix: true,
+                buffers,
+                ..point(2, packet, 300)
+            };
+            let mut rig = RpmsgRig::start(p, &RemoteKind::Thread).unwrap();
+            let r = run(&mut rig).unwrap();
+            let i = r.integrity.unwrap();
+            assert_eq!((i.checked, i.corrupt), (600, 0), "{packet} B {buffers:?}");
+            Box::new(rig).finish().unwrap();
+        }
+        // The check fails a reply that is not the packet and the suffix.
+        let mut c = crate::workload::rpmsg::SuffixCheck::new(4);
+        c.check(b"abcd", b"abcd => echo from Core1\n");
+        c.check(b"abcd", b"abce => echo from Core1\n");
+        c.check(b"abcd", b"abcd");
+        c.check_tail(b"xxxx => echo from Core1\n");
+        c.check_tail(b"xxxx => echo from Core2\n");
+        assert_eq!((c.checked, c.corrupt), (5, 3));
+    }
+
+    #[test]
     fn thirty_two_channels_verify_clean_in_every_mode() {
         for (notify, buffers) in [
             (Notify::Kick, Buffers::Copy),

@@ -89,11 +89,19 @@ pub struct Scale {
     pub max_runs: usize,
     /// A point's time budget, milliseconds (see [`KvPoint::budget_ms`]).
     pub budget_ms: u64,
+    /// The profile points' timed client: outer iterations (the seed recorded
+    /// `client 1000 10`)…
+    pub profile_outer: u64,
+    /// …and at least this long, milliseconds, so that `perf record` (which needs
+    /// a moment to attach) samples the server long enough.
+    pub profile_min_time_ms: u64,
 }
 
 impl Scale {
     /// The original's: `client 100 10`, warm-up 40 (2), ≥ 10 runs and ≥ 3 s; a point
-    /// slower than 40 s stops at 3 runs (preopt's 16-visitor cases on 2 CPUs).
+    /// slower than 40 s stops at 3 runs (preopt's 16-visitor cases on 2 CPUs). The
+    /// profile points run the seed's recorded client, `client 1000 10`, after 2
+    /// warm-up runs.
     pub const FULL: Scale = Scale {
         outer: 100,
         inner: 10,
@@ -103,8 +111,11 @@ impl Scale {
         min_time_ms: 3000,
         max_runs: 100_000,
         budget_ms: 40_000,
+        profile_outer: 1000,
+        profile_min_time_ms: 3000,
     };
-    /// `--quick`: `client 10 10`, warm-up 2 (1), ≥ 3 runs and ≥ 0.2 s, 2 s budget.
+    /// `--quick`: `client 10 10`, warm-up 2 (1), ≥ 3 runs and ≥ 0.2 s (1 s for the
+    /// profile points), 2 s budget.
     pub const QUICK: Scale = Scale {
         outer: 10,
         inner: 10,
@@ -114,6 +125,8 @@ impl Scale {
         min_time_ms: 200,
         max_runs: 200,
         budget_ms: 2_000,
+        profile_outer: 10,
+        profile_min_time_ms: 1000,
     };
 }
 
@@ -194,7 +207,10 @@ pub fn study_points(scale: &Scale, redis: bool) -> Vec<(PlannedPoint, KvPoint)> 
             workers: 2,
             buckets: BUCKETS,
         };
-        let p = point(scale, t.clone(), 4);
+        let mut p = point(scale, t.clone(), 4);
+        p.outer = scale.profile_outer;
+        p.min_time_ms = p.min_time_ms.max(scale.profile_min_time_ms);
+        p.warmup = p.warmup.min(2);
         v.push((planned("profile", "Profile2W4V", &t, &p), p));
     }
     if redis {
@@ -238,6 +254,19 @@ impl Study for Hashtable {
 
     fn participants(&self) -> &'static [&'static str] {
         &PARTICIPANTS
+    }
+
+    fn profile_peer(&self) -> &'static str {
+        "server"
+    }
+
+    fn profile_extras(
+        &self,
+        doc: &crate::result::ResultDoc,
+        participant: &str,
+        profiles: &BTreeMap<usize, crate::profile::Folded>,
+    ) -> BTreeMap<String, serde_json::Value> {
+        super::hashtable_profile::extras(doc, participant, profiles)
     }
 
     fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
@@ -299,6 +328,12 @@ mod tests {
         assert_eq!((alone.outer, alone.inner, alone.warmup), (100, 10, 40));
         assert_eq!((alone.min_runs, alone.min_time_ms), (10, 3000));
         assert_eq!(study_points(&Scale::QUICK, false).len(), 24);
+        let profile = pts
+            .iter()
+            .find(|(pp, _)| pp.params["group"] == "profile")
+            .unwrap();
+        assert_eq!((profile.1.outer, profile.1.warmup), (1000, 2));
+        assert_eq!(profile.0.params["outer"], "1000");
         assert!(super::super::find("hashtable").is_ok());
     }
 }

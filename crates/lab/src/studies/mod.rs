@@ -19,9 +19,12 @@
 //! `compare` with no code of its own.
 
 pub mod hashtable;
+pub mod hashtable_profile;
 pub mod perf_stat;
 pub mod rpmsg;
+pub mod rpmsg_full;
 pub mod sis8300;
+pub mod subset;
 pub mod warp_pipe;
 
 use crate::counters::CounterMode;
@@ -34,11 +37,17 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// What a study's plan needs from its caller.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct StudyEnv {
     /// How to start participant processes (remotes, memory mocks, clients); `None`
     /// runs them as threads of this process, for tests.
     pub launcher: Option<Launcher>,
+    /// `--full`: every cell of the original's matrix, where a study's default
+    /// leaves some out for time ([`Study::has_full`]).
+    pub full: bool,
+    /// The participant `--profile` records, when it does: a study may add a point
+    /// long enough to profile on its own.
+    pub profiling: Option<String>,
 }
 
 impl StudyEnv {
@@ -86,6 +95,30 @@ pub trait Study: Sync {
     fn participants(&self) -> &'static [&'static str];
     /// The plan, full or quick.
     fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan;
+    /// The participant `--profile` records unless `--profile-peer` names one.
+    fn profile_peer(&self) -> &'static str {
+        "main"
+    }
+    /// What to tell the user before the plan runs (`--full`: an estimate of its
+    /// time), as JSON with a `text`; it also goes into the extras as `estimate`.
+    fn preview(&self, _quick: bool, _env: &StudyEnv) -> Option<serde_json::Value> {
+        None
+    }
+    /// Whether `--full` adds anything to this study's default plan.
+    fn has_full(&self) -> bool {
+        false
+    }
+    /// What the study reads off the profiles of its points after a `--profile` run
+    /// (`profiles`: the folded recordings of `participant` by point index), for
+    /// its extras.
+    fn profile_extras(
+        &self,
+        _doc: &ResultDoc,
+        _participant: &str,
+        _profiles: &BTreeMap<usize, crate::profile::Folded>,
+    ) -> BTreeMap<String, serde_json::Value> {
+        BTreeMap::new()
+    }
 }
 
 /// Overrides of a study's own run control (`study --runs`, `--warmup`, …).
@@ -105,6 +138,8 @@ pub struct StudyOverrides {
     pub hang_timeout: Option<Duration>,
     /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
     pub watch: Option<crate::limits::Watch>,
+    /// Run only the points this filter keeps ([`subset`]).
+    pub only: Option<subset::PointFilter>,
 }
 
 /// Every built-in study, in the order `list` shows them.
@@ -143,6 +178,14 @@ pub fn run_study(
     observers: &mut [&mut dyn Observer],
 ) -> ResultDoc {
     let mut plan = study.plan(quick, env);
+    if let Some(f) = &overrides.only {
+        plan = StudyPlan {
+            bench: Box::new(subset::Subset::new(plan.bench, f)),
+            ..plan
+        };
+        plan.extras
+            .insert("only".into(), serde_json::json!(f.text()));
+    }
     let o = &mut plan.options;
     if let Some(r) = overrides.runs {
         o.runs = r;
@@ -165,6 +208,7 @@ pub fn run_study(
     plan.settings.warmup = o.warmup;
     plan.settings.interleave = o.interleave;
     let planned_points = plan.bench.points().len();
+    let no_match = overrides.only.as_ref().filter(|_| planned_points == 0);
     let mut doc = run_plan(
         context(plan.settings.clone()),
         plan.bench.as_mut(),
@@ -180,6 +224,11 @@ pub fn run_study(
                 .filter_map(|v| v.as_str())
                 .map(|s| format!("skipped: {s}")),
         );
+    }
+    if let Some(f) = no_match {
+        doc.outcome = crate::result::Outcome::Failed {
+            error: format!("{}={f}: no point of the plan matches", subset::ENV),
+        };
     }
     doc.study = Some(StudyInfo {
         name: study.name().into(),

@@ -185,7 +185,7 @@ mod tests {
             runs: 2,
             ..loop_options(true)
         };
-        let env = StudyEnv { launcher: None };
+        let env = StudyEnv::default();
         let doc = run_plan(
             crate::result::test_context(env.settings("perf-stat", &options, false)),
             &mut bench,

@@ -12,6 +12,11 @@
 //! channel), `notify` and `buffers`. Its primary figure is the throughput over the
 //! common window (the original measures bandwidth).
 //!
+//! The `table` points run as the firmware answers: its echo appends
+//! `" => echo from Core1\n"`, so replies are 20 bytes longer than the packet (cut at
+//! 496), and every reply is checked to be the packet and the suffix. The
+//! `variants` (496-byte packets, where the suffix no longer fits) echo plainly.
+//!
 //! # Budget
 //!
 //! A point makes `channels · ⌈transfer / packet⌉` round trips; 32 channels × 10^7 B
@@ -64,7 +69,95 @@ pub struct Scale {
     /// Round trips of a variant run, shared among its channels (packets of 496
     /// bytes; ×10 when polling, which is about ten times faster).
     pub variant_round_trips: u64,
+    /// Only the cells the original measured ([`ORIGINAL_CELLS`]).
+    #[serde(default)]
+    pub original_only: bool,
 }
+
+/// The 80 cells of the SC598's tables: `(channels, packet, transfer)`. The original
+/// measured 30 with one channel, 27 with 8 and 23 with 32.
+pub const ORIGINAL_CELLS: [(u32, usize, u64); 80] = [
+    (1, 1, 100),
+    (1, 1, 10000),
+    (1, 1, 100000),
+    (1, 1, 1000000),
+    (1, 1, 10000000),
+    (1, 2, 100),
+    (1, 2, 10000),
+    (1, 2, 100000),
+    (1, 2, 1000000),
+    (1, 2, 10000000),
+    (1, 16, 100),
+    (1, 16, 10000),
+    (1, 16, 100000),
+    (1, 16, 1000000),
+    (1, 16, 10000000),
+    (1, 64, 100),
+    (1, 64, 10000),
+    (1, 64, 100000),
+    (1, 64, 1000000),
+    (1, 64, 10000000),
+    (1, 256, 100),
+    (1, 256, 10000),
+    (1, 256, 100000),
+    (1, 256, 1000000),
+    (1, 256, 10000000),
+    (1, 496, 100),
+    (1, 496, 10000),
+    (1, 496, 100000),
+    (1, 496, 1000000),
+    (1, 496, 10000000),
+    (8, 1, 100),
+    (8, 1, 10000),
+    (8, 1, 100000),
+    (8, 2, 100),
+    (8, 2, 10000),
+    (8, 2, 100000),
+    (8, 2, 1000000),
+    (8, 16, 100),
+    (8, 16, 10000),
+    (8, 16, 100000),
+    (8, 16, 1000000),
+    (8, 16, 10000000),
+    (8, 64, 100),
+    (8, 64, 10000),
+    (8, 64, 100000),
+    (8, 64, 1000000),
+    (8, 64, 10000000),
+    (8, 256, 100),
+    (8, 256, 10000),
+    (8, 256, 100000),
+    (8, 256, 1000000),
+    (8, 256, 10000000),
+    (8, 496, 100),
+    (8, 496, 10000),
+    (8, 496, 100000),
+    (8, 496, 1000000),
+    (8, 496, 10000000),
+    (32, 1, 100),
+    (32, 1, 10000),
+    (32, 1, 100000),
+    (32, 2, 100),
+    (32, 2, 10000),
+    (32, 2, 100000),
+    (32, 16, 100),
+    (32, 16, 10000),
+    (32, 16, 100000),
+    (32, 64, 100),
+    (32, 64, 10000),
+    (32, 64, 100000),
+    (32, 64, 1000000),
+    (32, 256, 100),
+    (32, 256, 10000),
+    (32, 256, 100000),
+    (32, 256, 1000000),
+    (32, 256, 10000000),
+    (32, 496, 100),
+    (32, 496, 10000),
+    (32, 496, 100000),
+    (32, 496, 1000000),
+    (32, 496, 10000000),
+];
 
 impl Scale {
     /// The full plan: every size of the original.
@@ -76,6 +169,16 @@ impl Scale {
             budget: 50_000,
             variant_channels: vec![1, 8, 32],
             variant_round_trips: 20_000,
+            original_only: false,
+        }
+    }
+
+    /// `--full`: every cell the original measured, whatever its round trips.
+    pub fn every_cell() -> Scale {
+        Scale {
+            budget: u64::MAX,
+            original_only: true,
+            ..Scale::full()
         }
     }
 
@@ -88,6 +191,7 @@ impl Scale {
             budget: 12_000,
             variant_channels: vec![1, 8],
             variant_round_trips: 4_000,
+            original_only: false,
         }
     }
 
@@ -123,13 +227,13 @@ pub struct Planned {
 
 /// The points of a scale and the table points it skipped.
 pub fn points(scale: &Scale) -> (Vec<Planned>, Vec<SkippedPoint>) {
-    let base = |channels, packet, transfer, notify, buffers| RpmsgPoint {
+    let base = |channels, packet, transfer, notify, buffers, suffix| RpmsgPoint {
         channels,
         packet,
         limit: Limit::Count(RpmsgPoint::round_trips_for(transfer, packet)),
         notify,
         buffers,
-        suffix: false,
+        suffix,
         verify: false,
         zero_copy: false,
     };
@@ -138,6 +242,9 @@ pub fn points(scale: &Scale) -> (Vec<Planned>, Vec<SkippedPoint>) {
     for &channels in &scale.channels {
         for &packet in &scale.packets {
             for &transfer in &scale.transfers {
+                if scale.original_only && !ORIGINAL_CELLS.contains(&(channels, packet, transfer)) {
+                    continue;
+                }
                 if !scale.keeps(channels, packet, transfer) {
                     skipped.push(SkippedPoint {
                         channels,
@@ -151,7 +258,15 @@ pub fn points(scale: &Scale) -> (Vec<Planned>, Vec<SkippedPoint>) {
                 out.push(Planned {
                     group: "table",
                     transfer,
-                    point: base(channels, packet, transfer, Notify::Kick, Buffers::Copy),
+                    // As the firmware answers: the echo with its suffix.
+                    point: base(
+                        channels,
+                        packet,
+                        transfer,
+                        Notify::Kick,
+                        Buffers::Copy,
+                        true,
+                    ),
                 });
             }
         }
@@ -166,7 +281,7 @@ pub fn points(scale: &Scale) -> (Vec<Planned>, Vec<SkippedPoint>) {
                 out.push(Planned {
                     group: "variants",
                     transfer: 496 * rts,
-                    point: base(channels, 496, 496 * rts, notify, buffers),
+                    point: base(channels, 496, 496 * rts, notify, buffers, false),
                 });
             }
         }
@@ -204,7 +319,7 @@ impl RpmsgBench {
                     size_bytes: q.packet as u64,
                     channels: q.channels as usize,
                     rules: RULES,
-                    verify: q.verify,
+                    verify: q.verify || q.suffix,
                 }
             })
             .collect();
@@ -247,8 +362,20 @@ impl Study for RpmsgStudy {
         &PARTICIPANTS
     }
 
+    fn has_full(&self) -> bool {
+        true
+    }
+
+    fn preview(&self, quick: bool, env: &StudyEnv) -> Option<serde_json::Value> {
+        (env.full && !quick).then(|| super::rpmsg_full::estimate(&Scale::every_cell(), env))
+    }
+
     fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
-        let scale = if quick { Scale::quick() } else { Scale::full() };
+        let scale = match (quick, env.full) {
+            (true, _) => Scale::quick(),
+            (false, true) => Scale::every_cell(),
+            (false, false) => Scale::full(),
+        };
         let (planned, skipped) = points(&scale);
         let remote = match &env.launcher {
             Some(l) => RemoteKind::Process(l.clone()),
@@ -295,7 +422,7 @@ mod tests {
         assert_eq!(table + skipped.len(), 3 * 3 * 3);
         assert_eq!(variants, 2 * 3 * 2);
         assert!(skipped.iter().all(|k| k.round_trips > scale.budget));
-        let plan = RpmsgStudy.plan(true, &StudyEnv { launcher: None });
+        let plan = RpmsgStudy.plan(true, &StudyEnv::default());
         assert!(plan.options.interleave);
         assert_eq!((plan.options.runs, plan.options.warmup), (3, 1));
         let p = &plan.bench.points()[0];
@@ -310,5 +437,48 @@ mod tests {
             plan.extras["skipped"].as_array().unwrap().len(),
             skipped.len()
         );
+    }
+
+    #[test]
+    fn full_measures_every_cell_of_the_original_and_no_other() {
+        let (planned, skipped) = points(&Scale::every_cell());
+        assert!(skipped.is_empty());
+        let mut cells: Vec<(u32, usize, u64)> = planned
+            .iter()
+            .filter(|p| p.group == "table")
+            .map(|p| (p.point.channels, p.point.packet, p.transfer))
+            .collect();
+        cells.sort();
+        let mut original = ORIGINAL_CELLS.to_vec();
+        original.sort();
+        assert_eq!(cells, original);
+        // The default plan measures 51 of them and lists the other 29 as skipped.
+        let (planned, skipped) = points(&Scale::full());
+        let table = planned.iter().filter(|p| p.group == "table").count();
+        let in_original = |c: u32, p: usize, t: u64| ORIGINAL_CELLS.contains(&(c, p, t));
+        assert_eq!(table, 51);
+        assert_eq!(
+            skipped
+                .iter()
+                .filter(|k| in_original(k.channels, k.packet, k.transfer))
+                .count(),
+            29
+        );
+        let full = RpmsgStudy.plan(
+            false,
+            &StudyEnv {
+                full: true,
+                ..StudyEnv::default()
+            },
+        );
+        assert_eq!(
+            full.bench
+                .points()
+                .iter()
+                .filter(|p| p.params["group"] == "table")
+                .count(),
+            80
+        );
+        assert!(RpmsgStudy.has_full());
     }
 }

@@ -236,6 +236,72 @@ pub fn study_points(scale: &StudyScale) -> Vec<WarpPoint> {
     v
 }
 
+/// Iterations of the point profiled on its own: warp-pipe's 100, so that even a
+/// `--quick` study records the original workload at its size.
+pub const PROFILE_ITERATIONS: u64 = 100;
+
+/// The group of the point added under `--profile` when the original workload's
+/// point is smaller than warp-pipe's (`--quick`).
+pub const PROFILE_GROUP: &str = "original-profile";
+
+/// The original workload at warp-pipe's size, 506 threads × 100 iterations, no
+/// sleeps: the point whose profile the summary reads (the seed's sandwich view).
+pub fn profile_point() -> WarpPoint {
+    point(PROFILE_GROUP, &ORIGINAL, 506, PROFILE_ITERATIONS, 2048)
+}
+
+/// `original_profile`: the top function (by self share) of the original design's
+/// original-workload point ([`PROFILE_GROUP`] when the plan has it), and the share
+/// of the samples with a CRC function on the stack.
+pub fn original_profile(
+    doc: &crate::result::ResultDoc,
+    participant: &str,
+    profiles: &BTreeMap<usize, crate::profile::Folded>,
+) -> Option<serde_json::Value> {
+    let is = |p: &&crate::result::PointResult, g: &str| {
+        p.params.get("group").is_some_and(|x| x == g)
+            && p.params.get("variant").is_some_and(|v| v == ORIGINAL.name)
+    };
+    let p = doc
+        .points
+        .iter()
+        .find(|p| is(p, PROFILE_GROUP))
+        .or_else(|| doc.points.iter().find(|p| is(p, "original-workload")))?;
+    let folded = profiles.get(&p.index)?;
+    let top = folded.top_functions();
+    let first = top.first()?;
+    let crc_weight: u64 = folded
+        .stacks
+        .iter()
+        .filter(|(frames, _)| {
+            frames
+                .iter()
+                .skip(1)
+                .any(|f| f.to_ascii_lowercase().contains("crc"))
+        })
+        .map(|(_, w)| w)
+        .sum();
+    let top_crc = top
+        .iter()
+        .find(|f| f.name.to_ascii_lowercase().contains("crc"));
+    let top_user = top.iter().find(|f| !f.name.ends_with("_[k]"));
+    Some(serde_json::json!({
+        "point": p.index + 1,
+        "group": p.params.get("group"),
+        "iterations": p.params.get("iterations"),
+        "participant": participant,
+        "sampled_cpu_ms": folded.total() as f64 / 1e6,
+        "top": {"name": first.name, "self_share": first.self_share, "total_share": first.total_share},
+        "top_user": top_user.map(|f| serde_json::json!({"name": f.name, "self_share": f.self_share})),
+        "top_crc": top_crc.map(|f| serde_json::json!({
+            "name": f.name,
+            "self_share": f.self_share,
+            "rank": top.iter().position(|g| g.name == f.name).map(|r| r + 1),
+        })),
+        "crc_total_share": crc_weight as f64 / folded.total().max(1) as f64,
+    }))
+}
+
 /// Measures each CRC's throughput on a 2 KiB buffer (best of a few rounds).
 pub fn measure_crc(rounds: u32) -> Vec<(String, f64)> {
     let buf: Vec<u8> = (0..2048u32).map(|i| (i * 7 + 3) as u8).collect();
@@ -314,13 +380,29 @@ impl Study for WarpPipe {
         &PARTICIPANTS
     }
 
+    fn profile_extras(
+        &self,
+        doc: &crate::result::ResultDoc,
+        participant: &str,
+        profiles: &BTreeMap<usize, crate::profile::Folded>,
+    ) -> BTreeMap<String, serde_json::Value> {
+        original_profile(doc, participant, profiles)
+            .map(|v| ("original_profile".to_string(), v))
+            .into_iter()
+            .collect()
+    }
+
     fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
         let scale = if quick {
             StudyScale::QUICK
         } else {
             StudyScale::FULL
         };
-        let mut plan = plan_of(&study_points(&scale), quick, env);
+        let mut points = study_points(&scale);
+        if env.profiling.is_some() && scale.original_iterations < PROFILE_ITERATIONS {
+            points.insert(0, profile_point());
+        }
+        let mut plan = plan_of(&points, quick, env);
         let crc: BTreeMap<String, f64> = measure_crc(if quick { 3 } else { 10 })
             .into_iter()
             .collect();
@@ -395,6 +477,37 @@ mod tests {
     }
 
     #[test]
+    fn under_profile_a_quick_plan_gets_the_original_workload_at_its_size() {
+        let profiling = StudyEnv {
+            profiling: Some("main".into()),
+            ..StudyEnv::default()
+        };
+        let plan = WarpPipe.plan(true, &profiling);
+        let first = &plan.bench.points()[0];
+        assert_eq!(first.params["group"], PROFILE_GROUP);
+        assert_eq!(
+            (
+                first.params["threads"].as_str(),
+                first.params["iterations"].as_str(),
+                first.params["crc"].as_str()
+            ),
+            ("506", "100", "bitwise")
+        );
+        let groups = |quick, env: &StudyEnv| {
+            WarpPipe
+                .plan(quick, env)
+                .bench
+                .points()
+                .iter()
+                .filter(|p| p.params["group"] == PROFILE_GROUP)
+                .count()
+        };
+        // The full study's original-workload point is already that size.
+        assert_eq!(groups(false, &profiling), 0);
+        assert_eq!(groups(true, &StudyEnv::default()), 0);
+    }
+
+    #[test]
     fn the_study_is_registered_and_compares_variants_interleaved() {
         let s = super::super::find("warp-pipe").unwrap();
         assert_eq!(s.participants(), ["main", "memory-mock"]);
@@ -413,7 +526,7 @@ mod tests {
         a.mock.client.iterations = 3;
         let mut b = point("instances", &PER_THREAD, 1, 3, 256);
         b.mock.instances = 2;
-        let env = StudyEnv { launcher: None };
+        let env = StudyEnv::default();
         let mut plan = plan_of(&[a, b], false, &env);
         let doc = run_plan(
             context(plan.settings.clone()),

@@ -21,7 +21,9 @@ use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
-use xferbench_transports::rpmsg::{Buffers, Channel, LinkConfig, LinkError, Notify, Service};
+use xferbench_transports::rpmsg::{
+    Buffers, Channel, ECHO_SUFFIX, LinkConfig, LinkError, Notify, Service,
+};
 
 /// The original's aggregate: the sum of per-channel rates, bytes/s.
 pub const SUM_OF_RATES: &str = "sum_of_rates_bytes_per_s";
@@ -47,7 +49,10 @@ pub struct RpmsgPoint {
     pub notify: Notify,
     /// Buffer mode.
     pub buffers: Buffers,
-    /// Whether replies carry the firmware's suffix.
+    /// Whether replies carry the firmware's suffix. The firmware echoes the
+    /// payload as a C string, so packets are then text without a NUL (the
+    /// sequence number in letters), and every reply is checked to be the packet
+    /// followed by the suffix, cut at 496 bytes ([`SuffixCheck`]).
     pub suffix: bool,
     /// Whether payloads are stamped and checked (needs packets ≥ 16 bytes).
     pub verify: bool,
@@ -144,6 +149,10 @@ pub fn drive(
     let mut hist = new_histogram();
     let mut scratch = [0u8; MAX_PAYLOAD];
     verify::fill_pattern(&mut scratch);
+    let mut suffixed = p.suffix.then(|| {
+        fill_text(&mut scratch);
+        SuffixCheck::new(p.packet)
+    });
     let mut reply = [0u8; MAX_PAYLOAD];
     let mut verifier = p.verify.then(Verifier::new);
     ch.set_buffers(if p.zero_copy {
@@ -185,13 +194,20 @@ pub fn drive(
             ch.send_with(
                 packet,
                 &mut scratch,
-                |m| verify::write_in_place(m, seq, verify),
+                |m| match suffixed {
+                    Some(_) => {
+                        m.fill(b'a' + (seq % 26) as u8);
+                        stamp_text(m, seq);
+                    }
+                    None => verify::write_in_place(m, seq, verify),
+                },
                 deadline,
             )
             .map_err(fail)?;
-            ch.recv_in_place(deadline, |m| match &mut verifier {
-                Some(v) => v.check(m),
-                None => sink ^= verify::read_lines(m),
+            ch.recv_in_place(deadline, |m| match (&mut verifier, &mut suffixed) {
+                (Some(v), _) => v.check(m),
+                (None, Some(c)) => c.check_tail(m),
+                (None, None) => sink ^= verify::read_lines(m),
             })
             .map_err(fail)?;
             None
@@ -199,19 +215,33 @@ pub fn drive(
             ch.send_with(
                 packet,
                 &mut scratch,
-                |m| verify::stamp(m, seq, verify),
+                |m| match suffixed {
+                    Some(_) => {
+                        // In place (zero-copy buffers) the buffer holds an older
+                        // message: write the whole text.
+                        fill_text(m);
+                        stamp_text(m, seq);
+                    }
+                    None => verify::stamp(m, seq, verify),
+                },
                 deadline,
             )
             .map_err(fail)?;
+            if suffixed.is_some() {
+                // What was sent, to check the echo against.
+                fill_text(&mut scratch[..packet]);
+                stamp_text(&mut scratch[..packet], seq);
+            }
             Some(ch.recv(&mut reply, deadline).map_err(fail)?)
         };
         let t1 = Instant::now();
         let _ = hist.record(t1.duration_since(t0).as_nanos() as u64);
         t0 = t1;
         if let Some(n) = copied {
-            match &mut verifier {
-                Some(v) => v.check(&reply[..n]),
-                None => sink = sink.wrapping_add(verify::touch(&reply[..n])),
+            match (&mut verifier, &mut suffixed) {
+                (Some(v), _) => v.check(&reply[..n]),
+                (None, Some(c)) => c.check(&scratch[..packet], &reply[..n]),
+                (None, None) => sink = sink.wrapping_add(verify::touch(&reply[..n])),
             }
         }
         seq += 1;
@@ -225,6 +255,74 @@ pub fn drive(
         round_trips: seq,
         bytes: seq * packet as u64,
         latency: hist,
-        integrity: verifier.map(|v| v.finish(Some(seq))),
+        integrity: match (verifier, suffixed) {
+            (Some(v), _) => Some(v.finish(Some(seq))),
+            (None, Some(c)) => Some(Integrity {
+                checked: c.checked,
+                corrupt: c.corrupt,
+                ..Integrity::default()
+            }),
+            (None, None) => None,
+        },
     })
+}
+
+/// Fills a packet buffer with printable text (no NUL, so the firmware's
+/// string echo returns all of it).
+pub fn fill_text(msg: &mut [u8]) {
+    for (i, b) in msg.iter_mut().enumerate() {
+        *b = b'0' + (i % 75) as u8;
+    }
+}
+
+/// Writes `seq` into the first (up to) 8 bytes as letters `a`…`p`, a nibble each:
+/// a sequence number without a NUL.
+#[inline]
+pub fn stamp_text(msg: &mut [u8], seq: u64) {
+    for (k, b) in msg.iter_mut().take(8).enumerate() {
+        *b = b'a' + ((seq >> (4 * k)) & 15) as u8;
+    }
+}
+
+/// The check of suffixed echoes: a reply is the packet as sent followed by the
+/// firmware's suffix, the whole cut at [`MAX_PAYLOAD`] bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct SuffixCheck {
+    packet: usize,
+    expected_len: usize,
+    /// Replies checked.
+    pub checked: u64,
+    /// Replies that were not the packet and the suffix.
+    pub corrupt: u64,
+}
+
+impl SuffixCheck {
+    /// The check of replies to `packet`-byte messages.
+    pub fn new(packet: usize) -> SuffixCheck {
+        SuffixCheck {
+            packet,
+            expected_len: (packet + ECHO_SUFFIX.len()).min(MAX_PAYLOAD),
+            checked: 0,
+            corrupt: 0,
+        }
+    }
+
+    /// Checks a reply against the packet `sent`.
+    #[inline]
+    pub fn check(&mut self, sent: &[u8], reply: &[u8]) {
+        self.checked += 1;
+        let ok = reply.len() == self.expected_len
+            && reply[..self.packet] == *sent
+            && reply[self.packet..] == ECHO_SUFFIX[..self.expected_len - self.packet];
+        self.corrupt += u64::from(!ok);
+    }
+
+    /// Checks a reply read in place: its length and its suffix.
+    #[inline]
+    pub fn check_tail(&mut self, reply: &[u8]) {
+        self.checked += 1;
+        let ok = reply.len() == self.expected_len
+            && reply[self.packet..] == ECHO_SUFFIX[..self.expected_len - self.packet];
+        self.corrupt += u64::from(!ok);
+    }
 }

@@ -329,6 +329,9 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
         }
     }
     folder.write_table("seed", &seed_table(doc))?;
+    if let Some(t) = profile::table(doc) {
+        folder.write_table("profile-shares", &t)?;
+    }
     folder.write_plot("time-per-run", &time_chart(doc))?;
     folder.write_plot("requests-vs-visitors", &throughput_chart(doc))?;
     folder.write_text("summary.md", &summary(doc))?;
@@ -430,14 +433,7 @@ pub fn summary(doc: &ResultDoc) -> String {
          (visitors' replies are checked too; a visitor's mismatch fails its point).\n",
         doc.points.len()
     );
-    s.push_str(
-        "## Where the time goes (the seed's profile)\n\n\
-         The seed found more than 50 % of the server's cycles in `__new_sem_wait`/`__new_sem_post`, most of the rest \
-         in the internal dispatching (crossbeam channels between the input thread, the workers and the output thread), \
-         and ~0.7 % in the hash table. `--profile=DIR` records the server of every point; the `profile` group is the \
-         seed's shape (2 workers, 4 visitors). In its flame graphs, look for `sem_wait`/`sem_post`/`futex` \
-         (synchronisation), `crossbeam_channel` (dispatch) and `HashTable` (the table).\n",
-    );
+    profile::summary(&mut s, doc);
     s
 }
 
@@ -473,6 +469,8 @@ fn redis_lines(s: &mut String, doc: &ResultDoc) {
         );
     }
 }
+
+pub mod profile;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -393,6 +393,33 @@ fn variant_channels(doc: &ResultDoc) -> Vec<u32> {
     c
 }
 
+/// The table points' echo suffix and its check, and `--full`'s estimate beside the
+/// time the run took.
+fn echo_and_estimate(s: &mut String, doc: &ResultDoc) {
+    let (checked, bad) = doc
+        .points
+        .iter()
+        .filter(|p| p.params.get("group").is_some_and(|g| g == "table"))
+        .filter_map(|p| p.integrity)
+        .fold((0, 0), |(c, b), i| (c + i.checked, b + i.corrupt));
+    if checked > 0 {
+        let _ = writeln!(
+            s,
+            "The table points run as the firmware answers, its echo followed by `\" => echo from Core1\\n\"` \
+             (20 bytes, cut at 496): {checked} replies checked to be the packet and the suffix, {bad} not.\n"
+        );
+    }
+    if let Some(e) = doc.study.as_ref().and_then(|i| i.extras.get("estimate")) {
+        let _ = writeln!(
+            s,
+            "`--full`: estimated {:.0} s before the start ({}); the run took {:.0} s.\n",
+            e["seconds"].as_f64().unwrap_or(f64::NAN),
+            e["text"].as_str().unwrap_or("-"),
+            e["actual_s"].as_f64().unwrap_or(f64::NAN)
+        );
+    }
+}
+
 /// `summary.md`: the findings in sentences, with this run's numbers.
 pub fn summary(doc: &ResultDoc) -> String {
     let mut s = summary_header(doc, "RPMsg study — summary");
@@ -408,6 +435,7 @@ pub fn summary(doc: &ResultDoc) -> String {
         },
         doc.context.settings.peer
     );
+    echo_and_estimate(&mut s, doc);
     let _ = writeln!(s, "## Findings\n");
     let rate = figure::MESSAGE_RATE;
     let ceiling = table_points(doc)

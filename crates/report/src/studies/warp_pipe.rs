@@ -19,10 +19,14 @@ use xferbench_lab::rig::memory_mock::figures::{
 use xferbench_lab::studies::warp_pipe::SAMPLE_SLEEP_MS;
 
 /// The groups of points, in the order of the report, with their table titles.
-pub const GROUPS: [(&str, &str); 9] = [
+pub const GROUPS: [(&str, &str); 10] = [
     (
         "original-workload",
         "The original workload (506 threads × N iterations × read/write/read 2048 B)",
+    ),
+    (
+        "original-profile",
+        "The original workload at warp-pipe's size, added to be profiled on its own (--profile)",
     ),
     (
         "sample-sleep",
@@ -390,6 +394,7 @@ pub fn summary(doc: &ResultDoc) -> String {
         }
         let _ = writeln!(s);
     }
+    profile_lines(&mut s, doc);
     let threads = group(doc, "threads");
     if let Some(t) = threads.iter().map(|p| num(p, "threads") as u64).max() {
         let at: Vec<&PointResult> = threads
@@ -475,6 +480,60 @@ pub fn summary(doc: &ResultDoc) -> String {
         unverified
     );
     s
+}
+
+/// The original workload's own profile (`--profile`): its top function and the
+/// CRC's share, beside the seed's sandwich view.
+fn profile_lines(s: &mut String, doc: &ResultDoc) {
+    let Some(p) = doc
+        .study
+        .as_ref()
+        .and_then(|i| i.extras.get("original_profile"))
+    else {
+        return;
+    };
+    let pct = |v: &serde_json::Value| {
+        v.as_f64()
+            .map_or("-".into(), |v| format!("{:.1} %", v * 100.0))
+    };
+    let _ = write!(
+        s,
+        "**The profile.** Profiled on its own (point {}, `{}`, {} iterations, {:.0} ms of CPU sampled in `{}`), \
+         the original workload's top function by self time is `{}` with {} of the samples ({} with its callees){}. ",
+        p["point"],
+        p["group"].as_str().unwrap_or("-"),
+        p["iterations"].as_str().unwrap_or("-"),
+        p["sampled_cpu_ms"].as_f64().unwrap_or(0.0),
+        p["participant"].as_str().unwrap_or("-"),
+        p["top"]["name"].as_str().unwrap_or("-"),
+        pct(&p["top"]["self_share"]),
+        pct(&p["top"]["total_share"]),
+        match p["top_user"].as_object() {
+            Some(u) if u["name"] != p["top"]["name"] => format!(
+                "; the top function outside the kernel is `{}` with {}",
+                u["name"].as_str().unwrap_or("-"),
+                pct(&u["self_share"])
+            ),
+            _ => String::new(),
+        },
+    );
+    match p["top_crc"].as_object() {
+        Some(c) => {
+            let _ = write!(
+                s,
+                "The first CRC function, `{}`, ranks {} by self time ({}); stacks with a CRC function on them make {} of the samples. ",
+                c["name"].as_str().unwrap_or("-"),
+                c["rank"],
+                pct(&c["self_share"]),
+                pct(&p["crc_total_share"]),
+            );
+        }
+        None => s.push_str("No CRC function was sampled. "),
+    }
+    let _ = writeln!(
+        s,
+        "warp-pipe's analysis (perf on its Zephyr sample, speedscope's sandwich view) finds CRC32 on top, without a share.\n"
+    );
 }
 
 /// The I/O-model finding: epoll vs a thread per connection at the most threads.

@@ -101,6 +101,29 @@ fn point(index: usize, group: &str, case: &str, arch: &str, w: u32, v: usize) ->
     }
 }
 
+/// Made-up shares shaped like the seed's: preopt in semaphores and channels.
+fn profile_shares() -> serde_json::Value {
+    let arch = |point: usize, sync: f64, dispatch: f64, table: f64| {
+        let other = 1.0 - sync - dispatch - table;
+        let shares: Vec<serde_json::Value> = [
+            ("sync", sync),
+            ("dispatch", dispatch),
+            ("hashtable", table),
+            ("other", other),
+        ]
+        .iter()
+        .map(|(k, v)| serde_json::json!({"category": k, "weight": (v * 1e9) as u64, "share": v}))
+        .collect();
+        serde_json::json!({"point": point, "workers": "2", "visitors": "4",
+            "sampled_cpu_ms": 1000.0, "shares": shares})
+    };
+    serde_json::json!({
+        "preopt": arch(22, 0.55, 0.35, 0.01),
+        "ring": arch(23, 0.40, 0.0, 0.05),
+        "sharded": arch(24, 0.30, 0.0, 0.25),
+    })
+}
+
 pub(crate) fn doc() -> ResultDoc {
     let mut points = Vec::new();
     for arch in ARCHES {
@@ -133,6 +156,7 @@ pub(crate) fn doc() -> ResultDoc {
             serde_json::json!({"outer": 100, "inner": 10, "warmup": 40, "warmup_16_visitors": 2,
                 "min_runs": 10, "min_time_s": 3.0, "buckets": 10000, "seed": 42}),
         ),
+        ("profile_shares".to_string(), profile_shares()),
     ]);
     ResultDoc {
         schema_version: SCHEMA_VERSION,
@@ -170,6 +194,7 @@ fn the_folder_has_the_tables_plots_and_summary_of_the_document() {
         "profile.md",
         "redis.md",
         "seed.md",
+        "profile-shares.md",
         "time-per-run.svg",
         "requests-vs-visitors.svg",
         "summary.md",
@@ -186,6 +211,26 @@ fn the_folder_has_the_tables_plots_and_summary_of_the_document() {
     insta::assert_snapshot!("hashtable_seed_table", read("seed.md"));
     insta::assert_snapshot!("hashtable_redis_table", read("redis.md"));
     insta::assert_snapshot!("hashtable_summary", read("summary.md"));
+    insta::assert_snapshot!("hashtable_profile_shares_table", read("profile-shares.md"));
+}
+
+#[test]
+fn the_profile_shares_stand_beside_the_seeds() {
+    let s = summary(&doc());
+    assert!(
+        s.contains("- **preopt** (point 22, 1000 ms of server CPU sampled): semaphore or futex wait/post 55.0 % (seed > 50 %)"),
+        "{s}"
+    );
+    assert!(s.contains("hash table 1.0 % (seed ≈ 0.7 %)"), "{s}");
+    let mut d = doc();
+    d.study.as_mut().unwrap().extras.remove("profile_shares");
+    assert!(summary(&d).contains("This run was not profiled"));
+    assert!(profile::table(&d).is_none());
+    d.study.as_mut().unwrap().extras.insert(
+        "profile_shares".into(),
+        serde_json::json!({"skipped": "this run profiled `main`"}),
+    );
+    assert!(summary(&d).contains("No shares: this run profiled `main`."));
 }
 
 #[test]

@@ -83,6 +83,18 @@ fn point(index: usize, params: &[(&str, &str)], rates: &[f64]) -> PointResult {
     }
 }
 
+/// Made-up shares shaped like a profile of the original workload.
+fn original_profile() -> serde_json::Value {
+    serde_json::json!({
+        "point": 1, "group": "original-workload", "iterations": "100", "participant": "main",
+        "sampled_cpu_ms": 2500.0,
+        "top": {"name": "finish_task_switch_[k]", "self_share": 0.30, "total_share": 0.30},
+        "top_user": {"name": "xferbench_transports::warp::crc::lcrc32_bitwise", "self_share": 0.21},
+        "top_crc": {"name": "xferbench_transports::warp::crc::lcrc32_bitwise", "self_share": 0.21, "rank": 2},
+        "crc_total_share": 0.43,
+    })
+}
+
 pub(crate) fn doc() -> ResultDoc {
     let p = |g, v, c, crc, t| {
         vec![
@@ -156,7 +168,10 @@ pub(crate) fn doc() -> ResultDoc {
             name: "warp-pipe".into(),
             quick: false,
             planned_points: 7,
-            extras: BTreeMap::from([("crc_mb_per_s".to_string(), crc)]),
+            extras: BTreeMap::from([
+                ("crc_mb_per_s".to_string(), crc),
+                ("original_profile".to_string(), original_profile()),
+            ]),
         }),
         context: {
             let mut c = crate::fixture::context("warp-pipe", true, "process");
@@ -219,6 +234,12 @@ fn the_folder_has_the_tables_plots_and_summary_of_the_document() {
     ));
     assert!(
         summary.contains("**Integrity.** 7 points, 0 verification failures, 0 points unverified")
+    );
+    assert!(
+        summary.contains(
+            "the original workload's top function by self time is `finish_task_switch_[k]` with 30.0 % of the samples (30.0 % with its callees); the top function outside the kernel is `xferbench_transports::warp::crc::lcrc32_bitwise` with 21.0 %"
+        ) && summary.contains("finds CRC32 on top, without a share"),
+        "{summary}"
     );
     insta::assert_snapshot!("warp_pipe_summary", summary);
 }
