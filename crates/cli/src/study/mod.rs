@@ -64,6 +64,20 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             "note: --profile records one point at a time, so the study runs point by point (as with --no-interleave)"
         );
     }
+    let mut only = Vec::new();
+    for o in &args.only {
+        match o.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                only.push((k.trim().to_string(), v.trim().to_string()));
+            }
+            _ => {
+                return Ok(exit::usage(
+                    "study",
+                    format!("--only {o:?}: expected KEY=VALUE, e.g. --only group=threads"),
+                ));
+            }
+        }
+    }
     let overrides = StudyOverrides {
         runs: args.runs,
         warmup: args.warmup,
@@ -71,10 +85,36 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         profile: profile.clone(),
         hang_timeout: args.timeout.map(std::time::Duration::from_secs_f64),
         watch,
+        only,
         ..StudyOverrides::default()
+    };
+    let remote = match crate::serve::target(&args.remote) {
+        Ok(r) => r,
+        Err(e) => return Ok(exit::usage("study", e)),
+    };
+    if remote.is_some() {
+        if name != "warp-pipe" {
+            return Ok(exit::usage(
+                "study",
+                format!(
+                    "--remote: the {name} study's participants share memory on one host; only the warp-pipe study runs across hosts"
+                ),
+            ));
+        }
+        if profile.is_some() {
+            return Ok(exit::usage(
+                "study",
+                "--profile records processes of this host; it cannot follow the memory mock on the agent's host (--remote)",
+            ));
+        }
+    }
+    let remote_context = match &remote {
+        Some(t) => Some(crate::serve::describe(t)?),
+        None => None,
     };
     let env = StudyEnv {
         launcher: Some(crate::launcher()?),
+        remote,
     };
     let stop = crate::stop::stop_flag()?;
     std::fs::create_dir_all(&out)
@@ -97,8 +137,9 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             args.quick,
             &overrides,
             &env,
-            |settings| {
-                xferbench_lab::context::collect(
+            |settings| xferbench_lab::result::Context {
+                remote: remote_context.clone(),
+                ..xferbench_lab::context::collect(
                     env!("CARGO_PKG_VERSION"),
                     std::env::args().collect(),
                     settings,
@@ -274,6 +315,12 @@ mod tests {
                 drift_threshold: 25.0,
             },
             record: crate::cli::RecordArgs::default(),
+            only: Vec::new(),
+            remote: crate::cli::RemoteArgs {
+                remote: None,
+                token_file: None,
+                data_host: None,
+            },
         };
         let dir = super::out_dir(&args, "rpmsg")
             .to_string_lossy()

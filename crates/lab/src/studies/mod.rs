@@ -19,6 +19,7 @@
 //! `compare` with no code of its own.
 
 pub mod hashtable;
+pub mod only;
 pub mod perf_stat;
 pub mod rpmsg;
 pub mod sis8300;
@@ -39,6 +40,9 @@ pub struct StudyEnv {
     /// How to start participant processes (remotes, memory mocks, clients); `None`
     /// runs them as threads of this process, for tests.
     pub launcher: Option<Launcher>,
+    /// The agent that runs the serving side on another host (`--remote`); only
+    /// studies whose participants can cross hosts use it (warp-pipe).
+    pub remote: Option<crate::remote::RemoteTarget>,
 }
 
 impl StudyEnv {
@@ -51,7 +55,9 @@ impl StudyEnv {
             warmup: options.warmup,
             count: None,
             duration_s: None,
-            peer: if self.launcher.is_some() {
+            peer: if self.remote.is_some() {
+                "remote"
+            } else if self.launcher.is_some() {
                 "process"
             } else {
                 "thread"
@@ -105,6 +111,8 @@ pub struct StudyOverrides {
     pub hang_timeout: Option<Duration>,
     /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
     pub watch: Option<crate::limits::Watch>,
+    /// Only the points whose params match every `KEY=VALUE` (empty: all).
+    pub only: Vec<(String, String)>,
 }
 
 /// Every built-in study, in the order `list` shows them.
@@ -164,6 +172,9 @@ pub fn run_study(
     plan.settings.runs = o.runs;
     plan.settings.warmup = o.warmup;
     plan.settings.interleave = o.interleave;
+    if !overrides.only.is_empty() {
+        plan.bench = Box::new(only::Only::new(plan.bench, &overrides.only));
+    }
     let planned_points = plan.bench.points().len();
     let mut doc = run_plan(
         context(plan.settings.clone()),

@@ -185,7 +185,10 @@ mod tests {
             runs: 2,
             ..loop_options(true)
         };
-        let env = StudyEnv { launcher: None };
+        let env = StudyEnv {
+            launcher: None,
+            remote: None,
+        };
         let doc = run_plan(
             crate::result::test_context(env.settings("perf-stat", &options, false)),
             &mut bench,

@@ -295,7 +295,13 @@ mod tests {
         assert_eq!(table + skipped.len(), 3 * 3 * 3);
         assert_eq!(variants, 2 * 3 * 2);
         assert!(skipped.iter().all(|k| k.round_trips > scale.budget));
-        let plan = RpmsgStudy.plan(true, &StudyEnv { launcher: None });
+        let plan = RpmsgStudy.plan(
+            true,
+            &StudyEnv {
+                launcher: None,
+                remote: None,
+            },
+        );
         assert!(plan.options.interleave);
         assert_eq!((plan.options.runs, plan.options.warmup), (3, 1));
         let p = &plan.bench.points()[0];

@@ -396,7 +396,13 @@ mod tests {
         assert_eq!(count("test3"), 20);
         assert_eq!(count("test4"), 2 * 2 * 5 * 2 + 8);
         assert!(p.iter().all(|x| x.spec.check().is_ok() && x.spec.verify));
-        let plan = Sis8300.plan(true, &StudyEnv { launcher: None });
+        let plan = Sis8300.plan(
+            true,
+            &StudyEnv {
+                launcher: None,
+                remote: None,
+            },
+        );
         assert!(plan.options.interleave);
         let keys: Vec<&str> = plan.bench.points()[0]
             .params

@@ -291,7 +291,8 @@ pub fn plan_of(points: &[WarpPoint], quick: bool, env: &StudyEnv) -> StudyPlan {
             .map(|p| (p.planned(), p.mock.clone()))
             .collect(),
         env.launcher.clone(),
-    );
+    )
+    .with_remote(env.remote.clone());
     let settings = env.settings("warp-pipe", &options, true);
     StudyPlan {
         bench: Box::new(bench),
@@ -413,7 +414,10 @@ mod tests {
         a.mock.client.iterations = 3;
         let mut b = point("instances", &PER_THREAD, 1, 3, 256);
         b.mock.instances = 2;
-        let env = StudyEnv { launcher: None };
+        let env = StudyEnv {
+            launcher: None,
+            remote: None,
+        };
         let mut plan = plan_of(&[a, b], false, &env);
         let doc = run_plan(
             context(plan.settings.clone()),
