@@ -411,6 +411,8 @@ fn transports_that_cannot_cross_hosts_are_refused() {
                 "pingpong",
                 "-t",
                 t,
+                "-s",
+                "64",
                 "--remote",
                 "127.0.0.1:9",
                 "-n",
