@@ -87,6 +87,16 @@ pub enum Command {
     /// Measure this machine's ceilings: memcpy bandwidth, cache-line and futex round
     /// trips between two CPUs, a system call, a pipe round trip.
     Limits(LimitsArgs),
+    /// The agent for runs across hosts (like `iperf3 -s`): serves peers and memory
+    /// mocks to `run --remote` and `study warp-pipe --remote`.
+    #[command(after_help = "\
+Without --token-file the agent accepts loopback clients only. See docs/remote.md.
+
+Examples:
+  xferbench serve
+  xferbench serve --listen 192.0.2.2:5301 --token-file ~/.xferbench-token
+  xferbench serve --listen 0.0.0.0:5301 --token-file token --data-ports 5310-5319")]
+    Serve(ServeArgs),
     /// Internal: serve one channel as a peer process (started by `run --peer process`).
     #[command(name = role::PEER, hide = true)]
     Peer,
@@ -157,6 +167,38 @@ Examples:
     Man(ManArgs),
 }
 
+/// `xferbench serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The control address to listen on (any other than loopback needs --token-file).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:5301")]
+    pub listen: String,
+    /// The file holding the token shared with the measuring side (mode 600; at least
+    /// 16 bytes). Every client must prove it knows it.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Ports the memory mock listens on (`LO-HI`, inclusive), so that a firewall
+    /// or a relay can let them through [default: any free port].
+    #[arg(long, value_name = "LO-HI")]
+    pub data_ports: Option<String>,
+}
+
+/// Runs across hosts: where the agent is.
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// Run the serving side on another host: the address of its `xferbench serve`
+    /// agent (`HOST` or `HOST:PORT`, default port 5301). TCP only; see docs/remote.md.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub remote: Option<String>,
+    /// The file holding the token shared with the agent (mode 600).
+    #[arg(long, value_name = "FILE", requires = "remote")]
+    pub token_file: Option<PathBuf>,
+    /// With --remote: dial the agent's data listeners (the memory mock) at this host
+    /// instead of the agent's address, e.g. a relay.
+    #[arg(long, value_name = "HOST", requires = "remote")]
+    pub data_host: Option<String>,
+}
+
 /// `xferbench limits`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -197,9 +239,10 @@ Examples:
   xferbench study rpmsg --quick
   xferbench study rpmsg --out rpmsg-study --runs 5
   xferbench study rpmsg --full
-  XFERBENCH_STUDY_ONLY=group=test3 xferbench study sis8300 --quick --profile
+  xferbench study sis8300 --quick --profile --only group=test3
+  xferbench study warp-pipe --only group=threads --only threads=16|64
 
-XFERBENCH_STUDY_ONLY=KEY=VALUE[|VALUE][,KEY=VALUE] runs only the points whose \
+--only KEY=VALUE[|VALUE] (repeatable: all must hold) runs only the points whose \
 parameters match, exactly as the whole study runs them.
 
 Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
@@ -242,6 +285,11 @@ pub struct StudyArgs {
     /// study's own, 10].
     #[arg(long, value_name = "S")]
     pub timeout: Option<f64>,
+    /// Run only the study's points whose parameter KEY has VALUE, or one of the
+    /// values `A|B` (repeatable: all must match), e.g. `--only group=threads --only
+    /// threads=16`.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub only: Vec<String>,
     /// Print the study's result document (its `results.json`) as JSON on stdout too.
     #[arg(long)]
     pub json: bool,
@@ -254,6 +302,9 @@ pub struct StudyArgs {
     /// The results history.
     #[command(flatten)]
     pub record: RecordArgs,
+    /// Runs across hosts.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// `xferbench warp ...`.
@@ -955,6 +1006,10 @@ pub struct RunArgs {
     /// The results history.
     #[command(flatten)]
     pub record: RecordArgs,
+
+    /// Runs across hosts.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// Notification modes of an RPMsg link.

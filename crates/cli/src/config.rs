@@ -67,6 +67,8 @@ pub struct RunConfig {
     pub settings: Settings,
     /// Outputs.
     pub output: Output,
+    /// The agent, with `--remote`.
+    pub remote: Option<xferbench_lab::remote::RemoteTarget>,
 }
 
 /// Where results go.
@@ -88,6 +90,39 @@ pub struct Output {
     pub per_channel: bool,
     /// `--quiet`.
     pub quiet: bool,
+}
+
+/// Checks that every point can cross hosts and makes the measuring side's listeners
+/// bind the address the agent reaches this host on (unless `-p bind=` says otherwise).
+fn remote_points(
+    t: &xferbench_lab::remote::RemoteTarget,
+    a: &RunArgs,
+    points: &mut [PointSpec],
+) -> Result<()> {
+    ensure!(
+        a.remote.data_host.is_none(),
+        "--data-host: in `run` the agent's peers dial this host; choose the address they dial with -p bind=ADDR"
+    );
+    for p in points.iter() {
+        xferbench_lab::remote::crosses_hosts(&p.transport).map_err(|e| anyhow::anyhow!(e))?;
+    }
+    ensure!(
+        a.profile.is_none(),
+        "--profile records processes of this host; it cannot follow peers on the agent's host (--remote)"
+    );
+    ensure!(
+        !matches!(a.counters, Some(CountersArg::Callgrind)),
+        "--counters callgrind runs peers under valgrind on this host; it cannot with --remote"
+    );
+    let agent = t.resolve().map_err(|e| anyhow::anyhow!("--remote: {e}"))?;
+    let ip = xferbench_lab::remote::source_ip_towards(agent)
+        .map_err(|e| anyhow::anyhow!("--remote: no route to {agent}: {e}"))?;
+    for p in points.iter_mut() {
+        p.transport_params
+            .entry("bind".into())
+            .or_insert_with(|| ip.to_string());
+    }
+    Ok(())
 }
 
 impl RunConfig {
@@ -217,10 +252,15 @@ impl RunConfig {
             transports::validate(&p.transport, &p.transport_params)
                 .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
         }
-        let points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
-        let peer = match a.peer {
-            PeerArg::Thread => PeerMode::Thread,
-            PeerArg::Process => PeerMode::Process(launcher()?),
+        let mut points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
+        let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
+        if let Some(t) = &remote {
+            remote_points(t, a, &mut points)?;
+        }
+        let peer = match (&remote, a.peer) {
+            (Some(t), _) => PeerMode::Remote(t.clone()),
+            (None, PeerArg::Thread) => PeerMode::Thread,
+            (None, PeerArg::Process) => PeerMode::Process(launcher()?),
         };
         let counters = match a.counters {
             None => CounterMode::Off,
@@ -275,9 +315,10 @@ impl RunConfig {
                 Limit::Duration(ns) => Some(ns as f64 / 1e9),
                 Limit::Count(_) => None,
             },
-            peer: match a.peer {
-                PeerArg::Thread => "thread",
-                PeerArg::Process => "process",
+            peer: match (&remote, a.peer) {
+                (Some(_), _) => "remote",
+                (None, PeerArg::Thread) => "thread",
+                (None, PeerArg::Process) => "process",
             }
             .to_string(),
             pin: a.pin,
@@ -294,6 +335,7 @@ impl RunConfig {
             (None, None) => None,
         };
         Ok(RunConfig {
+            remote,
             points,
             options,
             settings,

@@ -23,7 +23,14 @@ fn filter(verbose: u8) -> Option<String> {
 /// Installs the stderr logger when logging is on, and passes the filter on to child
 /// processes.
 pub fn init(verbose: u8) {
-    let Some(filter) = filter(verbose) else {
+    init_with(verbose, None);
+}
+
+/// [`init`], logging at `default` when neither `-v` nor the environment says
+/// otherwise (`xferbench serve` logs at `info`: its log records who connected and
+/// what it refused).
+pub fn init_with(verbose: u8, default: Option<&str>) {
+    let Some(filter) = filter(verbose).or_else(|| default.map(String::from)) else {
         return;
     };
     let env_filter = EnvFilter::try_new(&filter).unwrap_or_else(|e| {

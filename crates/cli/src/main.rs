@@ -18,6 +18,7 @@ mod profile;
 mod result_file;
 mod rpmsg;
 mod run;
+mod serve;
 mod stop;
 mod study;
 mod warp;
@@ -43,7 +44,11 @@ pub fn launcher() -> Result<Launcher> {
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse_args();
-    logging::init(cli.verbose);
+    if matches!(cli.command, cli::Command::Serve(_)) {
+        logging::init_with(cli.verbose, Some("info"));
+    } else {
+        logging::init(cli.verbose);
+    }
     let code = match cli.command {
         cli::Command::Peer => {
             let _span = tracing::info_span!("peer", pid = std::process::id()).entered();
@@ -60,6 +65,7 @@ fn main() -> ExitCode {
         cli::Command::Limits(args) => limits::run(&args),
         cli::Command::History(cmd) => history::run(&cmd),
         cli::Command::Study(args) => study::run(&args),
+        cli::Command::Serve(args) => serve::run(&args),
         cli::Command::RpmsgRemote { name } => {
             let _span = tracing::info_span!("rpmsg-remote", pid = std::process::id()).entered();
             return ExitCode::from(xferbench_lab::rig::rpmsg::serve_remote(&name) as u8);

@@ -19,11 +19,14 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     };
     let stop = crate::stop::stop_flag()?;
     let out = &config.output;
-    let context = xferbench_lab::context::collect(
+    let mut context = xferbench_lab::context::collect(
         env!("CARGO_PKG_VERSION"),
         std::env::args().collect(),
         config.settings.clone(),
     );
+    if let Some(t) = &config.remote {
+        context.remote = Some(crate::serve::describe(t)?);
+    }
     let mut journal = match &out.jsonl {
         Some((path, _)) => Some(
             JsonLinesWriter::create(path)

@@ -289,26 +289,39 @@ fn profile_stops_on_sigterm_and_keeps_what_it_recorded() {
     assert!(dir.path().join("top-functions.md").is_file());
 }
 
-/// `XFERBENCH_STUDY_ONLY`: a malformed filter is a usage error naming the variable;
+/// `--only`: a malformed filter is a usage error naming the flag;
 /// a filter that keeps no point fails the study and says so.
 #[test]
 fn a_study_subset_is_checked() {
     let dir = tempfile::tempdir().unwrap();
     let out = xferbench()
-        .env("XFERBENCH_STUDY_ONLY", "group")
-        .args(["study", "rpmsg", "--quick", "-q", "--no-limits", "--out"])
+        .args([
+            "study",
+            "rpmsg",
+            "--only",
+            "group",
+            "--quick",
+            "-q",
+            "--no-limits",
+            "--out",
+        ])
         .arg(dir.path().join("a"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("XFERBENCH_STUDY_ONLY: `group` is not KEY=VALUE"),
-        "{err}"
-    );
+    assert!(err.contains("--only: `group` is not KEY=VALUE"), "{err}");
     let out = xferbench()
-        .env("XFERBENCH_STUDY_ONLY", "group=nothing")
-        .args(["study", "rpmsg", "--quick", "-q", "--no-limits", "--out"])
+        .args([
+            "study",
+            "rpmsg",
+            "--only",
+            "group=nothing",
+            "--quick",
+            "-q",
+            "--no-limits",
+            "--out",
+        ])
         .arg(dir.path().join("b"))
         .output()
         .unwrap();

@@ -275,7 +275,7 @@ fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch() {
 }
 
 /// `--profile`'s top five functions per point, as the seed lists perf's top symbols
-/// per case. The original conversion kernels only (`XFERBENCH_STUDY_ONLY`): each
+/// per case. The original conversion kernels only (`--only`): each
 /// runs and is recorded exactly as in the whole study, which takes over 10 minutes
 /// under perf.
 #[test]
@@ -288,12 +288,21 @@ fn study_sis8300_profile_lists_the_top_five_functions_of_every_point() {
     let profile = dir.path().join("profile");
     let printed = stdout_json(
         xferbench()
-            .env(
-                "XFERBENCH_STUDY_ONLY",
-                "group=test3,kernels=original,factor=1",
-            )
             .args([
-                "study", "sis8300", "--quick", "--runs", "1", "-q", "--json", "--out",
+                "study",
+                "sis8300",
+                "--only",
+                "group=test3",
+                "--only",
+                "kernels=original",
+                "--only",
+                "factor=1",
+                "--quick",
+                "--runs",
+                "1",
+                "-q",
+                "--json",
+                "--out",
             ])
             .arg(&out)
             .arg(format!("--profile={}", profile.display()))
@@ -485,8 +494,16 @@ fn study_hashtable_profile_names_the_seeds_shares_per_architecture() {
     let out = dir.path().join("hashtable");
     let printed = stdout_json(
         xferbench()
-            .env("XFERBENCH_STUDY_ONLY", "group=profile")
-            .args(["study", "hashtable", "--quick", "-q", "--json", "--out"])
+            .args([
+                "study",
+                "hashtable",
+                "--only",
+                "group=profile",
+                "--quick",
+                "-q",
+                "--json",
+                "--out",
+            ])
             .arg(&out)
             .arg(format!(
                 "--profile={}",
@@ -546,10 +563,11 @@ fn study_warp_pipe_profile_reads_the_original_workloads_own_point() {
     let out = dir.path().join("warp");
     let printed = stdout_json(
         xferbench()
-            .env("XFERBENCH_STUDY_ONLY", "group=original-profile")
             .args([
                 "study",
                 "warp-pipe",
+                "--only",
+                "group=original-profile",
                 "--quick",
                 "--runs",
                 "1",

@@ -99,6 +99,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                 interleave: false,
             },
             limits: None,
+            remote: None,
         },
         points,
         warnings: vec![],

@@ -23,6 +23,7 @@ pub fn collect(version: &str, command_line: Vec<String>, settings: Settings) -> 
         capabilities: capabilities(),
         settings,
         limits: None,
+        remote: None,
     }
 }
 
@@ -37,6 +38,11 @@ pub fn compact_timestamp() -> String {
             _ => None,
         })
         .collect()
+}
+
+/// The CPU model from `/proc/cpuinfo`, or `unknown`.
+pub fn cpu_model_name() -> String {
+    cpu_model().unwrap_or_else(|| "unknown".into())
 }
 
 fn cpu_model() -> Option<String> {

@@ -35,6 +35,7 @@ pub mod plan;
 pub mod process;
 pub mod profile;
 pub mod record;
+pub mod remote;
 pub mod result;
 pub mod rig;
 pub mod run;

@@ -21,6 +21,8 @@
 use crate::affinity::pin_current_thread;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
 use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams};
+use crate::remote::protocol::RemoteRole;
+use crate::remote::{RemoteChild, Session};
 use crate::transports::{WithTransport, dispatch};
 use crate::workload::{ChannelSpec, ServeOutcome, serve};
 use serde::{Deserialize, Serialize};
@@ -116,6 +118,15 @@ pub enum PeerError {
         /// Seconds waited.
         secs: u64,
     },
+    /// The agent could not start the peer on its host.
+    #[error("could not start peer {channel} on the agent's host: {source}")]
+    Remote {
+        /// Channel.
+        channel: usize,
+        /// Why.
+        #[source]
+        source: crate::remote::RemoteError,
+    },
     /// The peer broke the control protocol.
     #[error("peer {channel} broke the control protocol: {message}")]
     Protocol {
@@ -140,6 +151,9 @@ enum Kind {
         // Stdin first: dropped (closed) before the child is killed and reaped.
         stdin: ChildStdin,
         child: Child,
+    },
+    Remote {
+        child: RemoteChild,
     },
 }
 
@@ -225,6 +239,43 @@ impl Peer {
         Ok(peer)
     }
 
+    /// Starts a peer on the agent's host ([`crate::remote`]): the agent starts its
+    /// [`Role::Peer`] and relays the control protocol.
+    pub fn remote(spec: PeerSpec, session: &std::sync::Arc<Session>) -> Result<Peer, PeerError> {
+        let channel = spec.channel;
+        let mut child = session
+            .spawn(RemoteRole::Peer, None)
+            .map_err(|source| PeerError::Remote { channel, source })?;
+        tracing::info!(
+            channel,
+            transport = %spec.transport,
+            agent = %session.agent(),
+            pid = child.pid(),
+            "started a peer on the agent's host"
+        );
+        let lines = child.take_stdout().expect("stdout taken once");
+        let (ev_tx, ev_rx) = mpsc::channel();
+        thread::spawn(move || {
+            for l in lines {
+                let ev = match serde_json::from_str(&l) {
+                    Ok(r) => Event::Reply(r),
+                    Err(_) => Event::Garbage(l),
+                };
+                if ev_tx.send(ev).is_err() {
+                    return;
+                }
+            }
+            let _ = ev_tx.send(Event::Closed);
+        });
+        let mut peer = Peer {
+            channel,
+            kind: Kind::Remote { child },
+            events: ev_rx,
+        };
+        peer.send(&PeerCommand::Hello(spec))?;
+        Ok(peer)
+    }
+
     /// The channel this peer serves.
     pub fn channel(&self) -> usize {
         self.channel
@@ -235,6 +286,7 @@ impl Peer {
         match &self.kind {
             Kind::Thread { .. } => std::process::id(),
             Kind::Process { child, .. } => child.pid(),
+            Kind::Remote { child } => child.pid(),
         }
     }
 
@@ -250,6 +302,9 @@ impl Peer {
                     .and_then(|()| stdin.flush())
                     .is_ok()
             }
+            Kind::Remote { child } => child
+                .send_line(&serde_json::to_string(cmd).expect("commands serialise"))
+                .is_ok(),
         };
         if ok {
             Ok(())
@@ -317,6 +372,9 @@ impl Peer {
             Kind::Process { child, .. } => child
                 .exited()
                 .map(|ended| PeerError::Died { channel, ended }),
+            Kind::Remote { child } => child
+                .exited()
+                .map(|ended| PeerError::Died { channel, ended }),
         }
     }
 
@@ -334,14 +392,28 @@ impl Peer {
             Kind::Process { child, .. } => child
                 .exited_within(within)
                 .map(|ended| PeerError::Died { channel, ended }),
+            Kind::Remote { child } => child
+                .exited_within(within)
+                .map(|ended| PeerError::Died { channel, ended }),
         }
     }
 
     /// Kills a process peer at once and reaps it (no-op for threads).
     pub fn kill(&mut self) {
-        if let Kind::Process { child, .. } = &mut self.kind {
-            tracing::info!(channel = self.channel, pid = child.pid(), "killing peer");
-            child.kill();
+        match &mut self.kind {
+            Kind::Process { child, .. } => {
+                tracing::info!(channel = self.channel, pid = child.pid(), "killing peer");
+                child.kill();
+            }
+            Kind::Remote { child } => {
+                tracing::info!(
+                    channel = self.channel,
+                    pid = child.pid(),
+                    "stopping remote peer"
+                );
+                child.stop();
+            }
+            Kind::Thread { .. } => {}
         }
     }
 
@@ -349,6 +421,11 @@ impl Peer {
     pub fn quit(mut self) {
         tracing::info!(channel = self.channel, pid = self.pid(), "stopping peer");
         let _ = self.send(&PeerCommand::Quit);
+        if let Kind::Remote { child } = &self.kind
+            && child.exited_within(PEER_TIMEOUT).is_none()
+        {
+            child.stop();
+        }
         if let Kind::Process { child, .. } = &mut self.kind {
             // Generous: a peer under valgrind writes its output file on exit.
             match child.exited_within(PEER_TIMEOUT) {

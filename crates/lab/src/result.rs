@@ -55,6 +55,7 @@ pub(crate) fn test_context(settings: Settings) -> Context {
         },
         settings,
         limits: None,
+        remote: None,
     }
 }
 
@@ -118,6 +119,10 @@ pub struct Context {
     /// measured: `--no-limits`, or files that predate the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<crate::limits::MachineLimits>,
+    /// Runs across hosts: both hosts, how windows were timed and the estimated
+    /// clock offset (absent for runs on one host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<crate::remote::RemoteContext>,
 }
 
 /// What measurement facilities the machine offers.

@@ -140,6 +140,11 @@ impl SweepBench<'_> {
         let remote = match &self.peer.peer {
             PeerMode::Thread => RemoteKind::Thread,
             PeerMode::Process(l) => RemoteKind::Process(l.clone()),
+            PeerMode::Remote(_) => {
+                return Err(RunError::Config(
+                    crate::remote::crosses_hosts("rpmsg").unwrap_err(),
+                ));
+            }
         };
         Ok(Box::new(RpmsgRig::start(rpoint, &remote)?))
     }

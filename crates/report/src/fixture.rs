@@ -36,6 +36,7 @@ pub(crate) fn context(workload: &str, verify: bool, peer: &str) -> Context {
             interleave: false,
         },
         limits: None,
+        remote: None,
     }
 }
 

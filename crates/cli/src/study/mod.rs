@@ -69,9 +69,14 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             "note: --profile records one point at a time, so the study runs point by point (as with --no-interleave)"
         );
     }
-    let only = match xferbench_lab::studies::subset::PointFilter::from_env() {
-        Ok(f) => f,
-        Err(e) => return Ok(exit::usage("study", e)),
+    // Repeated --only flags must all hold; each may list alternatives (a|b).
+    let only = if args.only.is_empty() {
+        None
+    } else {
+        match xferbench_lab::studies::subset::PointFilter::parse(&args.only.join(",")) {
+            Ok(f) => Some(f),
+            Err(e) => return Ok(exit::usage("study", e)),
+        }
     };
     let overrides = StudyOverrides {
         runs: args.runs,
@@ -89,10 +94,35 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             format!("--full: the {name} study's default plan already measures every case"),
         ));
     }
+    let remote = match crate::serve::target(&args.remote) {
+        Ok(r) => r,
+        Err(e) => return Ok(exit::usage("study", e)),
+    };
+    if remote.is_some() {
+        if name != "warp-pipe" {
+            return Ok(exit::usage(
+                "study",
+                format!(
+                    "--remote: the {name} study's participants share memory on one host; only the warp-pipe study runs across hosts"
+                ),
+            ));
+        }
+        if profile.is_some() {
+            return Ok(exit::usage(
+                "study",
+                "--profile records processes of this host; it cannot follow the memory mock on the agent's host (--remote)",
+            ));
+        }
+    }
+    let remote_context = match &remote {
+        Some(t) => Some(crate::serve::describe(t)?),
+        None => None,
+    };
     let env = StudyEnv {
         launcher: Some(crate::launcher()?),
         full: args.full,
         profiling: profile.as_ref().map(|p| p.participant.clone()),
+        remote,
     };
     let stop = crate::stop::stop_flag()?;
     std::fs::create_dir_all(&out)
@@ -120,8 +150,9 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             args.quick,
             &overrides,
             &env,
-            |settings| {
-                xferbench_lab::context::collect(
+            |settings| xferbench_lab::result::Context {
+                remote: remote_context.clone(),
+                ..xferbench_lab::context::collect(
                     env!("CARGO_PKG_VERSION"),
                     std::env::args().collect(),
                     settings,
@@ -359,6 +390,12 @@ mod tests {
                 drift_threshold: 25.0,
             },
             record: crate::cli::RecordArgs::default(),
+            only: Vec::new(),
+            remote: crate::cli::RemoteArgs {
+                remote: None,
+                token_file: None,
+                data_host: None,
+            },
         };
         let dir = super::out_dir(&args, "rpmsg")
             .to_string_lossy()

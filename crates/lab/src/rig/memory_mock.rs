@@ -134,6 +134,9 @@ enum ServerKind {
     Process {
         child: Child,
     },
+    Remote {
+        child: crate::remote::RemoteChild,
+    },
 }
 
 /// How long a memory mock process may take to announce its address.
@@ -225,10 +228,77 @@ impl RunningServer {
         }
     }
 
-    /// The server process's id, when it is a process.
+    /// Starts a memory mock on the agent's host ([`crate::remote`]); its address is
+    /// the data host's with the port the mock bound there.
+    pub fn start_remote(
+        session: &Arc<crate::remote::Session>,
+        crc: &str,
+        bar1: u32,
+        io: &str,
+    ) -> Result<RunningServer, WarpRunError> {
+        let spec = MemoryMockSpec::loopback(crc, bar1, io);
+        spec.config()?;
+        let json = serde_json::to_string(&spec).expect("the spec serialises");
+        let mut child = session
+            .spawn(crate::remote::protocol::RemoteRole::MemoryMock, Some(json))
+            .map_err(|e| WarpRunError::Process(format!("the memory mock: {e}")))?;
+        let lines = child.take_stdout().expect("stdout taken once");
+        let line = lines.recv_timeout(ANNOUNCE_TIMEOUT).unwrap_or_default();
+        let port = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|a| a.parse::<SocketAddr>().ok())
+            .map(|a| a.port());
+        let Some(port) = port else {
+            let why = match child.exited_within(Duration::from_millis(500)) {
+                Some(ended) => format!("the memory mock on the agent's host {ended}"),
+                None => format!(
+                    "the memory mock on the agent's host did not announce its address within {} s (got {line:?})",
+                    ANNOUNCE_TIMEOUT.as_secs()
+                ),
+            };
+            child.stop();
+            return Err(WarpRunError::Process(why));
+        };
+        // Later lines (none expected) are drained so the relay never blocks.
+        std::thread::spawn(move || for _ in lines {});
+        let host = session.data_host();
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| WarpRunError::Process(format!("cannot resolve the data host {host}")))?;
+        tracing::info!(%addr, pid = child.pid(), agent = %session.agent(), "started the memory mock on the agent's host");
+        Ok(RunningServer {
+            addr,
+            kind: ServerKind::Remote { child },
+        })
+    }
+
+    /// The server process's id on this host, when it is a process here.
     pub fn pid(&self) -> Option<u32> {
         match &self.kind {
             ServerKind::Process { child } => Some(child.pid()),
+            ServerKind::Thread { .. } | ServerKind::Remote { .. } => None,
+        }
+    }
+
+    /// The server process's id (on its own host) and its CPU usage now, when it is
+    /// a process.
+    fn cpu(&self) -> Option<(u32, CpuSnapshot)> {
+        match &self.kind {
+            ServerKind::Process { child } => {
+                CpuSnapshot::of_pid(child.pid()).map(|c| (child.pid(), c))
+            }
+            ServerKind::Remote { child } => child.cpu().map(|c| (child.pid(), c)),
+            ServerKind::Thread { .. } => None,
+        }
+    }
+
+    /// How the server ended, if it is a process that did.
+    fn ended(&mut self) -> Option<String> {
+        match &mut self.kind {
+            ServerKind::Process { child } => child.exited().map(|e| e.to_string()),
+            ServerKind::Remote { child } => child.exited().map(|e| e.to_string()),
             ServerKind::Thread { .. } => None,
         }
     }
@@ -248,6 +318,9 @@ impl RunningServer {
                 }
             }
             ServerKind::Process { child } => {
+                child.stop();
+            }
+            ServerKind::Remote { child } => {
                 child.stop();
             }
         }
@@ -341,6 +414,7 @@ pub struct MemoryMockBench {
     points: Vec<PlannedPoint>,
     specs: Vec<MockPoint>,
     launcher: Option<Launcher>,
+    remote: Option<crate::remote::RemoteTarget>,
 }
 
 impl MemoryMockBench {
@@ -351,7 +425,14 @@ impl MemoryMockBench {
             points,
             specs,
             launcher,
+            remote: None,
         }
+    }
+
+    /// The same plan with the memory mock on the agent's host ([`crate::remote`]).
+    pub fn with_remote(mut self, remote: Option<crate::remote::RemoteTarget>) -> Self {
+        self.remote = remote;
+        self
     }
 }
 
@@ -365,7 +446,11 @@ impl Bench for MemoryMockBench {
         index: usize,
         _source: Option<&dyn CounterSource>,
     ) -> Result<Box<dyn Rig>, RunError> {
-        let rig = MemoryMockRig::start(self.specs[index].clone(), self.launcher.clone())?;
+        let point = self.specs[index].clone();
+        let rig = match &self.remote {
+            None => MemoryMockRig::start(point, self.launcher.clone())?,
+            Some(t) => MemoryMockRig::start_remote(point, self.launcher.clone(), t)?,
+        };
         Ok(Box::new(rig))
     }
 }
@@ -393,6 +478,33 @@ impl MemoryMockRig {
         let slots = point.client.threads * point.instances;
         let server = RunningServer::start(
             launcher.as_ref(),
+            &point.client.crc,
+            bar1_for(slots, point.client.payload),
+            &point.io,
+        )
+        .map_err(run_error)?;
+        Ok(MemoryMockRig {
+            point,
+            launcher,
+            server: Some(server),
+        })
+    }
+
+    /// Starts the mock of `point` on the agent's host; the clients run here.
+    pub fn start_remote(
+        point: MockPoint,
+        launcher: Option<Launcher>,
+        target: &crate::remote::RemoteTarget,
+    ) -> Result<Self, RunError> {
+        if point.instances == 0 {
+            return Err(RunError::Config("instances must be at least 1".into()));
+        }
+        let session = target
+            .connect()
+            .map_err(|e| RunError::Participant(e.to_string()))?;
+        let slots = point.client.threads * point.instances;
+        let server = RunningServer::start_remote(
+            &session,
             &point.client.crc,
             bar1_for(slots, point.client.payload),
             &point.io,
@@ -480,20 +592,34 @@ impl Rig for MemoryMockRig {
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
         let server = self
             .server
-            .as_ref()
+            .as_mut()
             .ok_or_else(|| RunError::Participant("the memory mock has stopped".into()))?;
-        let (addr, mock_pid) = (server.addr, server.pid());
+        if let Some(ended) = server.ended() {
+            return Err(RunError::Participant(format!("the memory mock {ended}")));
+        }
+        let addr = server.addr;
         if ctl.stop.load(Ordering::Relaxed) {
             return Err(RunError::Interrupted);
         }
+        let mock_before = server.cpu();
         ctl.window_started();
         let main_before = CpuSnapshot::now();
-        let mock_before = mock_pid.and_then(CpuSnapshot::of_pid);
         let runs = self.clients(addr, ctl.stop);
         let main_after = CpuSnapshot::now();
-        let mock_after = mock_pid.and_then(CpuSnapshot::of_pid);
         ctl.window_ended();
-        let runs = runs.map_err(run_error)?;
+        let server = self.server.as_mut().expect("checked above");
+        let mock_after = server.cpu();
+        let mock_pid = mock_before.map(|(pid, _)| pid);
+        let runs = match runs {
+            Ok(r) => r,
+            // A failed client is usually the symptom of a dead mock: say so.
+            Err(e) => match server.ended() {
+                Some(ended) => {
+                    return Err(RunError::Participant(format!("the memory mock {ended}")));
+                }
+                None => return Err(run_error(e)),
+            },
+        };
         if ctl.stop.load(Ordering::Relaxed) || runs.iter().any(|r| r.interrupted) {
             return Err(RunError::Interrupted);
         }
@@ -525,8 +651,8 @@ impl Rig for MemoryMockRig {
         } else {
             sum(&cpu[..1])
         };
-        let mock_cpu = match (mock_pid, mock_before, mock_after) {
-            (Some(pid), Some(b), Some(a)) => Some(b.until(&a, "memory mock", pid)),
+        let mock_cpu = match (mock_before, mock_after) {
+            (Some((pid, b)), Some((_, a))) => Some(b.until(&a, "memory mock", pid)),
             _ => None,
         };
         let server_cpu_s = mock_cpu.as_ref().map(|c| c.user_s + c.sys_s);

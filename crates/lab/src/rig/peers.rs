@@ -19,20 +19,22 @@
 
 use super::{Rig, RunControl, RunError, aggregate};
 use crate::affinity::{allowed_cpus, pin_current_thread};
+use crate::clock::Stamp;
 use crate::counters::{CounterSource, Participant};
 use crate::cpu::CpuSnapshot;
 use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerReply, PeerSpec};
 use crate::process::Launcher;
+use crate::remote::{RemoteTarget, Session};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::workload::{
-    ChannelSpec, Control, DriverOutcome, Limit, WorkloadError, WorkloadKind, drive,
+    ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, WorkloadError, WorkloadKind, drive,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
-use xferbench_transports::{Listener, Transport};
+use xferbench_transports::{Endpoint, Listener, Recv, Transport};
 
 /// Where peers run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +43,9 @@ pub enum PeerMode {
     Thread,
     /// Re-executed copies of the binary.
     Process(Launcher),
+    /// Copies of the binary on another host, started by its agent
+    /// ([`crate::remote`]); TCP only.
+    Remote(RemoteTarget),
 }
 
 /// What the peer rig needs beyond the point: the workload and how to run it.
@@ -74,6 +79,8 @@ pub struct PeerRig<T: Transport> {
     peers: Vec<Peer>,
     opts: PeerOptions,
     cpus: Vec<usize>,
+    /// The control connection of remote peers (dropped after them).
+    session: Option<Arc<Session>>,
 }
 
 impl<T: Transport + Clone> PeerRig<T> {
@@ -97,6 +104,17 @@ impl<T: Transport + Clone> PeerRig<T> {
             zero_copy: point.zero_copy,
         };
         let cpus = allowed_cpus();
+        let session = match &opts.peer {
+            PeerMode::Remote(target) => {
+                crate::remote::crosses_hosts(T::NAME).map_err(RunError::Config)?;
+                Some(
+                    target
+                        .connect()
+                        .map_err(|e| RunError::Participant(e.to_string()))?,
+                )
+            }
+            _ => None,
+        };
         let mut peers = Vec::with_capacity(point.channels);
         for channel in 0..point.channels {
             let ps = PeerSpec {
@@ -104,10 +122,14 @@ impl<T: Transport + Clone> PeerRig<T> {
                 transport: point.transport.clone(),
                 transport_params: point.transport_params.clone(),
                 spec: spec.clone(),
-                pin_cpu: opts.pin.then(|| pin_plan(channel, &cpus).1),
+                // The agent's host has its own CPUs: pinning is this host's business.
+                pin_cpu: (opts.pin && session.is_none()).then(|| pin_plan(channel, &cpus).1),
             };
             peers.push(match &opts.peer {
                 PeerMode::Thread => Peer::thread(ps),
+                PeerMode::Remote(_) => {
+                    Peer::remote(ps, session.as_ref().expect("connected above"))?
+                }
                 PeerMode::Process(program) => match source {
                     Some(src) => Peer::process(ps, &src.wrap_peer(program.clone()))?,
                     None => Peer::process(ps, program)?,
@@ -120,6 +142,7 @@ impl<T: Transport + Clone> PeerRig<T> {
             peers,
             opts: opts.clone(),
             cpus,
+            session,
         })
     }
 }
@@ -146,6 +169,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         for p in self.peers {
             p.quit();
         }
+        drop(self.session);
         Ok(())
     }
 
@@ -197,6 +221,10 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         let barrier = Arc::new(Barrier::new(n + 1));
         let progress: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
         let (tx, rx) = mpsc::channel::<DriverResult>();
+        // Remote peers stamp the end of a stream on another host's clock: the driver
+        // stamps it here instead, when the peer closes its end after the last message.
+        let remote = matches!(opts.peer, PeerMode::Remote(_));
+        let stamp_close = remote && spec.workload == WorkloadKind::Stream;
         // Drivers poll `halt`, which the supervisor sets on Ctrl-C (`stop`) or when it
         // gives up on the run. Driver threads are detached, so a driver stuck in a
         // transfer can never hang the tool; killing process peers unblocks them.
@@ -228,7 +256,12 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                         stop: &halt,
                         progress: &progress[channel],
                     };
-                    let r = drive(&mut ep, &spec, &ctl);
+                    let mut r = drive(&mut ep, &spec, &ctl);
+                    if stamp_close && let Ok(o) = &mut r {
+                        let mut buf = vec![0u8; spec.size.max(1)];
+                        while let Ok(Recv::Message) = ep.recv(&mut buf) {}
+                        o.end = Stamp::now();
+                    }
                     drop(ep);
                     let _ = tx.send((channel, r));
                 })
@@ -355,14 +388,25 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         }
         let main_role = match opts.peer {
             PeerMode::Thread => "main (drivers + thread peers)",
-            PeerMode::Process(_) => "main (drivers)",
+            PeerMode::Process(_) | PeerMode::Remote(_) => "main (drivers)",
         };
         let mut cpu = vec![cpu_before.until(&cpu_after, main_role, std::process::id())];
         cpu.extend(peer_cpu);
         let channels = outcomes
             .into_iter()
             .zip(&served)
-            .map(|(d, s)| spec.workload.channel_outcome(spec.size, d, s))
+            .map(|(d, s)| {
+                if remote {
+                    // Every stamp of the window from this host's clock.
+                    let s = ServeOutcome {
+                        end: d.end,
+                        ..s.clone()
+                    };
+                    spec.workload.channel_outcome(spec.size, d, &s)
+                } else {
+                    spec.workload.channel_outcome(spec.size, d, s)
+                }
+            })
             .collect();
         Ok(RunRecord {
             counters: ctl.take_counters(),

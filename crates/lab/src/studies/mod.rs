@@ -48,6 +48,9 @@ pub struct StudyEnv {
     /// The participant `--profile` records, when it does: a study may add a point
     /// long enough to profile on its own.
     pub profiling: Option<String>,
+    /// The agent that runs the serving side on another host (`--remote`); only
+    /// studies whose participants can cross hosts use it (warp-pipe).
+    pub remote: Option<crate::remote::RemoteTarget>,
 }
 
 impl StudyEnv {
@@ -60,7 +63,9 @@ impl StudyEnv {
             warmup: options.warmup,
             count: None,
             duration_s: None,
-            peer: if self.launcher.is_some() {
+            peer: if self.remote.is_some() {
+                "remote"
+            } else if self.launcher.is_some() {
                 "process"
             } else {
                 "thread"
@@ -138,7 +143,7 @@ pub struct StudyOverrides {
     pub hang_timeout: Option<Duration>,
     /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
     pub watch: Option<crate::limits::Watch>,
-    /// Run only the points this filter keeps ([`subset`]).
+    /// Run only the points this filter keeps (`--only`, [`subset`]).
     pub only: Option<subset::PointFilter>,
 }
 
@@ -227,7 +232,7 @@ pub fn run_study(
     }
     if let Some(f) = no_match {
         doc.outcome = crate::result::Outcome::Failed {
-            error: format!("{}={f}: no point of the plan matches", subset::ENV),
+            error: format!("--only {f}: no point of the plan matches"),
         };
     }
     doc.study = Some(StudyInfo {

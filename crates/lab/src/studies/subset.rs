@@ -1,18 +1,16 @@
-//! `XFERBENCH_STUDY_ONLY`: run the points of a study's plan whose parameters match,
+//! `study … --only KEY=VALUE`: run the points of a study's plan whose parameters match,
 //! and no others. The points run exactly as in the whole study (same rig, size and
 //! run control); only the rest of the plan is left out. Tests use it to profile a
 //! few cases of a long study, and users to re-measure one group.
 //!
-//! The filter is `KEY=VALUE[|VALUE…][,KEY=VALUE…]`: a point is kept when, for every
+//! The filter is `KEY=VALUE[|VALUE…][,KEY=VALUE…]` (repeated `--only` flags are joined
+//! with commas): a point is kept when, for every
 //! key, its parameter equals one of the values (`group=test3`,
 //! `group=cases|profile,arch=sharded`).
 
 use crate::counters::CounterSource;
 use crate::plan::{Bench, PlannedPoint};
 use crate::rig::{Rig, RunError};
-
-/// The environment variable that holds the filter.
-pub const ENV: &str = "XFERBENCH_STUDY_ONLY";
 
 /// A parsed filter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,29 +26,20 @@ impl PointFilter {
         for term in text.split(',').map(str::trim).filter(|t| !t.is_empty()) {
             let (k, v) = term
                 .split_once('=')
-                .ok_or_else(|| format!("{ENV}: `{term}` is not KEY=VALUE"))?;
+                .ok_or_else(|| format!("--only: `{term}` is not KEY=VALUE"))?;
             let values: Vec<String> = v.split('|').map(|s| s.trim().to_string()).collect();
             if k.trim().is_empty() || values.iter().any(String::is_empty) {
-                return Err(format!("{ENV}: `{term}` is not KEY=VALUE"));
+                return Err(format!("--only: `{term}` is not KEY=VALUE"));
             }
             terms.push((k.trim().to_string(), values));
         }
         if terms.is_empty() {
-            return Err(format!("{ENV}: empty filter; set KEY=VALUE or unset it"));
+            return Err("--only: an empty filter; give KEY=VALUE".to_string());
         }
         Ok(PointFilter {
             terms,
             text: text.trim().to_string(),
         })
-    }
-
-    /// The filter from [`ENV`], if set.
-    pub fn from_env() -> Result<Option<PointFilter>, String> {
-        match std::env::var(ENV) {
-            Ok(s) => PointFilter::parse(&s).map(Some),
-            Err(std::env::VarError::NotPresent) => Ok(None),
-            Err(e) => Err(format!("{ENV}: {e}")),
-        }
     }
 
     /// Whether `p` is kept.
@@ -147,7 +136,7 @@ mod tests {
         );
         for bad in ["", "group", "=x", "group=", "group=a|"] {
             let e = PointFilter::parse(bad).unwrap_err();
-            assert!(e.contains(ENV), "{bad}: {e}");
+            assert!(e.contains("--only"), "{bad}: {e}");
         }
     }
 }

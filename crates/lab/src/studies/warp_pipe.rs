@@ -357,7 +357,8 @@ pub fn plan_of(points: &[WarpPoint], quick: bool, env: &StudyEnv) -> StudyPlan {
             .map(|p| (p.planned(), p.mock.clone()))
             .collect(),
         env.launcher.clone(),
-    );
+    )
+    .with_remote(env.remote.clone());
     let settings = env.settings("warp-pipe", &options, true);
     StudyPlan {
         bench: Box::new(bench),

@@ -1,0 +1,128 @@
+//! Runs across hosts: an agent (`xferbench serve`) on the far host starts the
+//! serving side of each point there, driven over one authenticated control
+//! connection by the measuring side.
+//!
+//! * [`protocol`]: the JSON-lines control protocol and its decoder.
+//! * [`auth`]: the token and the HMAC-SHA256 challenge–response.
+//! * [`agent`]: the agent.
+//! * [`client`]: the measuring side's [`Session`] and [`RemoteChild`].
+//!
+//! # Clocks
+//!
+//! Every measured window is opened and closed on the measuring side's clock: a
+//! stream's window ends when the measuring side has received (or the peer has
+//! acknowledged) the last byte, a ping-pong's latencies are round trips, Warp Pipe's
+//! transactions are timed by the clients. No figure compares the two hosts' clocks.
+//! The clock offset between the hosts is still estimated over the control
+//! connection ([`Session::clock_offset`]) and recorded with its uncertainty, for
+//! anyone correlating logs or the agent's own timestamps. Only figures taken on the
+//! agent (the CPU of its children, over their own window) use its clock.
+
+pub mod agent;
+pub mod auth;
+pub mod client;
+pub mod protocol;
+
+#[cfg(test)]
+mod tests;
+
+pub use client::{RemoteChild, RemoteTarget, Session};
+pub use protocol::HostInfo;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a remote operation failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RemoteError {
+    /// The agent could not be reached.
+    #[error("{0}")]
+    Connect(String),
+    /// Authentication failed.
+    #[error("authentication with the agent failed: {0}")]
+    Auth(String),
+    /// The agent refused a request.
+    #[error("the agent refused: {0}")]
+    Refused(String),
+    /// The agent broke the protocol.
+    #[error("{0}")]
+    Protocol(String),
+    /// The connection was lost.
+    #[error("{0}")]
+    Lost(String),
+}
+
+/// The agent's clock offset, estimated over the control connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClockOffset {
+    /// Agent's clock minus the measuring side's, nanoseconds.
+    pub offset_ns: i64,
+    /// Half the smallest round trip, nanoseconds.
+    pub uncertainty_ns: u64,
+    /// The smallest round trip, nanoseconds.
+    pub min_rtt_ns: u64,
+    /// Round trips sampled.
+    pub samples: u32,
+}
+
+/// How windows are timed in a remote run (recorded in the result).
+pub const WINDOWS_ON_MEASURING_SIDE: &str = "every window is measured on the measuring side's clock only; the clock offset is informational";
+
+/// The remote part of a result's context: both hosts and the clocks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RemoteContext {
+    /// The agent's control address.
+    pub agent: String,
+    /// The host that measured (this one).
+    pub measuring_host: HostInfo,
+    /// The agent's host.
+    pub agent_host: HostInfo,
+    /// The host data connections dialled, when not the agent's (a relay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_host: Option<String>,
+    /// How windows were timed.
+    pub windows: String,
+    /// The estimated clock offset.
+    pub clock: ClockOffset,
+}
+
+/// Connects once to record both hosts and the clock offset.
+pub fn describe(target: &RemoteTarget) -> Result<RemoteContext, RemoteError> {
+    let session = target.connect()?;
+    let clock = session.clock_offset(16)?;
+    let mut me = HostInfo::here();
+    me.address = session.local_ip().to_string();
+    Ok(RemoteContext {
+        agent: session.agent().to_string(),
+        measuring_host: me,
+        agent_host: session.agent_host().clone(),
+        data_host: target.data_host.clone(),
+        windows: WINDOWS_ON_MEASURING_SIDE.into(),
+        clock,
+    })
+}
+
+/// The address of this host on the route to `agent` (no packet is sent).
+pub fn source_ip_towards(agent: std::net::SocketAddr) -> std::io::Result<std::net::IpAddr> {
+    let any: std::net::SocketAddr = if agent.is_ipv4() {
+        ([0, 0, 0, 0], 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let s = std::net::UdpSocket::bind(any)?;
+    s.connect(agent)?;
+    Ok(s.local_addr()?.ip())
+}
+
+/// `Ok` when `transport` can run its peers on another host, else why not.
+pub fn crosses_hosts(transport: &str) -> Result<(), String> {
+    let why = match transport {
+        "tcp" => return Ok(()),
+        "shm" | "iceoryx2" | "iox2" => "shares memory between processes of one host",
+        "pipe" | "unix" => "is a local IPC channel of one kernel",
+        "rpmsg" => "emulates an RPMsg link in shared memory on one host",
+        _ => "is not a network transport",
+    };
+    Err(format!(
+        "--remote: `{transport}` cannot cross hosts: it {why}; use -t tcp"
+    ))
+}
