@@ -63,6 +63,10 @@ else
     work=$(mktemp -d -t xferbench-fuzz.XXXXXX)
 fi
 
+# The committed seeds must be what fuzz/src/seed.rs builds from today's layouts.
+echo "== fuzz seeds (fuzz/tests/seeds.rs)"
+cargo +nightly test --manifest-path fuzz/Cargo.toml --locked --test seeds -q
+
 echo "== cargo fuzz build (${#targets[@]} targets)"
 for t in "${targets[@]}"; do
     cargo +nightly fuzz build "$t"
