@@ -34,80 +34,6 @@ use super::wait::{Fences, WaitError, WaitMode, wait_until, wake, wake_always};
 use std::io;
 use std::sync::atomic::Ordering;
 
-/// Why an index read from the other side's line of a ring was refused: the invariant
-/// `tail ≤ head ≤ tail + capacity` does not hold, so the peer is broken or hostile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum IndexError {
-    /// `head` is behind `tail`.
-    #[error("ring head {head} is behind its tail {tail}")]
-    Behind {
-        /// The producer's index.
-        head: u64,
-        /// The consumer's index.
-        tail: u64,
-    },
-    /// `head` is more than a ring ahead of `tail`.
-    #[error("ring head {head} is more than {capacity} bytes ahead of its tail {tail}")]
-    Overrun {
-        /// The producer's index.
-        head: u64,
-        /// The consumer's index.
-        tail: u64,
-        /// Bytes of the ring.
-        capacity: u64,
-    },
-    /// A span longer than the ring.
-    #[error("a span of {len} bytes does not fit a {capacity}-byte ring")]
-    Span {
-        /// Bytes asked for.
-        len: u64,
-        /// Bytes of the ring.
-        capacity: u64,
-    },
-}
-
-fn check_indices(tail: u64, head: u64, capacity: u64) -> Result<u64, IndexError> {
-    let used = head
-        .checked_sub(tail)
-        .ok_or(IndexError::Behind { head, tail })?;
-    if used > capacity {
-        return Err(IndexError::Overrun {
-            head,
-            tail,
-            capacity,
-        });
-    }
-    Ok(used)
-}
-
-/// Bytes a consumer at `tail` may read, given a producer `head` read from shared
-/// memory: `head - tail`, once `tail ≤ head ≤ tail + capacity` is checked.
-#[inline]
-pub fn readable(tail: u64, head: u64, capacity: u64) -> Result<u64, IndexError> {
-    check_indices(tail, head, capacity)
-}
-
-/// Bytes a producer at `head` may write, given a consumer `tail` read from shared
-/// memory: `capacity - (head - tail)`, once `tail ≤ head ≤ tail + capacity` is checked.
-#[inline]
-pub fn writable(head: u64, tail: u64, capacity: u64) -> Result<u64, IndexError> {
-    Ok(capacity - check_indices(tail, head, capacity)?)
-}
-
-/// The byte range of the mirrored data (`2 · capacity` bytes, see
-/// [`Mirror`](super::region::Mirror)) holding `len` bytes from stream position `pos`
-/// of a ring of `capacity` bytes (a power of two): always inside `0..2 · capacity`,
-/// or an error when `len` exceeds the ring.
-#[inline]
-pub fn span(pos: u64, len: u64, capacity: u64) -> Result<std::ops::Range<usize>, IndexError> {
-    debug_assert!(capacity.is_power_of_two());
-    if len > capacity {
-        return Err(IndexError::Span { len, capacity });
-    }
-    let start = (pos & (capacity - 1)) as usize;
-    Ok(start..start + len as usize)
-}
-
 /// Shared pieces of both ends.
 struct Shared {
     ctl: *const RingControl,
@@ -491,6 +417,80 @@ impl Consumer {
         ctl.cons.0.gone.store(1, Ordering::Release);
         wake_always(&ctl.space_wait.0);
     }
+}
+
+/// Why an index read from the other side's line of a ring was refused: the invariant
+/// `tail ≤ head ≤ tail + capacity` does not hold, so the peer is broken or hostile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    /// `head` is behind `tail`.
+    #[error("ring head {head} is behind its tail {tail}")]
+    Behind {
+        /// The producer's index.
+        head: u64,
+        /// The consumer's index.
+        tail: u64,
+    },
+    /// `head` is more than a ring ahead of `tail`.
+    #[error("ring head {head} is more than {capacity} bytes ahead of its tail {tail}")]
+    Overrun {
+        /// The producer's index.
+        head: u64,
+        /// The consumer's index.
+        tail: u64,
+        /// Bytes of the ring.
+        capacity: u64,
+    },
+    /// A span longer than the ring.
+    #[error("a span of {len} bytes does not fit a {capacity}-byte ring")]
+    Span {
+        /// Bytes asked for.
+        len: u64,
+        /// Bytes of the ring.
+        capacity: u64,
+    },
+}
+
+fn check_indices(tail: u64, head: u64, capacity: u64) -> Result<u64, IndexError> {
+    let used = head
+        .checked_sub(tail)
+        .ok_or(IndexError::Behind { head, tail })?;
+    if used > capacity {
+        return Err(IndexError::Overrun {
+            head,
+            tail,
+            capacity,
+        });
+    }
+    Ok(used)
+}
+
+/// Bytes a consumer at `tail` may read, given a producer `head` read from shared
+/// memory: `head - tail`, once `tail ≤ head ≤ tail + capacity` is checked.
+#[inline]
+pub fn readable(tail: u64, head: u64, capacity: u64) -> Result<u64, IndexError> {
+    check_indices(tail, head, capacity)
+}
+
+/// Bytes a producer at `head` may write, given a consumer `tail` read from shared
+/// memory: `capacity - (head - tail)`, once `tail ≤ head ≤ tail + capacity` is checked.
+#[inline]
+pub fn writable(head: u64, tail: u64, capacity: u64) -> Result<u64, IndexError> {
+    Ok(capacity - check_indices(tail, head, capacity)?)
+}
+
+/// The byte range of the mirrored data (`2 · capacity` bytes, see
+/// [`Mirror`](super::region::Mirror)) holding `len` bytes from stream position `pos`
+/// of a ring of `capacity` bytes (a power of two): always inside `0..2 · capacity`,
+/// or an error when `len` exceeds the ring.
+#[inline]
+pub fn span(pos: u64, len: u64, capacity: u64) -> Result<std::ops::Range<usize>, IndexError> {
+    debug_assert!(capacity.is_power_of_two());
+    if len > capacity {
+        return Err(IndexError::Span { len, capacity });
+    }
+    let start = (pos & (capacity - 1)) as usize;
+    Ok(start..start + len as usize)
 }
 
 #[cfg(test)]
