@@ -83,6 +83,32 @@ pub enum PeerReply {
     },
 }
 
+impl PeerCommand {
+    /// Parses one line of the control protocol (a JSON object, without its newline),
+    /// as a peer reads it from its stdin. Any text gives a command or an error.
+    pub fn from_line(line: &str) -> Result<PeerCommand, serde_json::Error> {
+        serde_json::from_str(line)
+    }
+
+    /// The line (JSON, without its newline) that carries the command.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("commands serialise")
+    }
+}
+
+impl PeerReply {
+    /// Parses one line of the control protocol (a JSON object, without its newline),
+    /// as the parent reads it from a peer's stdout. Any text gives a reply or an error.
+    pub fn from_line(line: &str) -> Result<PeerReply, serde_json::Error> {
+        serde_json::from_str(line)
+    }
+
+    /// The line (JSON, without its newline) that carries the reply.
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("replies serialise")
+    }
+}
+
 /// How long a peer may take to connect, or to finish after the driver closed.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -218,7 +244,7 @@ impl Peer {
         thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let ev = match line {
-                    Ok(l) => match serde_json::from_str(&l) {
+                    Ok(l) => match PeerReply::from_line(&l) {
                         Ok(r) => Event::Reply(r),
                         Err(_) => Event::Garbage(l),
                     },
@@ -295,7 +321,7 @@ impl Peer {
         let ok = match &mut self.kind {
             Kind::Thread { commands } => commands.send(cmd.clone()).is_ok(),
             Kind::Process { stdin, .. } => {
-                let mut line = serde_json::to_string(cmd).expect("commands serialise");
+                let mut line = cmd.to_line();
                 line.push('\n');
                 stdin
                     .write_all(line.as_bytes())
@@ -544,12 +570,12 @@ pub fn serve_stdio() -> i32 {
     let stdout = std::io::stdout();
     let reply = |r: PeerReply| {
         let mut out = stdout.lock();
-        let line = serde_json::to_string(&r).expect("replies serialise");
+        let line = r.to_line();
         writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
     };
     let mut next = || -> Option<PeerCommand> {
         let line = lines.next()?.ok()?;
-        serde_json::from_str(&line).ok()
+        PeerCommand::from_line(&line).ok()
     };
     let spec = match next() {
         Some(PeerCommand::Hello(spec)) => {

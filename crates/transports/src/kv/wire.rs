@@ -301,6 +301,52 @@ impl ResponseData {
     }
 }
 
+// Each frame's size is the sum of its fields' sizes: no padding, so every byte of a
+// frame is a field byte and every bit pattern is a valid frame (integers and byte
+// arrays only), which is what makes the byte conversions below sound.
+const _: () = assert!(std::mem::size_of::<Key>() == 4 + KEY_CAP);
+const _: () = assert!(std::mem::size_of::<RequestPayload>() == 1 + 3 + 68 + 4);
+const _: () = assert!(std::mem::size_of::<RequestData>() == 4 + 4 + 76);
+const _: () = assert!(std::mem::size_of::<Entry>() == 68 + 4);
+const _: () = assert!(std::mem::size_of::<ResponsePayload>() == 1 + 7 + 8 + 72 * BUCKET_CAP);
+const _: () = assert!(std::mem::size_of::<ResponseData>() == 4 + 4 + 2320);
+
+/// Byte conversions of a frame, as it lies in shared memory.
+macro_rules! frame_bytes {
+    ($t:ty) => {
+        impl $t {
+            /// Bytes of the frame in shared memory.
+            pub const SIZE: usize = std::mem::size_of::<$t>();
+
+            /// The frame held by `bytes`, as a side reading it from shared memory sees
+            /// it. Any bytes are a frame; its contents are checked by the accessors.
+            pub fn from_bytes(bytes: &[u8; Self::SIZE]) -> $t {
+                // SAFETY: the frame is `repr(C)` of integers and byte arrays without
+                // padding (asserted above), so any bit pattern is a valid value;
+                // `read_unaligned` copes with the byte array's alignment.
+                unsafe { bytes.as_ptr().cast::<$t>().read_unaligned() }
+            }
+
+            /// The frame's bytes, as written to shared memory.
+            pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+                let mut b = [0u8; Self::SIZE];
+                // SAFETY: a frame has no padding (asserted above), so all its
+                // `SIZE` bytes are initialised; the two do not overlap.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (self as *const $t).cast::<u8>(),
+                        b.as_mut_ptr(),
+                        Self::SIZE,
+                    );
+                }
+                b
+            }
+        }
+    };
+}
+frame_bytes!(RequestData);
+frame_bytes!(ResponseData);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,5 +393,27 @@ mod tests {
         assert!(!p.push(b"k32", 32));
         assert_eq!(p.reply(), Ok(Reply::Overflow));
         assert_eq!(p.used_len(), 16);
+    }
+
+    #[test]
+    fn frames_round_trip_through_their_bytes() {
+        let req = RequestData {
+            client_id: 3,
+            request_id: 9,
+            payload: RequestPayload::insert(Key::new(b"key").unwrap(), 42),
+        };
+        let back = RequestData::from_bytes(&req.to_bytes());
+        assert_eq!((back.client_id, back.request_id), (3, 9));
+        assert_eq!(back.payload.op(), Ok(Op::Insert(b"key", 42)));
+        let mut res = ResponseData {
+            client_id: 3,
+            request_id: 9,
+            ..ResponseData::default()
+        };
+        res.payload.begin_bucket();
+        assert!(res.payload.push(b"key", 42));
+        let back = ResponseData::from_bytes(&res.to_bytes());
+        assert_eq!(back.to_bytes(), res.to_bytes());
+        assert_eq!(back.payload.reply(), res.payload.reply());
     }
 }

@@ -543,6 +543,98 @@ fn map_header(fd: &OwnedFd, len: usize) -> Result<NonNull<RegionHeader>, RegionE
     Ok(NonNull::new(p.cast()).expect("mmap returns non-null"))
 }
 
+/// Where a validated header says the rings lie: ring 0's data at `data_offset`, ring
+/// 1's right after it, each `ring_capacity` bytes, `total_len` bytes in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// Offset of ring 0's data (the header rounded up to the page size).
+    pub data_offset: u64,
+    /// Data bytes of each ring: a power-of-two multiple of the page size, at most 1 GiB.
+    pub ring_capacity: u64,
+    /// Bytes of the whole object: `data_offset + 2 · ring_capacity`.
+    pub total_len: u64,
+}
+
+impl RegionHeader {
+    /// Validates a header found at the start of an object of `file_len` bytes by a side
+    /// configured with `wait_mode`, before anything else in the object is touched:
+    /// the magic (read with Acquire, as the creator stores it last), version, header
+    /// length, ring capacity and the geometry recomputed from it, which must match the
+    /// header and the object's size. On success every byte of both rings lies within
+    /// `file_len`. Any bytes may be in the header: this never panics. These are the
+    /// checks [`Region::attach`] makes, in its order, as a function of the header's
+    /// bytes alone (what the fuzz target `shm_region` drives).
+    pub fn validate(&self, file_len: u64, wait_mode: u32) -> Result<Geometry, RegionError> {
+        let magic = self.magic.load(Ordering::Acquire);
+        if magic != MAGIC {
+            return Err(RegionError::BadMagic { found: magic });
+        }
+        let (version, hlen, total, cap, data_offset, mode) = (
+            self.version,
+            self.header_len,
+            self.total_len,
+            self.ring_capacity,
+            self.data_offset,
+            self.wait_mode,
+        );
+        if version != LAYOUT_VERSION {
+            return Err(RegionError::Version { found: version });
+        }
+        let header_len = std::mem::size_of::<RegionHeader>() as u64;
+        if u64::from(hlen) != header_len {
+            return Err(RegionError::Size(format!(
+                "header of {hlen} bytes, expected {header_len}"
+            )));
+        }
+        if !valid_capacity(cap) {
+            return Err(RegionError::Size(format!(
+                "ring capacity {cap} is not a power-of-two multiple of the page size"
+            )));
+        }
+        let (want_offset, want_total) = geometry(cap as usize);
+        if data_offset != want_offset || total != want_total || file_len != total {
+            return Err(RegionError::Size(format!(
+                "header says data at {data_offset} and {total} bytes in all, the geometry needs {want_offset} and \
+                 {want_total}, and the object has {file_len}"
+            )));
+        }
+        if mode != wait_mode {
+            return Err(RegionError::WaitMode {
+                found: crate::shm::wait::WaitMode::name_of(mode),
+                expected: crate::shm::wait::WaitMode::name_of(wait_mode),
+            });
+        }
+        Ok(Geometry {
+            data_offset,
+            ring_capacity: cap,
+            total_len: total,
+        })
+    }
+}
+
+#[cfg(test)]
+mod validate_tests {
+    use super::*;
+
+    #[test]
+    fn a_created_header_validates_and_a_wrong_size_or_mode_is_refused() {
+        let r = Region::create(page_size(), 0).unwrap();
+        let h = r.header();
+        let total = h.total_len;
+        let g = h.validate(total, 0).unwrap();
+        assert_eq!(g.ring_capacity, page_size() as u64);
+        assert_eq!(g.data_offset + 2 * g.ring_capacity, total);
+        assert!(matches!(
+            h.validate(total + 1, 0),
+            Err(RegionError::Size(_))
+        ));
+        assert!(matches!(
+            h.validate(total, 1),
+            Err(RegionError::WaitMode { .. })
+        ));
+    }
+}
+
 /// Removes regions of this user whose creating process no longer exists. Returns the
 /// names removed.
 pub fn sweep_stale() -> Vec<String> {

@@ -418,3 +418,118 @@ impl Consumer {
         wake_always(&ctl.space_wait.0);
     }
 }
+
+/// Why an index read from the other side's line of a ring was refused: the invariant
+/// `tail ≤ head ≤ tail + capacity` does not hold, so the peer is broken or hostile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IndexError {
+    /// `head` is behind `tail`.
+    #[error("ring head {head} is behind its tail {tail}")]
+    Behind {
+        /// The producer's index.
+        head: u64,
+        /// The consumer's index.
+        tail: u64,
+    },
+    /// `head` is more than a ring ahead of `tail`.
+    #[error("ring head {head} is more than {capacity} bytes ahead of its tail {tail}")]
+    Overrun {
+        /// The producer's index.
+        head: u64,
+        /// The consumer's index.
+        tail: u64,
+        /// Bytes of the ring.
+        capacity: u64,
+    },
+    /// A span longer than the ring.
+    #[error("a span of {len} bytes does not fit a {capacity}-byte ring")]
+    Span {
+        /// Bytes asked for.
+        len: u64,
+        /// Bytes of the ring.
+        capacity: u64,
+    },
+}
+
+fn check_indices(tail: u64, head: u64, capacity: u64) -> Result<u64, IndexError> {
+    let used = head
+        .checked_sub(tail)
+        .ok_or(IndexError::Behind { head, tail })?;
+    if used > capacity {
+        return Err(IndexError::Overrun {
+            head,
+            tail,
+            capacity,
+        });
+    }
+    Ok(used)
+}
+
+/// Bytes a consumer at `tail` may read, given a producer `head` read from shared
+/// memory: `head - tail`, once `tail ≤ head ≤ tail + capacity` is checked.
+#[inline]
+pub fn readable(tail: u64, head: u64, capacity: u64) -> Result<u64, IndexError> {
+    check_indices(tail, head, capacity)
+}
+
+/// Bytes a producer at `head` may write, given a consumer `tail` read from shared
+/// memory: `capacity - (head - tail)`, once `tail ≤ head ≤ tail + capacity` is checked.
+#[inline]
+pub fn writable(head: u64, tail: u64, capacity: u64) -> Result<u64, IndexError> {
+    Ok(capacity - check_indices(tail, head, capacity)?)
+}
+
+/// The byte range of the mirrored data (`2 · capacity` bytes, see
+/// [`Mirror`](super::region::Mirror)) holding `len` bytes from stream position `pos`
+/// of a ring of `capacity` bytes (a power of two): always inside `0..2 · capacity`,
+/// or an error when `len` exceeds the ring.
+#[inline]
+pub fn span(pos: u64, len: u64, capacity: u64) -> Result<std::ops::Range<usize>, IndexError> {
+    debug_assert!(capacity.is_power_of_two());
+    if len > capacity {
+        return Err(IndexError::Span { len, capacity });
+    }
+    let start = (pos & (capacity - 1)) as usize;
+    Ok(start..start + len as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_from_the_peer_are_checked_against_the_ring() {
+        assert_eq!(readable(10, 14, 8), Ok(4));
+        assert_eq!(writable(14, 10, 8), Ok(4));
+        assert_eq!(readable(10, 18, 8), Ok(8));
+        assert_eq!(writable(18, 10, 8), Ok(0));
+        assert_eq!(
+            readable(10, 9, 8),
+            Err(IndexError::Behind { head: 9, tail: 10 })
+        );
+        assert_eq!(
+            writable(19, 10, 8),
+            Err(IndexError::Overrun {
+                head: 19,
+                tail: 10,
+                capacity: 8
+            })
+        );
+        // A tail near u64::MAX and a head that wrapped is "behind", not huge.
+        assert!(readable(u64::MAX, 3, 8).is_err());
+        assert!(writable(0, u64::MAX, 8).is_err());
+    }
+
+    #[test]
+    fn spans_stay_in_the_mirrored_data() {
+        assert_eq!(span(13, 8, 8), Ok(5..13));
+        assert_eq!(span(u64::MAX, 8, 8), Ok(7..15));
+        assert_eq!(
+            span(0, 9, 8),
+            Err(IndexError::Span {
+                len: 9,
+                capacity: 8
+            })
+        );
+    }
+}
