@@ -142,7 +142,7 @@ Examples:
   xferbench kv client 0 10          # a visitor: runs until Ctrl-C")]
     #[command(subcommand)]
     Kv(KvCommand),
-    /// Internal: a hash-table server of the study; prints `serving on NAME`.
+    /// Internal: a hash-table server of the study; prints `serving on ADDRESS`.
     #[command(name = role::KV_SERVER, hide = true)]
     KvServer {
         /// The lab's `KvServerSpec` as JSON.
@@ -331,7 +331,7 @@ Examples:
     #[command(after_help = "\
 Examples:
   xferbench kv client 100 10 --seed 42
-  xferbench kv client 0 10 --server /xferbench-u1000-p4242-kv0
+  xferbench kv client 0 10 --server memfd:4242:5:1035
 
 Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification.")]
     Client(KvClientArgs),
@@ -377,9 +377,9 @@ pub struct KvClientArgs {
     /// Key prefix and random stream (random when absent).
     #[arg(long, value_name = "N")]
     pub seed: Option<u32>,
-    /// The server's shared-memory name, as `kv serve` prints it (default: the one
-    /// kv server of this user that is running).
-    #[arg(long, value_name = "NAME")]
+    /// The server's shared-memory address (memfd:<pid>:<fd>:<inode>), as `kv serve` prints
+    /// it (default: the one kv server of this user that is running).
+    #[arg(long, value_name = "ADDRESS")]
     pub server: Option<String>,
     /// A wait with no progress for this long fails the client.
     #[arg(long, value_name = "DURATION", default_value = "10s")]

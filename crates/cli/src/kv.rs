@@ -121,18 +121,14 @@ pub fn client_process(json: &str) -> Result<u8> {
 
 fn find_server(a: &KvClientArgs) -> Result<String> {
     if let Some(n) = &a.server {
-        return Ok(if n.starts_with('/') {
-            n.clone()
-        } else {
-            format!("/{n}")
-        });
+        return Ok(n.clone());
     }
     let servers = running_servers();
     match servers.as_slice() {
         [] => bail!("no kv server of this user is running; start one with `xferbench kv serve`"),
         [(name, _)] => Ok(name.clone()),
         many => bail!(
-            "{} kv servers are running ({}); choose one with --server NAME",
+            "{} kv servers are running ({}); choose one with --server ADDRESS",
             many.len(),
             many.iter()
                 .map(|(n, pid)| format!("{n} of pid {pid}"))

@@ -3,6 +3,7 @@
 
 use std::mem::offset_of;
 use std::time::{Duration, Instant};
+use xferbench_transports::shm::backing;
 use xferbench_transports::shm::region::{LAYOUT_VERSION, MAGIC, RegionHeader};
 use xferbench_transports::shm::{Shm, ShmEndpoint};
 use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
@@ -21,12 +22,7 @@ fn with(pairs: &[(&str, &str)]) -> Shm {
 
 /// Opens the region behind `address` and overwrites `bytes` at `offset`.
 fn poke(address: &str, offset: usize, bytes: &[u8]) {
-    let fd = rustix::shm::open(
-        address,
-        rustix::shm::OFlags::RDWR,
-        rustix::fs::Mode::empty(),
-    )
-    .unwrap();
+    let fd = backing::open(address).unwrap().fd;
     rustix::io::pwrite(&fd, bytes, offset as u64).unwrap();
 }
 
@@ -103,24 +99,32 @@ fn sizes_that_do_not_add_up_are_refused() {
 }
 
 #[test]
-fn a_truncated_object_is_refused_without_touching_missing_pages() {
+fn the_region_cannot_be_resized_so_a_truncation_never_reaches_a_mapping() {
     let t = Shm::default();
-    for len in [0u64, 100, 4096, 8192] {
-        let l = t.listen().unwrap();
-        let fd = rustix::shm::open(
-            l.address(),
-            rustix::shm::OFlags::RDWR,
-            rustix::fs::Mode::empty(),
-        )
-        .unwrap();
-        rustix::fs::ftruncate(&fd, len).unwrap();
-        let e = attach_error(&t, l.address());
-        assert!(
-            e.contains("bytes")
-                && (e.contains("header") || e.contains("magic") || e.contains("sizes")),
-            "{len}: {e}"
+    let l = t.listen().unwrap();
+    let fd = backing::open(l.address()).unwrap().fd;
+    for len in [0u64, 100, 4096, 1 << 30] {
+        assert_eq!(
+            rustix::fs::ftruncate(&fd, len),
+            Err(rustix::io::Errno::PERM),
+            "{len}"
         );
     }
+    let peer = t.connect(l.address(), deadline()).unwrap();
+    drop((l.accept(deadline()).unwrap(), peer));
+}
+
+#[test]
+fn a_wrong_creator_pid_is_refused() {
+    let t = Shm::default();
+    let l = t.listen().unwrap();
+    poke(
+        l.address(),
+        offset_of!(RegionHeader, creator_pid),
+        &1u32.to_le_bytes(),
+    );
+    let e = attach_error(&t, l.address());
+    assert!(e.contains("creator pid 1"), "{e}");
 }
 
 #[test]
@@ -134,28 +138,27 @@ fn sides_with_different_wait_strategies_are_refused() {
 }
 
 #[test]
-fn the_name_is_gone_once_the_peer_attached_and_after_a_failed_accept() {
+fn the_address_is_gone_once_the_peer_attached_and_after_a_failed_accept() {
     let t = Shm::default();
     let l = t.listen().unwrap();
     let address = l.address().to_string();
-    let path = format!("/dev/shm{address}");
-    assert!(std::path::Path::new(&path).exists());
+    assert!(backing::open(&address).is_ok());
     let peer = t.connect(&address, deadline()).unwrap();
     let _ep = l.accept(deadline()).unwrap();
     assert!(
-        !std::path::Path::new(&path).exists(),
-        "{path} outlived the attach"
+        backing::open(&address).is_err(),
+        "{address} outlived the attach"
     );
     drop(peer);
     let l = t.listen().unwrap();
-    let path = format!("/dev/shm{}", l.address());
+    let address = l.address().to_string();
     assert!(
         l.accept(Instant::now() + Duration::from_millis(10))
             .is_err()
     );
     assert!(
-        !std::path::Path::new(&path).exists(),
-        "{path} outlived a timed-out accept"
+        backing::open(&address).is_err(),
+        "{address} outlived a timed-out accept"
     );
 }
 

@@ -5,12 +5,12 @@
 //! # The remote
 //!
 //! A [`Session`] starts the remote once per link: in a re-executed copy of the binary
-//! in its [`Role::RpmsgRemote`], given the region name (the firmware on its own core;
+//! in its [`Role::RpmsgRemote`], given the region address (the firmware on its own core;
 //! `PR_SET_PDEATHSIG`, its own process group) or, for tests, in a thread. A remote
 //! that dies is noticed by the host's bounded waits (`kill(pid, 0)` every 10 ms of
 //! silence) and reported with its exit status and the tail of its stderr, as a
-//! failed participant ([`RunError::Participant`]); its region name was unlinked when
-//! it attached, so nothing is left in `/dev/shm`.
+//! failed participant ([`RunError::Participant`]); the region is a sealed memfd whose
+//! creator's descriptor was closed when the remote attached, so nothing is left behind.
 //!
 //! # Figures
 //!
@@ -170,7 +170,12 @@ impl Session {
         LinkCounters {
             kicks_to_remote,
             kicks_to_host,
-            faults: self.link.host_faults().total() + self.link.remote_faults().total(),
+            // Counters in shared memory: a remote can write anything into them.
+            faults: self
+                .link
+                .host_faults()
+                .total()
+                .saturating_add(self.link.remote_faults().total()),
             dropped: self.link.dropped(),
         }
     }
@@ -372,14 +377,20 @@ impl Rig for RpmsgRig {
             (SUM_OF_RATES, sum_of_rates),
             (
                 KICKS_TO_REMOTE,
-                per_rt(after.kicks_to_remote - before.kicks_to_remote),
+                per_rt(after.kicks_to_remote.saturating_sub(before.kicks_to_remote)),
             ),
             (
                 KICKS_TO_HOST,
-                per_rt(after.kicks_to_host - before.kicks_to_host),
+                per_rt(after.kicks_to_host.saturating_sub(before.kicks_to_host)),
             ),
-            (LINK_FAULTS, (after.faults - before.faults) as f64),
-            (DROPPED_REPLIES, (after.dropped - before.dropped) as f64),
+            (
+                LINK_FAULTS,
+                after.faults.saturating_sub(before.faults) as f64,
+            ),
+            (
+                DROPPED_REPLIES,
+                after.dropped.saturating_sub(before.dropped) as f64,
+            ),
         ] {
             rec.figures.insert(name.to_string(), v);
         }
@@ -388,7 +399,7 @@ impl Rig for RpmsgRig {
     }
 }
 
-/// The body of the [`Role::RpmsgRemote`] process: attach to the region `name` and
+/// The body of the [`Role::RpmsgRemote`] process: attach to the region at `name` and
 /// serve until stopped. Returns the exit code.
 pub fn serve_remote(name: &str) -> i32 {
     crate::process::die_with_parent();
@@ -398,14 +409,14 @@ pub fn serve_remote(name: &str) -> i32 {
             r
         }
         Err(e) => {
-            eprintln!("rpmsg remote: {e}");
+            eprintln!("rpmsg remote: region {name}: {e}");
             return 1;
         }
     };
     match r.serve() {
         Ok(_) => 0,
         Err(e) => {
-            eprintln!("rpmsg remote: {e}");
+            eprintln!("rpmsg remote: region {name}: {e}");
             1
         }
     }

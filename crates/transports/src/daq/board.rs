@@ -199,7 +199,7 @@ impl Board {
         );
         let target = if cfg.mapped {
             let bytes = cfg.samples * SAMPLE_BYTES;
-            let fd = memfd(&format!("xferbench-daq-dma{index}"), bytes)?;
+            let fd = memfd(&format!("daq-dma{index}"), bytes)?;
             Some(Arc::new(Mapping::new(&fd, bytes, true)?))
         } else {
             None
@@ -329,7 +329,7 @@ impl Board {
         self.check(src.len())?;
         if self.write_area.is_none() {
             self.write_area = Some(memfd(
-                &format!("xferbench-daq-wr{}", self.index),
+                &format!("daq-wr{}", self.index),
                 self.samples() * SAMPLE_BYTES,
             )?);
         }

@@ -58,7 +58,7 @@ pub struct Control {
 impl Control {
     /// Creates the block of board `board` with `samples` samples, idle.
     pub fn create(board: usize, samples: usize) -> Result<Control, DaqError> {
-        let fd = memfd(&format!("xferbench-daq-ctl{board}"), 4096)?;
+        let fd = memfd(&format!("daq-ctl{board}"), 4096)?;
         let map = Mapping::new(&fd, 4096, true)?;
         let c = Control {
             fd,

@@ -10,10 +10,14 @@
 //!
 //! [`Mapping`] is a shared memfd mapping: the zero-copy target the DMA engine writes
 //! into and the reader sees, and the control block's page.
+//!
+//! Every memfd here comes from [`crate::shm::backing`]: sealed against shrinking and
+//! growing, so another process of the user that reopens one through
+//! `/proc/<pid>/fd` cannot truncate it under the model's mappings.
 
 use super::DaqError;
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{MemfdFlags, SealFlags};
+use rustix::fs::SealFlags;
 use rustix::mm::{MapFlags, ProtFlags};
 use std::ptr::NonNull;
 
@@ -132,12 +136,18 @@ impl Drop for Mapping {
     }
 }
 
-/// Creates an anonymous memfd of `bytes`, sealable.
+fn backing(what: &'static str) -> impl FnOnce(crate::shm::backing::BackingError) -> DaqError {
+    move |e| DaqError::Memory {
+        what,
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+/// Creates an anonymous memfd `xferbench-<name>` of `bytes`, sealed against resizing.
 pub fn memfd(name: &str, bytes: usize) -> Result<OwnedFd, DaqError> {
-    let fd = rustix::fs::memfd_create(name, MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING)
-        .map_err(io("memfd_create"))?;
-    rustix::fs::ftruncate(&fd, bytes as u64).map_err(io("ftruncate"))?;
-    Ok(fd)
+    crate::shm::backing::create(name, bytes as u64)
+        .map(|(fd, _)| fd)
+        .map_err(backing("memfd_create"))
 }
 
 /// A board's sample memory: a sealed memfd holding the pattern of [`sample`].
@@ -154,7 +164,8 @@ impl DeviceMemory {
     pub fn create(index: usize, samples: usize) -> Result<DeviceMemory, DaqError> {
         let seed = seed_of(index);
         let bytes = samples * SAMPLE_BYTES;
-        let fd = memfd(&format!("xferbench-daq-mem{index}"), bytes)?;
+        let fd = crate::shm::backing::memfd(&format!("daq-mem{index}"), bytes as u64)
+            .map_err(backing("memfd_create"))?;
         const CHUNK: usize = 1 << 19;
         let mut buf = vec![0u8; CHUNK * SAMPLE_BYTES];
         let mut i = 0usize;
@@ -174,8 +185,8 @@ impl DeviceMemory {
             }
             i += n;
         }
-        rustix::fs::fcntl_add_seals(&fd, SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE)
-            .map_err(io("sealing device memory"))?;
+        crate::shm::backing::seal(&fd, SealFlags::WRITE)
+            .map_err(backing("sealing device memory"))?;
         let view = Mapping::new(&fd, bytes, false)?;
         Ok(DeviceMemory {
             fd,

@@ -5,16 +5,19 @@
 //!
 //! ```text
 //! offset 0    KvHeader: magic, version, arch, header_len, workers, total_len,
-//!             buckets, server_pid, part, served, epoch
+//!             buckets, server_pid, part, served, epoch, companion_fd,
+//!             companion_ino
 //! offset 128  the architecture's body (see preopt.rs, ring.rs, sharded.rs)
 //! ```
 //!
-//! The server creates each object with `O_CREAT | O_EXCL`, mode 0600, as
-//! `/xferbench-u<uid>-p<pid>-kv<n>` (preopt's response object adds `-res`), so the
-//! stale-region sweep of [`crate::shm::region::sweep_stale`] removes objects whose
-//! server died. It writes every field, then the body, then the magic last.
+//! The server creates each object as a sealed memfd ([`crate::shm::backing`]) called
+//! `xferbench-kv<n>` (preopt's response object adds `-res`): nobody can resize it,
+//! and it vanishes with the server. Its address is `memfd:<server pid>:<fd>:<inode>`;
+//! preopt's main header names the response object's descriptor and inode.
+//! The server writes every field, then the body, then the magic last.
 //!
-//! A client refuses an object unless its file holds a whole header, the magic,
+//! A client refuses an object unless it is one of our memfds with all seals, the
+//! server pid of the address matches the header, its file holds a whole header, the magic,
 //! version and header length are ours, the architecture and worker count are
 //! known and in range, and `total_len` equals both the file's size and the size the
 //! architecture's layout needs for that worker count. Offsets into the body are
@@ -22,7 +25,6 @@
 
 use super::{Arch, KvError};
 use rustix::fd::OwnedFd;
-use rustix::fs::Mode;
 use rustix::mm::{MapFlags, ProtFlags};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -30,7 +32,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// `"XFBKV001"` as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"XFBKV001");
 /// Layout version; bump on any change to a kv layout.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Where the body starts.
 pub const BODY_OFFSET: usize = 128;
 /// Most workers a server may have.
@@ -62,6 +64,10 @@ pub struct KvHeader {
     pub served: AtomicU64,
     /// Sharded: bumped on every join, leave and reclaimed client.
     pub epoch: AtomicU32,
+    /// Preopt's main object: the server's descriptor of the response object.
+    pub companion_fd: u32,
+    /// Preopt's main object: the response object's inode.
+    pub companion_ino: u64,
 }
 
 const _: () = assert!(std::mem::size_of::<KvHeader>() <= BODY_OFFSET);
@@ -71,9 +77,15 @@ const _: () = assert!(std::mem::size_of::<KvHeader>() <= BODY_OFFSET);
 pub struct ShmObject {
     ptr: NonNull<u8>,
     len: usize,
-    name: String,
-    owner: bool,
-    _fd: OwnedFd,
+    /// `memfd:<server pid>:<fd>:<inode>`.
+    address: String,
+    fd: OwnedFd,
+    /// Private copies of the validated header fields the layout depends on: a peer
+    /// can rewrite the shared header at any time, so offsets are never computed from
+    /// it after validation.
+    arch: Arch,
+    workers: u32,
+    server_pid: u32,
 }
 
 // SAFETY: plain shared memory; all shared mutable state in it is atomics or
@@ -89,14 +101,21 @@ fn io(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> KvError {
     }
 }
 
-/// The name of server object `n` of this process.
+/// The memfd name of server object `n` of this process (after the `xferbench-`
+/// prefix).
 pub fn object_name(n: u64) -> String {
-    format!(
-        "/{}{}-p{}-kv{n}",
-        crate::shm::region::NAME_PREFIX,
-        rustix::process::getuid().as_raw(),
-        std::process::id()
-    )
+    format!("kv{n}")
+}
+
+fn backing_err(e: crate::shm::backing::BackingError) -> KvError {
+    use crate::shm::backing::BackingError;
+    match e {
+        e @ (BackingError::Gone { .. } | BackingError::Address { .. }) => {
+            KvError::NoServer(format!("{e}: is the server running?"))
+        }
+        BackingError::Io { op, source } => KvError::Io { op, source },
+        other => KvError::Header(other.to_string()),
+    }
 }
 
 /// What the server writes in a header.
@@ -110,37 +129,30 @@ pub struct HeaderFields {
     pub buckets: u64,
     /// Which object.
     pub part: u32,
+    /// The descriptor and inode of a companion object (preopt's response object),
+    /// or zeros.
+    pub companion: (u32, u64),
 }
 
 impl ShmObject {
-    /// Creates `name` (mode 0600, exclusive) for `fields`, sized by the layout;
-    /// `init` initialises the body before the magic is stored.
+    /// Creates the sealed memfd `xferbench-<name>` for `fields`, sized by the
+    /// layout; `init` initialises the body before the magic is stored.
     pub fn create(
         name: &str,
         fields: HeaderFields,
         init: impl FnOnce(*mut u8) -> Result<(), KvError>,
     ) -> Result<ShmObject, KvError> {
         let total = BODY_OFFSET + fields.arch.body_len(fields.workers, fields.part);
-        let fd = rustix::shm::open(
-            name,
-            rustix::shm::OFlags::CREATE | rustix::shm::OFlags::EXCL | rustix::shm::OFlags::RDWR,
-            Mode::from_raw_mode(0o600),
-        )
-        .map_err(io("shm_open (create)"))?;
-        let unlink = |e| {
-            let _ = rustix::shm::unlink(name);
-            e
-        };
-        rustix::fs::ftruncate(&fd, total as u64)
-            .map_err(io("ftruncate"))
-            .map_err(unlink)?;
-        let ptr = map(&fd, total).map_err(unlink)?;
+        let (fd, address) = crate::shm::backing::create(name, total as u64).map_err(backing_err)?;
+        let ptr = map(&fd, total)?;
         let obj = ShmObject {
             ptr,
             len: total,
-            name: name.to_string(),
-            owner: true,
-            _fd: fd,
+            address,
+            fd,
+            arch: fields.arch,
+            workers: fields.workers,
+            server_pid: std::process::id(),
         };
         // SAFETY: a fresh zeroed mapping of `total` ≥ BODY_OFFSET bytes that nobody
         // else has mapped yet; zero is a valid KvHeader, whose plain fields we write.
@@ -154,6 +166,8 @@ impl ShmObject {
             (&raw mut (*h).buckets).write(fields.buckets);
             (&raw mut (*h).server_pid).write(std::process::id());
             (&raw mut (*h).part).write(fields.part);
+            (&raw mut (*h).companion_fd).write(fields.companion.0);
+            (&raw mut (*h).companion_ino).write(fields.companion.1);
         }
         // SAFETY: the body starts at BODY_OFFSET inside the mapping.
         init(unsafe { obj.ptr.as_ptr().add(BODY_OFFSET) })?;
@@ -161,41 +175,42 @@ impl ShmObject {
         Ok(obj)
     }
 
-    /// Opens `name` and validates its header (see the module doc); `part` is the
-    /// object expected.
+    /// Opens the object at `name` (`memfd:<pid>:<fd>:<inode>`) and validates its seals and
+    /// header (see the module doc); `part` is the object expected.
     pub fn open(name: &str, part: u32) -> Result<ShmObject, KvError> {
-        let fd =
-            rustix::shm::open(name, rustix::shm::OFlags::RDWR, Mode::empty()).map_err(|e| {
-                if e == rustix::io::Errno::NOENT {
-                    KvError::NoServer(format!("{name} does not exist: is the server running?"))
-                } else {
-                    io("shm_open")(e)
-                }
-            })?;
-        let st = rustix::fs::fstat(&fd).map_err(io("fstat"))?;
-        let file_len = st.st_size.max(0) as usize;
+        let opened = crate::shm::backing::open(name).map_err(backing_err)?;
+        let (fd, pid) = (opened.fd, opened.pid);
+        let file_len = usize::try_from(opened.len).unwrap_or(usize::MAX);
         if file_len < BODY_OFFSET {
             return Err(KvError::Header(format!(
                 "{name} has {file_len} bytes, less than the {BODY_OFFSET}-byte header (truncated, or not a kv server)"
             )));
         }
         let ptr = map(&fd, file_len)?;
-        let obj = ShmObject {
+        let mut obj = ShmObject {
             ptr,
             len: file_len,
-            name: name.to_string(),
-            owner: false,
-            _fd: fd,
+            address: name.to_string(),
+            fd,
+            arch: Arch::Preopt,
+            workers: 0,
+            server_pid: 0,
         };
-        obj.validate(part).map_err(|e| match e {
+        let (arch, workers) = obj.validate(part, pid).map_err(|e| match e {
             KvError::Header(m) => KvError::Header(format!("{name}: {m}")),
             other => other,
         })?;
+        obj.arch = arch;
+        obj.workers = workers;
+        obj.server_pid = pid as u32;
         Ok(obj)
     }
 
-    fn validate(&self, part: u32) -> Result<(), KvError> {
+    /// Checks the header; returns the architecture and worker count it validated
+    /// (read once: the shared fields may change under us).
+    fn validate(&self, part: u32, pid: i32) -> Result<(Arch, u32), KvError> {
         let h = self.header();
+        let (arch_code, workers) = (h.arch, h.workers);
         let magic = h.magic.load(Ordering::Acquire);
         if magic != MAGIC {
             return Err(KvError::Header(format!(
@@ -215,12 +230,17 @@ impl ShmObject {
                 std::mem::size_of::<KvHeader>()
             )));
         }
-        let arch = Arch::from_code(h.arch)
-            .ok_or_else(|| KvError::Header(format!("unknown architecture code {}", h.arch)))?;
-        if h.workers == 0 || h.workers > MAX_WORKERS {
+        let arch = Arch::from_code(arch_code)
+            .ok_or_else(|| KvError::Header(format!("unknown architecture code {arch_code}")))?;
+        if workers == 0 || workers > MAX_WORKERS {
             return Err(KvError::Header(format!(
-                "{} workers, expected 1 to {MAX_WORKERS}",
-                h.workers
+                "{workers} workers, expected 1 to {MAX_WORKERS}"
+            )));
+        }
+        if h.server_pid as i32 != pid {
+            return Err(KvError::Header(format!(
+                "the header names server pid {}, the address pid {pid}",
+                h.server_pid
             )));
         }
         if h.part != part {
@@ -229,17 +249,17 @@ impl ShmObject {
                 h.part
             )));
         }
-        let want = BODY_OFFSET + arch.body_len(h.workers, part);
+        let want = BODY_OFFSET + arch.body_len(workers, part);
         if h.total_len != want as u64 || self.len != want {
             return Err(KvError::Header(format!(
                 "header says {} bytes, the {} layout with {} workers needs {want}, and the object has {}",
                 h.total_len,
                 arch.name(),
-                h.workers,
+                workers,
                 self.len
             )));
         }
-        Ok(())
+        Ok((arch, workers))
     }
 
     /// The header.
@@ -249,9 +269,19 @@ impl ShmObject {
         unsafe { self.ptr.cast::<KvHeader>().as_ref() }
     }
 
-    /// The architecture (validated on open).
+    /// The architecture (validated on open; a private copy).
     pub fn arch(&self) -> Arch {
-        Arch::from_code(self.header().arch).unwrap_or(Arch::Preopt)
+        self.arch
+    }
+
+    /// Worker threads of the server (validated on open; a private copy).
+    pub fn workers(&self) -> u32 {
+        self.workers
+    }
+
+    /// The server's pid (the address's, checked against the header on open).
+    pub fn server_pid(&self) -> u32 {
+        self.server_pid
     }
 
     /// Start of the body.
@@ -260,17 +290,36 @@ impl ShmObject {
         unsafe { self.ptr.as_ptr().add(BODY_OFFSET) }
     }
 
-    /// The object's name.
+    /// The object's address, `memfd:<server pid>:<fd>:<inode>`.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.address
+    }
+
+    /// The descriptor (the server's, or the one a client reopened).
+    pub fn fd(&self) -> &OwnedFd {
+        &self.fd
+    }
+
+    /// The descriptor number and inode, for a header that names this object.
+    pub fn fd_and_inode(&self) -> (u32, u64) {
+        let ino = rustix::fs::fstat(&self.fd).map_or(0, |st| st.st_ino);
+        (rustix::fd::AsRawFd::as_raw_fd(&self.fd) as u32, ino)
+    }
+
+    /// The address of the companion object named in the header (preopt's response
+    /// object), reached through the same server process.
+    pub fn companion(&self) -> String {
+        let h = self.header();
+        crate::shm::backing::address(
+            self.server_pid as i32,
+            h.companion_fd as i32,
+            h.companion_ino,
+        )
     }
 }
 
 impl Drop for ShmObject {
     fn drop(&mut self) {
-        if self.owner {
-            let _ = rustix::shm::unlink(self.name.as_str());
-        }
         // SAFETY: the mapping made in create/open, unmapped once.
         let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
@@ -292,28 +341,48 @@ fn map(fd: &OwnedFd, len: usize) -> Result<NonNull<u8>, KvError> {
     Ok(NonNull::new(p.cast()).expect("mmap returns non-null"))
 }
 
-/// The kv servers of this user that are running: (name, server pid).
+/// The kv servers of this user that are running: (address, server pid). Found by
+/// their main objects' memfds in `/proc/<pid>/fd` (`/memfd:xferbench-kv<n>`).
 pub fn running_servers() -> Vec<(String, i32)> {
-    let prefix = format!(
-        "{}{}-p",
-        crate::shm::region::NAME_PREFIX,
-        rustix::process::getuid().as_raw()
-    );
-    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+    let uid = rustix::process::getuid().as_raw();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let mut out: Vec<(String, i32)> = dir
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let rest = name.strip_prefix(&prefix)?;
-            let (pid, kv) = rest.split_once('-')?;
-            let pid: i32 = pid.parse().ok()?;
-            let n = kv.strip_prefix("kv")?;
-            (n.parse::<u64>().is_ok() && crate::shm::wait::process_alive(pid))
-                .then(|| (format!("/{name}"), pid))
-        })
-        .collect();
+    let want = format!("/memfd:{}kv", crate::shm::backing::MEMFD_PREFIX);
+    let mut out = Vec::new();
+    for p in procs.flatten() {
+        use std::os::unix::fs::MetadataExt;
+        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if p.metadata().map(|m| m.uid()).ok() != Some(uid) {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        for f in fds.flatten() {
+            let Ok(target) = std::fs::read_link(f.path()) else {
+                continue;
+            };
+            let target = target.to_string_lossy();
+            let Some(rest) = target.strip_prefix(&want) else {
+                continue;
+            };
+            // "<n> (deleted)": the main object only, not "<n>-res (deleted)".
+            let n = rest.split(' ').next().unwrap_or("");
+            if n.parse::<u64>().is_ok() {
+                let (Some(fd), Ok(st)) = (
+                    f.file_name().to_str().and_then(|s| s.parse::<i32>().ok()),
+                    std::fs::metadata(f.path()),
+                ) else {
+                    continue;
+                };
+                use std::os::unix::fs::MetadataExt as _;
+                out.push((crate::shm::backing::address(pid, fd, st.ino()), pid));
+            }
+        }
+    }
     out.sort();
     out
 }

@@ -149,6 +149,15 @@ pub enum KvError {
     /// Stopped (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+    /// An index read from shared memory breaks its ring's invariant: another
+    /// process wrote over the region.
+    #[error("kv region {region}: {what} (another process wrote over the shared memory)")]
+    Corrupt {
+        /// The region's address.
+        region: String,
+        /// What was wrong.
+        what: String,
+    },
 }
 
 /// How to start a server.
@@ -339,7 +348,7 @@ impl ServerStats {
 
     /// The server's pid.
     pub fn server_pid(&self) -> u32 {
-        self.obj.header().server_pid
+        self.obj.server_pid()
     }
 }
 

@@ -84,13 +84,14 @@ pub(crate) fn start(
     cfg: &ServerConfig,
     shared: &Arc<ServerShared>,
 ) -> Result<Started, KvError> {
-    let fields = |part| HeaderFields {
+    let fields = |part, companion| HeaderFields {
         arch: cfg.arch,
         workers: cfg.workers,
         buckets: cfg.buckets as u64,
         part,
+        companion,
     };
-    let res_obj = ShmObject::create(&format!("{name}-res"), fields(1), |body| {
+    let res_obj = ShmObject::create(&format!("{name}-res"), fields(1, (0, 0)), |body| {
         let f = body.cast::<ResponseFrame>();
         // SAFETY: the fresh zeroed body holds a ResponseFrame; the values are the
         // original's.
@@ -104,7 +105,7 @@ pub(crate) fn start(
         }
         Ok(())
     })?;
-    let req_obj = ShmObject::create(name, fields(0), |body| {
+    let req_obj = ShmObject::create(name, fields(0, res_obj.fd_and_inode()), |body| {
         let f = body.cast::<RequestFrame>();
         // SAFETY: as above, for the RequestFrame.
         unsafe {
@@ -279,13 +280,13 @@ pub struct Client {
 impl Client {
     /// Opens the response object beside `main` and joins the readers.
     pub(crate) fn connect(main: ShmObject, opts: ClientOptions) -> Result<Client, KvError> {
-        let res_obj = ShmObject::open(&format!("{}-res", main.name()), 1)?;
-        let server = main.header().server_pid;
-        if res_obj.header().server_pid != server {
+        let res_obj = ShmObject::open(&main.companion(), 1)?;
+        let server = main.server_pid();
+        if res_obj.server_pid() != server {
             return Err(KvError::Header(format!(
-                "{}-res belongs to pid {}, the request frame to pid {server}",
-                main.name(),
-                res_obj.header().server_pid
+                "{} belongs to pid {}, the request frame to pid {server}",
+                main.companion(),
+                res_obj.server_pid()
             )));
         }
         let c = Client {

@@ -84,6 +84,7 @@ pub(crate) fn start(
         workers: cfg.workers,
         buckets: cfg.buckets as u64,
         part: 0,
+        companion: (0, 0),
     };
     let obj = ShmObject::create(name, fields, |p| {
         let b = p.cast::<RingBody>();
@@ -212,7 +213,7 @@ pub struct Client {
 
 impl Client {
     pub(crate) fn connect(main: ShmObject, opts: ClientOptions) -> Result<Client, KvError> {
-        let server = main.header().server_pid as i32;
+        let server = main.server_pid() as i32;
         let obj = Arc::new(main);
         let b = body(&obj);
         let g = Guard {

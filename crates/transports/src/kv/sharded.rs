@@ -118,7 +118,7 @@ impl<'a> View<'a> {
     fn new(obj: &'a ShmObject) -> View<'a> {
         View {
             obj,
-            workers: obj.header().workers,
+            workers: obj.workers(),
         }
     }
 
@@ -174,6 +174,7 @@ pub(crate) fn start(
         workers: cfg.workers,
         buckets: cfg.buckets as u64,
         part: 0,
+        companion: (0, 0),
     };
     // Zeroed memory is the initial state: every slot FREE, every count 0.
     let obj = Arc::new(ShmObject::create(name, fields, |_| Ok(()))?);
@@ -375,7 +376,7 @@ pub struct Client {
 
 impl Client {
     pub(crate) fn connect(obj: ShmObject, opts: ClientOptions) -> Result<Client, KvError> {
-        let server = obj.header().server_pid as i32;
+        let server = obj.server_pid() as i32;
         let v = View::new(&obj);
         let slot = (0..CLIENT_SLOTS)
             .find(|&i| {
@@ -430,11 +431,30 @@ impl Client {
         View::new(&self.obj)
     }
 
+    #[cold]
+    fn corrupt(&self, what: String) -> KvError {
+        KvError::Corrupt {
+            region: self.obj.name().to_string(),
+            what,
+        }
+    }
+
     /// Copies the response at our tail (the used part only) and frees its slot.
-    fn take(&mut self, out: &mut ResponseData) {
+    /// The worker's `resp_head` must not announce more responses than requests
+    /// were published.
+    fn take(&mut self, out: &mut ResponseData) -> Result<(), KvError> {
         let v = View::new(&self.obj);
         let s = v.slot(self.slot);
         let ring = RING as u64;
+        let head = s.resp_head.0.load(Ordering::Acquire);
+        let outstanding = self.published.wrapping_sub(self.resp_tail);
+        let announced = head.wrapping_sub(self.resp_tail);
+        if announced == 0 || announced > outstanding {
+            return Err(self.corrupt(format!(
+                "slot {}: response head {head} with our tail at {} and {outstanding} requests outstanding",
+                self.slot, self.resp_tail
+            )));
+        }
         let src = s.responses[(self.resp_tail % ring) as usize].get();
         // SAFETY: the slot is published (tail < head) and the worker does not write
         // it until we advance the tail. `used_len` reads the tag and length and is at
@@ -447,12 +467,7 @@ impl Client {
                 used,
             );
         }
-        let was_full = s
-            .resp_head
-            .0
-            .load(Ordering::Relaxed)
-            .wrapping_sub(self.resp_tail)
-            >= ring;
+        let was_full = announced >= ring;
         self.resp_tail = self.resp_tail.wrapping_add(1);
         s.resp_tail.0.store(self.resp_tail, Ordering::Release);
         if was_full {
@@ -463,6 +478,7 @@ impl Client {
                 Fences::Symmetric,
             );
         }
+        Ok(())
     }
 
     fn ready(&self) -> bool {
@@ -529,13 +545,20 @@ impl Client {
                 .req_tail
                 .0
                 .load(Ordering::Acquire);
-            if self.req_head.wrapping_sub(tail) < ring {
+            let used = self.req_head.wrapping_sub(tail);
+            if used > ring || tail.wrapping_sub(self.resp_tail) > ring {
+                return Err(self.corrupt(format!(
+                    "slot {}: request tail {tail} with our head at {} in a {RING}-slot ring",
+                    self.slot, self.req_head
+                )));
+            }
+            if used < ring {
                 break;
             }
             self.flush();
             self.wait_response()?;
             let mut r = ResponseData::default();
-            self.take(&mut r);
+            self.take(&mut r)?;
             self.ahead.push_back(r);
         }
         let v = View::new(&self.obj);
@@ -582,8 +605,7 @@ impl Client {
         }
         self.flush();
         self.wait_response()?;
-        self.take(out);
-        Ok(())
+        self.take(out)
     }
 
     /// Gives the slot back.

@@ -80,12 +80,14 @@ pub struct Faults {
 impl Faults {
     /// All faults together.
     pub fn total(&self) -> u64 {
+        // Saturating: the counters live in shared memory, where a peer can write
+        // anything into them.
         self.payload_too_long
-            + self.bad_length
-            + self.bad_descriptor
-            + self.bad_address
-            + self.unknown_dst
-            + self.bad_index
+            .saturating_add(self.bad_length)
+            .saturating_add(self.bad_descriptor)
+            .saturating_add(self.bad_address)
+            .saturating_add(self.unknown_dst)
+            .saturating_add(self.bad_index)
     }
 }
 

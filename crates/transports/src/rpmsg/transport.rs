@@ -1,11 +1,11 @@
 //! The RPMsg link as a [`Transport`]: [`Rpmsg`].
 //!
-//! `listen()` creates a one-channel [`HostLink`] (its region name is the address);
+//! `listen()` creates a one-channel [`HostLink`] (its region address is the address);
 //! `connect()` attaches the remote role ([`RemoteLink::attach`]) and receives and
 //! sends single messages on the device side of the vrings
 //! ([`RemoteLink::recv`]/[`RemoteLink::send`]) instead of running the echo service
-//! loop; `accept()` waits (bounded) until the remote attached — which also unlinks
-//! the region name — and returns the host [`Channel`]. Both are wrapped in
+//! loop; `accept()` waits (bounded) until the remote attached — which also withdraws
+//! the region address — and returns the host [`Channel`]. Both are wrapped in
 //! [`RpmsgEndpoint`].
 //!
 //! # Messages
@@ -45,7 +45,6 @@
 use super::header::{MAX_PAYLOAD, MSG_F_END, MSG_HEADER_LEN, MsgHeader};
 use super::{Buffers, Channel, HostLink, LinkConfig, LinkError, Notify, RemoteLink};
 use crate::param::check_known;
-use crate::shm::region;
 use crate::{Endpoint, Listener, ParamError, ParamSpec, Params, Recv, Transport, TransportError};
 use std::io;
 use std::time::Instant;
@@ -327,14 +326,11 @@ impl Transport for Rpmsg {
     }
 
     fn connect(&self, address: &str, _deadline: Instant) -> Result<RpmsgEndpoint, TransportError> {
-        let well_formed = address.strip_prefix('/').is_some_and(|rest| {
-            rest.starts_with(region::NAME_PREFIX) && !rest.contains('/') && rest.len() < 200
-        });
-        if !well_formed {
+        if crate::shm::backing::parse(address).is_err() {
             return Err(TransportError::BadAddress {
                 transport: NAME,
                 address: address.to_string(),
-                reason: "expected a region name /xferbench-u<uid>-p<pid>-...",
+                reason: "expected a region address memfd:<pid>:<fd>:<inode>",
             });
         }
         let link = RemoteLink::attach(address).map_err(setup_err("attach"))?;

@@ -1,16 +1,20 @@
-//! Shared memory: two SPSC byte rings (one per direction) in a named region, with
+//! Shared memory: two SPSC byte rings (one per direction) in a sealed region, with
 //! spin, block or hybrid waiting.
 //!
-//! * [`region`]: the named region, its `#[repr(C)]` header, validation on attach,
-//!   unlinking and the sweep of stale regions.
+//! * [`backing`]: the sealed memfd behind every shared region of the project, its
+//!   `memfd:<pid>:<fd>` address and the checks made before mapping one.
+//! * [`region`]: the region, its `#[repr(C)]` header, validation on attach, and the
+//!   sweep of stale named objects of earlier builds.
 //! * [`ring`]: the SPSC byte ring with cached indices, batched publication and a
 //!   zero-copy API.
 //! * [`wait`]: the wait strategies and their lost-wake-up-free futex protocol.
 //!
-//! The listener creates the region and publishes its name as the address; the
-//! connecting side attaches, validates the header and publishes its pid; the listener
-//! then unlinks the name. Ring 0 carries listener → connector, ring 1 the reverse.
+//! The listener creates the region and publishes its address; the connecting side
+//! attaches, validates the seals and the header and publishes its pid; the listener
+//! then closes its descriptor, so the address no longer opens. Ring 0 carries
+//! listener → connector, ring 1 the reverse.
 
+pub mod backing;
 pub mod region;
 pub mod ring;
 pub mod wait;
@@ -110,7 +114,7 @@ fn region_err(e: RegionError) -> TransportError {
             op,
             source,
         },
-        e @ RegionError::NoSpace { .. } => TransportError::Io {
+        e @ RegionError::Backing(backing::BackingError::NoSpace { .. }) => TransportError::Io {
             transport: NAME,
             op: "create",
             source: io::Error::new(io::ErrorKind::StorageFull, e.to_string()),
@@ -124,7 +128,12 @@ fn region_err(e: RegionError) -> TransportError {
 }
 
 impl ShmEndpoint {
-    fn new(region: Region, creator: bool, t: &Shm) -> ShmEndpoint {
+    fn new(
+        region: Region,
+        address: &str,
+        creator: bool,
+        t: &Shm,
+    ) -> Result<ShmEndpoint, TransportError> {
         let h = region.header();
         let peer = if creator {
             h.attacher_pid.load(Ordering::Acquire)
@@ -146,14 +155,26 @@ impl ShmEndpoint {
             peer_pid: peer,
         };
         let (out, inn) = if creator { (0, 1) } else { (1, 0) };
-        let tx = Producer::new(region.control(out), region.data(out), t.batch, w);
-        let rx = Consumer::new(region.control(inn), region.data(inn), t.batch, w);
-        ShmEndpoint {
+        let label: Arc<str> = Arc::from(address);
+        let id = |ring| ring::RingId {
+            region: label.clone(),
+            ring,
+        };
+        let corrupt = |source| TransportError::Io {
+            transport: NAME,
+            op: "attach",
+            source,
+        };
+        let tx = Producer::new(id(out), region.control(out), region.data(out), t.batch, w)
+            .map_err(corrupt)?;
+        let rx = Consumer::new(id(inn), region.control(inn), region.data(inn), t.batch, w)
+            .map_err(corrupt)?;
+        Ok(ShmEndpoint {
             tx,
             rx,
             tx_closed: false,
             _region: Arc::new(region),
-        }
+        })
     }
 
     /// Zero-copy send: waits for `n` free bytes (at most half the ring's capacity) and
@@ -355,18 +376,15 @@ impl Transport for Shm {
     }
 
     fn connect(&self, address: &str, _deadline: Instant) -> Result<ShmEndpoint, TransportError> {
-        let well_formed = address.strip_prefix('/').is_some_and(|rest| {
-            rest.starts_with(region::NAME_PREFIX) && !rest.contains('/') && rest.len() < 200
-        });
-        if !well_formed {
+        if backing::parse(address).is_err() {
             return Err(TransportError::BadAddress {
                 transport: NAME,
                 address: address.to_string(),
-                reason: "expected a region name /xferbench-u<uid>-p<pid>-...",
+                reason: "expected a region address memfd:<pid>:<fd>:<inode>",
             });
         }
         let region = Region::attach(address, self.mode.code()).map_err(region_err)?;
-        Ok(ShmEndpoint::new(region, false, self))
+        ShmEndpoint::new(region, address, false, self)
     }
 }
 
@@ -382,7 +400,7 @@ impl Listener for ShmListener {
             if self.region.header().attacher_pid.load(Ordering::Acquire) != 0 {
                 // From here on the region lives only in the two mappings.
                 self.region.unlink();
-                return Ok(ShmEndpoint::new(self.region, true, &self.transport));
+                return ShmEndpoint::new(self.region, &self.address, true, &self.transport);
             }
             if Instant::now() >= deadline {
                 return Err(TransportError::Timeout {

@@ -1,4 +1,4 @@
-//! A named shared-memory region holding the two rings of one channel.
+//! A shared-memory region holding the two rings of one channel.
 //!
 //! # Layout (version 1)
 //!
@@ -18,18 +18,25 @@
 //!
 //! # Life cycle
 //!
-//! The creator makes `/xferbench-u<uid>-p<pid>-<n>-<t>` with `O_CREAT | O_EXCL`, mode
-//! 0600, sizes it, initialises the header and stores the magic last. The attacher opens
-//! the name, checks the file size, then the magic, version, header length, total length
-//! and geometry before touching anything else, and publishes its pid. As soon as the
-//! creator sees that pid it unlinks the name: from then on the region lives only as
-//! long as the two mappings, and no crash can leave it behind. A name whose creator
-//! died before anyone attached is a stale region; [`sweep_stale`] removes those, and
-//! the transport runs it once per process.
+//! The creator makes a sealed memfd ([`super::backing`]: nobody can resize it, so no
+//! peer can truncate it under the other side's mapping), initialises the header and
+//! stores the magic last; its address is `memfd:<pid>:<fd>:<inode>`. The attacher reopens it
+//! through `/proc`, checks the seals and the file size, then the magic, version,
+//! header length, total length, geometry and creator pid before touching anything
+//! else, and publishes its pid. As soon as the creator sees that pid it closes its
+//! descriptor: from then on the region lives only as long as the two mappings, and
+//! no crash can leave it behind.
+//!
+//! The header's ring indices stay writable by both sides: a peer can still scribble
+//! over them. The rings check every index they read from the other side
+//! ([`super::ring`]) and report a corrupt one as an error that names the region.
+//!
+//! Earlier builds made named objects `/dev/shm/xferbench-u<uid>-p<pid>-...`;
+//! [`sweep_stale`] still removes those whose creator died, once per process.
 
+use crate::shm::backing::{self, BackingError};
 use crate::shm::wait::WaitLine;
 use rustix::fd::OwnedFd;
-use rustix::fs::Mode;
 use rustix::mm::{MapFlags, ProtFlags};
 use std::ffi::c_void;
 use std::io;
@@ -42,7 +49,8 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"XFBSHM01");
 pub const LAYOUT_VERSION: u32 = 1;
 /// Both processes use `membarrier` (see `wait::Fences::Asymmetric`).
 pub const FLAG_ASYMMETRIC_FENCES: u32 = 1;
-/// Prefix of every region name.
+/// Prefix of the named objects earlier builds made in `/dev/shm` (and the kv
+/// server's memfd names).
 pub const NAME_PREFIX: &str = "xferbench-u";
 
 /// One cache line pair (128 bytes: adjacent-line prefetchers fetch pairs) per field
@@ -144,19 +152,9 @@ pub enum RegionError {
     /// The header's sizes do not add up, or disagree with the file.
     #[error("region sizes do not match: {0}")]
     Size(String),
-    /// `/dev/shm` has no room for the region: reported when it is created, instead of
-    /// a SIGBUS at the first touch of a page that cannot be backed.
-    #[error(
-        "cannot allocate a {} shared-memory region: /dev/shm has {} free; use a smaller ring `capacity` (e.g. -p capacity=1MiB) or fewer channels, or give /dev/shm more room (docker run --shm-size=1g, or mount -o remount,size=2G /dev/shm)",
-        fmt_bytes(*size),
-        free.map_or_else(|| "an unknown amount".to_string(), fmt_bytes)
-    )]
-    NoSpace {
-        /// Bytes of the whole region.
-        size: u64,
-        /// Bytes free in `/dev/shm` when it failed, if `statvfs` could tell.
-        free: Option<u64>,
-    },
+    /// The backing memfd could not be made, opened or verified.
+    #[error(transparent)]
+    Backing(#[from] BackingError),
     /// The two sides were configured with different wait strategies.
     #[error(
         "the region uses wait strategy {found}, this side was configured with {expected}; use the same -p wait on both sides"
@@ -173,48 +171,6 @@ fn io_err(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> RegionError {
     move |e| RegionError::Io {
         op,
         source: e.into(),
-    }
-}
-
-/// `n` bytes in binary units for messages ("8 MiB", "8.004 MiB").
-fn fmt_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1024.0;
-    let mut unit = 0;
-    while v >= 1024.0 && unit + 1 < UNITS.len() {
-        v /= 1024.0;
-        unit += 1;
-    }
-    // Three decimals, so that a region one page over a whole MiB does not read the
-    // same as the free space one page under it; trailing zeros dropped.
-    let text = format!("{v:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text} {}", UNITS[unit])
-}
-
-/// Bytes free for an unprivileged user in `/dev/shm`.
-pub fn shm_free_bytes() -> Option<u64> {
-    let st = rustix::fs::statvfs("/dev/shm").ok()?;
-    Some(st.f_bavail.saturating_mul(st.f_frsize))
-}
-
-/// Backs all `len` bytes of a freshly sized shared-memory object now, so that a
-/// `/dev/shm` too small for it is an error here rather than a SIGBUS when a ring
-/// first touches a page tmpfs cannot provide. File systems without `fallocate` are
-/// left as they are.
-fn allocate(fd: &OwnedFd, len: u64) -> Result<(), RegionError> {
-    use rustix::io::Errno;
-    match rustix::fs::fallocate(fd, rustix::fs::FallocateFlags::empty(), 0, len) {
-        Ok(()) => Ok(()),
-        Err(Errno::NOSPC) => Err(RegionError::NoSpace {
-            size: len,
-            free: shm_free_bytes(),
-        }),
-        Err(Errno::OPNOTSUPP | Errno::NOSYS) => Ok(()),
-        Err(e) => Err(io_err("fallocate")(e)),
     }
 }
 
@@ -293,9 +249,11 @@ pub struct Region {
     header: NonNull<RegionHeader>,
     header_map_len: usize,
     rings: [Mirror; 2],
-    /// The name while this side still has to unlink it.
+    /// The address, while the creator still offers the region.
     name: Option<String>,
-    _fd: OwnedFd,
+    /// The creator's descriptor until the peer attached (the mappings keep the
+    /// memory alive after that).
+    fd: Option<OwnedFd>,
 }
 
 // SAFETY: the region is plain shared memory; all shared mutable state in it is atomics
@@ -318,17 +276,6 @@ pub fn valid_capacity(capacity: u64) -> bool {
     capacity.is_power_of_two() && capacity.is_multiple_of(page_size() as u64) && capacity <= 1 << 30
 }
 
-/// A new, unique region name for this user and process.
-pub fn new_name() -> String {
-    // unique_suffix() is "<pid>-<counter>-<clock>": the pid comes right after "-p",
-    // where sweep_stale looks for it.
-    format!(
-        "/{NAME_PREFIX}{}-p{}",
-        rustix::process::getuid().as_raw(),
-        crate::os::unique_suffix()
-    )
-}
-
 impl Region {
     /// Creates a region with two rings of `capacity` bytes.
     pub fn create(capacity: usize, wait_mode: u32) -> Result<Region, RegionError> {
@@ -339,26 +286,12 @@ impl Region {
             )));
         }
         sweep_stale_once();
-        let name = new_name();
-        let fd = rustix::shm::open(
-            name.as_str(),
-            rustix::shm::OFlags::CREATE | rustix::shm::OFlags::EXCL | rustix::shm::OFlags::RDWR,
-            Mode::from_raw_mode(0o600),
-        )
-        .map_err(io_err("shm_open (create)"))?;
-        let unlink = |e| {
-            let _ = rustix::shm::unlink(name.as_str());
-            e
-        };
         let (data_offset, total) = geometry(capacity);
-        rustix::fs::ftruncate(&fd, total)
-            .map_err(io_err("ftruncate"))
-            .map_err(unlink)?;
-        allocate(&fd, total).map_err(unlink)?;
+        let (fd, name) = backing::create("region", total)?;
         let header_map_len = data_offset as usize;
-        let header = map_header(&fd, header_map_len).map_err(unlink)?;
+        let header = map_header(&fd, header_map_len)?;
         // SAFETY: we created the object and nobody else can have it mapped yet (the
-        // name is not published); the memory is zeroed by ftruncate, which is a valid
+        // address is not published); the memory is zeroed by ftruncate, which is a valid
         // RegionHeader except for the plain fields we write now.
         unsafe {
             let h = header.as_ptr();
@@ -370,16 +303,24 @@ impl Region {
             (&raw mut (*h).creator_pid).write(std::process::id());
             (&raw mut (*h).wait_mode).write(wait_mode);
         }
-        let rings = [
-            Mirror::map(&fd, data_offset, capacity).map_err(unlink)?,
-            Mirror::map(&fd, data_offset + capacity as u64, capacity).map_err(unlink)?,
-        ];
+        let unmap = |e| {
+            // SAFETY: unmapping the header mapping made just above, used by nothing else.
+            let _ = unsafe { rustix::mm::munmap(header.as_ptr().cast(), header_map_len) };
+            e
+        };
+        let rings = match (
+            Mirror::map(&fd, data_offset, capacity),
+            Mirror::map(&fd, data_offset + capacity as u64, capacity),
+        ) {
+            (Ok(a), Ok(b)) => [a, b],
+            (Err(e), _) | (_, Err(e)) => return Err(unmap(e)),
+        };
         let region = Region {
             header,
             header_map_len,
             rings,
             name: Some(name),
-            _fd: fd,
+            fd: Some(fd),
         };
         if crate::shm::wait::asymmetric_fences_available() {
             region
@@ -391,12 +332,14 @@ impl Region {
         Ok(region)
     }
 
-    /// Attaches to the region called `name`, validating its header first.
-    pub fn attach(name: &str, wait_mode: u32) -> Result<Region, RegionError> {
-        let fd = rustix::shm::open(name, rustix::shm::OFlags::RDWR, Mode::empty())
-            .map_err(io_err("shm_open"))?;
-        let st = rustix::fs::fstat(&fd).map_err(io_err("fstat"))?;
-        let file_len = st.st_size as u64;
+    /// Attaches to the region at `address` (`memfd:<pid>:<fd>:<inode>`), validating its
+    /// seals and header first.
+    pub fn attach(address: &str, wait_mode: u32) -> Result<Region, RegionError> {
+        let backing::Opened {
+            fd,
+            len: file_len,
+            pid: creator,
+        } = backing::open(address)?;
         let page = page_size();
         let header_len = std::mem::size_of::<RegionHeader>() as u64;
         if file_len < header_len {
@@ -424,7 +367,7 @@ impl Region {
             return Err(unmap(RegionError::BadMagic { found: magic }));
         }
         // SAFETY: plain reads of fields the creator wrote before the magic (Acquire above).
-        let (version, hlen, total, cap, data_offset, mode) = unsafe {
+        let (version, hlen, total, cap, data_offset, mode, creator_pid) = unsafe {
             let p = header.as_ptr();
             (
                 (&raw const (*p).version).read(),
@@ -433,6 +376,7 @@ impl Region {
                 (&raw const (*p).ring_capacity).read(),
                 (&raw const (*p).data_offset).read(),
                 (&raw const (*p).wait_mode).read(),
+                (&raw const (*p).creator_pid).read(),
             )
         };
         if version != LAYOUT_VERSION {
@@ -455,6 +399,11 @@ impl Region {
                  {want_total}, and the object has {file_len}"
             ))));
         }
+        if creator_pid as i32 != creator {
+            return Err(unmap(RegionError::Size(format!(
+                "the header names creator pid {creator_pid}, the address {address} pid {creator}"
+            ))));
+        }
         if mode != wait_mode {
             return Err(unmap(RegionError::WaitMode {
                 found: crate::shm::wait::WaitMode::name_of(mode),
@@ -468,12 +417,14 @@ impl Region {
             (Ok(a), Ok(b)) => [a, b],
             (Err(e), _) | (_, Err(e)) => return Err(unmap(e)),
         };
+        // The mappings keep the memory; the descriptor is not needed any more.
+        drop(fd);
         let region = Region {
             header,
             header_map_len,
             rings,
             name: None,
-            _fd: fd,
+            fd: None,
         };
         if !crate::shm::wait::asymmetric_fences_available() {
             region
@@ -504,16 +455,22 @@ impl Region {
         &self.rings[i]
     }
 
-    /// The name, while this side still owns it.
+    /// The address (`memfd:<pid>:<fd>:<inode>`), while the creator still offers the region.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
-    /// Removes the name (idempotent). The mappings stay valid.
+    /// Withdraws the address and closes the creator's descriptor (idempotent):
+    /// nobody else can attach from now on. The mappings stay valid.
     pub fn unlink(&mut self) {
-        if let Some(name) = self.name.take() {
-            let _ = rustix::shm::unlink(name.as_str());
-        }
+        self.name = None;
+        self.fd = None;
+    }
+
+    /// The creator's descriptor, while it still offers the region (for tests that
+    /// play a hostile peer).
+    pub fn fd(&self) -> Option<&OwnedFd> {
+        self.fd.as_ref()
     }
 }
 
@@ -671,74 +628,34 @@ fn sweep_stale_once() {
 mod tests {
     use super::*;
 
-    /// `/dev/shm`'s file system magic when it is a tmpfs.
-    const TMPFS_MAGIC: i64 = 0x0102_1994;
-
-    /// Our objects in `/dev/shm` of exactly `len` bytes (other tests of this process
-    /// create and remove regions meanwhile, of other sizes).
-    fn ours_of_size(len: u64) -> Vec<String> {
-        let prefix = format!("{NAME_PREFIX}{}-p", rustix::process::getuid().as_raw());
-        std::fs::read_dir("/dev/shm")
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| e.metadata().is_ok_and(|m| m.len() == len))
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with(&prefix))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
     #[test]
-    fn a_region_larger_than_dev_shm_fails_at_creation_and_leaves_nothing() {
-        let is_tmpfs = rustix::fs::statfs("/dev/shm").is_ok_and(|st| st.f_type == TMPFS_MAGIC);
-        if !is_tmpfs {
-            eprintln!("skipped: /dev/shm is not a tmpfs");
-            return;
-        }
-        let Some(free) = shm_free_bytes() else {
-            eprintln!("skipped: statvfs(/dev/shm) failed");
-            return;
-        };
-        // Two rings of `capacity` bytes: ask for free + 1 GiB in all.
-        let capacity = ((free + (1 << 30)) / 2).next_power_of_two();
-        if capacity > 1 << 30 {
-            eprintln!(
-                "skipped: /dev/shm has {} free, more than the largest region (2 GiB) can exceed",
-                fmt_bytes(free)
-            );
-            return;
-        }
-        let err = Region::create(capacity as usize, 0).unwrap_err();
-        let RegionError::NoSpace { size, .. } = err else {
-            panic!("expected NoSpace, got {err}");
-        };
-        assert!(size > free, "{size} <= {free}");
-        let msg = err.to_string();
-        assert!(msg.contains("/dev/shm has"), "{msg}");
-        assert!(msg.contains("capacity"), "{msg}");
-        assert!(msg.contains("--shm-size"), "{msg}");
-        assert_eq!(ours_of_size(size), Vec::<String>::new(), "left in /dev/shm");
-    }
-
-    #[test]
-    fn the_no_space_error_names_the_size_the_free_space_and_the_fix() {
-        let e = RegionError::NoSpace {
-            size: (8 << 20) + 4096,
-            free: Some(1 << 20),
-        };
-        let msg = e.to_string();
-        assert!(msg.contains("8.004 MiB shared-memory region"), "{msg}");
-        assert!(msg.contains("/dev/shm has 1 MiB free"), "{msg}");
-        assert!(
-            msg.contains("capacity") && msg.contains("--shm-size"),
-            "{msg}"
-        );
-    }
-
-    #[test]
-    fn a_region_that_fits_is_created() {
+    fn a_region_cannot_be_resized_by_either_side() {
         let r = Region::create(page_size(), 0).unwrap();
         assert_eq!(r.data(0).capacity(), page_size());
+        let address = r.name().unwrap().to_string();
+        let o = backing::open(&address).unwrap();
+        for fd in [r.fd().unwrap(), &o.fd] {
+            assert_eq!(rustix::fs::ftruncate(fd, 0), Err(rustix::io::Errno::PERM));
+            assert_eq!(
+                rustix::fs::ftruncate(fd, o.len * 2),
+                Err(rustix::io::Errno::PERM)
+            );
+        }
+        let a = Region::attach(&address, 0).unwrap();
+        assert_eq!(a.data(1).capacity(), page_size());
+    }
+
+    #[test]
+    fn a_withdrawn_address_does_not_attach() {
+        let mut r = Region::create(page_size(), 0).unwrap();
+        let address = r.name().unwrap().to_string();
+        r.unlink();
+        let err = Region::attach(&address, 0).unwrap_err();
+        // Gone, or (another test of this process reused the number) another region.
+        let msg = err.to_string();
+        assert!(
+            msg.contains("no region at") || msg.contains("stale address"),
+            "{msg}"
+        );
     }
 }

@@ -28,14 +28,63 @@
 //! with Release; the consumer loads `head` with Acquire, then reads the bytes (and
 //! symmetrically for `tail` and the space it frees). Invariant:
 //! `tail ≤ head ≤ tail + capacity`.
+//!
+//! # A hostile peer
+//!
+//! The other side's index is read from shared memory, which a faulty or hostile
+//! peer can overwrite with anything. Every time an end re-reads it (when it starts,
+//! and on the slow path where its private copy said "full" or "empty"), it checks
+//! the invariant against its own private index before using it, and a value that
+//! breaks it ends the call with an [`io::ErrorKind::InvalidData`] error that names
+//! the region and the index ([`Corrupt`]): no copy ever uses an unchecked index, so
+//! scribbled indices cannot make a copy leave the ring. The check is one compare on
+//! a path that already pays a cache-line transfer; the fast path is unchanged.
 
 use super::region::{Mirror, RingControl};
 use super::wait::{Fences, WaitError, WaitMode, wait_until, wake, wake_always};
 use std::io;
 use std::sync::atomic::Ordering;
 
+/// A ring index read from shared memory that breaks the ring's invariant.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "shared-memory region {region}: ring {ring} is corrupt: the peer's {index} is {found}, \
+     but with our {ours_name} at {ours} and a {capacity}-byte ring it must lie in {lo}..={hi} \
+     (the peer wrote over the region's header)"
+)]
+pub struct Corrupt {
+    /// The region's address.
+    pub region: String,
+    /// Ring 0 or 1.
+    pub ring: usize,
+    /// "head" or "tail".
+    pub index: &'static str,
+    /// The value read.
+    pub found: u64,
+    /// "tail" or "head".
+    pub ours_name: &'static str,
+    /// Our own index.
+    pub ours: u64,
+    /// Bytes of the ring.
+    pub capacity: u64,
+    /// Smallest valid value.
+    pub lo: u64,
+    /// Largest valid value.
+    pub hi: u64,
+}
+
+/// Which region and ring an end belongs to, for its error messages.
+#[derive(Debug, Clone)]
+pub struct RingId {
+    /// The region's address.
+    pub region: std::sync::Arc<str>,
+    /// 0 or 1.
+    pub ring: usize,
+}
+
 /// Shared pieces of both ends.
 struct Shared {
+    id: RingId,
     ctl: *const RingControl,
     data: *mut u8,
     capacity: u64,
@@ -58,9 +107,10 @@ pub struct Waiting {
 }
 
 impl Shared {
-    fn new(ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Shared {
+    fn new(id: RingId, ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Shared {
         let capacity = data.capacity() as u64;
         Shared {
+            id,
             ctl,
             data: data.base(),
             capacity,
@@ -70,6 +120,45 @@ impl Shared {
             fences: w.fences,
             peer_pid: w.peer_pid,
         }
+    }
+
+    /// Checks the producer's `head` against the consumer's `tail`: both valid when
+    /// `tail ≤ head ≤ tail + capacity`. `peer_is_head` says which one was read.
+    #[cold]
+    fn corrupt(&self, head: u64, tail: u64, peer_is_head: bool) -> io::Error {
+        let cap = self.capacity;
+        let e = if peer_is_head {
+            Corrupt {
+                region: self.id.region.to_string(),
+                ring: self.id.ring,
+                index: "head",
+                found: head,
+                ours_name: "tail",
+                ours: tail,
+                capacity: cap,
+                lo: tail,
+                hi: tail.saturating_add(cap),
+            }
+        } else {
+            Corrupt {
+                region: self.id.region.to_string(),
+                ring: self.id.ring,
+                index: "tail",
+                found: tail,
+                ours_name: "head",
+                ours: head,
+                capacity: cap,
+                lo: head.saturating_sub(cap),
+                hi: head,
+            }
+        };
+        io::Error::new(io::ErrorKind::InvalidData, e)
+    }
+
+    /// Whether `tail ≤ head ≤ tail + capacity`.
+    #[inline(always)]
+    fn valid(&self, head: u64, tail: u64) -> bool {
+        head.wrapping_sub(tail) <= self.capacity
     }
 
     #[inline]
@@ -113,16 +202,38 @@ pub enum Available {
 }
 
 impl Producer {
-    /// The producer of the ring with control `ctl` and data `data`.
-    pub fn new(ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Producer {
+    /// The producer of the ring with control `ctl` and data `data`; fails if the
+    /// indices in shared memory break the ring's invariant.
+    pub fn new(
+        id: RingId,
+        ctl: &RingControl,
+        data: &Mirror,
+        batch: usize,
+        w: Waiting,
+    ) -> io::Result<Producer> {
         let head = ctl.prod.0.head.load(Ordering::Relaxed);
         let tail = ctl.cons.0.tail.load(Ordering::Acquire);
-        Producer {
-            s: Shared::new(ctl, data, batch, w),
+        let s = Shared::new(id, ctl, data, batch, w);
+        if !s.valid(head, tail) {
+            return Err(s.corrupt(head, tail, false));
+        }
+        Ok(Producer {
+            s,
             head,
             published: head,
             cached_tail: tail,
+        })
+    }
+
+    /// Re-reads the consumer's `tail`, checking it.
+    #[inline]
+    fn load_tail(&mut self) -> io::Result<()> {
+        let tail = self.s.ctl().cons.0.tail.load(Ordering::Acquire);
+        if !self.s.valid(self.head, tail) {
+            return Err(self.s.corrupt(self.head, tail, false));
         }
+        self.cached_tail = tail;
+        Ok(())
     }
 
     /// Bytes of the ring.
@@ -151,7 +262,7 @@ impl Producer {
         if self.free() >= need {
             return Ok(());
         }
-        self.cached_tail = self.s.ctl().cons.0.tail.load(Ordering::Acquire);
+        self.load_tail()?;
         if self.free() >= need {
             return Ok(());
         }
@@ -167,9 +278,14 @@ impl Producer {
             self.s.peer_pid,
             || {
                 tail = ctl.cons.0.tail.load(Ordering::Acquire);
-                cap - (head - tail) >= need || ctl.cons.0.gone.load(Ordering::Acquire) != 0
+                // A corrupt tail ends the wait; it is reported below.
+                let used = head.wrapping_sub(tail);
+                used > cap || cap - used >= need || ctl.cons.0.gone.load(Ordering::Acquire) != 0
             },
         );
+        if !self.s.valid(head, tail) {
+            return Err(self.s.corrupt(head, tail, false));
+        }
         self.cached_tail = tail;
         r.map_err(io::Error::from)?;
         if self.free() < need {
@@ -257,16 +373,38 @@ impl Producer {
 }
 
 impl Consumer {
-    /// The consumer of the ring with control `ctl` and data `data`.
-    pub fn new(ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Consumer {
+    /// The consumer of the ring with control `ctl` and data `data`; fails if the
+    /// indices in shared memory break the ring's invariant.
+    pub fn new(
+        id: RingId,
+        ctl: &RingControl,
+        data: &Mirror,
+        batch: usize,
+        w: Waiting,
+    ) -> io::Result<Consumer> {
         let tail = ctl.cons.0.tail.load(Ordering::Relaxed);
         let head = ctl.prod.0.head.load(Ordering::Acquire);
-        Consumer {
-            s: Shared::new(ctl, data, batch, w),
+        let s = Shared::new(id, ctl, data, batch, w);
+        if !s.valid(head, tail) {
+            return Err(s.corrupt(head, tail, true));
+        }
+        Ok(Consumer {
+            s,
             tail,
             published: tail,
             cached_head: head,
+        })
+    }
+
+    /// Re-reads the producer's `head`, checking it.
+    #[inline]
+    fn load_head(&mut self) -> io::Result<()> {
+        let head = self.s.ctl().prod.0.head.load(Ordering::Acquire);
+        if !self.s.valid(head, self.tail) {
+            return Err(self.s.corrupt(head, self.tail, true));
         }
+        self.cached_head = head;
+        Ok(())
     }
 
     /// Makes the space read so far available to the producer, waking it if asleep.
@@ -296,14 +434,14 @@ impl Consumer {
         if self.available() >= need {
             return Ok(Available::Data);
         }
-        self.cached_head = self.s.ctl().prod.0.head.load(Ordering::Acquire);
+        self.load_head()?;
         if self.available() >= need {
             return Ok(Available::Data);
         }
         self.publish();
         before_wait();
         let ctl = self.s.ctl();
-        let tail = self.tail;
+        let (tail, cap) = (self.tail, self.s.capacity);
         let mut head = self.cached_head;
         let mut closed = false;
         let r = wait_until(
@@ -315,9 +453,14 @@ impl Consumer {
                 // `closed` is stored after the final `head`: read it first, then `head`.
                 closed = ctl.prod.0.closed.load(Ordering::Acquire) != 0;
                 head = ctl.prod.0.head.load(Ordering::Acquire);
-                head - tail >= need || closed
+                // A corrupt head ends the wait; it is reported below.
+                let avail = head.wrapping_sub(tail);
+                avail > cap || avail >= need || closed
             },
         );
+        if !self.s.valid(head, tail) {
+            return Err(self.s.corrupt(head, tail, true));
+        }
         self.cached_head = head;
         match r {
             Ok(()) if self.available() > 0 => Ok(Available::Data),

@@ -270,6 +270,10 @@ pub fn wake_always(line: &WaitLine) {
 
 /// True when process `pid` exists and is not a zombie.
 pub fn process_alive(pid: i32) -> bool {
+    // A pid may come from shared memory: a negative one would name a process group.
+    if pid <= 0 {
+        return false;
+    }
     let Some(p) = rustix::process::Pid::from_raw(pid) else {
         return false;
     };
