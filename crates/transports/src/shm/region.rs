@@ -362,53 +362,18 @@ impl Region {
         // SAFETY: the mapping covers a whole RegionHeader (checked against the file
         // size above); its fields are read as they are, whatever the creator wrote.
         let h = unsafe { header.as_ref() };
-        let magic = h.magic.load(Ordering::Acquire);
-        if magic != MAGIC {
-            return Err(unmap(RegionError::BadMagic { found: magic }));
-        }
-        // SAFETY: plain reads of fields the creator wrote before the magic (Acquire above).
-        let (version, hlen, total, cap, data_offset, mode, creator_pid) = unsafe {
-            let p = header.as_ptr();
-            (
-                (&raw const (*p).version).read(),
-                (&raw const (*p).header_len).read(),
-                (&raw const (*p).total_len).read(),
-                (&raw const (*p).ring_capacity).read(),
-                (&raw const (*p).data_offset).read(),
-                (&raw const (*p).wait_mode).read(),
-                (&raw const (*p).creator_pid).read(),
-            )
-        };
-        if version != LAYOUT_VERSION {
-            return Err(unmap(RegionError::Version { found: version }));
-        }
-        if u64::from(hlen) != header_len {
-            return Err(unmap(RegionError::Size(format!(
-                "header of {hlen} bytes, expected {header_len}"
-            ))));
-        }
-        if !valid_capacity(cap) {
-            return Err(unmap(RegionError::Size(format!(
-                "ring capacity {cap} is not a power-of-two multiple of the page size"
-            ))));
-        }
-        let (want_offset, want_total) = geometry(cap as usize);
-        if data_offset != want_offset || total != want_total || file_len != total {
-            return Err(unmap(RegionError::Size(format!(
-                "header says data at {data_offset} and {total} bytes in all, the geometry needs {want_offset} and \
-                 {want_total}, and the object has {file_len}"
-            ))));
-        }
+        let Geometry {
+            data_offset,
+            ring_capacity: cap,
+            ..
+        } = h.validate(file_len, wait_mode).map_err(unmap)?;
+        // SAFETY: a plain read of a field the creator wrote before the magic, which
+        // `validate` read with Acquire.
+        let creator_pid = unsafe { (&raw const (*header.as_ptr()).creator_pid).read() };
         if creator_pid as i32 != creator {
             return Err(unmap(RegionError::Size(format!(
                 "the header names creator pid {creator_pid}, the address {address} pid {creator}"
             ))));
-        }
-        if mode != wait_mode {
-            return Err(unmap(RegionError::WaitMode {
-                found: crate::shm::wait::WaitMode::name_of(mode),
-                expected: crate::shm::wait::WaitMode::name_of(wait_mode),
-            }));
         }
         let rings = match (
             Mirror::map(&fd, data_offset, cap as usize),
@@ -518,9 +483,9 @@ impl RegionHeader {
     /// the magic (read with Acquire, as the creator stores it last), version, header
     /// length, ring capacity and the geometry recomputed from it, which must match the
     /// header and the object's size. On success every byte of both rings lies within
-    /// `file_len`. Any bytes may be in the header: this never panics. These are the
-    /// checks [`Region::attach`] makes, in its order, as a function of the header's
-    /// bytes alone (what the fuzz target `shm_region` drives).
+    /// `file_len`. Any bytes may be in the header: this never panics. [`Region::attach`]
+    /// makes these checks (then the creator pid's against the address); the fuzz
+    /// target `shm_region` drives them on arbitrary bytes.
     pub fn validate(&self, file_len: u64, wait_mode: u32) -> Result<Geometry, RegionError> {
         let magic = self.magic.load(Ordering::Acquire);
         if magic != MAGIC {

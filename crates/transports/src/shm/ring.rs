@@ -155,10 +155,11 @@ impl Shared {
         io::Error::new(io::ErrorKind::InvalidData, e)
     }
 
-    /// Whether `tail ≤ head ≤ tail + capacity`.
+    /// Whether `tail ≤ head ≤ tail + capacity` ([`readable`]'s check; the 64-bit
+    /// indices never wrap).
     #[inline(always)]
     fn valid(&self, head: u64, tail: u64) -> bool {
-        head.wrapping_sub(tail) <= self.capacity
+        check_indices(tail, head, self.capacity).is_ok()
     }
 
     #[inline]
