@@ -122,7 +122,7 @@ pub struct Context {
     /// Runs across hosts: both hosts, how windows were timed and the estimated
     /// clock offset (absent for runs on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<crate::remote::RemoteContext>,
+    pub remote: Option<crate::remote::record::RemoteContext>,
 }
 
 /// What measurement facilities the machine offers.

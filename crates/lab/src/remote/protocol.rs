@@ -16,6 +16,7 @@
 //! [`decode`] is the one entry point for bytes from the wire on the agent side: it
 //! checks the length and the encoding and never panics.
 
+pub use super::record::HostInfo;
 use crate::cpu::CpuSnapshot;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
@@ -159,20 +160,6 @@ pub enum Reply {
     },
     /// Answer to `ping`.
     Pong,
-}
-
-/// One host of a remote run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct HostInfo {
-    /// Host name.
-    pub hostname: String,
-    /// Kernel release.
-    pub kernel: String,
-    /// CPU model.
-    pub cpu_model: String,
-    /// The address of this host on the control connection.
-    #[serde(default)]
-    pub address: String,
 }
 
 impl HostInfo {

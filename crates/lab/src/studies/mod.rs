@@ -23,6 +23,7 @@ pub mod hashtable_profile;
 pub mod perf_stat;
 pub mod rpmsg;
 pub mod rpmsg_full;
+pub mod rpmsg_plan;
 pub mod sis8300;
 pub mod subset;
 pub mod warp_pipe;

@@ -8,7 +8,7 @@
 //! measured cost of starting and stopping a link and its remote for every visit.
 
 use super::StudyEnv;
-use super::rpmsg::{Planned, Scale, points};
+use super::rpmsg_plan::{Planned, Scale, points};
 use crate::rig::rpmsg::{RemoteKind, RpmsgRig};
 use crate::rig::{Rig, RunControl};
 use crate::workload::Limit;
