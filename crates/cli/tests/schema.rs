@@ -229,6 +229,7 @@ fn profile_json_matches_its_schema() {
     if common::skip_without_perf_record() {
         return;
     }
+    let _one_recording_at_a_time = common::sampling_lock();
     let dir = tempfile::tempdir().unwrap();
     let summary = stdout_json(
         xferbench()
@@ -283,6 +284,7 @@ fn study_sis8300_profile_lists_the_top_five_functions_of_every_point() {
     if common::skip_without_perf_record() {
         return;
     }
+    let _one_recording_at_a_time = common::sampling_lock();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sis8300");
     let profile = dir.path().join("profile");
@@ -490,6 +492,7 @@ fn study_hashtable_profile_names_the_seeds_shares_per_architecture() {
     if common::skip_without_perf_record() {
         return;
     }
+    let _one_recording_at_a_time = common::sampling_lock();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("hashtable");
     let printed = stdout_json(
@@ -559,6 +562,7 @@ fn study_warp_pipe_profile_reads_the_original_workloads_own_point() {
     if common::skip_without_perf_record() {
         return;
     }
+    let _one_recording_at_a_time = common::sampling_lock();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("warp");
     let printed = stdout_json(

@@ -25,3 +25,10 @@ pub fn skip_without_perf_record() -> bool {
     }
     !usable
 }
+
+/// Held by tests that profile with `perf record`, so that one test's sampled CPU time
+/// is not shared out among several recordings at once (their checks count samples).
+pub fn sampling_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
