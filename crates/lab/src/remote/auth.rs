@@ -68,8 +68,8 @@ impl Token {
     }
 
     fn mac(&self, label: &[u8], first: &[u8], second: &[u8]) -> Hmac<Sha256> {
-        let mut m =
-            <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0)
+            .expect("HMAC takes keys of any length");
         m.update(label);
         m.update(first);
         m.update(second);
