@@ -7,13 +7,15 @@
 //! [`jsonl::JsonLinesWriter`] (finished points on disk as they finish) and
 //! [`progress::Progress`] (a progress bar with ETA on a terminal). Studies write their
 //! folders through [`study::StudyFolder`], with [`study::Table`]s and SVG
-//! [`plot::LineChart`]s.
+//! [`plot::LineChart`]s; [`chart`] is the one chart engine behind those SVG files and
+//! the charts of the [`html`] report.
 
 #![deny(missing_docs)]
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("xferbench runs on Linux only: it reports what the Linux-only lab measured");
 
+pub mod chart;
 pub mod compare;
 pub mod csv;
 pub mod format;
@@ -74,7 +76,9 @@ pub fn write_atomic(
         .tempfile_in(dir)?;
     let mut w = std::io::BufWriter::new(tmp);
     body(&mut w)?;
-    let tmp = w.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+    let tmp = w
+        .into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     // The rename is durable once the folder's entry is.
