@@ -108,12 +108,23 @@ impl<'a> Layout<'a> {
         self.left + self.x.fraction(v) * (W - RIGHT - self.left)
     }
 
+    /// How far line `i` is moved sideways so that the interval bars of lines sharing
+    /// an x value stand side by side (a few pixels; none without bars).
+    fn dodge(&self, i: usize) -> f64 {
+        let n = self.lines.len();
+        if self.chart.intervals != Intervals::Bars || n < 2 {
+            return 0.0;
+        }
+        let step = (24.0 / n as f64).min(5.0);
+        (i as f64 - (n - 1) as f64 / 2.0) * step
+    }
+
     fn py(&self, v: f64) -> f64 {
         (H - BOTTOM) - self.y.fraction(v) * (H - BOTTOM - TOP)
     }
 
-    fn xy(&self, x: f64, y: f64) -> String {
-        format!("{},{}", n(self.px(x)), n(self.py(y)))
+    fn xy(&self, x: f64, y: f64, dx: f64) -> String {
+        format!("{},{}", n(self.px(x) + dx), n(self.py(y)))
     }
 }
 
@@ -168,8 +179,8 @@ fn band(l: &Layout, pts: &[Point]) -> Option<String> {
                 .map_or(p.y, |iv| if high { iv.high } else { iv.low })
         };
         pts.iter()
-            .map(|p| l.xy(p.x, end(p, true)))
-            .chain(pts.iter().rev().map(|p| l.xy(p.x, end(p, false))))
+            .map(|p| l.xy(p.x, end(p, true), 0.0))
+            .chain(pts.iter().rev().map(|p| l.xy(p.x, end(p, false), 0.0)))
             .collect::<Vec<_>>()
             .join(" ")
     })
@@ -206,21 +217,23 @@ fn body(l: &Layout) -> Markup {
                 textLength=[fit(&c.y.label, yw)] lengthAdjust=[fit(&c.y.label, yw).map(|_| "spacingAndGlyphs")] { (c.y.label) }
         }
         @for (i, line, pts) in &l.lines {
+            @let dx = l.dodge(*i);
             g class=(class(*i, line)) {
                 @if c.intervals == Intervals::Band {
                     @if let Some(b) = band(l, pts) { polygon.band points=(b) {} }
                 }
                 @if pts.len() > 1 {
-                    polyline points=(pts.iter().map(|p| l.xy(p.x, p.y)).collect::<Vec<_>>().join(" ")) {}
+                    polyline points=(pts.iter().map(|p| l.xy(p.x, p.y, dx)).collect::<Vec<_>>().join(" ")) {}
                 }
                 @for p in pts {
-                    @let (x, y) = (n(l.px(p.x)), n(l.py(p.y)));
+                    @let px = l.px(p.x) + dx;
+                    @let (x, y) = (n(px), n(l.py(p.y)));
                     g.pt {
                         title { (hover(c, line, p)) }
                         @if c.intervals == Intervals::Bars {
                             @if let Some(iv) = p.interval.filter(|iv| iv.high > iv.low) {
                                 @let (lo, hi) = (n(l.py(iv.low)), n(l.py(iv.high)));
-                                @let (a, b) = (n(l.px(p.x) - 4.0), n(l.px(p.x) + 4.0));
+                                @let (a, b) = (n(px - 4.0), n(px + 4.0));
                                 path.bar d={"M" (x) " " (lo) "V" (hi) "M" (a) " " (lo) "H" (b) "M" (a) " " (hi) "H" (b)} {}
                             }
                         }

@@ -85,6 +85,37 @@ fn interval(name: &str, e: &Estimate) -> String {
     }
 }
 
+/// The point's figures, its primary one first, then speed, latency and CPU in the
+/// tables' order, then the rest by name.
+fn ordered(p: &PointResult) -> Vec<(&String, &Estimate)> {
+    let primary = p.primary().figure;
+    let order: Vec<&str> = [figure::THROUGHPUT, figure::MESSAGE_RATE]
+        .into_iter()
+        .chain(figure::LATENCY)
+        .chain([
+            figure::CPU_MAIN,
+            figure::CPU_PEERS,
+            figure::CPU_PER_MESSAGE,
+            figure::FAIRNESS,
+            figure::WINDOW,
+        ])
+        .collect();
+    let rank = |n: &str| {
+        if n == primary {
+            0
+        } else {
+            order
+                .iter()
+                .position(|o| *o == n)
+                .map_or(usize::MAX, |i| i + 1)
+        }
+    };
+    let mut rows: Vec<(&String, &Estimate)> = p.summary.iter().collect();
+    // Stable: figures of equal rank keep the map's order, by name.
+    rows.sort_by_key(|(n, _)| rank(n));
+    rows
+}
+
 fn figures_table(p: &PointResult) -> Table {
     Table {
         title: "Every figure over the runs".into(),
@@ -101,9 +132,8 @@ fn figures_table(p: &PointResult) -> Table {
         ]
         .map(String::from)
         .to_vec(),
-        rows: p
-            .summary
-            .iter()
+        rows: ordered(p)
+            .into_iter()
             .map(|(n, e)| {
                 vec![
                     figure_name(n),
@@ -214,8 +244,8 @@ fn cpu_table(p: &PointResult) -> Option<Table> {
             vec![
                 role.to_string(),
                 format!("{:.3}", of(&|c| c.cpus_utilised)),
-                format!("{:.4}", of(&|c| c.user_s)),
-                format!("{:.4}", of(&|c| c.sys_s)),
+                Unit::Seconds.value(of(&|c| c.user_s)),
+                Unit::Seconds.value(of(&|c| c.sys_s)),
                 format!("{:.0}", of(&|c| c.voluntary_switches as f64)),
                 format!("{:.0}", of(&|c| c.involuntary_switches as f64)),
             ]
@@ -226,8 +256,8 @@ fn cpu_table(p: &PointResult) -> Option<Table> {
         headers: [
             "process",
             "CPUs utilised",
-            "user s",
-            "sys s",
+            "user time",
+            "system time",
             "voluntary switches",
             "involuntary switches",
         ]
@@ -360,6 +390,18 @@ mod tests {
         );
         assert!(!h.contains("size=") && !h.contains("bytes_per_s"), "{h}");
         assert!(h.contains(" GB/s") || h.contains(" MB/s"), "{h}");
+    }
+
+    #[test]
+    fn the_primary_figure_comes_first_then_the_tables_order() {
+        let doc = fixture::pingpong_doc();
+        let names: Vec<String> = ordered(&doc.points[0])
+            .into_iter()
+            .map(|(n, _)| n.clone())
+            .collect();
+        assert_eq!(names[0], figure::LATENCY[0]);
+        assert_eq!(names[1], figure::THROUGHPUT);
+        assert_eq!(names.last().map(String::as_str), Some(figure::WINDOW));
     }
 
     #[test]
