@@ -149,13 +149,13 @@ pub const THEME: [(&str, &str, &str); 13] = [
     ("fg", "#1b1b1b", "#e6e6e6"),
     ("muted", "#5b5b5b", "#a8a8a8"),
     ("grid", "#e6e6e6", "#2c2f34"),
-    // Okabe–Ito, with yellow darkened on white and black lightened on dark.
-    ("c0", "#0072b2", "#3d9bd6"),
+    // Okabe–Ito; on white its yellow is darkened, on dark its black is light grey.
+    ("c0", "#0072b2", "#0072b2"),
     ("c1", "#e69f00", "#e69f00"),
-    ("c2", "#009e73", "#14b88a"),
-    ("c3", "#d55e00", "#f07a26"),
+    ("c2", "#009e73", "#009e73"),
+    ("c3", "#d55e00", "#d55e00"),
     ("c4", "#56b4e9", "#56b4e9"),
-    ("c5", "#cc79a7", "#d98bb8"),
+    ("c5", "#cc79a7", "#cc79a7"),
     ("c6", "#b8a800", "#f0e442"),
     ("c7", "#000000", "#e6e6e6"),
     ("band", "#0072b2", "#56b4e9"),

@@ -248,7 +248,7 @@ fn screenshots_for_review() {
     let bin = browser().expect("screenshots need chromium on PATH");
     let out = std::fs::canonicalize(&out).expect("the screenshot folder exists");
     let dir = tempfile::tempdir().unwrap();
-    for (name, height) in [("stream", 2300), ("pingpong", 2100)] {
+    for (name, height) in [("stream", 2500), ("pingpong", 2600)] {
         let text = std::fs::read_to_string(review_docs().join(format!("{name}.json"))).unwrap();
         let doc: xferbench_lab::result::ResultDoc = serde_json::from_str(&text).unwrap();
         let page = dir.path().join(format!("{name}.html"));

@@ -450,7 +450,7 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
         @if !plots.is_empty() {
             section id="plots" {
                 h2 { "Plots" }
-                p.note { "Hover a point for its exact value. Dashed lines are reference figures quoted from elsewhere; solid lines were measured here." }
+                p.note { "Hover a point for its values. Dashed lines are reference figures quoted from elsewhere; solid lines were measured here." }
                 @for (stem, c) in &plots {
                     div id={"plot-" (stem)} { (chart::line_chart(c)) p.note { code { (stem) ".svg" } } }
                 }
