@@ -154,7 +154,20 @@ fn two_runs_of_the_same_command_show_in_list_show_and_trend() {
     assert!(out.contains("│   1 ┆") && out.contains("│   2 ┆"), "{out}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg") && html.contains("run (history ID)"));
-    assert_eq!(html.matches("<circle").count(), 2, "one marker per run");
+    assert_eq!(
+        html.matches("<circle class=\"dot\"").count(),
+        2,
+        "one marker per run"
+    );
+    // The title in words, once on the page (the chart has no caption repeating it);
+    // whole run numbers on the axis.
+    assert!(html.contains(
+        "<h1>xferbench history: stream pipe, 64 B, 1 channel: throughput (higher is better)</h1>"
+    ));
+    assert_eq!(html.matches("<h1>").count(), 1);
+    assert!(!html.contains("<figcaption>"));
+    assert!(html.contains(">1</text>") && html.contains(">2</text>"));
+    assert!(!html.contains(">1.5</text>"));
     let trend = json(xferbench(&h).args(["history", "trend", "-p", "size=64", "--json"]));
     assert_eq!(trend["entries"].as_array().unwrap().len(), 2);
     assert_eq!(trend["entries"][0]["other_machine"], false);
