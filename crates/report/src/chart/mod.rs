@@ -1,6 +1,6 @@
 //! The one chart engine of the reports: the study folders' SVG files and the HTML
 //! report's inline charts are drawn here, from one model, with one set of rules for
-//! extents, ticks and units ([`scale`], [`unit`]).
+//! extents, ticks and units ([`scale`], [`mod@unit`]).
 //!
 //! A [`Chart`] is plain data: a title, two [`Axis`]es (label, [`Unit`], [`Scale`]),
 //! and [`Line`]s of [`Point`]s, each point with an optional [`Interval`] (drawn as

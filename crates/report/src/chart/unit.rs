@@ -1,5 +1,5 @@
 //! What the numbers of an axis measure, and how they are written: in hover text and
-//! headings exactly as the tables write them ([`format`](crate::format): `64 KiB`,
+//! headings exactly as the tables write them ([`crate::format`]: `64 KiB`,
 //! `1.45 GB/s`, `12.7 µs`), on ticks compactly with the same units (`64 KiB`,
 //! `1.5 GB/s`, `50 µs`).
 
