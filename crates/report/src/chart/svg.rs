@@ -112,7 +112,12 @@ impl<'a> Layout<'a> {
     /// an x value stand side by side (a few pixels; none without bars).
     fn dodge(&self, i: usize) -> f64 {
         let n = self.lines.len();
-        if self.chart.intervals != Intervals::Bars || n < 2 {
+        let bars = self.chart.intervals == Intervals::Bars
+            && self
+                .lines
+                .iter()
+                .any(|(_, _, pts)| pts.iter().any(|p| p.interval.is_some()));
+        if !bars || n < 2 {
             return 0.0;
         }
         let step = (24.0 / n as f64).min(5.0);
@@ -439,6 +444,17 @@ mod tests {
         // Ticks carry the units.
         assert!(svg.contains(">64 B<") && svg.contains(">1 KiB<") && svg.contains(">64 KiB<"));
         assert!(svg.contains(" GB/s<"));
+    }
+
+    #[test]
+    fn lines_move_apart_only_when_they_have_bars() {
+        let with = chart(Intervals::Bars);
+        let l = Layout::new(&with);
+        assert!(l.dodge(0) < 0.0 && l.dodge(1) > 0.0);
+        let mut without = chart(Intervals::Bars);
+        without.lines[0].points[0].interval = None;
+        let l = Layout::new(&without);
+        assert_eq!((l.dodge(0), l.dodge(1)), (0.0, 0.0));
     }
 
     #[test]
