@@ -31,11 +31,11 @@ pub trait Choices: Copy + PartialEq + Send + Sync + 'static {
         }
     }
 
-    /// The value of a name.
+    /// The value of a name (ASCII case does not matter).
     fn from_name(name: &str) -> Option<Self> {
         Self::CHOICES
             .iter()
-            .position(|c| c.name == name)
+            .position(|c| c.name.eq_ignore_ascii_case(name.trim()))
             .map(|i| Self::ALL[i])
     }
 
@@ -56,7 +56,7 @@ pub trait Choices: Copy + PartialEq + Send + Sync + 'static {
 
 /// A name that is none of a [`Choices`] type's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown value `{value}`; choose from: {names}")]
+#[error("unknown value {value:?}; choose from: {names}")]
 pub struct ChoiceError {
     /// The name given.
     pub value: String,
@@ -90,10 +90,26 @@ impl ChoiceError {
 /// ```
 #[macro_export]
 macro_rules! choices {
-    ($ty:ident { $($variant:ident => $name:literal : $help:literal),+ $(,)? }) => {
+    ($ty:ident { $($variant:ident => $name:literal : $help:expr),+ $(,)? }) => {
         impl $crate::Choices for $ty {
             const ALL: &'static [Self] = &[$($ty::$variant),+];
             const CHOICES: &'static [$crate::Choice] = &[$($crate::Choice::new($name, $help)),+];
+        }
+
+        #[allow(dead_code)]
+        impl $ty {
+            /// Every value, in the order lists and help show them.
+            pub const ALL: [Self; $crate::__count!($($variant)+)] = [$($ty::$variant),+];
+
+            /// The name, as written on the command line and stored in results.
+            pub fn name(self) -> &'static str {
+                <Self as $crate::Choices>::name(self)
+            }
+
+            /// The value of a name.
+            pub fn from_name(name: &str) -> ::std::option::Option<Self> {
+                <Self as $crate::Choices>::from_name(name)
+            }
         }
 
         impl ::std::fmt::Display for $ty {
@@ -110,6 +126,13 @@ macro_rules! choices {
             }
         }
     };
+}
+
+/// The number of identifiers given (for [`crate::choices!`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __count {
+    ($($x:ident)*) => { 0usize $(+ { let _ = stringify!($x); 1usize })* };
 }
 
 /// Serialises a [`Choices`] value as its name: `#[serde(with = "xferbench_params::by_name")]`.

@@ -49,7 +49,7 @@ pub enum Kind {
         /// Longest accepted.
         max: Duration,
     },
-    /// One of these names.
+    /// One of these names (ASCII case does not matter when reading).
     Enum(Cow<'static, [Choice]>),
     /// `true` or `false` (also `1`/`0`, `on`/`off`, `yes`/`no`).
     Bool,
@@ -226,7 +226,10 @@ impl ParamDef {
             Kind::Bytes { .. } => Value::Bytes(bytes::parse(t).ok_or_else(bad)?),
             Kind::Duration { .. } => Value::Duration(duration::parse(t).ok_or_else(bad)?),
             Kind::Enum(choices) => {
-                let c = choices.iter().find(|c| c.name == t).ok_or_else(bad)?;
+                let c = choices
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(t))
+                    .ok_or_else(bad)?;
                 Value::Choice(c.name.clone())
             }
             Kind::Bool => Value::Bool(match t {
@@ -271,12 +274,16 @@ impl ParamDef {
                 },
                 Value::Bytes(n),
             ) => {
-                if n < min {
+                if *power_of_two && !(n.is_power_of_two() && (min..=max).contains(&n)) {
+                    out_of(format!(
+                        "a power of two from {} to {}",
+                        bytes::display(*min),
+                        bytes::display(*max)
+                    ))
+                } else if n < min {
                     out_of(format!("at least {}", bytes::display(*min)))
                 } else if n > max {
                     out_of(format!("at most {} (the maximum)", bytes::display(*max)))
-                } else if *power_of_two && !n.is_power_of_two() {
-                    out_of(format!("a power of two ({})", self.accepts()))
                 } else {
                     Ok(())
                 }

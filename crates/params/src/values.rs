@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Parameter values as text, by name: what a command line gives, what a result file
 /// and a peer's hello carry (in their machine form, [`ParamDef::machine`]).
-pub type RawParams = BTreeMap<String, String>;
+pub type Params = BTreeMap<String, String>;
 
 /// Values set explicitly, each checked against its definition; what is not set
 /// takes the definition's default.
@@ -27,11 +27,7 @@ impl ParamValues {
 
     /// Reads `raw` against `defs`; every name must be one of them. `owner` names
     /// who declares them, for the error message.
-    pub fn parse(
-        owner: &str,
-        defs: &[ParamDef],
-        raw: &RawParams,
-    ) -> Result<ParamValues, ParamError> {
+    pub fn parse(owner: &str, defs: &[ParamDef], raw: &Params) -> Result<ParamValues, ParamError> {
         let mut out = ParamValues::new();
         for (name, text) in raw {
             let def = find(owner, defs, name)?;
@@ -81,7 +77,7 @@ impl ParamValues {
     }
 
     /// The values set, as result files store them.
-    pub fn machine(&self, defs: &[ParamDef]) -> RawParams {
+    pub fn machine(&self, defs: &[ParamDef]) -> Params {
         self.set
             .iter()
             .map(|(k, v)| {
@@ -134,10 +130,10 @@ impl ParamValues {
     }
 
     /// Text.
-    pub fn text<'a>(&'a self, def: &'a ParamDef) -> &'a str {
+    pub fn text(&self, def: &ParamDef) -> String {
         match (self.value(def), &def.default) {
-            (Value::Text(t), _) | (_, Value::Text(t)) => t,
-            _ => "",
+            (Value::Text(t), _) | (_, Value::Text(t)) => t.to_string(),
+            _ => String::new(),
         }
     }
 
@@ -180,7 +176,7 @@ mod tests {
     const NODELAY: ParamDef = ParamDef::boolean("nodelay", true, "");
     const DEFS: &[ParamDef] = &[CAPACITY, SNDBUF, NODELAY];
 
-    fn raw(pairs: &[(&str, &str)]) -> RawParams {
+    fn raw(pairs: &[(&str, &str)]) -> Params {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
