@@ -14,6 +14,7 @@ use anyhow::Result;
 use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::kv::figures as f;
+use xferbench_transports::kv::Arch;
 
 /// The original's cases, in `benchmark.sh` order: (CSV name, words of the summary).
 pub const CASES: [(&str, &str); 7] = [
@@ -55,7 +56,10 @@ pub const SEED_RATIOS: [[f64; 7]; 2] = [
     [0.94, 0.99, 0.92, 9.71, 1.00, 8.00, 1.14],
 ];
 
-const ARCHES: [&str; 3] = ["preopt", "ring", "sharded"];
+/// The architectures' names, in the order of their one definition.
+fn arches() -> [&'static str; 3] {
+    Arch::ALL.map(Arch::name)
+}
 
 fn find<'a>(doc: &'a ResultDoc, group: &str, case: &str, arch: &str) -> Option<&'a PointResult> {
     doc.points.iter().find(|p| {
@@ -162,7 +166,7 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
 pub fn seed_table(doc: &ResultDoc) -> Table {
     let mut headers: Vec<String> = vec!["case".into()];
     headers.extend(SEED_COLUMNS.iter().map(|c| format!("{c} (ms)")));
-    headers.extend(ARCHES.iter().map(|a| format!("{a} here (ms)")));
+    headers.extend(arches().iter().map(|a| format!("{a} here (ms)")));
     let rows = CASES
         .iter()
         .enumerate()
@@ -171,7 +175,7 @@ pub fn seed_table(doc: &ResultDoc) -> Table {
             row.push(format!("{:.2} ± {:.2}", SEED_MEAN_MS[0][i], SEED_SD_MS[i]));
             row.push(format!("{:.1}", SEED_MEAN_MS[1][i]));
             row.push(format!("{:.1}", SEED_MEAN_MS[2][i]));
-            for a in ARCHES {
+            for a in arches() {
                 row.push(find(doc, "cases", case, a).map_or_else(
                     || "-".into(),
                     |p| {
@@ -220,7 +224,7 @@ fn agg(doc: &ResultDoc, group: &str, case: &str, arch: &str) -> Option<f64> {
 /// the seed's timed client alone as a dashed reference.
 pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
     let mut series = Vec::new();
-    for a in ARCHES {
+    for a in arches() {
         for (w, cases) in [
             (1, ["AloneSingleThread", "TwoSingleThread", "ManyClientsST"]),
             (16, ["AloneMultiThread", "TwoMultiThread", "ManyClientsMT"]),
@@ -272,7 +276,7 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
 /// Mean time per run by case (1–7 in `benchmark.sh` order), per architecture, with
 /// the seed's columns dashed.
 pub fn time_chart(doc: &ResultDoc) -> LineChart {
-    let mut series: Vec<Series> = ARCHES
+    let mut series: Vec<Series> = arches()
         .iter()
         .map(|a| Series {
             label: (*a).into(),
@@ -365,7 +369,7 @@ pub fn summary(doc: &ResultDoc) -> String {
     s.push_str(
         "Each line: this run's sentence, then the seed's figure at `4ce91a1` and `main`'s.\n\n",
     );
-    for a in ARCHES {
+    for a in arches() {
         let _ = writeln!(s, "**{a}**\n\n```");
         for (i, (label, ..)) in SENTENCES.iter().enumerate() {
             match sentence(doc, a, i) {

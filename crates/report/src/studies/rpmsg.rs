@@ -17,9 +17,11 @@ use crate::plot::{LineChart, Scale, Series};
 use crate::study::{StudyFolder, Table};
 use anyhow::Result;
 use std::fmt::Write as _;
+use xferbench_lab::params::choice;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::stats::Estimate;
 use xferbench_lab::workload::rpmsg::{KICKS_TO_HOST, KICKS_TO_REMOTE, SUM_OF_RATES};
+use xferbench_transports::rpmsg::{BUFFERS, Buffers, NOTIFY, Notify};
 
 /// The SC598's figures at transfer size 10^5 (the seed's tables, bytes/s, sum over
 /// channels): `(channels, [(packet, bytes/s)])`.
@@ -103,12 +105,12 @@ impl<'a> Pt<'a> {
         }
     }
 
-    fn notify(&self) -> &'a str {
-        param(self.result, "notify")
+    fn notify(&self) -> Option<Notify> {
+        choice(&self.result.params, &NOTIFY)
     }
 
-    fn buffers(&self) -> &'a str {
-        param(self.result, "buffers")
+    fn buffers(&self) -> Option<Buffers> {
+        choice(&self.result.params, &BUFFERS)
     }
 
     /// The median of a figure, NaN when absent.
@@ -270,8 +272,8 @@ pub fn variants_table(doc: &ResultDoc) -> Table {
         .map(|v| {
             vec![
                 v.channels.to_string(),
-                v.notify().into(),
-                v.buffers().into(),
+                v.notify().map_or("-", Notify::name).into(),
+                v.buffers().map_or("-", Buffers::name).into(),
                 v.cell(figure::MESSAGE_RATE, int),
                 v.cell(figure::THROUGHPUT, int),
                 v.cell(figure::LATENCY[0], us2),
@@ -380,10 +382,10 @@ fn find<'a>(doc: &'a ResultDoc, ch: u32, packet: usize) -> Option<Pt<'a>> {
     longest(doc, ch).into_iter().find(|p| p.packet == packet)
 }
 
-fn variant<'a>(doc: &'a ResultDoc, ch: u32, notify: &str, buffers: &str) -> Option<Pt<'a>> {
+fn variant<'a>(doc: &'a ResultDoc, ch: u32, notify: Notify, buffers: Buffers) -> Option<Pt<'a>> {
     variant_points(doc)
         .into_iter()
-        .find(|v| v.channels == ch && v.notify() == notify && v.buffers() == buffers)
+        .find(|v| v.channels == ch && v.notify() == Some(notify) && v.buffers() == Some(buffers))
 }
 
 fn variant_channels(doc: &ResultDoc) -> Vec<u32> {
@@ -533,8 +535,10 @@ pub fn summary(doc: &ResultDoc) -> String {
     }
     let _ = writeln!(s, "\n## Variants (496-byte packets)\n");
     for ch in variant_channels(doc) {
-        let get = |n: &str| variant(doc, ch, n, "copy");
-        if let (Some(k), Some(e), Some(p)) = (get("kick"), get("event-idx"), get("poll")) {
+        let get = |n| variant(doc, ch, n, Buffers::Copy);
+        if let (Some(k), Some(e), Some(p)) =
+            (get(Notify::Kick), get(Notify::EventIdx), get(Notify::Poll))
+        {
             let _ = writeln!(
                 s,
                 "- {ch} channel{}: kick {:.0} round trips/s ({:.2}+{:.2} kicks per round trip), \
@@ -554,8 +558,8 @@ pub fn summary(doc: &ResultDoc) -> String {
             );
         }
         if let (Some(z), Some(c)) = (
-            variant(doc, ch, "kick", "zero-copy"),
-            variant(doc, ch, "kick", "copy"),
+            variant(doc, ch, Notify::Kick, Buffers::ZeroCopy),
+            variant(doc, ch, Notify::Kick, Buffers::Copy),
         ) {
             let ratio = super::speedup(z.result, c.result, rate);
             let verdict = match &ratio {
@@ -597,7 +601,7 @@ pub fn summary(doc: &ResultDoc) -> String {
     }
     let _ = writeln!(s, "\n## Targets\n");
     let limits = doc.context.limits.as_ref().map(|l| &l.start);
-    if let Some(p) = variant(doc, 1, "poll", "copy") {
+    if let Some(p) = variant(doc, 1, Notify::Poll, Buffers::Copy) {
         let floor = limits
             .and_then(|l| l.cache_line_rtt_ns.as_ref())
             .map_or(String::new(), |c| {
@@ -615,7 +619,7 @@ pub fn summary(doc: &ResultDoc) -> String {
             p.m(rate)
         );
     }
-    if let Some(k) = variant(doc, 1, "kick", "copy") {
+    if let Some(k) = variant(doc, 1, Notify::Kick, Buffers::Copy) {
         let rt = k.m(figure::LATENCY[0]);
         let against = match limits.and_then(|l| l.futex_rtt_cross_ns.as_ref()) {
             Some(f) => format!(
@@ -635,8 +639,8 @@ pub fn summary(doc: &ResultDoc) -> String {
         );
     }
     let pair = match (
-        variant(doc, 1, "kick", "copy"),
-        variant(doc, 32, "kick", "copy"),
+        variant(doc, 1, Notify::Kick, Buffers::Copy),
+        variant(doc, 32, Notify::Kick, Buffers::Copy),
     ) {
         (Some(a), Some(b)) => Some((a, b, "variants")),
         _ => match (find(doc, 1, 496), find(doc, 32, 496)) {

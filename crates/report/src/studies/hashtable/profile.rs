@@ -6,8 +6,6 @@ use std::fmt::Write as _;
 use xferbench_lab::result::ResultDoc;
 use xferbench_lab::studies::hashtable_profile::{CATEGORIES, SEED};
 
-const ARCHES: [&str; 3] = ["preopt", "ring", "sharded"];
-
 fn shares(doc: &ResultDoc) -> Option<&serde_json::Value> {
     doc.study.as_ref()?.extras.get("profile_shares")
 }
@@ -43,12 +41,12 @@ pub fn table(doc: &ResultDoc) -> Option<Table> {
         return None;
     }
     let mut headers = vec!["category".to_string(), "seed (preopt)".to_string()];
-    headers.extend(ARCHES.iter().map(|a| format!("{a} here")));
+    headers.extend(super::arches().iter().map(|a| format!("{a} here")));
     let rows = SEED
         .iter()
         .map(|(key, seed)| {
             let mut row = vec![format!("{} (`{key}`)", label(key)), seed.to_string()];
-            row.extend(ARCHES.iter().map(|a| pct(share(doc, a, key))));
+            row.extend(super::arches().iter().map(|a| pct(share(doc, a, key))));
             row
         })
         .collect();
@@ -76,7 +74,7 @@ pub fn summary(s: &mut String, doc: &ResultDoc) {
             let _ = writeln!(s, "No shares: {}.", v["skipped"].as_str().unwrap_or("-"));
         }
         Some(v) => {
-            for a in ARCHES {
+            for a in super::arches() {
                 let Some(p) = v.get(a) else {
                     let _ = writeln!(s, "- **{a}**: not profiled (its profile point is missing).");
                     continue;

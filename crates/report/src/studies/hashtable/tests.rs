@@ -126,7 +126,7 @@ fn profile_shares() -> serde_json::Value {
 
 pub(crate) fn doc() -> ResultDoc {
     let mut points = Vec::new();
-    for arch in ARCHES {
+    for arch in arches() {
         for (case, w, v) in [
             ("AloneSingleThread", 1, 0),
             ("TwoSingleThread", 1, 1),
@@ -139,7 +139,7 @@ pub(crate) fn doc() -> ResultDoc {
             points.push(point(points.len(), "cases", case, arch, w, v));
         }
     }
-    for arch in ARCHES {
+    for arch in arches() {
         points.push(point(points.len(), "profile", "Profile2W4V", arch, 2, 4));
     }
     for v in [0, 1, 16] {
