@@ -1166,7 +1166,7 @@ pub struct DaqArgs {
 /// The names of the built-in studies, for clap.
 fn study_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        xferbench_lab::studies::registry()
+        xferbench_studies::registry()
             .iter()
             .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.description())),
     )

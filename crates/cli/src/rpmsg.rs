@@ -16,7 +16,6 @@ use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
 use xferbench_lab::rig::{Rig, RunError};
-use xferbench_lab::studies::rpmsg::RULES;
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::{
     DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, PACKET, RpmsgPoint, SUM_OF_RATES,
@@ -24,6 +23,7 @@ use xferbench_lab::workload::rpmsg::{
 };
 use xferbench_params::Value;
 use xferbench_report::{Exporter, export_to_path, format, json::Json};
+use xferbench_studies::rpmsg::RULES;
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
     eprintln!("error: {msg}");

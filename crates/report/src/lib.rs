@@ -25,7 +25,6 @@ pub mod markdown;
 pub mod plot;
 pub mod profile;
 pub mod progress;
-pub mod studies;
 pub mod study;
 pub mod table;
 
@@ -78,5 +77,7 @@ pub fn write_atomic(
     result
 }
 
-#[cfg(test)]
-pub(crate) mod fixture;
+/// Deterministic result documents for tests of reports (the `fixtures` feature).
+#[cfg(any(test, feature = "fixtures"))]
+#[doc(hidden)]
+pub mod fixture;
