@@ -8,16 +8,18 @@
 //! hyperfine invocation (at least 10 timed runs and 3 s), so its record carries the
 //! per-run statistics hyperfine prints.
 
+pub mod bench;
 pub mod profile;
 pub mod writer;
 
 use crate::{Study, StudyEnv, StudyPlan};
+use bench::KvBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::FigureRules;
-use xferbench_lab::rig::kv::{KvBench, KvPoint, Target, figures, redis_available};
+use xferbench_lab::rig::kv::{KvPoint, Target, figures, redis_available};
 use xferbench_transports::kv::Arch;
 
 /// One of the original benchmark's cases.

@@ -26,17 +26,19 @@
 //! * `rerun`: the commands to run on bare metal.
 //! * `container`: whether the study ran in a container.
 
+pub mod bench;
 pub mod writer;
 
 pub mod passes;
 
 use crate::{Study, StudyEnv, StudyPlan};
+use bench::PerfStatBench;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
-use xferbench_lab::rig::perf_stat::{PerfStatBench, RULES};
+use xferbench_lab::rig::perf_stat::RULES;
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant, placement};
 
 /// The participants a profile can record: this process only (each run's

@@ -9,9 +9,11 @@
 //! `--quick`), so that variants share the machine's drift; the CRC micro-measurement
 //! ([`measure_crc`]) goes into the extras as `crc_mb_per_s`.
 
+pub mod bench;
 pub mod writer;
 
 use crate::{Study, StudyEnv, StudyPlan};
+use bench::MemoryMockBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_lab::clock::Stamp;
@@ -19,7 +21,7 @@ use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::FigureRules;
-use xferbench_lab::rig::memory_mock::{MemoryMockBench, MockPoint};
+use xferbench_lab::rig::memory_mock::MockPoint;
 use xferbench_lab::workload::warp::{ClientSpec, ConnectionMode, Ops};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::server::IoModel;
