@@ -15,8 +15,13 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
             "transports": ts.iter().map(|t| json!({
                 "name": t.name,
                 "description": t.description,
+                "zero_copy": t.zero_copy,
                 "params": t.params.iter().map(|p| json!({
-                    "name": p.name, "default": p.default, "accepts": p.accepts, "help": p.help,
+                    "name": p.name,
+                    "default": p.default_display(),
+                    "accepts": p.accepts(),
+                    "help": p.help,
+                    "values": p.values(),
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
@@ -35,13 +40,15 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
     )?;
     for t in &ts {
         writeln!(out, "  {:<10} {}", t.name, t.description)?;
-        for p in t.params {
+        for p in t.params.iter() {
             writeln!(
                 out,
                 "      {:<10} default {:<10} {}",
-                p.name, p.default, p.help
+                p.name,
+                p.default_display(),
+                p.help
             )?;
-            writeln!(out, "      {:<10} accepts {}", "", p.accepts)?;
+            writeln!(out, "      {:<10} accepts {}", "", p.accepts())?;
         }
     }
     writeln!(out, "\nWorkloads (xferbench run WORKLOAD):")?;
@@ -66,14 +73,18 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
          Run control: --count N | --duration S (default 0.25 s), --runs N (default 5), --warmup N (default 1),\n  \
          --peer thread|process (default process), --pin, --verify, --zero-copy ({}), --timeout S (default 10).\n\
          See `xferbench run --help` for outputs and exit codes.",
-        xferbench_lab::transports::ZERO_COPY.join(", ")
+        ts.iter()
+            .filter(|t| t.zero_copy)
+            .map(|t| &*t.name)
+            .collect::<Vec<_>>()
+            .join(", ")
     )?;
     Ok(())
 }
 
 /// The built-in studies with their one-line descriptions, from the lab's registry.
 fn studies() -> Vec<(String, String)> {
-    xferbench_lab::studies::registry()
+    xferbench_studies::registry()
         .iter()
         .map(|s| (s.name().to_string(), s.description().to_string()))
         .collect()

@@ -40,7 +40,8 @@ pub struct PeerSpec {
     pub channel: usize,
     /// Transport name.
     pub transport: String,
-    /// Transport parameters.
+    /// Transport parameters, in their machine form (read back by the transport's
+    /// definitions).
     pub transport_params: Params,
     /// What to do on the channel.
     pub spec: ChannelSpec,
@@ -546,7 +547,15 @@ fn serve_commands(
         }
     }
     let transport = spec.transport.clone();
-    let params = spec.transport_params.clone();
+    let params = match crate::transports::resolve(&transport, &spec.transport_params) {
+        Ok(p) => p,
+        Err(e) => {
+            reply(PeerReply::Failed {
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
     let s = Serve {
         spec,
         next: &mut next,

@@ -33,9 +33,9 @@ pub struct ResultDoc {
     pub outcome: Outcome,
 }
 
-/// A context with placeholder host facts, for the lab's own tests.
-#[cfg(test)]
-pub(crate) fn test_context(settings: Settings) -> Context {
+/// A context with placeholder host facts, for tests of the lab and the studies.
+#[doc(hidden)]
+pub fn test_context(settings: Settings) -> Context {
     Context {
         tool: "xferbench".into(),
         version: "0".into(),

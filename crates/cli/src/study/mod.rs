@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use xferbench_lab::observer::Observer;
 use xferbench_lab::profile::Folded;
 use xferbench_lab::profile::ProfileRequest;
-use xferbench_lab::studies::{self, StudyEnv, StudyOverrides};
 use xferbench_report::jsonl::JsonLinesWriter;
 use xferbench_report::progress::PointLines;
+use xferbench_studies::{self as studies, StudyEnv, StudyOverrides};
 
 /// Runs a study and returns the exit status.
 pub fn run(args: &StudyArgs) -> Result<u8> {
@@ -73,7 +73,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     let only = if args.only.is_empty() {
         None
     } else {
-        match xferbench_lab::studies::subset::PointFilter::parse(&args.only.join(",")) {
+        match xferbench_studies::subset::PointFilter::parse(&args.only.join(",")) {
             Ok(f) => Some(f),
             Err(e) => return Ok(exit::usage("study", e)),
         }
@@ -146,7 +146,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             observers.push(&mut lines);
         }
         studies::run_study(
-            study,
+            study.study,
             args.quick,
             &overrides,
             &env,
@@ -185,7 +185,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             info.extras.extend(extras);
         }
     }
-    match xferbench_report::studies::write_folder(&out, &doc) {
+    match xferbench_studies::folder::write_folder(&out, &doc) {
         Ok(_) => {
             let _ = std::fs::remove_file(&journal_path);
             if !args.quiet {
@@ -318,7 +318,7 @@ fn write_top5(
         md.push_str(&format!(
             "| {} | {} | {} |\n",
             p.index + 1,
-            xferbench_lab::plan::describe_params(&p.params),
+            xferbench_lab::params::describe(&p.params),
             top.replace('|', "\\|")
         ));
     }

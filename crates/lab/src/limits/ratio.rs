@@ -88,7 +88,7 @@ pub fn fraction(
             )
         }
         Some("pingpong") => {
-            let floor = floor(p("transport")?, p("wait"), p("notify"))?;
+            let floor = floor(p("transport")?, params)?;
             round_trip_fraction(
                 figure::LATENCY[0],
                 median(figure::LATENCY[0])?,
@@ -98,7 +98,7 @@ pub fn fraction(
         }
         // RPMsg study points: packets echoed over a link.
         None if p("notify").is_some() => {
-            let floor = floor("rpmsg", None, p("notify"))?;
+            let floor = floor(crate::transports::RPMSG, params)?;
             let (name, rt) = match median(figure::LATENCY[0]) {
                 Some(ns) => (figure::LATENCY[0], ns),
                 None if channels == 1 => (
@@ -113,15 +113,25 @@ pub fn fraction(
     }
 }
 
-fn floor(transport: &str, wait: Option<&str>, notify: Option<&str>) -> Option<Floor> {
+/// The floor of a round trip of `transport`, whose waits (shm's `wait`, RPMsg's
+/// `notify`) are read through their definitions, defaults included.
+fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor> {
+    use xferbench_transports::rpmsg::{NOTIFY, Notify};
+    use xferbench_transports::shm::{WAIT, wait::Strategy};
+    let or_default = |def: &xferbench_transports::ParamDef| {
+        params
+            .get(def.name())
+            .cloned()
+            .unwrap_or_else(|| def.machine(&def.default))
+    };
     Some(match transport {
-        "shm" => match wait.unwrap_or("hybrid") {
-            "block" => Floor::Futex,
-            _ => Floor::CacheLine,
+        "shm" => match Strategy::from_name(&or_default(&WAIT))? {
+            Strategy::Block => Floor::Futex,
+            Strategy::Spin | Strategy::Hybrid => Floor::CacheLine,
         },
-        "rpmsg" => match notify.unwrap_or("kick") {
-            "poll" => Floor::CacheLine,
-            _ => Floor::Futex,
+        crate::transports::RPMSG => match Notify::from_name(&or_default(&NOTIFY))? {
+            Notify::Poll => Floor::CacheLine,
+            Notify::Kick | Notify::EventIdx => Floor::Futex,
         },
         "pipe" => Floor::Pipe,
         "unix" | "tcp" => Floor::Futex,

@@ -504,6 +504,3 @@ impl Exporter for Html {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod browser_tests;
