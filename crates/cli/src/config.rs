@@ -161,7 +161,9 @@ impl RunConfig {
                 }
             }
         }
-        let transports = parse_words(&transport).context("--transport")?;
+        let launcher = launcher()?;
+        let transports =
+            expand_plugins(parse_words(&transport).context("--transport")?, &launcher)?;
         for t in &transports {
             if !transports::all().iter().any(|i| i.name == t) {
                 let known: Vec<&str> = transports::all().iter().map(|i| i.name).collect();
@@ -260,7 +262,7 @@ impl RunConfig {
         let peer = match (&remote, a.peer) {
             (Some(t), _) => PeerMode::Remote(t.clone()),
             (None, PeerArg::Thread) => PeerMode::Thread,
-            (None, PeerArg::Process) => PeerMode::Process(launcher()?),
+            (None, PeerArg::Process) => PeerMode::Process(launcher.clone()),
         };
         let counters = match a.counters {
             None => CounterMode::Off,
@@ -302,6 +304,7 @@ impl RunConfig {
                 participant: a.profile_peer.clone(),
             }),
             watch: watch(&a.watch)?,
+            launcher: Some(launcher),
         };
         let settings = Settings {
             workload: workload.name().to_string(),
@@ -351,6 +354,27 @@ impl RunConfig {
             },
         })
     }
+}
+
+/// The transports with every `plugin:PATH[:NAME]` described (in a child process)
+/// and replaced by its transports' canonical names (`plugin:/abs/path:NAME`); a
+/// plugin file that cannot be used is a usage error naming it.
+pub fn expand_plugins(words: Vec<String>, launcher: &Launcher) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for w in words {
+        if xferbench_lab::plugins::is_plugin(&w) {
+            let specs = xferbench_lab::plugins::probe(&w, launcher)
+                .map_err(|e| anyhow::anyhow!("--transport: {e}"))?;
+            for s in specs {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        } else if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    Ok(out)
 }
 
 /// `-p zero_copy=LIST`: `false` (copy) and `true` (in place).

@@ -21,6 +21,7 @@ compile_error!(
 
 pub mod ab;
 pub mod affinity;
+pub mod check;
 pub mod clock;
 pub mod compare;
 pub mod context;
@@ -32,6 +33,7 @@ pub mod measure;
 pub mod observer;
 pub mod peer;
 pub mod plan;
+pub mod plugins;
 pub mod process;
 pub mod profile;
 pub mod record;

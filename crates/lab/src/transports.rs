@@ -7,10 +7,17 @@
 //! `rpmsg` is listed with the others but is not a [`Transport`]: a link serves all
 //! of a point's channels and its remote echoes, so it runs on its own rig
 //! ([`crate::rig::rpmsg`]), pingpong only. Its parameters are [`rpmsg_params`].
+//!
+//! Plugin transports (`plugin:/abs/path:NAME`, see [`crate::plugins`]) are listed
+//! once probed; [`dispatch`] loads the plugin, which only the processes that run it
+//! do (its measuring process and peers); [`validate`] checks their parameters
+//! against the probed description without loading anything.
 
+use crate::plugins;
 use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
 use xferbench_transports::param::check_known;
+use xferbench_transports::plugin::{PluginError, PluginTransport};
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{Buffers, Notify};
 use xferbench_transports::shm::Shm;
@@ -65,14 +72,15 @@ pub const ZERO_COPY: [&str; 3] = [Shm::NAME, RPMSG, Iceoryx2::NAME];
 
 /// Whether transport `name` has a zero-copy mode.
 pub fn has_zero_copy(name: &str) -> bool {
-    ZERO_COPY.contains(&name)
+    ZERO_COPY.contains(&name) || plugins::describe(name).is_some_and(|(_, _, zc)| zc)
 }
 
 /// Why zero-copy is refused on transport `name`.
 pub fn no_zero_copy(name: &str) -> String {
     format!(
-        "transport `{name}` has no zero-copy mode (its messages are copied through the \
+        "transport `{}` has no zero-copy mode (its messages are copied through the \
          kernel); zero-copy runs on {}",
+        plugins::display_name(name),
         ZERO_COPY.join(", ")
     )
 }
@@ -88,7 +96,9 @@ pub struct TransportInfo {
     pub params: &'static [ParamSpec],
 }
 
-/// Every transport, in the order `list` shows them.
+/// Every transport, in the order `list` shows them: the built-ins, then the plugin
+/// transports probed so far (by their canonical name; see
+/// [`plugins::display_name`]).
 pub fn all() -> Vec<TransportInfo> {
     fn info<T: Transport>() -> TransportInfo {
         TransportInfo {
@@ -109,6 +119,13 @@ pub fn all() -> Vec<TransportInfo> {
             params: &RPMSG_PARAMS,
         },
     ]
+    .into_iter()
+    .chain(plugins::infos().into_iter().map(|(name, description, params)| TransportInfo {
+        name,
+        description,
+        params,
+    }))
+    .collect()
 }
 
 /// A transport's parameters by name (empty for unknown names).
@@ -144,6 +161,19 @@ pub enum TransportLookupError {
     /// The transport runs on a rig of its own (`rpmsg`), not through [`dispatch`].
     #[error("transport `{0}` is not a generic transport; it runs on its own rig")]
     OwnRig(String),
+    /// A plugin transport could not be opened or created.
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
+}
+
+impl TransportLookupError {
+    /// Whether the user's input is at fault (exit 2) rather than the system.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            TransportLookupError::Plugin(e) => e.is_usage(),
+            _ => true,
+        }
+    }
 }
 
 /// Builds the named transport from `params` and runs `w` with it.
@@ -159,6 +189,11 @@ pub fn dispatch<W: WithTransport>(
         "tcp" => w.with(Tcp::from_params(params)?),
         "iceoryx2" => w.with(Iceoryx2::from_params(params)?),
         RPMSG => return Err(TransportLookupError::OwnRig(name.to_string())),
+        _ if plugins::is_plugin(name) => w.with(PluginTransport::open(
+            name,
+            params,
+            &plugins::host_from_env(),
+        )?),
         _ => {
             return Err(TransportLookupError::Unknown {
                 name: name.to_string(),
@@ -177,6 +212,10 @@ pub fn validate(name: &str, params: &Params) -> Result<(), TransportLookupError>
     }
     if name == RPMSG {
         return rpmsg_params(params).map(|_| ()).map_err(Into::into);
+    }
+    if plugins::is_plugin(name) {
+        // Checked against the probed description: this process never loads a plugin.
+        return plugins::validate(name, params).map_err(Into::into);
     }
     dispatch(name, params, Nothing)
 }

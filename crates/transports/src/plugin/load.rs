@@ -248,6 +248,18 @@ pub fn resolve(path: &str) -> Result<PathBuf, PluginLoadError> {
     })
 }
 
+/// The checks that need no loading: the file exists, is an ELF shared object for
+/// this machine; returns its absolute path and SHA-256.
+pub fn check_file(path: &str) -> Result<(PathBuf, String), PluginLoadError> {
+    let abs = resolve(path)?;
+    check_elf(&abs, path)?;
+    let sha = sha256_file(&abs).map_err(|e| PluginLoadError::Unreadable {
+        path: path.to_string(),
+        reason: e.to_string(),
+    })?;
+    Ok((abs, sha))
+}
+
 /// Opens (once per process) and checks the plugin at `path`.
 pub fn open(path: &str) -> Result<Arc<Library>, PluginLoadError> {
     static OPENED: OnceLock<Mutex<HashMap<PathBuf, Arc<Library>>>> = OnceLock::new();

@@ -20,7 +20,7 @@ pub mod describe;
 mod load;
 
 pub use describe::{ParamInfo, ParamKind, PluginInfo, TransportInfo};
-pub use load::{Library, PluginLoadError, resolve, sha256_file};
+pub use load::{Library, PluginLoadError, check_file, open as load_library, resolve, sha256_file};
 pub use xferbench_plugin::abi;
 
 use crate::param::ParamError;
@@ -28,7 +28,6 @@ use crate::{Endpoint, Listener, ParamSpec, Params, Recv, Transport, TransportErr
 use abi::{XB_CLOSED, XB_OK, XbError, XbHost, XbValue};
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::io;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -898,16 +897,6 @@ impl Endpoint for PluginEndpoint {
         self.released(req)?;
         Ok(Some(r))
     }
-}
-
-/// The absolute path and SHA-256 of a plugin file, without loading it.
-pub fn identify(path: &str) -> Result<(PathBuf, String), PluginLoadError> {
-    let abs = resolve(path)?;
-    let sha = sha256_file(&abs).map_err(|e| PluginLoadError::Unreadable {
-        path: path.to_string(),
-        reason: e.to_string(),
-    })?;
-    Ok((abs, sha))
 }
 
 #[cfg(test)]
