@@ -51,11 +51,13 @@
  * the same library, creates its transport with the same parameter values and
  * connects. An address is used by one connect.
  *
- * Blocking and time. Every call that may wait takes a timeout in nanoseconds and
- * returns XB_ERR_TIMEDOUT when it passes without success; it must not block longer
- * (within a few milliseconds). This is how a hung peer is detected: xferbench passes
- * its `--timeout` (10 s by default) to send and recv, so a timeout there fails the
- * run. A call that cannot wait (flush, commit, release, close_send) returns promptly.
+ * Blocking and time. Every call that waits for the peer takes a timeout in
+ * nanoseconds and returns XB_ERR_TIMEDOUT when it passes without success; it must
+ * not block longer (within a few milliseconds). This is how a hung peer is detected:
+ * xferbench passes its `--timeout` (10 s by default) to send and recv, so a timeout
+ * there fails the run. The calls without a timeout (flush, close_send, close, commit,
+ * release) may wait only as long as a send would (the timeout last given to send or
+ * recv), and never forever.
  *
  * Messages. xferbench decides every message's length, and the two sides agree on it
  * out of band: send gets `len` bytes, and the matching recv gets a buffer of the same

@@ -40,11 +40,13 @@ typedef struct {
     char *borrowed; /* zc: the buffer holding the message lent */
 } wendpoint;
 
+static int *volatile nowhere;
+
 static void misbehave(const wtransport *t)
 {
     if (t->fault == CRASH) {
         fprintf(stderr, "faulty plugin: crashing on purpose\n");
-        *(volatile int *)0 = 1;
+        *nowhere = 1;
     }
     if (t->fault == HANG) {
         fprintf(stderr, "faulty plugin: hanging on purpose\n");

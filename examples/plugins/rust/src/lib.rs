@@ -131,8 +131,8 @@ impl Transport for SeqPacket {
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let socket = socket()?;
-        let addr = SocketAddrUnix::new_abstract_name(name.as_bytes())
-            .map_err(|e| errno("address", e))?;
+        let addr =
+            SocketAddrUnix::new_abstract_name(name.as_bytes()).map_err(|e| errno("address", e))?;
         rustix::net::bind(&socket, &addr).map_err(|e| errno("bind", e))?;
         rustix::net::listen(&socket, 1).map_err(|e| errno("listen", e))?;
         Ok(SeqListener {
@@ -148,8 +148,8 @@ impl Transport for SeqPacket {
             .filter(|n| n.starts_with(PREFIX) && n.len() < 100)
             .ok_or_else(|| Error::address(format!("{address:?} is not a seqpacket address")))?;
         let socket = socket()?;
-        let addr = SocketAddrUnix::new_abstract_name(name.as_bytes())
-            .map_err(|e| errno("address", e))?;
+        let addr =
+            SocketAddrUnix::new_abstract_name(name.as_bytes()).map_err(|e| errno("address", e))?;
         let deadline = Instant::now() + timeout;
         // A full backlog refuses with EAGAIN: try again until the deadline.
         loop {
@@ -199,11 +199,7 @@ impl Endpoint for SeqEndpoint {
         }
         let mut deadline = None;
         loop {
-            match rustix::net::send(
-                &self.socket,
-                msg,
-                SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
-            ) {
+            match rustix::net::send(&self.socket, msg, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
                 Ok(_) => return Ok(()),
                 Err(Errno::INTR) => {}
                 Err(Errno::AGAIN) => {
