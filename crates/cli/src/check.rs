@@ -60,21 +60,15 @@ fn configurations(
         .context("--transport")?;
     let names = crate::config::expand_plugins(words, launcher)?;
     for t in &names {
-        if !transports::all().iter().any(|i| i.name == t) {
-            let known: Vec<&str> = transports::all().iter().map(|i| i.name).collect();
-            bail!(
-                "--transport: unknown transport `{t}`; choose from: {}, or plugin:PATH[:NAME]",
-                known.join(", ")
-            );
-        }
+        transports::descriptor(t)
+            .map_err(|e| anyhow::anyhow!("--transport: {e}; or plugin:PATH[:NAME]"))?;
     }
-    let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+    let mut extra: Vec<(String, String)> = Vec::new();
     for p in &args.params {
         let (name, list) = p
             .split_once('=')
             .with_context(|| format!("-p {p:?}: expected NAME=LIST, for example -p depth=1,64"))?;
-        let values = crate::config::parse_param_list(list).with_context(|| format!("-p {name}"))?;
-        extra.push((name.trim().to_string(), values));
+        extra.push((name.trim().to_string(), list.to_string()));
     }
     let spec = SweepSpec {
         transports: names,
@@ -82,17 +76,15 @@ fn configurations(
         channels: vec![1],
         params: extra,
     };
-    let points = spec
-        .plan(transports::params_of)
-        .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
-    for p in &points {
+    let points = spec.plan().map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+    let mut out = Vec::with_capacity(points.len());
+    for p in points {
         transports::validate(&p.transport, &p.transport_params)
             .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        let defs = transports::descriptor(&p.transport)?.params;
+        out.push((p.transport.clone(), p.transport_params.machine(&defs)));
     }
-    Ok(points
-        .into_iter()
-        .map(|p| (p.transport, p.transport_params))
-        .collect())
+    Ok(out)
 }
 
 fn checks(only: Option<&str>) -> Result<Vec<CheckId>> {

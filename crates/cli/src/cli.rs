@@ -3,6 +3,26 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use xferbench_lab::workload::WorkloadKind;
+use xferbench_lab::workload::warp::ConnectionMode;
+use xferbench_params::{ChoiceError, Choices};
+use xferbench_transports::daq::convert::Kernels;
+use xferbench_transports::kv::Arch;
+use xferbench_transports::rpmsg::{Buffers, Notify};
+use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::server::IoModel;
+
+/// The value parser of a [`Choices`] type: its names, each with its help, from the
+/// type's one definition (no mirror enum of the command line's own).
+pub fn choice<T: Choices + Clone>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        T::ALL
+            .iter()
+            .map(|v| clap::builder::PossibleValue::new(v.name()).help(v.help())),
+    )
+    .try_map(|s: String| T::from_name(&s).ok_or_else(|| ChoiceError::new::<T>(&s)))
+}
 
 /// The hidden subcommands that select the lab's process roles (see
 /// [`crate::launcher`]).
@@ -374,23 +394,12 @@ Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification.")
     Client(KvClientArgs),
 }
 
-/// Server architectures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ArchArg {
-    /// The original: one-slot request channel, broadcast responses, semaphores.
-    Preopt,
-    /// The original author's MPMC request ring and broadcast response ring.
-    Ring,
-    /// Per-client SPSC rings served by the least-loaded worker.
-    Sharded,
-}
-
 /// `xferbench kv serve`.
 #[derive(Debug, Args)]
 pub struct KvServeArgs {
     /// Server architecture.
-    #[arg(long, value_enum, default_value_t = ArchArg::Sharded)]
-    pub arch: ArchArg,
+    #[arg(long, value_parser = choice::<Arch>(), default_value_t = Arch::Sharded)]
+    pub arch: Arch,
     /// Table size in buckets (the original's -s).
     #[arg(short, long, value_name = "BUCKETS", default_value_t = 10_000)]
     pub size: usize,
@@ -426,26 +435,6 @@ pub struct KvClientArgs {
     pub json: bool,
 }
 
-/// CRC implementations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CrcArg {
-    /// warp-pipe's bit-at-a-time loop.
-    Bitwise,
-    /// Table-driven, one byte per step.
-    Table,
-    /// Hardware-accelerated (crc32fast) / slicing-by-8.
-    Fast,
-}
-
-/// The memory mock's I/O model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IoArg {
-    /// One thread, epoll over non-blocking sockets.
-    Epoll,
-    /// A thread per connection, blocking I/O.
-    Threads,
-}
-
 /// `xferbench warp serve`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -460,8 +449,8 @@ pub struct WarpServeArgs {
     #[arg(long, default_value_t = 2115)]
     pub port: u16,
     /// CRC implementation for LCRC/CRC16.
-    #[arg(long, value_enum, default_value = "fast")]
-    pub crc: CrcArg,
+    #[arg(long, value_parser = choice::<CrcKind>(), default_value_t = CrcKind::Fast)]
+    pub crc: CrcKind,
     /// BAR1 size in bytes (a power of two, 16 B .. 1 GiB).
     #[arg(long, value_name = "BYTES", default_value_t = 2048)]
     pub bar1: u32,
@@ -470,19 +459,8 @@ pub struct WarpServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 4096)]
     pub max_read_completion: usize,
     /// I/O model.
-    #[arg(long, value_enum, default_value = "epoll")]
-    pub io: IoArg,
-}
-
-/// Connection arrangement of the client threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ConnectionArg {
-    /// All threads share one connection, one transaction in flight (warp-pipe).
-    Shared,
-    /// One connection per thread.
-    PerThread,
-    /// Up to 32 threads per connection with their own tags (32 reads in flight).
-    Pipelined,
+    #[arg(long, value_parser = choice::<IoModel>(), default_value_t = IoModel::Epoll)]
+    pub io: IoModel,
 }
 
 /// `xferbench warp client`.
@@ -523,11 +501,11 @@ pub struct WarpClientArgs {
     )]
     pub size: String,
     /// CRC implementation.
-    #[arg(long, value_enum, default_value = "fast")]
-    pub crc: CrcArg,
+    #[arg(long, value_parser = choice::<CrcKind>(), default_value_t = CrcKind::Fast)]
+    pub crc: CrcKind,
     /// Connection arrangement.
-    #[arg(long, value_enum, default_value = "per-thread")]
-    pub connection: ConnectionArg,
+    #[arg(long, value_parser = choice::<ConnectionMode>(), default_value_t = ConnectionMode::PerThread)]
+    pub connection: ConnectionMode,
     /// ACK each received TLP with the next request instead of at once.
     #[arg(long)]
     pub piggyback_acks: bool,
@@ -869,15 +847,6 @@ pub struct BaselineListArgs {
     pub file: HistoryFileArgs,
 }
 
-/// The workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WorkloadArg {
-    /// One-way messages as fast as possible: throughput.
-    Stream,
-    /// Request/echo round trips: latency percentiles.
-    Pingpong,
-}
-
 /// Where peers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PeerArg {
@@ -912,8 +881,8 @@ Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 
 signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP; finished points and exports are written).")]
 pub struct RunArgs {
     /// The workload to run.
-    #[arg(value_enum)]
-    pub workload: WorkloadArg,
+    #[arg(value_parser = choice::<WorkloadKind>())]
+    pub workload: WorkloadKind,
 
     /// Transports to sweep (see `xferbench list`); plugin:PATH[:NAME] measures a
     /// plugin's transport (see docs/plugins.md).
@@ -1055,26 +1024,6 @@ pub struct RunArgs {
     pub remote: RemoteArgs,
 }
 
-/// Notification modes of an RPMsg link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum NotifyArg {
-    /// A kick (futex wake) per message, like the original's mailbox interrupt.
-    Kick,
-    /// Kicks only when the other side sleeps (virtio's event index).
-    EventIdx,
-    /// No kicks: both sides busy-poll.
-    Poll,
-}
-
-/// Buffer modes of an RPMsg link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BuffersArg {
-    /// Copy each packet into a 512-byte vring buffer (`rpmsg_send`).
-    Copy,
-    /// Write each packet in place in a reserved buffer (`send_nocopy`).
-    ZeroCopy,
-}
-
 /// `xferbench rpmsg`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -1107,11 +1056,11 @@ pub struct RpmsgArgs {
     #[arg(long, value_name = "BYTES", default_value = "1MB")]
     pub transfer: String,
     /// Notification mode.
-    #[arg(long, value_enum, default_value = "kick")]
-    pub notify: NotifyArg,
+    #[arg(long, value_parser = choice::<Notify>(), default_value_t = Notify::Kick)]
+    pub notify: Notify,
     /// Buffer mode.
-    #[arg(long, value_enum, default_value = "copy")]
-    pub buffers: BuffersArg,
+    #[arg(long, value_parser = choice::<Buffers>(), default_value_t = Buffers::Copy)]
+    pub buffers: Buffers,
     /// Echo replies carry the firmware's suffix (so they differ in size).
     #[arg(long)]
     pub suffix: bool,
@@ -1143,15 +1092,6 @@ pub struct RpmsgArgs {
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
-}
-
-/// Conversion kernels of `daq`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KernelsArg {
-    /// The original's: a division per Q-format sample, volatile scalar stores.
-    Original,
-    /// Multiply by 2^-n, fused decimation and scaling, vectorised.
-    Improved,
 }
 
 /// `xferbench daq`.
@@ -1251,8 +1191,8 @@ pub struct DaqArgs {
     #[arg(long, value_name = "MB/S", default_value = "auto")]
     pub bus: String,
     /// Conversion kernels.
-    #[arg(long, value_enum, default_value = "original")]
-    pub kernels: KernelsArg,
+    #[arg(long, value_parser = choice::<Kernels>(), default_value_t = Kernels::Original)]
+    pub kernels: Kernels,
     /// Check every sample read against the model's pattern (exit 3 on a mismatch).
     #[arg(long)]
     pub verify: bool,

@@ -1,25 +1,25 @@
 //! From parsed arguments to validated lab configuration. Every message names the
 //! flag at fault and what it accepts.
 
-use crate::cli::{CountersArg, PeerArg, RunArgs, WatchArgs, WorkloadArg};
+use crate::cli::{CountersArg, PeerArg, RunArgs, WatchArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
+use xferbench_lab::params::ZERO_COPY;
 use xferbench_lab::process::Launcher;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
 use xferbench_lab::run::RunOptions;
-use xferbench_lab::sweep::{self, PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
+use xferbench_lab::sweep::{
+    PointSpec, SweepPlanError, SweepSpec, parse_channels, parse_sizes, parse_words,
+};
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
 use xferbench_lab::workload::{Limit, WorkloadKind};
+use xferbench_params::Value;
 
-/// Largest message size.
-pub const MAX_SIZE: u64 = 1 << 30;
-/// Most channels in one point.
-pub const MAX_CHANNELS: u64 = 1024;
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
 
@@ -34,26 +34,6 @@ pub fn watch(a: &WatchArgs) -> Result<Option<xferbench_lab::limits::Watch>> {
         drift_threshold: a.drift_threshold / 100.0,
         ..xferbench_lab::limits::Watch::real()
     }))
-}
-
-/// The values of a `-p NAME=LIST`: a word list, in which every range item
-/// (`1..64:x4`, `64KiB..1MiB:x4`, `100..500:+100`) expands as `--size` ranges do;
-/// other items (`64KiB`, `spin`, `true`) stay as written for the parameter to parse.
-pub fn parse_param_list(list: &str) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for item in parse_words(list)? {
-        let expanded = if item.contains("..") {
-            parse_sizes(&item)?.iter().map(u64::to_string).collect()
-        } else {
-            vec![item]
-        };
-        for v in expanded {
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// A validated `run`.
@@ -118,9 +98,13 @@ fn remote_points(
     let ip = xferbench_lab::remote::source_ip_towards(agent)
         .map_err(|e| anyhow::anyhow!("--remote: no route to {agent}: {e}"))?;
     for p in points.iter_mut() {
-        p.transport_params
-            .entry("bind".into())
-            .or_insert_with(|| ip.to_string());
+        let descriptor = transports::descriptor(&p.transport)?;
+        if let Some(bind) = descriptor.param("bind")
+            && !p.transport_params.is_set(bind.name())
+        {
+            p.transport_params
+                .set(bind, Value::Text(ip.to_string().into()))?;
+        }
     }
     Ok(())
 }
@@ -131,14 +115,11 @@ impl RunConfig {
         a: &RunArgs,
         launcher: impl FnOnce() -> Result<Launcher>,
     ) -> Result<RunConfig> {
-        let workload = match a.workload {
-            WorkloadArg::Stream => WorkloadKind::Stream,
-            WorkloadArg::Pingpong => WorkloadKind::Pingpong,
-        };
+        let workload = a.workload;
         let mut transport = a.transport.clone();
         let mut size = a.size.clone();
         let mut channels = a.channels.clone();
-        let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+        let mut extra: Vec<(String, String)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
         for p in &a.params {
             let (name, list) = p.split_once('=').with_context(|| {
@@ -150,13 +131,12 @@ impl RunConfig {
                 "transport" => transport = list.to_string(),
                 "size" => size = list.to_string(),
                 "channels" => channels = list.to_string(),
-                sweep::ZERO_COPY => zero_copy_axis = Some(parse_modes(list)?),
+                _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
                 _ => {
-                    let values = parse_param_list(list).with_context(|| format!("-p {name}"))?;
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
-                        e.1 = values;
+                        e.1 = list.to_string();
                     } else {
-                        extra.push((name.to_string(), values));
+                        extra.push((name.to_string(), list.to_string()));
                     }
                 }
             }
@@ -164,22 +144,12 @@ impl RunConfig {
         let launcher = launcher()?;
         let transports =
             expand_plugins(parse_words(&transport).context("--transport")?, &launcher)?;
+        let mut selected = Vec::with_capacity(transports.len());
         for t in &transports {
-            if !transports::all().iter().any(|i| i.name == t) {
-                let known: Vec<&str> = transports::all().iter().map(|i| i.name).collect();
-                bail!(
-                    "--transport: unknown transport `{t}`; choose from: {}",
-                    known.join(", ")
-                );
-            }
+            selected.push(transports::descriptor(t).context("--transport")?);
         }
         let sizes = parse_sizes(&size).context("--size")?;
         for &s in &sizes {
-            ensure!(s >= 1, "--size: 0 bytes is not a message; use at least 1");
-            ensure!(
-                s <= MAX_SIZE,
-                "--size: {s} bytes is more than the 1 GiB maximum"
-            );
             ensure!(
                 !a.verify || s >= HEADER_LEN as u64,
                 "--verify needs --size of at least {HEADER_LEN} bytes (sequence number and checksum); got {s}"
@@ -190,20 +160,28 @@ impl RunConfig {
                 workload == WorkloadKind::Pingpong,
                 "--transport rpmsg: the RPMsg remote echoes every message back; use the pingpong workload (`xferbench run pingpong -t rpmsg`)"
             );
-            if let Some(&s) = sizes.iter().find(|&&s| s > transports::RPMSG_MAX_SIZE) {
+        }
+        for d in &selected {
+            let Some(max) = d.max_message else { continue };
+            if let Some(&s) = sizes.iter().find(|&&s| s > max as u64) {
                 bail!(
-                    "--size: {s} bytes does not fit an RPMsg packet: at most {} bytes (a 512-byte vring buffer less its 16-byte header); use a smaller --size or leave rpmsg out of --transport",
-                    transports::RPMSG_MAX_SIZE
+                    "--size: {s} bytes does not fit a{} {} message: at most {max} bytes{}; use a smaller --size or leave {} out of --transport",
+                    if d.name == transports::RPMSG { "n" } else { "" },
+                    if d.name == transports::RPMSG {
+                        "RPMsg".to_string()
+                    } else {
+                        xferbench_lab::plugins::display_name(&d.name)
+                    },
+                    if d.name == transports::RPMSG {
+                        " (a 512-byte vring buffer less its 16-byte header)"
+                    } else {
+                        ""
+                    },
+                    xferbench_lab::plugins::display_name(&d.name)
                 );
             }
         }
-        let channel_counts = parse_counts(&channels).context("--channels")?;
-        for &c in &channel_counts {
-            ensure!(
-                (1..=MAX_CHANNELS).contains(&c),
-                "--channels: {c} is out of range; use 1 to {MAX_CHANNELS}"
-            );
-        }
+        let channel_counts = parse_channels(&channels).context("--channels")?;
         ensure!(a.runs >= 1, "--runs: at least one measured run is needed");
         ensure!(
             !(a.interleave && a.profile.is_some()),
@@ -244,12 +222,13 @@ impl RunConfig {
         let spec = SweepSpec {
             transports,
             sizes,
-            channels: channel_counts.iter().map(|&c| c as usize).collect(),
+            channels: channel_counts,
             params: extra,
         };
-        let points = spec
-            .plan(transports::params_of)
-            .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        let points = spec.plan().map_err(|e| match e {
+            SweepPlanError::Param { .. } => anyhow::anyhow!("-p {e}"),
+            e => anyhow::anyhow!("-p: {e}"),
+        })?;
         for p in &points {
             transports::validate(&p.transport, &p.transport_params)
                 .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
@@ -377,20 +356,23 @@ pub fn expand_plugins(words: Vec<String>, launcher: &Launcher) -> Result<Vec<Str
     Ok(out)
 }
 
-/// `-p zero_copy=LIST`: `false` (copy) and `true` (in place).
+/// `-p zero_copy=LIST`: `false` (copy) and `true` (in place), by the axis's
+/// definition.
 fn parse_modes(list: &str) -> Result<Vec<bool>> {
-    let mut modes = Vec::new();
-    for w in parse_words(list).context("-p zero_copy")? {
-        let m = match w.as_str() {
-            "false" => false,
-            "true" => true,
-            other => bail!("-p zero_copy: `{other}` is not a mode; choose from: false, true"),
-        };
-        if !modes.contains(&m) {
-            modes.push(m);
-        }
-    }
-    Ok(modes)
+    let values = ZERO_COPY.parse_list(list).map_err(|e| match e {
+        xferbench_params::ParamError::Invalid { value, .. } => anyhow::anyhow!(
+            "-p zero_copy: `{value}` is not a mode; choose from: {}",
+            ZERO_COPY.values().unwrap_or_default().join(", ")
+        ),
+        other => anyhow::anyhow!("-p zero_copy: {other}"),
+    })?;
+    Ok(values
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        })
+        .collect())
 }
 
 /// The points in each copy mode: `--zero-copy` runs every point in place and refuses
@@ -424,12 +406,9 @@ fn zero_copy_points(
     let mut out = Vec::with_capacity(points.len() * modes.len());
     for p in points {
         for &zero_copy in &modes {
-            if zero_copy
-                && p.transport_params
-                    .get("buffers")
-                    .is_some_and(|b| b == "copy")
-            {
-                bail!("--zero-copy writes RPMsg packets in place: drop -p buffers=copy");
+            if p.transport == transports::RPMSG {
+                transports::rpmsg_settings(&p.transport_params, zero_copy)
+                    .map_err(|e| anyhow::anyhow!(e))?;
             }
             if !zero_copy || transports::has_zero_copy(&p.transport) {
                 out.push(PointSpec {
@@ -440,28 +419,4 @@ fn zero_copy_points(
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_param_list;
-
-    #[test]
-    fn param_lists_expand_ranges_like_size_and_keep_words() {
-        assert_eq!(
-            parse_param_list("1..64:x4").unwrap(),
-            ["1", "4", "16", "64"]
-        );
-        assert_eq!(
-            parse_param_list("64KiB..1MiB:x4").unwrap(),
-            ["65536", "262144", "1048576"]
-        );
-        assert_eq!(
-            parse_param_list("100..300:+100,64KiB").unwrap(),
-            ["100", "200", "300", "64KiB"]
-        );
-        assert_eq!(parse_param_list("spin,hybrid").unwrap(), ["spin", "hybrid"]);
-        assert!(parse_param_list("1..lots").is_err());
-        assert!(parse_param_list("a,,b").is_err());
-    }
 }

@@ -19,11 +19,16 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
     if args.json {
         let doc = json!({
             "transports": ts.iter().map(|t| json!({
-                "name": xferbench_lab::plugins::display_name(t.name),
-                "plugin": xferbench_lab::plugins::is_plugin(t.name).then_some(t.name),
+                "name": xferbench_lab::plugins::display_name(&t.name),
+                "plugin": xferbench_lab::plugins::is_plugin(&t.name).then_some(&t.name),
                 "description": t.description,
+                "zero_copy": t.zero_copy,
                 "params": t.params.iter().map(|p| json!({
-                    "name": p.name, "default": p.default, "accepts": p.accepts, "help": p.help,
+                    "name": p.name,
+                    "default": p.default_display(),
+                    "accepts": p.accepts(),
+                    "help": p.help,
+                    "values": p.values(),
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
@@ -41,18 +46,20 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
         "Transports (--transport LIST; parameters with -p NAME=LIST):"
     )?;
     for t in &ts {
-        let name = xferbench_lab::plugins::display_name(t.name);
+        let name = xferbench_lab::plugins::display_name(&t.name);
         writeln!(out, "  {name:<10} {}", t.description)?;
-        if xferbench_lab::plugins::is_plugin(t.name) {
+        if xferbench_lab::plugins::is_plugin(&t.name) {
             writeln!(out, "  {:<10} -t {}", "", t.name)?;
         }
-        for p in t.params {
+        for p in t.params.iter() {
             writeln!(
                 out,
                 "      {:<10} default {:<10} {}",
-                p.name, p.default, p.help
+                p.name,
+                p.default_display(),
+                p.help
             )?;
-            writeln!(out, "      {:<10} accepts {}", "", p.accepts)?;
+            writeln!(out, "      {:<10} accepts {}", "", p.accepts())?;
         }
     }
     writeln!(out, "\nWorkloads (xferbench run WORKLOAD):")?;
@@ -80,7 +87,11 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
          Your own transport: -t plugin:PATH[:NAME], a shared library built against\n  \
          include/xferbench/plugin.h (list its parameters with `xferbench list -t plugin:PATH`;\n  \
          check it with `xferbench check -t plugin:PATH`; see docs/plugins.md).",
-        xferbench_lab::transports::ZERO_COPY.join(", ")
+        ts.iter()
+            .filter(|t| t.zero_copy)
+            .map(|t| xferbench_lab::plugins::display_name(&t.name))
+            .collect::<Vec<_>>()
+            .join(", ")
     )?;
     Ok(0)
 }

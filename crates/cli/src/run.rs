@@ -118,14 +118,19 @@ fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
     Ok(())
 }
 
+/// A point in words for a warning: `shm size=2 KiB channels=1 wait=spin`, every
+/// value shown through its definition.
 fn describe(p: &xferbench_lab::result::PointResult) -> String {
+    use xferbench_lab::params::display;
     let mut s = format!(
         "{} size={} channels={}",
-        p.params["transport"], p.size_bytes, p.channels
+        p.params["transport"],
+        xferbench_params::bytes::display(p.size_bytes),
+        p.channels
     );
     for (k, v) in &p.params {
         if !["workload", "transport", "size", "channels"].contains(&k.as_str()) {
-            s.push_str(&format!(" {k}={v}"));
+            s.push_str(&format!(" {k}={}", display(&p.params, k, v)));
         }
     }
     s

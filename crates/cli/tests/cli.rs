@@ -295,8 +295,8 @@ mod outputs {
             .assert()
             .success()
             .stdout(
-                predicate::str::contains("pipe_size=64KiB")
-                    .and(predicate::str::contains("pipe_size=256KiB")),
+                predicate::str::contains("pipe_size=64 KiB")
+                    .and(predicate::str::contains("pipe_size=256 KiB")),
             )
             .stdout(predicate::str::contains("channel 1"));
     }

@@ -313,7 +313,7 @@ fn plugin_parameters_are_listed_swept_and_checked_like_built_ins() {
         "posix-mq",
         "depth",
         "max_message",
-        "default 4KiB",
+        "default 4 KiB",
         "from 1 to 65536",
     ] {
         assert!(text.contains(want), "{want}: {text}");

@@ -254,6 +254,7 @@ fn run_one(
 /// [`Outcome`] as one JSON line. Returns the exit status.
 pub fn check_main(spec_json: &str) -> i32 {
     crate::process::die_with_parent();
+    plugins::may_load_plugins();
     let spec: CheckSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,
         Err(e) => {
@@ -324,7 +325,16 @@ pub fn run_here(spec: &CheckSpec, check: CheckId) -> Outcome {
             },
         };
     }
-    match dispatch(&spec.transport, &spec.params, Run { spec, check }) {
+    let values = match crate::transports::resolve(&spec.transport, &spec.params) {
+        Ok(v) => v,
+        Err(e) => {
+            return Outcome {
+                status: Status::Fail,
+                detail: e.to_string(),
+            };
+        }
+    };
+    match dispatch(&spec.transport, &values, Run { spec, check }) {
         Ok(r) => verdict(r),
         Err(e) => Outcome {
             status: Status::Fail,
@@ -492,7 +502,8 @@ fn integrity<T: Transport + Clone>(
     for &size in &sizes {
         let point = PointSpec {
             transport: spec.transport.clone(),
-            transport_params: spec.params.clone(),
+            transport_params: crate::transports::resolve(&spec.transport, &spec.params)
+                .map_err(|e| e.to_string())?,
             size: size as u64,
             channels: 1,
             zero_copy: false,

@@ -15,7 +15,7 @@
 //! whose normalised change is small says "the machine was slower", not "the change
 //! was slower". The verdict stays on the raw figures, which the test is about.
 
-use crate::plan::describe_params;
+use crate::params::{describe as describe_params, same_point};
 use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
 use crate::stats::welch_t_test;
 use serde::Serialize;
@@ -191,7 +191,7 @@ pub fn compare_docs(
     let mut points = Vec::new();
     let mut only_in_base = Vec::new();
     for b in &base.points {
-        let Some(n) = new.points.iter().find(|n| n.params == b.params) else {
+        let Some(n) = new.points.iter().find(|n| same_point(&n.params, &b.params)) else {
             only_in_base.push(describe_params(&b.params));
             continue;
         };
@@ -242,7 +242,7 @@ pub fn compare_docs(
     let only_in_new: Vec<String> = new
         .points
         .iter()
-        .filter(|n| !base.points.iter().any(|b| b.params == n.params))
+        .filter(|n| !base.points.iter().any(|b| same_point(&b.params, &n.params)))
         .map(|n| describe_params(&n.params))
         .collect();
     if points.is_empty() {

@@ -31,6 +31,7 @@ pub mod figure;
 pub mod limits;
 pub mod measure;
 pub mod observer;
+pub mod params;
 pub mod peer;
 pub mod plan;
 pub mod plugins;

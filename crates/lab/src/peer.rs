@@ -40,7 +40,8 @@ pub struct PeerSpec {
     pub channel: usize,
     /// Transport name.
     pub transport: String,
-    /// Transport parameters.
+    /// Transport parameters, in their machine form (read back by the transport's
+    /// definitions).
     pub transport_params: Params,
     /// What to do on the channel.
     pub spec: ChannelSpec,
@@ -562,7 +563,15 @@ fn serve_commands(
         }
     }
     let transport = spec.transport.clone();
-    let params = spec.transport_params.clone();
+    let params = match crate::transports::resolve(&transport, &spec.transport_params) {
+        Ok(p) => p,
+        Err(e) => {
+            reply(PeerReply::Failed {
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
     let s = Serve {
         spec,
         next: &mut next,
@@ -581,6 +590,7 @@ fn serve_commands(
 /// Returns the process exit code.
 pub fn serve_stdio() -> i32 {
     crate::process::die_with_parent();
+    crate::plugins::may_load_plugins();
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let stdout = std::io::stdout();

@@ -35,10 +35,10 @@ use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use xferbench_transports::Descriptor;
 use xferbench_transports::plugin::{
     self, PluginHost, PluginInfo, PluginLoadError, PluginSpec, TransportInfo,
 };
-use xferbench_transports::{ParamError, ParamSpec, Params};
 
 /// The environment variable carrying the clean-up scope to a plugin's processes.
 pub const SCOPE_ENV: &str = "XFERBENCH_PLUGIN_SCOPE";
@@ -136,10 +136,8 @@ struct Registered {
     display: String,
     info: Arc<PluginInfo>,
     index: usize,
-    params: &'static [ParamSpec],
-    /// `spec` and the description for `list` (leaked once per transport).
-    static_spec: &'static str,
-    static_description: &'static str,
+    /// What the lab knows of it: its parameters in the typed model, named `spec`.
+    descriptor: Descriptor,
 }
 
 impl Registered {
@@ -165,6 +163,47 @@ fn find(spec: &str) -> Option<Registered> {
 /// Whether `name` is a plugin transport (`plugin:...`).
 pub fn is_plugin(name: &str) -> bool {
     PluginSpec::is_plugin(name)
+}
+
+static MAY_LOAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Declares this process one that runs plugins (a measuring process, a peer, a
+/// check): a plugin transport it meets unprobed is described by loading it here.
+/// The xferbench process never calls this, so it never loads a plugin.
+pub fn may_load_plugins() {
+    MAY_LOAD.store(true, Ordering::Relaxed);
+}
+
+/// Makes sure plugin transport `spec` is registered: probed already, or, in a
+/// process that runs plugins ([`may_load_plugins`]), described by loading it.
+/// Returns whether it is registered.
+pub fn ensure_registered(spec: &str) -> bool {
+    if find(spec).is_some() {
+        return true;
+    }
+    if !MAY_LOAD.load(Ordering::Relaxed) {
+        return false;
+    }
+    let Some(parsed) = PluginSpec::parse(spec) else {
+        return false;
+    };
+    let Ok((lib, index)) = plugin::find(&parsed) else {
+        return false;
+    };
+    let info = Arc::new(lib.info.clone());
+    let t = &info.transports[index];
+    let canonical = PluginSpec::canonical(&info.path, &t.name);
+    let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
+    if !reg.iter().any(|r| r.spec == canonical) {
+        reg.push(Registered {
+            descriptor: t.descriptor(canonical.clone()),
+            spec: canonical.clone(),
+            display: t.name.clone(),
+            info: info.clone(),
+            index,
+        });
+    }
+    canonical == spec
 }
 
 /// Describes the plugin of `word` (`plugin:PATH[:NAME]`) in a child process and
@@ -232,13 +271,11 @@ pub fn probe(word: &str, launcher: &Launcher) -> Result<Vec<String>, PluginProbe
                 format!("{}@{}", t.name, &info.sha256[..8])
             };
             reg.push(Registered {
-                static_spec: Box::leak(canonical.clone().into_boxed_str()),
-                static_description: Box::leak(t.description.clone().into_boxed_str()),
+                descriptor: t.descriptor(canonical.clone()),
                 spec: canonical.clone(),
                 display,
                 info: info.clone(),
                 index,
-                params: Box::leak(plugin::param_specs(t).into_boxed_slice()),
             });
         }
         out.push(canonical);
@@ -315,6 +352,7 @@ pub const PROBE_REFUSED: i32 = 2;
 /// prints its description as JSON. Returns the exit status.
 pub fn probe_main(path: &str) -> i32 {
     crate::process::die_with_parent();
+    may_load_plugins();
     match plugin::load_library(path) {
         Ok(lib) => {
             let json = serde_json::to_string(&lib.info).expect("descriptions serialise");
@@ -339,11 +377,6 @@ pub fn display_name(transport: &str) -> String {
     transport.to_string()
 }
 
-/// The parameters of a registered plugin transport (empty when unknown).
-pub fn params_of(spec: &str) -> &'static [ParamSpec] {
-    find(spec).map_or(&[], |r| r.params)
-}
-
 /// A registered plugin transport's description, one line, and whether it has
 /// zero-copy.
 pub fn describe(spec: &str) -> Option<(String, String, bool)> {
@@ -353,13 +386,14 @@ pub fn describe(spec: &str) -> Option<(String, String, bool)> {
     })
 }
 
-/// Every registered plugin transport: (canonical name, description, parameters).
-pub fn infos() -> Vec<(&'static str, &'static str, &'static [ParamSpec])> {
+/// The descriptors of the registered plugin transports (named
+/// `plugin:/abs/path:NAME`), for the lab's registry of transports.
+pub fn descriptors() -> Vec<Descriptor> {
     registry()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
-        .map(|r| (r.static_spec, r.static_description, r.params))
+        .map(|r| r.descriptor.clone())
         .collect()
 }
 
@@ -371,19 +405,6 @@ pub fn registered() -> Vec<(String, String)> {
         .iter()
         .map(|r| (r.spec.clone(), r.display.clone()))
         .collect()
-}
-
-/// Checks parameter values against a registered plugin transport's declaration
-/// (the plugin is not loaded).
-pub fn validate(spec: &str, params: &Params) -> Result<(), ParamError> {
-    match find(spec) {
-        Some(r) => plugin::values(r.transport(), params).map(|_| ()),
-        None => Err(ParamError::Unknown {
-            name: spec.to_string(),
-            owner: "plugin".into(),
-            known: "(the plugin was not probed)".into(),
-        }),
-    }
 }
 
 /// What results record of the registered plugin transports among `transports`.
@@ -442,6 +463,7 @@ pub fn clean_up(launcher: &Launcher, spec: &str, scope: &str) -> Result<(), Stri
 /// The body of the [`Role::PluginCleanup`] child. Returns the exit status.
 pub fn cleanup_main(spec: &str, scope: &str) -> i32 {
     crate::process::die_with_parent();
+    may_load_plugins();
     let Some(parsed) = PluginSpec::parse(spec) else {
         eprintln!("clean-up: `{spec}` is not a plugin transport");
         return 2;

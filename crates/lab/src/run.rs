@@ -15,13 +15,12 @@ use crate::rig::plugin::PluginRig;
 use crate::rig::rpmsg::{RemoteKind, RpmsgRig};
 use crate::rig::{Rig, RunError};
 use crate::sweep::PointSpec;
-use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_params};
+use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_settings};
 use crate::workload::rpmsg::RpmsgPoint;
 use crate::workload::{Limit, WorkloadKind};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_transports::Transport;
-use xferbench_transports::rpmsg::Buffers;
 
 /// Run control of `xferbench run`, shared by every point of the sweep.
 #[derive(Debug, Clone)]
@@ -123,15 +122,7 @@ impl SweepBench<'_> {
             ));
         }
         let (notify, buffers) =
-            rpmsg_params(&point.transport_params).map_err(|e| RunError::Lookup(e.into()))?;
-        if point.zero_copy
-            && point.transport_params.contains_key("buffers")
-            && buffers != Buffers::ZeroCopy
-        {
-            return Err(RunError::Config(
-                "--zero-copy writes RPMsg packets in place: drop -p buffers=copy".into(),
-            ));
-        }
+            rpmsg_settings(&point.transport_params, point.zero_copy).map_err(RunError::Config)?;
         let rpoint = RpmsgPoint {
             channels: u32::try_from(point.channels)
                 .map_err(|_| RunError::Config("too many channels".into()))?,

@@ -318,7 +318,7 @@ fn write_top5(
         md.push_str(&format!(
             "| {} | {} | {} |\n",
             p.index + 1,
-            xferbench_lab::plan::describe_params(&p.params),
+            xferbench_lab::params::describe(&p.params),
             top.replace('|', "\\|")
         ));
     }

@@ -80,8 +80,9 @@ pub mod figures {
 /// dies with its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KvServerSpec {
-    /// `preopt`, `ring` or `sharded`.
-    pub arch: String,
+    /// The architecture.
+    #[serde(with = "xferbench_params::by_name")]
+    pub arch: Arch,
     /// Buckets.
     pub buckets: usize,
     /// Workers.
@@ -91,10 +92,10 @@ pub struct KvServerSpec {
 }
 
 impl KvServerSpec {
-    /// The server configuration, once the names are checked.
+    /// The server configuration.
     pub fn config(&self) -> Result<ServerConfig, String> {
         Ok(ServerConfig {
-            arch: self.arch.parse()?,
+            arch: self.arch,
             buckets: self.buckets,
             workers: self.workers,
             hang_timeout: Duration::from_millis(self.hang_timeout_ms.max(1)),
@@ -108,7 +109,7 @@ pub enum Target {
     /// A kv server.
     Kv {
         /// Architecture.
-        #[serde(with = "arch_name")]
+        #[serde(with = "xferbench_params::by_name")]
         arch: Arch,
         /// Worker threads.
         workers: u32,
@@ -126,21 +127,6 @@ impl Target {
             Target::Kv { arch, .. } => arch.name(),
             Target::Redis => "redis",
         }
-    }
-}
-
-/// An [`Arch`] as its name.
-mod arch_name {
-    use super::Arch;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(a: &Arch, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(a.name())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arch, D::Error> {
-        let name = String::deserialize(d)?;
-        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -356,7 +342,7 @@ fn start_server(target: &Target, launcher: Option<&Launcher>) -> Result<RunningS
         return start_redis();
     };
     let spec = KvServerSpec {
-        arch: arch.name().into(),
+        arch: *arch,
         buckets: *buckets,
         workers: *workers,
         hang_timeout_ms: HANG.as_millis() as u64,

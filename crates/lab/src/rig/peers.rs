@@ -129,7 +129,7 @@ impl<T: Transport + Clone> PeerRig<T> {
             let ps = PeerSpec {
                 channel,
                 transport: point.transport.clone(),
-                transport_params: point.transport_params.clone(),
+                transport_params: point.transport_params.machine(T::params()),
                 spec: spec.clone(),
                 // The agent's host has its own CPUs: pinning is this host's business.
                 pin_cpu: (opts.pin && session.is_none()).then(|| pin_plan(channel, &cpus).1),

@@ -171,9 +171,10 @@ impl PluginRig {
             (PeerMode::Process(l), None) => l.clone(),
             _ => launcher.clone(),
         };
+        let defs = crate::transports::descriptor(&point.transport)?.params;
         let spec = DriverSpec {
             transport: point.transport.clone(),
-            transport_params: point.transport_params.clone(),
+            transport_params: point.transport_params.machine(&defs),
             size: point.size,
             channels: point.channels,
             zero_copy: point.zero_copy,
@@ -498,6 +499,7 @@ fn fail_kind(e: &RunError) -> FailKind {
 /// The body of the [`Role::PluginDriver`] process. Returns the exit status.
 pub fn driver_main(spec_json: &str) -> i32 {
     crate::process::die_with_parent();
+    plugins::may_load_plugins();
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let fail = |e: &RunError| {
         out.send(&Reply::Failed {
@@ -554,9 +556,16 @@ pub fn driver_main(spec_json: &str) -> i32 {
             let _ = cmd_tx.send(Command::Quit);
         });
     }
+    let values = match crate::transports::resolve(&spec.transport, &spec.transport_params) {
+        Ok(v) => v,
+        Err(e) => {
+            fail(&RunError::from(e));
+            return 1;
+        }
+    };
     let point = PointSpec {
         transport: spec.transport.clone(),
-        transport_params: spec.transport_params.clone(),
+        transport_params: values.clone(),
         size: spec.size,
         channels: spec.channels,
         zero_copy: spec.zero_copy,
@@ -588,7 +597,7 @@ pub fn driver_main(spec_json: &str) -> i32 {
     }
     let rig = dispatch(
         &spec.transport,
-        &spec.transport_params,
+        &values,
         Start {
             point: &point,
             opts: &opts,

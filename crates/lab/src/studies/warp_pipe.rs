@@ -20,6 +20,7 @@ use crate::workload::warp::{ClientSpec, ConnectionMode, Ops};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::server::IoModel;
 
 /// The study's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +66,7 @@ pub struct Variant {
     /// Name in tables.
     pub name: &'static str,
     /// CRC.
-    pub crc: &'static str,
+    pub crc: CrcKind,
     /// Connections.
     pub connection: ConnectionMode,
     /// Piggybacked ACKs.
@@ -75,21 +76,21 @@ pub struct Variant {
 /// warp-pipe as it is: bitwise CRC, one shared connection, ACK per TLP.
 pub const ORIGINAL: Variant = Variant {
     name: "original",
-    crc: "bitwise",
+    crc: CrcKind::Bitwise,
     connection: ConnectionMode::Shared,
     piggyback_acks: false,
 };
 /// Fast CRC, a connection per thread, ACKs piggybacked.
 pub const PER_THREAD: Variant = Variant {
     name: "per-thread",
-    crc: "fast",
+    crc: CrcKind::Fast,
     connection: ConnectionMode::PerThread,
     piggyback_acks: true,
 };
 /// Fast CRC, 32 tags per connection.
 pub const PIPELINED: Variant = Variant {
     name: "pipelined",
-    crc: "fast",
+    crc: CrcKind::Fast,
     connection: ConnectionMode::Pipelined,
     piggyback_acks: true,
 };
@@ -122,10 +123,10 @@ impl WarpPoint {
             ("threads", c.threads.to_string()),
             ("iterations", c.iterations.to_string()),
             ("payload", c.payload.to_string()),
-            ("crc", c.crc.clone()),
+            ("crc", c.crc.name().to_string()),
             ("connection", c.connection.name().to_string()),
             ("instances", self.mock.instances.to_string()),
-            ("io", self.mock.io.clone()),
+            ("io", self.mock.io.name().to_string()),
             ("ops", ops.to_string()),
         ];
         PlannedPoint {
@@ -156,7 +157,7 @@ fn point(group: &str, v: &Variant, threads: usize, iterations: u64, payload: usi
                 threads,
                 iterations,
                 payload,
-                crc: v.crc.into(),
+                crc: v.crc,
                 connection: v.connection,
                 piggyback_acks: v.piggyback_acks,
                 think_ms: 0,
@@ -164,7 +165,7 @@ fn point(group: &str, v: &Variant, threads: usize, iterations: u64, payload: usi
                 ops: Ops::ReadWriteRead,
             },
             instances: 1,
-            io: "epoll".into(),
+            io: IoModel::Epoll,
         },
     }
 }
@@ -186,10 +187,10 @@ pub fn study_points(scale: &StudyScale) -> Vec<WarpPoint> {
     sample.mock.client.think_ms = SAMPLE_SLEEP_MS;
     v.push(sample);
     // The CRC's share: the original shape with each CRC.
-    for crc in ["table", "fast"] {
+    for crc in [CrcKind::Table, CrcKind::Fast] {
         let mut p = point("crc", &ORIGINAL, 506, it, 2048);
         p.variant = format!("shared, crc={crc}");
-        p.mock.client.crc = crc.into();
+        p.mock.client.crc = crc;
         v.push(p);
     }
     let si = scale.sweep_iterations;
@@ -219,10 +220,10 @@ pub fn study_points(scale: &StudyScale) -> Vec<WarpPoint> {
     // with a few batching driver threads (pipelined).
     for &t in scale.threads {
         for var in [&PER_THREAD, &PIPELINED] {
-            for io in ["epoll", "threads"] {
+            for io in IoModel::ALL {
                 let mut p = point("io-model", var, t, it, 2048);
                 p.variant = format!("{}, io={io}", var.name);
-                p.mock.io = io.into();
+                p.mock.io = io;
                 v.push(p);
             }
         }
@@ -436,7 +437,7 @@ mod tests {
         assert_eq!((c.threads, c.iterations, c.think_ms), (506, 100, 200));
         assert_eq!(sample.variant, "original");
         assert_eq!(
-            (c.crc.as_str(), c.connection),
+            (c.crc.name(), c.connection),
             ("bitwise", ConnectionMode::Shared)
         );
         for t in [1, 16, 64, 256, 506] {
@@ -453,7 +454,7 @@ mod tests {
         }
         for crc in ["table", "fast"] {
             assert!(pts.iter().any(|p| p.group == "crc"
-                && p.mock.client.crc == crc
+                && p.mock.client.crc.name() == crc
                 && p.mock.client.threads == 506));
         }
         let planned = orig.planned();

@@ -203,7 +203,10 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<LineChart> {
         };
         let label = varying
             .iter()
-            .map(|k| format!("{k}={}", p.params.get(*k).map_or("-", String::as_str)))
+            .map(|k| match p.params.get(*k) {
+                Some(v) => format!("{k}={}", xferbench_lab::params::display(&p.params, k, v)),
+                None => format!("{k}=-"),
+            })
             .collect::<Vec<_>>()
             .join(" ");
         let x = if x_axis == "size" {

@@ -7,7 +7,7 @@ use super::table::table;
 use crate::format;
 use crate::study::Table;
 use maud::{Markup, html};
-use xferbench_lab::plan::describe_params;
+use xferbench_lab::params::describe as describe_params;
 use xferbench_lab::result::{PointResult, figure};
 use xferbench_lab::stats::Estimate;
 

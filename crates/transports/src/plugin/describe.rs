@@ -4,11 +4,13 @@
 //! and parameters.
 
 use super::abi::{self, XbParam, XbPlugin, XbTransport};
-use crate::param::parse_byte_size;
+use crate::Descriptor;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::ffi::{CStr, c_char};
 use std::path::PathBuf;
 use std::time::Duration;
+use xferbench_params::{Choice, Kind, ParamDef, Value};
 
 /// Names a plugin transport may not take: the built-in transports' and `plugin`.
 pub const RESERVED_TRANSPORT_NAMES: [&str; 8] = [
@@ -104,96 +106,95 @@ pub struct ParamInfo {
     pub help: String,
 }
 
-/// Parses a length of time: a number (decimals allowed) and a unit `ns`, `us`/`µs`,
-/// `ms`, `s`, `m`, `h`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let n: f64 = number.parse().ok()?;
-    let scale = match unit.trim() {
-        "ns" => 1e-9,
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "" | "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => return None,
-    };
-    let secs = n * scale;
-    (secs.is_finite() && (0.0..=1e12).contains(&secs)).then(|| Duration::from_secs_f64(secs))
+impl ParamInfo {
+    /// The parameter in the lab's typed model: the definition `list`, `-p` sweeps,
+    /// validation and results use, as for a built-in's. Fails when the declaration
+    /// contradicts itself (a default its own kind or bounds refuse).
+    pub fn def(&self) -> Result<ParamDef, String> {
+        let kind = match &self.kind {
+            ParamKind::Integer { min, max } => Kind::Integer {
+                min: *min,
+                max: *max,
+            },
+            ParamKind::Bytes { min, max } => Kind::Bytes {
+                min: *min,
+                max: *max,
+                power_of_two: false,
+            },
+            ParamKind::Duration { min_ns, max_ns } => Kind::Duration {
+                min: Duration::from_nanos(*min_ns),
+                max: Duration::from_nanos(*max_ns),
+            },
+            ParamKind::Enum { choices } => Kind::Enum(Cow::Owned(
+                choices
+                    .iter()
+                    .map(|(name, help)| Choice {
+                        name: Cow::Owned(name.clone()),
+                        help: Cow::Owned(help.clone()),
+                    })
+                    .collect(),
+            )),
+            ParamKind::Bool => Kind::Bool,
+        };
+        let mut def = ParamDef {
+            name: Cow::Owned(self.name.clone()),
+            kind,
+            default: Value::Bool(false),
+            unset: None,
+            help: Cow::Owned(self.help.clone()),
+        };
+        def.default = def.parse(&self.default).map_err(|_| {
+            format!(
+                "the default {:?} is not accepted by its own declaration: expected {}",
+                self.default,
+                def.accepts()
+            )
+        })?;
+        def.self_check()?;
+        Ok(def)
+    }
 }
 
-impl ParamInfo {
-    /// What is accepted, in words, for help and error messages.
-    pub fn accepts(&self) -> String {
-        fn range<T: PartialEq + std::fmt::Display>(min: T, max: T, lo: T, hi: T) -> String {
-            match (min == lo, max == hi) {
-                (true, true) => String::new(),
-                (false, true) => format!(" of at least {min}"),
-                (true, false) => format!(" of at most {max}"),
-                (false, false) => format!(" from {min} to {max}"),
-            }
-        }
-        match &self.kind {
-            ParamKind::Integer { min, max } => {
-                format!("a whole number{}", range(*min, *max, i64::MIN, i64::MAX))
-            }
-            ParamKind::Bytes { min, max } => format!(
-                "a byte size such as 64, 4KiB or 1MiB{}",
-                range(*min, *max, 0, u64::MAX)
-            ),
-            ParamKind::Duration { min_ns, max_ns } => format!(
-                "a length of time such as 10us, 250ms or 2s{}",
-                range(
-                    format!("{min_ns} ns"),
-                    format!("{max_ns} ns"),
-                    "0 ns".to_string(),
-                    format!("{} ns", u64::MAX)
-                )
-            ),
-            ParamKind::Enum { choices } => {
-                let names: Vec<&str> = choices.iter().map(|(n, _)| n.as_str()).collect();
-                format!("one of: {}", names.join(", "))
-            }
-            ParamKind::Bool => "true or false".to_string(),
-        }
+impl TransportInfo {
+    /// Its parameters in the lab's typed model (checked when the plugin was read).
+    pub fn defs(&self) -> Vec<ParamDef> {
+        self.params
+            .iter()
+            .map(|p| p.def().expect("checked when the plugin was read"))
+            .collect()
     }
 
-    /// Parses a value: its text as handed to the plugin, and its number (see
-    /// `xb_value`). `None` when the value is not accepted.
-    pub fn parse(&self, value: &str) -> Option<(String, i64)> {
-        let value = value.trim();
-        match &self.kind {
-            ParamKind::Integer { min, max } => {
-                let n: i64 = value.parse().ok()?;
-                (*min..=*max).contains(&n).then(|| (n.to_string(), n))
-            }
-            ParamKind::Bytes { min, max } => {
-                let n = parse_byte_size(value)? as u64;
-                let n_i = i64::try_from(n).ok()?;
-                (*min..=*max).contains(&n).then(|| (n.to_string(), n_i))
-            }
-            ParamKind::Duration { min_ns, max_ns } => {
-                let ns = u64::try_from(parse_duration(value)?.as_nanos()).ok()?;
-                let ns_i = i64::try_from(ns).ok()?;
-                (*min_ns..=*max_ns)
-                    .contains(&ns)
-                    .then(|| (format!("{ns}ns"), ns_i))
-            }
-            ParamKind::Enum { choices } => choices
-                .iter()
-                .position(|(n, _)| n == value)
-                .map(|i| (value.to_string(), i as i64)),
-            ParamKind::Bool => match value {
-                "true" | "1" | "on" | "yes" => Some(("true".into(), 1)),
-                "false" | "0" | "off" | "no" => Some(("false".into(), 0)),
-                _ => None,
-            },
+    /// What the lab knows of it before it runs, under the name `name` (the lab's
+    /// canonical `plugin:/abs/path:NAME`).
+    pub fn descriptor(&self, name: String) -> Descriptor {
+        Descriptor {
+            name: Cow::Owned(name),
+            description: Cow::Owned(self.description.clone()),
+            params: Cow::Owned(self.defs()),
+            zero_copy: self.zero_copy,
+            max_message: self.max_message.and_then(|m| usize::try_from(m).ok()),
         }
     }
+}
+
+/// The `xb_value` of a parsed value: its text as result files store it, and its
+/// number (see the header's `xb_param_kind`).
+pub fn c_value(def: &ParamDef, v: &Value) -> (String, i64) {
+    let number = match v {
+        Value::Integer(n) => *n,
+        Value::Bytes(n) => i64::try_from(*n).unwrap_or(i64::MAX),
+        Value::Duration(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Value::Bool(b) => i64::from(*b),
+        Value::Choice(c) => match &def.kind {
+            Kind::Enum(choices) => choices
+                .iter()
+                .position(|x| x.name == *c)
+                .map_or(0, |i| i as i64),
+            _ => 0,
+        },
+        Value::Text(_) | Value::Unset => 0,
+    };
+    (def.machine(v), number)
 }
 
 /// A C string of the description, checked: non-null, UTF-8, at most `max` bytes.
@@ -380,13 +381,7 @@ fn param_info(p: &XbParam, revision: u32, t: &str) -> Result<ParamInfo, String> 
         default,
         help,
     };
-    if info.parse(&info.default).is_none() {
-        return Err(format!(
-            "{at}: the default {:?} is not accepted by its own declaration: expected {}",
-            info.default,
-            info.accepts()
-        ));
-    }
+    info.def().map_err(|e| format!("{at}: {e}"))?;
     Ok(info)
 }
 
@@ -543,11 +538,11 @@ mod tests {
     }
 
     #[test]
-    fn values_parse_by_kind_and_bounds() {
+    fn declarations_map_onto_the_typed_model() {
         let int = param(ParamKind::Integer { min: 1, max: 10 }, "5");
-        assert_eq!(int.parse("7"), Some(("7".into(), 7)));
-        assert_eq!(int.parse("11"), None);
-        assert!(int.accepts().contains("from 1 to 10"), "{}", int.accepts());
+        let def = int.def().unwrap();
+        assert_eq!(c_value(&def, &def.parse("7").unwrap()), ("7".into(), 7));
+        assert!(def.parse("11").is_err());
         let bytes = param(
             ParamKind::Bytes {
                 min: 0,
@@ -555,8 +550,11 @@ mod tests {
             },
             "4KiB",
         );
-        assert_eq!(bytes.parse("4KiB"), Some(("4096".into(), 4096)));
-        assert_eq!(bytes.parse("lots"), None);
+        let def = bytes.def().unwrap();
+        assert_eq!(
+            c_value(&def, &def.parse("4KiB").unwrap()),
+            ("4096".into(), 4096)
+        );
         let dur = param(
             ParamKind::Duration {
                 min_ns: 0,
@@ -564,9 +562,8 @@ mod tests {
             },
             "1ms",
         );
-        assert_eq!(dur.parse("250us"), Some(("250000ns".into(), 250_000)));
-        assert_eq!(dur.parse("2"), Some(("2000000000ns".into(), 2_000_000_000)));
-        assert_eq!(dur.parse("soon"), None);
+        let def = dur.def().unwrap();
+        assert_eq!(c_value(&def, &def.parse("250us").unwrap()).1, 250_000);
         let e = param(
             ParamKind::Enum {
                 choices: vec![
@@ -576,12 +573,19 @@ mod tests {
             },
             "spin",
         );
-        assert_eq!(e.parse("block"), Some(("block".into(), 1)));
-        assert_eq!(e.parse("nap"), None);
-        assert_eq!(e.accepts(), "one of: spin, block");
+        let def = e.def().unwrap();
+        assert_eq!(
+            c_value(&def, &def.parse("block").unwrap()),
+            ("block".into(), 1)
+        );
+        assert!(def.parse("nap").is_err());
         let b = param(ParamKind::Bool, "false");
-        assert_eq!(b.parse("on"), Some(("true".into(), 1)));
-        assert_eq!(b.parse("maybe"), None);
+        let def = b.def().unwrap();
+        assert_eq!(c_value(&def, &def.parse("on").unwrap()), ("true".into(), 1));
+        let bad = param(ParamKind::Integer { min: 1, max: 10 }, "ten");
+        assert!(bad.def().unwrap_err().contains("not accepted"));
+        let out = param(ParamKind::Integer { min: 1, max: 10 }, "100");
+        assert!(out.def().unwrap_err().contains("\"100\""));
     }
 
     #[test]

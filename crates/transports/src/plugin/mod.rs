@@ -19,12 +19,13 @@
 pub mod describe;
 mod load;
 
-pub use describe::{ParamInfo, ParamKind, PluginInfo, TransportInfo};
+pub use describe::{ParamInfo, ParamKind, PluginInfo, TransportInfo, c_value};
 pub use load::{Library, PluginLoadError, check_file, open as load_library, resolve, sha256_file};
 pub use xferbench_plugin::abi;
 
-use crate::param::ParamError;
-use crate::{Endpoint, Listener, ParamSpec, Params, Recv, Transport, TransportError};
+use crate::{
+    Endpoint, Listener, ParamDef, ParamError, ParamValues, Params, Recv, Transport, TransportError,
+};
 use abi::{XB_CLOSED, XB_OK, XbError, XbHost, XbValue};
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::io;
@@ -193,54 +194,13 @@ fn checked_scope(scope: &str) -> Result<CString, PluginError> {
     Ok(CString::new(scope).expect("checked above"))
 }
 
-/// The parameters of a plugin transport as the lab lists them (every string leaked
-/// once: parameters are listed for the few plugins a process loads).
-pub fn param_specs(t: &TransportInfo) -> Vec<ParamSpec> {
-    let leak = |s: String| &*Box::leak(s.into_boxed_str());
-    t.params
-        .iter()
-        .map(|p| ParamSpec {
-            name: leak(p.name.clone()),
-            default: leak(p.default.clone()),
-            accepts: leak(p.accepts()),
-            help: leak(p.help.clone()),
-        })
-        .collect()
-}
-
-/// Parses `params` against a plugin transport's declaration: one `(name, text,
-/// number)` per declared parameter, in order, the default where none is given.
-pub fn values(
-    t: &TransportInfo,
-    params: &Params,
-) -> Result<Vec<(String, String, i64)>, ParamError> {
-    for name in params.keys() {
-        if !t.params.iter().any(|p| &p.name == name) {
-            return Err(ParamError::Unknown {
-                name: name.clone(),
-                owner: t.name.clone(),
-                known: if t.params.is_empty() {
-                    "(no parameters)".into()
-                } else {
-                    t.params
-                        .iter()
-                        .map(|p| p.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                },
-            });
-        }
-    }
-    t.params
-        .iter()
-        .map(|p| {
-            let given = params.get(&p.name).unwrap_or(&p.default);
-            let (text, number) = p.parse(given).ok_or_else(|| ParamError::Invalid {
-                name: p.name.clone(),
-                value: given.clone(),
-                accepts: p.accepts(),
-            })?;
-            Ok((p.name.clone(), text, number))
+/// The `xb_value`s of `values` for a plugin transport: one `(name, text, number)` per
+/// declared parameter, in declaration order, the default where none is set.
+pub fn c_values(defs: &[ParamDef], values: &ParamValues) -> Vec<(String, String, i64)> {
+    defs.iter()
+        .map(|d| {
+            let (text, number) = c_value(d, values.value(d));
+            (d.name.to_string(), text, number)
         })
         .collect()
 }
@@ -342,24 +302,42 @@ fn io_kind(code: i32) -> io::ErrorKind {
 
 impl PluginTransport {
     /// Opens the plugin of `word` (`plugin:PATH[:NAME]`) and creates its transport
-    /// with `params`.
+    /// with `params` as text.
     pub fn open(word: &str, params: &Params, host: &PluginHost) -> Result<Self, PluginError> {
+        let (library, index) = Self::find_word(word)?;
+        let t = &library.info.transports[index];
+        let values = ParamValues::parse(&t.name, &t.defs(), params)?;
+        Self::create(library, index, &values, host)
+    }
+
+    /// Opens the plugin of `word` and creates its transport with checked `values`.
+    pub fn open_values(
+        word: &str,
+        values: &ParamValues,
+        host: &PluginHost,
+    ) -> Result<Self, PluginError> {
+        let (library, index) = Self::find_word(word)?;
+        Self::create(library, index, values, host)
+    }
+
+    fn find_word(word: &str) -> Result<(Arc<Library>, usize), PluginError> {
         let spec = PluginSpec::parse(word).ok_or_else(|| PluginLoadError::NotFound {
             path: word.to_string(),
         })?;
-        let (library, index) = find(&spec)?;
-        Self::create(library, index, params, host)
+        find(&spec)
     }
 
-    /// Creates transport `index` of an opened library with `params`.
+    /// Creates transport `index` of an opened library with `values`.
     pub fn create(
         library: Arc<Library>,
         index: usize,
-        params: &Params,
+        values: &ParamValues,
         host: &PluginHost,
     ) -> Result<Self, PluginError> {
         let info = &library.info.transports[index];
-        let parsed = values(info, params)?;
+        let defs = info.defs();
+        values.check(&info.name, &defs)?;
+        let parsed = c_values(&defs, values);
         let scope = checked_scope(&host.scope)?;
         let cstr = |s: &str| CString::new(s.replace('\0', "")).expect("NULs removed");
         let owned: Vec<(CString, CString, i64)> = parsed
@@ -495,12 +473,12 @@ impl Transport for PluginTransport {
     const NAME: &'static str = "plugin";
     const DESCRIPTION: &'static str = "a transport of a user's shared library (plugin:PATH[:NAME])";
 
-    fn param_specs() -> &'static [ParamSpec] {
-        // Known per plugin only: see `param_specs(info)`.
+    fn params() -> &'static [ParamDef] {
+        // Known per plugin only: see `TransportInfo::defs`.
         &[]
     }
 
-    fn from_params(_params: &Params) -> Result<Self, ParamError> {
+    fn from_values(_values: &ParamValues) -> Result<Self, ParamError> {
         Err(ParamError::Unknown {
             name: "plugin".into(),
             owner: "plugin".into(),
