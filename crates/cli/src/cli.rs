@@ -41,6 +41,14 @@ pub mod role {
     pub const KV_CLIENT: &str = "__kv-client";
     /// [`xferbench_lab::process::Role::PerfStatBench`].
     pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
+    /// [`xferbench_lab::process::Role::PluginProbe`].
+    pub const PLUGIN_PROBE: &str = "__plugin-probe";
+    /// [`xferbench_lab::process::Role::PluginDriver`].
+    pub const PLUGIN_DRIVER: &str = "__plugin-driver";
+    /// [`xferbench_lab::process::Role::PluginCleanup`].
+    pub const PLUGIN_CLEANUP: &str = "__plugin-cleanup";
+    /// [`xferbench_lab::process::Role::Check`].
+    pub const CHECK: &str = "__check";
 }
 
 /// A performance lab for data-transport systems: sweeps of transports, message
@@ -179,6 +187,35 @@ Examples:
     #[command(name = role::PERFSTAT_BENCH, hide = true)]
     PerfStatBench {
         /// The lab's `BenchSpec` as JSON.
+        spec_json: String,
+    },
+    /// Run the conformance checks on transports, built-in or plugin: ordering, sizes,
+    /// back-pressure, channels, a dying peer, end of stream, integrity, zero-copy.
+    Check(crate::check::CheckArgs),
+    /// Internal: describe a plugin file as JSON (started by `run`, `check`, `list`).
+    #[command(name = role::PLUGIN_PROBE, hide = true)]
+    PluginProbe {
+        /// The plugin file.
+        path: String,
+    },
+    /// Internal: the measuring process of a plugin transport's point.
+    #[command(name = role::PLUGIN_DRIVER, hide = true)]
+    PluginDriver {
+        /// The lab's `DriverSpec` as JSON.
+        spec_json: String,
+    },
+    /// Internal: run a plugin's clean-up hook on a scope.
+    #[command(name = role::PLUGIN_CLEANUP, hide = true)]
+    PluginCleanup {
+        /// The plugin transport.
+        transport: String,
+        /// The clean-up scope.
+        scope: String,
+    },
+    /// Internal: run one conformance check (started by `check`).
+    #[command(name = role::CHECK, hide = true)]
+    CheckOne {
+        /// The lab's `CheckSpec` as JSON.
         spec_json: String,
     },
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
@@ -493,11 +530,16 @@ pub struct WarpClientArgs {
 #[command(after_help = "\
 Examples:
   xferbench list
-  xferbench list --json")]
+  xferbench list --json
+  xferbench list -t plugin:./libxb_posix_mq.so")]
 pub struct ListArgs {
     /// Print the list as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also list these plugin transports (plugin:PATH[:NAME], comma-separated) with
+    /// their parameters.
+    #[arg(short, long, value_name = "LIST")]
+    pub transport: Option<String>,
 }
 
 /// `xferbench profile`.
@@ -842,7 +884,8 @@ pub struct RunArgs {
     #[arg(value_parser = choice::<WorkloadKind>())]
     pub workload: WorkloadKind,
 
-    /// Transports to sweep (see `xferbench list`).
+    /// Transports to sweep (see `xferbench list`); plugin:PATH[:NAME] measures a
+    /// plugin's transport (see docs/plugins.md).
     #[arg(short, long, value_name = "LIST", default_value = "shm,pipe,unix,tcp")]
     pub transport: String,
 

@@ -141,7 +141,9 @@ impl RunConfig {
                 }
             }
         }
-        let transports = parse_words(&transport).context("--transport")?;
+        let launcher = launcher()?;
+        let transports =
+            expand_plugins(parse_words(&transport).context("--transport")?, &launcher)?;
         let mut selected = Vec::with_capacity(transports.len());
         for t in &transports {
             selected.push(transports::descriptor(t).context("--transport")?);
@@ -166,16 +168,16 @@ impl RunConfig {
                     "--size: {s} bytes does not fit a{} {} message: at most {max} bytes{}; use a smaller --size or leave {} out of --transport",
                     if d.name == transports::RPMSG { "n" } else { "" },
                     if d.name == transports::RPMSG {
-                        "RPMsg"
+                        "RPMsg".to_string()
                     } else {
-                        &d.name
+                        xferbench_lab::plugins::display_name(&d.name)
                     },
                     if d.name == transports::RPMSG {
                         " (a 512-byte vring buffer less its 16-byte header)"
                     } else {
                         ""
                     },
-                    d.name
+                    xferbench_lab::plugins::display_name(&d.name)
                 );
             }
         }
@@ -239,7 +241,7 @@ impl RunConfig {
         let peer = match (&remote, a.peer) {
             (Some(t), _) => PeerMode::Remote(t.clone()),
             (None, PeerArg::Thread) => PeerMode::Thread,
-            (None, PeerArg::Process) => PeerMode::Process(launcher()?),
+            (None, PeerArg::Process) => PeerMode::Process(launcher.clone()),
         };
         let counters = match a.counters {
             None => CounterMode::Off,
@@ -281,6 +283,7 @@ impl RunConfig {
                 participant: a.profile_peer.clone(),
             }),
             watch: watch(&a.watch)?,
+            launcher: Some(launcher),
         };
         let settings = Settings {
             workload: workload.name().to_string(),
@@ -330,6 +333,27 @@ impl RunConfig {
             },
         })
     }
+}
+
+/// The transports with every `plugin:PATH[:NAME]` described (in a child process)
+/// and replaced by its transports' canonical names (`plugin:/abs/path:NAME`); a
+/// plugin file that cannot be used is a usage error naming it.
+pub fn expand_plugins(words: Vec<String>, launcher: &Launcher) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for w in words {
+        if xferbench_lab::plugins::is_plugin(&w) {
+            let specs = xferbench_lab::plugins::probe(&w, launcher)
+                .map_err(|e| anyhow::anyhow!("--transport: {e}"))?;
+            for s in specs {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        } else if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    Ok(out)
 }
 
 /// `-p zero_copy=LIST`: `false` (copy) and `true` (in place), by the axis's

@@ -4,6 +4,7 @@
 compile_error!("xferbench runs on Linux only: the transports and the lab use Linux system calls");
 
 mod ab;
+mod check;
 mod cli;
 mod config;
 mod daq;
@@ -39,7 +40,11 @@ pub fn launcher() -> Result<Launcher> {
         .with_role(Role::WarpClient, [cli::role::WARP_CLIENT])
         .with_role(Role::KvServer, [cli::role::KV_SERVER])
         .with_role(Role::KvClient, [cli::role::KV_CLIENT])
-        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH]))
+        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH])
+        .with_role(Role::PluginProbe, [cli::role::PLUGIN_PROBE])
+        .with_role(Role::PluginDriver, [cli::role::PLUGIN_DRIVER])
+        .with_role(Role::PluginCleanup, [cli::role::PLUGIN_CLEANUP])
+        .with_role(Role::Check, [cli::role::CHECK]))
 }
 
 fn main() -> ExitCode {
@@ -56,7 +61,7 @@ fn main() -> ExitCode {
         }
         cli::Command::List(args) => {
             let stdout = std::io::stdout();
-            list::run(&args, &mut stdout.lock()).map(|()| 0)
+            list::run(&args, &mut stdout.lock())
         }
         cli::Command::Run(args) => run::run(&args),
         cli::Command::Profile(args) => profile::run(&args),
@@ -98,6 +103,21 @@ fn main() -> ExitCode {
                     Ok(exit::EXIT_USAGE)
                 }
             }
+        }
+        cli::Command::Check(args) => check::run(&args),
+        cli::Command::PluginProbe { path } => {
+            return ExitCode::from(xferbench_lab::plugins::probe_main(&path) as u8);
+        }
+        cli::Command::PluginDriver { spec_json } => {
+            let _span = tracing::info_span!("plugin-driver", pid = std::process::id()).entered();
+            return ExitCode::from(xferbench_lab::rig::plugin::driver_main(&spec_json) as u8);
+        }
+        cli::Command::PluginCleanup { transport, scope } => {
+            return ExitCode::from(xferbench_lab::plugins::cleanup_main(&transport, &scope) as u8);
+        }
+        cli::Command::CheckOne { spec_json } => {
+            let _span = tracing::info_span!("check", pid = std::process::id()).entered();
+            return ExitCode::from(xferbench_lab::check::check_main(&spec_json) as u8);
         }
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),

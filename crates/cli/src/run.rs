@@ -27,6 +27,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(t) = &config.remote {
         context.remote = Some(crate::serve::describe(t)?);
     }
+    context.plugins =
+        xferbench_lab::plugins::records(config.points.iter().map(|p| p.transport.as_str()));
     let mut journal = match &out.jsonl {
         Some((path, _)) => Some(
             JsonLinesWriter::create(path)

@@ -100,6 +100,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
             },
             limits: None,
             remote: None,
+            plugins: Vec::new(),
         },
         points,
         warnings: vec![],

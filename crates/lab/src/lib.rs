@@ -21,6 +21,7 @@ compile_error!(
 
 pub mod ab;
 pub mod affinity;
+pub mod check;
 pub mod clock;
 pub mod compare;
 pub mod context;
@@ -33,6 +34,7 @@ pub mod observer;
 pub mod params;
 pub mod peer;
 pub mod plan;
+pub mod plugins;
 pub mod process;
 pub mod profile;
 pub mod record;

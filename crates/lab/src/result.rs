@@ -56,6 +56,7 @@ pub fn test_context(settings: Settings) -> Context {
         settings,
         limits: None,
         remote: None,
+        plugins: Vec::new(),
     }
 }
 
@@ -123,6 +124,10 @@ pub struct Context {
     /// clock offset (absent for runs on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<crate::remote::record::RemoteContext>,
+    /// The plugin transports measured: each one's file, SHA-256 and version, so
+    /// that two builds of a plugin are told apart (absent when none was).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<crate::plugins::PluginRecord>,
 }
 
 /// What measurement facilities the machine offers.

@@ -286,6 +286,9 @@ pub fn render_compare(c: &Comparison) -> String {
             ));
         }
     }
+    for s in &c.plugin_builds {
+        out.push_str(&format!("note: {s}\n"));
+    }
     for s in &c.only_in_base {
         out.push_str(&format!("only in BASE: {s}\n"));
     }

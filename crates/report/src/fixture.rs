@@ -37,6 +37,7 @@ pub fn context(workload: &str, verify: bool, peer: &str) -> Context {
         },
         limits: None,
         remote: None,
+        plugins: Vec::new(),
     }
 }
 
