@@ -5,7 +5,9 @@
 #   scripts/limits-check.sh [ROUNDS] [XFERBENCH]
 #
 # Prints each probe's median over the rounds from both and their ratio; a ratio
-# outside 0.75–1.25 is marked. Needs gcc and python3.
+# outside 0.85–1.15 (15 %) is marked, and the exit status is 1 when any is. Both copy
+# between page-aligned buffers and at the same other placements (dst − src ≡ 16, 64,
+# 2048 mod 4096). Needs gcc and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -31,9 +33,16 @@ names = {
     "system call (getppid)": ("syscall_ns", None, 1),
     "pipe round trip": ("pipe_rtt_ns", None, 1),
 }
+for size in (4096, 65536, 2 << 20):
+    for offset in (16, 64, 2048):
+        base = next(n for n, v in names.items() if v[1] == size)
+        names[f"{base} at {offset}"] = ("placement", (size, offset), 1e9)
 def xb_value(doc, key, size, scale):
     if key == "memcpy":
         return next(c["bytes_per_s"]["median"] for c in doc["memcpy"] if c["size_bytes"] == size) / scale
+    if key == "placement":
+        return next(p["bytes_per_s"]["median"] for p in doc["placements"]
+                    if (p["size_bytes"], p["offset"]) == size) / scale
     return doc[key]["median"] if doc.get(key) else float("nan")
 rows = {n: ([], []) for n in names}
 for i in range(1, rounds + 1):
@@ -49,8 +58,9 @@ for name, (x, c) in rows.items():
     mx, mc = statistics.median(x), statistics.median(c)
     r = mx / mc
     unit = "GB/s" if name.startswith("memcpy") else "ns"
-    flag = "" if 0.75 <= r <= 1.25 else "  <-- outside 25 %"
+    flag = "" if 0.85 <= r <= 1.15 else "  <-- outside 15 %"
     bad += bool(flag)
     print(f"{name:34} {mx:10.1f} {unit:4} {mc:8.1f} {unit:4} {r:6.2f}{flag}")
-print(f"{rounds} alternated rounds; {bad} probe(s) outside 25 %")
+print(f"{rounds} alternated rounds; {bad} probe(s) outside 15 %")
+sys.exit(1 if bad else 0)
 PY
