@@ -23,6 +23,7 @@ pub mod ab;
 pub mod affinity;
 pub mod clock;
 pub mod compare;
+pub mod contention;
 pub mod context;
 pub mod counters;
 pub mod cpu;

@@ -56,6 +56,8 @@ pub(crate) fn test_context(settings: Settings) -> Context {
         settings,
         limits: None,
         remote: None,
+        build: None,
+        load: None,
     }
 }
 
@@ -123,6 +125,15 @@ pub struct Context {
     /// clock offset (absent for runs on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<crate::remote::record::RemoteContext>,
+    /// How the measuring binary was built: an unoptimised build says so (added in
+    /// schema 1; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::context::BuildInfo>,
+    /// How busy the machine was with other work: the load average at the start and
+    /// the end, and how many points were contended (added in schema 1; absent in
+    /// older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::contention::MachineLoad>,
 }
 
 /// What measurement facilities the machine offers.
@@ -203,6 +214,10 @@ pub struct PointResult {
     /// threshold); absent when it did not or was not watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<crate::limits::drift::Drift>,
+    /// How busy the machine was with other work over this point's runs, and whether
+    /// that makes it contended (added in schema 1; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::PointContention>,
 }
 
 /// A point's primary figure and which way is better.
@@ -266,6 +281,10 @@ pub struct RunRecord {
     /// `--counters` (per-run sources only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<RunCounters>,
+    /// How busy the machine was with other work during this run's window (added in
+    /// schema 1; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::RunContention>,
 }
 
 /// A new latency histogram: 1 ns to 1 h (longer samples are clamped), 3
