@@ -18,8 +18,8 @@
 //! partner thread that must share its CPU with other work) stops when the budget is
 //! spent and reports the rate over what it did, so a busy machine makes the probes
 //! no slower than their budgets allow. A probe that needs a second CPU and has none,
-//! or whose partner does not answer within its deadline, returns `None` rather than
-//! hanging.
+//! or whose partner cannot run (or, spinning, does not answer within its deadline),
+//! returns `None` rather than hanging.
 
 use std::hint::black_box;
 use std::io::{Read, Write};
@@ -187,28 +187,30 @@ fn per_trip(took: Option<(Duration, u64)>) -> Option<f64> {
 /// Mean nanoseconds per round trip of a futex word handed between a thread on `a`
 /// and one on `b` (the same CPU when `a == b`), each asleep until woken, over `trips`
 /// round trips or as many as fit in `budget`.
+///
+/// Both sides sleep without a timeout, as the C reference does: arming a timer on
+/// every wait costs a VM about a microsecond per round trip. Neither can be left
+/// asleep: each side that leaves says so in the word and wakes the other.
 pub fn futex_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64> {
     use rustix::thread::futex;
-    // 0: the echo's turn is over; 1: its turn; 2: the measuring side left.
+    // 0: the echo's turn is over; 1: its turn; 2: the measuring side left; 3: the
+    // echo could not run and left.
     let word = Arc::new(AtomicU32::new(0));
     let w = word.clone();
-    // Sleeps are bounded so an abandoned partner notices and leaves.
-    let nap = rustix::fs::Timespec {
-        tv_sec: 0,
-        tv_nsec: 50_000_000,
-    };
     let echo = std::thread::spawn(move || {
         if crate::affinity::pin_current_thread(b).is_err() {
+            w.store(3, Ordering::Release);
+            let _ = futex::wake(&w, futex::Flags::PRIVATE, 1);
             return;
         }
         for _ in 0..=trips {
             loop {
                 match w.load(Ordering::Acquire) {
                     1 => break,
-                    2 => return,
-                    _ => {
-                        let _ = futex::wait(&w, futex::Flags::PRIVATE, 0, Some(&nap));
+                    0 => {
+                        let _ = futex::wait(&w, futex::Flags::PRIVATE, 0, None);
                     }
+                    _ => return,
                 }
             }
             w.store(0, Ordering::Release);
@@ -218,17 +220,21 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64
     let took = std::thread::scope(|s| {
         s.spawn(|| {
             crate::affinity::pin_current_thread(a).ok()?;
-            let deadline = Instant::now() + DEADLINE;
             let mut start = Instant::now();
             let mut timed = 0u64;
             for trip in 0..=trips {
-                word.store(1, Ordering::Release);
+                // Fails when the echo left (3): it could not run.
+                word.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+                    .ok()?;
                 let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
-                while word.load(Ordering::Acquire) != 0 {
-                    if Instant::now() > deadline {
-                        return None;
+                loop {
+                    match word.load(Ordering::Acquire) {
+                        0 => break,
+                        1 => {
+                            let _ = futex::wait(&word, futex::Flags::PRIVATE, 1, None);
+                        }
+                        _ => return None,
                     }
-                    let _ = futex::wait(&word, futex::Flags::PRIVATE, 1, Some(&nap));
                 }
                 if trip == 0 {
                     start = Instant::now();
