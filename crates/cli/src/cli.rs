@@ -267,8 +267,8 @@ Examples:
   xferbench limits
   xferbench limits --quick --json")]
 pub struct LimitsArgs {
-    /// The quick set (5 short samples per probe, well under 2 s) that runs and studies
-    /// record, instead of the full one (15 samples, a few seconds).
+    /// The quick set (5 short samples per probe, well under a second) that runs and
+    /// studies record, instead of the full one (15 samples, a few seconds).
     #[arg(long)]
     pub quick: bool,
     /// Print the limits as JSON on stdout instead of the table.
@@ -353,6 +353,11 @@ pub struct StudyArgs {
     /// No line per point and no notes; only errors (the folder is still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run on an unoptimised build (`cargo build` without `--release`), which a study
+    /// otherwise refuses: its figures would measure unoptimised code. The result says
+    /// so in every output.
+    #[arg(long)]
+    pub allow_debug: bool,
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -605,6 +610,12 @@ pub struct AbArgs {
     /// Skip the callgrind pass that counts instructions when there is no PMU.
     #[arg(long)]
     pub no_callgrind: bool,
+
+    /// Callgrind passes of each command when there is no PMU (interleaved), so that
+    /// the instruction counts' own run-to-run noise is measured; at least 2 for the
+    /// diagnosis to tell a real instruction difference from noise.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub callgrind_runs: usize,
 
     /// Also count these events on A and B with `perf stat` (comma-separated; named
     /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved

@@ -704,7 +704,14 @@ mod warp {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
         let assert = xferbench()
-            .args(["study", "warp-pipe", "--quick", "--json", "--out"])
+            .args([
+                "study",
+                "warp-pipe",
+                "--allow-debug",
+                "--quick",
+                "--json",
+                "--out",
+            ])
             .arg(&out)
             .assert()
             .success();
@@ -1061,7 +1068,7 @@ mod profiling {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
         xferbench()
-            .args(["study", "rpmsg", "--quick", "--out"])
+            .args(["study", "rpmsg", "--allow-debug", "--quick", "--out"])
             .arg(&out)
             .args(["--profile-peer", "remote", "--profile"])
             .timeout(std::time::Duration::from_secs(600))
@@ -1083,7 +1090,14 @@ mod profiling {
     #[test]
     fn a_study_names_its_participants() {
         xferbench()
-            .args(["study", "rpmsg", "--quick", "--profile-peer", "memory-mock"])
+            .args([
+                "study",
+                "rpmsg",
+                "--allow-debug",
+                "--quick",
+                "--profile-peer",
+                "memory-mock",
+            ])
             .arg("--profile")
             .assert()
             .code(2)

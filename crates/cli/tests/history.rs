@@ -184,6 +184,7 @@ fn a_study_is_recorded_with_its_name() {
         .args([
             "study",
             "perf-stat",
+            "--allow-debug",
             "--quick",
             "-q",
             "--no-limits",

@@ -24,6 +24,7 @@ pub mod affinity;
 pub mod check;
 pub mod clock;
 pub mod compare;
+pub mod contention;
 pub mod context;
 pub mod counters;
 pub mod cpu;

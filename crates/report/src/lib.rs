@@ -23,6 +23,7 @@ pub mod html;
 pub mod json;
 pub mod jsonl;
 pub mod limits;
+pub mod machine;
 pub mod markdown;
 pub mod plot;
 pub mod profile;

@@ -47,6 +47,7 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/shm");
 
+pub mod buffer;
 pub mod conformance;
 pub mod daq;
 pub mod iox2;

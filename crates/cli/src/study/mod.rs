@@ -25,6 +25,18 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         Err(e) => return Ok(exit::usage("study", e)),
     };
     let name = study.name();
+    let build = xferbench_lab::context::BuildInfo::current();
+    if !build.optimised && !args.allow_debug {
+        return Ok(exit::usage(
+            "study",
+            format!(
+                "this xferbench is an unoptimised build ({}): the {name} study's figures would \
+                 measure unoptimised code. Build it with `cargo build --release` (or run \
+                 `cargo run --release -- study {name}`), or pass --allow-debug to run anyway",
+                build.describe()
+            ),
+        ));
+    }
     if args.runs == Some(0) {
         return Ok(exit::usage(
             "study",
@@ -385,6 +397,7 @@ mod tests {
             timeout: None,
             json: false,
             quiet: false,
+            allow_debug: false,
             watch: crate::cli::WatchArgs {
                 no_limits: false,
                 drift_threshold: 25.0,
