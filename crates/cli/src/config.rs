@@ -22,6 +22,8 @@ pub const MAX_SIZE: u64 = 1 << 30;
 pub const MAX_CHANNELS: u64 = 1024;
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
+/// `--size` when not given.
+pub const DEFAULT_SIZES: &str = "64,4KiB,64KiB";
 
 /// The machine watch of `--no-limits` and `--drift-threshold`.
 pub fn watch(a: &WatchArgs) -> Result<Option<xferbench_lab::limits::Watch>> {
@@ -69,6 +71,8 @@ pub struct RunConfig {
     pub output: Output,
     /// The agent, with `--remote`.
     pub remote: Option<xferbench_lab::remote::RemoteTarget>,
+    /// What the plan changed from what was asked, for the result's warnings.
+    pub notes: Vec<String>,
 }
 
 /// Where results go.
@@ -136,7 +140,8 @@ impl RunConfig {
             WorkloadArg::Pingpong => WorkloadKind::Pingpong,
         };
         let mut transport = a.transport.clone();
-        let mut size = a.size.clone();
+        let mut size_given = a.size.is_some();
+        let mut size = a.size.clone().unwrap_or_else(|| DEFAULT_SIZES.to_string());
         let mut channels = a.channels.clone();
         let mut extra: Vec<(String, Vec<String>)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
@@ -148,7 +153,10 @@ impl RunConfig {
             ensure!(!name.is_empty(), "-p {p:?}: the parameter name is empty");
             match name {
                 "transport" => transport = list.to_string(),
-                "size" => size = list.to_string(),
+                "size" => {
+                    size = list.to_string();
+                    size_given = true;
+                }
                 "channels" => channels = list.to_string(),
                 sweep::ZERO_COPY => zero_copy_axis = Some(parse_modes(list)?),
                 _ => {
@@ -188,7 +196,9 @@ impl RunConfig {
                 workload == WorkloadKind::Pingpong,
                 "--transport rpmsg: the RPMsg remote echoes every message back; use the pingpong workload (`xferbench run pingpong -t rpmsg`)"
             );
-            if let Some(&s) = sizes.iter().find(|&&s| s > transports::RPMSG_MAX_SIZE) {
+            if let Some(&s) = sizes.iter().find(|&&s| s > transports::RPMSG_MAX_SIZE)
+                && size_given
+            {
                 bail!(
                     "--size: {s} bytes does not fit an RPMsg packet: at most {} bytes (a 512-byte vring buffer less its 16-byte header); use a smaller --size or leave rpmsg out of --transport",
                     transports::RPMSG_MAX_SIZE
@@ -245,12 +255,16 @@ impl RunConfig {
             channels: channel_counts.iter().map(|&c| c as usize).collect(),
             params: extra,
         };
-        let points = spec
+        let mut points = spec
             .plan(transports::params_of)
             .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
         for p in &points {
             transports::validate(&p.transport, &p.transport_params)
                 .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        }
+        let mut notes = Vec::new();
+        if !size_given {
+            notes.extend(fit_default_sizes_to_rpmsg(&mut points));
         }
         let mut points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
@@ -336,6 +350,7 @@ impl RunConfig {
         };
         Ok(RunConfig {
             remote,
+            notes,
             points,
             options,
             settings,
@@ -372,6 +387,44 @@ fn parse_modes(list: &str) -> Result<Vec<bool>> {
 /// The points in each copy mode: `--zero-copy` runs every point in place and refuses
 /// transports without a zero-copy mode; the axis `-p zero_copy=false,true`, like
 /// other parameters, applies where a transport has the mode (the others run copying).
+/// `run`'s default sizes on `rpmsg`, whose packets hold at most
+/// [`transports::RPMSG_MAX_SIZE`] bytes: its points larger than that run at that
+/// size instead (once), and the note returned says so. Sizes the user gave are never
+/// changed (a size that does not fit is an error).
+fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
+    let max = transports::RPMSG_MAX_SIZE;
+    let mut clamped = Vec::new();
+    for p in points.iter_mut() {
+        if p.transport == transports::RPMSG && p.size > max {
+            if !clamped.contains(&p.size) {
+                clamped.push(p.size);
+            }
+            p.size = max;
+        }
+    }
+    if clamped.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<PointSpec> = Vec::with_capacity(points.len());
+    for p in points.drain(..) {
+        if !kept.contains(&p) {
+            kept.push(p);
+        }
+    }
+    *points = kept;
+    let sizes: Vec<String> = clamped
+        .iter()
+        .map(|&s| xferbench_lab::limits::size_words(s))
+        .collect();
+    Some(format!(
+        "rpmsg: the default size{} {} do{} not fit an RPMsg packet (at most {max} bytes); \
+         rpmsg ran at {max} bytes instead (choose sizes with --size)",
+        if sizes.len() == 1 { "" } else { "s" },
+        sizes.join(" and "),
+        if sizes.len() == 1 { "es" } else { "" },
+    ))
+}
+
 fn zero_copy_points(
     points: Vec<PointSpec>,
     selected: &[String],
