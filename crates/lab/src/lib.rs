@@ -21,6 +21,7 @@ compile_error!(
 
 pub mod ab;
 pub mod affinity;
+pub mod buffer;
 pub mod clock;
 pub mod compare;
 pub mod context;
