@@ -52,9 +52,9 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "batch",
-        default: "64KiB",
+        default: "16KiB",
         accepts: "a byte size; 1 publishes every message at once",
-        help: "bytes written (read) before the producer (consumer) publishes its index",
+        help: "bytes written (read) before the producer (consumer) publishes its index; larger messages are copied and published in pieces of this size",
     },
 ];
 
@@ -351,7 +351,7 @@ impl Transport for Shm {
                 params.get("capacity").map_or("?", String::as_str),
             ));
         }
-        let batch = get_opt_bytes(PARAMS, params, "batch")?.unwrap_or(64 << 10);
+        let batch = get_opt_bytes(PARAMS, params, "batch")?.unwrap_or(16 << 10);
         if batch == 0 {
             return Err(invalid(3, "0"));
         }
