@@ -45,7 +45,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(j) = journal.as_mut() {
         observers.push(j);
     }
-    let doc = xferbench_lab::run_sweep(
+    let mut doc = xferbench_lab::run_sweep(
         context,
         &config.points,
         &config.options,
@@ -53,6 +53,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         &mut observers,
     );
     drop(observers);
+    doc.warnings.extend(config.notes.iter().cloned());
 
     // Outputs: files first (they matter most), then the terminal.
     let mut export_failed = false;

@@ -49,6 +49,7 @@ compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/
 
 pub mod buffer;
 pub mod conformance;
+pub mod copy;
 pub mod daq;
 pub mod iox2;
 pub mod kv;
