@@ -105,7 +105,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         })
         .with_context(|| format!("cannot write --export-json {}", path.display()))?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         out.flush()?;
@@ -187,7 +187,7 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&c)?)?;
     } else {

@@ -2,6 +2,7 @@
 
 use crate::cli::LimitsArgs;
 use anyhow::Result;
+use std::io::Write;
 use xferbench_lab::limits::{self, Depth};
 
 /// Measures and prints the limits; returns the exit status.
@@ -12,14 +13,16 @@ pub fn run(args: &LimitsArgs) -> Result<u8> {
         Depth::Full
     };
     let measured = limits::measure(depth);
+    let mut out = crate::out::stdout();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&measured)?);
+        writeln!(out, "{}", serde_json::to_string_pretty(&measured)?)?;
     } else {
-        println!("{}", xferbench_report::limits::render(&measured));
-        println!(
+        writeln!(out, "{}", xferbench_report::limits::render(&measured))?;
+        writeln!(
+            out,
             "{:?} set on CPUs {:?}, measured in {:.1} s. Medians of repeated samples; ± is the robust spread.",
             measured.depth, measured.cpus, measured.took_s
-        );
+        )?;
     }
     Ok(0)
 }

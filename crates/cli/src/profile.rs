@@ -50,7 +50,7 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
     };
     let summary = render(&data, &dir, &title)?;
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         serde_json::to_writer_pretty(&mut out, &summary)?;
         writeln!(out)?;
     }

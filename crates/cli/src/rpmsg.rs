@@ -175,7 +175,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             eprintln!("error: cannot write --jsonl {}: {e}", path.display());
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         Json.export(&doc, &mut out)?;
     } else if jsonl_stdout {

@@ -85,8 +85,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
 }
 
 fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut w = stdout.lock();
+    let mut w = crate::out::stdout();
     if out.stdout_json {
         Json.export(doc, &mut w)?;
     } else if !out.quiet && !doc.points.is_empty() {

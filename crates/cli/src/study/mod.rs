@@ -209,7 +209,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         }
     }
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         xferbench_report::Exporter::export(&xferbench_report::json::Json, &doc, &mut out)?;
         out.flush()?;
     }
