@@ -109,7 +109,7 @@ fn main() -> ExitCode {
         Ok(c) => ExitCode::from(c),
         Err(e) if out::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", exit::chain(&e));
             ExitCode::FAILURE
         }
     }

@@ -21,6 +21,14 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
         eprintln!("error: --duration must be a positive number of seconds");
         return Ok(EXIT_USAGE);
     }
+    if let Some(pid) = args.pid
+        && !Path::new(&format!("/proc/{pid}")).exists()
+    {
+        return Ok(crate::exit::usage(
+            "profile",
+            format!("--pid {pid}: no such process"),
+        ));
+    }
     let dir = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "xferbench-profile-{}",

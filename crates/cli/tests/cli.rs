@@ -694,7 +694,21 @@ mod warp {
             ])
             .assert()
             .code(1)
-            .stderr(predicate::str::contains("warp"));
+            .stderr(predicate::function(|e: &str| {
+                // Said once, not once per layer of the error chain.
+                e.trim() == "error: warp client: warp link: Connection refused (os error 111)"
+            }));
+    }
+
+    #[test]
+    fn profiling_a_process_that_is_gone_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        xferbench()
+            .args(["profile", "--pid", "999999", "--out"])
+            .arg(dir.path().join("p"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--pid 999999: no such process"));
     }
 
     #[test]
