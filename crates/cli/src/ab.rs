@@ -14,6 +14,11 @@ fn threshold(p: f64) -> Option<f64> {
 
 /// Runs `xferbench ab`.
 pub fn run(a: &AbArgs) -> Result<u8> {
+    if let Some(path) = &a.export_json
+        && let Err(e) = crate::paths::file("--export-json", path)
+    {
+        return Ok(crate::exit::usage("ab", e));
+    }
     let Some(threshold) = threshold(a.threshold) else {
         eprintln!(
             "error: --threshold must be a percentage ≥ 0, not {}",

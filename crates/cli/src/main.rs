@@ -15,6 +15,7 @@ mod limits;
 mod list;
 mod logging;
 mod out;
+mod paths;
 mod profile;
 mod result_file;
 mod rpmsg;

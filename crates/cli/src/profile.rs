@@ -35,6 +35,9 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
             xferbench_lab::context::compact_timestamp()
         ))
     });
+    if let Err(e) = crate::paths::folder("--out", &dir) {
+        return Ok(crate::exit::usage("profile", e));
+    }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let data = dir.join("perf.data");
     // SIGTERM, SIGHUP or Ctrl-C end the recording early; what was recorded is kept.

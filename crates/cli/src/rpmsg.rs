@@ -101,6 +101,16 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    if let Some(path) = &a.export_json
+        && let Err(e) = crate::paths::file("--export-json", path)
+    {
+        return usage(e);
+    }
+    if let Some(path) = a.jsonl.as_ref().filter(|p| p.as_os_str() != "-")
+        && let Err(e) = crate::paths::file_in_place("--jsonl", path)
+    {
+        return usage(e);
+    }
     let watch = match crate::config::watch(&a.watch) {
         Ok(w) => w,
         Err(e) => return usage(e),

@@ -64,7 +64,7 @@ fn xferbench(history: &Path) -> Command {
 /// The printing command lines, cheap ones only.
 fn commands(f: &Fixture) -> Vec<Vec<String>> {
     let result = f.result.display().to_string();
-    let mut with_json = |args: &[&str]| {
+    let with_json = |args: &[&str]| {
         let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let mut j = a.clone();
         j.push("--json".into());
@@ -73,7 +73,7 @@ fn commands(f: &Fixture) -> Vec<Vec<String>> {
     let mut all: Vec<Vec<String>> = Vec::new();
     for args in [
         &["list"][..],
-        &QUICK[..],
+        QUICK,
         &["rpmsg", "-c", "1", "-s", "64", "--transfer", "64KB"][..],
         &["history", "list"][..],
         &["history", "show", "1"][..],
