@@ -88,8 +88,32 @@ impl Cli {
     /// usage.
     pub fn parse_args() -> Cli {
         use clap::FromArgMatches;
-        let mut matches = Cli::command_line().get_matches();
-        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+        let mut matches = Cli::command_line()
+            .try_get_matches()
+            .unwrap_or_else(|e| exit_with(e));
+        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| exit_with(e))
+    }
+}
+
+/// Exits as clap does, except that `--help` and `--version` into a full or failing
+/// stdout say so and exit 1 (clap drops that error), and into a closed pipe exit 0.
+fn exit_with(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit()
+    }
+    use std::io::Write;
+    let printed = e
+        .print()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write to standard output: {e}")))
+        .and_then(|()| crate::out::flush());
+    match printed {
+        Ok(()) => std::process::exit(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            std::process::exit(crate::exit::EXIT_FAILURE.into())
+        }
     }
 }
 

@@ -113,6 +113,20 @@ fn remote_points(
     Ok(())
 }
 
+/// The user gave `run`'s `flag` (its value is not the default).
+fn given(flag: &str, value: &str) -> bool {
+    use clap::CommandFactory;
+    let cmd = crate::cli::Cli::command();
+    let default = cmd
+        .find_subcommand("run")
+        .and_then(|run| {
+            run.get_arguments()
+                .find(|a| a.get_long() == flag.strip_prefix("--"))
+        })
+        .and_then(|a| a.get_default_values().first().cloned());
+    default.is_none_or(|d| d != value)
+}
+
 impl RunConfig {
     /// Validates the arguments.
     pub fn from_args(
@@ -126,12 +140,29 @@ impl RunConfig {
         let mut channels = a.channels.clone();
         let mut extra: Vec<(String, String)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
+        let mut seen: Vec<&str> = Vec::new();
         for p in &a.params {
             let (name, list) = p.split_once('=').with_context(|| {
                 format!("-p {p:?}: expected NAME=LIST, for example -p pipe_size=64KiB,1MiB")
             })?;
             let name = name.trim();
             ensure!(!name.is_empty(), "-p {p:?}: the parameter name is empty");
+            ensure!(
+                !seen.contains(&name),
+                "-p {name}: given twice; give one list (-p {name}=A,B)"
+            );
+            seen.push(name);
+            // An axis has its own flag: the two must not disagree silently.
+            for (axis, flag, value) in [
+                ("transport", "--transport", &a.transport),
+                ("size", "--size", &a.size),
+                ("channels", "--channels", &a.channels),
+            ] {
+                ensure!(
+                    name != axis || !given(flag, value),
+                    "-p {name}: {flag} {value} gives it too; give one of them"
+                );
+            }
             match name {
                 "transport" => transport = list.to_string(),
                 "size" => {
@@ -474,4 +505,71 @@ fn zero_copy_points(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    fn config(argv: &[&str]) -> anyhow::Result<super::RunConfig> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::cli::Command::Run(args) = cli.command else {
+            unreachable!()
+        };
+        super::RunConfig::from_args(&args, crate::launcher)
+    }
+
+    #[test]
+    fn a_value_given_twice_is_a_usage_error() {
+        for (argv, want) in [
+            (
+                &["xferbench", "run", "stream", "-s", "64", "-p", "size=128"][..],
+                "-p size: --size 64 gives it too",
+            ),
+            (
+                &[
+                    "xferbench",
+                    "run",
+                    "stream",
+                    "-t",
+                    "pipe",
+                    "-p",
+                    "transport=tcp",
+                ],
+                "-p transport: --transport pipe gives it too",
+            ),
+            (
+                &[
+                    "xferbench",
+                    "run",
+                    "stream",
+                    "-c",
+                    "2",
+                    "-p",
+                    "channels=1,2",
+                ],
+                "-p channels: --channels 2 gives it too",
+            ),
+            (
+                &[
+                    "xferbench",
+                    "run",
+                    "stream",
+                    "-p",
+                    "pipe_size=64KiB",
+                    "-p",
+                    "pipe_size=1MiB",
+                ],
+                "-p pipe_size: given twice",
+            ),
+        ] {
+            let e = config(argv).err().map(|e| format!("{e:#}"));
+            assert!(
+                e.as_deref().is_some_and(|e| e.contains(want)),
+                "{argv:?}: {e:?}"
+            );
+        }
+        // Either one alone is fine.
+        assert!(config(&["xferbench", "run", "stream", "-p", "size=128"]).is_ok());
+        assert!(config(&["xferbench", "run", "stream", "-s", "128"]).is_ok());
+    }
 }

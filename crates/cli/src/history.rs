@@ -21,11 +21,17 @@ pub fn record(args: &RecordArgs, doc: &ResultDoc, quiet: bool) {
         let git = std::env::current_dir()
             .ok()
             .and_then(|d| xferbench_history::origin::git_state(&d));
+        let created = !p.exists();
         let id = History::open(&p)?.append(doc, git.as_ref())?;
-        Ok((id, p))
+        Ok((id, p, created))
     });
     match recorded {
-        Ok((id, path)) if !quiet => {
+        // The run that creates the history says so, once, with what it is for.
+        Ok((id, path, true)) if !quiet => eprintln!(
+            "history: created {} and recorded this run as run {id}; every run and study is recorded there (--no-history skips it, --history PATH or XFERBENCH_HISTORY choose another file)",
+            path.display()
+        ),
+        Ok((id, path, false)) if !quiet => {
             eprintln!("history: recorded as run {id} in {}", path.display());
         }
         Ok(_) => {}
@@ -83,11 +89,19 @@ fn json(out: &mut impl Write, v: &impl serde::Serialize) -> Result<()> {
 
 /// Runs `xferbench history ...`.
 pub fn run(cmd: &HistoryCommand) -> Result<u8> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     let done = match cmd {
         HistoryCommand::List(a) => match open(&a.file).and_then(|h| h.list(a.limit)) {
             Ok(runs) if a.json => json(&mut out, &runs),
             Ok(runs) => list_table(&mut out, &runs),
+            // Before the first run there is nothing to list: an empty list, not an error.
+            Err(HistoryError::Missing { .. }) if a.json => json(&mut out, &[(); 0]),
+            Err(HistoryError::Missing { path }) => writeln!(
+                out,
+                "no runs recorded yet: the first `xferbench run` or `xferbench study` creates the history at {}",
+                path.display()
+            )
+            .map_err(Into::into),
             Err(e) => return Ok(fail(&e)),
         },
         HistoryCommand::Show(a) => match open(&a.file).and_then(|h| h.show(a.id)) {
@@ -108,7 +122,11 @@ pub fn run(cmd: &HistoryCommand) -> Result<u8> {
             }
         }
         HistoryCommand::Baseline(BaselineCommand::List(a)) => {
-            match open(&a.file).and_then(|h| h.baselines()) {
+            let baselines = match open(&a.file).and_then(|h| h.baselines()) {
+                Err(HistoryError::Missing { .. }) => Ok(Vec::new()),
+                b => b,
+            };
+            match baselines {
                 Ok(b) if a.json => json(&mut out, &b),
                 Ok(b) => {
                     let mut t = table(

@@ -242,14 +242,41 @@ fn no_history_records_nothing_and_a_broken_file_only_warns() {
 fn bad_ids_baselines_and_files_are_clear_errors() {
     let (dir, h) = temp();
     let no_panic = || predicate::str::contains("panicked").not();
-    // No history yet.
+    // No history yet: nothing to list is not an error; a run named by ID is.
     xferbench(&h)
         .args(["history", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no runs recorded yet"));
+    for args in [
+        &["history", "list", "--json"][..],
+        &["history", "baseline", "list", "--json"],
+    ] {
+        let out = xferbench(&h).args(args).assert().success();
+        let list: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(list, serde_json::json!([]), "{args:?}");
+    }
+    xferbench(&h)
+        .args(["history", "show", "1"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no history at").and(no_panic()));
     assert!(!h.exists(), "reading must not create the file");
-    xferbench(&h).args(QUICK).assert().success();
+    // The run that creates it says where, once.
+    let loud = &QUICK[..QUICK.len() - 1];
+    xferbench(&h)
+        .args(loud)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "history: created {}",
+            h.display()
+        )));
+    xferbench(&h)
+        .args(loud)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("created").not());
     for (args, needle) in [
         (&["history", "show", "99"][..], "no run 99 in the history"),
         (&["history", "baseline", "set", "main", "42"], "no run 42"),
@@ -284,7 +311,7 @@ fn bad_ids_baselines_and_files_are_clear_errors() {
         .args(["history", "baseline", "set", "main"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("baseline main is run 1"));
+        .stdout(predicate::str::contains("baseline main is run 2"));
     xferbench(&h)
         .args(["compare", "--baseline", "main"])
         .assert()

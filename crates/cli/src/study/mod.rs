@@ -64,6 +64,15 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             participant: peer,
         }),
     };
+    let mut folders = vec![("--out", out.clone())];
+    if let Some(p) = &profile {
+        folders.push(("--profile", p.dir.clone()));
+    }
+    for (flag, dir) in folders {
+        if let Err(e) = crate::paths::folder(flag, &dir) {
+            return Ok(exit::usage("study", e));
+        }
+    }
     if let Some(t) = args.timeout
         && !(t.is_finite() && (0.1..=86_400.0).contains(&t))
     {
@@ -221,7 +230,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         }
     }
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         xferbench_report::Exporter::export(&xferbench_report::json::Json, &doc, &mut out)?;
         out.flush()?;
     }
