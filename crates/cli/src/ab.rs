@@ -14,6 +14,11 @@ fn threshold(p: f64) -> Option<f64> {
 
 /// Runs `xferbench ab`.
 pub fn run(a: &AbArgs) -> Result<u8> {
+    if let Some(path) = &a.export_json
+        && let Err(e) = crate::paths::file("--export-json", path)
+    {
+        return Ok(crate::exit::usage("ab", e));
+    }
     let Some(threshold) = threshold(a.threshold) else {
         eprintln!(
             "error: --threshold must be a percentage ≥ 0, not {}",
@@ -112,7 +117,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         })
         .with_context(|| format!("cannot write --export-json {}", path.display()))?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         out.flush()?;
@@ -194,7 +199,7 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&c)?)?;
     } else {

@@ -102,6 +102,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
             },
             limits: None,
             remote: None,
+            plugins: Vec::new(),
             build: None,
             load: None,
         },

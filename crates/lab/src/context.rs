@@ -25,6 +25,7 @@ pub fn collect(version: &str, command_line: Vec<String>, settings: Settings) -> 
         settings,
         limits: None,
         remote: None,
+        plugins: Vec::new(),
         build: Some(BuildInfo::current()),
         load: None,
     }

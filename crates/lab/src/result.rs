@@ -33,9 +33,9 @@ pub struct ResultDoc {
     pub outcome: Outcome,
 }
 
-/// A context with placeholder host facts, for the lab's own tests.
-#[cfg(test)]
-pub(crate) fn test_context(settings: Settings) -> Context {
+/// A context with placeholder host facts, for tests of the lab and the studies.
+#[doc(hidden)]
+pub fn test_context(settings: Settings) -> Context {
     Context {
         tool: "xferbench".into(),
         version: "0".into(),
@@ -56,6 +56,7 @@ pub(crate) fn test_context(settings: Settings) -> Context {
         settings,
         limits: None,
         remote: None,
+        plugins: Vec::new(),
         build: None,
         load: None,
     }
@@ -125,6 +126,10 @@ pub struct Context {
     /// clock offset (absent for runs on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<crate::remote::record::RemoteContext>,
+    /// The plugin transports measured: each one's file, SHA-256 and version, so
+    /// that two builds of a plugin are told apart (absent when none was).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<crate::plugins::PluginRecord>,
     /// How the measuring binary was built: an unoptimised build says so (added in
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -240,13 +240,7 @@ pub fn render_compare(c: &Comparison) -> String {
     }
     let mut t = table(&header);
     for p in &c.points {
-        let point = p
-            .params
-            .iter()
-            .filter(|(k, _)| k.as_str() != "workload")
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let point = xferbench_lab::params::describe(&p.params);
         let fmt = |v: f64| {
             if p.figure.starts_with("latency") {
                 format::nanos(v)
@@ -285,17 +279,15 @@ pub fn render_compare(c: &Comparison) -> String {
             out.push_str(&format!(
                 "note: {}: the machine was slower, not the code: the {} moved by {:+.1} % \
                  between the runs, and held against it the change is {:+.1} %\n",
-                p.params
-                    .iter()
-                    .filter(|(k, _)| k.as_str() != "workload")
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                xferbench_lab::params::describe(&p.params),
                 n.limit,
                 n.machine_change * 100.0,
                 n.change * 100.0
             ));
         }
+    }
+    for s in &c.plugin_builds {
+        out.push_str(&format!("note: {s}\n"));
     }
     for s in &c.only_in_base {
         out.push_str(&format!("only in BASE: {s}\n"));

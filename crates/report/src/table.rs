@@ -130,7 +130,7 @@ fn point_row(p: &PointResult, pingpong: bool, extra: bool, peers: bool, verify: 
             .params
             .iter()
             .filter(|(k, _)| !FIXED.contains(&k.as_str()))
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| format!("{k}={}", xferbench_lab::params::display(&p.params, k, v)))
             .collect();
         row.push(Cell::new(params.into_iter().collect::<Vec<_>>().join(" ")));
     }

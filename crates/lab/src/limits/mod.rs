@@ -34,6 +34,9 @@ pub const COPY_OFFSETS: [u64; 3] = [16, 64, 2048];
 /// finding of its own ([`CopyPlacement::slow`]).
 pub const SLOW_PLACEMENT: f64 = 0.5;
 
+/// The hand-over sizes measured, bytes: the floors of ping-pongs of large messages.
+pub const HANDOVER_SIZES: [u64; 2] = [4 << 10, 64 << 10];
+
 /// How thoroughly to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -106,6 +109,11 @@ pub struct Limits {
     pub syscall_ns: Estimate,
     /// One byte round two pipes between the two CPUs, ns per round trip.
     pub pipe_rtt_ns: Option<Estimate>,
+    /// A buffer written on one CPU, copied into a second one on the other and read
+    /// back, ns per round trip, per size ([`HANDOVER_SIZES`]; empty with one CPU, and
+    /// in results of earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handover_rtt_ns: Vec<HandoverLimit>,
     /// Seconds the measurement took.
     pub took_s: f64,
     /// How the measuring binary was built (added in schema 1; absent in older
@@ -150,6 +158,15 @@ impl CopyPlacement {
             1.0 / self.vs_aligned.max(1e-12)
         )
     }
+}
+
+/// The hand-over round trip at one size: the floor of a ping-pong of that size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HandoverLimit {
+    /// Bytes of the buffer handed over (and of its copy handed back).
+    pub size_bytes: u64,
+    /// Nanoseconds per round trip.
+    pub rtt_ns: Estimate,
 }
 
 /// The limits recorded in a result's context.
@@ -276,6 +293,13 @@ impl Limits {
                 });
             }
         }
+        for h in &self.handover_rtt_ns {
+            rows.push(LimitRow {
+                name: format!("hand-over round trip {}, {cross}", size_words(h.size_bytes)),
+                unit: "ns",
+                estimate: &h.rtt_ns,
+            });
+        }
         rows.push(LimitRow {
             name: "system call (getppid)".into(),
             unit: "ns",
@@ -308,6 +332,17 @@ impl Limits {
             .filter(|p| p.slow)
             .map(CopyPlacement::finding)
             .collect()
+    }
+
+    /// The hand-over round trip measured at the size nearest `size` (by ratio), when
+    /// `size` lies within a factor of four of it: the floor of a ping-pong of `size`
+    /// bytes.
+    pub fn handover_near(&self, size: u64) -> Option<&HandoverLimit> {
+        let ratio = |h: &HandoverLimit| (h.size_bytes as f64 / size.max(1) as f64).ln().abs();
+        self.handover_rtt_ns
+            .iter()
+            .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+            .filter(|h| ratio(h) <= 4f64.ln() + 1e-9)
     }
 
     /// memcpy bandwidth at the measured size nearest `size` (by ratio), bytes/s.
@@ -394,6 +429,23 @@ pub fn measure(depth: Depth) -> Limits {
         .flatten();
     let futex_rtt_same_ns = repeat(&|| probes::futex_rtt(a, a, trips, budget));
     let pipe_rtt_ns = repeat(&|| probes::pipe_rtt(a, b, trips, budget));
+    // Round trips per sample: `trips` at 64 KiB, more for smaller buffers (about
+    // the same bytes per sample).
+    let handover_rtt_ns = if cross {
+        HANDOVER_SIZES
+            .iter()
+            .filter_map(|&size| {
+                let n = trips * ((64 << 10) / size).max(1);
+                let rtt_ns = repeat(&|| probes::handover_rtt(a, b, size as usize, n, budget))?;
+                Some(HandoverLimit {
+                    size_bytes: size,
+                    rtt_ns,
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let calls = trips * 20;
     probes::syscall_cost(calls);
     let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
@@ -408,6 +460,7 @@ pub fn measure(depth: Depth) -> Limits {
         futex_rtt_same_ns,
         syscall_ns,
         pipe_rtt_ns,
+        handover_rtt_ns,
         took_s: start.elapsed().as_secs_f64(),
         build: Some(crate::context::BuildInfo::current()),
     }
@@ -474,6 +527,9 @@ mod tests {
         }
         if l.cpus.len() == 2 {
             assert!(l.cache_line_rtt_ns.is_some() && l.futex_rtt_cross_ns.is_some());
+            let sizes: Vec<u64> = l.handover_rtt_ns.iter().map(|h| h.size_bytes).collect();
+            assert_eq!(sizes, HANDOVER_SIZES);
+            assert!(l.rows().iter().any(|r| r.name.starts_with("hand-over round trip 64 KiB")));
         }
         assert!(l.futex_rtt_same_ns.is_some() && l.pipe_rtt_ns.is_some());
     }
@@ -487,6 +543,18 @@ mod tests {
         assert_eq!(near(300 << 10), 64 << 10);
         assert_eq!(near(1 << 20), 2 << 20);
         assert_eq!(near(1 << 30), 64 << 20);
+    }
+
+    #[test]
+    fn the_nearest_handover_is_chosen_by_ratio_within_a_factor_of_four() {
+        let l = ratio::tests::machine();
+        let near = |s| l.handover_near(s).map(|h| h.size_bytes);
+        assert_eq!(near(1 << 10), Some(4 << 10));
+        assert_eq!(near(4 << 10), Some(4 << 10));
+        assert_eq!(near(32 << 10), Some(64 << 10));
+        assert_eq!(near(256 << 10), Some(64 << 10));
+        assert_eq!(near(512), None);
+        assert_eq!(near(1 << 20), None);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! page-aligned buffers, as the workloads place theirs, and at other placements to
 //! find a slow one; a cache line handed between two pinned threads by spinning on it,
 //! a futex word handed back and forth with each side asleep until woken, a system
-//! call that does no work, and a byte sent round two pipes. Threads are pinned by
+//! call that does no work, a byte sent round two pipes, and a buffer written on one
+//! CPU, copied on the other and read back (the hand-over). Threads are pinned by
 //! their own affinity, never the caller's, so a probe leaves the calling thread's
 //! placement alone.
 //!
@@ -21,6 +22,7 @@
 //! or whose partner cannot run (or, spinning, does not answer within its deadline),
 //! returns `None` rather than hanging.
 
+use xferbench_transports::buffer::PageBuf;
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -314,6 +316,102 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64>
     per_trip(took)
 }
 
+/// Mean nanoseconds per hand-over round trip of `size` bytes between a thread on `a`
+/// and one on `b`, over `trips` round trips or as many as fit in `budget`: the floor
+/// of a ping-pong at that size.
+///
+/// The thread on `a` writes every byte of a request buffer and raises a flag; the
+/// thread on `b`, spinning on the flag, copies the request into a reply buffer
+/// (reading every byte of the one, writing every byte of the other) and lowers the
+/// flag; the first reads every cache line of the reply. These are the bytes a
+/// zero-copy ping-pong moves and the way its workload touches them (the sender
+/// writes every byte, the echo copies request into reply, the receiver reads every
+/// line), with no ring, index or copy in or out: what any transport must pay at
+/// least. Both buffers start on a page ([`PageBuf`]), so the copy never meets
+/// glibc's slow `rep movsb` distances.
+pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duration) -> Option<f64> {
+    /// The two buffers, owned in turn by one side, as the flag says.
+    struct Shared {
+        flag: Line,
+        request: std::cell::UnsafeCell<PageBuf>,
+        reply: std::cell::UnsafeCell<PageBuf>,
+    }
+    // SAFETY: the buffers are touched only by the side the flag hands them to: the
+    // measuring side between lowering and raising it (odd values are the echo's),
+    // with Release on every hand-over and Acquire before every access.
+    unsafe impl Sync for Shared {}
+    let shared = Arc::new(Shared {
+        flag: Line(AtomicU64::new(0)),
+        request: std::cell::UnsafeCell::new(PageBuf::zeroed(size)),
+        reply: std::cell::UnsafeCell::new(PageBuf::zeroed(size)),
+    });
+    let give_up = Arc::new(AtomicBool::new(false));
+    let (sh, g) = (shared.clone(), give_up.clone());
+    let echo = std::thread::spawn(move || {
+        if crate::affinity::pin_current_thread(b).is_err() {
+            g.store(true, Ordering::Relaxed);
+            return;
+        }
+        let mut expect = 1;
+        while expect < 2 * (trips + 1) {
+            let mut spins = 0u32;
+            while sh.flag.0.load(Ordering::Acquire) != expect {
+                std::hint::spin_loop();
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(4096) && g.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            // SAFETY: the flag handed both buffers to this side (see `Shared`).
+            unsafe { (*sh.reply.get()).copy_from_slice(&*sh.request.get()) };
+            sh.flag.0.store(expect + 1, Ordering::Release);
+            expect += 2;
+        }
+    });
+    let took = std::thread::scope(|s| {
+        s.spawn(|| {
+            crate::affinity::pin_current_thread(a).ok()?;
+            let deadline = Instant::now() + DEADLINE;
+            let mut start = Instant::now();
+            let mut sink = 0u64;
+            let mut timed = 0u64;
+            let mut next = 1;
+            while next < 2 * (trips + 1) {
+                // SAFETY: the echo has lowered the flag: both buffers are ours.
+                unsafe { (*shared.request.get()).fill(next as u8) };
+                shared.flag.0.store(next, Ordering::Release);
+                let mut spins = 0u32;
+                while shared.flag.0.load(Ordering::Acquire) != next + 1 {
+                    std::hint::spin_loop();
+                    spins = spins.wrapping_add(1);
+                    if spins.is_multiple_of(4096) && Instant::now() > deadline {
+                        return None;
+                    }
+                }
+                // SAFETY: as above, after the echo's hand-back.
+                sink ^= crate::verify::read_lines(unsafe { &*shared.reply.get() });
+                if next == 1 {
+                    start = Instant::now();
+                } else {
+                    timed += 1;
+                    if start.elapsed() > budget {
+                        break;
+                    }
+                }
+                next += 2;
+            }
+            black_box(sink);
+            Some((start.elapsed(), timed))
+        })
+        .join()
+        .ok()
+        .flatten()
+    });
+    give_up.store(true, Ordering::Relaxed);
+    let _ = echo.join();
+    per_trip(took)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +471,7 @@ mod tests {
         assert!(syscall_cost(100) > 0.0);
         if a != b {
             assert!(cache_line_rtt(a, b, 500, BUDGET).unwrap() > 0.0);
+            assert!(handover_rtt(a, b, 4096, 50, BUDGET).unwrap() > 0.0);
         }
     }
 
@@ -393,5 +492,6 @@ mod tests {
         let bad = rustix::thread::CpuSet::MAX_CPU - 1;
         assert_eq!(futex_rtt(bad, bad, 10, BUDGET), None);
         assert_eq!(pipe_rtt(bad, 0, 10, BUDGET), None);
+        assert_eq!(handover_rtt(bad, 0, 4096, 10, BUDGET), None);
     }
 }

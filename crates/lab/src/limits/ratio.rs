@@ -3,8 +3,8 @@
 //! | point | limit | fraction |
 //! |---|---|---|
 //! | `stream` (any transport) | memcpy at the measured size nearest the message size | throughput ÷ memcpy bandwidth |
-//! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), RPMsg `notify=poll` | the cache-line round trip between the two CPUs | cache-line round trip ÷ median round trip |
-//! | ping-pong that sleeps: `shm` `wait=block`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
+//! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), `iceoryx2` `wait=spin`, RPMsg `notify=poll` | messages of 1 KiB to 256 KiB: the hand-over round trip at the nearest measured size; smaller ones: the cache-line round trip between the two CPUs | limit round trip ÷ median round trip |
+//! | ping-pong that sleeps: `shm` `wait=block`, `iceoryx2` `wait=event`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
 //! | `pipe` ping-pong | the pipe round trip | pipe round trip ÷ median round trip |
 //! | a conversion kernel (`convert`, the SIS8300 study's test 3) | memcpy at the measured size nearest the input bytes | the boards' input rate over the common window ÷ memcpy bandwidth |
 //!
@@ -125,8 +125,9 @@ pub fn percent(f: f64) -> String {
 }
 
 /// The kind of floor a round trip sits on.
-enum Floor {
+enum Floor<'a> {
     CacheLine,
+    Handover(&'a super::HandoverLimit),
     Futex,
     Pipe,
 }
@@ -152,7 +153,13 @@ pub fn fraction(
             )
         }
         Some("pingpong") => {
-            let floor = floor(p("transport")?, p("wait"), p("notify"))?;
+            let floor = match floor(p("transport")?, params)? {
+                Floor::CacheLine => match limits.handover_near(size_bytes) {
+                    Some(h) => Floor::Handover(h),
+                    None => Floor::CacheLine,
+                },
+                other => other,
+            };
             round_trip_fraction(
                 figure::LATENCY[0],
                 median(figure::LATENCY[0])?,
@@ -162,7 +169,7 @@ pub fn fraction(
         }
         // RPMsg study points: packets echoed over a link.
         None if p("notify").is_some() => {
-            let floor = floor("rpmsg", None, p("notify"))?;
+            let floor = floor(crate::transports::RPMSG, params)?;
             let (name, rt) = match median(figure::LATENCY[0]) {
                 Some(ns) => (figure::LATENCY[0], ns),
                 None if channels == 1 => (
@@ -177,15 +184,30 @@ pub fn fraction(
     }
 }
 
-fn floor(transport: &str, wait: Option<&str>, notify: Option<&str>) -> Option<Floor> {
+/// The floor of a round trip of `transport`, whose waits (shm's `wait`, RPMsg's
+/// `notify`) are read through their definitions, defaults included.
+fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'static>> {
+    use xferbench_transports::rpmsg::{NOTIFY, Notify};
+    use xferbench_transports::iox2::{WAIT as IOX2_WAIT, Wait as Iox2Wait};
+    use xferbench_transports::shm::{WAIT, wait::Strategy};
+    let or_default = |def: &xferbench_transports::ParamDef| {
+        params
+            .get(def.name())
+            .cloned()
+            .unwrap_or_else(|| def.machine(&def.default))
+    };
     Some(match transport {
-        "shm" => match wait.unwrap_or("hybrid") {
-            "block" => Floor::Futex,
-            _ => Floor::CacheLine,
+        "shm" => match Strategy::from_name(&or_default(&WAIT))? {
+            Strategy::Block => Floor::Futex,
+            Strategy::Spin | Strategy::Hybrid => Floor::CacheLine,
         },
-        "rpmsg" => match notify.unwrap_or("kick") {
-            "poll" => Floor::CacheLine,
-            _ => Floor::Futex,
+        "iceoryx2" => match Iox2Wait::from_name(&or_default(&IOX2_WAIT))? {
+            Iox2Wait::Spin => Floor::CacheLine,
+            Iox2Wait::Event => Floor::Futex,
+        },
+        crate::transports::RPMSG => match Notify::from_name(&or_default(&NOTIFY))? {
+            Notify::Poll => Floor::CacheLine,
+            Notify::Kick | Notify::EventIdx => Floor::Futex,
         },
         "pipe" => Floor::Pipe,
         "unix" | "tcp" => Floor::Futex,
@@ -209,13 +231,23 @@ fn rate_fraction(figure: &str, rate: f64, copy_size: u64, copy_rate: f64) -> Opt
 fn round_trip_fraction(
     figure: &str,
     rt_ns: f64,
-    floor: Floor,
+    floor: Floor<'_>,
     limits: &Limits,
 ) -> Option<LimitFraction> {
     let (limit, e) = match floor {
-        Floor::CacheLine => ("cache-line round trip", limits.cache_line_rtt_ns.as_ref()?),
-        Floor::Futex => ("futex wake round trip", limits.futex_rtt_cross_ns.as_ref()?),
-        Floor::Pipe => ("pipe round trip", limits.pipe_rtt_ns.as_ref()?),
+        Floor::CacheLine => (
+            "cache-line round trip".to_string(),
+            limits.cache_line_rtt_ns.as_ref()?,
+        ),
+        Floor::Handover(h) => (
+            format!("hand-over round trip {}", super::size_words(h.size_bytes)),
+            &h.rtt_ns,
+        ),
+        Floor::Futex => (
+            "futex wake round trip".to_string(),
+            limits.futex_rtt_cross_ns.as_ref()?,
+        ),
+        Floor::Pipe => ("pipe round trip".to_string(), limits.pipe_rtt_ns.as_ref()?),
     };
     (rt_ns > 0.0 && e.median > 0.0).then(|| {
         LimitFraction::new(
@@ -257,12 +289,27 @@ pub(crate) mod tests {
             futex_rtt_same_ns: Some(est(5e3)),
             syscall_ns: est(80.0),
             pipe_rtt_ns: Some(est(25e3)),
+            handover_rtt_ns: crate::limits::HANDOVER_SIZES
+                .iter()
+                .map(|&s| crate::limits::HandoverLimit {
+                    size_bytes: s,
+                    rtt_ns: est(s as f64 / 8.0),
+                })
+                .collect(),
             took_s: 0.1,
             build: None,
         }
     }
 
     fn point(pairs: &[(&str, &str)], figures: &[(&str, f64)]) -> Option<LimitFraction> {
+        point_of_size(64, pairs, figures)
+    }
+
+    fn point_of_size(
+        size: u64,
+        pairs: &[(&str, &str)],
+        figures: &[(&str, f64)],
+    ) -> Option<LimitFraction> {
         let params = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -271,7 +318,7 @@ pub(crate) mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), est(*v)))
             .collect();
-        fraction(&params, 64, 1, &summary, &machine())
+        fraction(&params, size, 1, &summary, &machine())
     }
 
     #[test]
@@ -312,6 +359,38 @@ pub(crate) mod tests {
         assert_eq!(pp("pipe", "x", "y").unwrap().limit, "pipe round trip");
         assert_eq!(pp("tcp", "x", "y").unwrap().limit, "futex wake round trip");
         assert_eq!(pp("warp", "x", "y"), None);
+    }
+
+    #[test]
+    fn a_spinning_ping_pong_of_a_large_message_is_held_against_the_hand_over() {
+        let pp = |t: &str, wait: &str, size: u64, rt: f64| {
+            point_of_size(
+                size,
+                &[("workload", "pingpong"), ("transport", t), ("wait", wait)],
+                &[(figure::LATENCY[0], rt)],
+            )
+        };
+        // The machine's hand-over at 64 KiB takes 8192 ns.
+        let f = pp("shm", "spin", 64 << 10, 16_384.0).unwrap();
+        assert_eq!(f.limit, "hand-over round trip 64 KiB");
+        assert!((f.fraction - 0.5).abs() < 1e-12);
+        assert_eq!(
+            pp("iceoryx2", "spin", 4 << 10, 1e3).unwrap().limit,
+            "hand-over round trip 4 KiB"
+        );
+        // Small messages keep the cache line; sleeping ones the futex at any size.
+        assert_eq!(
+            pp("shm", "spin", 512, 400.0).unwrap().limit,
+            "cache-line round trip"
+        );
+        assert_eq!(
+            pp("shm", "block", 64 << 10, 1e5).unwrap().limit,
+            "futex wake round trip"
+        );
+        assert_eq!(
+            pp("iceoryx2", "event", 64, 1e5).unwrap().limit,
+            "futex wake round trip"
+        );
     }
 
     #[test]

@@ -23,8 +23,9 @@
 //!   same (no process, thread or shared-memory region outlives it).
 //!
 //! One file per rig: [`peers`] (one peer per channel over any [`Transport`]),
-//! [`rpmsg`] (one RPMsg link and its remote), [`perf_stat`] (one benchmark process
-//! per run) and the server rigs live beside it.
+//! [`plugin`] (the peer rig of a plugin transport, in a measuring process of its
+//! own), [`rpmsg`] (one RPMsg link and its remote), [`perf_stat`] (one benchmark
+//! process per run) and the server rigs live beside it.
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
@@ -33,6 +34,7 @@ pub mod kv;
 pub mod memory_mock;
 pub mod peers;
 pub mod perf_stat;
+pub mod plugin;
 pub mod rpmsg;
 
 pub use crate::record::{ChannelOutcome, FigureRules, aggregate};

@@ -53,29 +53,15 @@ pub enum WorkloadKind {
     Pingpong,
 }
 
+xferbench_params::choices!(WorkloadKind {
+    Stream => "stream": Stream::DESCRIPTION,
+    Pingpong => "pingpong": Pingpong::DESCRIPTION,
+});
+
 impl WorkloadKind {
-    /// Every workload, for `xferbench list`.
-    pub const ALL: [WorkloadKind; 2] = [WorkloadKind::Stream, WorkloadKind::Pingpong];
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            WorkloadKind::Stream => Stream::NAME,
-            WorkloadKind::Pingpong => Pingpong::NAME,
-        }
-    }
-
     /// One line for `xferbench list`.
     pub fn description(self) -> &'static str {
-        match self {
-            WorkloadKind::Stream => Stream::DESCRIPTION,
-            WorkloadKind::Pingpong => Pingpong::DESCRIPTION,
-        }
-    }
-
-    /// Looks a workload up by name.
-    pub fn from_name(name: &str) -> Option<WorkloadKind> {
-        Self::ALL.into_iter().find(|w| w.name() == name)
+        xferbench_params::Choices::help(self)
     }
 
     /// The workload's primary figure and its direction.

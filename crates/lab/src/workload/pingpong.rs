@@ -13,6 +13,7 @@ use crate::verify::{Verifier, fill_pattern, touch};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
+use xferbench_transports::copy::copy_slice;
 
 /// Request/response latency.
 #[derive(Debug)]
@@ -113,7 +114,7 @@ impl Workload for Pingpong {
         loop {
             if spec.zero_copy {
                 let echoed = ep
-                    .echo_in_place(spec.size, |request, reply| reply.copy_from_slice(request))
+                    .echo_in_place(spec.size, |request, reply| copy_slice(reply, request))
                     .map_err(io_err("echo", received))?;
                 if echoed.is_none() {
                     break;
