@@ -299,6 +299,11 @@ pub fn run_plan(
                 d.consequence()
             ));
         }
+        // Each point is now held against the better of the start and the end.
+        let floor = limits.floor();
+        for p in &mut doc.points {
+            hold_against(p, &floor);
+        }
     }
     finish(doc, observers)
 }
@@ -306,19 +311,30 @@ pub fn run_plan(
 /// The point's fraction of its natural limit, and its drift warning.
 fn attach_limits(result: &mut PointResult, context: &Context) {
     if let Some(l) = &context.limits {
-        result.limit = ratio::fraction(
-            &result.params,
-            result.size_bytes,
-            result.channels,
-            &result.summary,
-            &l.start,
-        );
-        if let Some(w) = result.limit.as_ref().and_then(|f| f.warning()) {
-            result.warnings.push(w);
-        }
+        hold_against(result, &l.floor());
     }
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
+    }
+}
+
+/// Sets the point's fraction of its natural limit in `limits`, replacing an earlier
+/// one and its warning.
+fn hold_against(result: &mut PointResult, limits: &crate::limits::Limits) {
+    if result.limit.take().is_some_and(|f| f.suspect) {
+        result
+            .warnings
+            .retain(|w| !w.starts_with(ratio::SUSPECT_WARNING));
+    }
+    result.limit = ratio::fraction(
+        &result.params,
+        result.size_bytes,
+        result.channels,
+        &result.summary,
+        limits,
+    );
+    if let Some(w) = result.limit.as_ref().and_then(|f| f.warning()) {
+        result.warnings.push(w);
     }
 }
 

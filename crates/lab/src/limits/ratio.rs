@@ -15,6 +15,9 @@
 //! the transport itself. Points with no natural limit here (Warp Pipe transactions,
 //! which cross TCP and a protocol stack) carry none.
 //!
+//! The limits are the better of the start's and the end's measurement
+//! ([`super::MachineLimits::floor`]).
+//!
 //! A point above [`SUSPECT`] (110 %) beat what was meant to be its floor: the limit
 //! was measured under other conditions than the point ran in (a machine that changed
 //! speed, a slow copy placement, wake-ups from idle that a busy point never pays), or
@@ -57,6 +60,9 @@ pub struct LimitFraction {
 /// A point that reaches more than this fraction of its limit makes the limit suspect.
 pub const SUSPECT: f64 = 1.1;
 
+/// How a suspect fraction's warning begins.
+pub const SUSPECT_WARNING: &str = "limit suspect:";
+
 impl LimitFraction {
     /// `42 % of memcpy 64 KiB`, or `suspect (see warnings)` above [`SUSPECT`].
     pub fn short(&self) -> String {
@@ -76,7 +82,7 @@ impl LimitFraction {
     pub fn warning(&self) -> Option<String> {
         self.suspect.then(|| {
             format!(
-                "limit suspect: the point reached {} of the {} (above {}), which was meant to \
+                "{SUSPECT_WARNING} the point reached {} of the {} (above {}), which was meant to \
                  be its floor; the limit was measured under other conditions than the point ran \
                  in, or does not bound it, so no fraction is reported",
                 percent(self.fraction),

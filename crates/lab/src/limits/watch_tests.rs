@@ -19,6 +19,8 @@ struct ScriptedMachine {
     limits: AtomicUsize,
     shift_at: usize,
     shifted: f64,
+    /// The first limits (the start) copy at this many bytes/s instead of 10 GB/s.
+    slow_start: Option<f64>,
 }
 
 impl ScriptedMachine {
@@ -28,14 +30,21 @@ impl ScriptedMachine {
             limits: AtomicUsize::new(0),
             shift_at,
             shifted,
+            slow_start: None,
         })
     }
 }
 
 impl MachineProbe for ScriptedMachine {
     fn limits(&self) -> Limits {
-        self.limits.fetch_add(1, Ordering::Relaxed);
-        super::ratio::tests::machine()
+        let k = self.limits.fetch_add(1, Ordering::Relaxed);
+        let mut limits = super::ratio::tests::machine();
+        if let (0, Some(rate)) = (k, self.slow_start) {
+            for c in &mut limits.memcpy {
+                c.bytes_per_s = crate::stats::Estimate::from_values([rate; 3]).unwrap();
+            }
+        }
+        limits
     }
 
     fn drift_sample(&self) -> DriftSample {
@@ -100,6 +109,27 @@ fn limits_are_measured_at_the_start_and_end_and_every_point_gets_its_fraction() 
         assert_eq!(f.limit, "memcpy 64 KiB");
         assert_eq!(f.figure, figure::THROUGHPUT);
         assert!((f.fraction - 0.5).abs() < 1e-9, "{}", f.fraction);
+    }
+}
+
+#[test]
+fn a_point_is_held_against_the_better_of_the_start_and_the_end() {
+    // The start's memcpy ran at 2 GB/s (the machine was briefly slow), the end's at
+    // 10 GB/s: the points' 5 GB/s are half the limit, not a suspect 250 %.
+    let machine = Arc::new(ScriptedMachine {
+        slow_start: Some(2e9),
+        ..Arc::try_unwrap(ScriptedMachine::new(usize::MAX, 0.0)).unwrap()
+    });
+    let doc = run(2, false, machine);
+    for p in &doc.points {
+        let f = p.limit.as_ref().unwrap();
+        assert!((f.fraction - 0.5).abs() < 1e-9, "{}", f.fraction);
+        assert!(!f.suspect);
+        assert!(
+            !p.warnings.iter().any(|w| w.starts_with("limit suspect")),
+            "{:?}",
+            p.warnings
+        );
     }
 }
 
