@@ -14,7 +14,7 @@ use xferbench_lab::run::RunOptions;
 use xferbench_lab::sweep::{self, PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
-use xferbench_lab::workload::{Limit, WorkloadKind};
+use xferbench_lab::workload::{Limit, Touch, WorkloadKind};
 
 /// Largest message size.
 pub const MAX_SIZE: u64 = 1 << 30;
@@ -145,6 +145,7 @@ impl RunConfig {
         let mut channels = a.channels.clone();
         let mut extra: Vec<(String, Vec<String>)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
+        let mut touch_axis: Option<Vec<Touch>> = None;
         for p in &a.params {
             let (name, list) = p.split_once('=').with_context(|| {
                 format!("-p {p:?}: expected NAME=LIST, for example -p pipe_size=64KiB,1MiB")
@@ -159,6 +160,7 @@ impl RunConfig {
                 }
                 "channels" => channels = list.to_string(),
                 sweep::ZERO_COPY => zero_copy_axis = Some(parse_modes(list)?),
+                Touch::PARAM => touch_axis = Some(parse_touch(list, a.verify)?),
                 _ => {
                     let values = parse_param_list(list).with_context(|| format!("-p {name}"))?;
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
@@ -266,7 +268,8 @@ impl RunConfig {
         if !size_given {
             notes.extend(fit_default_sizes_to_rpmsg(&mut points));
         }
-        let mut points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
+        let points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
+        let mut points = touch_points(points, touch_axis)?;
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
         if let Some(t) = &remote {
             remote_points(t, a, &mut points)?;
@@ -425,6 +428,55 @@ fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
     ))
 }
 
+/// `-p touch=LIST`: what in-place messages' ends do with the payload.
+fn parse_touch(list: &str, verify: bool) -> Result<Vec<Touch>> {
+    let mut rules = Vec::new();
+    for w in parse_words(list).context("-p touch")? {
+        let Some(t) = Touch::parse(&w) else {
+            let known: Vec<&str> = Touch::ALL.iter().map(|t| t.name()).collect();
+            bail!(
+                "-p touch: `{w}` is not a rule; choose from: {}",
+                known.join(", ")
+            );
+        };
+        ensure!(
+            !verify || t == Touch::All,
+            "-p touch={w}: --verify writes and checks every byte; use touch=all or drop --verify"
+        );
+        if !rules.contains(&t) {
+            rules.push(t);
+        }
+    }
+    Ok(rules)
+}
+
+/// The zero-copy points once per payload rule of `-p touch` (copying points once:
+/// their messages are copied whole either way). The rule needs in-place points
+/// written by this process's workloads (not the RPMsg rig's).
+fn touch_points(points: Vec<PointSpec>, axis: Option<Vec<Touch>>) -> Result<Vec<PointSpec>> {
+    let Some(rules) = axis else {
+        return Ok(points);
+    };
+    ensure!(
+        points.iter().any(|p| p.zero_copy),
+        "-p touch: the rule applies to messages written and read in place; add --zero-copy"
+    );
+    let mut out = Vec::with_capacity(points.len() * rules.len());
+    for p in points {
+        if !p.zero_copy {
+            out.push(p);
+            continue;
+        }
+        for &touch in &rules {
+            if touch != Touch::All && p.transport == transports::RPMSG {
+                bail!("-p touch: rpmsg's rig writes and reads every packet; use touch=all");
+            }
+            out.push(PointSpec { touch, ..p.clone() });
+        }
+    }
+    Ok(out)
+}
+
 fn zero_copy_points(
     points: Vec<PointSpec>,
     selected: &[String],
@@ -474,6 +526,36 @@ fn zero_copy_points(
 #[cfg(test)]
 mod tests {
     use super::parse_param_list;
+
+    #[test]
+    fn touch_rules_multiply_in_place_points_only() {
+        use super::{PointSpec, Touch, parse_touch, touch_points};
+        let point = |zero_copy| PointSpec {
+            transport: "shm".into(),
+            transport_params: Default::default(),
+            size: 64,
+            channels: 1,
+            zero_copy,
+            touch: Touch::All,
+        };
+        let rules = parse_touch("none,all,none", false).unwrap();
+        assert_eq!(rules, [Touch::Nothing, Touch::All]);
+        let out = touch_points(vec![point(false), point(true)], Some(rules)).unwrap();
+        let got: Vec<(bool, Touch)> = out.iter().map(|p| (p.zero_copy, p.touch)).collect();
+        assert_eq!(
+            got,
+            [
+                (false, Touch::All),
+                (true, Touch::Nothing),
+                (true, Touch::All)
+            ]
+        );
+        assert_eq!(out[1].params("pingpong")["touch"], "none");
+        assert!(!out[2].params("pingpong").contains_key("touch"));
+        assert!(touch_points(vec![point(false)], Some(vec![Touch::Read])).is_err());
+        assert!(parse_touch("read", true).is_err());
+        assert!(parse_touch("some", false).is_err());
+    }
 
     #[test]
     fn param_lists_expand_ranges_like_size_and_keep_words() {

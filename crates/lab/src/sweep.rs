@@ -11,6 +11,7 @@
 //! Every combination of the axes is one point. Transport parameters (`-p NAME=LIST`)
 //! only multiply the points of transports that declare them.
 
+use crate::workload::Touch;
 use std::collections::BTreeMap;
 use xferbench_transports::{ParamSpec, Params, parse_byte_size};
 
@@ -135,6 +136,8 @@ pub struct PointSpec {
     pub channels: usize,
     /// Messages written and read in place (`--zero-copy`); copied when false.
     pub zero_copy: bool,
+    /// What in-place messages' ends do with the payload (`-p touch=...`).
+    pub touch: Touch,
 }
 
 impl PointSpec {
@@ -150,6 +153,9 @@ impl PointSpec {
         }
         if self.zero_copy {
             p.insert(ZERO_COPY.to_string(), "true".to_string());
+            if self.touch != Touch::All {
+                p.insert(Touch::PARAM.to_string(), self.touch.name().to_string());
+            }
         }
         p
     }
@@ -245,6 +251,7 @@ impl SweepSpec {
                             size,
                             channels,
                             zero_copy: false,
+                            touch: Touch::All,
                         });
                         if points.len() > MAX_POINTS {
                             return Err(SweepPlanError::TooLarge(points.len()));
