@@ -142,6 +142,14 @@ const PARAMS: &[ParamSpec] = &[
         help: "samples each publisher keeps for subscribers that connect late \
                (iceoryx2's default)",
     },
+    ParamSpec {
+        name: "overflow",
+        default: "wait",
+        accepts: "wait or safe",
+        help: "a full subscriber buffer: the publisher waits until delivered (lossless), \
+               or, with iceoryx2's safe overflow, replaces the oldest sample (lossy \
+               unless one message is in flight, as in pingpong; iceoryx2's own benchmark)",
+    },
 ];
 
 /// How a receiver waits.
@@ -159,6 +167,8 @@ pub struct Iceoryx2 {
     wait: Wait,
     buffer: usize,
     history: usize,
+    /// iceoryx2's safe overflow: a full buffer drops its oldest sample.
+    safe_overflow: bool,
 }
 
 impl Default for Iceoryx2 {
@@ -174,6 +184,7 @@ impl Iceoryx2 {
             wait,
             buffer,
             history,
+            safe_overflow: false,
         }
     }
 }
@@ -231,7 +242,15 @@ impl Transport for Iceoryx2 {
             .ok()
             .filter(|n| *n <= 65_536)
             .ok_or_else(|| invalid(2))?;
-        Ok(Iceoryx2::new(wait, buffer, history))
+        let safe_overflow = match value(3) {
+            "wait" => false,
+            "safe" => true,
+            _ => return Err(invalid(3)),
+        };
+        Ok(Iceoryx2 {
+            safe_overflow,
+            ..Iceoryx2::new(wait, buffer, history)
+        })
     }
 
     fn listen(&self) -> Result<Iceoryx2Listener, TransportError> {
