@@ -6,13 +6,13 @@ use super::{
     CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
     io_err, new_histogram, recv_or_closed, send_message, take_message,
 };
-use crate::buffer::PageAligned;
 use crate::clock::Stamp;
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
 use crate::verify::{Verifier, fill_pattern, touch};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
+use xferbench_transports::buffer::PageBuf;
 
 /// Request/response latency.
 #[derive(Debug)]
@@ -49,8 +49,8 @@ impl Workload for Pingpong {
         spec: &ChannelSpec,
         ctl: &Control<'_>,
     ) -> Result<DriverOutcome, WorkloadError> {
-        let mut out = PageAligned::zeroed(spec.size);
-        let mut back = PageAligned::zeroed(spec.size);
+        let mut out = PageBuf::zeroed(spec.size);
+        let mut back = PageBuf::zeroed(spec.size);
         fill_pattern(&mut out);
         let mut hist = new_histogram();
         let mut verifier = spec.verify.then(Verifier::new);
@@ -115,7 +115,7 @@ impl Workload for Pingpong {
     }
 
     fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
-        let mut buf = PageAligned::zeroed(spec.size);
+        let mut buf = PageBuf::zeroed(spec.size);
         let mut received = 0u64;
         let mut sink = 0u64;
         loop {
