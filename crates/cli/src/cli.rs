@@ -979,7 +979,9 @@ pub struct RunArgs {
     /// Write every message in place in the transport's buffer and read it there
     /// (shm, rpmsg, iceoryx2): the sender writes every byte, the receiver reads every
     /// cache line (with --verify: checks the CRC over every byte). Both modes in one
-    /// sweep: -p zero_copy=false,true.
+    /// sweep: -p zero_copy=false,true. Peers' own rules for the payload:
+    /// -p touch=write|read|none (none: neither written nor read, as iceoryx2's
+    /// benchmark sends its samples); the default, all, is the rule above.
     #[arg(long)]
     pub zero_copy: bool,
 

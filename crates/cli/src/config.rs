@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
-use xferbench_lab::params::ZERO_COPY;
+use xferbench_lab::params::{TOUCH, ZERO_COPY};
 use xferbench_lab::process::Launcher;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
@@ -17,7 +17,7 @@ use xferbench_lab::sweep::{
 };
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
-use xferbench_lab::workload::{Limit, WorkloadKind};
+use xferbench_lab::workload::{Limit, Touch, WorkloadKind};
 use xferbench_params::Value;
 
 /// Default seconds per run.
@@ -140,6 +140,7 @@ impl RunConfig {
         let mut channels = a.channels.clone();
         let mut extra: Vec<(String, String)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
+        let mut touch_axis: Option<Vec<Touch>> = None;
         let mut seen: Vec<&str> = Vec::new();
         for p in &a.params {
             let (name, list) = p.split_once('=').with_context(|| {
@@ -181,6 +182,7 @@ impl RunConfig {
                 }
                 "channels" => channels = list.to_string(),
                 _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
+                _ if name == TOUCH.name() => touch_axis = Some(parse_touch(list, a.verify)?),
                 _ => {
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
                         e.1 = list.to_string();
@@ -290,7 +292,8 @@ impl RunConfig {
         if !size_given {
             notes.extend(fit_default_sizes_to_rpmsg(&mut points));
         }
-        let mut points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
+        let points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
+        let mut points = touch_points(points, touch_axis)?;
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
         if let Some(t) = &remote {
             remote_points(t, a, &mut points)?;
@@ -471,6 +474,55 @@ fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
     ))
 }
 
+/// `-p touch=LIST`: what in-place messages' ends do with the payload.
+fn parse_touch(list: &str, verify: bool) -> Result<Vec<Touch>> {
+    let mut rules = Vec::new();
+    for w in parse_words(list).context("-p touch")? {
+        let Some(t) = Touch::from_name(&w) else {
+            let known: Vec<&str> = Touch::ALL.iter().map(|t| t.name()).collect();
+            bail!(
+                "-p touch: `{w}` is not a rule; choose from: {}",
+                known.join(", ")
+            );
+        };
+        ensure!(
+            !verify || t == Touch::All,
+            "-p touch={w}: --verify writes and checks every byte; use touch=all or drop --verify"
+        );
+        if !rules.contains(&t) {
+            rules.push(t);
+        }
+    }
+    Ok(rules)
+}
+
+/// The zero-copy points once per payload rule of `-p touch` (copying points once:
+/// their messages are copied whole either way). The rule needs in-place points
+/// written by this process's workloads (not the RPMsg rig's).
+fn touch_points(points: Vec<PointSpec>, axis: Option<Vec<Touch>>) -> Result<Vec<PointSpec>> {
+    let Some(rules) = axis else {
+        return Ok(points);
+    };
+    ensure!(
+        points.iter().any(|p| p.zero_copy),
+        "-p touch: the rule applies to messages written and read in place; add --zero-copy"
+    );
+    let mut out = Vec::with_capacity(points.len() * rules.len());
+    for p in points {
+        if !p.zero_copy {
+            out.push(p);
+            continue;
+        }
+        for &touch in &rules {
+            if touch != Touch::All && p.transport == transports::RPMSG {
+                bail!("-p touch: rpmsg's rig writes and reads every packet; use touch=all");
+            }
+            out.push(PointSpec { touch, ..p.clone() });
+        }
+    }
+    Ok(out)
+}
+
 /// The points in each copy mode: `--zero-copy` runs every point in place and refuses
 /// transports without a zero-copy mode; the axis `-p zero_copy=false,true`, like
 /// other parameters, applies where a transport has the mode (the others run copying).
@@ -526,6 +578,36 @@ mod tests {
             unreachable!()
         };
         super::RunConfig::from_args(&args, crate::launcher)
+    }
+
+    #[test]
+    fn touch_rules_multiply_in_place_points_only() {
+        use super::{PointSpec, Touch, parse_touch, touch_points};
+        let point = |zero_copy| PointSpec {
+            transport: "shm".into(),
+            transport_params: Default::default(),
+            size: 64,
+            channels: 1,
+            zero_copy,
+            touch: Touch::All,
+        };
+        let rules = parse_touch("none,all,none", false).unwrap();
+        assert_eq!(rules, [Touch::Nothing, Touch::All]);
+        let out = touch_points(vec![point(false), point(true)], Some(rules)).unwrap();
+        let got: Vec<(bool, Touch)> = out.iter().map(|p| (p.zero_copy, p.touch)).collect();
+        assert_eq!(
+            got,
+            [
+                (false, Touch::All),
+                (true, Touch::Nothing),
+                (true, Touch::All)
+            ]
+        );
+        assert_eq!(out[1].params("pingpong")["touch"], "none");
+        assert!(!out[2].params("pingpong").contains_key("touch"));
+        assert!(touch_points(vec![point(false)], Some(vec![Touch::Read])).is_err());
+        assert!(parse_touch("read", true).is_err());
+        assert!(parse_touch("some", false).is_err());
     }
 
     #[test]

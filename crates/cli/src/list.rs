@@ -80,7 +80,8 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
          --size LIST        default 64,4KiB,64KiB   (64, 4KiB, 1MiB; ranges 1..64KiB:x4, 100..500:+100)\n  \
          --channels LIST    default 1               (1..1024)\n  \
          -p NAME=LIST       any transport parameter above, or transport/size/channels,\n                     \
-         or zero_copy=false,true (both copy modes where a transport has zero-copy)\n\n\
+         or zero_copy=false,true (both copy modes where a transport has zero-copy),\n                     \
+         or touch=all,write,read,none (what in-place messages' ends do with the payload)\n\n\
          Run control: --count N | --duration S (default 0.25 s), --runs N (default 5), --warmup N (default 1),\n  \
          --peer thread|process (default process), --pin, --verify, --zero-copy ({}), --timeout S (default 10).\n\
          See `xferbench run --help` for outputs and exit codes.\n\n\

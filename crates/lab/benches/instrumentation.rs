@@ -55,6 +55,7 @@ fn spec(n: u64) -> ChannelSpec {
         verify: false,
         corrupt_every: None,
         zero_copy: false,
+        touch: Default::default(),
     }
 }
 

@@ -366,6 +366,7 @@ fn connected_peer<T: Transport>(
             verify: false,
             corrupt_every: None,
             zero_copy: false,
+            touch: Default::default(),
         },
         pin_cpu: None,
     };
@@ -507,6 +508,7 @@ fn integrity<T: Transport + Clone>(
             size: size as u64,
             channels: 1,
             zero_copy: false,
+            touch: Default::default(),
         };
         let opts = PeerOptions {
             workload: WorkloadKind::Stream,

@@ -41,6 +41,14 @@ pub const ZERO_COPY: ParamDef = ParamDef::boolean(
     false,
     "write and read every message in place in the transport's buffers",
 );
+/// `touch`: what the ends of an in-place message do with its payload (present on
+/// zero-copy points whose rule is not `all`).
+pub const TOUCH: ParamDef = ParamDef::choice(
+    "touch",
+    <crate::workload::Touch as xferbench_params::Choices>::CHOICES,
+    "all",
+    "what the ends of a message written and read in place do with its payload",
+);
 /// `workload`: what the two ends of a channel do.
 pub const WORKLOAD: ParamDef = ParamDef::choice(
     "workload",
@@ -59,6 +67,7 @@ fn points() -> Vec<ParamDef> {
         SIZE,
         CHANNELS,
         ZERO_COPY,
+        TOUCH,
         rpmsg::PACKET,
         rpmsg::TRANSFER,
         link::NOTIFY,

@@ -9,7 +9,8 @@
 //! only multiply the points of transports that declare them, each read by that
 //! transport's own definition.
 
-use crate::params::{CHANNELS, SIZE, ZERO_COPY};
+use crate::params::{CHANNELS, SIZE, TOUCH, ZERO_COPY};
+use crate::workload::Touch;
 use std::collections::BTreeMap;
 use xferbench_params::{MAX_LIST, Value};
 use xferbench_transports::{ParamError, ParamValues};
@@ -30,6 +31,8 @@ pub struct PointSpec {
     pub channels: usize,
     /// Messages written and read in place (`--zero-copy`); copied when false.
     pub zero_copy: bool,
+    /// What in-place messages' ends do with the payload (`-p touch=...`).
+    pub touch: Touch,
 }
 
 impl PointSpec {
@@ -49,6 +52,9 @@ impl PointSpec {
         p.extend(self.transport_params.machine(&defs));
         if self.zero_copy {
             p.insert(ZERO_COPY.name().to_string(), "true".to_string());
+            if self.touch != Touch::All {
+                p.insert(TOUCH.name().to_string(), self.touch.name().to_string());
+            }
         }
         p
     }
@@ -202,6 +208,7 @@ impl SweepSpec {
                             size,
                             channels,
                             zero_copy: false,
+                            touch: Touch::All,
                         });
                         if points.len() > MAX_POINTS {
                             return Err(SweepPlanError::TooLarge(points.len()));

@@ -111,6 +111,7 @@ impl<T: Transport + Clone> PeerRig<T> {
             verify: opts.verify,
             corrupt_every: opts.corrupt_every,
             zero_copy: point.zero_copy,
+            touch: point.touch,
         };
         let cpus = allowed_cpus();
         let session = match &opts.peer {

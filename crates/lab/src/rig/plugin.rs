@@ -569,6 +569,7 @@ pub fn driver_main(spec_json: &str) -> i32 {
         size: spec.size,
         channels: spec.channels,
         zero_copy: spec.zero_copy,
+        touch: Default::default(),
     };
     let hang_timeout = Duration::from_millis(spec.hang_timeout_ms);
     let opts = PeerOptions {

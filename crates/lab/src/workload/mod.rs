@@ -116,6 +116,72 @@ pub struct ChannelSpec {
     /// [`crate::verify`] (`--zero-copy`).
     #[serde(default)]
     pub zero_copy: bool,
+    /// What the two ends do with an in-place message's payload (`-p touch=...`).
+    #[serde(default)]
+    pub touch: Touch,
+}
+
+/// What the two ends of a channel do with the payload of a message written and read
+/// in place (`-p touch=all|write|read|none`); copied messages are always copied whole.
+///
+/// `all` is this project's rule (see [`crate::verify`]): a zero-copy transport is
+/// charged for the bytes a real application writes and reads. The others reproduce
+/// how peers measure themselves: iceoryx2's own publish-subscribe benchmark sends
+/// loaned samples it neither writes nor reads (`none`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Touch {
+    /// The sender writes every byte, the receiver reads every cache line, the echo
+    /// copies the request into its reply.
+    #[default]
+    All,
+    /// The sender writes every byte; nothing is read; the echo writes every byte of its
+    /// reply without reading the request.
+    Write,
+    /// Nothing is written; the receiver reads every cache line; the echo reads the
+    /// request's lines and sends its reply as the buffer holds it.
+    Read,
+    /// Nothing written or read: samples go as the buffer holds them.
+    Nothing,
+}
+
+xferbench_params::choices!(Touch {
+    All => "all": "the sender writes every byte, the receiver reads every cache line, the echo copies the request into its reply",
+    Write => "write": "the sender writes every byte, nothing is read, the echo writes its reply",
+    Read => "read": "nothing is written, the receiver reads every cache line, the echo reads the request",
+    Nothing => "none": "nothing written or read (iceoryx2's own benchmark)",
+});
+
+impl Touch {
+    /// Whether the sender writes the payload.
+    #[inline]
+    pub fn writes(self) -> bool {
+        matches!(self, Touch::All | Touch::Write)
+    }
+
+    /// Whether the receiver reads the payload.
+    #[inline]
+    pub fn reads(self) -> bool {
+        matches!(self, Touch::All | Touch::Read)
+    }
+
+    /// The serving side's echo of `request` into `reply` by this rule; what it read,
+    /// for a sink.
+    #[inline]
+    pub fn echo(self, request: &[u8], reply: &mut [u8]) -> u64 {
+        match self {
+            Touch::All => {
+                xferbench_transports::copy::copy_slice(reply, request);
+                0
+            }
+            Touch::Write => {
+                reply.fill(0xA5);
+                0
+            }
+            Touch::Read => read_lines(request),
+            Touch::Nothing => 0,
+        }
+    }
 }
 
 impl ChannelSpec {
@@ -126,6 +192,12 @@ impl ChannelSpec {
             Limit::Count(n) => (n, None),
             Limit::Duration(ns) => (u64::MAX, Some(ns)),
         }
+    }
+
+    /// The payload rule of in-place messages; `None` when messages are copied.
+    #[inline]
+    pub fn in_place(&self) -> Option<Touch> {
+        self.zero_copy.then_some(self.touch)
     }
 
     /// Whether fault injection corrupts message `seq`.
@@ -298,7 +370,9 @@ pub(crate) fn send_message<E: Endpoint>(
     let last = buf.len() - 1;
     let r = if spec.zero_copy {
         ep.send_in_place(buf.len(), |m| {
-            write_in_place(m, seq, spec.verify);
+            if spec.touch.writes() {
+                write_in_place(m, seq, spec.verify);
+            }
             if corrupt {
                 m[last] ^= 0xFF;
             }
@@ -318,21 +392,22 @@ pub(crate) fn send_message<E: Endpoint>(
 }
 
 /// Receives the next message and reads it: checked by `verifier`, or touched into
-/// `sink` (in place: every cache line; copied into `buf`: its first word).
-/// `true` when the peer closed instead.
+/// `sink` (in place: every cache line, unless `touch` reads nothing; copied into
+/// `buf`: its first word). `true` when the peer closed instead.
 #[inline]
 pub(crate) fn take_message<E: Endpoint>(
     ep: &mut E,
     buf: &mut [u8],
-    zero_copy: bool,
+    zero_copy: Option<Touch>,
     verifier: &mut Option<Verifier>,
     sink: &mut u64,
     seq: u64,
 ) -> Result<bool, WorkloadError> {
-    if zero_copy {
+    if let Some(touch) = zero_copy {
         let read = |m: &[u8]| match verifier {
             Some(v) => v.check(m),
-            None => *sink ^= read_lines(m),
+            None if touch.reads() => *sink ^= read_lines(m),
+            None => {}
         };
         return Ok(ep
             .recv_in_place(buf.len(), read)

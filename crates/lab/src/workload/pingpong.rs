@@ -13,7 +13,6 @@ use crate::verify::{Verifier, fill_pattern, touch};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
-use xferbench_transports::copy::copy_slice;
 
 /// Request/response latency.
 #[derive(Debug)]
@@ -78,7 +77,14 @@ impl Workload for Pingpong {
             // In place, the reply is read (or checked) where it lies, inside the round
             // trip; copied out, it is read after the clock stops.
             let closed = if spec.zero_copy {
-                take_message(ep, &mut back, true, &mut verifier, &mut sink, seq)?
+                take_message(
+                    ep,
+                    &mut back,
+                    spec.in_place(),
+                    &mut verifier,
+                    &mut sink,
+                    seq,
+                )?
             } else {
                 recv_or_closed(ep, &mut back, seq)?
             };
@@ -111,13 +117,16 @@ impl Workload for Pingpong {
     fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
         let mut buf = PageBuf::zeroed(spec.size);
         let mut received = 0u64;
+        let mut sink = 0u64;
         loop {
             if spec.zero_copy {
+                let touch = spec.touch;
                 let echoed = ep
-                    .echo_in_place(spec.size, |request, reply| copy_slice(reply, request))
+                    .echo_in_place(spec.size, |request, reply| touch.echo(request, reply))
                     .map_err(io_err("echo", received))?;
-                if echoed.is_none() {
-                    break;
+                match echoed {
+                    Some(read) => sink ^= read,
+                    None => break,
                 }
             } else {
                 if recv_or_closed(ep, &mut buf, received)? {
@@ -128,6 +137,7 @@ impl Workload for Pingpong {
             ep.flush().map_err(io_err("flush", received))?;
             received += 1;
         }
+        std::hint::black_box(sink);
         Ok(ServeOutcome {
             end: Stamp::now(),
             received,

@@ -94,7 +94,7 @@ impl Workload for Stream {
         while !take_message(
             ep,
             &mut buf,
-            spec.zero_copy,
+            spec.in_place(),
             &mut verifier,
             &mut sink,
             received,

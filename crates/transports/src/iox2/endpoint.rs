@@ -64,7 +64,7 @@ impl Ports {
                 .max_publishers(1)
                 .max_subscribers(1)
                 .max_nodes(2)
-                .enable_safe_overflow(false)
+                .enable_safe_overflow(t.safe_overflow)
                 .subscriber_max_buffer_size(t.buffer)
                 .history_size(t.history);
             if listening {

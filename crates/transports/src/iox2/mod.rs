@@ -146,7 +146,15 @@ pub const HISTORY: ParamDef = ParamDef::integer(
     "samples each publisher keeps for subscribers that connect late (iceoryx2's default)",
 );
 
-const PARAMS: &[ParamDef] = &[WAIT, BUFFER, HISTORY];
+/// `overflow`: what a publisher does when the subscriber's buffer is full.
+pub const OVERFLOW: ParamDef = ParamDef::choice(
+    "overflow",
+    Overflow::CHOICES,
+    "wait",
+    "a full subscriber buffer: the publisher waits until the sample is delivered (lossless), or replaces the oldest sample with iceoryx2's safe overflow (what iceoryx2's own benchmark uses; lossless only while one message is in flight, as in pingpong)",
+);
+
+const PARAMS: &[ParamDef] = &[WAIT, BUFFER, HISTORY, OVERFLOW];
 
 /// How a receiver waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,12 +170,28 @@ xferbench_params::choices!(Wait {
     Event => "event": "sleep on an iceoryx2 event the sender notifies after every sample",
 });
 
+/// What a publisher does when the subscriber's buffer is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// Wait until delivered (`RetryUntilDelivered`, safe overflow off).
+    Wait,
+    /// iceoryx2's safe overflow: the oldest sample in the buffer is replaced.
+    Safe,
+}
+
+xferbench_params::choices!(Overflow {
+    Wait => "wait": "the publisher waits until the sample is delivered",
+    Safe => "safe": "the oldest buffered sample is replaced (iceoryx2's safe overflow)",
+});
+
 /// The iceoryx2 transport.
 #[derive(Debug, Clone)]
 pub struct Iceoryx2 {
     wait: Wait,
     buffer: usize,
     history: usize,
+    /// iceoryx2's safe overflow: a full buffer drops its oldest sample.
+    safe_overflow: bool,
 }
 
 impl Default for Iceoryx2 {
@@ -183,6 +207,7 @@ impl Iceoryx2 {
             wait,
             buffer,
             history,
+            safe_overflow: false,
         }
     }
 }
@@ -215,11 +240,15 @@ impl Transport for Iceoryx2 {
 
     fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
         values.check(NAME, PARAMS)?;
-        Ok(Iceoryx2::new(
-            values.choice(&WAIT),
-            values.integer(&BUFFER) as usize,
-            values.integer(&HISTORY) as usize,
-        ))
+        let overflow: Overflow = values.choice(&OVERFLOW);
+        Ok(Iceoryx2 {
+            safe_overflow: overflow == Overflow::Safe,
+            ..Iceoryx2::new(
+                values.choice(&WAIT),
+                values.integer(&BUFFER) as usize,
+                values.integer(&HISTORY) as usize,
+            )
+        })
     }
 
     fn listen(&self) -> Result<Iceoryx2Listener, TransportError> {
