@@ -37,6 +37,7 @@ use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
 use crate::process::{Child, Launcher, Role, Streams};
 use crate::result::RunRecord;
+use crate::stats;
 use crate::verify::Integrity;
 use crate::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
 use serde::{Deserialize, Serialize};
@@ -524,30 +525,6 @@ fn timed_process(l: &Launcher, spec: &KvClientSpec) -> Result<Timed, RunError> {
     }
 }
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len().max(1) as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
 impl Rig for KvRig {
     fn participants(&self) -> Vec<Participant> {
         let me = std::process::id();
@@ -632,7 +609,9 @@ impl Rig for KvRig {
         }
         let window_s = t1.since(t0).max(1) as f64 / 1e9;
         let walls: Vec<f64> = runs.iter().map(|t| t.wall_s).collect();
-        let (mean, sd) = mean_sd(&walls);
+        // One timed run has no spread: its sd is 0 (no runs: 0 and 0).
+        let (mean, sd) =
+            stats::mean_sd(&walls).unwrap_or((stats::mean(&walls).unwrap_or(0.0), 0.0));
         let requests: u64 = runs.iter().map(|t| t.run.requests).sum();
         let mut hist = crate::result::new_histogram();
         for t in &runs {
@@ -684,7 +663,10 @@ impl Rig for KvRig {
         let n = runs.len() as f64;
         f.insert(figures::TIME_MEAN_S.into(), mean);
         f.insert(figures::TIME_SD_S.into(), sd);
-        f.insert(figures::TIME_MEDIAN_S.into(), median(&walls));
+        f.insert(
+            figures::TIME_MEDIAN_S.into(),
+            stats::median(&walls).unwrap_or(0.0),
+        );
         f.insert(
             figures::TIME_MIN_S.into(),
             walls.iter().copied().fold(f64::INFINITY, f64::min),
