@@ -41,6 +41,14 @@ pub mod role {
     pub const KV_CLIENT: &str = "__kv-client";
     /// [`xferbench_lab::process::Role::PerfStatBench`].
     pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
+    /// [`xferbench_lab::process::Role::PluginProbe`].
+    pub const PLUGIN_PROBE: &str = "__plugin-probe";
+    /// [`xferbench_lab::process::Role::PluginDriver`].
+    pub const PLUGIN_DRIVER: &str = "__plugin-driver";
+    /// [`xferbench_lab::process::Role::PluginCleanup`].
+    pub const PLUGIN_CLEANUP: &str = "__plugin-cleanup";
+    /// [`xferbench_lab::process::Role::Check`].
+    pub const CHECK: &str = "__check";
 }
 
 /// A performance lab for data-transport systems: sweeps of transports, message
@@ -80,8 +88,32 @@ impl Cli {
     /// usage.
     pub fn parse_args() -> Cli {
         use clap::FromArgMatches;
-        let mut matches = Cli::command_line().get_matches();
-        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+        let mut matches = Cli::command_line()
+            .try_get_matches()
+            .unwrap_or_else(|e| exit_with(e));
+        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| exit_with(e))
+    }
+}
+
+/// Exits as clap does, except that `--help` and `--version` into a full or failing
+/// stdout say so and exit 1 (clap drops that error), and into a closed pipe exit 0.
+fn exit_with(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit()
+    }
+    use std::io::Write;
+    let printed = e
+        .print()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write to standard output: {e}")))
+        .and_then(|()| crate::out::flush());
+    match printed {
+        Ok(()) => std::process::exit(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            std::process::exit(crate::exit::EXIT_FAILURE.into())
+        }
     }
 }
 
@@ -181,6 +213,35 @@ Examples:
         /// The lab's `BenchSpec` as JSON.
         spec_json: String,
     },
+    /// Run the conformance checks on transports, built-in or plugin: ordering, sizes,
+    /// back-pressure, channels, a dying peer, end of stream, integrity, zero-copy.
+    Check(crate::check::CheckArgs),
+    /// Internal: describe a plugin file as JSON (started by `run`, `check`, `list`).
+    #[command(name = role::PLUGIN_PROBE, hide = true)]
+    PluginProbe {
+        /// The plugin file.
+        path: String,
+    },
+    /// Internal: the measuring process of a plugin transport's point.
+    #[command(name = role::PLUGIN_DRIVER, hide = true)]
+    PluginDriver {
+        /// The lab's `DriverSpec` as JSON.
+        spec_json: String,
+    },
+    /// Internal: run a plugin's clean-up hook on a scope.
+    #[command(name = role::PLUGIN_CLEANUP, hide = true)]
+    PluginCleanup {
+        /// The plugin transport.
+        transport: String,
+        /// The clean-up scope.
+        scope: String,
+    },
+    /// Internal: run one conformance check (started by `check`).
+    #[command(name = role::CHECK, hide = true)]
+    CheckOne {
+        /// The lab's `CheckSpec` as JSON.
+        spec_json: String,
+    },
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(CompletionsArgs),
     /// Write the man pages (xferbench.1 and one per subcommand).
@@ -230,8 +291,8 @@ Examples:
   xferbench limits
   xferbench limits --quick --json")]
 pub struct LimitsArgs {
-    /// The quick set (5 short samples per probe, well under 2 s) that runs and studies
-    /// record, instead of the full one (15 samples, a few seconds).
+    /// The quick set (5 short samples per probe, well under a second) that runs and
+    /// studies record, instead of the full one (15 samples, a few seconds).
     #[arg(long)]
     pub quick: bool,
     /// Print the limits as JSON on stdout instead of the table.
@@ -316,6 +377,11 @@ pub struct StudyArgs {
     /// No line per point and no notes; only errors (the folder is still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run on an unoptimised build (`cargo build` without `--release`), which a study
+    /// otherwise refuses: its figures would measure unoptimised code. The result says
+    /// so in every output.
+    #[arg(long)]
+    pub allow_debug: bool,
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -493,11 +559,16 @@ pub struct WarpClientArgs {
 #[command(after_help = "\
 Examples:
   xferbench list
-  xferbench list --json")]
+  xferbench list --json
+  xferbench list -t plugin:./libxb_posix_mq.so")]
 pub struct ListArgs {
     /// Print the list as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also list these plugin transports (plugin:PATH[:NAME], comma-separated) with
+    /// their parameters.
+    #[arg(short, long, value_name = "LIST")]
+    pub transport: Option<String>,
 }
 
 /// `xferbench profile`.
@@ -563,6 +634,12 @@ pub struct AbArgs {
     /// Skip the callgrind pass that counts instructions when there is no PMU.
     #[arg(long)]
     pub no_callgrind: bool,
+
+    /// Callgrind passes of each command when there is no PMU (interleaved), so that
+    /// the instruction counts' own run-to-run noise is measured; at least 2 for the
+    /// diagnosis to tell a real instruction difference from noise.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub callgrind_runs: usize,
 
     /// Also count these events on A and B with `perf stat` (comma-separated; named
     /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
@@ -842,13 +919,16 @@ pub struct RunArgs {
     #[arg(value_parser = choice::<WorkloadKind>())]
     pub workload: WorkloadKind,
 
-    /// Transports to sweep (see `xferbench list`).
+    /// Transports to sweep (see `xferbench list`); plugin:PATH[:NAME] measures a
+    /// plugin's transport (see docs/plugins.md).
     #[arg(short, long, value_name = "LIST", default_value = "shm,pipe,unix,tcp")]
     pub transport: String,
 
-    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4).
-    #[arg(short, long, value_name = "LIST", default_value = "64,4KiB,64KiB")]
-    pub size: String,
+    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4)
+    /// [default: 64,4KiB,64KiB] (rpmsg, whose packets hold at most 496 bytes, runs the
+    /// default as 64 and 496, with a note).
+    #[arg(short, long, value_name = "LIST")]
+    pub size: Option<String>,
 
     /// Concurrent channel counts to sweep; each channel is an independent endpoint pair.
     #[arg(short, long, value_name = "LIST", default_value = "1")]

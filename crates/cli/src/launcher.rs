@@ -16,7 +16,11 @@ pub fn launcher() -> Result<Launcher> {
         .with_role(Role::WarpClient, [cli::role::WARP_CLIENT])
         .with_role(Role::KvServer, [cli::role::KV_SERVER])
         .with_role(Role::KvClient, [cli::role::KV_CLIENT])
-        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH]))
+        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH])
+        .with_role(Role::PluginProbe, [cli::role::PLUGIN_PROBE])
+        .with_role(Role::PluginDriver, [cli::role::PLUGIN_DRIVER])
+        .with_role(Role::PluginCleanup, [cli::role::PLUGIN_CLEANUP])
+        .with_role(Role::Check, [cli::role::CHECK]))
 }
 
 #[cfg(test)]

@@ -93,6 +93,16 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    if let Some(path) = &a.export_json
+        && let Err(e) = crate::paths::file("--export-json", path)
+    {
+        return usage(e);
+    }
+    if let Some(path) = a.jsonl.as_ref().filter(|p| p.as_os_str() != "-")
+        && let Err(e) = crate::paths::file_in_place("--jsonl", path)
+    {
+        return usage(e);
+    }
     let watch = match crate::config::watch(&a.watch) {
         Ok(w) => w,
         Err(e) => return usage(e),
@@ -167,7 +177,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             eprintln!("error: cannot write --jsonl {}: {e}", path.display());
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         Json.export(&doc, &mut out)?;
     } else if jsonl_stdout {

@@ -21,8 +21,10 @@ compile_error!(
 
 pub mod ab;
 pub mod affinity;
+pub mod check;
 pub mod clock;
 pub mod compare;
+pub mod contention;
 pub mod context;
 pub mod counters;
 pub mod cpu;
@@ -33,6 +35,7 @@ pub mod observer;
 pub mod params;
 pub mod peer;
 pub mod plan;
+pub mod plugins;
 pub mod process;
 pub mod profile;
 pub mod record;

@@ -37,7 +37,10 @@ impl PointSpec {
     pub fn params(&self, workload: &str) -> BTreeMap<String, String> {
         let mut p = BTreeMap::new();
         p.insert("workload".to_string(), workload.to_string());
-        p.insert("transport".to_string(), self.transport.clone());
+        p.insert(
+            "transport".to_string(),
+            crate::plugins::display_name(&self.transport),
+        );
         p.insert(SIZE.name().to_string(), self.size.to_string());
         p.insert(CHANNELS.name().to_string(), self.channels.to_string());
         let defs = crate::transports::descriptor(&self.transport)

@@ -10,10 +10,18 @@
 //! `rpmsg` is listed with the others but is not dispatched: a link serves all of a
 //! point's channels and its remote echoes, so it runs on its own rig
 //! ([`crate::rig::rpmsg`]), pingpong only; [`rpmsg_settings`] reads its parameters.
+//!
+//! Plugin transports (`plugin:/abs/path:NAME`, see [`crate::plugins`]) are listed
+//! once probed, with the descriptor built from their description; [`dispatch`]
+//! loads the plugin, which only the processes that run it do (its measuring process
+//! and peers); [`validate`] checks their parameters against the probed description
+//! without loading anything.
 
+use crate::plugins;
 use std::borrow::Cow;
 use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
+use xferbench_transports::plugin::{PluginError, PluginTransport};
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{BUFFERS, Buffers, NOTIFY, Notify};
 use xferbench_transports::shm::Shm;
@@ -40,20 +48,27 @@ fn rpmsg() -> Descriptor {
     }
 }
 
-/// Every transport, in the order `list` shows them.
+/// Every transport, in the order `list` shows them: the built-ins, then the plugin
+/// transports probed so far (named `plugin:/abs/path:NAME`; see
+/// [`plugins::display_name`]).
 pub fn all() -> Vec<Descriptor> {
-    vec![
+    let mut all = vec![
         Shm::descriptor(),
         Pipe::descriptor(),
         Unix::descriptor(),
         Tcp::descriptor(),
         Iceoryx2::descriptor(),
         rpmsg(),
-    ]
+    ];
+    all.extend(plugins::descriptors());
+    all
 }
 
 /// The transport called `name`.
 pub fn descriptor(name: &str) -> Result<Descriptor, TransportLookupError> {
+    if plugins::is_plugin(name) {
+        plugins::ensure_registered(name);
+    }
     all()
         .into_iter()
         .find(|t| t.name == name)
@@ -80,10 +95,16 @@ pub fn has_zero_copy(name: &str) -> bool {
 
 /// Why zero-copy is refused on transport `name`.
 pub fn no_zero_copy(name: &str) -> String {
+    let zero_copy: Vec<String> = all()
+        .iter()
+        .filter(|t| t.zero_copy)
+        .map(|t| plugins::display_name(&t.name))
+        .collect();
     format!(
-        "transport `{name}` has no zero-copy mode (its messages are copied through the \
+        "transport `{}` has no zero-copy mode (its messages are copied through the \
          kernel); zero-copy runs on {}",
-        names(all().iter().filter(|t| t.zero_copy))
+        plugins::display_name(name),
+        zero_copy.join(", ")
     )
 }
 
@@ -134,6 +155,19 @@ pub enum TransportLookupError {
     /// The transport runs on a rig of its own (`rpmsg`), not through [`dispatch`].
     #[error("transport `{0}` is not a generic transport; it runs on its own rig")]
     OwnRig(String),
+    /// A plugin transport could not be opened or created.
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
+}
+
+impl TransportLookupError {
+    /// Whether the user's input is at fault (exit 2) rather than the system.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            TransportLookupError::Plugin(e) => e.is_usage(),
+            _ => true,
+        }
+    }
 }
 
 /// Builds the named transport from `values` and runs `w` with it.
@@ -149,6 +183,11 @@ pub fn dispatch<W: WithTransport>(
         "tcp" => w.with(Tcp::from_values(values)?),
         "iceoryx2" => w.with(Iceoryx2::from_values(values)?),
         RPMSG => return Err(TransportLookupError::OwnRig(name.to_string())),
+        _ if plugins::is_plugin(name) => w.with(PluginTransport::open_values(
+            name,
+            values,
+            &plugins::host_from_env(),
+        )?),
         _ => {
             return Err(TransportLookupError::Unknown {
                 name: name.to_string(),
@@ -167,6 +206,11 @@ pub fn validate(name: &str, values: &ParamValues) -> Result<(), TransportLookupE
     }
     if name == RPMSG {
         return Ok(values.check(name, &RPMSG_PARAMS)?);
+    }
+    if plugins::is_plugin(name) {
+        // Checked against the probed description: this process never loads a plugin.
+        let d = descriptor(name)?;
+        return Ok(values.check(&plugins::display_name(name), &d.params)?);
     }
     dispatch(name, values, Nothing)
 }

@@ -37,13 +37,17 @@ pub fn context(workload: &str, verify: bool, peer: &str) -> Context {
         },
         limits: None,
         remote: None,
+        plugins: Vec::new(),
+        build: None,
+        load: None,
     }
 }
 
-/// A machine with round numbers: memcpy 10 GB/s at every size, cache line 200 ns,
-/// futex 20 µs across CPUs and 5 µs on one, pipe 25 µs, a system call 80 ns.
+/// A machine with round numbers: memcpy 10 GB/s at every size (and at 64 KiB 0.5 GB/s
+/// with dst−src ≡ 16 mod 4096, 9.5 GB/s at 2048), cache line 200 ns, futex 20 µs
+/// across CPUs and 5 µs on one, pipe 25 µs, a system call 80 ns.
 pub fn limits() -> xferbench_lab::limits::Limits {
-    use xferbench_lab::limits::{COPY_SIZES, CopyLimit, Depth, Limits};
+    use xferbench_lab::limits::{COPY_SIZES, CopyLimit, CopyPlacement, Depth, Limits};
     let est = |v: f64| Estimate::from_values([v * 0.9, v, v * 1.1]).unwrap();
     Limits {
         depth: Depth::Quick,
@@ -55,12 +59,24 @@ pub fn limits() -> xferbench_lab::limits::Limits {
                 bytes_per_s: est(10e9),
             })
             .collect(),
+        placements: [(16, 0.5e9), (2048, 9.5e9)]
+            .into_iter()
+            .map(|(offset, rate)| CopyPlacement {
+                size_bytes: 64 << 10,
+                offset,
+                bytes_per_s: est(rate),
+                vs_aligned: rate / 10e9,
+                slow: rate / 10e9 < xferbench_lab::limits::SLOW_PLACEMENT,
+            })
+            .collect(),
         cache_line_rtt_ns: Some(est(200.0)),
         futex_rtt_cross_ns: Some(est(20e3)),
         futex_rtt_same_ns: Some(est(5e3)),
         syscall_ns: est(80.0),
         pipe_rtt_ns: Some(est(25e3)),
+        handover_rtt_ns: Vec::new(),
         took_s: 0.2,
+        build: None,
     }
 }
 
@@ -131,6 +147,7 @@ pub fn run(
         }],
         integrity,
         counters: None,
+        contention: None,
     }
 }
 
@@ -199,6 +216,7 @@ pub fn point(
         counters: None,
         limit: None,
         drift: None,
+        contention: None,
     }
 }
 
@@ -319,5 +337,60 @@ pub fn counters_doc() -> ResultDoc {
         }
         p.counters = counters::summarise(&per_run, "the measured window of each run");
     }
+    doc
+}
+
+/// A stream sweep of two points on an unoptimised build, recorded with the machine's
+/// load: the first quiet, the second measured beside a compiler using 1.85 CPUs.
+pub fn contended_doc() -> ResultDoc {
+    use xferbench_lab::contention::{Contender, MachineLoad, PointContention};
+    let mut doc = stream_doc();
+    doc.points.truncate(2);
+    doc.warnings.clear();
+    doc.context.build = Some(xferbench_lab::context::BuildInfo {
+        profile: "debug".into(),
+        opt_level: "1".into(),
+        debug_assertions: true,
+        optimised: false,
+    });
+    let quiet = PointContention {
+        runs: 5,
+        others_cpus: 0.01,
+        kernel_cpus: 0.0,
+        steal: 0.001,
+        load_1m: Some(3.1),
+        busiest: vec![],
+        contended: false,
+    };
+    let busy = PointContention {
+        runs: 5,
+        others_cpus: 1.85,
+        kernel_cpus: 0.02,
+        steal: 0.004,
+        load_1m: Some(3.4),
+        busiest: vec![Contender {
+            pid: 4242,
+            command: "cc1".into(),
+            cpus: 1.8,
+        }],
+        contended: true,
+    };
+    doc.points[1].warnings.push(busy.warning());
+    doc.points[0].contention = Some(quiet);
+    doc.points[1].contention = Some(busy);
+    let load = MachineLoad {
+        load_1m_start: Some(3.1),
+        load_1m_end: Some(3.4),
+        others_cpus: 0.93,
+        steal: 0.0025,
+        contended_points: 1,
+        points: 2,
+        others_cpus_threshold: xferbench_lab::contention::OTHERS_CPUS,
+        steal_threshold: xferbench_lab::contention::STEAL,
+    };
+    if let Some(w) = load.warning() {
+        doc.warnings.push(w);
+    }
+    doc.context.load = Some(load);
     doc
 }

@@ -109,6 +109,29 @@ pub fn summary_header(doc: &ResultDoc, title: &str) -> String {
          intervals are order-statistic intervals of the median at the level they state.",
         st.runs, st.warmup
     );
+    if let Some(b) = crate::machine::build_line(c) {
+        let _ = writeln!(s, "Build: {b}.");
+    }
+    if let Some(l) = &c.load {
+        // How many points were contended, in a sentence of its own.
+        let _ = writeln!(
+            s,
+            "Machine load: {}.",
+            crate::machine::load_line(c).unwrap_or_default()
+        );
+        if l.contended_points > 0 {
+            let _ = writeln!(
+                s,
+                "\n**{} of {} points were contended**: processes outside the study used more than \
+                 {:.0} % of a CPU (or steal exceeded {:.0} %) while they ran; their figures describe \
+                 a shared machine.",
+                l.contended_points,
+                l.points,
+                l.others_cpus_threshold * 100.0,
+                l.steal_threshold * 100.0
+            );
+        }
+    }
     if let Some(l) = &c.limits {
         let _ = writeln!(
             s,

@@ -4,7 +4,8 @@
 //! This crate knows nothing of the measurement lab, the command line or reports. It
 //! offers one extension point, the [`Transport`] trait, and one file per
 //! implementation (`os/pipe.rs`, `os/unix.rs`, `os/tcp.rs`, `shm/mod.rs`,
-//! `rpmsg/transport.rs`).
+//! `rpmsg/transport.rs`, `iox2/`), and [`plugin`], which loads a user's shared library
+//! (the C ABI of `include/xferbench/plugin.h`) as a transport.
 //!
 //! # The transport contract
 //!
@@ -46,11 +47,14 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/shm");
 
+pub mod buffer;
 pub mod conformance;
+pub mod copy;
 pub mod daq;
 pub mod iox2;
 pub mod kv;
 pub mod os;
+pub mod plugin;
 pub mod rpmsg;
 pub mod shm;
 pub mod warp;
@@ -201,6 +205,24 @@ pub trait Transport: Send + Sync + Sized + 'static {
             zero_copy: Self::ZERO_COPY,
             max_message: Self::MAX_MESSAGE,
         }
+    }
+
+    /// This transport's name: [`Transport::NAME`], except for transports known only
+    /// at run time (a plugin's, [`plugin::PluginTransport`]).
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    /// The largest message this configuration carries: [`Transport::MAX_MESSAGE`],
+    /// except where it is known only at run time.
+    fn max_message(&self) -> Option<usize> {
+        Self::MAX_MESSAGE
+    }
+
+    /// Whether this configuration moves messages in place: [`Transport::ZERO_COPY`],
+    /// except where it is known only at run time.
+    fn zero_copy(&self) -> bool {
+        Self::ZERO_COPY
     }
 
     /// Creates a listener for one connection.

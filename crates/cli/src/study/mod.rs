@@ -25,6 +25,18 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         Err(e) => return Ok(exit::usage("study", e)),
     };
     let name = study.name();
+    let build = xferbench_lab::context::BuildInfo::current();
+    if !build.optimised && !args.allow_debug {
+        return Ok(exit::usage(
+            "study",
+            format!(
+                "this xferbench is an unoptimised build ({}): the {name} study's figures would \
+                 measure unoptimised code. Build it with `cargo build --release` (or run \
+                 `cargo run --release -- study {name}`), or pass --allow-debug to run anyway",
+                build.describe()
+            ),
+        ));
+    }
     if args.runs == Some(0) {
         return Ok(exit::usage(
             "study",
@@ -52,6 +64,15 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             participant: peer,
         }),
     };
+    let mut folders = vec![("--out", out.clone())];
+    if let Some(p) = &profile {
+        folders.push(("--profile", p.dir.clone()));
+    }
+    for (flag, dir) in folders {
+        if let Err(e) = crate::paths::folder(flag, &dir) {
+            return Ok(exit::usage("study", e));
+        }
+    }
     if let Some(t) = args.timeout
         && !(t.is_finite() && (0.1..=86_400.0).contains(&t))
     {
@@ -215,7 +236,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         }
     }
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         xferbench_report::Exporter::export(&xferbench_report::json::Json, &doc, &mut out)?;
         out.flush()?;
     }
@@ -391,6 +412,7 @@ mod tests {
             timeout: None,
             json: false,
             quiet: false,
+            allow_debug: false,
             watch: crate::cli::WatchArgs {
                 no_limits: false,
                 drift_threshold: 25.0,

@@ -68,18 +68,17 @@ fn no_limits_are_shown_while_the_context_has_none() {
 }
 
 #[test]
-fn a_chart_page_holds_its_notes_chart_and_escaped_table() {
-    let chart = LineChart {
-        title: "figure across runs".into(),
-        x_label: "run".into(),
-        y_label: "bytes/s".into(),
-        x_scale: Scale::Linear,
-        y_scale: Scale::Linear,
-        series: vec![Series {
+fn a_chart_page_holds_its_notes_chart_and_escaped_table_and_its_title_once() {
+    let chart = Chart {
+        title: "trend <x>".into(),
+        x: Axis::new("run", Unit::Number, Scale::Linear),
+        y: Axis::new("throughput", Unit::BytesPerSecond, Scale::Linear),
+        lines: vec![Line {
             label: "host <a>".into(),
-            points: vec![(1.0, 10.0), (2.0, 12.0)],
+            points: vec![Point::new(1.0, 10.0), Point::new(2.0, 12.0)],
             reference: false,
         }],
+        intervals: Intervals::Band,
     };
     let t = Table {
         title: String::new(),
@@ -92,8 +91,11 @@ fn a_chart_page_holds_its_notes_chart_and_escaped_table() {
     let html = chart_page("trend <x>", &["a note".into()], &chart, &t);
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("trend &lt;x&gt;") && !html.contains("trend <x>"));
+    // The heading says the title; the figure has no caption repeating it.
+    assert_eq!(html.matches("<h1>trend &lt;x&gt;</h1>").count(), 1);
+    assert!(!html.contains("<figcaption>"));
     assert!(html.contains("a note"));
-    assert_eq!(html.matches("<circle").count(), 2);
+    assert_eq!(html.matches("class=\"dot\"").count(), 2);
     assert!(html.contains("id=\"trend-table\""));
     assert!(html.contains("&lt;b&gt;12&lt;/b&gt;"));
     assert!(html.contains("host &lt;a&gt;"));

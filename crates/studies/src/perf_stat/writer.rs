@@ -1,8 +1,9 @@
 //! The perf-stat study's folder: the seed's four tables with this machine's figures
 //! beside the seed's, and `summary.md` in sentences.
 //!
-//! * T1 (`t1-time`): benchmark, time with B, time with A, which is faster,
-//!   difference, and Welch's p-value over the interleaved runs.
+//! * T1 (`t1-time`): benchmark, time with A, time with B, which is faster,
+//!   difference, and Welch's p-value over the interleaved runs (the seed lists B
+//!   first; like every `ab` table this one lists A, the baseline, first).
 //! * T2 (`t2-perf-stat-default`): `perf stat`'s default block for A of the 1 KiB
 //!   benchmark.
 //! * T3 (`t3-stall-events`): the seed's stall events, A vs B, and callgrind's
@@ -187,6 +188,7 @@ fn side(p: &PointResult, callgrind: Option<&CallgrindCount>) -> AbSide {
                 user_s: user,
                 sys_s: sys,
                 counters: BTreeMap::new(),
+                contention: None,
             }
         })
         .collect();
@@ -208,6 +210,7 @@ fn side(p: &PointResult, callgrind: Option<&CallgrindCount>) -> AbSide {
         sys_s: mean(|r| r.sys_s),
         counters: BTreeMap::new(),
         callgrind: callgrind.map(|c| c.per_run.clone()),
+        instruction_runs: Vec::new(),
         runs,
     }
 }
@@ -275,14 +278,14 @@ fn faster(r: &AbReport) -> String {
 pub fn t1(pairs: &[Pair<'_>]) -> Table {
     let headers = [
         "benchmark",
-        "time with B (s)",
         "time with A (s)",
+        "time with B (s)",
         "which is faster",
         "difference",
         "p (Welch)",
         "runs",
-        "seed: with PR (s)",
         "seed: before PR (s)",
+        "seed: with PR (s)",
         "seed: which is faster",
         "seed: difference",
     ];
@@ -293,21 +296,21 @@ pub fn t1(pairs: &[Pair<'_>]) -> Table {
             let seed = SEED_T1.iter().find(|s| s.0 == p.benchmark);
             vec![
                 p.benchmark.clone(),
-                format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
                 format!("{} ± {}", secs(r.a.mean_s), secs(r.a.sd_s)),
+                format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
                 faster(r),
                 format!("{:+.1}%", r.difference * 100.0),
                 format!("{:.4}", r.p_value),
                 r.a.runs.len().min(r.b.runs.len()).to_string(),
-                seed.map_or("-".into(), |s| s.1.to_string()),
                 seed.map_or("-".into(), |s| s.2.to_string()),
+                seed.map_or("-".into(), |s| s.1.to_string()),
                 seed.map_or("-".into(), |s| s.3.to_string()),
                 seed.map_or("-".into(), |s| s.4.to_string()),
             ]
         })
         .collect();
     Table {
-        title: "T1. Run time, B (the change) vs A (before), mean ± sd of the interleaved runs"
+        title: "T1. Run time, A (before) vs B (the change), mean ± sd of the interleaved runs"
             .into(),
         headers: headers.iter().map(|h| h.to_string()).collect(),
         rows,

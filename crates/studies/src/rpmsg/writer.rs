@@ -366,13 +366,13 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     };
     (
         chart(
-            "Bandwidth per channel vs packet size (longest kept transfer; kick per message)",
-            "bytes/s per channel (sum of rates ÷ channels)",
+            "Bandwidth per channel (the sum of rates ÷ channels) vs packet size (longest kept transfer; kick per message)",
+            "bandwidth per channel (bytes/s)",
             per,
         ),
         chart(
             "Total bandwidth vs packet size (longest kept transfer; kick per message)",
-            "bytes/s, all channels (each series says how it is counted)",
+            "bandwidth of all channels (bytes/s)",
             total,
         ),
     )

@@ -48,6 +48,7 @@ fn session(mean_ms: f64, all_per_s: f64, runs: u64) -> RunRecord {
             ..Integrity::default()
         }),
         counters: None,
+        contention: None,
     }
 }
 
@@ -98,6 +99,7 @@ fn point(index: usize, group: &str, case: &str, arch: &str, w: u32, v: usize) ->
         counters: None,
         limit: None,
         drift: None,
+        contention: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn run(i: usize, time_s: f64) -> RunRecord {
         }],
         integrity: None,
         counters: None,
+        contention: None,
     }
 }
 
@@ -73,6 +74,7 @@ fn point(index: usize, bench: &str, variant: &str, times: &[f64]) -> PointResult
         counters: None,
         limit: None,
         drift: None,
+        contention: None,
     }
 }
 

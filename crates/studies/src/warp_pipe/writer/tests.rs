@@ -36,6 +36,7 @@ fn run(i: usize, messages: u64, tps: f64) -> RunRecord {
         cpu: vec![],
         integrity: None,
         counters: None,
+        contention: None,
     }
 }
 
@@ -80,6 +81,7 @@ fn point(index: usize, params: &[(&str, &str)], rates: &[f64]) -> PointResult {
         counters: None,
         limit: None,
         drift: None,
+        contention: None,
     }
 }
 
