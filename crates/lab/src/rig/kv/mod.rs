@@ -489,6 +489,7 @@ impl Drop for KvRig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xferbench_transports::kv::Arch;
 
     fn point(arch: Arch, visitors: usize) -> KvPoint {
         KvPoint {

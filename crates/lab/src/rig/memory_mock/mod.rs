@@ -290,6 +290,10 @@ impl Rig for MemoryMockRig {
 mod tests {
     use super::*;
     use crate::workload::warp::ConnectionMode;
+    use std::time::Duration;
+    use xferbench_transports::warp::CrcKind;
+    use xferbench_transports::warp::mock::MockConfig;
+    use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
 
     fn client(connection: ConnectionMode, threads: usize, crc: CrcKind) -> ClientSpec {
         ClientSpec {
