@@ -32,8 +32,8 @@ if [ "${1:-}" = "measure" ]; then
 fi
 command -v chromium >/dev/null 2>&1 || { echo "error: screenshots need chromium (apt-get install chromium)" >&2; exit 1; }
 mkdir -p docs/img
-XFERBENCH_SCREENSHOTS="$PWD/docs/img" cargo test -q -p xferbench-report --lib \
-    html::browser_tests::screenshots_for_review -- --exact --nocapture
+XFERBENCH_SCREENSHOTS="$PWD/docs/img" cargo test -q -p xferbench-studies --lib \
+    browser_tests::screenshots_for_review -- --exact --nocapture
 if command -v pngquant >/dev/null 2>&1; then
     pngquant --quality 80-95 --speed 1 --force --ext .png docs/img/report-*.png
 fi

@@ -125,7 +125,7 @@ fn status_word(s: Status) -> &'static str {
 
 /// Runs `xferbench check` and returns the exit status.
 pub fn run(args: &CheckArgs) -> Result<u8> {
-    let launcher = crate::launcher()?;
+    let launcher = crate::launcher::launcher()?;
     let configs = match configurations(args, &launcher) {
         Ok(c) => c,
         Err(e) => return Ok(crate::exit::usage("check", e)),

@@ -25,7 +25,7 @@ pub fn choice<T: Choices + Clone>() -> impl clap::builder::TypedValueParser<Valu
 }
 
 /// The hidden subcommands that select the lab's process roles (see
-/// [`crate::launcher`]).
+/// [`crate::launcher::launcher`]).
 pub mod role {
     /// [`xferbench_lab::process::Role::Peer`].
     pub const PEER: &str = "__peer";

@@ -577,7 +577,7 @@ mod tests {
         let crate::cli::Command::Run(args) = cli.command else {
             unreachable!()
         };
-        super::RunConfig::from_args(&args, crate::launcher)
+        super::RunConfig::from_args(&args, crate::launcher::launcher)
     }
 
     #[test]

@@ -11,7 +11,7 @@ use xferbench_lab::workload::WorkloadKind;
 pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
     if let Some(list) = &args.transport {
         let words = xferbench_lab::sweep::parse_words(list).context("--transport")?;
-        if let Err(e) = crate::config::expand_plugins(words, &crate::launcher()?) {
+        if let Err(e) = crate::config::expand_plugins(words, &crate::launcher::launcher()?) {
             return Ok(crate::exit::usage("list", e));
         }
     }

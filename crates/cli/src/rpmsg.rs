@@ -126,7 +126,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             verify: p.verify,
         }],
         point: p,
-        remote: RemoteKind::Process(crate::launcher()?),
+        remote: RemoteKind::Process(crate::launcher::launcher()?),
     };
     let opts = LoopOptions {
         runs: a.runs,

@@ -13,7 +13,7 @@ use xferbench_report::{
 
 /// Runs `xferbench run` and returns the exit status.
 pub fn run(args: &RunArgs) -> Result<u8> {
-    let config = match RunConfig::from_args(args, crate::launcher) {
+    let config = match RunConfig::from_args(args, crate::launcher::launcher) {
         Ok(c) => c,
         Err(e) => return Ok(crate::exit::usage("run", e)),
     };

@@ -36,7 +36,7 @@ pub fn run(args: &ServeArgs) -> Result<u8> {
     let cfg = AgentConfig {
         listen,
         token,
-        launcher: crate::launcher()?,
+        launcher: crate::launcher::launcher()?,
         data_ports,
         idle_timeout: IDLE_TIMEOUT,
     };

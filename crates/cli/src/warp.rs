@@ -158,7 +158,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     }
     let stop = crate::stop::stop_flag()?;
     let runs = if a.instances > 1 {
-        run_instances(&crate::launcher()?, addr, &spec, a.instances)?
+        run_instances(&crate::launcher::launcher()?, addr, &spec, a.instances)?
     } else {
         vec![run_client(addr, &spec, &stop)?]
     };

@@ -442,6 +442,19 @@ fn transports_that_cannot_cross_hosts_are_refused() {
             text(&o)
         );
     }
+    for study in ["rpmsg", "hashtable", "sis8300", "perf-stat"] {
+        let o = std::process::Command::new(netns::bin())
+            .args(["study", study, "--quick", "--remote", "127.0.0.1:9"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{study}: {}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr)
+                .contains("share memory on one host; only the warp-pipe study runs across hosts"),
+            "{study}: {}",
+            text(&o)
+        );
+    }
     let o = std::process::Command::new(netns::bin())
         .args(["serve", "--listen", "0.0.0.0:0"])
         .output()

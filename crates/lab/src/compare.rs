@@ -19,7 +19,7 @@
 
 use crate::params::{describe as describe_params, same_point};
 use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
-use crate::stats::welch_t_test;
+use crate::stats::{mean, welch_t_test};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -153,10 +153,6 @@ pub fn plugin_builds(base: &ResultDoc, new: &ResultDoc) -> Vec<String> {
         }
     }
     out
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 fn run_values(p: &PointResult, fig: &str) -> Vec<f64> {

@@ -142,6 +142,22 @@ pub fn paired_ratio(numerator: &[f64], denominator: &[f64]) -> Option<Estimate> 
     )
 }
 
+/// The median of `xs` (the mean of the middle two for an even count); `None` for no
+/// values.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some(median_sorted(&sorted))
+}
+
+/// The arithmetic mean of `xs`; `None` for no values.
+pub fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
 fn median_sorted(xs: &[f64]) -> f64 {
     let n = xs.len();
     if n % 2 == 1 {
@@ -194,7 +210,7 @@ pub fn mean_sd(xs: &[f64]) -> Option<(f64, f64)> {
         return None;
     }
     let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
+    let mean = mean(xs)?;
     let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
     Some((mean, var.sqrt()))
 }

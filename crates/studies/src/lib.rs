@@ -119,6 +119,11 @@ pub trait Study: Sync {
     fn has_full(&self) -> bool {
         false
     }
+    /// Whether its serving side can run on another host (`--remote`): only where its
+    /// participants share no memory or kernel.
+    fn crosses_hosts(&self) -> bool {
+        false
+    }
     /// What the study reads off the profiles of its points after a `--profile` run
     /// (`profiles`: the folded recordings of `participant` by point index), for
     /// its extras.

@@ -1,6 +1,6 @@
 //! `xferbench study NAME`: one table-driven dispatcher for every built-in study.
 //!
-//! The study comes from the lab's registry, its writer from the report's; this
+//! The study and its writer come from the one registry of `xferbench-studies`; this
 //! module only turns the arguments into overrides, runs the plan with the observers
 //! (a line per point, and `results.jsonl` in the folder while it runs), writes the
 //! folder and the profile, and maps the outcome to the common exit status.
@@ -120,11 +120,17 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         Err(e) => return Ok(exit::usage("study", e)),
     };
     if remote.is_some() {
-        if name != "warp-pipe" {
+        if !study.crosses_hosts() {
+            let across: Vec<String> = studies::registry()
+                .iter()
+                .filter(|s| s.crosses_hosts())
+                .map(|s| format!("the {} study", s.name()))
+                .collect();
             return Ok(exit::usage(
                 "study",
                 format!(
-                    "--remote: the {name} study's participants share memory on one host; only the warp-pipe study runs across hosts"
+                    "--remote: the {name} study's participants share memory on one host; only {} runs across hosts",
+                    across.join(", ")
                 ),
             ));
         }
@@ -140,7 +146,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         None => None,
     };
     let env = StudyEnv {
-        launcher: Some(crate::launcher()?),
+        launcher: Some(crate::launcher::launcher()?),
         full: args.full,
         profiling: profile.as_ref().map(|p| p.participant.clone()),
         remote,

@@ -21,6 +21,7 @@ use crate::counters::Participant;
 use crate::process::{Launcher, Role, Streams};
 use crate::record::FigureRules;
 use crate::result::RunRecord;
+use crate::stats;
 use crate::workload::perf_stat::{BenchOutput, BenchSpec, run_harness};
 use std::io::Read;
 use std::sync::atomic::Ordering;
@@ -145,21 +146,17 @@ pub fn record(out: &BenchOutput, counters: Option<crate::counters::RunCounters>)
         integrity: None,
     };
     let mut record = aggregate(vec![channel], vec![out.cpu.clone()]);
-    let mut sorted = out.times_s.clone();
-    sorted.sort_by(f64::total_cmp);
-    let mean = sorted.iter().sum::<f64>() / sorted.len().max(1) as f64;
-    let median = match sorted.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
-    };
+    let times = &out.times_s;
     let f = &mut record.figures;
-    f.insert(figures::TIME_S.into(), mean);
+    f.insert(figures::TIME_S.into(), stats::mean(times).unwrap_or(0.0));
     f.insert(
         figures::TIME_MIN_S.into(),
-        sorted.first().copied().unwrap_or(0.0),
+        times.iter().copied().reduce(f64::min).unwrap_or(0.0),
     );
-    f.insert(figures::TIME_MEDIAN_S.into(), median);
+    f.insert(
+        figures::TIME_MEDIAN_S.into(),
+        stats::median(times).unwrap_or(0.0),
+    );
     f.insert(figures::BENCH_CPU_S.into(), out.cpu.user_s + out.cpu.sys_s);
     record.counters = counters;
     record

@@ -218,15 +218,6 @@ fn latency_table(p: &PointResult) -> Option<Table> {
     })
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 fn cpu_table(p: &PointResult) -> Option<Table> {
     let mut roles: Vec<&str> = Vec::new();
     for r in &p.runs {
@@ -240,12 +231,12 @@ fn cpu_table(p: &PointResult) -> Option<Table> {
         .iter()
         .map(|role| {
             let of = |f: &dyn Fn(&xferbench_lab::cpu::ProcessCpu) -> f64| {
-                median(
-                    p.runs
-                        .iter()
-                        .flat_map(|r| r.cpu.iter().filter(|c| c.role == *role).map(f))
-                        .collect(),
-                )
+                let values: Vec<f64> = p
+                    .runs
+                    .iter()
+                    .flat_map(|r| r.cpu.iter().filter(|c| c.role == *role).map(f))
+                    .collect();
+                xferbench_lab::stats::median(&values).unwrap_or(f64::NAN)
             };
             vec![
                 role.to_string(),

@@ -45,11 +45,7 @@ fn per_board(p: &PointResult, func: &str) -> Vec<f64> {
 }
 
 fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        f64::NAN
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
+    xferbench_lab::stats::mean(v).unwrap_or(f64::NAN)
 }
 
 fn range(v: &[f64]) -> String {

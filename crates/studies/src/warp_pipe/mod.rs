@@ -386,6 +386,10 @@ impl Study for WarpPipe {
         &PARTICIPANTS
     }
 
+    fn crosses_hosts(&self) -> bool {
+        true
+    }
+
     fn profile_extras(
         &self,
         doc: &xferbench_lab::result::ResultDoc,

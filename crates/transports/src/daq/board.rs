@@ -2,7 +2,7 @@
 //! docs](super) for the model.
 
 use super::control::{Control, ControlReader};
-use super::memory::{DeviceMemory, Mapping, SAMPLE_BYTES, memfd};
+use super::memory::{DeviceMemory, Mapping, SAMPLE_BYTES, map, memfd};
 use super::{CHUNK_BYTES, DaqError, DigitizerConfig, Link, Trigger};
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::fd::OwnedFd;
@@ -200,7 +200,7 @@ impl Board {
         let target = if cfg.mapped {
             let bytes = cfg.samples * SAMPLE_BYTES;
             let fd = memfd(&format!("daq-dma{index}"), bytes)?;
-            Some(Arc::new(Mapping::new(&fd, bytes, true)?))
+            Some(Arc::new(map(&fd, bytes, true)?))
         } else {
             None
         };

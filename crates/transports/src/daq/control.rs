@@ -19,7 +19,7 @@
 //! counter that goes backwards are all refused with an error that names the field.
 
 use super::DaqError;
-use super::memory::{Mapping, memfd};
+use super::memory::{Mapping, map, memfd};
 use rustix::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -59,7 +59,7 @@ impl Control {
     /// Creates the block of board `board` with `samples` samples, idle.
     pub fn create(board: usize, samples: usize) -> Result<Control, DaqError> {
         let fd = memfd(&format!("daq-ctl{board}"), 4096)?;
-        let map = Mapping::new(&fd, 4096, true)?;
+        let map = map(&fd, 4096, true)?;
         let c = Control {
             fd,
             map,

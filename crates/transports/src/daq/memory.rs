@@ -8,7 +8,7 @@
 //! driver's `copy_to_user` does); the DMA engine reads it through a read-only
 //! mapping.
 //!
-//! [`Mapping`] is a shared memfd mapping: the zero-copy target the DMA engine writes
+//! [`Mapping`] (the project's one, [`crate::shm::mapping`]) is a shared memfd mapping: the zero-copy target the DMA engine writes
 //! into and the reader sees, and the control block's page.
 //!
 //! Every memfd here comes from [`crate::shm::backing`]: sealed against shrinking and
@@ -18,8 +18,6 @@
 use super::DaqError;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::SealFlags;
-use rustix::mm::{MapFlags, ProtFlags};
-use std::ptr::NonNull;
 
 /// Bytes per sample.
 pub const SAMPLE_BYTES: usize = 2;
@@ -72,68 +70,11 @@ fn io(what: &'static str) -> impl FnOnce(rustix::io::Errno) -> DaqError {
     }
 }
 
-/// A shared mapping of a memfd (or of part of one), unmapped on drop.
-#[derive(Debug)]
-pub struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
+pub use crate::shm::mapping::Mapping;
 
-// SAFETY: the mapping is plain memory; who may write it when is the owner's
-// protocol (the DMA engine writes only while the reader waits for it).
-unsafe impl Send for Mapping {}
-// SAFETY: as above; shared access goes through raw pointers or atomics.
-unsafe impl Sync for Mapping {}
-
-impl Mapping {
-    /// Maps `len` bytes of `fd` from offset 0, shared, readable and, if `write`,
-    /// writable.
-    pub fn new(fd: impl AsFd, len: usize, write: bool) -> Result<Mapping, DaqError> {
-        let prot = if write {
-            ProtFlags::READ | ProtFlags::WRITE
-        } else {
-            ProtFlags::READ
-        };
-        // SAFETY: a fresh mapping chosen by the kernel (null hint) of a file we hold
-        // open; it aliases no Rust object.
-        let p = unsafe {
-            rustix::mm::mmap(
-                std::ptr::null_mut(),
-                len.max(1),
-                prot,
-                MapFlags::SHARED,
-                fd,
-                0,
-            )
-        }
-        .map_err(io("mmap"))?;
-        Ok(Mapping {
-            ptr: NonNull::new(p.cast()).expect("mmap returns non-null"),
-            len,
-        })
-    }
-
-    /// The first byte.
-    pub fn as_ptr(&self) -> *mut u8 {
-        self.ptr.as_ptr()
-    }
-
-    /// Length, bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the mapping is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: our own mapping of this length; no reference into it outlives self.
-        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len.max(1)) };
-    }
+/// Maps `len` bytes of `fd` ([`Mapping::new`]), a failure named as the model's.
+pub fn map(fd: impl AsFd, len: usize, write: bool) -> Result<Mapping, DaqError> {
+    Mapping::new(fd, len, write).map_err(io("mmap"))
 }
 
 fn backing(what: &'static str) -> impl FnOnce(crate::shm::backing::BackingError) -> DaqError {
@@ -187,7 +128,7 @@ impl DeviceMemory {
         }
         crate::shm::backing::seal(&fd, SealFlags::WRITE)
             .map_err(backing("sealing device memory"))?;
-        let view = Mapping::new(&fd, bytes, false)?;
+        let view = map(&fd, bytes, false)?;
         Ok(DeviceMemory {
             fd,
             samples,

@@ -24,9 +24,8 @@
 //! computed from those checked values, never read from shared memory.
 
 use super::{Arch, KvError};
+use crate::shm::mapping::Mapping;
 use rustix::fd::OwnedFd;
-use rustix::mm::{MapFlags, ProtFlags};
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// `"XFBKV001"` as a little-endian u64.
@@ -75,8 +74,7 @@ const _: () = assert!(std::mem::size_of::<KvHeader>() <= BODY_OFFSET);
 /// A mapped kv object.
 #[derive(Debug)]
 pub struct ShmObject {
-    ptr: NonNull<u8>,
-    len: usize,
+    map: Mapping,
     /// `memfd:<server pid>:<fd>:<inode>`.
     address: String,
     fd: OwnedFd,
@@ -87,12 +85,6 @@ pub struct ShmObject {
     workers: u32,
     server_pid: u32,
 }
-
-// SAFETY: plain shared memory; all shared mutable state in it is atomics or
-// process-shared synchronisation objects, accessed under each architecture's protocol.
-unsafe impl Send for ShmObject {}
-// SAFETY: as above.
-unsafe impl Sync for ShmObject {}
 
 fn io(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> KvError {
     move |e| KvError::Io {
@@ -144,10 +136,9 @@ impl ShmObject {
     ) -> Result<ShmObject, KvError> {
         let total = BODY_OFFSET + fields.arch.body_len(fields.workers, fields.part);
         let (fd, address) = crate::shm::backing::create(name, total as u64).map_err(backing_err)?;
-        let ptr = map(&fd, total)?;
+        let map = Mapping::new(&fd, total, true).map_err(io("mmap"))?;
         let obj = ShmObject {
-            ptr,
-            len: total,
+            map,
             address,
             fd,
             arch: fields.arch,
@@ -157,7 +148,7 @@ impl ShmObject {
         // SAFETY: a fresh zeroed mapping of `total` ≥ BODY_OFFSET bytes that nobody
         // else has mapped yet; zero is a valid KvHeader, whose plain fields we write.
         unsafe {
-            let h = obj.ptr.as_ptr().cast::<KvHeader>();
+            let h = obj.map.as_ptr().cast::<KvHeader>();
             (&raw mut (*h).version).write(VERSION);
             (&raw mut (*h).arch).write(fields.arch.code());
             (&raw mut (*h).header_len).write(std::mem::size_of::<KvHeader>() as u32);
@@ -170,7 +161,7 @@ impl ShmObject {
             (&raw mut (*h).companion_ino).write(fields.companion.1);
         }
         // SAFETY: the body starts at BODY_OFFSET inside the mapping.
-        init(unsafe { obj.ptr.as_ptr().add(BODY_OFFSET) })?;
+        init(unsafe { obj.map.as_ptr().add(BODY_OFFSET) })?;
         obj.header().magic.store(MAGIC, Ordering::Release);
         Ok(obj)
     }
@@ -186,10 +177,9 @@ impl ShmObject {
                 "{name} has {file_len} bytes, less than the {BODY_OFFSET}-byte header (truncated, or not a kv server)"
             )));
         }
-        let ptr = map(&fd, file_len)?;
+        let map = Mapping::new(&fd, file_len, true).map_err(io("mmap"))?;
         let mut obj = ShmObject {
-            ptr,
-            len: file_len,
+            map,
             address: name.to_string(),
             fd,
             arch: Arch::Preopt,
@@ -250,13 +240,13 @@ impl ShmObject {
             )));
         }
         let want = BODY_OFFSET + arch.body_len(workers, part);
-        if h.total_len != want as u64 || self.len != want {
+        if h.total_len != want as u64 || self.map.len() != want {
             return Err(KvError::Header(format!(
                 "header says {} bytes, the {} layout with {} workers needs {want}, and the object has {}",
                 h.total_len,
                 arch.name(),
                 workers,
-                self.len
+                self.map.len()
             )));
         }
         Ok((arch, workers))
@@ -266,7 +256,7 @@ impl ShmObject {
     pub fn header(&self) -> &KvHeader {
         // SAFETY: the mapping holds at least BODY_OFFSET ≥ size_of::<KvHeader>() bytes
         // and lives as long as `self`; every field is valid for any bit pattern.
-        unsafe { self.ptr.cast::<KvHeader>().as_ref() }
+        unsafe { &*self.map.as_ptr().cast::<KvHeader>() }
     }
 
     /// The architecture (validated on open; a private copy).
@@ -287,7 +277,7 @@ impl ShmObject {
     /// Start of the body.
     pub fn body(&self) -> *mut u8 {
         // SAFETY: BODY_OFFSET is inside the mapping (checked on create and open).
-        unsafe { self.ptr.as_ptr().add(BODY_OFFSET) }
+        unsafe { self.map.as_ptr().add(BODY_OFFSET) }
     }
 
     /// The object's address, `memfd:<server pid>:<fd>:<inode>`.
@@ -316,29 +306,6 @@ impl ShmObject {
             h.companion_ino,
         )
     }
-}
-
-impl Drop for ShmObject {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in create/open, unmapped once.
-        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
-    }
-}
-
-fn map(fd: &OwnedFd, len: usize) -> Result<NonNull<u8>, KvError> {
-    // SAFETY: a fresh shared mapping of the object's first `len` bytes, which exist.
-    let p = unsafe {
-        rustix::mm::mmap(
-            std::ptr::null_mut(),
-            len,
-            ProtFlags::READ | ProtFlags::WRITE,
-            MapFlags::SHARED,
-            fd,
-            0,
-        )
-    }
-    .map_err(io("mmap"))?;
-    Ok(NonNull::new(p.cast()).expect("mmap returns non-null"))
 }
 
 /// The kv servers of this user that are running: (address, server pid), one per

@@ -15,6 +15,7 @@
 //! listener → connector, ring 1 the reverse.
 
 pub mod backing;
+pub mod mapping;
 pub mod region;
 pub mod ring;
 pub mod wait;

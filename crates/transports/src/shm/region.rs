@@ -35,6 +35,7 @@
 //! [`sweep_stale`] still removes those whose creator died, once per process.
 
 use crate::shm::backing::{self, BackingError};
+use crate::shm::mapping::Mapping;
 use crate::shm::wait::WaitLine;
 use rustix::fd::OwnedFd;
 use rustix::mm::{MapFlags, ProtFlags};
@@ -246,8 +247,8 @@ impl Drop for Mirror {
 /// A mapped region.
 #[derive(Debug)]
 pub struct Region {
-    header: NonNull<RegionHeader>,
-    header_map_len: usize,
+    /// The header's mapping (a `RegionHeader` at its start).
+    header: Mapping,
     rings: [Mirror; 2],
     /// The address, while the creator still offers the region.
     name: Option<String>,
@@ -288,13 +289,12 @@ impl Region {
         sweep_stale_once();
         let (data_offset, total) = geometry(capacity);
         let (fd, name) = backing::create("region", total)?;
-        let header_map_len = data_offset as usize;
-        let header = map_header(&fd, header_map_len)?;
+        let header = map_header(&fd, data_offset as usize)?;
         // SAFETY: we created the object and nobody else can have it mapped yet (the
         // address is not published); the memory is zeroed by ftruncate, which is a valid
         // RegionHeader except for the plain fields we write now.
         unsafe {
-            let h = header.as_ptr();
+            let h = header.as_ptr().cast::<RegionHeader>();
             (&raw mut (*h).version).write(LAYOUT_VERSION);
             (&raw mut (*h).header_len).write(std::mem::size_of::<RegionHeader>() as u32);
             (&raw mut (*h).total_len).write(total);
@@ -303,21 +303,16 @@ impl Region {
             (&raw mut (*h).creator_pid).write(std::process::id());
             (&raw mut (*h).wait_mode).write(wait_mode);
         }
-        let unmap = |e| {
-            // SAFETY: unmapping the header mapping made just above, used by nothing else.
-            let _ = unsafe { rustix::mm::munmap(header.as_ptr().cast(), header_map_len) };
-            e
-        };
+        // On an error the header mapping unmaps itself.
         let rings = match (
             Mirror::map(&fd, data_offset, capacity),
             Mirror::map(&fd, data_offset + capacity as u64, capacity),
         ) {
             (Ok(a), Ok(b)) => [a, b],
-            (Err(e), _) | (_, Err(e)) => return Err(unmap(e)),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
         };
         let region = Region {
             header,
-            header_map_len,
             rings,
             name: Some(name),
             fd: Some(fd),
@@ -348,45 +343,36 @@ impl Region {
             )));
         }
         let header_map_len = (header_len as usize).div_ceil(page) * page;
+        // On an error below the header mapping unmaps itself.
         let header = map_header(&fd, header_map_len.min(file_len as usize))?;
-        let unmap = |e| {
-            // SAFETY: unmapping the header mapping made just above, used by nothing else.
-            let _ = unsafe {
-                rustix::mm::munmap(
-                    header.as_ptr().cast(),
-                    header_map_len.min(file_len as usize),
-                )
-            };
-            e
-        };
         // SAFETY: the mapping covers a whole RegionHeader (checked against the file
         // size above); its fields are read as they are, whatever the creator wrote.
-        let h = unsafe { header.as_ref() };
+        let h = unsafe { &*header.as_ptr().cast::<RegionHeader>() };
         let Geometry {
             data_offset,
             ring_capacity: cap,
             ..
-        } = h.validate(file_len, wait_mode).map_err(unmap)?;
+        } = h.validate(file_len, wait_mode)?;
         // SAFETY: a plain read of a field the creator wrote before the magic, which
         // `validate` read with Acquire.
-        let creator_pid = unsafe { (&raw const (*header.as_ptr()).creator_pid).read() };
+        let creator_pid =
+            unsafe { (&raw const (*header.as_ptr().cast::<RegionHeader>()).creator_pid).read() };
         if creator_pid as i32 != creator {
-            return Err(unmap(RegionError::Size(format!(
+            return Err(RegionError::Size(format!(
                 "the header names creator pid {creator_pid}, the address {address} pid {creator}"
-            ))));
+            )));
         }
         let rings = match (
             Mirror::map(&fd, data_offset, cap as usize),
             Mirror::map(&fd, data_offset + cap, cap as usize),
         ) {
             (Ok(a), Ok(b)) => [a, b],
-            (Err(e), _) | (_, Err(e)) => return Err(unmap(e)),
+            (Err(e), _) | (_, Err(e)) => return Err(e),
         };
         // The mappings keep the memory; the descriptor is not needed any more.
         drop(fd);
         let region = Region {
             header,
-            header_map_len,
             rings,
             name: None,
             fd: None,
@@ -406,8 +392,9 @@ impl Region {
 
     /// The header.
     pub fn header(&self) -> &RegionHeader {
-        // SAFETY: the header mapping lives as long as `self` and was validated.
-        unsafe { self.header.as_ref() }
+        // SAFETY: the header mapping lives as long as `self`, covers a whole
+        // RegionHeader and was validated.
+        unsafe { &*self.header.as_ptr().cast::<RegionHeader>() }
     }
 
     /// Ring `i`'s control block (0 or 1).
@@ -442,27 +429,12 @@ impl Region {
 impl Drop for Region {
     fn drop(&mut self) {
         self.unlink();
-        // SAFETY: the header mapping was made in create/attach and is unmapped once;
-        // the ring mirrors unmap themselves.
-        let _ = unsafe { rustix::mm::munmap(self.header.as_ptr().cast(), self.header_map_len) };
+        // The header mapping and the ring mirrors unmap themselves.
     }
 }
 
-fn map_header(fd: &OwnedFd, len: usize) -> Result<NonNull<RegionHeader>, RegionError> {
-    // SAFETY: a fresh shared mapping of the object's first `len` bytes, which exist
-    // (checked or just sized by the caller).
-    let p = unsafe {
-        rustix::mm::mmap(
-            std::ptr::null_mut(),
-            len,
-            ProtFlags::READ | ProtFlags::WRITE,
-            MapFlags::SHARED,
-            fd,
-            0,
-        )
-    }
-    .map_err(io_err("mmap (header)"))?;
-    Ok(NonNull::new(p.cast()).expect("mmap returns non-null"))
+fn map_header(fd: &OwnedFd, len: usize) -> Result<Mapping, RegionError> {
+    Mapping::new(fd, len, true).map_err(io_err("mmap (header)"))
 }
 
 /// Where a validated header says the rings lie: ring 0's data at `data_offset`, ring

@@ -37,14 +37,20 @@ use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
 use crate::process::{Child, Launcher, Role, Streams};
 use crate::result::RunRecord;
+use crate::stats;
 use crate::verify::Integrity;
 use crate::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
-use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use xferbench_transports::kv::{Arch, Server, ServerConfig, ServerStats};
+
+mod server;
+mod spec;
+
+pub use server::redis_available;
+use server::{RunningServer, start_server};
+pub use spec::{HANG, KvPoint, KvServerSpec, MIN_SLOW_RUNS, Target};
 
 /// Figures of a kv run, beside the common ones.
 pub mod figures {
@@ -72,276 +78,6 @@ pub mod figures {
     pub const SERVER_CPU_S: &str = "server_cpu_s";
     /// CPU seconds of all visitors over the window.
     pub const VISITORS_CPU_S: &str = "visitors_cpu_s";
-}
-
-/// What the server process ([`Role::KvServer`]) serves: its one argument, as JSON. It
-/// prints `serving on NAME` on stdout once ready, serves until SIGINT or SIGTERM and
-/// dies with its parent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KvServerSpec {
-    /// The architecture.
-    #[serde(with = "xferbench_params::by_name")]
-    pub arch: Arch,
-    /// Buckets.
-    pub buckets: usize,
-    /// Workers.
-    pub workers: u32,
-    /// Hang timeout, milliseconds.
-    pub hang_timeout_ms: u64,
-}
-
-impl KvServerSpec {
-    /// The server configuration.
-    pub fn config(&self) -> Result<ServerConfig, String> {
-        Ok(ServerConfig {
-            arch: self.arch,
-            buckets: self.buckets,
-            workers: self.workers,
-            hang_timeout: Duration::from_millis(self.hang_timeout_ms.max(1)),
-        })
-    }
-}
-
-/// What the point's server is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Target {
-    /// A kv server.
-    Kv {
-        /// Architecture.
-        #[serde(with = "xferbench_params::by_name")]
-        arch: Arch,
-        /// Worker threads.
-        workers: u32,
-        /// Buckets.
-        buckets: usize,
-    },
-    /// `redis-server` on a Unix socket.
-    Redis,
-}
-
-impl Target {
-    /// Its name in tables: the architecture, or `redis`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Target::Kv { arch, .. } => arch.name(),
-            Target::Redis => "redis",
-        }
-    }
-}
-
-/// One point: the server, the visitors and the timed client's hyperfine settings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KvPoint {
-    /// The server.
-    pub target: Target,
-    /// Background clients (`client 0 INNER`).
-    pub visitors: usize,
-    /// The timed client's outer iterations.
-    pub outer: u64,
-    /// Keys per iteration.
-    pub inner: u32,
-    /// Discarded runs after the visitors are up.
-    pub warmup: usize,
-    /// At least this many timed runs…
-    pub min_runs: usize,
-    /// …and at least this long, milliseconds.
-    pub min_time_ms: u64,
-    /// At most this many timed runs.
-    pub max_runs: usize,
-    /// Time budget of a slow point, milliseconds: once it is spent, the session ends
-    /// after [`MIN_SLOW_RUNS`] runs, and the warm-up after one run once a quarter of
-    /// it is spent.
-    pub budget_ms: u64,
-    /// The timed client's `--seed`.
-    pub seed: u32,
-}
-
-/// Timed runs of a point that exceeded its budget.
-pub const MIN_SLOW_RUNS: usize = 3;
-
-/// Hang timeout of servers and clients.
-pub const HANG: Duration = Duration::from_secs(20);
-
-enum RunningServer {
-    Thread(Server, ServerStats),
-    Process(Child, ServerStats),
-    Redis {
-        child: Child,
-        socket: String,
-        con: Box<redis::Connection>,
-        _dir: tempfile::TempDir,
-    },
-}
-
-impl RunningServer {
-    fn pid(&self) -> Option<u32> {
-        match self {
-            RunningServer::Thread(..) => None,
-            RunningServer::Process(c, _) | RunningServer::Redis { child: c, .. } => Some(c.pid()),
-        }
-    }
-
-    fn backend(&self) -> Backend {
-        match self {
-            RunningServer::Thread(s, _) => Backend::Shm(s.name().into()),
-            RunningServer::Process(_, st) => Backend::Shm(st.name().into()),
-            RunningServer::Redis { socket, .. } => Backend::Redis(socket.clone()),
-        }
-    }
-
-    fn served(&mut self) -> Result<u64, RunError> {
-        match self {
-            RunningServer::Thread(_, st) | RunningServer::Process(_, st) => Ok(st.served()),
-            RunningServer::Redis { con, .. } => {
-                let info: String = redis::cmd("INFO")
-                    .arg("stats")
-                    .query(con.as_mut())
-                    .map_err(|e| RunError::Participant(format!("redis INFO: {e}")))?;
-                info.lines()
-                    .find_map(|l| l.strip_prefix("total_commands_processed:"))
-                    .and_then(|v| v.trim().parse().ok())
-                    .ok_or_else(|| {
-                        RunError::Participant("redis INFO has no total_commands_processed".into())
-                    })
-            }
-        }
-    }
-
-    /// A failed or vanished server, described.
-    fn check(&mut self) -> Result<(), RunError> {
-        match self {
-            RunningServer::Thread(s, _) if s.failed() => {
-                Err(RunError::Participant("the kv server thread failed".into()))
-            }
-            RunningServer::Process(c, _) | RunningServer::Redis { child: c, .. } => {
-                match c.exited() {
-                    Some(e) => Err(RunError::Participant(format!("the server {e}"))),
-                    None => Ok(()),
-                }
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn stop(self) -> Result<(), RunError> {
-        match self {
-            RunningServer::Thread(s, _) => s
-                .stop()
-                .map_err(|e| RunError::Participant(format!("kv server: {e}"))),
-            RunningServer::Process(mut c, _) | RunningServer::Redis { child: mut c, .. } => {
-                let e = c.stop();
-                // Stopped by our SIGINT (exit 130 from the tool, a signal from Redis).
-                if e.success() || e.status.code() == Some(130) || e.status.code().is_none() {
-                    Ok(())
-                } else {
-                    Err(RunError::Participant(format!("the server {e}")))
-                }
-            }
-        }
-    }
-}
-
-/// Whether `redis-server` can be started here, or why not.
-pub fn redis_available() -> Result<String, String> {
-    let out = std::process::Command::new("redis-server")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("redis-server is not installed ({e})"))?;
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn start_redis() -> Result<RunningServer, RunError> {
-    let fail = |m: String| RunError::Participant(format!("redis-server: {m}"));
-    let dir = tempfile::Builder::new()
-        .prefix("xferbench-redis")
-        .tempdir()
-        .map_err(|e| fail(e.to_string()))?;
-    let socket = dir.path().join("redis.sock").to_string_lossy().into_owned();
-    let mut cmd = std::process::Command::new("redis-server");
-    cmd.args([
-        "--port",
-        "0",
-        "--unixsocket",
-        &socket,
-        "--unixsocketperm",
-        "700",
-    ])
-    .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-    .arg("--dir")
-    .arg(dir.path());
-    let mut child = Child::spawn(cmd, Streams::QUIET).map_err(|e| fail(e.to_string()))?;
-    let give_up = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(e) = child.exited() {
-            return Err(fail(format!("{e}")));
-        }
-        if std::path::Path::new(&socket).exists()
-            && let Ok(c) = redis::Client::open(format!("redis+unix://{socket}"))
-            && let Ok(mut con) = c.get_connection_with_timeout(Duration::from_secs(2))
-            && redis::cmd("PING").query::<String>(&mut con).is_ok()
-        {
-            return Ok(RunningServer::Redis {
-                child,
-                socket,
-                con: Box::new(con),
-                _dir: dir,
-            });
-        }
-        if Instant::now() >= give_up {
-            child.stop();
-            return Err(fail("did not answer PING within 10 s".into()));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn start_server(target: &Target, launcher: Option<&Launcher>) -> Result<RunningServer, RunError> {
-    let Target::Kv {
-        arch,
-        workers,
-        buckets,
-    } = target
-    else {
-        return start_redis();
-    };
-    let spec = KvServerSpec {
-        arch: *arch,
-        buckets: *buckets,
-        workers: *workers,
-        hang_timeout_ms: HANG.as_millis() as u64,
-    };
-    let cfg = spec.config().map_err(RunError::Config)?;
-    let kv =
-        |e: xferbench_transports::kv::KvError| RunError::Participant(format!("kv server: {e}"));
-    let Some(launcher) = launcher else {
-        let s = Server::start(cfg).map_err(kv)?;
-        let st = ServerStats::open(s.name()).map_err(kv)?;
-        return Ok(RunningServer::Thread(s, st));
-    };
-    let json = serde_json::to_string(&spec).expect("the spec serialises");
-    let mut child = launcher
-        .spawn(Role::KvServer, [json], Streams::OUTPUT)
-        .map_err(|e| RunError::Participant(e.to_string()))?;
-    let stdout = child.take_stdout().expect("piped stdout");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx.recv_timeout(Duration::from_secs(10)).unwrap_or_default();
-    match line.trim().strip_prefix("serving on ") {
-        Some(name) => {
-            let st = ServerStats::open(name).map_err(kv)?;
-            Ok(RunningServer::Process(child, st))
-        }
-        None => {
-            let e = child.stop();
-            Err(RunError::Participant(format!(
-                "the kv server did not announce its name: {e}"
-            )))
-        }
-    }
 }
 
 enum Visitor {
@@ -524,30 +260,6 @@ fn timed_process(l: &Launcher, spec: &KvClientSpec) -> Result<Timed, RunError> {
     }
 }
 
-fn mean_sd(v: &[f64]) -> (f64, f64) {
-    let n = v.len().max(1) as f64;
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    }
-}
-
 impl Rig for KvRig {
     fn participants(&self) -> Vec<Participant> {
         let me = std::process::id();
@@ -632,7 +344,9 @@ impl Rig for KvRig {
         }
         let window_s = t1.since(t0).max(1) as f64 / 1e9;
         let walls: Vec<f64> = runs.iter().map(|t| t.wall_s).collect();
-        let (mean, sd) = mean_sd(&walls);
+        // One timed run has no spread: its sd is 0 (no runs: 0 and 0).
+        let (mean, sd) =
+            stats::mean_sd(&walls).unwrap_or((stats::mean(&walls).unwrap_or(0.0), 0.0));
         let requests: u64 = runs.iter().map(|t| t.run.requests).sum();
         let mut hist = crate::result::new_histogram();
         for t in &runs {
@@ -684,7 +398,10 @@ impl Rig for KvRig {
         let n = runs.len() as f64;
         f.insert(figures::TIME_MEAN_S.into(), mean);
         f.insert(figures::TIME_SD_S.into(), sd);
-        f.insert(figures::TIME_MEDIAN_S.into(), median(&walls));
+        f.insert(
+            figures::TIME_MEDIAN_S.into(),
+            stats::median(&walls).unwrap_or(0.0),
+        );
         f.insert(
             figures::TIME_MIN_S.into(),
             walls.iter().copied().fold(f64::INFINITY, f64::min),
@@ -772,6 +489,7 @@ impl Drop for KvRig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xferbench_transports::kv::Arch;
 
     fn point(arch: Arch, visitors: usize) -> KvPoint {
         KvPoint {

@@ -32,22 +32,21 @@
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Child, Launcher, Role, Streams};
+use crate::process::Launcher;
 use crate::result::{RunRecord, figure};
 use crate::verify::Integrity;
 use crate::workload::new_histogram;
-use crate::workload::warp::{
-    ClientProcessSpec, ClientRun, ClientSpec, Ops, WarpRunError, run_client,
-};
-use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Read};
+use crate::workload::warp::{ClientRun, ClientSpec, Ops, WarpRunError, run_client};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-use xferbench_transports::warp::CrcKind;
-use xferbench_transports::warp::mock::MockConfig;
-use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
+
+mod clients;
+mod server;
+mod spec;
+
+pub use clients::run_instances;
+pub use server::RunningServer;
+pub use spec::{MemoryMockSpec, MockPoint, bar1_for};
 
 /// Extra figures of a memory-mock run.
 pub mod figures {
@@ -59,342 +58,6 @@ pub mod figures {
     pub const CLIENT_CPU_S: &str = "client_cpu_s";
     /// CPU seconds (user + sys) of the memory mock, when it is a process.
     pub const SERVER_CPU_S: &str = "server_cpu_s";
-}
-
-/// What the memory mock process ([`Role::MemoryMock`]) serves: its one argument, as
-/// JSON. It prints `listening on ADDR` on stdout once bound, serves until SIGINT and
-/// dies with its parent.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryMockSpec {
-    /// Address to listen on (port 0: any free port).
-    pub listen: SocketAddr,
-    /// CRC implementation.
-    #[serde(with = "xferbench_params::by_name")]
-    pub crc: CrcKind,
-    /// BAR1 size in bytes (a power of two).
-    pub bar1: u32,
-    /// I/O model.
-    #[serde(with = "xferbench_params::by_name")]
-    pub io: IoModel,
-}
-
-impl MemoryMockSpec {
-    /// A mock on a free loopback port.
-    pub fn loopback(crc: CrcKind, bar1: u32, io: IoModel) -> MemoryMockSpec {
-        MemoryMockSpec {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            crc,
-            bar1,
-            io,
-        }
-    }
-
-    /// The server configuration.
-    pub fn config(&self) -> Result<ServerConfig, WarpRunError> {
-        let mut device = MockConfig::default();
-        device.bar_sizes[1] = self.bar1;
-        Ok(ServerConfig {
-            listen: self.listen,
-            crc: self.crc,
-            device,
-            io: self.io,
-        })
-    }
-
-    /// Binds the server.
-    pub fn bind(&self) -> Result<Server, WarpRunError> {
-        Server::bind(self.config()?).map_err(|e| WarpRunError::Process(e.to_string()))
-    }
-}
-
-/// A running memory mock.
-pub struct RunningServer {
-    /// Its address.
-    pub addr: SocketAddr,
-    kind: ServerKind,
-}
-
-enum ServerKind {
-    Thread {
-        stop: Arc<AtomicBool>,
-        handle: Option<std::thread::JoinHandle<()>>,
-    },
-    Process {
-        child: Child,
-    },
-    Remote {
-        child: crate::remote::RemoteChild,
-    },
-}
-
-/// How long a memory mock process may take to announce its address.
-const ANNOUNCE_TIMEOUT: Duration = Duration::from_secs(10);
-
-impl RunningServer {
-    /// Starts a memory mock on a free loopback port.
-    /// A process when a `launcher` is given, else a thread.
-    pub fn start(
-        launcher: Option<&Launcher>,
-        crc: CrcKind,
-        bar1: u32,
-        io: IoModel,
-    ) -> Result<RunningServer, WarpRunError> {
-        let spec = MemoryMockSpec::loopback(crc, bar1, io);
-        match launcher {
-            None => {
-                let server = spec.bind()?;
-                let addr = server
-                    .local_addr()
-                    .map_err(|e| WarpRunError::Process(e.to_string()))?;
-                let stop = Arc::new(AtomicBool::new(false));
-                let s = Arc::clone(&stop);
-                tracing::info!(%addr, %crc, bar1, %io, "started the memory mock thread");
-                let handle = std::thread::spawn(move || {
-                    let _ = server.run(&s);
-                });
-                Ok(RunningServer {
-                    addr,
-                    kind: ServerKind::Thread {
-                        stop,
-                        handle: Some(handle),
-                    },
-                })
-            }
-            Some(launcher) => {
-                // Refuse bad names here, with the same message as a thread server.
-                spec.config()?;
-                let json = serde_json::to_string(&spec).expect("the spec serialises");
-                let mut child = launcher
-                    .spawn(Role::MemoryMock, [json], Streams::OUTPUT)
-                    .map_err(|source| WarpRunError::Spawn {
-                        role: Role::MemoryMock,
-                        source,
-                    })?;
-                let stdout = child.take_stdout().expect("piped stdout");
-                let (tx, rx) = std::sync::mpsc::channel();
-                std::thread::spawn(move || {
-                    let mut line = String::new();
-                    let _ = BufReader::new(stdout).read_line(&mut line);
-                    let _ = tx.send(line);
-                });
-                let line = rx.recv_timeout(ANNOUNCE_TIMEOUT).unwrap_or_default();
-                let addr = line
-                    .trim()
-                    .strip_prefix("listening on ")
-                    .and_then(|a| a.parse::<SocketAddr>().ok());
-                match addr {
-                    Some(addr) => {
-                        tracing::info!(
-                            %addr,
-                            pid = child.pid(),
-                            %crc,
-                            bar1,
-                            %io,
-                            "started the memory mock process"
-                        );
-                        Ok(RunningServer {
-                            addr,
-                            kind: ServerKind::Process { child },
-                        })
-                    }
-                    None => match child.exited_within(Duration::from_millis(200)) {
-                        Some(ended) => Err(WarpRunError::Ended {
-                            what: "the memory mock".into(),
-                            ended,
-                        }),
-                        None => {
-                            child.stop();
-                            Err(WarpRunError::Process(format!(
-                                "the memory mock did not announce its address within {} s \
-                                 (got {line:?})",
-                                ANNOUNCE_TIMEOUT.as_secs()
-                            )))
-                        }
-                    },
-                }
-            }
-        }
-    }
-
-    /// Starts a memory mock on the agent's host ([`crate::remote`]); its address is
-    /// the data host's with the port the mock bound there.
-    pub fn start_remote(
-        session: &Arc<crate::remote::Session>,
-        crc: CrcKind,
-        bar1: u32,
-        io: IoModel,
-    ) -> Result<RunningServer, WarpRunError> {
-        let spec = MemoryMockSpec::loopback(crc, bar1, io);
-        spec.config()?;
-        let json = serde_json::to_string(&spec).expect("the spec serialises");
-        let mut child = session
-            .spawn(crate::remote::protocol::RemoteRole::MemoryMock, Some(json))
-            .map_err(|e| WarpRunError::Process(format!("the memory mock: {e}")))?;
-        let lines = child.take_stdout().expect("stdout taken once");
-        let line = lines.recv_timeout(ANNOUNCE_TIMEOUT).unwrap_or_default();
-        let port = line
-            .trim()
-            .strip_prefix("listening on ")
-            .and_then(|a| a.parse::<SocketAddr>().ok())
-            .map(|a| a.port());
-        let Some(port) = port else {
-            let why = match child.exited_within(Duration::from_millis(500)) {
-                Some(ended) => format!("the memory mock on the agent's host {ended}"),
-                None => format!(
-                    "the memory mock on the agent's host did not announce its address within {} s (got {line:?})",
-                    ANNOUNCE_TIMEOUT.as_secs()
-                ),
-            };
-            child.stop();
-            return Err(WarpRunError::Process(why));
-        };
-        // Later lines (none expected) are drained so the relay never blocks.
-        std::thread::spawn(move || for _ in lines {});
-        let host = session.data_host();
-        let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| WarpRunError::Process(format!("cannot resolve the data host {host}")))?;
-        tracing::info!(%addr, pid = child.pid(), agent = %session.agent(), "started the memory mock on the agent's host");
-        Ok(RunningServer {
-            addr,
-            kind: ServerKind::Remote { child },
-        })
-    }
-
-    /// The server process's id on this host, when it is a process here.
-    pub fn pid(&self) -> Option<u32> {
-        match &self.kind {
-            ServerKind::Process { child } => Some(child.pid()),
-            ServerKind::Thread { .. } | ServerKind::Remote { .. } => None,
-        }
-    }
-
-    /// The server process's id (on its own host) and its CPU usage now, when it is
-    /// a process.
-    fn cpu(&self) -> Option<(u32, CpuSnapshot)> {
-        match &self.kind {
-            ServerKind::Process { child } => {
-                CpuSnapshot::of_pid(child.pid()).map(|c| (child.pid(), c))
-            }
-            ServerKind::Remote { child } => child.cpu().map(|c| (child.pid(), c)),
-            ServerKind::Thread { .. } => None,
-        }
-    }
-
-    /// How the server ended, if it is a process that did.
-    fn ended(&mut self) -> Option<String> {
-        match &mut self.kind {
-            ServerKind::Process { child } => child.exited().map(|e| e.to_string()),
-            ServerKind::Remote { child } => child.exited().map(|e| e.to_string()),
-            ServerKind::Thread { .. } => None,
-        }
-    }
-
-    /// Stops the server (SIGINT to a process, so it shuts down cleanly) and waits.
-    pub fn stop(mut self) {
-        self.shutdown();
-    }
-
-    fn shutdown(&mut self) {
-        tracing::debug!(addr = %self.addr, pid = ?self.pid(), "stopping the memory mock");
-        match &mut self.kind {
-            ServerKind::Thread { stop, handle } => {
-                stop.store(true, Ordering::Relaxed);
-                if let Some(h) = handle.take() {
-                    let _ = h.join();
-                }
-            }
-            ServerKind::Process { child } => {
-                child.stop();
-            }
-            ServerKind::Remote { child } => {
-                child.stop();
-            }
-        }
-    }
-}
-
-impl Drop for RunningServer {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
-/// BAR1 size that gives each of `slots` threads its own `payload`-byte slice (at least
-/// warp-pipe's 2048 B).
-pub fn bar1_for(slots: usize, payload: usize) -> u32 {
-    let need = (slots as u64 * payload as u64).clamp(2048, 1 << 30);
-    need.next_power_of_two() as u32
-}
-
-/// Starts `k` client processes ([`Role::WarpClient`]) at once (process `i` uses BAR1
-/// slots from `i × threads`) and collects their results.
-pub fn run_instances(
-    launcher: &Launcher,
-    addr: SocketAddr,
-    spec: &ClientSpec,
-    k: usize,
-) -> Result<Vec<ClientRun>, WarpRunError> {
-    let mut children = Vec::with_capacity(k);
-    for i in 0..k {
-        let json = serde_json::to_string(&ClientProcessSpec {
-            connect: addr,
-            client: ClientSpec {
-                first_slot: i * spec.threads,
-                ..spec.clone()
-            },
-        })
-        .expect("the spec serialises");
-        let child = launcher
-            .spawn(Role::WarpClient, [json], Streams::OUTPUT)
-            .map_err(|source| WarpRunError::Spawn {
-                role: Role::WarpClient,
-                source,
-            })?;
-        children.push(child);
-    }
-    let mut runs = Vec::with_capacity(k);
-    let mut failure = None;
-    for (i, mut child) in children.into_iter().enumerate() {
-        let mut out = Vec::new();
-        let read = child
-            .take_stdout()
-            .expect("piped stdout")
-            .read_to_end(&mut out);
-        // Its output is closed: it is exiting (or kill it).
-        let ended = child
-            .exited_within(Duration::from_secs(10))
-            .unwrap_or_else(|| child.stop());
-        let what = format!("client {i}");
-        let result = match (read, ended.success()) {
-            (Ok(_), true) => serde_json::from_slice::<ClientRun>(&out)
-                .map_err(|e| WarpRunError::Process(format!("{what} printed no result: {e}"))),
-            (Err(e), true) => Err(WarpRunError::Process(format!("{what}: {e}"))),
-            (_, false) => Err(WarpRunError::Ended { what, ended }),
-        };
-        match result {
-            Ok(r) => runs.push(r),
-            Err(e) => failure = failure.or(Some(e)),
-        }
-    }
-    match failure {
-        Some(f) => Err(f),
-        None => Ok(runs),
-    }
-}
-
-/// One point of the rig: what each client does, how many client processes, and the
-/// mock's I/O model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MockPoint {
-    /// What each client process does (`first_slot` is set per process).
-    pub client: ClientSpec,
-    /// Client processes (1: the client runs in this process).
-    pub instances: usize,
-    /// The mock's I/O model.
-    #[serde(with = "xferbench_params::by_name")]
-    pub io: IoModel,
 }
 
 /// A running memory mock and the clients to run against it.
@@ -627,6 +290,10 @@ impl Rig for MemoryMockRig {
 mod tests {
     use super::*;
     use crate::workload::warp::ConnectionMode;
+    use std::time::Duration;
+    use xferbench_transports::warp::CrcKind;
+    use xferbench_transports::warp::mock::MockConfig;
+    use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
 
     fn client(connection: ConnectionMode, threads: usize, crc: CrcKind) -> ClientSpec {
         ClientSpec {

@@ -1,0 +1,95 @@
+//! What a kv point is: the server it stands up (a kv architecture or Redis), its
+//! visitors and the timed client's hyperfine settings; and the one JSON argument of a
+//! kv server process.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use xferbench_transports::kv::{Arch, ServerConfig};
+
+/// What the server process ([`Role::KvServer`]) serves: its one argument, as JSON. It
+/// prints `serving on NAME` on stdout once ready, serves until SIGINT or SIGTERM and
+/// dies with its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvServerSpec {
+    /// The architecture.
+    #[serde(with = "xferbench_params::by_name")]
+    pub arch: Arch,
+    /// Buckets.
+    pub buckets: usize,
+    /// Workers.
+    pub workers: u32,
+    /// Hang timeout, milliseconds.
+    pub hang_timeout_ms: u64,
+}
+
+impl KvServerSpec {
+    /// The server configuration.
+    pub fn config(&self) -> Result<ServerConfig, String> {
+        Ok(ServerConfig {
+            arch: self.arch,
+            buckets: self.buckets,
+            workers: self.workers,
+            hang_timeout: Duration::from_millis(self.hang_timeout_ms.max(1)),
+        })
+    }
+}
+
+/// What the point's server is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Target {
+    /// A kv server.
+    Kv {
+        /// Architecture.
+        #[serde(with = "xferbench_params::by_name")]
+        arch: Arch,
+        /// Worker threads.
+        workers: u32,
+        /// Buckets.
+        buckets: usize,
+    },
+    /// `redis-server` on a Unix socket.
+    Redis,
+}
+
+impl Target {
+    /// Its name in tables: the architecture, or `redis`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Target::Kv { arch, .. } => arch.name(),
+            Target::Redis => "redis",
+        }
+    }
+}
+
+/// One point: the server, the visitors and the timed client's hyperfine settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KvPoint {
+    /// The server.
+    pub target: Target,
+    /// Background clients (`client 0 INNER`).
+    pub visitors: usize,
+    /// The timed client's outer iterations.
+    pub outer: u64,
+    /// Keys per iteration.
+    pub inner: u32,
+    /// Discarded runs after the visitors are up.
+    pub warmup: usize,
+    /// At least this many timed runs…
+    pub min_runs: usize,
+    /// …and at least this long, milliseconds.
+    pub min_time_ms: u64,
+    /// At most this many timed runs.
+    pub max_runs: usize,
+    /// Time budget of a slow point, milliseconds: once it is spent, the session ends
+    /// after [`MIN_SLOW_RUNS`] runs, and the warm-up after one run once a quarter of
+    /// it is spent.
+    pub budget_ms: u64,
+    /// The timed client's `--seed`.
+    pub seed: u32,
+}
+
+/// Timed runs of a point that exceeded its budget.
+pub const MIN_SLOW_RUNS: usize = 3;
+
+/// Hang timeout of servers and clients.
+pub const HANG: Duration = Duration::from_secs(20);

@@ -1,0 +1,229 @@
+//! The memory mock of a point: a thread of this process, a process of
+//! [`Role::MemoryMock`], or a process the agent starts on another host; started,
+//! watched and stopped.
+
+use super::MemoryMockSpec;
+use crate::cpu::CpuSnapshot;
+use crate::process::{Child, Launcher, Role, Streams};
+use crate::workload::warp::WarpRunError;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::server::IoModel;
+
+/// A running memory mock.
+pub struct RunningServer {
+    /// Its address.
+    pub addr: SocketAddr,
+    kind: ServerKind,
+}
+
+enum ServerKind {
+    Thread {
+        stop: Arc<AtomicBool>,
+        handle: Option<std::thread::JoinHandle<()>>,
+    },
+    Process {
+        child: Child,
+    },
+    Remote {
+        child: crate::remote::RemoteChild,
+    },
+}
+
+/// How long a memory mock process may take to announce its address.
+const ANNOUNCE_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl RunningServer {
+    /// Starts a memory mock on a free loopback port.
+    /// A process when a `launcher` is given, else a thread.
+    pub fn start(
+        launcher: Option<&Launcher>,
+        crc: CrcKind,
+        bar1: u32,
+        io: IoModel,
+    ) -> Result<RunningServer, WarpRunError> {
+        let spec = MemoryMockSpec::loopback(crc, bar1, io);
+        match launcher {
+            None => {
+                let server = spec.bind()?;
+                let addr = server
+                    .local_addr()
+                    .map_err(|e| WarpRunError::Process(e.to_string()))?;
+                let stop = Arc::new(AtomicBool::new(false));
+                let s = Arc::clone(&stop);
+                tracing::info!(%addr, %crc, bar1, %io, "started the memory mock thread");
+                let handle = std::thread::spawn(move || {
+                    let _ = server.run(&s);
+                });
+                Ok(RunningServer {
+                    addr,
+                    kind: ServerKind::Thread {
+                        stop,
+                        handle: Some(handle),
+                    },
+                })
+            }
+            Some(launcher) => {
+                // Refuse bad names here, with the same message as a thread server.
+                spec.config()?;
+                let json = serde_json::to_string(&spec).expect("the spec serialises");
+                let mut child = launcher
+                    .spawn(Role::MemoryMock, [json], Streams::OUTPUT)
+                    .map_err(|source| WarpRunError::Spawn {
+                        role: Role::MemoryMock,
+                        source,
+                    })?;
+                let stdout = child.take_stdout().expect("piped stdout");
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let mut line = String::new();
+                    let _ = BufReader::new(stdout).read_line(&mut line);
+                    let _ = tx.send(line);
+                });
+                let line = rx.recv_timeout(ANNOUNCE_TIMEOUT).unwrap_or_default();
+                let addr = line
+                    .trim()
+                    .strip_prefix("listening on ")
+                    .and_then(|a| a.parse::<SocketAddr>().ok());
+                match addr {
+                    Some(addr) => {
+                        tracing::info!(
+                            %addr,
+                            pid = child.pid(),
+                            %crc,
+                            bar1,
+                            %io,
+                            "started the memory mock process"
+                        );
+                        Ok(RunningServer {
+                            addr,
+                            kind: ServerKind::Process { child },
+                        })
+                    }
+                    None => match child.exited_within(Duration::from_millis(200)) {
+                        Some(ended) => Err(WarpRunError::Ended {
+                            what: "the memory mock".into(),
+                            ended,
+                        }),
+                        None => {
+                            child.stop();
+                            Err(WarpRunError::Process(format!(
+                                "the memory mock did not announce its address within {} s \
+                                 (got {line:?})",
+                                ANNOUNCE_TIMEOUT.as_secs()
+                            )))
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    /// Starts a memory mock on the agent's host ([`crate::remote`]); its address is
+    /// the data host's with the port the mock bound there.
+    pub fn start_remote(
+        session: &Arc<crate::remote::Session>,
+        crc: CrcKind,
+        bar1: u32,
+        io: IoModel,
+    ) -> Result<RunningServer, WarpRunError> {
+        let spec = MemoryMockSpec::loopback(crc, bar1, io);
+        spec.config()?;
+        let json = serde_json::to_string(&spec).expect("the spec serialises");
+        let mut child = session
+            .spawn(crate::remote::protocol::RemoteRole::MemoryMock, Some(json))
+            .map_err(|e| WarpRunError::Process(format!("the memory mock: {e}")))?;
+        let lines = child.take_stdout().expect("stdout taken once");
+        let line = lines.recv_timeout(ANNOUNCE_TIMEOUT).unwrap_or_default();
+        let port = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|a| a.parse::<SocketAddr>().ok())
+            .map(|a| a.port());
+        let Some(port) = port else {
+            let why = match child.exited_within(Duration::from_millis(500)) {
+                Some(ended) => format!("the memory mock on the agent's host {ended}"),
+                None => format!(
+                    "the memory mock on the agent's host did not announce its address within {} s (got {line:?})",
+                    ANNOUNCE_TIMEOUT.as_secs()
+                ),
+            };
+            child.stop();
+            return Err(WarpRunError::Process(why));
+        };
+        // Later lines (none expected) are drained so the relay never blocks.
+        std::thread::spawn(move || for _ in lines {});
+        let host = session.data_host();
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port))
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| WarpRunError::Process(format!("cannot resolve the data host {host}")))?;
+        tracing::info!(%addr, pid = child.pid(), agent = %session.agent(), "started the memory mock on the agent's host");
+        Ok(RunningServer {
+            addr,
+            kind: ServerKind::Remote { child },
+        })
+    }
+
+    /// The server process's id on this host, when it is a process here.
+    pub fn pid(&self) -> Option<u32> {
+        match &self.kind {
+            ServerKind::Process { child } => Some(child.pid()),
+            ServerKind::Thread { .. } | ServerKind::Remote { .. } => None,
+        }
+    }
+
+    /// The server process's id (on its own host) and its CPU usage now, when it is
+    /// a process.
+    pub(super) fn cpu(&self) -> Option<(u32, CpuSnapshot)> {
+        match &self.kind {
+            ServerKind::Process { child } => {
+                CpuSnapshot::of_pid(child.pid()).map(|c| (child.pid(), c))
+            }
+            ServerKind::Remote { child } => child.cpu().map(|c| (child.pid(), c)),
+            ServerKind::Thread { .. } => None,
+        }
+    }
+
+    /// How the server ended, if it is a process that did.
+    pub(super) fn ended(&mut self) -> Option<String> {
+        match &mut self.kind {
+            ServerKind::Process { child } => child.exited().map(|e| e.to_string()),
+            ServerKind::Remote { child } => child.exited().map(|e| e.to_string()),
+            ServerKind::Thread { .. } => None,
+        }
+    }
+
+    /// Stops the server (SIGINT to a process, so it shuts down cleanly) and waits.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    pub(super) fn shutdown(&mut self) {
+        tracing::debug!(addr = %self.addr, pid = ?self.pid(), "stopping the memory mock");
+        match &mut self.kind {
+            ServerKind::Thread { stop, handle } => {
+                stop.store(true, Ordering::Relaxed);
+                if let Some(h) = handle.take() {
+                    let _ = h.join();
+                }
+            }
+            ServerKind::Process { child } => {
+                child.stop();
+            }
+            ServerKind::Remote { child } => {
+                child.stop();
+            }
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
