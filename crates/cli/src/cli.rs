@@ -23,6 +23,19 @@ pub mod role {
     pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
 }
 
+/// A duration, read the same way by every flag that takes one: `250ms`, `1s`, `2m`,
+/// `1h` (humantime's units), or a bare number of seconds (`0.25`). Returns seconds;
+/// each flag checks its own range.
+pub fn seconds(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    if let Ok(x) = t.parse::<f64>() {
+        return Ok(x);
+    }
+    humantime::parse_duration(t)
+        .map(|d| d.as_secs_f64())
+        .map_err(|_| "expected a duration such as 250ms, 1s or 2m, or a number of seconds".into())
+}
+
 /// A performance lab for data-transport systems: sweeps of transports, message
 /// sizes and channel counts, with honest throughput, latency and CPU figures.
 #[derive(Debug, Parser)]
@@ -305,9 +318,9 @@ pub struct StudyArgs {
     /// (hashtable) [default: the study's own: `server` for hashtable, else `main`].
     #[arg(long, value_name = "NAME", requires = "profile")]
     pub profile_peer: Option<String>,
-    /// Seconds without progress before a run is declared hung [default: the
-    /// study's own, 10].
-    #[arg(long, value_name = "S")]
+    /// Time without progress before a run is declared hung (250ms, 1s, 2m or bare
+    /// seconds) [default: the study's own, 10s].
+    #[arg(long, value_name = "DURATION", value_parser = seconds)]
     pub timeout: Option<f64>,
     /// Run only the study's points whose parameter KEY has VALUE, or one of the
     /// values `A|B` (repeatable: all must match), e.g. `--only group=threads --only
@@ -384,9 +397,10 @@ pub struct KvServeArgs {
     /// Worker threads (the original's -n).
     #[arg(short = 'n', long, value_name = "WORKERS", default_value_t = 1)]
     pub workers: u32,
-    /// A wait on a client with no progress for this long is reported as a hang.
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub timeout: humantime::Duration,
+    /// A wait on a client with no progress for this long is reported as a hang
+    /// (250ms, 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
 }
 
 /// `xferbench kv client`.
@@ -405,9 +419,10 @@ pub struct KvClientArgs {
     /// it (default: the one kv server of this user that is running).
     #[arg(long, value_name = "ADDRESS")]
     pub server: Option<String>,
-    /// A wait with no progress for this long fails the client.
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub timeout: humantime::Duration,
+    /// A wait with no progress for this long fails the client (250ms, 1s, 2m or bare
+    /// seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -560,12 +575,13 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<u32>,
 
-    /// Seconds to record a process given with --pid.
+    /// How long to record a process given with --pid (250ms, 1s, 2m or bare seconds).
     #[arg(
         short,
         long,
-        value_name = "S",
-        default_value_t = 10.0,
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = seconds,
         requires = "pid"
     )]
     pub duration: f64,
@@ -919,8 +935,9 @@ pub struct RunArgs {
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     pub count: Option<u64>,
 
-    /// Seconds per run per channel [default: 0.25, unless --count is given].
-    #[arg(short, long, value_name = "S")]
+    /// Time per run per channel (250ms, 1s, 2m or bare seconds) [default: 250ms,
+    /// unless --count is given].
+    #[arg(short, long, value_name = "DURATION", value_parser = seconds)]
     pub duration: Option<f64>,
 
     /// Measured runs per point; figures are medians over these.
@@ -958,8 +975,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub zero_copy: bool,
 
-    /// Seconds without progress on any channel before a run is declared hung.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    /// Time without progress on any channel before a run is declared hung (250ms,
+    /// 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
 
     /// Write the result document as JSON.
@@ -1105,8 +1123,9 @@ pub struct RpmsgArgs {
     /// Warm-up runs, discarded.
     #[arg(short, long, value_name = "N", default_value_t = 1)]
     pub warmup: usize,
-    /// Seconds without progress on any channel before a run is declared hung.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    /// Time without progress on any channel before a run is declared hung (250ms,
+    /// 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
     /// Write the result document as JSON.
     #[arg(long, value_name = "FILE")]

@@ -207,7 +207,7 @@ impl RunConfig {
             ensure!(s >= 1, "--size: 0 bytes is not a message; use at least 1");
             ensure!(
                 s <= MAX_SIZE,
-                "--size: {s} bytes is more than the 1 GiB maximum"
+                "--size: {s} bytes is above the 1 GiB maximum"
             );
             ensure!(
                 !a.verify || s >= HEADER_LEN as u64,
@@ -240,12 +240,12 @@ impl RunConfig {
         );
         ensure!(
             a.warmup <= 1000,
-            "--warmup: {} is more than the 1000 maximum",
+            "--warmup: {} is above the 1000 maximum",
             a.warmup
         );
         ensure!(
             a.runs <= 10_000,
-            "--runs: {} is more than the 10000 maximum",
+            "--runs: {} is above the 10000 maximum",
             a.runs
         );
         ensure!(

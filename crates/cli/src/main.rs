@@ -201,6 +201,66 @@ mod tests {
     }
 
     #[test]
+    fn every_duration_flag_reads_units_and_bare_seconds() {
+        let mut root = super::cli::Cli::command_line();
+        root.build();
+        let mut subs = Vec::new();
+        subcommands(&root, "", &mut subs);
+        let mut checked = Vec::new();
+        for (path, cmd) in &subs {
+            for a in flags(cmd) {
+                let names = a.get_value_names().unwrap_or_default();
+                assert!(
+                    !names
+                        .iter()
+                        .any(|n| n.as_str() == "S" || n.as_str() == "SECONDS"),
+                    "{path} --{}: a duration is a DURATION",
+                    a.get_long().unwrap_or_default()
+                );
+                if !names.iter().any(|n| n.as_str() == "DURATION") {
+                    continue;
+                }
+                let long = a.get_long().expect("a long name");
+                let argv = |value: &str| {
+                    let mut v = vec!["xferbench".to_string()];
+                    v.extend(path.split(' ').map(String::from));
+                    v.push(format!("--{long}={value}"));
+                    v
+                };
+                for value in ["250ms", "1s", "2m", "0.5", "10"] {
+                    if let Err(e) = root.clone().try_get_matches_from(argv(value)) {
+                        assert!(
+                            !matches!(
+                                e.kind(),
+                                clap::error::ErrorKind::ValueValidation
+                                    | clap::error::ErrorKind::InvalidValue
+                            ),
+                            "{path} --{long}={value}: {e}"
+                        );
+                    }
+                }
+                let e = root
+                    .clone()
+                    .try_get_matches_from(argv("a fortnight"))
+                    .unwrap_err();
+                assert!(e.to_string().contains(&format!("--{long}")), "{e}");
+                checked.push(format!("{path} --{long}"));
+            }
+        }
+        for want in [
+            "run --duration",
+            "run --timeout",
+            "rpmsg --timeout",
+            "study --timeout",
+            "profile --duration",
+            "kv serve --timeout",
+            "kv client --timeout",
+        ] {
+            assert!(checked.iter().any(|c| c == want), "{want}: {checked:?}");
+        }
+    }
+
+    #[test]
     fn every_letter_and_long_name_means_one_thing_across_the_tool() {
         let mut letters: BTreeMap<char, BTreeMap<String, Vec<String>>> = BTreeMap::new();
         let mut kinds: BTreeMap<String, BTreeMap<bool, Vec<String>>> = BTreeMap::new();

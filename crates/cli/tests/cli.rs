@@ -73,6 +73,16 @@ mod usage {
         let cases: &[(&[&str], &str)] = &[
             (&["--size", "big"], "--size"),
             (&["--size", "0"], "at least 1"),
+            (
+                &["--size", "2GiB"],
+                "2147483648 bytes is above the 1 GiB maximum",
+            ),
+            (&["--size", "1TiB"], "is above the 1 GiB maximum"),
+            (
+                &["-s", "64", "-p", "size=128"],
+                "-p size: --size 64 gives it too",
+            ),
+            (&["--duration", "a fortnight"], "--duration"),
             (&["--size", "4..1"], "backwards"),
             (
                 &["--transport", "carrier-pigeon"],

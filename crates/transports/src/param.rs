@@ -104,8 +104,9 @@ pub fn get_bool(specs: &[ParamSpec], params: &Params, name: &str) -> Result<bool
     }
 }
 
-/// Parses a byte count: `64`, `4KiB`, `1MiB`, `1GiB`; the short forms `K`, `M`, `G` are
-/// binary as in iperf3 and fio (`2K` = 2048), while `kB`/`KB`, `MB`, `GB` are decimal.
+/// Parses a byte count: `64`, `4KiB`, `1MiB`, `1GiB`, `1TiB`; the short forms `K`, `M`,
+/// `G`, `T` are binary as in iperf3 and fio (`2K` = 2048), while `kB`/`KB`, `MB`, `GB`,
+/// `TB` are decimal.
 pub fn parse_byte_size(s: &str) -> Option<usize> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
@@ -119,6 +120,9 @@ pub fn parse_byte_size(s: &str) -> Option<usize> {
         "MB" => 1_000_000,
         "G" | "g" | "GiB" => 1 << 30,
         "GB" => 1_000_000_000,
+        // Above every maximum, but read so that the message can say so.
+        "T" | "t" | "TiB" => 1 << 40,
+        "TB" => 1_000_000_000_000,
         _ => return None,
     };
     n.checked_mul(mult)
@@ -136,6 +140,7 @@ mod tests {
         assert_eq!(parse_byte_size("1MiB"), Some(1 << 20));
         assert_eq!(parse_byte_size("1MB"), Some(1_000_000));
         assert_eq!(parse_byte_size("1kB"), Some(1_000));
+        assert_eq!(parse_byte_size("1TiB"), Some(1 << 40));
         assert_eq!(parse_byte_size("KiB"), None);
         assert_eq!(parse_byte_size("12XB"), None);
         assert_eq!(parse_byte_size("99999999999999999999G"), None);
