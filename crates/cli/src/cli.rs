@@ -543,6 +543,10 @@ pub struct WarpClientArgs {
     /// Run K single-threaded client processes at once (overrides --channels).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub instances: usize,
+    /// Connecting, every send and every wait for a completion fail after this long
+    /// (250ms, 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
     /// Print the result as one JSON document on stdout: the client's result, or with
     /// --instances K > 1 an array of K results.
     #[arg(long)]

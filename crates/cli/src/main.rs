@@ -255,6 +255,7 @@ mod tests {
             "profile --duration",
             "kv serve --timeout",
             "kv client --timeout",
+            "warp client --timeout",
         ] {
             assert!(checked.iter().any(|c| c == want), "{want}: {checked:?}");
         }

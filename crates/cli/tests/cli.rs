@@ -805,6 +805,24 @@ mod warp {
     }
 
     #[test]
+    fn a_server_that_never_answers_fails_the_client_within_its_timeout() {
+        // Accepts the connection and says nothing.
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap().to_string();
+        let hold = std::thread::spawn(move || server.accept().map(|(s, _)| s));
+        let start = std::time::Instant::now();
+        xferbench()
+            .args(["warp", "client", "--connect", &addr, "--timeout", "300ms"])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("warp link"));
+        let took = start.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+        drop(hold.join());
+    }
+
+    #[test]
     fn profiling_a_process_that_is_gone_says_so() {
         let dir = tempfile::tempdir().unwrap();
         xferbench()
