@@ -1,5 +1,9 @@
 //! The command line, as clap sees it. Nothing here is used past
 //! [`crate::config`], which turns it into validated lab types.
+//!
+//! The doc comments of the arguments are their `--help` text, written for the
+//! terminal (`[default: …]`, `memfd:<pid>:…`), not for rustdoc.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
