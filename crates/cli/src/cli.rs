@@ -1090,7 +1090,7 @@ aggregate is measured over the common window of all channels; the original's fig
 the sum of per-thread rates, is shown next to it.
 
 Examples:
-  xferbench rpmsg -n 4 -s 496 -t 10MB
+  xferbench rpmsg -c 4 -s 496 --transfer 10MB
   xferbench rpmsg --notify poll --buffers zero-copy --verify --json
 
 Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 128+N \

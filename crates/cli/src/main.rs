@@ -8,6 +8,8 @@ mod cli;
 mod config;
 mod daq;
 mod docs;
+#[cfg(test)]
+mod examples;
 mod exit;
 mod history;
 mod kv;
@@ -356,7 +358,9 @@ mod tests {
              do not edit. Rewrite with `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench \
              cli_md`. -->\n\n\
              Every letter and long name means the same in every subcommand (a test \
-             enforces it). Flags with an optional value take it after `=` only \
+             enforces it), except where a subcommand reproduces an original program's \
+             command line and keeps its letters: `kv serve -n` is `--workers`, the \
+             original server's `-n` (elsewhere `-n` is `--count`). Flags with an optional value take it after `=` only \
              (`--counters=callgrind`, `--profile=DIR`), so that the next word is never \
              taken as their value. `--json` prints one JSON document on stdout; JSON Lines \
              only come from `--jsonl`.\n\n\
@@ -383,18 +387,20 @@ mod tests {
              | `list` | transports, workloads, parameters and studies |\n",
         );
         md.push_str("\n## Letters\n\n| short | long | subcommands |\n|---|---|---|\n");
-        let mut letters: BTreeMap<char, (String, Vec<String>)> = BTreeMap::new();
+        let mut letters: BTreeMap<(char, String), Vec<String>> = BTreeMap::new();
         let subs = all_subcommands();
         for (path, cmd) in &subs {
             for a in flags(cmd) {
                 if let Some(s) = a.get_short() {
-                    let e = letters.entry(s).or_default();
-                    e.0 = a.get_long().unwrap_or_default().to_string();
-                    e.1.push(format!("`{path}`"));
+                    let long = a.get_long().unwrap_or_default().to_string();
+                    letters
+                        .entry((s, long))
+                        .or_default()
+                        .push(format!("`{path}`"));
                 }
             }
         }
-        for (s, (l, paths)) in &letters {
+        for ((s, l), paths) in &letters {
             md.push_str(&format!("| `-{s}` | `--{l}` | {} |\n", paths.join(", ")));
         }
         md.push_str("\n## Flags\n");

@@ -33,7 +33,7 @@ fn usage(msg: impl std::fmt::Display) -> Result<u8> {
 
 /// The point the arguments describe with its transfer size, or a usage error naming
 /// the flag.
-fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
+pub(crate) fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
     let packet = parse_byte_size(&a.size)
         .ok_or_else(|| format!("--size {:?}: expected a byte count such as 496", a.size))?;
     let transfer = parse_byte_size(&a.transfer).ok_or_else(|| {
