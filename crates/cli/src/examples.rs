@@ -115,7 +115,7 @@ pub fn from_help() -> Vec<Example> {
             .collect();
         for name in names {
             let sub = cmd.find_subcommand_mut(&name).expect("listed");
-            walk(sub, &format!("{path} {name}").trim().to_string(), out);
+            walk(sub, format!("{path} {name}").trim(), out);
         }
     }
     let mut cmd = Cli::command();
