@@ -30,6 +30,12 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         eprintln!("error: --runs must be at least 2 for a significance test");
         return Ok(EXIT_USAGE);
     }
+    if a.callgrind_runs == 0 {
+        return Ok(crate::exit::usage(
+            "ab",
+            "--callgrind-runs must be at least 1 (2 or more measure the counts' own noise)",
+        ));
+    }
     let watch = match crate::config::watch(&a.watch) {
         Ok(w) => w,
         Err(e) => return Ok(crate::exit::usage("ab", e)),
@@ -43,6 +49,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         warmup: a.warmup,
         threshold,
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
+        callgrind_runs: a.callgrind_runs,
         events: a
             .events
             .iter()

@@ -7,6 +7,26 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use xferbench_lab::workload::WorkloadKind;
+use xferbench_lab::workload::warp::ConnectionMode;
+use xferbench_params::{ChoiceError, Choices};
+use xferbench_transports::daq::convert::Kernels;
+use xferbench_transports::kv::Arch;
+use xferbench_transports::rpmsg::{Buffers, Notify};
+use xferbench_transports::warp::CrcKind;
+use xferbench_transports::warp::server::IoModel;
+
+/// The value parser of a [`Choices`] type: its names, each with its help, from the
+/// type's one definition (no mirror enum of the command line's own).
+pub fn choice<T: Choices + Clone>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        T::ALL
+            .iter()
+            .map(|v| clap::builder::PossibleValue::new(v.name()).help(v.help())),
+    )
+    .try_map(|s: String| T::from_name(&s).ok_or_else(|| ChoiceError::new::<T>(&s)))
+}
 
 /// The hidden subcommands that select the lab's process roles (see
 /// [`crate::launcher`]).
@@ -25,19 +45,29 @@ pub mod role {
     pub const KV_CLIENT: &str = "__kv-client";
     /// [`xferbench_lab::process::Role::PerfStatBench`].
     pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
+    /// [`xferbench_lab::process::Role::PluginProbe`].
+    pub const PLUGIN_PROBE: &str = "__plugin-probe";
+    /// [`xferbench_lab::process::Role::PluginDriver`].
+    pub const PLUGIN_DRIVER: &str = "__plugin-driver";
+    /// [`xferbench_lab::process::Role::PluginCleanup`].
+    pub const PLUGIN_CLEANUP: &str = "__plugin-cleanup";
+    /// [`xferbench_lab::process::Role::Check`].
+    pub const CHECK: &str = "__check";
 }
 
-/// A duration, read the same way by every flag that takes one: `250ms`, `1s`, `2m`,
-/// `1h` (humantime's units), or a bare number of seconds (`0.25`). Returns seconds;
-/// each flag checks its own range.
+/// A duration, read the same way by every flag that takes one, through the one
+/// definition of durations ([`xferbench_params::duration`]): `250ms`, `1s`, `2m`,
+/// `1h` or bare seconds (`0.25`). Returns seconds; a bare negative or non-finite
+/// number is passed on for the flag's own range check to name.
 pub fn seconds(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    if let Ok(x) = t.parse::<f64>() {
+    if let Ok(x) = s.trim().parse::<f64>()
+        && !(x.is_finite() && x >= 0.0)
+    {
         return Ok(x);
     }
-    humantime::parse_duration(t)
+    xferbench_params::duration::parse(s)
         .map(|d| d.as_secs_f64())
-        .map_err(|_| "expected a duration such as 250ms, 1s or 2m, or a number of seconds".into())
+        .ok_or_else(|| "expected a duration such as 250ms, 1s or 2m, or a number of seconds".into())
 }
 
 /// A performance lab for data-transport systems: sweeps of transports, message
@@ -202,6 +232,35 @@ Examples:
         /// The lab's `BenchSpec` as JSON.
         spec_json: String,
     },
+    /// Run the conformance checks on transports, built-in or plugin: ordering, sizes,
+    /// back-pressure, channels, a dying peer, end of stream, integrity, zero-copy.
+    Check(crate::check::CheckArgs),
+    /// Internal: describe a plugin file as JSON (started by `run`, `check`, `list`).
+    #[command(name = role::PLUGIN_PROBE, hide = true)]
+    PluginProbe {
+        /// The plugin file.
+        path: String,
+    },
+    /// Internal: the measuring process of a plugin transport's point.
+    #[command(name = role::PLUGIN_DRIVER, hide = true)]
+    PluginDriver {
+        /// The lab's `DriverSpec` as JSON.
+        spec_json: String,
+    },
+    /// Internal: run a plugin's clean-up hook on a scope.
+    #[command(name = role::PLUGIN_CLEANUP, hide = true)]
+    PluginCleanup {
+        /// The plugin transport.
+        transport: String,
+        /// The clean-up scope.
+        scope: String,
+    },
+    /// Internal: run one conformance check (started by `check`).
+    #[command(name = role::CHECK, hide = true)]
+    CheckOne {
+        /// The lab's `CheckSpec` as JSON.
+        spec_json: String,
+    },
     /// Print a shell completion script for bash, zsh, fish, elvish or powershell.
     Completions(CompletionsArgs),
     /// Write the man pages (xferbench.1 and one per subcommand).
@@ -251,8 +310,8 @@ Examples:
   xferbench limits
   xferbench limits --quick --json")]
 pub struct LimitsArgs {
-    /// The quick set (5 short samples per probe, well under 2 s) that runs and studies
-    /// record, instead of the full one (15 samples, a few seconds).
+    /// The quick set (5 short samples per probe, well under a second) that runs and
+    /// studies record, instead of the full one (15 samples, a few seconds).
     #[arg(long)]
     pub quick: bool,
     /// Print the limits as JSON on stdout instead of the table.
@@ -337,6 +396,11 @@ pub struct StudyArgs {
     /// No line per point and no notes; only errors (the folder is still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run on an unoptimised build (`cargo build` without `--release`), which a study
+    /// otherwise refuses: its figures would measure unoptimised code. The result says
+    /// so in every output.
+    #[arg(long)]
+    pub allow_debug: bool,
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -378,23 +442,12 @@ Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification.")
     Client(KvClientArgs),
 }
 
-/// Server architectures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ArchArg {
-    /// The original: one-slot request channel, broadcast responses, semaphores.
-    Preopt,
-    /// The original author's MPMC request ring and broadcast response ring.
-    Ring,
-    /// Per-client SPSC rings served by the least-loaded worker.
-    Sharded,
-}
-
 /// `xferbench kv serve`.
 #[derive(Debug, Args)]
 pub struct KvServeArgs {
     /// Server architecture.
-    #[arg(long, value_enum, default_value_t = ArchArg::Sharded)]
-    pub arch: ArchArg,
+    #[arg(long, value_parser = choice::<Arch>(), default_value_t = Arch::Sharded)]
+    pub arch: Arch,
     /// Table size in buckets (the original's -s).
     #[arg(short, long, value_name = "BUCKETS", default_value_t = 10_000)]
     pub size: usize,
@@ -432,26 +485,6 @@ pub struct KvClientArgs {
     pub json: bool,
 }
 
-/// CRC implementations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CrcArg {
-    /// warp-pipe's bit-at-a-time loop.
-    Bitwise,
-    /// Table-driven, one byte per step.
-    Table,
-    /// Hardware-accelerated (crc32fast) / slicing-by-8.
-    Fast,
-}
-
-/// The memory mock's I/O model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum IoArg {
-    /// One thread, epoll over non-blocking sockets.
-    Epoll,
-    /// A thread per connection, blocking I/O.
-    Threads,
-}
-
 /// `xferbench warp serve`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -466,8 +499,8 @@ pub struct WarpServeArgs {
     #[arg(long, default_value_t = 2115)]
     pub port: u16,
     /// CRC implementation for LCRC/CRC16.
-    #[arg(long, value_enum, default_value = "fast")]
-    pub crc: CrcArg,
+    #[arg(long, value_parser = choice::<CrcKind>(), default_value_t = CrcKind::Fast)]
+    pub crc: CrcKind,
     /// BAR1 size in bytes (a power of two, 16 B .. 1 GiB).
     #[arg(long, value_name = "BYTES", default_value_t = 2048)]
     pub bar1: u32,
@@ -476,19 +509,8 @@ pub struct WarpServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 4096)]
     pub max_read_completion: usize,
     /// I/O model.
-    #[arg(long, value_enum, default_value = "epoll")]
-    pub io: IoArg,
-}
-
-/// Connection arrangement of the client threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ConnectionArg {
-    /// All threads share one connection, one transaction in flight (warp-pipe).
-    Shared,
-    /// One connection per thread.
-    PerThread,
-    /// Up to 32 threads per connection with their own tags (32 reads in flight).
-    Pipelined,
+    #[arg(long, value_parser = choice::<IoModel>(), default_value_t = IoModel::Epoll)]
+    pub io: IoModel,
 }
 
 /// `xferbench warp client`.
@@ -529,11 +551,11 @@ pub struct WarpClientArgs {
     )]
     pub size: String,
     /// CRC implementation.
-    #[arg(long, value_enum, default_value = "fast")]
-    pub crc: CrcArg,
+    #[arg(long, value_parser = choice::<CrcKind>(), default_value_t = CrcKind::Fast)]
+    pub crc: CrcKind,
     /// Connection arrangement.
-    #[arg(long, value_enum, default_value = "per-thread")]
-    pub connection: ConnectionArg,
+    #[arg(long, value_parser = choice::<ConnectionMode>(), default_value_t = ConnectionMode::PerThread)]
+    pub connection: ConnectionMode,
     /// ACK each received TLP with the next request instead of at once.
     #[arg(long)]
     pub piggyback_acks: bool,
@@ -562,11 +584,16 @@ pub struct WarpClientArgs {
 #[command(after_help = "\
 Examples:
   xferbench list
-  xferbench list --json")]
+  xferbench list --json
+  xferbench list -t plugin:./libxb_posix_mq.so")]
 pub struct ListArgs {
     /// Print the list as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also list these plugin transports (plugin:PATH[:NAME], comma-separated) with
+    /// their parameters.
+    #[arg(short, long, value_name = "LIST")]
+    pub transport: Option<String>,
 }
 
 /// `xferbench profile`.
@@ -633,6 +660,12 @@ pub struct AbArgs {
     /// Skip the callgrind pass that counts instructions when there is no PMU.
     #[arg(long)]
     pub no_callgrind: bool,
+
+    /// Callgrind passes of each command when there is no PMU (interleaved), so that
+    /// the instruction counts' own run-to-run noise is measured; at least 2 for the
+    /// diagnosis to tell a real instruction difference from noise.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub callgrind_runs: usize,
 
     /// Also count these events on A and B with `perf stat` (comma-separated; named
     /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
@@ -875,15 +908,6 @@ pub struct BaselineListArgs {
     pub file: HistoryFileArgs,
 }
 
-/// The workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum WorkloadArg {
-    /// One-way messages as fast as possible: throughput.
-    Stream,
-    /// Request/echo round trips: latency percentiles.
-    Pingpong,
-}
-
 /// Where peers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PeerArg {
@@ -918,16 +942,19 @@ Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 
 signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP; finished points and exports are written).")]
 pub struct RunArgs {
     /// The workload to run.
-    #[arg(value_enum)]
-    pub workload: WorkloadArg,
+    #[arg(value_parser = choice::<WorkloadKind>())]
+    pub workload: WorkloadKind,
 
-    /// Transports to sweep (see `xferbench list`).
+    /// Transports to sweep (see `xferbench list`); plugin:PATH[:NAME] measures a
+    /// plugin's transport (see docs/plugins.md).
     #[arg(short, long, value_name = "LIST", default_value = "shm,pipe,unix,tcp")]
     pub transport: String,
 
-    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4).
-    #[arg(short, long, value_name = "LIST", default_value = "64,4KiB,64KiB")]
-    pub size: String,
+    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4)
+    /// [default: 64,4KiB,64KiB] (rpmsg, whose packets hold at most 496 bytes, runs the
+    /// default as 64 and 496, with a note).
+    #[arg(short, long, value_name = "LIST")]
+    pub size: Option<String>,
 
     /// Concurrent channel counts to sweep; each channel is an independent endpoint pair.
     #[arg(short, long, value_name = "LIST", default_value = "1")]
@@ -1062,26 +1089,6 @@ pub struct RunArgs {
     pub remote: RemoteArgs,
 }
 
-/// Notification modes of an RPMsg link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum NotifyArg {
-    /// A kick (futex wake) per message, like the original's mailbox interrupt.
-    Kick,
-    /// Kicks only when the other side sleeps (virtio's event index).
-    EventIdx,
-    /// No kicks: both sides busy-poll.
-    Poll,
-}
-
-/// Buffer modes of an RPMsg link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BuffersArg {
-    /// Copy each packet into a 512-byte vring buffer (`rpmsg_send`).
-    Copy,
-    /// Write each packet in place in a reserved buffer (`send_nocopy`).
-    ZeroCopy,
-}
-
 /// `xferbench rpmsg`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -1114,11 +1121,11 @@ pub struct RpmsgArgs {
     #[arg(long, value_name = "BYTES", default_value = "1MB")]
     pub transfer: String,
     /// Notification mode.
-    #[arg(long, value_enum, default_value = "kick")]
-    pub notify: NotifyArg,
+    #[arg(long, value_parser = choice::<Notify>(), default_value_t = Notify::Kick)]
+    pub notify: Notify,
     /// Buffer mode.
-    #[arg(long, value_enum, default_value = "copy")]
-    pub buffers: BuffersArg,
+    #[arg(long, value_parser = choice::<Buffers>(), default_value_t = Buffers::Copy)]
+    pub buffers: Buffers,
     /// Echo replies carry the firmware's suffix (so they differ in size).
     #[arg(long)]
     pub suffix: bool,
@@ -1151,15 +1158,6 @@ pub struct RpmsgArgs {
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
-}
-
-/// Conversion kernels of `daq`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KernelsArg {
-    /// The original's: a division per Q-format sample, volatile scalar stores.
-    Original,
-    /// Multiply by 2^-n, fused decimation and scaling, vectorised.
-    Improved,
 }
 
 /// `xferbench daq`.
@@ -1259,8 +1257,8 @@ pub struct DaqArgs {
     #[arg(long, value_name = "MB/S", default_value = "auto")]
     pub bus: String,
     /// Conversion kernels.
-    #[arg(long, value_enum, default_value = "original")]
-    pub kernels: KernelsArg,
+    #[arg(long, value_parser = choice::<Kernels>(), default_value_t = Kernels::Original)]
+    pub kernels: Kernels,
     /// Check every sample read against the model's pattern (exit 3 on a mismatch).
     #[arg(long)]
     pub verify: bool,
@@ -1277,7 +1275,7 @@ pub struct DaqArgs {
 /// The names of the built-in studies, for clap.
 fn study_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        xferbench_lab::studies::registry()
+        xferbench_studies::registry()
             .iter()
             .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.description())),
     )

@@ -1,27 +1,29 @@
 //! From parsed arguments to validated lab configuration. Every message names the
 //! flag at fault and what it accepts.
 
-use crate::cli::{CountersArg, PeerArg, RunArgs, WatchArgs, WorkloadArg};
+use crate::cli::{CountersArg, PeerArg, RunArgs, WatchArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
+use xferbench_lab::params::ZERO_COPY;
 use xferbench_lab::process::Launcher;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
 use xferbench_lab::run::RunOptions;
-use xferbench_lab::sweep::{self, PointSpec, SweepSpec, parse_counts, parse_sizes, parse_words};
+use xferbench_lab::sweep::{
+    PointSpec, SweepPlanError, SweepSpec, parse_channels, parse_sizes, parse_words,
+};
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
 use xferbench_lab::workload::{Limit, WorkloadKind};
+use xferbench_params::Value;
 
-/// Largest message size.
-pub const MAX_SIZE: u64 = 1 << 30;
-/// Most channels in one point.
-pub const MAX_CHANNELS: u64 = 1024;
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
+/// `--size` when not given.
+pub const DEFAULT_SIZES: &str = "64,4KiB,64KiB";
 
 /// The machine watch of `--no-limits` and `--drift-threshold`.
 pub fn watch(a: &WatchArgs) -> Result<Option<xferbench_lab::limits::Watch>> {
@@ -34,26 +36,6 @@ pub fn watch(a: &WatchArgs) -> Result<Option<xferbench_lab::limits::Watch>> {
         drift_threshold: a.drift_threshold / 100.0,
         ..xferbench_lab::limits::Watch::real()
     }))
-}
-
-/// The values of a `-p NAME=LIST`: a word list, in which every range item
-/// (`1..64:x4`, `64KiB..1MiB:x4`, `100..500:+100`) expands as `--size` ranges do;
-/// other items (`64KiB`, `spin`, `true`) stay as written for the parameter to parse.
-pub fn parse_param_list(list: &str) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for item in parse_words(list)? {
-        let expanded = if item.contains("..") {
-            parse_sizes(&item)?.iter().map(u64::to_string).collect()
-        } else {
-            vec![item]
-        };
-        for v in expanded {
-            if !out.contains(&v) {
-                out.push(v);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// A validated `run`.
@@ -69,6 +51,8 @@ pub struct RunConfig {
     pub output: Output,
     /// The agent, with `--remote`.
     pub remote: Option<xferbench_lab::remote::RemoteTarget>,
+    /// What the plan changed from what was asked, for the result's warnings.
+    pub notes: Vec<String>,
 }
 
 /// Where results go.
@@ -118,9 +102,13 @@ fn remote_points(
     let ip = xferbench_lab::remote::source_ip_towards(agent)
         .map_err(|e| anyhow::anyhow!("--remote: no route to {agent}: {e}"))?;
     for p in points.iter_mut() {
-        p.transport_params
-            .entry("bind".into())
-            .or_insert_with(|| ip.to_string());
+        let descriptor = transports::descriptor(&p.transport)?;
+        if let Some(bind) = descriptor.param("bind")
+            && !p.transport_params.is_set(bind.name())
+        {
+            p.transport_params
+                .set(bind, Value::Text(ip.to_string().into()))?;
+        }
     }
     Ok(())
 }
@@ -145,14 +133,12 @@ impl RunConfig {
         a: &RunArgs,
         launcher: impl FnOnce() -> Result<Launcher>,
     ) -> Result<RunConfig> {
-        let workload = match a.workload {
-            WorkloadArg::Stream => WorkloadKind::Stream,
-            WorkloadArg::Pingpong => WorkloadKind::Pingpong,
-        };
+        let workload = a.workload;
         let mut transport = a.transport.clone();
-        let mut size = a.size.clone();
+        let mut size_given = a.size.is_some();
+        let mut size = a.size.clone().unwrap_or_else(|| DEFAULT_SIZES.to_string());
         let mut channels = a.channels.clone();
-        let mut extra: Vec<(String, Vec<String>)> = Vec::new();
+        let mut extra: Vec<(String, String)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
         let mut seen: Vec<&str> = Vec::new();
         for p in &a.params {
@@ -168,47 +154,43 @@ impl RunConfig {
             seen.push(name);
             // An axis has its own flag: the two must not disagree silently.
             for (axis, flag, value) in [
-                ("transport", "--transport", &a.transport),
-                ("size", "--size", &a.size),
-                ("channels", "--channels", &a.channels),
+                ("transport", "--transport", Some(&a.transport)),
+                ("size", "--size", a.size.as_ref()),
+                ("channels", "--channels", Some(&a.channels)),
             ] {
-                ensure!(
-                    name != axis || !given(flag, value),
-                    "-p {name}: {flag} {value} gives it too; give one of them"
-                );
+                if let Some(value) = value {
+                    ensure!(
+                        name != axis || !given(flag, value),
+                        "-p {name}: {flag} {value} gives it too; give one of them"
+                    );
+                }
             }
             match name {
                 "transport" => transport = list.to_string(),
-                "size" => size = list.to_string(),
+                "size" => {
+                    size = list.to_string();
+                    size_given = true;
+                }
                 "channels" => channels = list.to_string(),
-                sweep::ZERO_COPY => zero_copy_axis = Some(parse_modes(list)?),
+                _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
                 _ => {
-                    let values = parse_param_list(list).with_context(|| format!("-p {name}"))?;
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
-                        e.1 = values;
+                        e.1 = list.to_string();
                     } else {
-                        extra.push((name.to_string(), values));
+                        extra.push((name.to_string(), list.to_string()));
                     }
                 }
             }
         }
-        let transports = parse_words(&transport).context("--transport")?;
+        let launcher = launcher()?;
+        let transports =
+            expand_plugins(parse_words(&transport).context("--transport")?, &launcher)?;
+        let mut selected = Vec::with_capacity(transports.len());
         for t in &transports {
-            if !transports::all().iter().any(|i| i.name == t) {
-                let known: Vec<&str> = transports::all().iter().map(|i| i.name).collect();
-                bail!(
-                    "--transport: unknown transport `{t}`; choose from: {}",
-                    known.join(", ")
-                );
-            }
+            selected.push(transports::descriptor(t).context("--transport")?);
         }
         let sizes = parse_sizes(&size).context("--size")?;
         for &s in &sizes {
-            ensure!(s >= 1, "--size: 0 bytes is not a message; use at least 1");
-            ensure!(
-                s <= MAX_SIZE,
-                "--size: {s} bytes is above the 1 GiB maximum"
-            );
             ensure!(
                 !a.verify || s >= HEADER_LEN as u64,
                 "--verify needs --size of at least {HEADER_LEN} bytes (sequence number and checksum); got {s}"
@@ -219,20 +201,32 @@ impl RunConfig {
                 workload == WorkloadKind::Pingpong,
                 "--transport rpmsg: the RPMsg remote echoes every message back; use the pingpong workload (`xferbench run pingpong -t rpmsg`)"
             );
-            if let Some(&s) = sizes.iter().find(|&&s| s > transports::RPMSG_MAX_SIZE) {
+        }
+        for d in &selected {
+            let Some(max) = d.max_message else { continue };
+            // rpmsg's default sizes are fitted to its packet below; sizes the user
+            // gave are never changed.
+            if let Some(&s) = sizes.iter().find(|&&s| s > max as u64)
+                && (size_given || d.name != transports::RPMSG)
+            {
                 bail!(
-                    "--size: {s} bytes does not fit an RPMsg packet: at most {} bytes (a 512-byte vring buffer less its 16-byte header); use a smaller --size or leave rpmsg out of --transport",
-                    transports::RPMSG_MAX_SIZE
+                    "--size: {s} bytes does not fit a{} {} message: at most {max} bytes{}; use a smaller --size or leave {} out of --transport",
+                    if d.name == transports::RPMSG { "n" } else { "" },
+                    if d.name == transports::RPMSG {
+                        "RPMsg".to_string()
+                    } else {
+                        xferbench_lab::plugins::display_name(&d.name)
+                    },
+                    if d.name == transports::RPMSG {
+                        " (a 512-byte vring buffer less its 16-byte header)"
+                    } else {
+                        ""
+                    },
+                    xferbench_lab::plugins::display_name(&d.name)
                 );
             }
         }
-        let channel_counts = parse_counts(&channels).context("--channels")?;
-        for &c in &channel_counts {
-            ensure!(
-                (1..=MAX_CHANNELS).contains(&c),
-                "--channels: {c} is out of range; use 1 to {MAX_CHANNELS}"
-            );
-        }
+        let channel_counts = parse_channels(&channels).context("--channels")?;
         ensure!(a.runs >= 1, "--runs: at least one measured run is needed");
         ensure!(
             !(a.interleave && a.profile.is_some()),
@@ -273,15 +267,20 @@ impl RunConfig {
         let spec = SweepSpec {
             transports,
             sizes,
-            channels: channel_counts.iter().map(|&c| c as usize).collect(),
+            channels: channel_counts,
             params: extra,
         };
-        let points = spec
-            .plan(transports::params_of)
-            .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        let mut points = spec.plan().map_err(|e| match e {
+            SweepPlanError::Param { .. } => anyhow::anyhow!("-p {e}"),
+            e => anyhow::anyhow!("-p: {e}"),
+        })?;
         for p in &points {
             transports::validate(&p.transport, &p.transport_params)
                 .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        }
+        let mut notes = Vec::new();
+        if !size_given {
+            notes.extend(fit_default_sizes_to_rpmsg(&mut points));
         }
         let mut points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
@@ -291,7 +290,7 @@ impl RunConfig {
         let peer = match (&remote, a.peer) {
             (Some(t), _) => PeerMode::Remote(t.clone()),
             (None, PeerArg::Thread) => PeerMode::Thread,
-            (None, PeerArg::Process) => PeerMode::Process(launcher()?),
+            (None, PeerArg::Process) => PeerMode::Process(launcher.clone()),
         };
         let counters = match a.counters {
             None => CounterMode::Off,
@@ -333,6 +332,7 @@ impl RunConfig {
                 participant: a.profile_peer.clone(),
             }),
             watch: watch(&a.watch)?,
+            launcher: Some(launcher),
         };
         let settings = Settings {
             workload: workload.name().to_string(),
@@ -367,6 +367,7 @@ impl RunConfig {
         };
         Ok(RunConfig {
             remote,
+            notes,
             points,
             options,
             settings,
@@ -384,20 +385,82 @@ impl RunConfig {
     }
 }
 
-/// `-p zero_copy=LIST`: `false` (copy) and `true` (in place).
-fn parse_modes(list: &str) -> Result<Vec<bool>> {
-    let mut modes = Vec::new();
-    for w in parse_words(list).context("-p zero_copy")? {
-        let m = match w.as_str() {
-            "false" => false,
-            "true" => true,
-            other => bail!("-p zero_copy: `{other}` is not a mode; choose from: false, true"),
-        };
-        if !modes.contains(&m) {
-            modes.push(m);
+/// The transports with every `plugin:PATH[:NAME]` described (in a child process)
+/// and replaced by its transports' canonical names (`plugin:/abs/path:NAME`); a
+/// plugin file that cannot be used is a usage error naming it.
+pub fn expand_plugins(words: Vec<String>, launcher: &Launcher) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for w in words {
+        if xferbench_lab::plugins::is_plugin(&w) {
+            let specs = xferbench_lab::plugins::probe(&w, launcher)
+                .map_err(|e| anyhow::anyhow!("--transport: {e}"))?;
+            for s in specs {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        } else if !out.contains(&w) {
+            out.push(w);
         }
     }
-    Ok(modes)
+    Ok(out)
+}
+
+/// `-p zero_copy=LIST`: `false` (copy) and `true` (in place), by the axis's
+/// definition.
+fn parse_modes(list: &str) -> Result<Vec<bool>> {
+    let values = ZERO_COPY.parse_list(list).map_err(|e| match e {
+        xferbench_params::ParamError::Invalid { value, .. } => anyhow::anyhow!(
+            "-p zero_copy: `{value}` is not a mode; choose from: {}",
+            ZERO_COPY.values().unwrap_or_default().join(", ")
+        ),
+        other => anyhow::anyhow!("-p zero_copy: {other}"),
+    })?;
+    Ok(values
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        })
+        .collect())
+}
+
+/// `run`'s default sizes on `rpmsg`, whose packets hold at most
+/// [`transports::RPMSG_MAX_SIZE`] bytes: its points larger than that run at that
+/// size instead (once), and the note returned says so. Sizes the user gave are never
+/// changed (a size that does not fit is an error).
+fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
+    let max = transports::RPMSG_MAX_SIZE;
+    let mut clamped = Vec::new();
+    for p in points.iter_mut() {
+        if p.transport == transports::RPMSG && p.size > max {
+            if !clamped.contains(&p.size) {
+                clamped.push(p.size);
+            }
+            p.size = max;
+        }
+    }
+    if clamped.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<PointSpec> = Vec::with_capacity(points.len());
+    for p in points.drain(..) {
+        if !kept.contains(&p) {
+            kept.push(p);
+        }
+    }
+    *points = kept;
+    let sizes: Vec<String> = clamped
+        .iter()
+        .map(|&s| xferbench_lab::limits::size_words(s))
+        .collect();
+    Some(format!(
+        "rpmsg: the default size{} {} do{} not fit an RPMsg packet (at most {max} bytes); \
+         rpmsg ran at {max} bytes instead (choose sizes with --size)",
+        if sizes.len() == 1 { "" } else { "s" },
+        sizes.join(" and "),
+        if sizes.len() == 1 { "es" } else { "" },
+    ))
 }
 
 /// The points in each copy mode: `--zero-copy` runs every point in place and refuses
@@ -431,12 +494,9 @@ fn zero_copy_points(
     let mut out = Vec::with_capacity(points.len() * modes.len());
     for p in points {
         for &zero_copy in &modes {
-            if zero_copy
-                && p.transport_params
-                    .get("buffers")
-                    .is_some_and(|b| b == "copy")
-            {
-                bail!("--zero-copy writes RPMsg packets in place: drop -p buffers=copy");
+            if p.transport == transports::RPMSG {
+                transports::rpmsg_settings(&p.transport_params, zero_copy)
+                    .map_err(|e| anyhow::anyhow!(e))?;
             }
             if !zero_copy || transports::has_zero_copy(&p.transport) {
                 out.push(PointSpec {
@@ -451,27 +511,6 @@ fn zero_copy_points(
 
 #[cfg(test)]
 mod tests {
-    use super::parse_param_list;
-
-    #[test]
-    fn param_lists_expand_ranges_like_size_and_keep_words() {
-        assert_eq!(
-            parse_param_list("1..64:x4").unwrap(),
-            ["1", "4", "16", "64"]
-        );
-        assert_eq!(
-            parse_param_list("64KiB..1MiB:x4").unwrap(),
-            ["65536", "262144", "1048576"]
-        );
-        assert_eq!(
-            parse_param_list("100..300:+100,64KiB").unwrap(),
-            ["100", "200", "300", "64KiB"]
-        );
-        assert_eq!(parse_param_list("spin,hybrid").unwrap(), ["spin", "hybrid"]);
-        assert!(parse_param_list("1..lots").is_err());
-        assert!(parse_param_list("a,,b").is_err());
-    }
-
     fn config(argv: &[&str]) -> anyhow::Result<super::RunConfig> {
         use clap::Parser;
         let cli = crate::cli::Cli::try_parse_from(argv).unwrap();

@@ -2,13 +2,13 @@
 //! original's "Parameters:" block and rows, then the aggregates over the common
 //! window and the CPU figures the original did not have.
 
-use crate::cli::{DaqArgs, KernelsArg};
+use crate::cli::DaqArgs;
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, usage};
 use anyhow::Result;
 use std::io::Write;
 use xferbench_lab::workload::daq::{DaqRun, DaqRunError, DaqSpec, Readout};
 use xferbench_lab::workload::daq_doc::DaqDoc;
-use xferbench_transports::daq::convert::{Kernels, ScaleParams};
+use xferbench_transports::daq::convert::ScaleParams;
 use xferbench_transports::daq::{
     Access, DEFAULT_BUS_BYTES_PER_S, DaqEnd, Link, Trigger, round_up_samples,
 };
@@ -80,10 +80,7 @@ pub fn spec(a: &DaqArgs) -> Result<DaqSpec, String> {
         end: if a.intr { DaqEnd::Irq } else { DaqEnd::Poll },
         trigger,
         bus,
-        kernels: match a.kernels {
-            KernelsArg::Original => Kernels::Original,
-            KernelsArg::Improved => Kernels::Improved,
-        },
+        kernels: a.kernels,
         verify: a.verify,
         memcpy: false,
     };

@@ -7,6 +7,7 @@
 //! | 2 | bad usage: a flag, a value or a file the user gave (a value a flag does not take, a negative number included, is refused with a message naming the flag) |
 //! | 3 | `--verify` found lost, duplicated, reordered or corrupt data |
 //! | 4 | `ab`, `compare` (also `compare --baseline NAME`, against a run of the history): B (NEW) is slower beyond the threshold, significantly |
+//! | 5 | `check`: a transport failed a conformance check |
 //! | 128 + N | stopped by signal N: 130 SIGINT (Ctrl-C), 143 SIGTERM, 129 SIGHUP; finished points and every output are kept ([`crate::stop`]) |
 
 use xferbench_lab::result::{Outcome, ResultDoc};
@@ -20,6 +21,9 @@ pub const EXIT_INTEGRITY: u8 = 3;
 /// A regression: `ab`'s B or `compare`'s NEW is significantly slower beyond the
 /// threshold (distinct from a command that failed, 1).
 pub const EXIT_REGRESSION: u8 = 4;
+/// `check`: a conformance check failed (distinct from a command that could not run
+/// its checks, 1, and from bad usage, 2).
+pub const EXIT_CHECK_FAILED: u8 = 5;
 
 /// An error and its causes, each said once: a cause whose text the message before
 /// it already includes (`warp link: Connection refused` and then `Connection

@@ -245,7 +245,7 @@ fn show_run(out: &mut impl Write, d: &xferbench_history::RunDetail) -> Result<()
         };
         t.add_row(vec![
             (p.index + 1).to_string(),
-            p.label.clone(),
+            xferbench_lab::params::describe(&p.params),
             format!(
                 "{} ({})",
                 p.figure,
@@ -353,7 +353,7 @@ fn trend_title(t: &Trend) -> String {
     format!(
         "{} {}: {} ({} is better)",
         t.name,
-        t.label,
+        xferbench_lab::params::describe(&t.params),
         t.figure,
         if t.higher_is_better {
             "higher"

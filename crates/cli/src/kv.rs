@@ -2,7 +2,7 @@
 //! original client's verified request mix; and the hidden roles the study starts
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
-use crate::cli::{ArchArg, KvClientArgs, KvCommand, KvServeArgs};
+use crate::cli::{KvClientArgs, KvCommand, KvServeArgs};
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
@@ -11,21 +11,13 @@ use std::time::Duration;
 use xferbench_lab::process::die_with_parent;
 use xferbench_lab::rig::kv::KvServerSpec;
 use xferbench_lab::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
-use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
+use xferbench_transports::kv::{Server, ServerConfig, running_servers};
 
 /// Runs a `kv` subcommand and returns the exit status.
 pub fn run(cmd: &KvCommand) -> Result<u8> {
     match cmd {
         KvCommand::Serve(a) => serve(a),
         KvCommand::Client(a) => client(a),
-    }
-}
-
-fn arch(a: ArchArg) -> Arch {
-    match a {
-        ArchArg::Preopt => Arch::Preopt,
-        ArchArg::Ring => Arch::Ring,
-        ArchArg::Sharded => Arch::Sharded,
     }
 }
 
@@ -82,7 +74,7 @@ fn serve(a: &KvServeArgs) -> Result<u8> {
     };
     let stop = crate::stop::stop_flag()?;
     let cfg = ServerConfig {
-        arch: arch(a.arch),
+        arch: a.arch,
         buckets: a.size,
         workers: a.workers,
         hang_timeout,

@@ -1,22 +1,34 @@
 //! `xferbench list`: transports, workloads and their parameters.
 
 use crate::cli::ListArgs;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 use std::io::Write;
 use xferbench_lab::transports;
 use xferbench_lab::workload::WorkloadKind;
 
 /// Prints the list.
-pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
+pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
+    if let Some(list) = &args.transport {
+        let words = xferbench_lab::sweep::parse_words(list).context("--transport")?;
+        if let Err(e) = crate::config::expand_plugins(words, &crate::launcher()?) {
+            return Ok(crate::exit::usage("list", e));
+        }
+    }
     let ts = transports::all();
     if args.json {
         let doc = json!({
             "transports": ts.iter().map(|t| json!({
-                "name": t.name,
+                "name": xferbench_lab::plugins::display_name(&t.name),
+                "plugin": xferbench_lab::plugins::is_plugin(&t.name).then_some(&t.name),
                 "description": t.description,
+                "zero_copy": t.zero_copy,
                 "params": t.params.iter().map(|p| json!({
-                    "name": p.name, "default": p.default, "accepts": p.accepts, "help": p.help,
+                    "name": p.name,
+                    "default": p.default_display(),
+                    "accepts": p.accepts(),
+                    "help": p.help,
+                    "values": p.values(),
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
@@ -27,21 +39,27 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
             })).collect::<Vec<_>>(),
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
-        return Ok(());
+        return Ok(0);
     }
     writeln!(
         out,
         "Transports (--transport LIST; parameters with -p NAME=LIST):"
     )?;
     for t in &ts {
-        writeln!(out, "  {:<10} {}", t.name, t.description)?;
-        for p in t.params {
+        let name = xferbench_lab::plugins::display_name(&t.name);
+        writeln!(out, "  {name:<10} {}", t.description)?;
+        if xferbench_lab::plugins::is_plugin(&t.name) {
+            writeln!(out, "  {:<10} -t {}", "", t.name)?;
+        }
+        for p in t.params.iter() {
             writeln!(
                 out,
                 "      {:<10} default {:<10} {}",
-                p.name, p.default, p.help
+                p.name,
+                p.default_display(),
+                p.help
             )?;
-            writeln!(out, "      {:<10} accepts {}", "", p.accepts)?;
+            writeln!(out, "      {:<10} accepts {}", "", p.accepts())?;
         }
     }
     writeln!(out, "\nWorkloads (xferbench run WORKLOAD):")?;
@@ -65,15 +83,22 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<()> {
          or zero_copy=false,true (both copy modes where a transport has zero-copy)\n\n\
          Run control: --count N | --duration S (default 0.25 s), --runs N (default 5), --warmup N (default 1),\n  \
          --peer thread|process (default process), --pin, --verify, --zero-copy ({}), --timeout S (default 10).\n\
-         See `xferbench run --help` for outputs and exit codes.",
-        xferbench_lab::transports::ZERO_COPY.join(", ")
+         See `xferbench run --help` for outputs and exit codes.\n\n\
+         Your own transport: -t plugin:PATH[:NAME], a shared library built against\n  \
+         include/xferbench/plugin.h (list its parameters with `xferbench list -t plugin:PATH`;\n  \
+         check it with `xferbench check -t plugin:PATH`; see docs/plugins.md).",
+        ts.iter()
+            .filter(|t| t.zero_copy)
+            .map(|t| xferbench_lab::plugins::display_name(&t.name))
+            .collect::<Vec<_>>()
+            .join(", ")
     )?;
-    Ok(())
+    Ok(0)
 }
 
 /// The built-in studies with their one-line descriptions, from the lab's registry.
 fn studies() -> Vec<(String, String)> {
-    xferbench_lab::studies::registry()
+    xferbench_studies::registry()
         .iter()
         .map(|s| (s.name().to_string(), s.description().to_string()))
         .collect()

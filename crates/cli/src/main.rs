@@ -4,6 +4,7 @@
 compile_error!("xferbench runs on Linux only: the transports and the lab use Linux system calls");
 
 mod ab;
+mod check;
 mod cli;
 mod config;
 mod daq;
@@ -43,7 +44,11 @@ pub fn launcher() -> Result<Launcher> {
         .with_role(Role::WarpClient, [cli::role::WARP_CLIENT])
         .with_role(Role::KvServer, [cli::role::KV_SERVER])
         .with_role(Role::KvClient, [cli::role::KV_CLIENT])
-        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH]))
+        .with_role(Role::PerfStatBench, [cli::role::PERFSTAT_BENCH])
+        .with_role(Role::PluginProbe, [cli::role::PLUGIN_PROBE])
+        .with_role(Role::PluginDriver, [cli::role::PLUGIN_DRIVER])
+        .with_role(Role::PluginCleanup, [cli::role::PLUGIN_CLEANUP])
+        .with_role(Role::Check, [cli::role::CHECK]))
 }
 
 fn main() -> ExitCode {
@@ -58,7 +63,7 @@ fn main() -> ExitCode {
             let _span = tracing::info_span!("peer", pid = std::process::id()).entered();
             return ExitCode::from(xferbench_lab::peer::serve_stdio() as u8);
         }
-        cli::Command::List(args) => list::run(&args, &mut out::stdout()).map(|()| 0),
+        cli::Command::List(args) => list::run(&args, &mut out::stdout()),
         cli::Command::Run(args) => run::run(&args),
         cli::Command::Profile(args) => profile::run(&args),
         cli::Command::Ab(args) => ab::run(&args),
@@ -99,6 +104,21 @@ fn main() -> ExitCode {
                     Ok(exit::EXIT_USAGE)
                 }
             }
+        }
+        cli::Command::Check(args) => check::run(&args),
+        cli::Command::PluginProbe { path } => {
+            return ExitCode::from(xferbench_lab::plugins::probe_main(&path) as u8);
+        }
+        cli::Command::PluginDriver { spec_json } => {
+            let _span = tracing::info_span!("plugin-driver", pid = std::process::id()).entered();
+            return ExitCode::from(xferbench_lab::rig::plugin::driver_main(&spec_json) as u8);
+        }
+        cli::Command::PluginCleanup { transport, scope } => {
+            return ExitCode::from(xferbench_lab::plugins::cleanup_main(&transport, &scope) as u8);
+        }
+        cli::Command::CheckOne { spec_json } => {
+            let _span = tracing::info_span!("check", pid = std::process::id()).entered();
+            return ExitCode::from(xferbench_lab::check::check_main(&spec_json) as u8);
         }
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),

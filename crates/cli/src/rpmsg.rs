@@ -3,7 +3,7 @@
 //! `--runs` times after `--warmup` runs on the point loop with an [`RpmsgRig`], summarised from the point's
 //! estimates (medians and their spread).
 
-use crate::cli::{BuffersArg, NotifyArg, RpmsgArgs};
+use crate::cli::RpmsgArgs;
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, EXIT_USAGE};
 use anyhow::{Result, bail};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
@@ -16,14 +16,14 @@ use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
 use xferbench_lab::rig::{Rig, RunError};
-use xferbench_lab::studies::rpmsg::RULES;
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::{
-    DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, RpmsgPoint, SUM_OF_RATES,
+    DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, PACKET, RpmsgPoint, SUM_OF_RATES,
+    TRANSFER,
 };
+use xferbench_params::Value;
 use xferbench_report::{Exporter, export_to_path, format, json::Json};
-use xferbench_transports::param::parse_byte_size;
-use xferbench_transports::rpmsg::{Buffers, Notify};
+use xferbench_studies::rpmsg::RULES;
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
     eprintln!("error: {msg}");
@@ -34,14 +34,13 @@ fn usage(msg: impl std::fmt::Display) -> Result<u8> {
 /// The point the arguments describe with its transfer size, or a usage error naming
 /// the flag.
 pub(crate) fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
-    let packet = parse_byte_size(&a.size)
-        .ok_or_else(|| format!("--size {:?}: expected a byte count such as 496", a.size))?;
-    let transfer = parse_byte_size(&a.transfer).ok_or_else(|| {
-        format!(
-            "--transfer {:?}: expected a byte count such as 1MB",
-            a.transfer
-        )
-    })? as u64;
+    let bytes = |flag: &str, def: &xferbench_params::ParamDef, text: &str| match def.parse(text) {
+        Ok(Value::Bytes(n)) => Ok(n),
+        Ok(_) => Err(format!("{flag} {text:?}: expected {}", def.accepts())),
+        Err(e) => Err(format!("{flag}: {e}")),
+    };
+    let packet = bytes("--size", &PACKET, &a.size)? as usize;
+    let transfer = bytes("--transfer", &TRANSFER, &a.transfer)?;
     if !(1..=1024).contains(&a.channels) {
         return Err(format!("--channels {}: must be 1 to 1024", a.channels));
     }
@@ -61,15 +60,8 @@ pub(crate) fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
         channels: a.channels,
         packet,
         limit: Limit::Count(RpmsgPoint::round_trips_for(transfer, packet)),
-        notify: match a.notify {
-            NotifyArg::Kick => Notify::Kick,
-            NotifyArg::EventIdx => Notify::EventIdx,
-            NotifyArg::Poll => Notify::Poll,
-        },
-        buffers: match a.buffers {
-            BuffersArg::Copy => Buffers::Copy,
-            BuffersArg::ZeroCopy => Buffers::ZeroCopy,
-        },
+        notify: a.notify,
+        buffers: a.buffers,
         suffix: a.suffix,
         verify: a.verify,
         zero_copy: false,

@@ -30,6 +30,8 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(t) = &config.remote {
         context.remote = Some(crate::serve::describe(t)?);
     }
+    context.plugins =
+        xferbench_lab::plugins::records(config.points.iter().map(|p| p.transport.as_str()));
     let mut journal = match &out.jsonl {
         Some((path, _)) => Some(
             JsonLinesWriter::create(path)
@@ -46,7 +48,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(j) = journal.as_mut() {
         observers.push(j);
     }
-    let doc = xferbench_lab::run_sweep(
+    let mut doc = xferbench_lab::run_sweep(
         context,
         &config.points,
         &config.options,
@@ -54,6 +56,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         &mut observers,
     );
     drop(observers);
+    doc.warnings.extend(config.notes.iter().cloned());
 
     // Outputs: files first (they matter most), then the terminal.
     let mut export_failed = false;
@@ -147,14 +150,19 @@ fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
     Ok(())
 }
 
+/// A point in words for a warning: `shm size=2 KiB channels=1 wait=spin`, every
+/// value shown through its definition.
 fn describe(p: &xferbench_lab::result::PointResult) -> String {
+    use xferbench_lab::params::display;
     let mut s = format!(
         "{} size={} channels={}",
-        p.params["transport"], p.size_bytes, p.channels
+        p.params["transport"],
+        xferbench_params::bytes::display(p.size_bytes),
+        p.channels
     );
     for (k, v) in &p.params {
         if !["workload", "transport", "size", "channels"].contains(&k.as_str()) {
-            s.push_str(&format!(" {k}={v}"));
+            s.push_str(&format!(" {k}={}", display(&p.params, k, v)));
         }
     }
     s

@@ -3,34 +3,23 @@
 //! starts for the study and `--instances` (`__memory-mock`, `__warp-client`), which
 //! take the lab's spec as one JSON argument.
 
-use crate::cli::{ConnectionArg, CrcArg, IoArg, WarpClientArgs, WarpCommand, WarpServeArgs};
+use crate::cli::{WarpClientArgs, WarpCommand, WarpServeArgs};
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use xferbench_lab::process::die_with_parent;
 use xferbench_lab::rig::memory_mock::{MemoryMockSpec, run_instances};
-use xferbench_lab::workload::warp::{
-    ClientProcessSpec, ClientSpec, ConnectionMode, Ops, run_client,
-};
-use xferbench_transports::warp::CrcKind;
+use xferbench_lab::workload::warp::{ClientProcessSpec, ClientSpec, Ops, PAYLOAD, run_client};
+use xferbench_params::Value;
 use xferbench_transports::warp::mock::MockConfig;
-use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
+use xferbench_transports::warp::server::{Server, ServerConfig};
 
 /// Runs a `warp` subcommand and returns the exit status.
 pub fn run(cmd: &WarpCommand) -> Result<u8> {
     match cmd {
         WarpCommand::Serve(a) => serve(a),
         WarpCommand::Client(a) => client(a),
-    }
-}
-
-/// The CRC kind of a `--crc` value.
-pub fn crc_kind(c: CrcArg) -> CrcKind {
-    match c {
-        CrcArg::Bitwise => CrcKind::Bitwise,
-        CrcArg::Table => CrcKind::Table,
-        CrcArg::Fast => CrcKind::Fast,
     }
 }
 
@@ -62,12 +51,9 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
     device.max_read_completion = a.max_read_completion;
     let server = match Server::bind(ServerConfig {
         listen,
-        crc: crc_kind(a.crc),
+        crc: a.crc,
         device,
-        io: match a.io {
-            IoArg::Epoll => IoModel::Epoll,
-            IoArg::Threads => IoModel::Threads,
-        },
+        io: a.io,
     }) {
         Ok(s) => s,
         Err(e @ xferbench_transports::warp::server::ServerError::Config(_)) => {
@@ -134,22 +120,21 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     let Some(addr) = a.connect.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
         return usage(format_args!("--connect {}: expected HOST:PORT", a.connect));
     };
-    let Some(payload) = xferbench_transports::param::parse_byte_size(&a.size) else {
-        return usage(format_args!(
-            "--size {:?}: expected a byte size such as 2048 or 4KiB",
-            a.size
-        ));
+    let payload = match PAYLOAD.parse(&a.size) {
+        Ok(Value::Bytes(n)) => n as usize,
+        _ => {
+            return usage(format_args!(
+                "--size {:?}: expected a byte size such as 2048 or 4KiB",
+                a.size
+            ));
+        }
     };
     let spec = ClientSpec {
         threads: if a.instances > 1 { 1 } else { a.channels },
         iterations: a.count,
         payload,
-        crc: crc_kind(a.crc).name().into(),
-        connection: match a.connection {
-            ConnectionArg::Shared => ConnectionMode::Shared,
-            ConnectionArg::PerThread => ConnectionMode::PerThread,
-            ConnectionArg::Pipelined => ConnectionMode::Pipelined,
-        },
+        crc: a.crc,
+        connection: a.connection,
         piggyback_acks: a.piggyback_acks,
         think_ms: a.think,
         first_slot: 0,

@@ -399,8 +399,8 @@ mod outputs {
             .assert()
             .success()
             .stdout(
-                predicate::str::contains("pipe_size=64KiB")
-                    .and(predicate::str::contains("pipe_size=256KiB")),
+                predicate::str::contains("pipe_size=64 KiB")
+                    .and(predicate::str::contains("pipe_size=256 KiB")),
             )
             .stdout(predicate::str::contains("channel 1"));
     }
@@ -840,7 +840,14 @@ mod warp {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
         let assert = xferbench()
-            .args(["study", "warp-pipe", "--quick", "--json", "--out"])
+            .args([
+                "study",
+                "warp-pipe",
+                "--allow-debug",
+                "--quick",
+                "--json",
+                "--out",
+            ])
             .arg(&out)
             .assert()
             .success();
@@ -1197,7 +1204,7 @@ mod profiling {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
         xferbench()
-            .args(["study", "rpmsg", "--quick", "--out"])
+            .args(["study", "rpmsg", "--allow-debug", "--quick", "--out"])
             .arg(&out)
             .args(["--profile-peer", "remote", "--profile"])
             .timeout(std::time::Duration::from_secs(600))
@@ -1219,7 +1226,14 @@ mod profiling {
     #[test]
     fn a_study_names_its_participants() {
         xferbench()
-            .args(["study", "rpmsg", "--quick", "--profile-peer", "memory-mock"])
+            .args([
+                "study",
+                "rpmsg",
+                "--allow-debug",
+                "--quick",
+                "--profile-peer",
+                "memory-mock",
+            ])
             .arg("--profile")
             .assert()
             .code(2)

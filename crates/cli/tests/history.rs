@@ -124,7 +124,7 @@ fn two_runs_of_the_same_command_show_in_list_show_and_trend() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "channels=1 size=64 transport=pipe",
+            "channels=1 size=64 B transport=pipe",
         ));
 
     let dir = h.parent().unwrap();
@@ -147,7 +147,7 @@ fn two_runs_of_the_same_command_show_in_list_show_and_trend() {
         .clone();
     let out = String::from_utf8(out).unwrap();
     assert!(
-        out.contains("stream channels=1 size=64 transport=pipe"),
+        out.contains("stream channels=1 size=64 B transport=pipe"),
         "{out}"
     );
     // One row per run: run IDs 1 and 2 in the first column.
@@ -170,6 +170,9 @@ fn two_runs_of_the_same_command_show_in_list_show_and_trend() {
     assert!(!html.contains(">1.5</text>"));
     let trend = json(xferbench(&h).args(["history", "trend", "-p", "size=64", "--json"]));
     assert_eq!(trend["entries"].as_array().unwrap().len(), 2);
+    // A size is matched as written, in any unit its definition reads.
+    let trend = json(xferbench(&h).args(["history", "trend", "-p", "size=64B", "--json"]));
+    assert_eq!(trend["entries"].as_array().unwrap().len(), 2);
     assert_eq!(trend["entries"][0]["other_machine"], false);
 }
 
@@ -181,6 +184,7 @@ fn a_study_is_recorded_with_its_name() {
         .args([
             "study",
             "perf-stat",
+            "--allow-debug",
             "--quick",
             "-q",
             "--no-limits",
@@ -390,7 +394,7 @@ fn a_baseline_then_a_slower_run_makes_compare_exit_4_naming_the_point() {
         .assert()
         .code(4)
         .stdout(predicate::str::contains(
-            "channels=1 size=65536 transport=shm",
+            "channels=1 size=64 KiB transport=shm",
         ))
         .stdout(predicate::str::contains("regression"));
     let c = xferbench(&h)

@@ -10,15 +10,16 @@
 use crate::{History, HistoryError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use xferbench_lab::params::{describe, matches};
 
 /// What to follow.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TrendFilter {
     /// Only runs of this workload or study.
     pub name: Option<String>,
-    /// The point's label exactly, as `history show` prints it.
+    /// The point's label exactly, as `history show` prints it (or as stored).
     pub point: Option<String>,
-    /// Parameters the point must have.
+    /// Parameters the point must have, each matched as its definition reads it.
     pub params: Vec<(String, String)>,
     /// A figure other than the point's primary one.
     pub figure: Option<String>,
@@ -148,10 +149,13 @@ impl History {
             let row = row?;
             let params: BTreeMap<String, String> =
                 serde_json::from_str(&row.key).unwrap_or_default();
-            let keep = f.point.as_ref().is_none_or(|p| *p == row.label)
-                && f.params
-                    .iter()
-                    .all(|(k, v)| params.get(k).is_some_and(|have| have == v));
+            // The point as stored, or as `history show` prints it; values as their
+            // definitions read them (`-p size=64KiB` finds `65536`).
+            let keep = f
+                .point
+                .as_ref()
+                .is_none_or(|p| *p == row.label || *p == describe(&params))
+                && f.params.iter().all(|(k, v)| matches(&params, k, v));
             if keep {
                 found.push((row, params));
             }

@@ -13,9 +13,11 @@
 //! natural limit, the change is also given normalised by that limit: the figure
 //! divided by the limit measured in the same run, NEW against BASE. A raw regression
 //! whose normalised change is small says "the machine was slower", not "the change
-//! was slower". The verdict stays on the raw figures, which the test is about.
+//! was slower". The verdict stays on the raw figures, which the test is about. A
+//! point whose fraction of its limit is suspect on either side (above 110 %, see
+//! [`crate::limits::ratio`]) is not normalised: its limit does not bound it.
 
-use crate::plan::describe_params;
+use crate::params::{describe as describe_params, same_point};
 use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
 use crate::stats::welch_t_test;
 use serde::Serialize;
@@ -106,6 +108,51 @@ pub struct Comparison {
     pub regressions: usize,
     /// The threshold, as a fraction.
     pub threshold: f64,
+    /// Plugin transports measured from different builds (another SHA-256 of the
+    /// file), or in one document only, described.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugin_builds: Vec<String>,
+}
+
+/// How the plugin transports of two documents differ: one line per transport whose
+/// file (SHA-256) differs, or that only one document measured.
+pub fn plugin_builds(base: &ResultDoc, new: &ResultDoc) -> Vec<String> {
+    let show = |p: &crate::plugins::PluginRecord| {
+        format!(
+            "{} {} (sha256 {}…, {})",
+            p.plugin,
+            p.version,
+            &p.sha256[..p.sha256.len().min(12)],
+            p.path
+        )
+    };
+    let mut out = Vec::new();
+    for b in &base.context.plugins {
+        match new.context.plugins.iter().find(|n| n.name == b.name) {
+            Some(n) if n.sha256 != b.sha256 => out.push(format!(
+                "plugin transport `{}`: BASE {} vs NEW {}",
+                b.name,
+                show(b),
+                show(n)
+            )),
+            Some(_) => {}
+            None => out.push(format!(
+                "plugin transport `{}` only in BASE: {}",
+                b.name,
+                show(b)
+            )),
+        }
+    }
+    for n in &new.context.plugins {
+        if !base.context.plugins.iter().any(|b| b.name == n.name) {
+            out.push(format!(
+                "plugin transport `{}` only in NEW: {}",
+                n.name,
+                show(n)
+            ));
+        }
+    }
+    out
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -146,7 +193,7 @@ pub fn compare_docs(
     let mut points = Vec::new();
     let mut only_in_base = Vec::new();
     for b in &base.points {
-        let Some(n) = new.points.iter().find(|n| n.params == b.params) else {
+        let Some(n) = new.points.iter().find(|n| same_point(&n.params, &b.params)) else {
             only_in_base.push(describe_params(&b.params));
             continue;
         };
@@ -171,7 +218,13 @@ pub fn compare_docs(
             "within threshold"
         };
         let normalised = match (&b.limit, &n.limit) {
-            (Some(lb), Some(ln)) if lb.limit == ln.limit && lb.limit_value > 0.0 && mb != 0.0 => {
+            (Some(lb), Some(ln))
+                if lb.limit == ln.limit
+                    && !lb.suspect
+                    && !ln.suspect
+                    && lb.limit_value > 0.0
+                    && mb != 0.0 =>
+            {
                 Some(Normalised {
                     limit: lb.limit.clone(),
                     base_limit: lb.limit_value,
@@ -197,7 +250,7 @@ pub fn compare_docs(
     let only_in_new: Vec<String> = new
         .points
         .iter()
-        .filter(|n| !base.points.iter().any(|b| b.params == n.params))
+        .filter(|n| !base.points.iter().any(|b| same_point(&b.params, &n.params)))
         .map(|n| describe_params(&n.params))
         .collect();
     if points.is_empty() {
@@ -225,5 +278,6 @@ pub fn compare_docs(
         only_in_new,
         regressions,
         threshold,
+        plugin_builds: plugin_builds(base, new),
     })
 }

@@ -40,7 +40,8 @@ pub struct PeerSpec {
     pub channel: usize,
     /// Transport name.
     pub transport: String,
-    /// Transport parameters.
+    /// Transport parameters, in their machine form (read back by the transport's
+    /// definitions).
     pub transport_params: Params,
     /// What to do on the channel.
     pub spec: ChannelSpec,
@@ -390,10 +391,11 @@ impl Peer {
         }
     }
 
-    /// If the peer process has exited, the error describing how.
+    /// If the peer process has exited, the error describing how: its own `failed`
+    /// message when it sent one before exiting, else how it ended.
     pub fn exited(&mut self) -> Option<PeerError> {
         let channel = self.channel;
-        match &mut self.kind {
+        let died = match &mut self.kind {
             Kind::Thread { .. } => None,
             Kind::Process { child, .. } => child
                 .exited()
@@ -401,7 +403,21 @@ impl Peer {
             Kind::Remote { child } => child
                 .exited()
                 .map(|ended| PeerError::Died { channel, ended }),
+        }?;
+        Some(self.said_why().unwrap_or(died))
+    }
+
+    /// The `failed` message a peer sent before it exited, if one is waiting.
+    fn said_why(&mut self) -> Option<PeerError> {
+        while let Ok(ev) = self.events.try_recv() {
+            if let Event::Reply(PeerReply::Failed { message }) = ev {
+                return Some(PeerError::Failed {
+                    channel: self.channel,
+                    message,
+                });
+            }
         }
+        None
     }
 
     fn death_or(&mut self, other: PeerError) -> PeerError {
@@ -413,7 +429,7 @@ impl Peer {
     /// exiting (its output may close, or a transfer fail, just before it is reapable).
     pub fn exited_within(&mut self, within: Duration) -> Option<PeerError> {
         let channel = self.channel;
-        match &mut self.kind {
+        let died = match &mut self.kind {
             Kind::Thread { .. } => None,
             Kind::Process { child, .. } => child
                 .exited_within(within)
@@ -421,7 +437,8 @@ impl Peer {
             Kind::Remote { child } => child
                 .exited_within(within)
                 .map(|ended| PeerError::Died { channel, ended }),
-        }
+        }?;
+        Some(self.said_why().unwrap_or(died))
     }
 
     /// Kills a process peer at once and reaps it (no-op for threads).
@@ -546,7 +563,15 @@ fn serve_commands(
         }
     }
     let transport = spec.transport.clone();
-    let params = spec.transport_params.clone();
+    let params = match crate::transports::resolve(&transport, &spec.transport_params) {
+        Ok(p) => p,
+        Err(e) => {
+            reply(PeerReply::Failed {
+                message: e.to_string(),
+            });
+            return;
+        }
+    };
     let s = Serve {
         spec,
         next: &mut next,
@@ -565,6 +590,7 @@ fn serve_commands(
 /// Returns the process exit code.
 pub fn serve_stdio() -> i32 {
     crate::process::die_with_parent();
+    crate::plugins::may_load_plugins();
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     let stdout = std::io::stdout();

@@ -43,7 +43,9 @@ pub const STDERR_TAIL: usize = 4096;
 pub const STOP_GRACE: Duration = Duration::from_millis(500);
 
 /// A hidden role of the `xferbench` binary, started by the lab.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Role {
     /// Serves one channel of a run; control protocol on stdin/stdout
     /// ([`crate::peer`]).
@@ -66,11 +68,23 @@ pub enum Role {
     /// One benchmark process of the perf-stat study; the lab appends one JSON
     /// [`crate::workload::perf_stat::BenchSpec`].
     PerfStatBench,
+    /// Opens a plugin file and prints its description as JSON; the lab appends the
+    /// path ([`crate::plugins`]).
+    PluginProbe,
+    /// The measuring side of a plugin transport's point: drives its channels and
+    /// starts its peers; control protocol on stdin/stdout; the lab appends one JSON
+    /// [`crate::rig::plugin::DriverSpec`].
+    PluginDriver,
+    /// Runs a plugin's clean-up hook; the lab appends the transport and the scope.
+    PluginCleanup,
+    /// Runs one conformance check and prints its verdict as JSON; the lab appends
+    /// one JSON [`crate::check::CheckSpec`].
+    Check,
 }
 
 impl Role {
     /// Every role.
-    pub const ALL: [Role; 7] = [
+    pub const ALL: [Role; 11] = [
         Role::Peer,
         Role::RpmsgRemote,
         Role::MemoryMock,
@@ -78,6 +92,10 @@ impl Role {
         Role::KvServer,
         Role::KvClient,
         Role::PerfStatBench,
+        Role::PluginProbe,
+        Role::PluginDriver,
+        Role::PluginCleanup,
+        Role::Check,
     ];
 
     /// The role's name in messages.
@@ -90,12 +108,16 @@ impl Role {
             Role::KvServer => "kv server",
             Role::KvClient => "kv client",
             Role::PerfStatBench => "perf-stat benchmark",
+            Role::PluginProbe => "plugin probe",
+            Role::PluginDriver => "plugin measuring process",
+            Role::PluginCleanup => "plugin clean-up",
+            Role::Check => "conformance check",
         }
     }
 }
 
 /// A command put in front of another: `program args… <the wrapped command>`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Wrapper {
     /// The tool (`valgrind`).
     pub program: PathBuf,
@@ -116,8 +138,10 @@ impl Wrapper {
     }
 }
 
-/// How to start the binary in each [`Role`]; supplied by the binary itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to start the binary in each [`Role`]; supplied by the binary itself. It
+/// serialises, so that a child can start roles of its own the same way (a plugin's
+/// measuring process starts its peers).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Launcher {
     program: PathBuf,
     roles: BTreeMap<Role, Vec<String>>,

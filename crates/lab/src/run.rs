@@ -2,24 +2,25 @@
 //!
 //! Every transport of [`crate::transports`] runs on a [`PeerRig`] (one peer per
 //! channel), except `rpmsg`, which runs on an [`RpmsgRig`] (one link with its remote
-//! for all channels; the remote is a process unless `--peer thread`); the point loop
-//! ([`crate::measure`]) does the rest.
+//! for all channels; the remote is a process unless `--peer thread`), and plugin
+//! transports, whose peer rig runs in a measuring process of its own
+//! ([`PluginRig`]); the point loop ([`crate::measure`]) does the rest.
 
 use crate::counters::{CounterMode, CounterSource};
 use crate::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use crate::observer::Observer;
 use crate::result::{Context, ResultDoc};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
+use crate::rig::plugin::PluginRig;
 use crate::rig::rpmsg::{RemoteKind, RpmsgRig};
 use crate::rig::{Rig, RunError};
 use crate::sweep::PointSpec;
-use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_params};
+use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_settings};
 use crate::workload::rpmsg::RpmsgPoint;
 use crate::workload::{Limit, WorkloadKind};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_transports::Transport;
-use xferbench_transports::rpmsg::Buffers;
 
 /// Run control of `xferbench run`, shared by every point of the sweep.
 #[derive(Debug, Clone)]
@@ -50,6 +51,9 @@ pub struct RunOptions {
     pub profile: Option<crate::profile::ProfileRequest>,
     /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
     pub watch: Option<crate::limits::Watch>,
+    /// How to start the binary's hidden roles (plugin transports need it whatever
+    /// `peer` is; see [`crate::plugins`]).
+    pub launcher: Option<crate::process::Launcher>,
 }
 
 impl RunOptions {
@@ -75,6 +79,8 @@ impl RunOptions {
             peer: self.peer.clone(),
             pin: self.pin,
             corrupt_every: self.corrupt_every,
+            launcher: self.launcher.clone(),
+            hang_timeout: self.hang_timeout,
         }
     }
 }
@@ -116,15 +122,7 @@ impl SweepBench<'_> {
             ));
         }
         let (notify, buffers) =
-            rpmsg_params(&point.transport_params).map_err(|e| RunError::Lookup(e.into()))?;
-        if point.zero_copy
-            && point.transport_params.contains_key("buffers")
-            && buffers != Buffers::ZeroCopy
-        {
-            return Err(RunError::Config(
-                "--zero-copy writes RPMsg packets in place: drop -p buffers=copy".into(),
-            ));
-        }
+            rpmsg_settings(&point.transport_params, point.zero_copy).map_err(RunError::Config)?;
         let rpoint = RpmsgPoint {
             channels: u32::try_from(point.channels)
                 .map_err(|_| RunError::Config("too many channels".into()))?,
@@ -179,6 +177,9 @@ impl Bench for SweepBench<'_> {
         let point = &self.specs[index];
         if point.transport == RPMSG {
             return self.rpmsg_rig(point);
+        }
+        if crate::plugins::is_plugin(&point.transport) {
+            return Ok(Box::new(PluginRig::start(point, &self.peer, source)?));
         }
         dispatch(
             &point.transport,

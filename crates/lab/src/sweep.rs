@@ -1,134 +1,29 @@
 //! Sweep axes and the plan of points they span.
 //!
-//! An axis value is a comma-separated list whose items are single values or ranges:
-//!
-//! * `64,2KiB,64KiB` — a list (sizes take `K`/`KiB`, `M`/`MiB`, `G`/`GiB`, binary;
-//!   `kB`, `MB`, `GB`, decimal);
-//! * `1..64KiB:x4` — a geometric range, 1, 4, 16, … up to and including 64 KiB if hit;
-//! * `1..32` — a geometric range with factor 2;
-//! * `100..500:+100` — an arithmetic range.
+//! An axis is a list as its parameter's definition reads it
+//! ([`xferbench_params::ParamDef::parse_list`]): items are single values or, for
+//! numbers and sizes, ranges (`64,2KiB,64KiB`, `1..64KiB:x4`, `1..32`,
+//! `100..500:+100`).
 //!
 //! Every combination of the axes is one point. Transport parameters (`-p NAME=LIST`)
-//! only multiply the points of transports that declare them.
+//! only multiply the points of transports that declare them, each read by that
+//! transport's own definition.
 
+use crate::params::{CHANNELS, SIZE, ZERO_COPY};
 use std::collections::BTreeMap;
-use xferbench_transports::{ParamSpec, Params, parse_byte_size};
-
-/// An axis value that does not parse; the message names what is accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct AxisParseError(String);
+use xferbench_params::{MAX_LIST, Value};
+use xferbench_transports::{ParamError, ParamValues};
 
 /// Largest number of points a sweep may expand to.
-pub const MAX_POINTS: usize = 100_000;
-
-/// Parses a list of byte sizes (`64,2KiB,1..64KiB:x4`).
-pub fn parse_sizes(s: &str) -> Result<Vec<u64>, AxisParseError> {
-    parse_numbers(
-        s,
-        |v| parse_byte_size(v).map(|n| n as u64),
-        "a byte size such as 64, 4KiB or 1MiB",
-    )
-}
-
-/// Parses a list of plain counts (`1,2,8`, `1..32:x2`).
-pub fn parse_counts(s: &str) -> Result<Vec<u64>, AxisParseError> {
-    parse_numbers(
-        s,
-        |v| v.trim().parse().ok(),
-        "a whole number such as 1 or 32",
-    )
-}
-
-/// Splits a list of words (`pipe,unix,tcp`); empty items are refused.
-pub fn parse_words(s: &str) -> Result<Vec<String>, AxisParseError> {
-    let items: Vec<String> = s.split(',').map(|w| w.trim().to_string()).collect();
-    if items.iter().any(String::is_empty) {
-        return Err(AxisParseError(format!("empty item in list {s:?}")));
-    }
-    Ok(dedup(items))
-}
-
-fn dedup<T: PartialEq + Clone>(items: Vec<T>) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(items.len());
-    for i in items {
-        if !out.contains(&i) {
-            out.push(i);
-        }
-    }
-    out
-}
-
-fn parse_numbers(
-    s: &str,
-    one: impl Fn(&str) -> Option<u64>,
-    what: &str,
-) -> Result<Vec<u64>, AxisParseError> {
-    let mut out = Vec::new();
-    for item in s.split(',') {
-        let item = item.trim();
-        if item.is_empty() {
-            return Err(AxisParseError(format!("empty item in list {s:?}")));
-        }
-        let bad = |v: &str| AxisParseError(format!("{v:?} is not {what}"));
-        match item.split_once("..") {
-            None => out.push(one(item).ok_or_else(|| bad(item))?),
-            Some((lo, rest)) => {
-                let (hi, step) = match rest.split_once(':') {
-                    Some((hi, step)) => (hi, Some(step)),
-                    None => (rest, None),
-                };
-                let lo = one(lo).ok_or_else(|| bad(lo))?;
-                let hi = one(hi).ok_or_else(|| bad(hi))?;
-                if lo > hi {
-                    return Err(AxisParseError(format!("range {item:?} runs backwards")));
-                }
-                let range_err = || {
-                    AxisParseError(format!(
-                        "bad step in range {item:?}: use :xF (geometric, F ≥ 2) or :+S (arithmetic, S ≥ 1)"
-                    ))
-                };
-                let step = step.unwrap_or("x2");
-                let next: Box<dyn Fn(u64) -> Option<u64>> = if let Some(f) = step.strip_prefix('x')
-                {
-                    let f: u64 = f.parse().map_err(|_| range_err())?;
-                    if f < 2 || lo == 0 {
-                        return Err(range_err());
-                    }
-                    Box::new(move |v: u64| v.checked_mul(f))
-                } else if let Some(d) = step.strip_prefix('+') {
-                    let d = one(d).filter(|d| *d > 0).ok_or_else(range_err)?;
-                    Box::new(move |v: u64| v.checked_add(d))
-                } else {
-                    return Err(range_err());
-                };
-                let mut v = Some(lo);
-                while let Some(x) = v.filter(|x| *x <= hi) {
-                    out.push(x);
-                    if out.len() > MAX_POINTS {
-                        return Err(AxisParseError(format!(
-                            "range {item:?} has too many values"
-                        )));
-                    }
-                    v = next(x);
-                }
-            }
-        }
-    }
-    Ok(dedup(out))
-}
-
-/// The name of the zero-copy axis (`-p zero_copy=false,true`) and of its point
-/// parameter, present (as `true`) on zero-copy points only.
-pub const ZERO_COPY: &str = "zero_copy";
+pub const MAX_POINTS: usize = MAX_LIST;
 
 /// One point of a sweep: every parameter fixed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PointSpec {
     /// Transport name.
     pub transport: String,
     /// Transport parameters set explicitly for this point (defaults are omitted).
-    pub transport_params: Params,
+    pub transport_params: ParamValues,
     /// Message size, bytes.
     pub size: u64,
     /// Concurrent channels.
@@ -138,18 +33,22 @@ pub struct PointSpec {
 }
 
 impl PointSpec {
-    /// The point's parameters as shown in results and tables.
+    /// The point's parameters as results store them (machine form).
     pub fn params(&self, workload: &str) -> BTreeMap<String, String> {
         let mut p = BTreeMap::new();
         p.insert("workload".to_string(), workload.to_string());
-        p.insert("transport".to_string(), self.transport.clone());
-        p.insert("size".to_string(), self.size.to_string());
-        p.insert("channels".to_string(), self.channels.to_string());
-        for (k, v) in &self.transport_params {
-            p.insert(k.clone(), v.clone());
-        }
+        p.insert(
+            "transport".to_string(),
+            crate::plugins::display_name(&self.transport),
+        );
+        p.insert(SIZE.name().to_string(), self.size.to_string());
+        p.insert(CHANNELS.name().to_string(), self.channels.to_string());
+        let defs = crate::transports::descriptor(&self.transport)
+            .map(|d| d.params.into_owned())
+            .unwrap_or_default();
+        p.extend(self.transport_params.machine(&defs));
         if self.zero_copy {
-            p.insert(ZERO_COPY.to_string(), "true".to_string());
+            p.insert(ZERO_COPY.name().to_string(), "true".to_string());
         }
         p
     }
@@ -164,8 +63,9 @@ pub struct SweepSpec {
     pub sizes: Vec<u64>,
     /// Channel counts.
     pub channels: Vec<usize>,
-    /// Extra parameter axes (`-p NAME=LIST`), in the order given.
-    pub params: Vec<(String, Vec<String>)>,
+    /// Extra parameter axes (`-p NAME=LIST`) as written, in the order given; each
+    /// transport that declares NAME reads LIST with its definition.
+    pub params: Vec<(String, String)>,
 }
 
 /// Why a sweep cannot be planned.
@@ -181,28 +81,82 @@ pub enum SweepPlanError {
         /// What they accept.
         known: String,
     },
+    /// A transport is not known.
+    #[error("{0}")]
+    Transport(String),
+    /// A value of parameter `name` that a transport's definition refuses.
+    #[error("{name}: {source}")]
+    Param {
+        /// The parameter.
+        name: String,
+        /// Why.
+        #[source]
+        source: ParamError,
+    },
     /// Too many points.
     #[error("the sweep spans {0} points, more than the limit of {MAX_POINTS}; narrow an axis")]
     TooLarge(usize),
 }
 
+/// Reads a list of sizes (`64,2KiB,1..64KiB:x4`) by the `size` definition.
+pub fn parse_sizes(list: &str) -> Result<Vec<u64>, ParamError> {
+    Ok(SIZE
+        .parse_list(list)?
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::Bytes(n) => Some(n),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Reads a list of channel counts (`1,2,8`, `1..32`) by the `channels` definition.
+pub fn parse_channels(list: &str) -> Result<Vec<usize>, ParamError> {
+    Ok(CHANNELS
+        .parse_list(list)?
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::Integer(n) => usize::try_from(n).ok(),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Splits a list of names (`pipe,unix,tcp`); empty items are refused, repeats count
+/// once.
+pub fn parse_words(list: &str) -> Result<Vec<String>, ParamError> {
+    let mut out: Vec<String> = Vec::new();
+    for w in list.split(',').map(str::trim) {
+        if w.is_empty() {
+            return Err(ParamError::List {
+                name: "transport".into(),
+                problem: format!("empty item in list {list:?}"),
+            });
+        }
+        if !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    }
+    Ok(out)
+}
+
 impl SweepSpec {
     /// Expands the axes into points, transport-major, then parameters, sizes and
-    /// channel counts. `specs_of` gives each transport's parameter specs.
-    pub fn plan(
-        &self,
-        specs_of: impl Fn(&str) -> &'static [ParamSpec],
-    ) -> Result<Vec<PointSpec>, SweepPlanError> {
+    /// channel counts.
+    pub fn plan(&self) -> Result<Vec<PointSpec>, SweepPlanError> {
+        let mut descriptors = Vec::with_capacity(self.transports.len());
+        for t in &self.transports {
+            descriptors.push(
+                crate::transports::descriptor(t)
+                    .map_err(|e| SweepPlanError::Transport(e.to_string()))?,
+            );
+        }
         for (name, _) in &self.params {
-            if !self
-                .transports
-                .iter()
-                .any(|t| specs_of(t).iter().any(|s| s.name == name))
-            {
+            if !descriptors.iter().any(|d| d.param(name).is_some()) {
                 let mut known: Vec<String> = Vec::new();
-                for t in &self.transports {
-                    for s in specs_of(t) {
-                        known.push(format!("{}({t})", s.name));
+                for d in &descriptors {
+                    for p in d.params.iter() {
+                        known.push(format!("{}({})", p.name, d.name));
                     }
                 }
                 return Err(SweepPlanError::UnknownParam {
@@ -217,30 +171,33 @@ impl SweepSpec {
             }
         }
         let mut points = Vec::new();
-        for t in &self.transports {
-            let axes: Vec<&(String, Vec<String>)> = self
-                .params
-                .iter()
-                .filter(|(n, _)| specs_of(t).iter().any(|s| s.name == n))
-                .collect();
-            let mut combos: Vec<Params> = vec![Params::new()];
-            for (name, values) in axes {
-                combos = combos
-                    .into_iter()
-                    .flat_map(|c| {
-                        values.iter().map(move |v| {
-                            let mut c = c.clone();
-                            c.insert(name.clone(), v.clone());
-                            c
-                        })
-                    })
-                    .collect();
+        for d in &descriptors {
+            let mut combos: Vec<ParamValues> = vec![ParamValues::new()];
+            for (name, list) in &self.params {
+                let Some(def) = d.param(name) else { continue };
+                let param = |source| SweepPlanError::Param {
+                    name: name.clone(),
+                    source,
+                };
+                let values = def.parse_list(list).map_err(param)?;
+                let mut next = Vec::with_capacity(combos.len() * values.len());
+                for c in &combos {
+                    for v in &values {
+                        let mut c = c.clone();
+                        c.set(def, v.clone()).map_err(param)?;
+                        next.push(c);
+                    }
+                }
+                combos = next;
+                if combos.len() > MAX_POINTS {
+                    return Err(SweepPlanError::TooLarge(combos.len()));
+                }
             }
             for params in &combos {
                 for &size in &self.sizes {
                     for &channels in &self.channels {
                         points.push(PointSpec {
-                            transport: t.clone(),
+                            transport: d.name.to_string(),
                             transport_params: params.clone(),
                             size,
                             channels,
@@ -262,58 +219,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lists_and_ranges_of_sizes() {
+    fn sizes_and_channels_read_by_their_definitions() {
         assert_eq!(parse_sizes("64,2KiB,64KiB").unwrap(), vec![64, 2048, 65536]);
-        assert_eq!(
-            parse_sizes("1..64KiB:x4").unwrap(),
-            vec![1, 4, 16, 64, 256, 1024, 4096, 16384, 65536]
-        );
-        assert_eq!(parse_sizes("1..16").unwrap(), vec![1, 2, 4, 8, 16]);
-        assert_eq!(
-            parse_sizes("100..500:+100").unwrap(),
-            vec![100, 200, 300, 400, 500]
-        );
-        assert_eq!(
-            parse_sizes("64,64,1..128:x2").unwrap(),
-            vec![64, 1, 2, 4, 8, 16, 32, 128]
-        );
-    }
-
-    #[test]
-    fn bad_axes_say_what_is_accepted() {
-        for bad in [
-            "", "64,,2", "big", "4..1", "1..64:x1", "1..64:y2", "0..64:x2", "1..64:+0",
-        ] {
-            let e = parse_sizes(bad).unwrap_err().to_string();
-            assert!(!e.is_empty(), "{bad}");
-        }
-        assert!(
-            parse_sizes("big")
-                .unwrap_err()
-                .to_string()
-                .contains("byte size")
-        );
-        assert!(
-            parse_counts("1..3:x1")
-                .unwrap_err()
-                .to_string()
-                .contains(":xF")
-        );
-        assert_eq!(parse_counts("1..1000000000000").unwrap().len(), 40);
-        assert!(
-            parse_counts("1..1000000000000:+1").is_err(),
-            "too many values must be refused, not allocated"
-        );
-    }
-
-    fn specs(t: &str) -> &'static [ParamSpec] {
-        const PIPE: &[ParamSpec] = &[ParamSpec {
-            name: "pipe_size",
-            default: "os",
-            accepts: "",
-            help: "",
-        }];
-        if t == "pipe" { PIPE } else { &[] }
+        assert_eq!(parse_channels("1..8").unwrap(), vec![1, 2, 4, 8]);
+        let e = parse_sizes("0").unwrap_err().to_string();
+        assert!(e.contains("at least 1"), "{e}");
+        let e = parse_sizes("2GiB").unwrap_err().to_string();
+        assert!(e.contains("1 GiB"), "{e}");
+        assert!(parse_channels("0").is_err() && parse_channels("1025").is_err());
+        assert_eq!(parse_words("pipe, unix,pipe").unwrap(), ["pipe", "unix"]);
+        assert!(parse_words("a,,b").is_err());
     }
 
     #[test]
@@ -322,9 +237,9 @@ mod tests {
             transports: vec!["pipe".into(), "unix".into()],
             sizes: vec![64, 4096],
             channels: vec![1, 2],
-            params: vec![("pipe_size".into(), vec!["64KiB".into(), "1MiB".into()])],
+            params: vec![("pipe_size".into(), "64KiB,1MiB".into())],
         };
-        let points = spec.plan(specs).unwrap();
+        let points = spec.plan().unwrap();
         assert_eq!(points.len(), 2 * 2 * 2 + 2 * 2);
         assert!(
             points
@@ -332,7 +247,28 @@ mod tests {
                 .filter(|p| p.transport == "unix")
                 .all(|p| p.transport_params.is_empty())
         );
-        assert_eq!(points[0].transport_params["pipe_size"], "64KiB");
+        assert_eq!(
+            points[0].transport_params.get("pipe_size"),
+            Some(&Value::Bytes(65536))
+        );
+        assert_eq!(points[0].params("stream")["pipe_size"], "65536");
+    }
+
+    #[test]
+    fn each_transport_reads_a_shared_name_with_its_own_definition() {
+        let spec = SweepSpec {
+            transports: vec!["shm".into(), "iceoryx2".into()],
+            sizes: vec![64],
+            channels: vec![1],
+            params: vec![("wait".into(), "spin".into())],
+        };
+        assert_eq!(spec.plan().unwrap().len(), 2);
+        let spec = SweepSpec {
+            params: vec![("wait".into(), "block".into())],
+            ..spec
+        };
+        let e = spec.plan().unwrap_err().to_string();
+        assert!(e.contains("spin or event"), "{e}");
     }
 
     #[test]
@@ -341,9 +277,9 @@ mod tests {
             transports: vec!["pipe".into()],
             sizes: vec![64],
             channels: vec![1],
-            params: vec![("nodelay".into(), vec!["true".into()])],
+            params: vec![("nodelay".into(), "true".into())],
         };
-        let e = spec.plan(specs).unwrap_err().to_string();
+        let e = spec.plan().unwrap_err().to_string();
         assert!(
             e.contains("nodelay") && e.contains("pipe_size(pipe)"),
             "{e}"

@@ -24,14 +24,14 @@ fn secs(s: f64) -> String {
     format::nanos(s * 1e9)
 }
 
-/// `ab`: the original's table (benchmark, time with B, time with A, which is
-/// faster, difference), the figures behind it, and the diagnosis.
+/// `ab`: the original's table (benchmark, time with A, time with B, which is
+/// faster, difference), the figures behind it, and the diagnosis; A always before B.
 pub fn render_ab(r: &AbReport) -> String {
     let mut out = String::new();
     let mut t = table(&[
         "benchmark",
-        "time with B",
         "time with A",
+        "time with B",
         "which is faster",
         "difference",
     ]);
@@ -41,9 +41,9 @@ pub fn render_ab(r: &AbReport) -> String {
         _ => "neither (noise)",
     };
     t.add_row(vec![
-        "B vs A".to_string(),
-        format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
+        "A → B".to_string(),
         format!("{} ± {}", secs(r.a.mean_s), secs(r.a.sd_s)),
+        format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
         faster.to_string(),
         format!("{:+.1} %", r.difference * 100.0),
     ]);
@@ -240,13 +240,7 @@ pub fn render_compare(c: &Comparison) -> String {
     }
     let mut t = table(&header);
     for p in &c.points {
-        let point = p
-            .params
-            .iter()
-            .filter(|(k, _)| k.as_str() != "workload")
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let point = xferbench_lab::params::describe(&p.params);
         let fmt = |v: f64| {
             if p.figure.starts_with("latency") {
                 format::nanos(v)
@@ -285,17 +279,15 @@ pub fn render_compare(c: &Comparison) -> String {
             out.push_str(&format!(
                 "note: {}: the machine was slower, not the code: the {} moved by {:+.1} % \
                  between the runs, and held against it the change is {:+.1} %\n",
-                p.params
-                    .iter()
-                    .filter(|(k, _)| k.as_str() != "workload")
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                xferbench_lab::params::describe(&p.params),
                 n.limit,
                 n.machine_change * 100.0,
                 n.change * 100.0
             ));
         }
+    }
+    for s in &c.plugin_builds {
+        out.push_str(&format!("note: {s}\n"));
     }
     for s in &c.only_in_base {
         out.push_str(&format!("only in BASE: {s}\n"));

@@ -15,20 +15,10 @@ pub fn rate_count(per_s: f64) -> String {
     scaled(per_s, &["/s", "k/s", "M/s", "G/s"], 1000.0)
 }
 
-/// `64 B`, `2 KiB`, `1.5 MiB`.
+/// `64 B`, `2 KiB`, `1 MB`, `1500 B`: exactly, as every size is shown
+/// ([`xferbench_params::bytes`]).
 pub fn size(bytes: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if v.fract() == 0.0 {
-        format!("{v:.0} {}", units[u])
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
+    xferbench_params::bytes::display(bytes)
 }
 
 /// `850 ns`, `12.7 µs`, `3.10 ms`, `1.20 s`.
@@ -183,7 +173,8 @@ mod tests {
         assert_eq!(rate_count(12_345_678.0), "12.3 M/s");
         assert_eq!(size(64), "64 B");
         assert_eq!(size(2048), "2 KiB");
-        assert_eq!(size(1536 * 1024), "1.5 MiB");
+        assert_eq!(size(1536 * 1024), "1536 KiB");
+        assert_eq!(size(1_000_000), "1 MB");
         assert_eq!(nanos(850.0), "850 ns");
         assert_eq!(nanos(12_700.0), "12.7 µs");
         assert_eq!(nanos(3.1e6), "3.10 ms");

@@ -23,11 +23,11 @@ pub mod html;
 pub mod json;
 pub mod jsonl;
 pub mod limits;
+pub mod machine;
 pub mod markdown;
 pub mod plot;
 pub mod profile;
 pub mod progress;
-pub mod studies;
 pub mod study;
 pub mod table;
 
@@ -147,5 +147,7 @@ mod atomic_tests {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod fixture;
+/// Deterministic result documents for tests of reports (the `fixtures` feature).
+#[cfg(any(test, feature = "fixtures"))]
+#[doc(hidden)]
+pub mod fixture;

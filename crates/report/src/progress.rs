@@ -112,7 +112,7 @@ impl Observer for PointLines {
             "[{:>width$}/{}] {}: {} {value}",
             self.done,
             self.total,
-            xferbench_lab::measure::describe_params(&p.params),
+            xferbench_lab::params::describe(&p.params),
             primary.figure,
         );
         Ok(())

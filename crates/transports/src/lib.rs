@@ -4,7 +4,8 @@
 //! This crate knows nothing of the measurement lab, the command line or reports. It
 //! offers one extension point, the [`Transport`] trait, and one file per
 //! implementation (`os/pipe.rs`, `os/unix.rs`, `os/tcp.rs`, `shm/mod.rs`,
-//! `rpmsg/transport.rs`).
+//! `rpmsg/transport.rs`, `iox2/`), and [`plugin`], which loads a user's shared library
+//! (the C ABI of `include/xferbench/plugin.h`) as a transport.
 //!
 //! # The transport contract
 //!
@@ -33,27 +34,34 @@
 //!    end-of-stream and peer-death rules as `send` and `recv`, and without allocating.
 //!    Others refuse them with [`std::io::ErrorKind::Unsupported`].
 //!
-//! Transports are configured by string parameters (`-p NAME=VALUE` on the command
-//! line), described by [`ParamSpec`] so that the CLI can list and validate them and a
-//! peer process can rebuild the same transport from the same strings.
+//! Transports are configured by parameters (`-p NAME=VALUE` on the command line),
+//! each with one typed definition ([`ParamDef`], from `xferbench-params`), so that
+//! the CLI can list and validate them and a peer process can rebuild the same
+//! transport from the same text. What the lab and the command line know of a
+//! transport before running it — its name, description, parameters, whether it has a
+//! zero-copy mode, its largest message — is its [`Descriptor`], plain data that a
+//! transport loaded at run time can build too.
 
 #![deny(missing_docs)]
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/shm");
 
+pub mod buffer;
 pub mod conformance;
+pub mod copy;
 pub mod daq;
 pub mod iox2;
 pub mod kv;
 pub mod os;
-pub mod param;
+pub mod plugin;
 pub mod rpmsg;
 pub mod shm;
 pub mod warp;
 
-pub use param::{ParamError, ParamSpec, Params, parse_byte_size};
+pub use xferbench_params::{self as params, ParamDef, ParamError, ParamValues, Params};
 
+use std::borrow::Cow;
 use std::io;
 use std::time::Instant;
 
@@ -175,18 +183,83 @@ pub trait Transport: Send + Sync + Sized + 'static {
     /// copy (a socket's or a pipe's kernel buffer is not the caller's to write).
     const ZERO_COPY: bool = false;
 
-    /// The parameters this transport accepts, with defaults.
-    fn param_specs() -> &'static [ParamSpec];
+    /// The definitions of the parameters this transport accepts.
+    fn params() -> &'static [ParamDef];
 
-    /// Builds a transport from parameters; every key must be one of
-    /// [`Transport::param_specs`] (the caller fills in defaults it wants to show).
-    fn from_params(params: &Params) -> Result<Self, ParamError>;
+    /// Builds a transport from values checked against [`Transport::params`]; what is
+    /// not set takes its default.
+    fn from_values(values: &ParamValues) -> Result<Self, ParamError>;
+
+    /// Builds a transport from parameters as text (a command line's, a peer's
+    /// hello); every name must be one of [`Transport::params`].
+    fn from_params(params: &Params) -> Result<Self, ParamError> {
+        Self::from_values(&ParamValues::parse(Self::NAME, Self::params(), params)?)
+    }
+
+    /// What the lab and the command line know of this transport.
+    fn descriptor() -> Descriptor {
+        Descriptor {
+            name: Cow::Borrowed(Self::NAME),
+            description: Cow::Borrowed(Self::DESCRIPTION),
+            params: Cow::Borrowed(Self::params()),
+            zero_copy: Self::ZERO_COPY,
+            max_message: Self::MAX_MESSAGE,
+        }
+    }
+
+    /// This transport's name: [`Transport::NAME`], except for transports known only
+    /// at run time (a plugin's, [`plugin::PluginTransport`]).
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    /// The largest message this configuration carries: [`Transport::MAX_MESSAGE`],
+    /// except where it is known only at run time.
+    fn max_message(&self) -> Option<usize> {
+        Self::MAX_MESSAGE
+    }
+
+    /// Whether this configuration moves messages in place: [`Transport::ZERO_COPY`],
+    /// except where it is known only at run time.
+    fn zero_copy(&self) -> bool {
+        Self::ZERO_COPY
+    }
 
     /// Creates a listener for one connection.
     fn listen(&self) -> Result<Self::Listener, TransportError>;
 
     /// Connects to a listener's address, at most until `deadline`.
     fn connect(&self, address: &str, deadline: Instant) -> Result<Self::Endpoint, TransportError>;
+}
+
+/// What is known of a transport before it runs: plain data, so that a transport
+/// described at run time (a plugin) is listed, validated and swept like a built-in.
+/// [`Transport::descriptor`] builds it from a transport's constants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Descriptor {
+    /// The name used on the command line (`--transport NAME`) and in results.
+    pub name: Cow<'static, str>,
+    /// One line for `xferbench list`.
+    pub description: Cow<'static, str>,
+    /// The definitions of its parameters.
+    pub params: Cow<'static, [ParamDef]>,
+    /// Whether it writes and reads messages in place (`--zero-copy`); the one
+    /// answer to "does this transport have a zero-copy mode".
+    pub zero_copy: bool,
+    /// The largest message it carries, if it has a limit.
+    pub max_message: Option<usize>,
+}
+
+impl Descriptor {
+    /// Reads parameters as text against this transport's definitions.
+    pub fn values(&self, params: &Params) -> Result<ParamValues, ParamError> {
+        ParamValues::parse(&self.name, &self.params, params)
+    }
+
+    /// The definition of parameter `name`, if the transport has one.
+    pub fn param(&self, name: &str) -> Option<&ParamDef> {
+        self.params.iter().find(|d| d.name == name)
+    }
 }
 
 /// Why setting up a channel failed.

@@ -33,9 +33,8 @@
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::clock::Stamp;
-use crate::counters::{CounterSource, Participant};
+use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::measure::{Bench, PlannedPoint};
 use crate::process::{Child, Launcher, Role, Streams};
 use crate::result::RunRecord;
 use crate::verify::Integrity;
@@ -80,8 +79,9 @@ pub mod figures {
 /// dies with its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KvServerSpec {
-    /// `preopt`, `ring` or `sharded`.
-    pub arch: String,
+    /// The architecture.
+    #[serde(with = "xferbench_params::by_name")]
+    pub arch: Arch,
     /// Buckets.
     pub buckets: usize,
     /// Workers.
@@ -91,10 +91,10 @@ pub struct KvServerSpec {
 }
 
 impl KvServerSpec {
-    /// The server configuration, once the names are checked.
+    /// The server configuration.
     pub fn config(&self) -> Result<ServerConfig, String> {
         Ok(ServerConfig {
-            arch: self.arch.parse()?,
+            arch: self.arch,
             buckets: self.buckets,
             workers: self.workers,
             hang_timeout: Duration::from_millis(self.hang_timeout_ms.max(1)),
@@ -108,7 +108,7 @@ pub enum Target {
     /// A kv server.
     Kv {
         /// Architecture.
-        #[serde(with = "arch_name")]
+        #[serde(with = "xferbench_params::by_name")]
         arch: Arch,
         /// Worker threads.
         workers: u32,
@@ -126,21 +126,6 @@ impl Target {
             Target::Kv { arch, .. } => arch.name(),
             Target::Redis => "redis",
         }
-    }
-}
-
-/// An [`Arch`] as its name.
-mod arch_name {
-    use super::Arch;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(a: &Arch, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(a.name())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arch, D::Error> {
-        let name = String::deserialize(d)?;
-        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -176,42 +161,6 @@ pub const MIN_SLOW_RUNS: usize = 3;
 
 /// Hang timeout of servers and clients.
 pub const HANG: Duration = Duration::from_secs(20);
-
-/// A plan of kv points.
-pub struct KvBench {
-    points: Vec<PlannedPoint>,
-    specs: Vec<KvPoint>,
-    launcher: Option<Launcher>,
-}
-
-impl KvBench {
-    /// The points, in order, each with its rig's point.
-    pub fn new(points: Vec<(PlannedPoint, KvPoint)>, launcher: Option<Launcher>) -> Self {
-        let (points, specs) = points.into_iter().unzip();
-        KvBench {
-            points,
-            specs,
-            launcher,
-        }
-    }
-}
-
-impl Bench for KvBench {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.points
-    }
-
-    fn rig(
-        &mut self,
-        index: usize,
-        _source: Option<&dyn CounterSource>,
-    ) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(KvRig::start(
-            self.specs[index].clone(),
-            self.launcher.clone(),
-        )?))
-    }
-}
 
 enum RunningServer {
     Thread(Server, ServerStats),
@@ -356,7 +305,7 @@ fn start_server(target: &Target, launcher: Option<&Launcher>) -> Result<RunningS
         return start_redis();
     };
     let spec = KvServerSpec {
-        arch: arch.name().into(),
+        arch: *arch,
         buckets: *buckets,
         workers: *workers,
         hang_timeout_ms: HANG.as_millis() as u64,

@@ -30,9 +30,8 @@
 //! `server_cpu_s`.
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::{CounterSource, Participant};
+use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::measure::{Bench, PlannedPoint};
 use crate::process::{Child, Launcher, Role, Streams};
 use crate::result::{RunRecord, figure};
 use crate::verify::Integrity;
@@ -69,47 +68,36 @@ pub mod figures {
 pub struct MemoryMockSpec {
     /// Address to listen on (port 0: any free port).
     pub listen: SocketAddr,
-    /// CRC implementation (`bitwise`, `table`, `fast`).
-    pub crc: String,
+    /// CRC implementation.
+    #[serde(with = "xferbench_params::by_name")]
+    pub crc: CrcKind,
     /// BAR1 size in bytes (a power of two).
     pub bar1: u32,
-    /// I/O model (`epoll` or `threads`).
-    pub io: String,
+    /// I/O model.
+    #[serde(with = "xferbench_params::by_name")]
+    pub io: IoModel,
 }
 
 impl MemoryMockSpec {
     /// A mock on a free loopback port.
-    pub fn loopback(crc: &str, bar1: u32, io: &str) -> MemoryMockSpec {
+    pub fn loopback(crc: CrcKind, bar1: u32, io: IoModel) -> MemoryMockSpec {
         MemoryMockSpec {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            crc: crc.into(),
+            crc,
             bar1,
-            io: io.into(),
+            io,
         }
     }
 
-    /// The server configuration, once the names are checked.
+    /// The server configuration.
     pub fn config(&self) -> Result<ServerConfig, WarpRunError> {
-        let io = match self.io.as_str() {
-            "epoll" => IoModel::Epoll,
-            "threads" => IoModel::Threads,
-            other => {
-                return Err(WarpRunError::Spec(format!(
-                    "unknown I/O model `{other}`: choose epoll or threads"
-                )));
-            }
-        };
-        let crc: CrcKind = self
-            .crc
-            .parse()
-            .map_err(|_| WarpRunError::Spec(format!("unknown CRC `{}`", self.crc)))?;
         let mut device = MockConfig::default();
         device.bar_sizes[1] = self.bar1;
         Ok(ServerConfig {
             listen: self.listen,
-            crc,
+            crc: self.crc,
             device,
-            io,
+            io: self.io,
         })
     }
 
@@ -147,9 +135,9 @@ impl RunningServer {
     /// A process when a `launcher` is given, else a thread.
     pub fn start(
         launcher: Option<&Launcher>,
-        crc: &str,
+        crc: CrcKind,
         bar1: u32,
-        io: &str,
+        io: IoModel,
     ) -> Result<RunningServer, WarpRunError> {
         let spec = MemoryMockSpec::loopback(crc, bar1, io);
         match launcher {
@@ -160,7 +148,7 @@ impl RunningServer {
                     .map_err(|e| WarpRunError::Process(e.to_string()))?;
                 let stop = Arc::new(AtomicBool::new(false));
                 let s = Arc::clone(&stop);
-                tracing::info!(%addr, crc, bar1, io, "started the memory mock thread");
+                tracing::info!(%addr, %crc, bar1, %io, "started the memory mock thread");
                 let handle = std::thread::spawn(move || {
                     let _ = server.run(&s);
                 });
@@ -199,9 +187,9 @@ impl RunningServer {
                         tracing::info!(
                             %addr,
                             pid = child.pid(),
-                            crc,
+                            %crc,
                             bar1,
-                            io,
+                            %io,
                             "started the memory mock process"
                         );
                         Ok(RunningServer {
@@ -232,9 +220,9 @@ impl RunningServer {
     /// the data host's with the port the mock bound there.
     pub fn start_remote(
         session: &Arc<crate::remote::Session>,
-        crc: &str,
+        crc: CrcKind,
         bar1: u32,
-        io: &str,
+        io: IoModel,
     ) -> Result<RunningServer, WarpRunError> {
         let spec = MemoryMockSpec::loopback(crc, bar1, io);
         spec.config()?;
@@ -404,55 +392,9 @@ pub struct MockPoint {
     pub client: ClientSpec,
     /// Client processes (1: the client runs in this process).
     pub instances: usize,
-    /// The mock's I/O model (`epoll` or `threads`).
-    pub io: String,
-}
-
-/// A plan of memory-mock points, with the launcher of their processes (`None`:
-/// threads of this process).
-pub struct MemoryMockBench {
-    points: Vec<PlannedPoint>,
-    specs: Vec<MockPoint>,
-    launcher: Option<Launcher>,
-    remote: Option<crate::remote::RemoteTarget>,
-}
-
-impl MemoryMockBench {
-    /// The points, in order, each with its rig's point.
-    pub fn new(points: Vec<(PlannedPoint, MockPoint)>, launcher: Option<Launcher>) -> Self {
-        let (points, specs) = points.into_iter().unzip();
-        MemoryMockBench {
-            points,
-            specs,
-            launcher,
-            remote: None,
-        }
-    }
-
-    /// The same plan with the memory mock on the agent's host ([`crate::remote`]).
-    pub fn with_remote(mut self, remote: Option<crate::remote::RemoteTarget>) -> Self {
-        self.remote = remote;
-        self
-    }
-}
-
-impl Bench for MemoryMockBench {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.points
-    }
-
-    fn rig(
-        &mut self,
-        index: usize,
-        _source: Option<&dyn CounterSource>,
-    ) -> Result<Box<dyn Rig>, RunError> {
-        let point = self.specs[index].clone();
-        let rig = match &self.remote {
-            None => MemoryMockRig::start(point, self.launcher.clone())?,
-            Some(t) => MemoryMockRig::start_remote(point, self.launcher.clone(), t)?,
-        };
-        Ok(Box::new(rig))
-    }
+    /// The mock's I/O model.
+    #[serde(with = "xferbench_params::by_name")]
+    pub io: IoModel,
 }
 
 /// A running memory mock and the clients to run against it.
@@ -478,9 +420,9 @@ impl MemoryMockRig {
         let slots = point.client.threads * point.instances;
         let server = RunningServer::start(
             launcher.as_ref(),
-            &point.client.crc,
+            point.client.crc,
             bar1_for(slots, point.client.payload),
-            &point.io,
+            point.io,
         )
         .map_err(run_error)?;
         Ok(MemoryMockRig {
@@ -505,9 +447,9 @@ impl MemoryMockRig {
         let slots = point.client.threads * point.instances;
         let server = RunningServer::start_remote(
             &session,
-            &point.client.crc,
+            point.client.crc,
             bar1_for(slots, point.client.payload),
-            &point.io,
+            point.io,
         )
         .map_err(run_error)?;
         Ok(MemoryMockRig {
@@ -696,12 +638,12 @@ mod tests {
     use super::*;
     use crate::workload::warp::ConnectionMode;
 
-    fn client(connection: ConnectionMode, threads: usize, crc: &str) -> ClientSpec {
+    fn client(connection: ConnectionMode, threads: usize, crc: CrcKind) -> ClientSpec {
         ClientSpec {
             threads,
             iterations: 5,
             payload: 256,
-            crc: crc.into(),
+            crc,
             connection,
             piggyback_acks: connection != ConnectionMode::Shared,
             think_ms: 0,
@@ -724,16 +666,16 @@ mod tests {
         MockPoint {
             client,
             instances,
-            io: "epoll".into(),
+            io: IoModel::Epoll,
         }
     }
 
     #[test]
     fn every_connection_mode_completes_and_verifies_the_workload() {
         for (mode, crc) in [
-            (ConnectionMode::Shared, "bitwise"),
-            (ConnectionMode::PerThread, "table"),
-            (ConnectionMode::Pipelined, "fast"),
+            (ConnectionMode::Shared, CrcKind::Bitwise),
+            (ConnectionMode::PerThread, CrcKind::Table),
+            (ConnectionMode::Pipelined, CrcKind::Fast),
         ] {
             // 40 threads: two pipelined connections, one of them partly used.
             let r = run(point(client(mode, 40, crc), 1)).unwrap();
@@ -754,7 +696,7 @@ mod tests {
 
     #[test]
     fn instances_without_a_launcher_run_as_threads_one_channel_each() {
-        let mut c = client(ConnectionMode::PerThread, 2, "fast");
+        let mut c = client(ConnectionMode::PerThread, 2, CrcKind::Fast);
         c.iterations = 3;
         let r = run(point(c, 3)).unwrap();
         assert_eq!(r.channels.len(), 3);
@@ -782,7 +724,7 @@ mod tests {
         std::thread::scope(|sc| {
             sc.spawn(|| server.run(&server_stop).unwrap());
             for connection in [ConnectionMode::Shared, ConnectionMode::Pipelined] {
-                let mut s = client(connection, 4, "fast");
+                let mut s = client(connection, 4, CrcKind::Fast);
                 s.iterations = 3;
                 s.piggyback_acks = false;
                 let r = run_client(addr, &s, &stop).unwrap();
@@ -799,7 +741,7 @@ mod tests {
 
     #[test]
     fn read_only_iterations_count_one_transaction_each() {
-        let mut c = client(ConnectionMode::Pipelined, 8, "fast");
+        let mut c = client(ConnectionMode::Pipelined, 8, CrcKind::Fast);
         c.ops = Ops::Read;
         let r = run(point(c, 1)).unwrap();
         assert_eq!(r.messages, 8 * 5);
@@ -808,24 +750,37 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused_with_a_message() {
-        let server = RunningServer::start(None, "fast", 2048, "epoll").unwrap();
+        let server = RunningServer::start(None, CrcKind::Fast, 2048, IoModel::Epoll).unwrap();
         let stop = AtomicBool::new(false);
-        let mut s = client(ConnectionMode::Shared, 1, "fast");
+        let mut s = client(ConnectionMode::Shared, 1, CrcKind::Fast);
         s.iterations = 1;
         s.payload = 6;
         let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
         assert!(e.contains("multiple of 4"), "{e}");
         s.payload = 4;
-        s.crc = "crc64".into();
-        let e = run_client(server.addr, &s, &stop).unwrap_err().to_string();
+        // Names are checked where a spec is read: a CRC or I/O model of no
+        // definition never reaches a client or a mock.
+        let mut json = serde_json::to_value(&s).unwrap();
+        json["crc"] = "crc64".into();
+        let e = serde_json::from_value::<ClientSpec>(json)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bitwise, table, fast"), "{e}");
-        assert!(RunningServer::start(None, "fast", 2048, "poll").is_err());
+        let mock = MemoryMockSpec::loopback(CrcKind::Fast, 2048, IoModel::Epoll);
+        let mut json = serde_json::to_value(mock).unwrap();
+        json["io"] = "poll".into();
+        let e = serde_json::from_value::<MemoryMockSpec>(json)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("epoll, threads"), "{e}");
         // Through the rig: usage errors, not failures.
+        s.payload = 6;
         let e = run(point(s.clone(), 1)).unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("crc64"), "{e}");
-        let mut bad_io = point(client(ConnectionMode::Shared, 1, "fast"), 1);
-        bad_io.io = "poll".into();
-        assert!(run(bad_io).unwrap_err().is_usage());
+        assert!(
+            e.is_usage() && e.to_string().contains("multiple of 4"),
+            "{e}"
+        );
+        s.payload = 4;
         assert!(run(point(s, 0)).unwrap_err().is_usage());
     }
 }

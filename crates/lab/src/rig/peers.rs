@@ -63,6 +63,13 @@ pub struct PeerOptions {
     pub pin: bool,
     /// Fault injection for tests (see [`ChannelSpec::corrupt_every`]).
     pub corrupt_every: Option<u64>,
+    /// How to start the binary's hidden roles, whatever `peer` is: a plugin
+    /// transport's point runs in a measuring process of its own
+    /// ([`super::plugin`]).
+    pub launcher: Option<Launcher>,
+    /// A run with no progress for this long is hung (a plugin's sends and receives
+    /// time out after it too).
+    pub hang_timeout: Duration,
 }
 
 /// CPUs for channel `i`: the driver on the 2i-th allowed CPU and its peer on the
@@ -92,8 +99,10 @@ impl<T: Transport + Clone> PeerRig<T> {
         opts: &PeerOptions,
         source: Option<&dyn CounterSource>,
     ) -> Result<PeerRig<T>, RunError> {
-        if point.zero_copy && !T::ZERO_COPY {
-            return Err(RunError::Config(crate::transports::no_zero_copy(T::NAME)));
+        if point.zero_copy && !transport.zero_copy() {
+            return Err(RunError::Config(crate::transports::no_zero_copy(
+                &point.transport,
+            )));
         }
         let spec = ChannelSpec {
             workload: opts.workload,
@@ -106,7 +115,7 @@ impl<T: Transport + Clone> PeerRig<T> {
         let cpus = allowed_cpus();
         let session = match &opts.peer {
             PeerMode::Remote(target) => {
-                crate::remote::crosses_hosts(T::NAME).map_err(RunError::Config)?;
+                crate::remote::crosses_hosts(transport.name()).map_err(RunError::Config)?;
                 Some(
                     target
                         .connect()
@@ -120,7 +129,7 @@ impl<T: Transport + Clone> PeerRig<T> {
             let ps = PeerSpec {
                 channel,
                 transport: point.transport.clone(),
-                transport_params: point.transport_params.clone(),
+                transport_params: point.transport_params.machine(T::params()),
                 spec: spec.clone(),
                 // The agent's host has its own CPUs: pinning is this host's business.
                 pin_cpu: (opts.pin && session.is_none()).then(|| pin_plan(channel, &cpus).1),
@@ -258,7 +267,8 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                     };
                     let mut r = drive(&mut ep, &spec, &ctl);
                     if stamp_close && let Ok(o) = &mut r {
-                        let mut buf = vec![0u8; spec.size.max(1)];
+                        let mut buf =
+                            xferbench_transports::buffer::PageBuf::zeroed(spec.size.max(1));
                         while let Ok(Recv::Message) = ep.recv(&mut buf) {}
                         o.end = Stamp::now();
                     }

@@ -18,6 +18,11 @@
 //!   buffers ([`Endpoint::send_in_place`] and friends), every byte written and every
 //!   cache line read (see [`crate::verify`]); otherwise the transport copies them in
 //!   and out of the workload's buffers.
+//! * The workload's message buffers start on a page
+//!   ([`xferbench_transports::buffer::PageBuf`]), so a copy between them and a
+//!   transport's page-aligned memory keeps to the C library's fast path
+//!   ([`xferbench_transports::buffer::placed_for_copy`]) rather than depending on
+//!   where `malloc` happened to put them.
 
 pub mod daq;
 pub mod daq_doc;
@@ -48,29 +53,15 @@ pub enum WorkloadKind {
     Pingpong,
 }
 
+xferbench_params::choices!(WorkloadKind {
+    Stream => "stream": Stream::DESCRIPTION,
+    Pingpong => "pingpong": Pingpong::DESCRIPTION,
+});
+
 impl WorkloadKind {
-    /// Every workload, for `xferbench list`.
-    pub const ALL: [WorkloadKind; 2] = [WorkloadKind::Stream, WorkloadKind::Pingpong];
-
-    /// The command-line name.
-    pub fn name(self) -> &'static str {
-        match self {
-            WorkloadKind::Stream => Stream::NAME,
-            WorkloadKind::Pingpong => Pingpong::NAME,
-        }
-    }
-
     /// One line for `xferbench list`.
     pub fn description(self) -> &'static str {
-        match self {
-            WorkloadKind::Stream => Stream::DESCRIPTION,
-            WorkloadKind::Pingpong => Pingpong::DESCRIPTION,
-        }
-    }
-
-    /// Looks a workload up by name.
-    pub fn from_name(name: &str) -> Option<WorkloadKind> {
-        Self::ALL.into_iter().find(|w| w.name() == name)
+        xferbench_params::Choices::help(self)
     }
 
     /// The workload's primary figure and its direction.

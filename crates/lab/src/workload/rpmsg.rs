@@ -20,10 +20,28 @@ use crate::workload::{Limit, new_histogram};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_transports::ParamDef;
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{
     Buffers, Channel, ECHO_SUFFIX, LinkConfig, LinkError, Notify, Service,
 };
+
+/// `packet`: bytes per packet (the original's `-s`).
+pub const PACKET: ParamDef = ParamDef::bytes(
+    "packet",
+    1,
+    MAX_PAYLOAD as u64,
+    MAX_PAYLOAD as u64,
+    "bytes per packet: one RPMsg buffer of 512 bytes less its 16-byte header at most",
+);
+/// `transfer`: bytes each channel sends (the original's `-t`).
+pub const TRANSFER: ParamDef = ParamDef::bytes(
+    "transfer",
+    1,
+    1 << 40,
+    1_000_000,
+    "bytes each channel sends",
+);
 
 /// The original's aggregate: the sum of per-channel rates, bytes/s.
 pub const SUM_OF_RATES: &str = "sum_of_rates_bytes_per_s";

@@ -26,6 +26,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
+use xferbench_transports::ParamDef;
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipeline};
 
@@ -42,23 +43,28 @@ pub enum ConnectionMode {
     Pipelined,
 }
 
-impl ConnectionMode {
-    /// The name used on the command line and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            ConnectionMode::Shared => "shared",
-            ConnectionMode::PerThread => "per-thread",
-            ConnectionMode::Pipelined => "pipelined",
-        }
-    }
+xferbench_params::choices!(ConnectionMode {
+    Shared => "shared": "all threads share one connection, one transaction in flight (warp-pipe)",
+    PerThread => "per-thread": "one connection per thread",
+    Pipelined => "pipelined": "up to 32 threads per connection with their own tags (32 reads in flight)",
+});
 
-    /// Parses [`ConnectionMode::name`].
-    pub fn parse(s: &str) -> Option<Self> {
-        [Self::Shared, Self::PerThread, Self::Pipelined]
-            .into_iter()
-            .find(|m| m.name() == s)
-    }
-}
+/// `connection`: how client threads share connections.
+pub const CONNECTION: ParamDef = ParamDef::choice(
+    "connection",
+    <ConnectionMode as xferbench_params::Choices>::CHOICES,
+    "per-thread",
+    "how client threads share connections",
+);
+
+/// `payload`: bytes per read and write.
+pub const PAYLOAD: ParamDef = ParamDef::bytes(
+    "payload",
+    4,
+    4096,
+    2048,
+    "bytes per read and write, a multiple of 4",
+);
 
 /// What each iteration does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -80,8 +86,9 @@ pub struct ClientSpec {
     pub iterations: u64,
     /// Bytes per read and write, 4..=4096, a multiple of 4.
     pub payload: usize,
-    /// CRC implementation (`bitwise`, `table`, `fast`).
-    pub crc: String,
+    /// CRC implementation.
+    #[serde(with = "xferbench_params::by_name")]
+    pub crc: CrcKind,
     /// How threads share connections.
     pub connection: ConnectionMode,
     /// ACK received TLPs with the next request instead of at once.
@@ -273,12 +280,7 @@ pub fn run_client(
     spec: &ClientSpec,
     stop: &AtomicBool,
 ) -> Result<ClientRun, WarpRunError> {
-    let crc: CrcKind = spec.crc.parse().map_err(|_| {
-        WarpRunError::Spec(format!(
-            "unknown CRC `{}`: choose from bitwise, table, fast",
-            spec.crc
-        ))
-    })?;
+    let crc = spec.crc;
     if spec.payload == 0 || spec.payload > 4096 || !spec.payload.is_multiple_of(4) {
         return Err(WarpRunError::Spec(format!(
             "payload {} B: need a multiple of 4 from 4 to 4096",

@@ -122,6 +122,12 @@ fn context_header(doc: &ResultDoc, title: &str) -> Markup {
                     @if let Some(v) = &caps.valgrind { "; " (v) }
                     @if let Some(p) = caps.perf_event_paranoid { "; perf_event_paranoid " (p) }
                 }
+                @if let Some(b) = crate::machine::build_line(c) {
+                    dt { "Build" } dd { (b) }
+                }
+                @if let Some(l) = crate::machine::load_line(c) {
+                    dt { "Machine load" } dd { (l) }
+                }
             }
             @if let Some(limits) = machine_limits(c) { (limits) }
             @match &doc.outcome {
@@ -504,6 +510,3 @@ impl Exporter for Html {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod browser_tests;

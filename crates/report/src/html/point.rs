@@ -8,6 +8,8 @@ use crate::chart::{Unit, svg::strip};
 use crate::format;
 use crate::study::Table;
 use maud::{Markup, html};
+use std::collections::BTreeMap;
+use xferbench_lab::params;
 use xferbench_lab::result::{PointResult, figure};
 use xferbench_lab::stats::Estimate;
 
@@ -30,13 +32,13 @@ pub fn show(name: &str, v: f64) -> String {
 
 /// One parameter as people write it: the transport's name, `64 KiB`, `2 channels`,
 /// `wait=spin`.
-fn param_value(key: &str, value: &str) -> String {
+fn param_value(params: &BTreeMap<String, String>, key: &str, value: &str) -> String {
     match (key, value.parse::<u64>()) {
         ("size", Ok(b)) => format::size(b),
         ("channels", Ok(1)) => "1 channel".into(),
         ("channels", Ok(n)) => format!("{n} channels"),
         ("transport", _) => value.into(),
-        _ => format!("{key}={value}"),
+        _ => format!("{key}={}", params::display(params, key, value)),
     }
 }
 
@@ -44,14 +46,18 @@ fn param_value(key: &str, value: &str) -> String {
 pub fn param(p: &PointResult, key: &str) -> String {
     match key {
         "size" => format::size(p.size_bytes),
-        "channels" => param_value(key, &p.channels.to_string()),
-        _ => param_value(key, p.params.get(key).map_or("-", String::as_str)),
+        "channels" => param_value(&p.params, key, &p.channels.to_string()),
+        _ => param_value(
+            &p.params,
+            key,
+            p.params.get(key).map_or("-", String::as_str),
+        ),
     }
 }
 
 /// Parameters as people write them, the transport, size and channels first:
 /// `shm, 64 KiB, 1 channel, wait=spin` (the workload is left out).
-pub fn describe_params(params: &std::collections::BTreeMap<String, String>) -> String {
+pub fn describe_params(params: &BTreeMap<String, String>) -> String {
     let first = ["transport", "size", "channels"];
     first
         .iter()
@@ -62,7 +68,7 @@ pub fn describe_params(params: &std::collections::BTreeMap<String, String>) -> S
                 .filter(|(k, _)| k.as_str() != "workload" && !first.contains(&k.as_str()))
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         )
-        .map(|(k, v)| param_value(k, v))
+        .map(|(k, v)| param_value(params, k, v))
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -43,7 +43,7 @@ pub fn sort_key(cell: &str) -> Option<f64> {
 
 /// The cell as shown: a number and its unit never split across lines (`4 KiB`,
 /// `75.0 %`): the space after a digit is a no-break space.
-pub(crate) fn keep_units(cell: &str) -> String {
+pub fn keep_units(cell: &str) -> String {
     let mut out = String::with_capacity(cell.len());
     let mut after_digit = false;
     for c in cell.chars() {

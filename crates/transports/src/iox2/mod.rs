@@ -86,8 +86,9 @@ pub use endpoint::{Iceoryx2Endpoint, Iceoryx2Listener};
 use domain::{io_err, prepare_process};
 use endpoint::Ports;
 
-use crate::param::check_known;
-use crate::{Endpoint, Listener, ParamError, ParamSpec, Params, Recv, Transport, TransportError};
+use crate::{
+    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
+};
 use iceoryx2::port::listener::Listener as EventListener;
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
@@ -102,6 +103,7 @@ use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Once, OnceLock};
 use std::time::{Duration, Instant};
+use xferbench_params::Choices;
 
 const NAME: &str = "iceoryx2";
 
@@ -120,29 +122,31 @@ const PEER_CHECK: Duration = Duration::from_millis(10);
 
 const HELLO_MAGIC: [u8; 8] = *b"xfbiox2\0";
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "wait",
-        default: "event",
-        accepts: "spin or event",
-        help: "how a receiver waits: busy-poll the subscriber, or sleep on an iceoryx2 \
-               event the sender notifies after every sample",
-    },
-    ParamSpec {
-        name: "buffer",
-        default: "2",
-        accepts: "samples, 1 to 65536",
-        help: "subscriber buffer size: samples delivered but not yet received before \
-               the publisher waits (iceoryx2's default)",
-    },
-    ParamSpec {
-        name: "history",
-        default: "0",
-        accepts: "samples, 0 to 65536",
-        help: "samples each publisher keeps for subscribers that connect late \
-               (iceoryx2's default)",
-    },
-];
+/// `wait`: how a receiver waits.
+pub const WAIT: ParamDef = ParamDef::choice(
+    "wait",
+    Wait::CHOICES,
+    "event",
+    "how a receiver waits: busy-poll the subscriber, or sleep on an iceoryx2 event the sender notifies after every sample",
+);
+/// `buffer`: the subscriber's buffer, in samples.
+pub const BUFFER: ParamDef = ParamDef::integer(
+    "buffer",
+    1,
+    65_536,
+    2,
+    "subscriber buffer size: samples delivered but not yet received before the publisher waits (iceoryx2's default)",
+);
+/// `history`: samples kept for late subscribers.
+pub const HISTORY: ParamDef = ParamDef::integer(
+    "history",
+    0,
+    65_536,
+    0,
+    "samples each publisher keeps for subscribers that connect late (iceoryx2's default)",
+);
+
+const PARAMS: &[ParamDef] = &[WAIT, BUFFER, HISTORY];
 
 /// How a receiver waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +156,11 @@ pub enum Wait {
     /// iceoryx2 event notification.
     Event,
 }
+
+xferbench_params::choices!(Wait {
+    Spin => "spin": "busy-poll the subscriber",
+    Event => "event": "sleep on an iceoryx2 event the sender notifies after every sample",
+});
 
 /// The iceoryx2 transport.
 #[derive(Debug, Clone)]
@@ -163,7 +172,7 @@ pub struct Iceoryx2 {
 
 impl Default for Iceoryx2 {
     fn default() -> Self {
-        Self::from_params(&Params::new()).expect("defaults are valid")
+        Self::from_values(&ParamValues::new()).expect("defaults are valid")
     }
 }
 
@@ -200,38 +209,17 @@ impl Transport for Iceoryx2 {
     const DESCRIPTION: &'static str = "iceoryx2 publish-subscribe (ipc::Service), one service per direction, a sample per message";
     const ZERO_COPY: bool = true;
 
-    fn param_specs() -> &'static [ParamSpec] {
+    fn params() -> &'static [ParamDef] {
         PARAMS
     }
 
-    fn from_params(params: &Params) -> Result<Self, ParamError> {
-        check_known(NAME, PARAMS, params)?;
-        let value = |i: usize| {
-            params
-                .get(PARAMS[i].name)
-                .map_or(PARAMS[i].default, String::as_str)
-        };
-        let invalid = |i: usize| ParamError::Invalid {
-            name: PARAMS[i].name.into(),
-            value: value(i).into(),
-            accepts: PARAMS[i].accepts.into(),
-        };
-        let wait = match value(0) {
-            "spin" => Wait::Spin,
-            "event" => Wait::Event,
-            _ => return Err(invalid(0)),
-        };
-        let buffer = value(1)
-            .parse::<usize>()
-            .ok()
-            .filter(|n| (1..=65_536).contains(n))
-            .ok_or_else(|| invalid(1))?;
-        let history = value(2)
-            .parse::<usize>()
-            .ok()
-            .filter(|n| *n <= 65_536)
-            .ok_or_else(|| invalid(2))?;
-        Ok(Iceoryx2::new(wait, buffer, history))
+    fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
+        values.check(NAME, PARAMS)?;
+        Ok(Iceoryx2::new(
+            values.choice(&WAIT),
+            values.integer(&BUFFER) as usize,
+            values.integer(&HISTORY) as usize,
+        ))
     }
 
     fn listen(&self) -> Result<Iceoryx2Listener, TransportError> {
@@ -280,6 +268,7 @@ impl Transport for Iceoryx2 {
         // The hello goes out at once (`ready`); then sending waits for the listener's
         // acceptance (see `Iceoryx2Endpoint::wait_accepted`).
         let mut ep = Iceoryx2Endpoint {
+            spare: None,
             ports,
             wait: self.wait,
             peer,
@@ -327,6 +316,7 @@ impl Listener for Iceoryx2Listener {
                 drop(s);
                 self.peer.store(pid, Ordering::Relaxed);
                 let mut ep = Iceoryx2Endpoint {
+                    spare: None,
                     ports: self.ports,
                     wait: self.wait,
                     peer: self.peer,
@@ -354,12 +344,22 @@ impl Listener for Iceoryx2Listener {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Params;
 
     #[test]
     fn listed_defaults_are_iceoryx2s() {
         let d = Config::default().defaults.publish_subscribe;
-        assert_eq!(PARAMS[1].default, d.subscriber_max_buffer_size.to_string());
-        assert_eq!(PARAMS[2].default, d.publisher_history_size.to_string());
+        assert_eq!(
+            BUFFER.default,
+            xferbench_params::Value::Integer(d.subscriber_max_buffer_size as i64)
+        );
+        assert_eq!(
+            HISTORY.default,
+            xferbench_params::Value::Integer(d.publisher_history_size as i64)
+        );
+        for def in PARAMS {
+            def.self_check().unwrap();
+        }
     }
 
     #[test]

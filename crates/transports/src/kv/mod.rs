@@ -55,19 +55,21 @@ pub enum Arch {
     Sharded,
 }
 
+xferbench_params::choices!(Arch {
+    Preopt => "preopt": "the original: one-slot request channel, broadcast responses, semaphores",
+    Ring => "ring": "the original author's MPMC request ring and broadcast response ring",
+    Sharded => "sharded": "per-client SPSC rings served by the least-loaded worker",
+});
+
+/// `arch`: the server's architecture.
+pub const ARCH: crate::ParamDef = crate::ParamDef::choice(
+    "arch",
+    <Arch as xferbench_params::Choices>::CHOICES,
+    "sharded",
+    "the hash-table server's architecture",
+);
+
 impl Arch {
-    /// Every architecture, in the order studies show them.
-    pub const ALL: [Arch; 3] = [Arch::Preopt, Arch::Ring, Arch::Sharded];
-
-    /// Its name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Arch::Preopt => "preopt",
-            Arch::Ring => "ring",
-            Arch::Sharded => "sharded",
-        }
-    }
-
     /// The code stored in the header.
     pub fn code(self) -> u32 {
         match self {
@@ -89,18 +91,6 @@ impl Arch {
             Arch::Ring => ring::body_len(),
             Arch::Sharded => sharded::body_len(workers),
         }
-    }
-}
-
-impl std::str::FromStr for Arch {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Arch, String> {
-        Arch::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| {
-                format!("unknown architecture `{s}`; choose from: preopt, ring, sharded")
-            })
     }
 }
 

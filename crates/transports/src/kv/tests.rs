@@ -173,6 +173,7 @@ fn bad_configurations_are_refused() {
         "nope"
             .parse::<Arch>()
             .unwrap_err()
+            .to_string()
             .contains("preopt, ring, sharded")
     );
 }

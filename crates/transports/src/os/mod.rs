@@ -42,6 +42,23 @@ impl crate::Endpoint for SocketEndpoint {
     }
 }
 
+/// `sndbuf`: `SO_SNDBUF` of both sockets (unix, tcp).
+pub const SNDBUF: crate::ParamDef = crate::ParamDef::bytes_or_unset(
+    "sndbuf",
+    1,
+    1 << 30,
+    "os",
+    "SO_SNDBUF of both sockets; `os` keeps the kernel's default (for TCP, its autotuning)",
+);
+/// `rcvbuf`: `SO_RCVBUF` of both sockets (unix, tcp).
+pub const RCVBUF: crate::ParamDef = crate::ParamDef::bytes_or_unset(
+    "rcvbuf",
+    1,
+    1 << 30,
+    "os",
+    "SO_RCVBUF of both sockets; `os` keeps the kernel's default (for TCP, its autotuning)",
+);
+
 /// Applies the `sndbuf`/`rcvbuf` parameters to a socket.
 pub(crate) fn apply_buffers(
     fd: &OwnedFd,

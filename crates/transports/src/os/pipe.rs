@@ -8,9 +8,8 @@
 //! (or `EPIPE`) instead of a read that never returns. Nothing is created in the file
 //! system, so nothing can be left behind.
 
-use crate::param::{check_known, get_opt_bytes};
 use crate::{
-    Endpoint, Listener, ParamError, ParamSpec, Params, Recv, Transport, TransportError,
+    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
     read_exact_fd, wait_readable, write_all_fd,
 };
 use rustix::fd::{AsRawFd, OwnedFd};
@@ -22,12 +21,16 @@ use std::time::Instant;
 const NAME: &str = "pipe";
 const HELLO: u8 = 0xA5;
 
-const PARAMS: &[ParamSpec] = &[ParamSpec {
-    name: "pipe_size",
-    default: "os",
-    accepts: "a byte size such as 64KiB or 1MiB (at most /proc/sys/fs/pipe-max-size), or `os`",
-    help: "capacity of each pipe (F_SETPIPE_SZ); `os` keeps the kernel's default (64 KiB)",
-}];
+/// `pipe_size`: the capacity of each pipe.
+pub const PIPE_SIZE: ParamDef = ParamDef::bytes_or_unset(
+    "pipe_size",
+    1,
+    1 << 30,
+    "os",
+    "capacity of each pipe (F_SETPIPE_SZ, at most /proc/sys/fs/pipe-max-size); `os` keeps the kernel's default (64 KiB)",
+);
+
+const PARAMS: &[ParamDef] = &[PIPE_SIZE];
 
 /// Two anonymous pipes, one each way.
 #[derive(Debug, Clone, Default)]
@@ -60,14 +63,14 @@ impl Transport for Pipe {
     const DESCRIPTION: &'static str =
         "two anonymous pipes (one per direction); peers open them via /proc";
 
-    fn param_specs() -> &'static [ParamSpec] {
+    fn params() -> &'static [ParamDef] {
         PARAMS
     }
 
-    fn from_params(params: &Params) -> Result<Self, ParamError> {
-        check_known(NAME, PARAMS, params)?;
+    fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
+        values.check(NAME, PARAMS)?;
         Ok(Self {
-            pipe_size: get_opt_bytes(PARAMS, params, "pipe_size")?,
+            pipe_size: values.opt_bytes(&PIPE_SIZE).map(|n| n as usize),
         })
     }
 

@@ -3,40 +3,30 @@
 //! The listener binds an ephemeral port on `bind` (default `127.0.0.1`); the address
 //! is `ip:port`.
 
-use super::{SocketEndpoint, apply_buffers};
-use crate::param::{check_known, get_bool, get_opt_bytes};
-use crate::{Listener, ParamError, ParamSpec, Params, Transport, TransportError, wait_readable};
+use super::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers};
+use crate::{
+    Listener, ParamDef, ParamError, ParamValues, Transport, TransportError, wait_readable,
+};
 use std::net::{IpAddr, SocketAddr, TcpListener as StdListener, TcpStream};
 use std::time::Instant;
 
 const NAME: &str = "tcp";
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "nodelay",
-        default: "true",
-        accepts: "true or false",
-        help: "set TCP_NODELAY (disable Nagle's algorithm) on both sockets",
-    },
-    ParamSpec {
-        name: "bind",
-        default: "127.0.0.1",
-        accepts: "an IPv4 or IPv6 address of this host",
-        help: "address the listening side binds (an ephemeral port is chosen)",
-    },
-    ParamSpec {
-        name: "sndbuf",
-        default: "os",
-        accepts: "a byte size such as 256KiB, or `os`",
-        help: "SO_SNDBUF of both sockets; `os` keeps the kernel's autotuning",
-    },
-    ParamSpec {
-        name: "rcvbuf",
-        default: "os",
-        accepts: "a byte size such as 256KiB, or `os`",
-        help: "SO_RCVBUF of both sockets; `os` keeps the kernel's autotuning",
-    },
-];
+/// `nodelay`: `TCP_NODELAY` on both sockets.
+pub const NODELAY: ParamDef = ParamDef::boolean(
+    "nodelay",
+    true,
+    "set TCP_NODELAY (disable Nagle's algorithm) on both sockets",
+);
+/// `bind`: the address the listening side binds.
+pub const BIND: ParamDef = ParamDef::text(
+    "bind",
+    "an IPv4 or IPv6 address of this host",
+    "127.0.0.1",
+    "address the listening side binds (an ephemeral port is chosen)",
+);
+
+const PARAMS: &[ParamDef] = &[NODELAY, BIND, SNDBUF, RCVBUF];
 
 /// A TCP connection.
 #[derive(Debug, Clone)]
@@ -49,7 +39,7 @@ pub struct Tcp {
 
 impl Default for Tcp {
     fn default() -> Self {
-        Self::from_params(&Params::new()).expect("defaults are valid")
+        Self::from_values(&ParamValues::new()).expect("defaults are valid")
     }
 }
 
@@ -79,26 +69,23 @@ impl Transport for Tcp {
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str = "TCP over loopback (or -p bind=ADDR), TCP_NODELAY by default";
 
-    fn param_specs() -> &'static [ParamSpec] {
+    fn params() -> &'static [ParamDef] {
         PARAMS
     }
 
-    fn from_params(params: &Params) -> Result<Self, ParamError> {
-        check_known(NAME, PARAMS, params)?;
-        let bind_value = params
-            .get("bind")
-            .map(String::as_str)
-            .unwrap_or("127.0.0.1");
+    fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
+        values.check(NAME, PARAMS)?;
+        let bind_value = values.text(&BIND);
         let bind = bind_value.parse().map_err(|_| ParamError::Invalid {
-            name: "bind".into(),
-            value: bind_value.into(),
-            accepts: PARAMS[1].accepts.into(),
+            name: BIND.name.to_string(),
+            value: bind_value.clone(),
+            accepts: BIND.accepts(),
         })?;
         Ok(Self {
-            nodelay: get_bool(PARAMS, params, "nodelay")?,
+            nodelay: values.boolean(&NODELAY),
             bind,
-            sndbuf: get_opt_bytes(PARAMS, params, "sndbuf")?,
-            rcvbuf: get_opt_bytes(PARAMS, params, "rcvbuf")?,
+            sndbuf: values.opt_bytes(&SNDBUF).map(|n| n as usize),
+            rcvbuf: values.opt_bytes(&RCVBUF).map(|n| n as usize),
         })
     }
 

@@ -3,29 +3,17 @@
 //! The listener binds `@xferbench-<pid>-<n>-<t>`: an abstract name has no file behind
 //! it, so a crashed run leaves nothing to clean up. The address is that name.
 
-use super::{SocketEndpoint, apply_buffers, unique_suffix};
-use crate::param::{check_known, get_opt_bytes};
-use crate::{Listener, ParamError, ParamSpec, Params, Transport, TransportError, wait_readable};
+use super::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers, unique_suffix};
+use crate::{
+    Listener, ParamDef, ParamError, ParamValues, Transport, TransportError, wait_readable,
+};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener as StdListener, UnixStream};
 use std::time::{Duration, Instant};
 
 const NAME: &str = "unix";
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "sndbuf",
-        default: "os",
-        accepts: "a byte size such as 256KiB, or `os`",
-        help: "SO_SNDBUF of both sockets; `os` keeps the kernel's default",
-    },
-    ParamSpec {
-        name: "rcvbuf",
-        default: "os",
-        accepts: "a byte size such as 256KiB, or `os`",
-        help: "SO_RCVBUF of both sockets; `os` keeps the kernel's default",
-    },
-];
+const PARAMS: &[ParamDef] = &[SNDBUF, RCVBUF];
 
 /// A Unix-domain stream socket pair.
 #[derive(Debug, Clone, Default)]
@@ -48,15 +36,15 @@ impl Transport for Unix {
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str = "Unix-domain stream socket (abstract namespace)";
 
-    fn param_specs() -> &'static [ParamSpec] {
+    fn params() -> &'static [ParamDef] {
         PARAMS
     }
 
-    fn from_params(params: &Params) -> Result<Self, ParamError> {
-        check_known(NAME, PARAMS, params)?;
+    fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
+        values.check(NAME, PARAMS)?;
         Ok(Self {
-            sndbuf: get_opt_bytes(PARAMS, params, "sndbuf")?,
-            rcvbuf: get_opt_bytes(PARAMS, params, "rcvbuf")?,
+            sndbuf: values.opt_bytes(&SNDBUF).map(|n| n as usize),
+            rcvbuf: values.opt_bytes(&RCVBUF).map(|n| n as usize),
         })
     }
 

@@ -79,24 +79,21 @@ pub enum Notify {
     Poll,
 }
 
+xferbench_params::choices!(Notify {
+    Kick => "kick": "a kick (futex wake) per message, like the original's mailbox interrupt",
+    EventIdx => "event-idx": "kicks only when the other side sleeps (virtio's event index)",
+    Poll => "poll": "no kicks: both sides busy-poll",
+});
+
+/// `notify`: how each side learns of new buffers.
+pub const NOTIFY: crate::ParamDef = crate::ParamDef::choice(
+    "notify",
+    <Notify as xferbench_params::Choices>::CHOICES,
+    "kick",
+    "how each side learns of new buffers: a kick per message, kicks suppressed by the event index, or polling",
+);
+
 impl Notify {
-    /// Every mode, in the order the study reports them.
-    pub const ALL: [Notify; 3] = [Notify::Kick, Notify::EventIdx, Notify::Poll];
-
-    /// The name used on the command line and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            Notify::Kick => "kick",
-            Notify::EventIdx => "event-idx",
-            Notify::Poll => "poll",
-        }
-    }
-
-    /// Parses [`Notify::name`].
-    pub fn parse(s: &str) -> Option<Notify> {
-        Notify::ALL.into_iter().find(|n| n.name() == s)
-    }
-
     /// The code stored in the link header.
     pub fn code(self) -> u32 {
         match self {
@@ -108,7 +105,10 @@ impl Notify {
 
     /// The mode of a header code.
     pub fn from_code(c: u32) -> Option<Notify> {
-        Notify::ALL.into_iter().find(|n| n.code() == c)
+        <Notify as xferbench_params::Choices>::ALL
+            .iter()
+            .copied()
+            .find(|n| n.code() == c)
     }
 }
 
@@ -122,18 +122,18 @@ pub enum Buffers {
     ZeroCopy,
 }
 
-impl Buffers {
-    /// Both modes.
-    pub const ALL: [Buffers; 2] = [Buffers::Copy, Buffers::ZeroCopy];
+xferbench_params::choices!(Buffers {
+    Copy => "copy": "copy each packet into a 512-byte vring buffer (rpmsg_send)",
+    ZeroCopy => "zero-copy": "write each packet in place in a reserved buffer (rpmsg_lite_send_nocopy)",
+});
 
-    /// The name used in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            Buffers::Copy => "copy",
-            Buffers::ZeroCopy => "zero-copy",
-        }
-    }
-}
+/// `buffers`: how the host fills transmit buffers.
+pub const BUFFERS: crate::ParamDef = crate::ParamDef::choice(
+    "buffers",
+    <Buffers as xferbench_params::Choices>::CHOICES,
+    "copy",
+    "how the host fills tx buffers: copy each packet into a vring buffer (rpmsg_send), or write it in place (rpmsg_lite_send_nocopy)",
+);
 
 /// What the remote's endpoints do with a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -44,35 +44,24 @@
 
 use super::header::{MAX_PAYLOAD, MSG_F_END, MSG_HEADER_LEN, MsgHeader};
 use super::{Buffers, Channel, HostLink, LinkConfig, LinkError, Notify, RemoteLink};
-use crate::param::check_known;
-use crate::{Endpoint, Listener, ParamError, ParamSpec, Params, Recv, Transport, TransportError};
+use crate::{
+    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
+};
 use std::io;
 use std::time::Instant;
 
 const NAME: &str = "rpmsg";
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "notify",
-        default: "kick",
-        accepts: "kick, event-idx or poll",
-        help: "how a side tells the other it published: a kick per message, kicks \
-               suppressed by virtio's event index, or none (both sides busy-poll)",
-    },
-    ParamSpec {
-        name: "buffers",
-        default: "copy",
-        accepts: "copy or zero-copy",
-        help: "how the host fills tx buffers: rpmsg_send's copy, or reserve a buffer \
-               and write the message in place (rpmsg_lite_send_nocopy)",
-    },
-    ParamSpec {
-        name: "num",
-        default: "256",
-        accepts: "a power of two, 2 to 4096",
-        help: "entries of each vring (buffers per direction)",
-    },
-];
+/// `num`: entries of each vring.
+pub const NUM: ParamDef = ParamDef::integer(
+    "num",
+    2,
+    super::header::MAX_VRING as i64,
+    256,
+    "entries of each vring (buffers per direction), a power of two",
+);
+
+const PARAMS: &[ParamDef] = &[super::NOTIFY, super::BUFFERS, NUM];
 
 /// The RPMsg link as a transport: a one-channel [`HostLink`] on the listening side,
 /// a per-message [`RemoteLink`] on the connecting side (see the module doc).
@@ -85,7 +74,7 @@ pub struct Rpmsg {
 
 impl Default for Rpmsg {
     fn default() -> Self {
-        Self::from_params(&Params::new()).expect("defaults are valid")
+        Self::from_values(&ParamValues::new()).expect("defaults are valid")
     }
 }
 
@@ -278,34 +267,25 @@ impl Transport for Rpmsg {
         "RPMsg over two virtio vrings in shared memory (496-byte messages)";
     const MAX_MESSAGE: Option<usize> = Some(MAX_PAYLOAD);
 
-    fn param_specs() -> &'static [ParamSpec] {
+    fn params() -> &'static [ParamDef] {
         PARAMS
     }
 
-    fn from_params(params: &Params) -> Result<Self, ParamError> {
-        check_known(NAME, PARAMS, params)?;
-        let value = |i: usize| {
-            params
-                .get(PARAMS[i].name)
-                .map(String::as_str)
-                .unwrap_or(PARAMS[i].default)
-        };
-        let invalid = |i: usize| ParamError::Invalid {
-            name: PARAMS[i].name.into(),
-            value: value(i).into(),
-            accepts: PARAMS[i].accepts.into(),
-        };
-        let notify = Notify::parse(value(0)).ok_or_else(|| invalid(0))?;
-        let buffers = Buffers::ALL
-            .into_iter()
-            .find(|b| b.name() == value(1))
-            .ok_or_else(|| invalid(1))?;
-        let num = value(2)
-            .parse::<u32>()
-            .ok()
-            .filter(|n| n.is_power_of_two() && (2..=super::header::MAX_VRING).contains(n))
-            .ok_or_else(|| invalid(2))?;
-        Ok(Rpmsg::new(num, notify, buffers))
+    fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
+        values.check(NAME, PARAMS)?;
+        let num = values.integer(&NUM);
+        if !(num as u64).is_power_of_two() {
+            return Err(ParamError::Invalid {
+                name: NUM.name.to_string(),
+                value: num.to_string(),
+                accepts: format!("a power of two from 2 to {}", super::header::MAX_VRING),
+            });
+        }
+        Ok(Rpmsg::new(
+            num as u32,
+            values.choice(&super::NOTIFY),
+            values.choice(&super::BUFFERS),
+        ))
     }
 
     fn listen(&self) -> Result<RpmsgListener, TransportError> {

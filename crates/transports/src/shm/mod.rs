@@ -19,44 +19,58 @@ pub mod region;
 pub mod ring;
 pub mod wait;
 
-use crate::param::{check_known, get_opt_bytes};
-use crate::{Endpoint, Listener, ParamError, ParamSpec, Params, Recv, Transport, TransportError};
+use crate::{
+    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
+};
 use region::{Region, RegionError};
 use ring::{Consumer, Producer};
+use std::borrow::Cow;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use wait::WaitMode;
+use wait::{Strategy, WaitMode};
+use xferbench_params::{Choices, Kind, Value};
 
 const NAME: &str = "shm";
 
-const PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        name: "wait",
-        default: "hybrid",
-        accepts: "spin, block or hybrid",
-        help: "how a side waits: busy-spin, sleep on a futex, or spin for spin_us then sleep",
+/// `wait`: how a side waits.
+pub const WAIT: ParamDef = ParamDef::choice(
+    "wait",
+    Strategy::CHOICES,
+    "hybrid",
+    "how a side waits: busy-spin, sleep on a futex, or spin for spin_us then sleep",
+);
+/// `spin_us`: how long `wait=hybrid` spins, in microseconds.
+pub const SPIN_US: ParamDef = ParamDef::integer(
+    "spin_us",
+    0,
+    1_000_000,
+    50,
+    "how long wait=hybrid spins before sleeping, in microseconds",
+);
+/// `capacity`: the bytes of each ring.
+pub const CAPACITY: ParamDef = ParamDef {
+    name: Cow::Borrowed("capacity"),
+    kind: Kind::Bytes {
+        min: 4 << 10,
+        max: 1 << 30,
+        power_of_two: true,
     },
-    ParamSpec {
-        name: "spin_us",
-        default: "50",
-        accepts: "microseconds, 0 to 1000000",
-        help: "how long wait=hybrid spins before sleeping",
-    },
-    ParamSpec {
-        name: "capacity",
-        default: "4MiB",
-        accepts: "a power of two multiple of the page size, up to 1GiB (e.g. 64KiB, 4MiB)",
-        help: "bytes of each ring (one per direction)",
-    },
-    ParamSpec {
-        name: "batch",
-        default: "64KiB",
-        accepts: "a byte size; 1 publishes every message at once",
-        help: "bytes written (read) before the producer (consumer) publishes its index",
-    },
-];
+    default: Value::Bytes(4 << 20),
+    unset: None,
+    help: Cow::Borrowed("bytes of each ring (one per direction), a multiple of the page size"),
+};
+/// `batch`: bytes moved before an index is published.
+pub const BATCH: ParamDef = ParamDef::bytes(
+    "batch",
+    1,
+    1 << 30,
+    16 << 10,
+    "bytes written (read) before the producer (consumer) publishes its index; 1 publishes every message at once; larger messages are copied and published in pieces of this size",
+);
+
+const PARAMS: &[ParamDef] = &[WAIT, SPIN_US, CAPACITY, BATCH];
 
 /// The shared-memory transport.
 #[derive(Debug, Clone)]
@@ -68,7 +82,7 @@ pub struct Shm {
 
 impl Default for Shm {
     fn default() -> Self {
-        Self::from_params(&Params::new()).expect("defaults are valid")
+        Self::from_values(&ParamValues::new()).expect("defaults are valid")
     }
 }
 
@@ -312,49 +326,24 @@ impl Transport for Shm {
         "shared-memory SPSC byte rings (one per direction), spin/block/hybrid waiting";
     const ZERO_COPY: bool = true;
 
-    fn param_specs() -> &'static [ParamSpec] {
+    fn params() -> &'static [ParamDef] {
         PARAMS
     }
 
-    fn from_params(params: &Params) -> Result<Self, ParamError> {
-        check_known(NAME, PARAMS, params)?;
-        let invalid = |i: usize, value: &str| ParamError::Invalid {
-            name: PARAMS[i].name.into(),
-            value: value.into(),
-            accepts: PARAMS[i].accepts.into(),
-        };
-        let spin_value = params
-            .get("spin_us")
-            .map(String::as_str)
-            .unwrap_or(PARAMS[1].default);
-        let spin_us: u64 = spin_value
-            .parse()
-            .ok()
-            .filter(|v| *v <= 1_000_000)
-            .ok_or_else(|| invalid(1, spin_value))?;
-        let wait_value = params
-            .get("wait")
-            .map(String::as_str)
-            .unwrap_or(PARAMS[0].default);
-        let mode = match wait_value {
-            "spin" => WaitMode::Spin,
-            "block" => WaitMode::Block,
-            "hybrid" => WaitMode::Hybrid {
-                spin: Duration::from_micros(spin_us),
-            },
-            other => return Err(invalid(0, other)),
-        };
-        let capacity = get_opt_bytes(PARAMS, params, "capacity")?.unwrap_or(4 << 20);
-        if !region::valid_capacity(capacity as u64) {
-            return Err(invalid(
-                2,
-                params.get("capacity").map_or("?", String::as_str),
-            ));
+    fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
+        values.check(NAME, PARAMS)?;
+        let spin = Duration::from_micros(values.integer(&SPIN_US).unsigned_abs());
+        let mode = WaitMode::new(values.choice(&WAIT), spin);
+        let capacity = values.bytes(&CAPACITY);
+        if !region::valid_capacity(capacity) {
+            return Err(ParamError::Invalid {
+                name: CAPACITY.name.to_string(),
+                value: CAPACITY.display(&Value::Bytes(capacity)),
+                accepts: format!("{}, a multiple of the page size", CAPACITY.accepts()),
+            });
         }
-        let batch = get_opt_bytes(PARAMS, params, "batch")?.unwrap_or(64 << 10);
-        if batch == 0 {
-            return Err(invalid(3, "0"));
-        }
+        let capacity = capacity as usize;
+        let batch = values.bytes(&BATCH) as usize;
         Ok(Shm {
             mode,
             capacity,

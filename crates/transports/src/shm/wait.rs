@@ -67,7 +67,33 @@ pub enum WaitMode {
     },
 }
 
+/// The values of the `wait` parameter; `hybrid` spins for the `spin_us` parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Busy-poll.
+    Spin,
+    /// Sleep on a futex at once.
+    Block,
+    /// Spin, then sleep.
+    Hybrid,
+}
+
+xferbench_params::choices!(Strategy {
+    Spin => "spin": "busy-poll: lowest latency, one CPU busy per waiting side",
+    Block => "block": "sleep on a futex at once: no CPU while idle, a wake-up per wait",
+    Hybrid => "hybrid": "spin for spin_us, then sleep",
+});
+
 impl WaitMode {
+    /// The mode of a strategy; `spin` is how long `Hybrid` spins.
+    pub fn new(strategy: Strategy, spin: Duration) -> WaitMode {
+        match strategy {
+            Strategy::Spin => WaitMode::Spin,
+            Strategy::Block => WaitMode::Block,
+            Strategy::Hybrid => WaitMode::Hybrid { spin },
+        }
+    }
+
     /// The code stored in the region header: both sides must agree.
     pub fn code(self) -> u32 {
         match self {

@@ -23,9 +23,6 @@
 //! same results on every input (unit tests here, property tests in
 //! `tests/warp_codec.rs`); they differ only in speed (`benches/crc.rs`).
 
-use std::fmt;
-use std::str::FromStr;
-
 /// The LCRC32 polynomial in reflected (LSB-first) form, as `TLP_LCRC32_POLY` in
 /// warp-pipe's `crc.h`.
 pub const LCRC32_POLY: u32 = 0xEDB8_8320;
@@ -53,19 +50,21 @@ pub enum CrcKind {
     Fast,
 }
 
+xferbench_params::choices!(CrcKind {
+    Bitwise => "bitwise": "warp-pipe's bit-at-a-time loop",
+    Table => "table": "table-driven, one byte per step",
+    Fast => "fast": "hardware-accelerated (crc32fast) LCRC32, slicing-by-8 CRC16",
+});
+
+/// `crc`: which implementation computes the checksums (slowest first).
+pub const CRC: crate::ParamDef = crate::ParamDef::choice(
+    "crc",
+    <CrcKind as xferbench_params::Choices>::CHOICES,
+    "fast",
+    "the CRC implementation for LCRC32 and CRC16",
+);
+
 impl CrcKind {
-    /// Every kind, slowest first.
-    pub const ALL: [CrcKind; 3] = [CrcKind::Bitwise, CrcKind::Table, CrcKind::Fast];
-
-    /// The name used on the command line.
-    pub const fn name(self) -> &'static str {
-        match self {
-            CrcKind::Bitwise => "bitwise",
-            CrcKind::Table => "table",
-            CrcKind::Fast => "fast",
-        }
-    }
-
     /// The LCRC32 of `data`: the final value, already inverted, as sent (little-endian)
     /// after a TLP.
     #[inline]
@@ -86,28 +85,6 @@ impl CrcKind {
             CrcKind::Table => table::crc16(data),
             CrcKind::Fast => fast::crc16(data),
         }
-    }
-}
-
-impl fmt::Display for CrcKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A string that names no [`CrcKind`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown CRC implementation {0:?} (expected bitwise, table or fast)")]
-pub struct ParseCrcKindError(pub String);
-
-impl FromStr for CrcKind {
-    type Err = ParseCrcKindError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        CrcKind::ALL
-            .into_iter()
-            .find(|k| k.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| ParseCrcKindError(s.to_owned()))
     }
 }
 

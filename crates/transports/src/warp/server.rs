@@ -61,15 +61,18 @@ pub enum IoModel {
     Threads,
 }
 
-impl IoModel {
-    /// The name used on the command line and in results.
-    pub fn name(self) -> &'static str {
-        match self {
-            IoModel::Epoll => "epoll",
-            IoModel::Threads => "threads",
-        }
-    }
-}
+xferbench_params::choices!(IoModel {
+    Epoll => "epoll": "one thread, epoll over non-blocking sockets",
+    Threads => "threads": "a thread per connection, blocking I/O",
+});
+
+/// `io`: the memory mock's I/O model.
+pub const IO: crate::ParamDef = crate::ParamDef::choice(
+    "io",
+    <IoModel as xferbench_params::Choices>::CHOICES,
+    "epoll",
+    "the memory mock's I/O model",
+);
 
 /// What to serve and how.
 #[derive(Debug, Clone)]

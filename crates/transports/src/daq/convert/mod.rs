@@ -187,15 +187,18 @@ pub enum Kernels {
     Improved,
 }
 
-impl Kernels {
-    /// Its name on the command line.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Kernels::Original => "original",
-            Kernels::Improved => "improved",
-        }
-    }
-}
+xferbench_params::choices!(Kernels {
+    Original => "original": "the original's: a division per Q-format sample, volatile scalar stores",
+    Improved => "improved": "multiply by 2^-n, fused decimation and scaling, vectorised",
+});
+
+/// `kernels`: which implementation of the conversion functions.
+pub const KERNELS: crate::ParamDef = crate::ParamDef::choice(
+    "kernels",
+    <Kernels as xferbench_params::Choices>::CHOICES,
+    "original",
+    "the conversion kernels",
+);
 
 /// The output buffers of a board's conversions: `f32` for functions 1–4, 7, 8 and
 /// `f64` for 5 and 6 (the original used one `float` buffer for all; see

@@ -1,0 +1,650 @@
+//! Plugin transports end to end: the examples pass `check`; bad plugin files are
+//! usage errors naming the file; fault-injecting wrappers are caught as lost or
+//! corrupt; a plugin that crashes or hangs in either process fails its point like a
+//! dead peer, keeps the finished points and leaves no queue behind; results record
+//! the plugin's build, and `compare` tells builds apart.
+//!
+//! The C plugins are built here with the one-line commands of their READMEs; the
+//! tests skip, saying why, when no C compiler (or, for ZeroMQ, no libzmq headers) is
+//! installed. CI installs both.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+fn xferbench() -> Command {
+    Command::cargo_bin("xferbench").expect("binary built")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Builds a plugin once per test process: `cc -shared -fPIC -O2 -I include EXTRA...
+/// -o lib<name>.so SOURCES LIBS`. `None` (after saying why) when it cannot be built
+/// here for want of a compiler or a library's headers.
+fn build(name: &str, sources: &[&str], extra: &[&str], libs: &[&str]) -> Option<PathBuf> {
+    static BUILT: OnceLock<Mutex<HashMap<String, Option<PathBuf>>>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| Mutex::new(HashMap::new()));
+    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = built.get(name) {
+        return p.clone();
+    }
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("plugins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join(format!("lib{name}.so"));
+    let out = std::process::Command::new("cc")
+        .current_dir(root())
+        .args([
+            "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-I", "include",
+        ])
+        .args(extra)
+        .arg("-o")
+        .arg(&lib)
+        .args(sources)
+        .args(libs)
+        .output();
+    let result = match out {
+        Err(e) => {
+            println!("skipped: no C compiler (cc: {e}); install gcc");
+            None
+        }
+        Ok(o) if !o.status.success() => {
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            if stderr.contains("zmq.h") {
+                println!("skipped: no libzmq headers; apt-get install libzmq3-dev");
+                None
+            } else {
+                panic!("building {name} failed:\n{stderr}");
+            }
+        }
+        Ok(_) => Some(lib),
+    };
+    built.insert(name.to_string(), result.clone());
+    result
+}
+
+fn pipe_plugin() -> Option<PathBuf> {
+    build("xb_pipe", &["examples/plugins/pipe/pipe.c"], &[], &[])
+}
+
+fn posix_mq_plugin() -> Option<PathBuf> {
+    build(
+        "xb_posix_mq",
+        &["examples/plugins/posix-mq/posix_mq.c"],
+        &[],
+        &["-lrt"],
+    )
+}
+
+fn zeromq_plugin() -> Option<PathBuf> {
+    build(
+        "xb_zeromq",
+        &["examples/plugins/zeromq/zeromq.c"],
+        &[],
+        &["-lzmq"],
+    )
+}
+
+fn faulty_plugin() -> Option<PathBuf> {
+    build(
+        "xb_faulty",
+        &["crates/cli/tests/plugins/faulty.c"],
+        &["-I", "examples/plugins/posix-mq"],
+        &["-lrt"],
+    )
+}
+
+/// The Rust example, built by cargo as a member of the workspace.
+fn seqpacket_plugin() -> PathBuf {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    let lib = target.join(profile).join("libxb_seqpacket.so");
+    if !lib.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = std::process::Command::new(cargo);
+        cmd.current_dir(root())
+            .args(["build", "-q", "-p", "xb-seqpacket"]);
+        if profile == "release" {
+            cmd.arg("--release");
+        }
+        assert!(
+            cmd.status().unwrap().success(),
+            "cargo build -p xb-seqpacket"
+        );
+    }
+    lib
+}
+
+fn plugin(lib: &Path, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("plugin:{}:{n}", lib.display()),
+        None => format!("plugin:{}", lib.display()),
+    }
+}
+
+fn stderr_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout_json(o: &std::process::Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&o.stdout),
+            stderr_of(o)
+        )
+    })
+}
+
+/// A run of one short stream point (plus `args`), peers as processes.
+fn run_stream(transports: &str, args: &[&str]) -> std::process::Output {
+    xferbench()
+        .args([
+            "run", "stream", "-t", transports, "-s", "64", "-r", "1", "-w", "0",
+        ])
+        .args(["--no-limits", "-q", "--no-history"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_example_plugins_pass_check() {
+    let mut words = vec![plugin(&seqpacket_plugin(), None)];
+    for lib in [pipe_plugin(), posix_mq_plugin(), zeromq_plugin()]
+        .into_iter()
+        .flatten()
+    {
+        words.push(plugin(&lib, None));
+    }
+    let out = xferbench()
+        .args(["check", "--json", "-t", &words.join(",")])
+        .output()
+        .unwrap();
+    let doc = stdout_json(&out);
+    let failed: Vec<&Value> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["status"] == "fail")
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let checked: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["transport"].as_str().unwrap())
+        .collect();
+    assert!(checked.contains(&"seqpacket"), "{checked:?}");
+}
+
+#[test]
+fn the_built_in_transports_pass_check() {
+    let out = xferbench()
+        .args([
+            "check",
+            "-t",
+            "pipe,unix,shm",
+            "--only",
+            "integrity,peer-death,ordered-delivery",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", stderr_of(&out));
+    assert!(stdout.contains("9 checks: 9 passed"), "{stdout}");
+}
+
+#[test]
+fn every_bad_plugin_file_is_a_usage_error_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, "not a library\n").unwrap();
+    let empty = dir.path().join("empty.so");
+    std::fs::write(&empty, "").unwrap();
+    let mut cases: Vec<(String, &str)> = vec![
+        (
+            dir.path().join("missing.so").display().to_string(),
+            "no such file",
+        ),
+        (text.display().to_string(), "not an ELF file"),
+        (empty.display().to_string(), "the file is empty"),
+        (dir.path().display().to_string(), "is a directory"),
+    ];
+    let object = dir.path().join("object.o");
+    let compiled = std::process::Command::new("cc")
+        .current_dir(root())
+        .args(["-c", "-fPIC", "-I", "include", "-o"])
+        .arg(&object)
+        .arg("examples/plugins/pipe/pipe.c")
+        .status();
+    if compiled.is_ok_and(|s| s.success()) {
+        cases.push((object.display().to_string(), "relocatable object"));
+    }
+    let bad = |case: &str| {
+        build(
+            &format!("bad_{}", case.to_lowercase()),
+            &["crates/cli/tests/plugins/bad.c"],
+            &[&format!("-DCASE_{case}")],
+            &[],
+        )
+    };
+    let broken = [
+        ("NO_ENTRY", "no entry symbol `xferbench_plugin_v1`"),
+        ("NULL_DESCRIPTION", "returned no description"),
+        ("FUTURE_ABI", "built for ABI revision 99"),
+        ("NO_TRANSPORTS", "describes no transport"),
+        ("DUPLICATE_TRANSPORT", "declared twice"),
+        ("BUILTIN_NAME", "taken by a built-in transport"),
+        ("BAD_NAME", "must be [a-z0-9]"),
+        ("NULL_SEND", "`send` is NULL"),
+        ("ZERO_COPY_WITHOUT_LOAN", "XB_ZERO_COPY but `loan` is NULL"),
+        (
+            "DEFAULT_NOT_ACCEPTED",
+            "the default \"ten\" is not accepted",
+        ),
+        (
+            "DEFAULT_OUT_OF_RANGE",
+            "the default \"100\" is not accepted",
+        ),
+        ("MIN_ABOVE_MAX", "min 10 is above max 1"),
+        ("DUPLICATE_PARAM", "parameter `depth` is declared twice"),
+        (
+            "ENUM_DEFAULT_NOT_A_CHOICE",
+            "the default \"nap\" is not accepted",
+        ),
+        ("UNKNOWN_KIND", "unknown kind 42"),
+        ("RESERVED_PARAM", "one of xferbench's own axes"),
+        (
+            "CRASHING_CONSTRUCTOR",
+            "crashed the process that describes it",
+        ),
+    ];
+    for (case, problem) in broken {
+        if let Some(lib) = bad(case) {
+            cases.push((lib.display().to_string(), problem));
+        }
+    }
+    for (path, problem) in &cases {
+        for args in [
+            vec!["run", "stream", "-n", "10", "-q", "--no-history"],
+            vec!["check"],
+            vec!["list"],
+        ] {
+            let out = xferbench()
+                .args(&args)
+                .args(["-t", &format!("plugin:{path}")])
+                .output()
+                .unwrap();
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {path}: {err}");
+            assert!(
+                err.contains(path.as_str()),
+                "{args:?}: the file is not named: {err}"
+            );
+            assert!(
+                err.contains(problem),
+                "{args:?} {path}: expected {problem:?}: {err}"
+            );
+            assert!(!err.contains("panicked"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn plugin_parameters_are_listed_swept_and_checked_like_built_ins() {
+    let Some(mq) = posix_mq_plugin() else { return };
+    let out = xferbench()
+        .args(["list", "-t", &plugin(&mq, None)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    for want in [
+        "posix-mq",
+        "depth",
+        "max_message",
+        "default 4 KiB",
+        "from 1 to 65536",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    let out = run_stream(&plugin(&mq, None), &["-n", "200", "-p", "depth=lots"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("depth") && err.contains("whole number"),
+        "{err}"
+    );
+    let out = run_stream(
+        &format!("pipe,{}", plugin(&mq, None)),
+        &["-n", "2000", "-p", "depth=2,8", "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    let points: Vec<String> = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}",
+                p["params"]["transport"].as_str().unwrap(),
+                p["params"]["depth"].as_str().unwrap_or("-")
+            )
+        })
+        .collect();
+    assert_eq!(points, ["pipe -", "posix-mq 2", "posix-mq 8"]);
+}
+
+#[test]
+fn results_record_the_plugins_build_and_compare_tells_builds_apart() {
+    let Some(a) = pipe_plugin() else { return };
+    // A second build of the same source: another file, another SHA-256.
+    let Some(b) = build(
+        "xb_pipe_o0",
+        &["examples/plugins/pipe/pipe.c"],
+        &["-O0"],
+        &[],
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (lib, name) in [(&a, "a.json"), (&b, "b.json")] {
+        let f = dir.path().join(name);
+        let out = run_stream(
+            &plugin(lib, None),
+            &["-n", "5000", "--export-json", f.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        files.push(f);
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let rec = &doc["context"]["plugins"][0];
+    assert_eq!(rec["transport"], "c-pipe");
+    assert_eq!(rec["plugin"], "xb-pipe");
+    assert_eq!(rec["version"], "1.0.0");
+    assert_eq!(rec["path"], a.canonicalize().unwrap().to_str().unwrap());
+    assert_eq!(rec["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(doc["points"][0]["params"]["transport"], "c-pipe");
+    let out = xferbench()
+        .args([
+            "compare",
+            files[0].to_str().unwrap(),
+            files[1].to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("plugin transport `c-pipe`: BASE xb-pipe 1.0.0 (sha256")
+            && text.contains("libxb_pipe_o0.so"),
+        "{text}"
+    );
+    // Both builds in one interleaved run: told apart by their files' SHA-256.
+    let out = run_stream(
+        &format!("{},{}", plugin(&a, None), plugin(&b, None)),
+        &["-n", "2000", "--interleave", "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    let names: Vec<&str> = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["params"]["transport"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2);
+    assert!(
+        names.iter().all(|n| n.starts_with("c-pipe@")) && names[0] != names[1],
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_plugin_that_drops_messages_fails_check_and_verify_as_lost() {
+    let Some(lib) = faulty_plugin() else { return };
+    let drop = plugin(&lib, Some("drop"));
+    let out = xferbench()
+        .args(["check", "-t", &drop, "--only", "integrity", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    let detail = doc["results"][0]["detail"].as_str().unwrap();
+    assert!(detail.contains("100 lost"), "{detail}");
+    let out = run_stream(&drop, &["-n", "10000", "--verify", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    assert_eq!(doc["points"][0]["integrity"]["lost"], 10);
+    assert_eq!(doc["points"][0]["integrity"]["corrupt"], 0);
+}
+
+#[test]
+fn a_plugin_that_flips_a_byte_is_named_corrupt() {
+    let Some(lib) = faulty_plugin() else { return };
+    let flip = plugin(&lib, Some("flip"));
+    let out = xferbench()
+        .args(["check", "-t", &flip, "--only", "integrity", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
+    let detail = stdout_json(&out)["results"][0]["detail"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        detail.contains("100 corrupt") && detail.contains("0 lost"),
+        "{detail}"
+    );
+    let out = run_stream(&flip, &["-n", "10000", "--verify", "--json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    assert_eq!(doc["points"][0]["integrity"]["corrupt"], 10);
+    assert_eq!(doc["points"][0]["integrity"]["lost"], 0);
+}
+
+/// Runs xferbench in a private IPC namespace with its message queue file system
+/// mounted, and returns its output and the queues left when it ended. `None` when
+/// namespaces are not available here.
+fn run_watching_queues(args: &[String]) -> Option<(std::process::Output, Vec<String>)> {
+    let usable = std::process::Command::new("unshare")
+        .args(["--ipc", "--mount", "--propagation", "private", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !usable {
+        println!("skipped the leftover check: cannot unshare an IPC namespace here");
+        return None;
+    }
+    let mq = tempfile::tempdir().unwrap();
+    let script = format!(
+        "mount -t mqueue none '{dir}' || exit 97; \"$@\"; status=$?; ls -A '{dir}' > '{dir}.left'; exit $status",
+        dir = mq.path().display()
+    );
+    let out = std::process::Command::new("unshare")
+        .args([
+            "--ipc",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            &script,
+            "sh",
+        ])
+        .arg(assert_cmd::cargo::cargo_bin("xferbench"))
+        .args(args)
+        .env("XFERBENCH_HISTORY", "/dev/null/never")
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(97), "mount -t mqueue failed");
+    let listing = PathBuf::from(format!("{}.left", mq.path().display()));
+    let left = std::fs::read_to_string(&listing)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let _ = std::fs::remove_file(listing);
+    Some((out, left))
+}
+
+#[test]
+fn a_plugin_that_crashes_in_either_process_fails_like_a_dead_peer_and_leaves_nothing() {
+    let Some(lib) = faulty_plugin() else { return };
+    for side in ["send", "recv"] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let args: Vec<String> = [
+            "run",
+            "stream",
+            "-t",
+            &format!("pipe,{}", plugin(&lib, Some("crash"))),
+            "-s",
+            "64",
+            "-n",
+            "20000",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "-p",
+            "after=5000",
+            "-p",
+            &format!("side={side}"),
+            "--no-limits",
+            "-q",
+            "--no-history",
+            "--export-json",
+            json.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (out, left) = match run_watching_queues(&args) {
+            Some(r) => r,
+            None => {
+                let o = xferbench().args(&args).output().unwrap();
+                (o, Vec::new())
+            }
+        };
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "side={side}: {err}");
+        assert!(
+            err.contains("killed by signal 11 (SIGSEGV)"),
+            "side={side}: the signal is not named: {err}"
+        );
+        let who = if side == "send" {
+            "the measuring process of plugin transport `crash`"
+        } else {
+            "peer 0"
+        };
+        assert!(err.contains(who), "side={side}: expected {who:?}: {err}");
+        assert!(err.contains("1 finished point(s) kept"), "{err}");
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+        assert_eq!(doc["points"][0]["params"]["transport"], "pipe");
+        assert!(left.is_empty(), "side={side}: queues left behind: {left:?}");
+    }
+}
+
+#[test]
+fn a_plugin_that_hangs_is_named_after_the_timeout() {
+    let Some(lib) = faulty_plugin() else { return };
+    for side in ["send", "recv"] {
+        let out = run_stream(
+            &plugin(&lib, Some("hang")),
+            &[
+                "-n",
+                "20000",
+                "-p",
+                "after=2000",
+                "-p",
+                &format!("side={side}"),
+                "--timeout",
+                "1",
+            ],
+        );
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "side={side}: {err}");
+        assert!(
+            err.contains("no progress on channel 0 for 1 s")
+                || err.contains("nothing moved for 1.0 s"),
+            "side={side}: the timeout is not named: {err}"
+        );
+    }
+}
+
+#[test]
+fn zero_copy_plugins_move_messages_in_place_through_the_abi() {
+    let Some(lib) = faulty_plugin() else { return };
+    let zc = plugin(&lib, Some("zc"));
+    let out = xferbench()
+        .args([
+            "check",
+            "-t",
+            &zc,
+            "--only",
+            "zero-copy-delivery,zero-copy-echo",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    for workload in ["stream", "pingpong"] {
+        let out = xferbench()
+            .args([
+                "run", workload, "-t", &zc, "-s", "64", "-n", "5000", "-r", "1", "-w", "0",
+            ])
+            .args([
+                "-p",
+                "zero_copy=false,true",
+                "--verify",
+                "--json",
+                "--no-limits",
+                "-q",
+            ])
+            .args(["--no-history"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{workload}: {}", stderr_of(&out));
+        let doc = stdout_json(&out);
+        assert_eq!(doc["points"].as_array().unwrap().len(), 2, "{workload}");
+        assert_eq!(doc["points"][1]["params"]["zero_copy"], "true");
+    }
+    // A copying plugin refuses --zero-copy by name.
+    let Some(pipe) = pipe_plugin() else { return };
+    let out = run_stream(&plugin(&pipe, None), &["-n", "100", "--zero-copy"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`c-pipe` has no zero-copy mode"), "{err}");
+}
+
+#[test]
+fn plugin_runs_take_thread_peers_and_many_channels() {
+    let Some(mq) = posix_mq_plugin() else { return };
+    let out = run_stream(
+        &plugin(&mq, None),
+        &[
+            "-n", "5000", "-c", "1,3", "--peer", "thread", "--verify", "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    assert_eq!(doc["points"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["points"][1]["integrity"]["checked"], 15000);
+    assert_eq!(doc["context"]["settings"]["peer"], "thread");
+}

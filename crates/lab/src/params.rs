@@ -1,0 +1,187 @@
+//! The lab's parameters: the definitions of the sweep axes, and the catalog of every
+//! definition a point's parameters may name.
+//!
+//! A point's parameters travel as text in their machine form (`size=65536`, in
+//! [`crate::plan::PlannedPoint::params`] and in result files). Whatever shows them
+//! to people or matches what people typed — warnings, progress lines, reports,
+//! `compare`, `history` — goes through [`describe`], [`display`] and [`same`], which
+//! find the parameter's one definition here: `size=65536` is shown as `64 KiB`, and
+//! `history trend -p size=64KiB` finds it.
+
+use std::collections::BTreeMap;
+use xferbench_params::Choices;
+use xferbench_transports::{Descriptor, ParamDef};
+
+/// Largest message size of a sweep.
+pub const MAX_SIZE: u64 = 1 << 30;
+/// Most channels in one point.
+pub const MAX_CHANNELS: i64 = 1024;
+
+/// `transport`: which transport (a name of [`crate::transports::all`]).
+pub const TRANSPORT: ParamDef = ParamDef::text(
+    "transport",
+    "a transport of `xferbench list`",
+    "shm",
+    "the transport",
+);
+/// `size`: bytes per message.
+pub const SIZE: ParamDef = ParamDef::bytes("size", 1, MAX_SIZE, 64, "bytes per message");
+/// `channels`: concurrent, independent endpoint pairs.
+pub const CHANNELS: ParamDef = ParamDef::integer(
+    "channels",
+    1,
+    MAX_CHANNELS,
+    1,
+    "concurrent channels, each an independent endpoint pair",
+);
+/// `zero_copy`: messages written and read in place (present, as `true`, on zero-copy
+/// points only).
+pub const ZERO_COPY: ParamDef = ParamDef::boolean(
+    "zero_copy",
+    false,
+    "write and read every message in place in the transport's buffers",
+);
+/// `workload`: what the two ends of a channel do.
+pub const WORKLOAD: ParamDef = ParamDef::choice(
+    "workload",
+    <crate::workload::WorkloadKind as xferbench_params::Choices>::CHOICES,
+    "stream",
+    "what the two ends of a channel do",
+);
+
+/// The definitions of the axes and of the studies' points, beside the transports'.
+fn points() -> Vec<ParamDef> {
+    use crate::workload::{rpmsg, warp};
+    use xferbench_transports::{daq, kv, rpmsg as link, warp as pcie};
+    vec![
+        WORKLOAD,
+        TRANSPORT,
+        SIZE,
+        CHANNELS,
+        ZERO_COPY,
+        rpmsg::PACKET,
+        rpmsg::TRANSFER,
+        link::NOTIFY,
+        link::BUFFERS,
+        warp::PAYLOAD,
+        warp::CONNECTION,
+        pcie::crc::CRC,
+        pcie::server::IO,
+        kv::ARCH,
+        daq::convert::KERNELS,
+    ]
+}
+
+/// The definition of parameter `name` of a point whose parameters are `params`: the
+/// point's transport's own first, then the axes' and the studies'.
+pub fn definition(params: &BTreeMap<String, String>, name: &str) -> Option<ParamDef> {
+    let transport: Option<Descriptor> = params
+        .get(TRANSPORT.name())
+        .and_then(|t| crate::transports::descriptor(t).ok());
+    if let Some(d) = transport.as_ref().and_then(|t| t.param(name)) {
+        return Some(d.clone());
+    }
+    if let Some(d) = points().into_iter().find(|d| d.name == name) {
+        return Some(d);
+    }
+    crate::transports::all()
+        .into_iter()
+        .find_map(|t| t.param(name).cloned())
+}
+
+/// Value `text` of parameter `name` of a point, the way people read it (`64 KiB`);
+/// text of no known parameter, or that does not parse, is shown as it is.
+pub fn display(params: &BTreeMap<String, String>, name: &str, text: &str) -> String {
+    definition(params, name).map_or_else(|| text.to_string(), |d| d.display_text(text))
+}
+
+/// A point's parameters in words, shown through their definitions, `workload` left
+/// out: `channels=1 pipe_size=1 MiB size=64 KiB transport=pipe`.
+pub fn describe(params: &BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .filter(|(k, _)| k.as_str() != WORKLOAD.name())
+        .map(|(k, v)| format!("{k}={}", display(params, k, v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Whether a point with parameters `params` has value `want` for `name`, as its
+/// definition reads both (`64KiB` matches `65536`).
+pub fn matches(params: &BTreeMap<String, String>, name: &str, want: &str) -> bool {
+    params
+        .get(name)
+        .is_some_and(|have| match definition(params, name) {
+            Some(d) => d.same(have, want),
+            None => have == want,
+        })
+}
+
+/// The value of parameter `def` of a point as the [`Choices`] type its definition
+/// names (`choice::<Notify>(&p.params, &NOTIFY)`), or `None` when the point has
+/// none, or one that is not a name of `T`.
+pub fn choice<T: Choices>(params: &BTreeMap<String, String>, def: &ParamDef) -> Option<T> {
+    params.get(def.name()).and_then(|v| T::from_name(v))
+}
+
+/// Whether two points' parameters are the same point: the same names, each value
+/// the same as its definition reads it (a result file that stored `64KiB` and one
+/// that stored `65536` name the same point).
+pub fn same_point(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> bool {
+    a.len() == b.len() && a.iter().all(|(k, v)| matches(b, k, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn every_definition_is_whole() {
+        for d in points() {
+            d.self_check().unwrap();
+        }
+        for t in crate::transports::all() {
+            for d in t.params.iter() {
+                d.self_check().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_show_one_way_and_match_as_written() {
+        let p = point(&[
+            ("workload", "stream"),
+            ("transport", "pipe"),
+            ("size", "65536"),
+            ("channels", "1"),
+            ("pipe_size", "1048576"),
+        ]);
+        assert_eq!(
+            describe(&p),
+            "channels=1 pipe_size=1 MiB size=64 KiB transport=pipe"
+        );
+        assert!(matches(&p, "size", "64KiB"));
+        assert!(matches(&p, "size", "65536"));
+        assert!(!matches(&p, "size", "64"));
+        assert!(matches(&p, "pipe_size", "1MiB"));
+        assert!(!matches(&p, "nosuch", "1"));
+        let written = point(&[
+            ("workload", "stream"),
+            ("transport", "pipe"),
+            ("size", "64KiB"),
+            ("channels", "1"),
+            ("pipe_size", "1MiB"),
+        ]);
+        assert!(same_point(&p, &written) && same_point(&written, &p));
+        assert!(!same_point(&p, &point(&[("size", "65536")])));
+        let rpmsg = point(&[("packet", "496"), ("transfer", "1000000")]);
+        assert_eq!(describe(&rpmsg), "packet=496 B transfer=1 MB");
+    }
+}

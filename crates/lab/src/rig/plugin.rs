@@ -1,0 +1,659 @@
+//! The rig of a plugin transport's point: the [peer rig](super::peers) run inside a
+//! child process, the *measuring process*, which the xferbench process supervises.
+//!
+//! # Why a child
+//!
+//! The driver threads of the peer rig call the plugin on every message. Run in the
+//! xferbench process, a plugin's crash would take the tool down with every result
+//! it holds. So the measuring process ([`Role::PluginDriver`], [`driver_main`])
+//! loads the plugin, starts the peers as its own children (threads of its own with
+//! `--peer thread`), and runs the peer rig unchanged: the same monomorphised loops
+//! (`drive::<PluginEndpoint>`: one indirect call into the plugin per message, no
+//! other cost), the same supervision of its peers (a dead peer, no progress for
+//! `--timeout`), the same [`RunRecord`]. This process, [`PluginRig`], only relays:
+//! one control line per run, the counters' window, and the record back.
+//!
+//! A measuring process that dies is reported like a dead peer (its pid, the signal,
+//! its last words); one that stops answering is killed after a bound and reported as
+//! hung. Either way the point fails, the points finished before are kept, and the
+//! plugin's clean-up hook runs on the visit's scope ([`crate::plugins::clean_up`]),
+//! whatever happened.
+//!
+//! # Control protocol
+//!
+//! JSON lines. Down (stdin): `run`, `go` (after a window notice, when counters are
+//! recorded), `stop` (Ctrl-C), `quit`. Up (stdout): `started {participants}` once
+//! the peers are connected, then per run `window_started`, `window_ended` and
+//! `record {record}`, or `failed {message, kind}`.
+
+use super::peers::{PeerMode, PeerOptions, PeerRig};
+use super::{Rig, RunControl, RunError};
+use crate::counters::{CounterSource, Participant, RunCounters};
+use crate::peer::PEER_TIMEOUT;
+use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
+use crate::process::{Child, Launcher, Role, Streams};
+use crate::result::RunRecord;
+use crate::sweep::PointSpec;
+use crate::transports::{WithTransport, dispatch};
+use crate::workload::{Limit, WorkloadKind};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::process::ChildStdin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use xferbench_transports::{Params, Transport};
+
+/// What the measuring process is given (one JSON argument).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DriverSpec {
+    /// The plugin transport, `plugin:/abs/path:NAME`.
+    pub transport: String,
+    /// Its parameters.
+    pub transport_params: Params,
+    /// Message size, bytes.
+    pub size: u64,
+    /// Channels.
+    pub channels: usize,
+    /// Zero-copy.
+    pub zero_copy: bool,
+    /// The workload.
+    pub workload: WorkloadKind,
+    /// Run length per channel.
+    pub limit: Limit,
+    /// Verify payloads.
+    pub verify: bool,
+    /// Peers as threads of the measuring process, rather than its children.
+    pub thread_peers: bool,
+    /// Pin drivers and peers.
+    pub pin: bool,
+    /// Fault injection for tests.
+    pub corrupt_every: Option<u64>,
+    /// The hang timeout, milliseconds.
+    pub hang_timeout_ms: u64,
+    /// How the measuring process starts its peers (under valgrind with
+    /// `--counters callgrind`).
+    pub peer_launcher: Launcher,
+    /// Whether counters are recorded: each window notice then waits for `go`.
+    pub counters: bool,
+    /// The file's SHA-256 when it was probed; a file that changed since is refused.
+    pub sha256: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+enum Command {
+    Run,
+    Go,
+    Stop,
+    Quit,
+}
+
+/// How a failure is to be reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FailKind {
+    Usage,
+    Interrupted,
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+enum Reply {
+    Started { participants: Vec<(String, u32)> },
+    WindowStarted,
+    WindowEnded,
+    Record { record: Box<RunRecord> },
+    Failed { message: String, kind: FailKind },
+}
+
+enum Event {
+    Reply(Reply),
+    Garbage(String),
+    Closed,
+}
+
+/// The xferbench process's side: a measuring process per visit of a plugin point.
+pub struct PluginRig {
+    child: Child,
+    stdin: ChildStdin,
+    events: Receiver<Event>,
+    participants: Vec<Participant>,
+    name: String,
+    spec: String,
+    scope: String,
+    launcher: Launcher,
+    limit: Limit,
+    counters: bool,
+    cleaned: bool,
+}
+
+impl std::fmt::Debug for PluginRig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginRig")
+            .field("transport", &self.name)
+            .field("pid", &self.child.pid())
+            .finish()
+    }
+}
+
+/// How long the measuring process may take to start its peers and connect.
+fn start_limit(hang: Duration) -> Duration {
+    PEER_TIMEOUT * 2 + hang
+}
+
+impl PluginRig {
+    /// Starts the measuring process of `point` and waits until its peers are up.
+    pub fn start(
+        point: &PointSpec,
+        opts: &PeerOptions,
+        source: Option<&dyn CounterSource>,
+    ) -> Result<PluginRig, RunError> {
+        let name = plugins::display_name(&point.transport);
+        let launcher = opts.launcher.clone().ok_or_else(|| {
+            RunError::Config(format!(
+                "plugin transport `{name}` runs in a process of its own, and this caller gave no launcher"
+            ))
+        })?;
+        let thread_peers = match &opts.peer {
+            PeerMode::Thread => true,
+            PeerMode::Process(_) => false,
+            PeerMode::Remote(_) => {
+                return Err(RunError::Config(format!(
+                    "--remote: plugin transport `{name}` cannot cross hosts: a plugin's peers load it from a file of this host"
+                )));
+            }
+        };
+        let peer_launcher = match (&opts.peer, source) {
+            (PeerMode::Process(l), Some(src)) => src.wrap_peer(l.clone()),
+            (PeerMode::Process(l), None) => l.clone(),
+            _ => launcher.clone(),
+        };
+        let defs = crate::transports::descriptor(&point.transport)?.params;
+        let spec = DriverSpec {
+            transport: point.transport.clone(),
+            transport_params: point.transport_params.machine(&defs),
+            size: point.size,
+            channels: point.channels,
+            zero_copy: point.zero_copy,
+            workload: opts.workload,
+            limit: opts.limit,
+            verify: opts.verify,
+            thread_peers,
+            pin: opts.pin,
+            corrupt_every: opts.corrupt_every,
+            hang_timeout_ms: opts.hang_timeout.as_millis() as u64,
+            peer_launcher,
+            counters: source.is_some(),
+            sha256: plugins::sha256_of(&point.transport),
+        };
+        let json = serde_json::to_string(&spec).expect("the spec serialises");
+        let scope = plugins::new_scope();
+        let mut cmd = launcher
+            .command(Role::PluginDriver, [json])
+            .map_err(|e| RunError::Participant(e.to_string()))?;
+        cmd.env(SCOPE_ENV, &scope);
+        cmd.env(TIMEOUT_ENV, spec.hang_timeout_ms.to_string());
+        let mut child = Child::spawn(cmd, Streams::PIPED).map_err(|e| {
+            RunError::Participant(format!(
+                "cannot start the measuring process of `{name}`: {e}"
+            ))
+        })?;
+        tracing::info!(transport = %name, pid = child.pid(), scope, "started the measuring process of a plugin transport");
+        let stdin = child.take_stdin().expect("piped stdin");
+        let stdout = child.take_stdout().expect("piped stdout");
+        let (tx, events) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let ev = match line {
+                    Ok(l) => match serde_json::from_str::<Reply>(&l) {
+                        Ok(r) => Event::Reply(r),
+                        Err(_) => Event::Garbage(l),
+                    },
+                    Err(_) => break,
+                };
+                if tx.send(ev).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(Event::Closed);
+        });
+        let mut rig = PluginRig {
+            child,
+            stdin,
+            events,
+            participants: Vec::new(),
+            name,
+            spec: point.transport.clone(),
+            scope,
+            launcher,
+            limit: opts.limit,
+            counters: source.is_some(),
+            cleaned: false,
+        };
+        let limit = start_limit(opts.hang_timeout);
+        match rig.next_reply("start its peers", Instant::now() + limit, None)? {
+            Reply::Started { participants } => {
+                rig.participants = participants
+                    .into_iter()
+                    .map(|(name, pid)| Participant { name, pid })
+                    .collect();
+                Ok(rig)
+            }
+            other => Err(rig.protocol(&format!("expected started, got {other:?}"))),
+        }
+    }
+
+    fn protocol(&mut self, what: &str) -> RunError {
+        self.child.kill();
+        RunError::Participant(format!(
+            "the measuring process of `{}` broke the control protocol: {what}",
+            self.name
+        ))
+    }
+
+    fn died(&mut self) -> Option<RunError> {
+        self.child
+            .exited_within(Duration::from_millis(500))
+            .map(|ended| {
+                RunError::Participant(format!(
+                    "the measuring process of plugin transport `{}` {ended}",
+                    self.name
+                ))
+            })
+    }
+
+    fn send(&mut self, cmd: &Command) -> Result<(), RunError> {
+        let mut line = serde_json::to_string(cmd).expect("commands serialise");
+        line.push('\n');
+        if self
+            .stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .is_err()
+        {
+            return Err(self.died().unwrap_or_else(|| {
+                RunError::Participant(format!(
+                    "the measuring process of `{}` stopped reading commands",
+                    self.name
+                ))
+            }));
+        }
+        Ok(())
+    }
+
+    /// The next reply, failing on a dead process, garbage, a deadline, or a `failed`
+    /// reply. With `stop`, a Ctrl-C is forwarded once.
+    fn next_reply(
+        &mut self,
+        what: &str,
+        deadline: Instant,
+        stop: Option<&AtomicBool>,
+    ) -> Result<Reply, RunError> {
+        let mut stop_sent: Option<Instant> = None;
+        loop {
+            match self.events.recv_timeout(Duration::from_millis(20)) {
+                Ok(Event::Reply(Reply::Failed { message, kind })) => {
+                    return Err(match kind {
+                        FailKind::Interrupted => RunError::Interrupted,
+                        FailKind::Usage => RunError::Config(message),
+                        FailKind::Failed => RunError::Participant(message),
+                    });
+                }
+                Ok(Event::Reply(r)) => return Ok(r),
+                Ok(Event::Garbage(line)) => {
+                    return Err(self.protocol(&format!("unexpected output {line:?}")));
+                }
+                Ok(Event::Closed) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.died().unwrap_or_else(|| {
+                        RunError::Participant(format!(
+                            "the measuring process of `{}` closed its output while expected to {what}",
+                            self.name
+                        ))
+                    }));
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(e) = self.child.exited() {
+                        return Err(RunError::Participant(format!(
+                            "the measuring process of plugin transport `{}` {e}",
+                            self.name
+                        )));
+                    }
+                    if let Some(stop) = stop
+                        && stop.load(Ordering::Relaxed)
+                    {
+                        match stop_sent {
+                            None => {
+                                let _ = self.send(&Command::Stop);
+                                stop_sent = Some(Instant::now());
+                            }
+                            Some(t) if t.elapsed() > Duration::from_secs(3) => {
+                                self.child.kill();
+                                return Err(RunError::Interrupted);
+                            }
+                            Some(_) => {}
+                        }
+                    }
+                    if Instant::now() >= deadline {
+                        let pid = self.child.pid();
+                        self.child.kill();
+                        return Err(RunError::Participant(format!(
+                            "the measuring process of plugin transport `{}` (pid {pid}) did not {what} in time: hung, killed",
+                            self.name
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    fn clean_up(&mut self) {
+        if self.cleaned {
+            return;
+        }
+        self.cleaned = true;
+        if let Err(e) = plugins::clean_up(&self.launcher, &self.spec, &self.scope) {
+            tracing::warn!(transport = %self.name, error = %e, "plugin clean-up failed");
+            eprintln!("warning: plugin transport `{}`: {e}", self.name);
+        }
+    }
+}
+
+impl Drop for PluginRig {
+    fn drop(&mut self) {
+        self.child.kill();
+        self.clean_up();
+    }
+}
+
+impl Rig for PluginRig {
+    /// `main` is the measuring process; then its peer processes.
+    fn participants(&self) -> Vec<Participant> {
+        self.participants.clone()
+    }
+
+    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
+        self.send(&Command::Run)?;
+        // Until the window starts: connecting, bounded like a peer's connection.
+        // After: the run's own length, then the hang timeout (the measuring process
+        // detects hung channels itself; this bounds a process that stopped answering).
+        let connect_limit = start_limit(ctl.hang_timeout);
+        let mut deadline = Instant::now() + connect_limit;
+        loop {
+            let what = "finish its run";
+            match self.next_reply(what, deadline, Some(ctl.stop))? {
+                Reply::WindowStarted => {
+                    deadline = match self.limit {
+                        Limit::Duration(ns) => {
+                            Instant::now()
+                                + Duration::from_nanos(ns)
+                                + ctl.hang_timeout
+                                + PEER_TIMEOUT * 2
+                        }
+                        // Counted runs have no length known in advance: the
+                        // measuring process's own watch over progress bounds them.
+                        Limit::Count(_) => Instant::now() + Duration::from_secs(86_400 * 365),
+                    };
+                    if self.counters {
+                        ctl.window_started();
+                        self.send(&Command::Go)?;
+                    }
+                }
+                Reply::WindowEnded => {
+                    deadline = Instant::now() + connect_limit;
+                    if self.counters {
+                        ctl.window_ended();
+                        self.send(&Command::Go)?;
+                    }
+                }
+                Reply::Record { record } => {
+                    let mut record = *record;
+                    record.counters = ctl.take_counters();
+                    return Ok(record);
+                }
+                other => return Err(self.protocol(&format!("unexpected {other:?}"))),
+            }
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<(), RunError> {
+        let quit = self.send(&Command::Quit);
+        let ended = self
+            .child
+            .exited_within(PEER_TIMEOUT + Duration::from_secs(2));
+        let result = match ended {
+            Some(e) if e.success() => quit,
+            Some(e) => Err(RunError::Participant(format!(
+                "the measuring process of plugin transport `{}` {e}",
+                self.name
+            ))),
+            None => {
+                self.child.kill();
+                Err(RunError::Participant(format!(
+                    "the measuring process of plugin transport `{}` did not exit after its point: killed",
+                    self.name
+                )))
+            }
+        };
+        self.clean_up();
+        result
+    }
+}
+
+/// The measuring process's way of replying: one JSON line on stdout.
+#[derive(Clone)]
+struct Out(Arc<Mutex<std::io::Stdout>>);
+
+impl Out {
+    fn send(&self, r: &Reply) -> bool {
+        let line = serde_json::to_string(r).expect("replies serialise");
+        let mut o = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        writeln!(o, "{line}").and_then(|()| o.flush()).is_ok()
+    }
+}
+
+/// Relays the counters' window of the measuring process to the xferbench process,
+/// which counts: each notice waits for `go` when counters are recorded, so that the
+/// counters start before the drivers are released.
+struct WindowRelay {
+    out: Out,
+    commands: Arc<Mutex<Receiver<Command>>>,
+    wait: bool,
+}
+
+impl WindowRelay {
+    fn notice(&mut self, r: Reply) {
+        if self.out.send(&r) && self.wait {
+            // A parent that does not answer is dead or stopping: go on regardless.
+            let commands = self.commands.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = commands.recv_timeout(PEER_TIMEOUT);
+        }
+    }
+}
+
+impl CounterSource for WindowRelay {
+    fn window_started(&mut self, _: &[Participant]) {
+        self.notice(Reply::WindowStarted);
+    }
+
+    fn window_ended(&mut self) -> Option<RunCounters> {
+        self.notice(Reply::WindowEnded);
+        None
+    }
+
+    fn point_finished(&mut self, _: &[Participant], _: &mut Vec<String>) -> Option<RunCounters> {
+        None
+    }
+}
+
+fn fail_kind(e: &RunError) -> FailKind {
+    match e {
+        RunError::Interrupted => FailKind::Interrupted,
+        e if e.is_usage() => FailKind::Usage,
+        _ => FailKind::Failed,
+    }
+}
+
+/// The body of the [`Role::PluginDriver`] process. Returns the exit status.
+pub fn driver_main(spec_json: &str) -> i32 {
+    crate::process::die_with_parent();
+    plugins::may_load_plugins();
+    let out = Out(Arc::new(Mutex::new(std::io::stdout())));
+    let fail = |e: &RunError| {
+        out.send(&Reply::Failed {
+            message: crate::measure::chain(e),
+            kind: fail_kind(e),
+        });
+    };
+    let spec: DriverSpec = match serde_json::from_str(spec_json) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("plugin measuring process: bad spec: {e} (this is an internal role)");
+            return 2;
+        }
+    };
+    if let Some(expected) = &spec.sha256
+        && let Some(parsed) = xferbench_transports::plugin::PluginSpec::parse(&spec.transport)
+    {
+        match xferbench_transports::plugin::check_file(&parsed.path) {
+            Ok((_, sha)) if &sha == expected => {}
+            Ok(_) => {
+                fail(&RunError::Config(format!(
+                    "plugin {}: the file changed since the run started (rebuilt?); run again",
+                    parsed.path
+                )));
+                return 1;
+            }
+            Err(e) => {
+                fail(&RunError::Config(e.to_string()));
+                return 1;
+            }
+        }
+    }
+    // Commands: `stop` sets the flag the peer rig watches; the rest are queued.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (cmd_tx, commands) = mpsc::channel::<Command>();
+    let commands = Arc::new(Mutex::new(commands));
+    {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Command>(&line) {
+                    Ok(Command::Stop) => stop.store(true, Ordering::Relaxed),
+                    Ok(c) => {
+                        if cmd_tx.send(c).is_err() {
+                            return;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            // The parent closed our input: it is gone or done with us.
+            stop.store(true, Ordering::Relaxed);
+            let _ = cmd_tx.send(Command::Quit);
+        });
+    }
+    let values = match crate::transports::resolve(&spec.transport, &spec.transport_params) {
+        Ok(v) => v,
+        Err(e) => {
+            fail(&RunError::from(e));
+            return 1;
+        }
+    };
+    let point = PointSpec {
+        transport: spec.transport.clone(),
+        transport_params: values.clone(),
+        size: spec.size,
+        channels: spec.channels,
+        zero_copy: spec.zero_copy,
+    };
+    let hang_timeout = Duration::from_millis(spec.hang_timeout_ms);
+    let opts = PeerOptions {
+        workload: spec.workload,
+        limit: spec.limit,
+        verify: spec.verify,
+        peer: if spec.thread_peers {
+            PeerMode::Thread
+        } else {
+            PeerMode::Process(spec.peer_launcher.clone())
+        },
+        pin: spec.pin,
+        corrupt_every: spec.corrupt_every,
+        launcher: None,
+        hang_timeout,
+    };
+    struct Start<'a> {
+        point: &'a PointSpec,
+        opts: &'a PeerOptions,
+    }
+    impl WithTransport for Start<'_> {
+        type Output = Result<Box<dyn Rig>, RunError>;
+        fn with<T: Transport + Clone>(self, t: T) -> Self::Output {
+            Ok(Box::new(PeerRig::start(t, self.point, self.opts, None)?))
+        }
+    }
+    let rig = dispatch(
+        &spec.transport,
+        &values,
+        Start {
+            point: &point,
+            opts: &opts,
+        },
+    )
+    .map_err(RunError::from)
+    .and_then(|r| r);
+    let mut rig = match rig {
+        Ok(r) => r,
+        Err(e) => {
+            fail(&e);
+            return 1;
+        }
+    };
+    let participants = rig.participants();
+    out.send(&Reply::Started {
+        participants: participants
+            .iter()
+            .map(|p| (p.name.clone(), p.pid))
+            .collect(),
+    });
+    let mut status = 0;
+    let mut relay = WindowRelay {
+        out: out.clone(),
+        commands: commands.clone(),
+        wait: spec.counters,
+    };
+    loop {
+        let next = commands.lock().unwrap_or_else(|e| e.into_inner()).recv();
+        let Ok(cmd) = next else { break };
+        match cmd {
+            Command::Run => {
+                let mut ctl =
+                    RunControl::new(&stop, hang_timeout, Some((&mut relay, &participants)));
+                match rig.run_once(&mut ctl) {
+                    Ok(record) => {
+                        out.send(&Reply::Record {
+                            record: Box::new(record),
+                        });
+                    }
+                    Err(e) => {
+                        fail(&e);
+                        status = 1;
+                        break;
+                    }
+                }
+            }
+            Command::Quit => break,
+            Command::Go | Command::Stop => {}
+        }
+    }
+    if let Err(e) = rig.finish()
+        && status == 0
+    {
+        eprintln!("plugin measuring process: {}", crate::measure::chain(&e));
+        status = 1;
+    }
+    status
+}
