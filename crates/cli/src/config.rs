@@ -154,13 +154,21 @@ impl RunConfig {
             seen.push(name);
             // An axis has its own flag: the two must not disagree silently.
             for (axis, flag, value) in [
-                ("transport", "--transport", Some(&a.transport)),
-                ("size", "--size", a.size.as_ref()),
-                ("channels", "--channels", Some(&a.channels)),
+                (
+                    "transport",
+                    "--transport",
+                    Some(a.transport.as_str()).filter(|v| given("--transport", v)),
+                ),
+                ("size", "--size", a.size.as_deref()),
+                (
+                    "channels",
+                    "--channels",
+                    Some(a.channels.as_str()).filter(|v| given("--channels", v)),
+                ),
             ] {
                 if let Some(value) = value {
                     ensure!(
-                        name != axis || !given(flag, value),
+                        name != axis,
                         "-p {name}: {flag} {value} gives it too; give one of them"
                     );
                 }
@@ -234,12 +242,12 @@ impl RunConfig {
         );
         ensure!(
             a.warmup <= 1000,
-            "--warmup: {} is above the 1000 maximum",
+            "--warmup: {} is more than the 1000 maximum",
             a.warmup
         );
         ensure!(
             a.runs <= 10_000,
-            "--runs: {} is above the 10000 maximum",
+            "--runs: {} is more than the 10000 maximum",
             a.runs
         );
         ensure!(

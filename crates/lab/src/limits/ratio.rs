@@ -245,7 +245,7 @@ fn round_trip_fraction(
     };
     (rt_ns > 0.0 && e.median > 0.0).then(|| {
         LimitFraction::new(
-            limit.into(),
+            limit,
             e.median,
             "ns",
             figure,
