@@ -1,5 +1,9 @@
 //! The command line, as clap sees it. Nothing here is used past
 //! [`crate::config`], which turns it into validated lab types.
+//!
+//! The doc comments of the arguments are their `--help` text, written for the
+//! terminal (`[default: …]`, `memfd:<pid>:…`), not for rustdoc.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -49,6 +53,21 @@ pub mod role {
     pub const PLUGIN_CLEANUP: &str = "__plugin-cleanup";
     /// [`xferbench_lab::process::Role::Check`].
     pub const CHECK: &str = "__check";
+}
+
+/// A duration, read the same way by every flag that takes one, through the one
+/// definition of durations ([`xferbench_params::duration`]): `250ms`, `1s`, `2m`,
+/// `1h` or bare seconds (`0.25`). Returns seconds; a bare negative or non-finite
+/// number is passed on for the flag's own range check to name.
+pub fn seconds(s: &str) -> Result<f64, String> {
+    if let Ok(x) = s.trim().parse::<f64>()
+        && !(x.is_finite() && x >= 0.0)
+    {
+        return Ok(x);
+    }
+    xferbench_params::duration::parse(s)
+        .map(|d| d.as_secs_f64())
+        .ok_or_else(|| "expected a duration such as 250ms, 1s or 2m, or a number of seconds".into())
 }
 
 /// A performance lab for data-transport systems: sweeps of transports, message
@@ -362,9 +381,9 @@ pub struct StudyArgs {
     /// (hashtable) [default: the study's own: `server` for hashtable, else `main`].
     #[arg(long, value_name = "NAME", requires = "profile")]
     pub profile_peer: Option<String>,
-    /// Seconds without progress before a run is declared hung [default: the
-    /// study's own, 10].
-    #[arg(long, value_name = "S")]
+    /// Time without progress before a run is declared hung (250ms, 1s, 2m or bare
+    /// seconds) [default: the study's own, 10s].
+    #[arg(long, value_name = "DURATION", value_parser = seconds)]
     pub timeout: Option<f64>,
     /// Run only the study's points whose parameter KEY has VALUE, or one of the
     /// values `A|B` (repeatable: all must match), e.g. `--only group=threads --only
@@ -435,9 +454,10 @@ pub struct KvServeArgs {
     /// Worker threads (the original's -n).
     #[arg(short = 'n', long, value_name = "WORKERS", default_value_t = 1)]
     pub workers: u32,
-    /// A wait on a client with no progress for this long is reported as a hang.
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub timeout: humantime::Duration,
+    /// A wait on a client with no progress for this long is reported as a hang
+    /// (250ms, 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
 }
 
 /// `xferbench kv client`.
@@ -456,9 +476,10 @@ pub struct KvClientArgs {
     /// it (default: the one kv server of this user that is running).
     #[arg(long, value_name = "ADDRESS")]
     pub server: Option<String>,
-    /// A wait with no progress for this long fails the client.
-    #[arg(long, value_name = "DURATION", default_value = "10s")]
-    pub timeout: humantime::Duration,
+    /// A wait with no progress for this long fails the client (250ms, 1s, 2m or bare
+    /// seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -548,6 +569,10 @@ pub struct WarpClientArgs {
     /// Run K single-threaded client processes at once (overrides --channels).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub instances: usize,
+    /// Connecting, every send and every wait for a completion fail after this long
+    /// (250ms, 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
     /// Print the result as one JSON document on stdout: the client's result, or with
     /// --instances K > 1 an array of K results.
     #[arg(long)]
@@ -585,12 +610,13 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<u32>,
 
-    /// Seconds to record a process given with --pid.
+    /// How long to record a process given with --pid (250ms, 1s, 2m or bare seconds).
     #[arg(
         short,
         long,
-        value_name = "S",
-        default_value_t = 10.0,
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = seconds,
         requires = "pid"
     )]
     pub duration: f64,
@@ -944,8 +970,9 @@ pub struct RunArgs {
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     pub count: Option<u64>,
 
-    /// Seconds per run per channel [default: 0.25, unless --count is given].
-    #[arg(short, long, value_name = "S")]
+    /// Time per run per channel (250ms, 1s, 2m or bare seconds) [default: 250ms,
+    /// unless --count is given].
+    #[arg(short, long, value_name = "DURATION", value_parser = seconds)]
     pub duration: Option<f64>,
 
     /// Measured runs per point; figures are medians over these.
@@ -985,8 +1012,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub zero_copy: bool,
 
-    /// Seconds without progress on any channel before a run is declared hung.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    /// Time without progress on any channel before a run is declared hung (250ms,
+    /// 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
 
     /// Write the result document as JSON.
@@ -1071,7 +1099,7 @@ aggregate is measured over the common window of all channels; the original's fig
 the sum of per-thread rates, is shown next to it.
 
 Examples:
-  xferbench rpmsg -n 4 -s 496 -t 10MB
+  xferbench rpmsg -c 4 -s 496 --transfer 10MB
   xferbench rpmsg --notify poll --buffers zero-copy --verify --json
 
 Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 128+N \
@@ -1112,8 +1140,9 @@ pub struct RpmsgArgs {
     /// Warm-up runs, discarded.
     #[arg(short, long, value_name = "N", default_value_t = 1)]
     pub warmup: usize,
-    /// Seconds without progress on any channel before a run is declared hung.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    /// Time without progress on any channel before a run is declared hung (250ms,
+    /// 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
     /// Write the result document as JSON.
     #[arg(long, value_name = "FILE")]

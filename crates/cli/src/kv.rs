@@ -21,6 +21,17 @@ pub fn run(cmd: &KvCommand) -> Result<u8> {
     }
 }
 
+/// `--timeout` in the range every hang timeout takes.
+fn timeout(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && (0.1..=86_400.0).contains(&seconds) {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "--timeout {seconds}: expected 100ms to 24h (0.1 to 86400 seconds)"
+        ))
+    }
+}
+
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
     eprintln!("error: {msg}");
     eprintln!("\nFor more information, try '--help'.");
@@ -57,12 +68,16 @@ fn serve(a: &KvServeArgs) -> Result<u8> {
     if a.workers == 0 || a.workers > 256 {
         return usage(format_args!("--workers {}: expected 1 to 256", a.workers));
     }
+    let hang_timeout = match timeout(a.timeout) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
     let stop = crate::stop::stop_flag()?;
     let cfg = ServerConfig {
         arch: a.arch,
         buckets: a.size,
         workers: a.workers,
-        hang_timeout: a.timeout.into(),
+        hang_timeout,
     };
     let code = serve_until(cfg, &stop, false)?;
     if stop.load(Ordering::Relaxed) {
@@ -134,6 +149,10 @@ fn client(a: &KvClientArgs) -> Result<u8> {
     if a.inner == 0 {
         return usage("INNER must be at least 1");
     }
+    let hang_timeout = match timeout(a.timeout) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
     let name = find_server(a)?;
     let stop = crate::stop::stop_flag()?;
     let spec = KvClientSpec {
@@ -141,7 +160,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         outer: a.outer,
         inner: a.inner,
         seed: a.seed,
-        hang_timeout_ms: Duration::from(a.timeout).as_millis() as u64,
+        hang_timeout_ms: hang_timeout.as_millis() as u64,
     };
     let run = run_client(&spec, &stop).with_context(|| format!("kv client of {name}"))?;
     if a.json {

@@ -9,6 +9,8 @@ mod cli;
 mod config;
 mod daq;
 mod docs;
+#[cfg(test)]
+mod examples;
 mod exit;
 mod history;
 mod kv;
@@ -202,6 +204,67 @@ mod tests {
     }
 
     #[test]
+    fn every_duration_flag_reads_units_and_bare_seconds() {
+        let mut root = super::cli::Cli::command_line();
+        root.build();
+        let mut subs = Vec::new();
+        subcommands(&root, "", &mut subs);
+        let mut checked = Vec::new();
+        for (path, cmd) in &subs {
+            for a in flags(cmd) {
+                let names = a.get_value_names().unwrap_or_default();
+                assert!(
+                    !names
+                        .iter()
+                        .any(|n| n.as_str() == "S" || n.as_str() == "SECONDS"),
+                    "{path} --{}: a duration is a DURATION",
+                    a.get_long().unwrap_or_default()
+                );
+                if !names.iter().any(|n| n.as_str() == "DURATION") {
+                    continue;
+                }
+                let long = a.get_long().expect("a long name");
+                let argv = |value: &str| {
+                    let mut v = vec!["xferbench".to_string()];
+                    v.extend(path.split(' ').map(String::from));
+                    v.push(format!("--{long}={value}"));
+                    v
+                };
+                for value in ["250ms", "1s", "2m", "0.5", "10"] {
+                    if let Err(e) = root.clone().try_get_matches_from(argv(value)) {
+                        assert!(
+                            !matches!(
+                                e.kind(),
+                                clap::error::ErrorKind::ValueValidation
+                                    | clap::error::ErrorKind::InvalidValue
+                            ),
+                            "{path} --{long}={value}: {e}"
+                        );
+                    }
+                }
+                let e = root
+                    .clone()
+                    .try_get_matches_from(argv("a fortnight"))
+                    .unwrap_err();
+                assert!(e.to_string().contains(&format!("--{long}")), "{e}");
+                checked.push(format!("{path} --{long}"));
+            }
+        }
+        for want in [
+            "run --duration",
+            "run --timeout",
+            "rpmsg --timeout",
+            "study --timeout",
+            "profile --duration",
+            "kv serve --timeout",
+            "kv client --timeout",
+            "warp client --timeout",
+        ] {
+            assert!(checked.iter().any(|c| c == want), "{want}: {checked:?}");
+        }
+    }
+
+    #[test]
     fn every_letter_and_long_name_means_one_thing_across_the_tool() {
         let mut letters: BTreeMap<char, BTreeMap<String, Vec<String>>> = BTreeMap::new();
         let mut kinds: BTreeMap<String, BTreeMap<bool, Vec<String>>> = BTreeMap::new();
@@ -296,7 +359,9 @@ mod tests {
              do not edit. Rewrite with `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench \
              cli_md`. -->\n\n\
              Every letter and long name means the same in every subcommand (a test \
-             enforces it). Flags with an optional value take it after `=` only \
+             enforces it), except where a subcommand reproduces an original program's \
+             command line and keeps its letters: `kv serve -n` is `--workers`, the \
+             original server's `-n` (elsewhere `-n` is `--count`). Flags with an optional value take it after `=` only \
              (`--counters=callgrind`, `--profile=DIR`), so that the next word is never \
              taken as their value. `--json` prints one JSON document on stdout; JSON Lines \
              only come from `--jsonl`.\n\n\
@@ -323,18 +388,20 @@ mod tests {
              | `list` | transports, workloads, parameters and studies |\n",
         );
         md.push_str("\n## Letters\n\n| short | long | subcommands |\n|---|---|---|\n");
-        let mut letters: BTreeMap<char, (String, Vec<String>)> = BTreeMap::new();
+        let mut letters: BTreeMap<(char, String), Vec<String>> = BTreeMap::new();
         let subs = all_subcommands();
         for (path, cmd) in &subs {
             for a in flags(cmd) {
                 if let Some(s) = a.get_short() {
-                    let e = letters.entry(s).or_default();
-                    e.0 = a.get_long().unwrap_or_default().to_string();
-                    e.1.push(format!("`{path}`"));
+                    let long = a.get_long().unwrap_or_default().to_string();
+                    letters
+                        .entry((s, long))
+                        .or_default()
+                        .push(format!("`{path}`"));
                 }
             }
         }
-        for (s, (l, paths)) in &letters {
+        for ((s, l), paths) in &letters {
             md.push_str(&format!("| `-{s}` | `--{l}` | {} |\n", paths.join(", ")));
         }
         md.push_str("\n## Flags\n");

@@ -33,7 +33,7 @@ fn usage(msg: impl std::fmt::Display) -> Result<u8> {
 
 /// The point the arguments describe with its transfer size, or a usage error naming
 /// the flag.
-fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
+pub(crate) fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
     let bytes = |flag: &str, def: &xferbench_params::ParamDef, text: &str| match def.parse(text) {
         Ok(Value::Bytes(n)) => Ok(n),
         Ok(_) => Err(format!("{flag} {text:?}: expected {}", def.accepts())),

@@ -143,6 +143,15 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         } else {
             Ops::ReadWriteRead
         },
+        hang_timeout_ms: {
+            if !(a.timeout.is_finite() && (0.1..=86_400.0).contains(&a.timeout)) {
+                return usage(format_args!(
+                    "--timeout {}: expected 100ms to 24h (0.1 to 86400 seconds)",
+                    a.timeout
+                ));
+            }
+            (a.timeout * 1000.0).round() as u64
+        },
     };
     if spec.threads == 0
         || spec.payload == 0

@@ -73,6 +73,16 @@ mod usage {
         let cases: &[(&[&str], &str)] = &[
             (&["--size", "big"], "--size"),
             (&["--size", "0"], "at least 1"),
+            (
+                &["--size", "2GiB"],
+                "2147483648 bytes is above the 1 GiB maximum",
+            ),
+            (&["--size", "1TiB"], "is above the 1 GiB maximum"),
+            (
+                &["-s", "64", "-p", "size=128"],
+                "-p size: --size 64 gives it too",
+            ),
+            (&["--duration", "a fortnight"], "--duration"),
             (&["--size", "4..1"], "backwards"),
             (
                 &["--transport", "carrier-pigeon"],
@@ -792,6 +802,24 @@ mod warp {
                 // Said once, not once per layer of the error chain.
                 e.trim() == "error: warp client: warp link: Connection refused (os error 111)"
             }));
+    }
+
+    #[test]
+    fn a_server_that_never_answers_fails_the_client_within_its_timeout() {
+        // Accepts the connection and says nothing.
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap().to_string();
+        let hold = std::thread::spawn(move || server.accept().map(|(s, _)| s));
+        let start = std::time::Instant::now();
+        xferbench()
+            .args(["warp", "client", "--connect", &addr, "--timeout", "300ms"])
+            .timeout(std::time::Duration::from_secs(60))
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("warp link"));
+        let took = start.elapsed();
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+        drop(hold.join());
     }
 
     #[test]

@@ -99,6 +99,15 @@ pub struct ClientSpec {
     pub first_slot: usize,
     /// What each iteration does.
     pub ops: Ops,
+    /// Connecting, every send and every wait for a completion fail after this long
+    /// (the run's hang timeout), milliseconds.
+    #[serde(default = "default_hang_timeout_ms")]
+    pub hang_timeout_ms: u64,
+}
+
+/// [`ClientSpec::hang_timeout_ms`] unless given: the transaction timeout of the link.
+pub fn default_hang_timeout_ms() -> u64 {
+    xferbench_transports::warp::client::TRANSACTION_TIMEOUT.as_millis() as u64
 }
 
 /// What `xferbench warp client --json` prints: one client's result, or one per
@@ -286,8 +295,9 @@ pub fn run_client(
     } else {
         AckPolicy::Immediate
     };
+    let timeout = Duration::from_millis(spec.hang_timeout_ms);
     let cpu_before = CpuSnapshot::now();
-    let mut first = Link::connect(addr, crc, ack)?;
+    let mut first = Link::connect_within(addr, crc, ack, timeout)?;
     let info = first.enumerate()?;
     let bar = info
         .bar(1)
@@ -314,7 +324,7 @@ pub fn run_client(
         ConnectionMode::PerThread => {
             let mut v = vec![Mutex::new(first)];
             for _ in 1..spec.threads {
-                v.push(Mutex::new(enumerated(addr, crc, ack)?));
+                v.push(Mutex::new(enumerated(addr, crc, ack, timeout)?));
             }
             run_threads(&Conns::PerThread(v), spec, geo, &tally, stop)
         }
@@ -323,7 +333,7 @@ pub fn run_client(
             let mut pipes = Vec::with_capacity(n);
             pipes.push(first.into_pipeline());
             for _ in 1..n {
-                pipes.push(enumerated(addr, crc, ack)?.into_pipeline());
+                pipes.push(enumerated(addr, crc, ack, timeout)?.into_pipeline());
             }
             run_pipelined(pipes, spec, geo, &tally, stop)
         }
@@ -354,8 +364,13 @@ pub fn run_client(
 /// A new connection that enumerated the device itself: warp-pipe's memory mock maps
 /// BARs per connection (and answers nothing for unmapped addresses), so every
 /// connection enumerates, as every Zephyr instance would.
-fn enumerated(addr: SocketAddr, crc: CrcKind, ack: AckPolicy) -> Result<Link, WarpRunError> {
-    let mut link = Link::connect(addr, crc, ack)?;
+fn enumerated(
+    addr: SocketAddr,
+    crc: CrcKind,
+    ack: AckPolicy,
+    timeout: Duration,
+) -> Result<Link, WarpRunError> {
+    let mut link = Link::connect_within(addr, crc, ack, timeout)?;
     link.enumerate()?;
     Ok(link)
 }

@@ -659,7 +659,7 @@ pub fn writable(head: u64, tail: u64, capacity: u64) -> Result<u64, IndexError> 
 }
 
 /// The byte range of the mirrored data (`2 · capacity` bytes, see
-/// [`Mirror`](super::region::Mirror)) holding `len` bytes from stream position `pos`
+/// [`Mirror`]) holding `len` bytes from stream position `pos`
 /// of a ring of `capacity` bytes (a power of two): always inside `0..2 · capacity`,
 /// or an error when `len` exceeds the ring.
 #[inline]

@@ -35,7 +35,8 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-/// How long a transaction may wait for its completion.
+/// How long a transaction may wait for its completion, and a send for the socket to
+/// take it, unless the caller gives its own ([`Link::connect_within`]).
 pub const TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// When to send the ACK of a received TLP.
@@ -308,10 +309,13 @@ struct Wire {
 }
 
 impl Wire {
-    fn connect(addr: SocketAddr, crc: CrcKind) -> Result<Wire, ClientError> {
-        let stream = TcpStream::connect_timeout(&addr, TRANSACTION_TIMEOUT)?;
+    fn connect(addr: SocketAddr, crc: CrcKind, timeout: Duration) -> Result<Wire, ClientError> {
+        // A zero timeout means "none" to the socket calls: at least a millisecond.
+        let timeout = timeout.max(Duration::from_millis(1));
+        let stream = TcpStream::connect_timeout(&addr, timeout)?;
         stream.set_nodelay(true)?;
-        stream.set_read_timeout(Some(TRANSACTION_TIMEOUT))?;
+        stream.set_read_timeout(Some(timeout))?;
+        stream.set_write_timeout(Some(timeout))?;
         Ok(Wire {
             stream,
             tx: Sender::new(crc),
@@ -329,10 +333,22 @@ impl Drop for Wire {
 }
 
 impl Link {
-    /// Connects to a Warp Pipe server.
+    /// Connects to a Warp Pipe server; connecting, every send and every wait for a
+    /// completion are bounded by [`TRANSACTION_TIMEOUT`].
     pub fn connect(addr: SocketAddr, crc: CrcKind, ack: AckPolicy) -> Result<Link, ClientError> {
+        Self::connect_within(addr, crc, ack, TRANSACTION_TIMEOUT)
+    }
+
+    /// Connects to a Warp Pipe server; connecting, every send and every wait for a
+    /// completion are bounded by `timeout` (a run's hang timeout).
+    pub fn connect_within(
+        addr: SocketAddr,
+        crc: CrcKind,
+        ack: AckPolicy,
+        timeout: Duration,
+    ) -> Result<Link, ClientError> {
         Ok(Link {
-            wire: Wire::connect(addr, crc)?,
+            wire: Wire::connect(addr, crc, timeout)?,
             ack,
             tag: 0,
         })
@@ -598,7 +614,7 @@ impl Pipeline {
     /// Connects to a Warp Pipe server.
     pub fn connect(addr: SocketAddr, crc: CrcKind) -> Result<Pipeline, ClientError> {
         Ok(Pipeline {
-            wire: Wire::connect(addr, crc)?,
+            wire: Wire::connect(addr, crc, TRANSACTION_TIMEOUT)?,
             pending: (0..MAX_TAGS).map(|_| None).collect(),
             in_flight: 0,
         })

@@ -124,20 +124,30 @@ impl MemoryMockRig {
 
     /// The clients of one run: in this process, as client processes, or (without a
     /// launcher) as threads.
-    fn clients(&self, addr: SocketAddr, stop: &AtomicBool) -> Result<Vec<ClientRun>, WarpRunError> {
+    /// Their sockets give up after `hang_timeout`, the run's.
+    fn clients(
+        &self,
+        addr: SocketAddr,
+        stop: &AtomicBool,
+        hang_timeout: Duration,
+    ) -> Result<Vec<ClientRun>, WarpRunError> {
         let p = &self.point;
+        let client = ClientSpec {
+            hang_timeout_ms: hang_timeout.as_millis().max(1) as u64,
+            ..p.client.clone()
+        };
         if p.instances <= 1 {
-            return Ok(vec![run_client(addr, &p.client, stop)?]);
+            return Ok(vec![run_client(addr, &client, stop)?]);
         }
         if let Some(l) = &self.launcher {
-            return run_instances(l, addr, &p.client, p.instances);
+            return run_instances(l, addr, &client, p.instances);
         }
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..p.instances)
                 .map(|i| {
                     let spec = ClientSpec {
-                        first_slot: i * p.client.threads,
-                        ..p.client.clone()
+                        first_slot: i * client.threads,
+                        ..client.clone()
                     };
                     s.spawn(move || run_client(addr, &spec, stop))
                 })
@@ -209,7 +219,7 @@ impl Rig for MemoryMockRig {
         let mock_before = server.cpu();
         ctl.window_started();
         let main_before = CpuSnapshot::now();
-        let runs = self.clients(addr, ctl.stop);
+        let runs = self.clients(addr, ctl.stop, ctl.hang_timeout);
         let main_after = CpuSnapshot::now();
         ctl.window_ended();
         let server = self.server.as_mut().expect("checked above");
@@ -306,6 +316,7 @@ mod tests {
             think_ms: 0,
             first_slot: 0,
             ops: Ops::ReadWriteRead,
+            hang_timeout_ms: 10_000,
         }
     }
 
