@@ -2,7 +2,9 @@
  * C reference for `xferbench limits`: the same probes written directly against libc
  * and the kernel, so the tool's figures can be checked on any machine.
  *
- *   memcpy at 4 KiB, 64 KiB, 2 MiB, 64 MiB (GB/s)
+ *   memcpy at 4 KiB, 64 KiB, 2 MiB, 64 MiB between page-aligned buffers (GB/s), and at
+ *   4 KiB, 64 KiB and 2 MiB with the destination moved 16, 64 and 2048 bytes further
+ *   (dst - src = 16, 64, 2048 mod 4096)
  *   cache-line round trip between two pinned threads, spinning (ns)
  *   futex wake round trip between two pinned threads, across CPUs and on one (ns)
  *   getppid system call (ns)
@@ -50,8 +52,11 @@ static void pin(int cpu) {
     pthread_setaffinity_np(pthread_self(), sizeof s, &s);
 }
 
-static double memcpy_gbs(size_t size) {
-    char *src = malloc(size), *dst = malloc(size);
+/* Both buffers start on a page (one page apart), then dst moves `offset` further. */
+static double memcpy_gbs(size_t size, size_t offset) {
+    size_t gap = (size + 4095) / 4096 * 4096 + 4096;
+    char *region = aligned_alloc(4096, (gap + offset + size + 4095) / 4096 * 4096);
+    char *src = region, *dst = region + gap + offset;
     memset(src, 7, size);
     memset(dst, 1, size);
     size_t reps = (size_t)(0.002 * 20e9 / size);
@@ -66,8 +71,7 @@ static double memcpy_gbs(size_t size) {
         }
         v[s] = (double)size * reps / (now() - t) / 1e9;
     }
-    free(src);
-    free(dst);
+    free(region);
     return median(v, SAMPLES);
 }
 
@@ -192,7 +196,11 @@ int main(int argc, char **argv) {
     cpu_b = argc > 2 ? atoi(argv[2]) : 1;
     size_t sizes[] = {4 << 10, 64 << 10, 2 << 20, 64 << 20};
     const char *names[] = {"memcpy 4 KiB", "memcpy 64 KiB", "memcpy 2 MiB", "memcpy 64 MiB"};
-    for (int i = 0; i < 4; i++) printf("%s\t%.3f\tGB/s\n", names[i], memcpy_gbs(sizes[i]));
+    size_t offsets[] = {16, 64, 2048};
+    for (int i = 0; i < 4; i++) printf("%s\t%.3f\tGB/s\n", names[i], memcpy_gbs(sizes[i], 0));
+    for (int i = 0; i < 3; i++)
+        for (int o = 0; o < 3; o++)
+            printf("%s at %zu\t%.3f\tGB/s\n", names[i], offsets[o], memcpy_gbs(sizes[i], offsets[o]));
     printf("cache-line round trip\t%.1f\tns\n", cache_line_ns());
     printf("futex wake round trip, across\t%.1f\tns\n", futex_ns(cpu_a, cpu_b));
     printf("futex wake round trip, one CPU\t%.1f\tns\n", futex_ns(cpu_a, cpu_a));

@@ -14,6 +14,11 @@ fn threshold(p: f64) -> Option<f64> {
 
 /// Runs `xferbench ab`.
 pub fn run(a: &AbArgs) -> Result<u8> {
+    if let Some(path) = &a.export_json
+        && let Err(e) = crate::paths::file("--export-json", path)
+    {
+        return Ok(crate::exit::usage("ab", e));
+    }
     let Some(threshold) = threshold(a.threshold) else {
         eprintln!(
             "error: --threshold must be a percentage ≥ 0, not {}",
@@ -24,6 +29,12 @@ pub fn run(a: &AbArgs) -> Result<u8> {
     if a.runs < 2 {
         eprintln!("error: --runs must be at least 2 for a significance test");
         return Ok(EXIT_USAGE);
+    }
+    if a.callgrind_runs == 0 {
+        return Ok(crate::exit::usage(
+            "ab",
+            "--callgrind-runs must be at least 1 (2 or more measure the counts' own noise)",
+        ));
     }
     let watch = match crate::config::watch(&a.watch) {
         Ok(w) => w,
@@ -38,6 +49,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         warmup: a.warmup,
         threshold,
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
+        callgrind_runs: a.callgrind_runs,
         events: a
             .events
             .iter()
@@ -105,7 +117,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         })
         .with_context(|| format!("cannot write --export-json {}", path.display()))?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         out.flush()?;
@@ -187,7 +199,7 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&c)?)?;
     } else {

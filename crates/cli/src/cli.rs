@@ -88,8 +88,32 @@ impl Cli {
     /// usage.
     pub fn parse_args() -> Cli {
         use clap::FromArgMatches;
-        let mut matches = Cli::command_line().get_matches();
-        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| e.exit())
+        let mut matches = Cli::command_line()
+            .try_get_matches()
+            .unwrap_or_else(|e| exit_with(e));
+        Cli::from_arg_matches_mut(&mut matches).unwrap_or_else(|e| exit_with(e))
+    }
+}
+
+/// Exits as clap does, except that `--help` and `--version` into a full or failing
+/// stdout say so and exit 1 (clap drops that error), and into a closed pipe exit 0.
+fn exit_with(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if !matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit()
+    }
+    use std::io::Write;
+    let printed = e
+        .print()
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot write to standard output: {e}")))
+        .and_then(|()| crate::out::flush());
+    match printed {
+        Ok(()) => std::process::exit(0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            std::process::exit(crate::exit::EXIT_FAILURE.into())
+        }
     }
 }
 
@@ -267,8 +291,8 @@ Examples:
   xferbench limits
   xferbench limits --quick --json")]
 pub struct LimitsArgs {
-    /// The quick set (5 short samples per probe, well under 2 s) that runs and studies
-    /// record, instead of the full one (15 samples, a few seconds).
+    /// The quick set (5 short samples per probe, well under a second) that runs and
+    /// studies record, instead of the full one (15 samples, a few seconds).
     #[arg(long)]
     pub quick: bool,
     /// Print the limits as JSON on stdout instead of the table.
@@ -353,6 +377,11 @@ pub struct StudyArgs {
     /// No line per point and no notes; only errors (the folder is still written).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run on an unoptimised build (`cargo build` without `--release`), which a study
+    /// otherwise refuses: its figures would measure unoptimised code. The result says
+    /// so in every output.
+    #[arg(long)]
+    pub allow_debug: bool,
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
@@ -605,6 +634,12 @@ pub struct AbArgs {
     /// Skip the callgrind pass that counts instructions when there is no PMU.
     #[arg(long)]
     pub no_callgrind: bool,
+
+    /// Callgrind passes of each command when there is no PMU (interleaved), so that
+    /// the instruction counts' own run-to-run noise is measured; at least 2 for the
+    /// diagnosis to tell a real instruction difference from noise.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub callgrind_runs: usize,
 
     /// Also count these events on A and B with `perf stat` (comma-separated; named
     /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
@@ -889,9 +924,11 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "LIST", default_value = "shm,pipe,unix,tcp")]
     pub transport: String,
 
-    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4).
-    #[arg(short, long, value_name = "LIST", default_value = "64,4KiB,64KiB")]
-    pub size: String,
+    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4)
+    /// [default: 64,4KiB,64KiB] (rpmsg, whose packets hold at most 496 bytes, runs the
+    /// default as 64 and 496, with a note).
+    #[arg(short, long, value_name = "LIST")]
+    pub size: Option<String>,
 
     /// Concurrent channel counts to sweep; each channel is an independent endpoint pair.
     #[arg(short, long, value_name = "LIST", default_value = "1")]
@@ -1209,7 +1246,7 @@ pub struct DaqArgs {
 /// The names of the built-in studies, for clap.
 fn study_names() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(
-        xferbench_lab::studies::registry()
+        xferbench_studies::registry()
             .iter()
             .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.description())),
     )

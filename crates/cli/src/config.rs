@@ -22,6 +22,8 @@ use xferbench_params::Value;
 
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
+/// `--size` when not given.
+pub const DEFAULT_SIZES: &str = "64,4KiB,64KiB";
 
 /// The machine watch of `--no-limits` and `--drift-threshold`.
 pub fn watch(a: &WatchArgs) -> Result<Option<xferbench_lab::limits::Watch>> {
@@ -49,6 +51,8 @@ pub struct RunConfig {
     pub output: Output,
     /// The agent, with `--remote`.
     pub remote: Option<xferbench_lab::remote::RemoteTarget>,
+    /// What the plan changed from what was asked, for the result's warnings.
+    pub notes: Vec<String>,
 }
 
 /// Where results go.
@@ -109,6 +113,20 @@ fn remote_points(
     Ok(())
 }
 
+/// The user gave `run`'s `flag` (its value is not the default).
+fn given(flag: &str, value: &str) -> bool {
+    use clap::CommandFactory;
+    let cmd = crate::cli::Cli::command();
+    let default = cmd
+        .find_subcommand("run")
+        .and_then(|run| {
+            run.get_arguments()
+                .find(|a| a.get_long() == flag.strip_prefix("--"))
+        })
+        .and_then(|a| a.get_default_values().first().cloned());
+    default.is_none_or(|d| d != value)
+}
+
 impl RunConfig {
     /// Validates the arguments.
     pub fn from_args(
@@ -117,19 +135,40 @@ impl RunConfig {
     ) -> Result<RunConfig> {
         let workload = a.workload;
         let mut transport = a.transport.clone();
-        let mut size = a.size.clone();
+        let mut size_given = a.size.is_some();
+        let mut size = a.size.clone().unwrap_or_else(|| DEFAULT_SIZES.to_string());
         let mut channels = a.channels.clone();
         let mut extra: Vec<(String, String)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
+        let mut seen: Vec<&str> = Vec::new();
         for p in &a.params {
             let (name, list) = p.split_once('=').with_context(|| {
                 format!("-p {p:?}: expected NAME=LIST, for example -p pipe_size=64KiB,1MiB")
             })?;
             let name = name.trim();
             ensure!(!name.is_empty(), "-p {p:?}: the parameter name is empty");
+            ensure!(
+                !seen.contains(&name),
+                "-p {name}: given twice; give one list (-p {name}=A,B)"
+            );
+            seen.push(name);
+            // An axis has its own flag: the two must not disagree silently.
+            for (axis, flag, value) in [
+                ("transport", "--transport", &a.transport),
+                ("size", "--size", &a.size),
+                ("channels", "--channels", &a.channels),
+            ] {
+                ensure!(
+                    name != axis || !given(flag, value),
+                    "-p {name}: {flag} {value} gives it too; give one of them"
+                );
+            }
             match name {
                 "transport" => transport = list.to_string(),
-                "size" => size = list.to_string(),
+                "size" => {
+                    size = list.to_string();
+                    size_given = true;
+                }
                 "channels" => channels = list.to_string(),
                 _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
                 _ => {
@@ -163,7 +202,11 @@ impl RunConfig {
         }
         for d in &selected {
             let Some(max) = d.max_message else { continue };
-            if let Some(&s) = sizes.iter().find(|&&s| s > max as u64) {
+            // rpmsg's default sizes are fitted to its packet below; sizes the user
+            // gave are never changed.
+            if let Some(&s) = sizes.iter().find(|&&s| s > max as u64)
+                && (size_given || d.name != transports::RPMSG)
+            {
                 bail!(
                     "--size: {s} bytes does not fit a{} {} message: at most {max} bytes{}; use a smaller --size or leave {} out of --transport",
                     if d.name == transports::RPMSG { "n" } else { "" },
@@ -225,13 +268,17 @@ impl RunConfig {
             channels: channel_counts,
             params: extra,
         };
-        let points = spec.plan().map_err(|e| match e {
+        let mut points = spec.plan().map_err(|e| match e {
             SweepPlanError::Param { .. } => anyhow::anyhow!("-p {e}"),
             e => anyhow::anyhow!("-p: {e}"),
         })?;
         for p in &points {
             transports::validate(&p.transport, &p.transport_params)
                 .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+        }
+        let mut notes = Vec::new();
+        if !size_given {
+            notes.extend(fit_default_sizes_to_rpmsg(&mut points));
         }
         let mut points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
@@ -318,6 +365,7 @@ impl RunConfig {
         };
         Ok(RunConfig {
             remote,
+            notes,
             points,
             options,
             settings,
@@ -375,6 +423,44 @@ fn parse_modes(list: &str) -> Result<Vec<bool>> {
         .collect())
 }
 
+/// `run`'s default sizes on `rpmsg`, whose packets hold at most
+/// [`transports::RPMSG_MAX_SIZE`] bytes: its points larger than that run at that
+/// size instead (once), and the note returned says so. Sizes the user gave are never
+/// changed (a size that does not fit is an error).
+fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
+    let max = transports::RPMSG_MAX_SIZE;
+    let mut clamped = Vec::new();
+    for p in points.iter_mut() {
+        if p.transport == transports::RPMSG && p.size > max {
+            if !clamped.contains(&p.size) {
+                clamped.push(p.size);
+            }
+            p.size = max;
+        }
+    }
+    if clamped.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<PointSpec> = Vec::with_capacity(points.len());
+    for p in points.drain(..) {
+        if !kept.contains(&p) {
+            kept.push(p);
+        }
+    }
+    *points = kept;
+    let sizes: Vec<String> = clamped
+        .iter()
+        .map(|&s| xferbench_lab::limits::size_words(s))
+        .collect();
+    Some(format!(
+        "rpmsg: the default size{} {} do{} not fit an RPMsg packet (at most {max} bytes); \
+         rpmsg ran at {max} bytes instead (choose sizes with --size)",
+        if sizes.len() == 1 { "" } else { "s" },
+        sizes.join(" and "),
+        if sizes.len() == 1 { "es" } else { "" },
+    ))
+}
+
 /// The points in each copy mode: `--zero-copy` runs every point in place and refuses
 /// transports without a zero-copy mode; the axis `-p zero_copy=false,true`, like
 /// other parameters, applies where a transport has the mode (the others run copying).
@@ -419,4 +505,71 @@ fn zero_copy_points(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    fn config(argv: &[&str]) -> anyhow::Result<super::RunConfig> {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        let crate::cli::Command::Run(args) = cli.command else {
+            unreachable!()
+        };
+        super::RunConfig::from_args(&args, crate::launcher)
+    }
+
+    #[test]
+    fn a_value_given_twice_is_a_usage_error() {
+        for (argv, want) in [
+            (
+                &["xferbench", "run", "stream", "-s", "64", "-p", "size=128"][..],
+                "-p size: --size 64 gives it too",
+            ),
+            (
+                &[
+                    "xferbench",
+                    "run",
+                    "stream",
+                    "-t",
+                    "pipe",
+                    "-p",
+                    "transport=tcp",
+                ],
+                "-p transport: --transport pipe gives it too",
+            ),
+            (
+                &[
+                    "xferbench",
+                    "run",
+                    "stream",
+                    "-c",
+                    "2",
+                    "-p",
+                    "channels=1,2",
+                ],
+                "-p channels: --channels 2 gives it too",
+            ),
+            (
+                &[
+                    "xferbench",
+                    "run",
+                    "stream",
+                    "-p",
+                    "pipe_size=64KiB",
+                    "-p",
+                    "pipe_size=1MiB",
+                ],
+                "-p pipe_size: given twice",
+            ),
+        ] {
+            let e = config(argv).err().map(|e| format!("{e:#}"));
+            assert!(
+                e.as_deref().is_some_and(|e| e.contains(want)),
+                "{argv:?}: {e:?}"
+            );
+        }
+        // Either one alone is fine.
+        assert!(config(&["xferbench", "run", "stream", "-p", "size=128"]).is_ok());
+        assert!(config(&["xferbench", "run", "stream", "-s", "128"]).is_ok());
+    }
 }

@@ -249,7 +249,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         Err(m) => return Ok(usage("daq", m)),
     };
     let stop = crate::stop::stop_flag()?;
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = crate::out::stdout();
     if !a.json {
         writeln!(stdout, "{}{}", parameters(&spec), model(&spec))?;
         stdout.flush()?;

@@ -8,9 +8,26 @@ use std::io::Write;
 
 /// Prints the completion script for the shell.
 pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> Result<u8> {
-    let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "xferbench", out);
+    let mut cmd = without_hidden(Cli::command());
+    // clap_complete panics when its writer fails: it writes into memory, we write out.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "xferbench", &mut script);
+    out.write_all(&script)?;
     Ok(0)
+}
+
+/// The command without its hidden subcommands (the lab's process roles, all at the
+/// top level), which the shells' scripts would otherwise offer.
+fn without_hidden(cmd: clap::Command) -> clap::Command {
+    let shown = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .cloned()
+        .collect::<Vec<_>>();
+    clap::Command::new("xferbench")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args(cmd.get_arguments().cloned())
+        .subcommands(shown)
 }
 
 /// Prints the main page, or writes every page to `--out`.

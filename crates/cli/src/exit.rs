@@ -25,6 +25,24 @@ pub const EXIT_REGRESSION: u8 = 4;
 /// its checks, 1, and from bad usage, 2).
 pub const EXIT_CHECK_FAILED: u8 = 5;
 
+/// An error and its causes, each said once: a cause whose text the message before
+/// it already includes (`warp link: Connection refused` and then `Connection
+/// refused`) is left out.
+pub fn chain(e: &anyhow::Error) -> String {
+    let mut said = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || said.contains(&text) {
+            continue;
+        }
+        if !said.is_empty() {
+            said.push_str(": ");
+        }
+        said.push_str(&text);
+    }
+    said
+}
+
 /// Prints a usage error with a pointer to the subcommand's help, and returns
 /// [`EXIT_USAGE`].
 pub fn usage(subcommand: &str, message: impl std::fmt::Display) -> u8 {
@@ -70,5 +88,21 @@ pub fn for_doc(doc: &ResultDoc, outputs_failed: bool) -> u8 {
             EXIT_INTEGRITY
         }
         Outcome::Complete => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_chain_says_each_cause_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let e = anyhow::Error::new(io).context("warp link: connection refused");
+        let e = e.context("warp client: warp link: connection refused");
+        assert_eq!(
+            super::chain(&e),
+            "warp client: warp link: connection refused"
+        );
+        let e = anyhow::anyhow!("reason").context("what failed");
+        assert_eq!(super::chain(&e), "what failed: reason");
     }
 }

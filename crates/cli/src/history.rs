@@ -21,11 +21,17 @@ pub fn record(args: &RecordArgs, doc: &ResultDoc, quiet: bool) {
         let git = std::env::current_dir()
             .ok()
             .and_then(|d| xferbench_history::origin::git_state(&d));
+        let created = !p.exists();
         let id = History::open(&p)?.append(doc, git.as_ref())?;
-        Ok((id, p))
+        Ok((id, p, created))
     });
     match recorded {
-        Ok((id, path)) if !quiet => {
+        // The run that creates the history says so, once, with what it is for.
+        Ok((id, path, true)) if !quiet => eprintln!(
+            "history: created {} and recorded this run as run {id}; every run and study is recorded there (--no-history skips it, --history PATH or XFERBENCH_HISTORY choose another file)",
+            path.display()
+        ),
+        Ok((id, path, false)) if !quiet => {
             eprintln!("history: recorded as run {id} in {}", path.display());
         }
         Ok(_) => {}
@@ -83,11 +89,19 @@ fn json(out: &mut impl Write, v: &impl serde::Serialize) -> Result<()> {
 
 /// Runs `xferbench history ...`.
 pub fn run(cmd: &HistoryCommand) -> Result<u8> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     let done = match cmd {
         HistoryCommand::List(a) => match open(&a.file).and_then(|h| h.list(a.limit)) {
             Ok(runs) if a.json => json(&mut out, &runs),
             Ok(runs) => list_table(&mut out, &runs),
+            // Before the first run there is nothing to list: an empty list, not an error.
+            Err(HistoryError::Missing { .. }) if a.json => json(&mut out, &[(); 0]),
+            Err(HistoryError::Missing { path }) => writeln!(
+                out,
+                "no runs recorded yet: the first `xferbench run` or `xferbench study` creates the history at {}",
+                path.display()
+            )
+            .map_err(Into::into),
             Err(e) => return Ok(fail(&e)),
         },
         HistoryCommand::Show(a) => match open(&a.file).and_then(|h| h.show(a.id)) {
@@ -108,7 +122,11 @@ pub fn run(cmd: &HistoryCommand) -> Result<u8> {
             }
         }
         HistoryCommand::Baseline(BaselineCommand::List(a)) => {
-            match open(&a.file).and_then(|h| h.baselines()) {
+            let baselines = match open(&a.file).and_then(|h| h.baselines()) {
+                Err(HistoryError::Missing { .. }) => Ok(Vec::new()),
+                b => b,
+            };
+            match baselines {
                 Ok(b) if a.json => json(&mut out, &b),
                 Ok(b) => {
                     let mut t = table(
@@ -345,6 +363,22 @@ fn trend_title(t: &Trend) -> String {
     )
 }
 
+/// The trend's title as people say it, for the page and its chart: `stream shm, 64 B,
+/// 1 channel: throughput (higher is better)`.
+fn trend_page_title(t: &Trend) -> String {
+    format!(
+        "{} {}: {} ({} is better)",
+        t.name,
+        xferbench_report::html::point::describe_params(&t.params),
+        xferbench_report::html::figure_name(&t.figure),
+        if t.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        }
+    )
+}
+
 fn trend_notes(t: &Trend) -> Vec<String> {
     let mut notes = vec![
         "change: against the previous run on the same machine. commit: the working directory's git commit, + when it had uncommitted changes.".to_string(),
@@ -358,10 +392,12 @@ fn trend_notes(t: &Trend) -> Vec<String> {
     notes
 }
 
-/// The trend's chart: one series per machine, the newest run's machine first.
-fn trend_chart(t: &Trend) -> xferbench_report::plot::LineChart {
-    use xferbench_report::plot::{LineChart, Scale, Series};
-    let mut series: Vec<Series> = Vec::new();
+/// The trend's chart: one line per machine, the newest run's machine first, each run
+/// its median with the interval of the median as a band; whole run numbers on the
+/// axis.
+fn trend_chart(t: &Trend) -> xferbench_report::chart::Chart {
+    use xferbench_report::chart::{Axis, Chart, Interval, Intervals, Line, Point, Scale, Unit};
+    let mut lines: Vec<Line> = Vec::new();
     let mut machines: Vec<&str> = vec![t.machine_id.as_str()];
     for e in &t.entries {
         if !machines.contains(&e.machine_id.as_str()) {
@@ -373,7 +409,7 @@ fn trend_chart(t: &Trend) -> xferbench_report::plot::LineChart {
         let Some(first) = entries.first() else {
             continue;
         };
-        series.push(Series {
+        lines.push(Line {
             label: format!(
                 "{} ({m}){}",
                 first.hostname,
@@ -383,17 +419,34 @@ fn trend_chart(t: &Trend) -> xferbench_report::plot::LineChart {
                     ""
                 }
             ),
-            points: entries.iter().map(|e| (e.run_id as f64, e.value)).collect(),
+            points: entries
+                .iter()
+                .map(|e| Point {
+                    x: e.run_id as f64,
+                    y: e.value,
+                    interval: match (e.ci_low, e.ci_high) {
+                        (Some(low), Some(high)) if e.runs >= 2 => Some(Interval {
+                            low,
+                            high,
+                            level: None,
+                        }),
+                        _ => None,
+                    },
+                })
+                .collect(),
             reference: false,
         });
     }
-    LineChart {
-        title: trend_title(t),
-        x_label: "run (history ID)".into(),
-        y_label: format!("{} ({})", t.figure, t.unit),
-        x_scale: Scale::Linear,
-        y_scale: Scale::Linear,
-        series,
+    Chart {
+        title: trend_page_title(t),
+        x: Axis::new("run (history ID)", Unit::Number, Scale::Linear),
+        y: Axis::new(
+            xferbench_report::html::figure_name(&t.figure),
+            Unit::of_figure(&t.figure),
+            Scale::Linear,
+        ),
+        lines,
+        intervals: Intervals::Band,
     }
 }
 
@@ -409,8 +462,12 @@ fn trend(a: &HistoryTrendArgs, out: &mut impl Write) -> Result<u8> {
     let table = trend_table(&t);
     if let Some(path) = &a.html {
         let page = xferbench_report::html::chart_page(
-            &format!("xferbench history: {}", trend_title(&t)),
-            &trend_notes(&t),
+            &format!("xferbench history: {}", trend_page_title(&t)),
+            &[
+                trend_notes(&t),
+                vec!["Each run is its median; the band is the interval of the median.".into()],
+            ]
+            .concat(),
             &trend_chart(&t),
             &table,
         );

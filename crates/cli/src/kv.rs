@@ -30,7 +30,7 @@ fn usage(msg: impl std::fmt::Display) -> Result<u8> {
 /// Serves until `stop`, announcing the name on stdout; 0, or 1 when the server failed.
 fn serve_until(cfg: ServerConfig, stop: &AtomicBool, quiet: bool) -> Result<u8> {
     let server = Server::start(cfg).context("cannot start the kv server")?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     writeln!(out, "serving on {}", server.name())?;
     out.flush()?;
     drop(out);
@@ -101,7 +101,7 @@ pub fn client_process(json: &str) -> Result<u8> {
     };
     let stop = crate::stop::stop_flag()?;
     let run = run_client(&spec, &stop)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     serde_json::to_writer(&mut out, &run)?;
     writeln!(out)?;
     Ok(if run.mismatches > 0 {
@@ -145,11 +145,11 @@ fn client(a: &KvClientArgs) -> Result<u8> {
     };
     let run = run_client(&spec, &stop).with_context(|| format!("kv client of {name}"))?;
     if a.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         serde_json::to_writer_pretty(&mut out, &run)?;
         writeln!(out)?;
     } else {
-        print_summary(&run);
+        print_summary(&run)?;
     }
     if run.mismatches > 0 {
         eprintln!(
@@ -162,14 +162,15 @@ fn client(a: &KvClientArgs) -> Result<u8> {
     Ok(0)
 }
 
-fn print_summary(run: &KvClientRun) {
+fn print_summary(run: &KvClientRun) -> std::io::Result<()> {
     let secs = run.end.since(run.start) as f64 / 1e9;
-    println!(
+    writeln!(
+        crate::out::stdout(),
         "{} requests in {:.3} s ({:.0} requests/s), {} mismatches{}",
         run.requests,
         secs,
         run.requests as f64 / secs.max(1e-9),
         run.mismatches,
         if run.interrupted { ", interrupted" } else { "" }
-    );
+    )
 }

@@ -98,7 +98,7 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
 
 /// The built-in studies with their one-line descriptions, from the lab's registry.
 fn studies() -> Vec<(String, String)> {
-    xferbench_lab::studies::registry()
+    xferbench_studies::registry()
         .iter()
         .map(|s| (s.name().to_string(), s.description().to_string()))
         .collect()

@@ -15,6 +15,8 @@ mod kv;
 mod limits;
 mod list;
 mod logging;
+mod out;
+mod paths;
 mod profile;
 mod result_file;
 mod rpmsg;
@@ -59,10 +61,7 @@ fn main() -> ExitCode {
             let _span = tracing::info_span!("peer", pid = std::process::id()).entered();
             return ExitCode::from(xferbench_lab::peer::serve_stdio() as u8);
         }
-        cli::Command::List(args) => {
-            let stdout = std::io::stdout();
-            list::run(&args, &mut stdout.lock())
-        }
+        cli::Command::List(args) => list::run(&args, &mut out::stdout()),
         cli::Command::Run(args) => run::run(&args),
         cli::Command::Profile(args) => profile::run(&args),
         cli::Command::Ab(args) => ab::run(&args),
@@ -95,7 +94,7 @@ fn main() -> ExitCode {
         cli::Command::PerfStatBench { spec_json } => {
             xferbench_lab::process::die_with_parent();
             match xferbench_lab::workload::perf_stat::serve_json(&spec_json) {
-                Ok(json) => writeln!(std::io::stdout(), "{json}")
+                Ok(json) => writeln!(out::stdout(), "{json}")
                     .map(|()| 0)
                     .map_err(Into::into),
                 Err(e) => {
@@ -122,25 +121,19 @@ fn main() -> ExitCode {
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),
         cli::Command::Daq(args) => daq::run(&args),
-        cli::Command::Completions(args) => docs::completions(&args, &mut std::io::stdout().lock()),
-        cli::Command::Man(args) => docs::man(&args, &mut std::io::stdout().lock()),
+        cli::Command::Completions(args) => docs::completions(&args, &mut out::stdout()),
+        cli::Command::Man(args) => docs::man(&args, &mut out::stdout()),
     };
+    // What is still buffered goes out now, where a failure can still be reported.
+    let code = code.and_then(|c| out::flush().map(|()| c).map_err(Into::into));
     match code {
         Ok(c) => ExitCode::from(c),
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if out::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", exit::chain(&e));
             ExitCode::FAILURE
         }
     }
-}
-
-/// A closed stdout (`xferbench list | head -1`) is not an error.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 #[cfg(test)]

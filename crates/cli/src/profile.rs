@@ -21,12 +21,23 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
         eprintln!("error: --duration must be a positive number of seconds");
         return Ok(EXIT_USAGE);
     }
+    if let Some(pid) = args.pid
+        && !Path::new(&format!("/proc/{pid}")).exists()
+    {
+        return Ok(crate::exit::usage(
+            "profile",
+            format!("--pid {pid}: no such process"),
+        ));
+    }
     let dir = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "xferbench-profile-{}",
             xferbench_lab::context::compact_timestamp()
         ))
     });
+    if let Err(e) = crate::paths::folder("--out", &dir) {
+        return Ok(crate::exit::usage("profile", e));
+    }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let data = dir.join("perf.data");
     // SIGTERM, SIGHUP or Ctrl-C end the recording early; what was recorded is kept.
@@ -50,7 +61,7 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
     };
     let summary = render(&data, &dir, &title)?;
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         serde_json::to_writer_pretty(&mut out, &summary)?;
         writeln!(out)?;
     }

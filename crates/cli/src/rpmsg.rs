@@ -16,7 +16,6 @@ use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
 use xferbench_lab::rig::{Rig, RunError};
-use xferbench_lab::studies::rpmsg::RULES;
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::{
     DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, PACKET, RpmsgPoint, SUM_OF_RATES,
@@ -24,6 +23,7 @@ use xferbench_lab::workload::rpmsg::{
 };
 use xferbench_params::Value;
 use xferbench_report::{Exporter, export_to_path, format, json::Json};
+use xferbench_studies::rpmsg::RULES;
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
     eprintln!("error: {msg}");
@@ -93,6 +93,16 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    if let Some(path) = &a.export_json
+        && let Err(e) = crate::paths::file("--export-json", path)
+    {
+        return usage(e);
+    }
+    if let Some(path) = a.jsonl.as_ref().filter(|p| p.as_os_str() != "-")
+        && let Err(e) = crate::paths::file_in_place("--jsonl", path)
+    {
+        return usage(e);
+    }
     let watch = match crate::config::watch(&a.watch) {
         Ok(w) => w,
         Err(e) => return usage(e),
@@ -167,7 +177,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             eprintln!("error: cannot write --jsonl {}: {e}", path.display());
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         Json.export(&doc, &mut out)?;
     } else if jsonl_stdout {

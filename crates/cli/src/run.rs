@@ -17,8 +17,11 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         Ok(c) => c,
         Err(e) => return Ok(crate::exit::usage("run", e)),
     };
-    let stop = crate::stop::stop_flag()?;
     let out = &config.output;
+    if let Err(e) = check_outputs(&config) {
+        return Ok(crate::exit::usage("run", e));
+    }
+    let stop = crate::stop::stop_flag()?;
     let mut context = xferbench_lab::context::collect(
         env!("CARGO_PKG_VERSION"),
         std::env::args().collect(),
@@ -45,7 +48,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(j) = journal.as_mut() {
         observers.push(j);
     }
-    let doc = xferbench_lab::run_sweep(
+    let mut doc = xferbench_lab::run_sweep(
         context,
         &config.points,
         &config.options,
@@ -53,6 +56,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         &mut observers,
     );
     drop(observers);
+    doc.warnings.extend(config.notes.iter().cloned());
 
     // Outputs: files first (they matter most), then the terminal.
     let mut export_failed = false;
@@ -86,9 +90,37 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     Ok(crate::exit::for_doc(&doc, export_failed))
 }
 
+/// Every output path, before anything is measured.
+fn check_outputs(config: &RunConfig) -> Result<(), String> {
+    let out = &config.output;
+    for (flag, path) in [
+        ("--export-json", &out.json),
+        ("--export-csv", &out.csv),
+        ("--export-md", &out.markdown),
+        ("--export-html", &out.html),
+    ] {
+        if let Some(path) = path {
+            crate::paths::file(flag, path)?;
+        }
+    }
+    match (&out.jsonl, &out.json) {
+        (Some((journal, true)), Some(json)) => crate::paths::derived(
+            "--export-json",
+            json,
+            journal,
+            "its JSON Lines journal (kept while the sweep runs)",
+        )?,
+        (Some((journal, _)), _) => crate::paths::file_in_place("--jsonl", journal)?,
+        (None, _) => {}
+    }
+    if let Some(req) = &config.options.profile {
+        crate::paths::folder("--profile", &req.dir)?;
+    }
+    Ok(())
+}
+
 fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut w = stdout.lock();
+    let mut w = crate::out::stdout();
     if out.stdout_json {
         Json.export(doc, &mut w)?;
     } else if !out.quiet && !doc.points.is_empty() {

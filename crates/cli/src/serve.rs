@@ -47,7 +47,12 @@ pub fn run(args: &ServeArgs) -> Result<u8> {
     let stop = crate::stop::stop_flag()?;
     let addr = agent.local_addr()?;
     // The announcement is the one line on stdout, for scripts and tests.
-    println!("listening on {addr}");
+    {
+        use std::io::Write;
+        let mut out = crate::out::stdout();
+        writeln!(out, "listening on {addr}")?;
+        out.flush()?;
+    }
     tracing::info!(%addr, "agent listening");
     agent.serve(&stop)?;
     Ok(crate::stop::interrupted_status())

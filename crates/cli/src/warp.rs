@@ -92,7 +92,7 @@ pub fn memory_mock(json: &str) -> Result<u8> {
     let addr = server.local_addr()?;
     let stop = crate::stop::stop_flag()?;
     tracing::info!(%addr, pid = std::process::id(), "memory mock listening");
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     writeln!(out, "listening on {addr}")?;
     out.flush()?;
     drop(out);
@@ -110,7 +110,7 @@ pub fn client_process(json: &str) -> Result<u8> {
     };
     let stop = crate::stop::stop_flag()?;
     let run = run_client(spec.connect, &spec.client, &stop)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     serde_json::to_writer(&mut out, &run)?;
     writeln!(out)?;
     Ok(0)
@@ -162,7 +162,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     } else {
         vec![run_client(addr, &spec, &stop)?]
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::out::stdout();
     if a.json {
         if runs.len() == 1 {
             serde_json::to_writer(&mut out, &runs[0])?;

@@ -133,6 +133,100 @@ mod outputs {
     use super::support::{read_json, xferbench};
     use predicates::prelude::*;
 
+    /// Every output path is checked before anything runs: the command fails at once,
+    /// names the flag and the path as given, and measures nothing.
+    #[test]
+    fn a_bad_output_path_is_refused_before_anything_is_measured() {
+        let dir = tempfile::tempdir().unwrap();
+        let history = dir.path().join("h.sqlite");
+        let missing = dir.path().join("missing");
+        let a_file = dir.path().join("a-file");
+        std::fs::write(&a_file, "").unwrap();
+        let cases: Vec<(Vec<String>, String)> = vec![
+            (vec!["run".into(), "stream".into()], "--export-html".into()),
+            (vec!["run".into(), "stream".into()], "--export-csv".into()),
+            (vec!["run".into(), "stream".into()], "--export-md".into()),
+            (vec!["run".into(), "stream".into()], "--export-json".into()),
+            (vec!["run".into(), "stream".into()], "--jsonl".into()),
+            (vec!["rpmsg".into()], "--export-json".into()),
+            (vec!["rpmsg".into()], "--jsonl".into()),
+            (
+                vec!["ab".into(), "true".into(), "true".into()],
+                "--export-json".into(),
+            ),
+        ];
+        for (args, flag) in cases {
+            let given = missing.join("r.out");
+            let start = std::time::Instant::now();
+            xferbench()
+                .env("XFERBENCH_HISTORY", &history)
+                .args(&args)
+                .arg(&flag)
+                .arg(&given)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(format!(
+                    "error: {flag} {}: the folder {} does not exist",
+                    given.display(),
+                    missing.display()
+                )))
+                .stderr(
+                    predicate::str::contains("jsonl")
+                        .not()
+                        .or(predicate::str::contains("--jsonl")),
+                );
+            assert!(
+                start.elapsed().as_secs() < 5,
+                "{args:?} {flag}: measured first?"
+            );
+        }
+        // The journal beside --export-json: named, and said to be derived.
+        let json = dir.path().join("r.json");
+        std::fs::create_dir(dir.path().join("r.json.jsonl")).unwrap();
+        xferbench()
+            .env("XFERBENCH_HISTORY", &history)
+            .args(["run", "stream", "--export-json"])
+            .arg(&json)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "error: --export-json {}: cannot write its JSON Lines journal",
+                json.display()
+            )));
+        // Folders: --out and --profile=DIR under a file.
+        for args in [
+            vec![
+                "study".to_string(),
+                "rpmsg".into(),
+                "--quick".into(),
+                "--out".into(),
+            ],
+            vec!["profile".to_string(), "--out".into()],
+        ] {
+            xferbench()
+                .env("XFERBENCH_HISTORY", &history)
+                .args(&args)
+                .arg(a_file.join("sub"))
+                .args(["--", "true"].iter().filter(|_| args[0] == "profile"))
+                .assert()
+                .code(2)
+                .stderr(
+                    predicate::str::contains("--out")
+                        .and(predicate::str::contains("is not a folder")),
+                );
+        }
+        xferbench()
+            .env("XFERBENCH_HISTORY", &history)
+            .args(["run", "stream"])
+            .arg(format!("--profile={}", a_file.display()))
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--profile").and(predicate::str::contains("not a folder")),
+            );
+        assert!(!history.exists(), "nothing was measured or recorded");
+    }
+
     #[test]
     fn every_combination_is_a_point_in_every_export() {
         let dir = tempfile::tempdir().unwrap();
@@ -694,7 +788,21 @@ mod warp {
             ])
             .assert()
             .code(1)
-            .stderr(predicate::str::contains("warp"));
+            .stderr(predicate::function(|e: &str| {
+                // Said once, not once per layer of the error chain.
+                e.trim() == "error: warp client: warp link: Connection refused (os error 111)"
+            }));
+    }
+
+    #[test]
+    fn profiling_a_process_that_is_gone_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        xferbench()
+            .args(["profile", "--pid", "999999", "--out"])
+            .arg(dir.path().join("p"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--pid 999999: no such process"));
     }
 
     #[test]
@@ -704,7 +812,14 @@ mod warp {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
         let assert = xferbench()
-            .args(["study", "warp-pipe", "--quick", "--json", "--out"])
+            .args([
+                "study",
+                "warp-pipe",
+                "--allow-debug",
+                "--quick",
+                "--json",
+                "--out",
+            ])
             .arg(&out)
             .assert()
             .success();
@@ -1061,7 +1176,7 @@ mod profiling {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
         xferbench()
-            .args(["study", "rpmsg", "--quick", "--out"])
+            .args(["study", "rpmsg", "--allow-debug", "--quick", "--out"])
             .arg(&out)
             .args(["--profile-peer", "remote", "--profile"])
             .timeout(std::time::Duration::from_secs(600))
@@ -1083,7 +1198,14 @@ mod profiling {
     #[test]
     fn a_study_names_its_participants() {
         xferbench()
-            .args(["study", "rpmsg", "--quick", "--profile-peer", "memory-mock"])
+            .args([
+                "study",
+                "rpmsg",
+                "--allow-debug",
+                "--quick",
+                "--profile-peer",
+                "memory-mock",
+            ])
             .arg("--profile")
             .assert()
             .code(2)

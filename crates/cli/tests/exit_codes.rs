@@ -30,7 +30,13 @@ const CASES: &[(&str, &[&str], i32)] = &[
     ),
     (
         "study: a negative drift threshold",
-        &["study", "rpmsg", "--quick", "--drift-threshold=-5"],
+        &[
+            "study",
+            "rpmsg",
+            "--allow-debug",
+            "--quick",
+            "--drift-threshold=-5",
+        ],
         2,
     ),
     ("limits", &["limits", "--quick"], 0),
@@ -89,18 +95,22 @@ const CASES: &[(&str, &[&str], i32)] = &[
     ),
     (
         "study: an unknown study",
-        &["study", "hashtable-of-doom"],
+        &["study", "hashtable-of-doom", "--allow-debug"],
         2,
     ),
-    ("study: no runs", &["study", "rpmsg", "--runs", "0"], 2),
+    (
+        "study: no runs",
+        &["study", "rpmsg", "--allow-debug", "--runs", "0"],
+        2,
+    ),
     (
         "study: --full where the plan is already whole",
-        &["study", "warp-pipe", "--full"],
+        &["study", "warp-pipe", "--allow-debug", "--full"],
         2,
     ),
     (
         "study: --full with --quick",
-        &["study", "rpmsg", "--full", "--quick"],
+        &["study", "rpmsg", "--allow-debug", "--full", "--quick"],
         2,
     ),
     (
@@ -191,8 +201,14 @@ fn a_negative_number_is_refused_by_name_on_every_kind_of_numeric_flag() {
         (&["run", "stream", "-c", "-1"], "--channels"),
         (&["run", "stream", "--runs", "-3"], "--runs"),
         (&["run", "stream", "-n", "-10"], "--count"),
-        (&["study", "rpmsg", "--runs", "-1"], "--runs"),
-        (&["study", "warp-pipe", "--timeout", "-1"], "--timeout"),
+        (
+            &["study", "rpmsg", "--allow-debug", "--runs", "-1"],
+            "--runs",
+        ),
+        (
+            &["study", "warp-pipe", "--allow-debug", "--timeout", "-1"],
+            "--timeout",
+        ),
         (&["ab", "--runs", "-2", "true", "true"], "--runs"),
         (
             &["run", "stream", "--drift-threshold", "-5"],
@@ -298,6 +314,7 @@ fn a_study_subset_is_checked() {
         .args([
             "study",
             "rpmsg",
+            "--allow-debug",
             "--only",
             "group",
             "--quick",
@@ -315,6 +332,7 @@ fn a_study_subset_is_checked() {
         .args([
             "study",
             "rpmsg",
+            "--allow-debug",
             "--only",
             "group=nothing",
             "--quick",
@@ -329,6 +347,25 @@ fn a_study_subset_is_checked() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("group=nothing: no point of the plan matches"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_study_refuses_an_unoptimised_build_unless_allowed() {
+    if !cfg!(debug_assertions) {
+        // A release build of the tests runs studies without the flag.
+        return;
+    }
+    let out = xferbench()
+        .args(["study", "perf-stat", "--quick", "--out"])
+        .arg(tempfile::tempdir().unwrap().path().join("never"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unoptimised build (profile debug") && err.contains("--allow-debug"),
         "{err}"
     );
 }

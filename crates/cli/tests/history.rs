@@ -154,7 +154,20 @@ fn two_runs_of_the_same_command_show_in_list_show_and_trend() {
     assert!(out.contains("│   1 ┆") && out.contains("│   2 ┆"), "{out}");
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<svg") && html.contains("run (history ID)"));
-    assert_eq!(html.matches("<circle").count(), 2, "one marker per run");
+    assert_eq!(
+        html.matches("<circle class=\"dot\"").count(),
+        2,
+        "one marker per run"
+    );
+    // The title in words, once on the page (the chart has no caption repeating it);
+    // whole run numbers on the axis.
+    assert!(html.contains(
+        "<h1>xferbench history: stream pipe, 64 B, 1 channel: throughput (higher is better)</h1>"
+    ));
+    assert_eq!(html.matches("<h1>").count(), 1);
+    assert!(!html.contains("<figcaption>"));
+    assert!(html.contains(">1</text>") && html.contains(">2</text>"));
+    assert!(!html.contains(">1.5</text>"));
     let trend = json(xferbench(&h).args(["history", "trend", "-p", "size=64", "--json"]));
     assert_eq!(trend["entries"].as_array().unwrap().len(), 2);
     // A size is matched as written, in any unit its definition reads.
@@ -171,6 +184,7 @@ fn a_study_is_recorded_with_its_name() {
         .args([
             "study",
             "perf-stat",
+            "--allow-debug",
             "--quick",
             "-q",
             "--no-limits",
@@ -228,14 +242,41 @@ fn no_history_records_nothing_and_a_broken_file_only_warns() {
 fn bad_ids_baselines_and_files_are_clear_errors() {
     let (dir, h) = temp();
     let no_panic = || predicate::str::contains("panicked").not();
-    // No history yet.
+    // No history yet: nothing to list is not an error; a run named by ID is.
     xferbench(&h)
         .args(["history", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no runs recorded yet"));
+    for args in [
+        &["history", "list", "--json"][..],
+        &["history", "baseline", "list", "--json"],
+    ] {
+        let out = xferbench(&h).args(args).assert().success();
+        let list: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(list, serde_json::json!([]), "{args:?}");
+    }
+    xferbench(&h)
+        .args(["history", "show", "1"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no history at").and(no_panic()));
     assert!(!h.exists(), "reading must not create the file");
-    xferbench(&h).args(QUICK).assert().success();
+    // The run that creates it says where, once.
+    let loud = &QUICK[..QUICK.len() - 1];
+    xferbench(&h)
+        .args(loud)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "history: created {}",
+            h.display()
+        )));
+    xferbench(&h)
+        .args(loud)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("created").not());
     for (args, needle) in [
         (&["history", "show", "99"][..], "no run 99 in the history"),
         (&["history", "baseline", "set", "main", "42"], "no run 42"),
@@ -270,7 +311,7 @@ fn bad_ids_baselines_and_files_are_clear_errors() {
         .args(["history", "baseline", "set", "main"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("baseline main is run 1"));
+        .stdout(predicate::str::contains("baseline main is run 2"));
     xferbench(&h)
         .args(["compare", "--baseline", "main"])
         .assert()

@@ -1,13 +1,23 @@
 //! `xferbench kv serve` and `xferbench kv client` as a user runs them: every
-//! architecture end to end, usage errors, and `sharded` clients killed with SIGKILL in
-//! the middle of their requests while others keep going.
+//! architecture end to end, usage errors, `sharded` clients killed with SIGKILL in
+//! the middle of their requests while others keep going, and a client finding its
+//! server while visitors hold the server's objects.
 
 mod common;
 
 use common::regions_left_by;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Held by every test that starts a server, so that a client without `--server`
+/// finds only the test's own (other users of the machine may still run one).
+static ONE_SERVER: Mutex<()> = Mutex::new(());
+
+fn one_server() -> std::sync::MutexGuard<'static, ()> {
+    ONE_SERVER.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn xferbench() -> Command {
     Command::new(env!("CARGO_BIN_EXE_xferbench"))
@@ -85,6 +95,7 @@ fn run_json(cmd: &mut Command) -> serde_json::Value {
 
 #[test]
 fn every_architecture_serves_a_verified_client_and_leaves_nothing_on_ctrl_c() {
+    let _one = one_server();
     for arch in ["preopt", "ring", "sharded"] {
         let serve = Serve::start(arch, 2);
         let r = run_json(serve.client(20, 10).arg("--seed").arg("3"));
@@ -125,6 +136,7 @@ fn usage_errors_exit_2_and_a_missing_server_is_named() {
 
 #[test]
 fn sharded_clients_killed_mid_request_stop_neither_the_server_nor_the_others() {
+    let _one = one_server();
     // One worker, so the killed clients share it with the survivors.
     let serve = Serve::start("sharded", 1);
     let survivors: Vec<Child> = (0..2)
@@ -186,6 +198,71 @@ fn sharded_clients_killed_mid_request_stop_neither_the_server_nor_the_others() {
         (r["requests"].as_u64(), r["mismatches"].as_u64()),
         (Some(150), Some(0))
     );
+    let (code, left) = serve.stop();
+    assert_eq!(code, Some(130));
+    assert!(left.is_empty(), "left {left:?}");
+}
+
+/// True once process `pid` holds a kv object's memfd (it has attached).
+fn holds_a_kv_object(pid: u32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.flatten().any(|f| {
+                std::fs::read_link(f.path())
+                    .is_ok_and(|t| t.to_string_lossy().starts_with("/memfd:xferbench-kv"))
+            })
+        })
+        .unwrap_or(false)
+}
+
+/// The seed's scenario: visitors run, then a client is timed. Every visitor maps the
+/// server's objects, so its `/proc/<pid>/fd` shows the same memfds as the server's;
+/// discovery must still name one server, and never a visitor.
+#[test]
+fn a_client_finds_its_server_while_a_visitor_holds_the_same_objects() {
+    let _one = one_server();
+    let serve = Serve::start("preopt", 1);
+    let server_pid = serve.child.id() as i32;
+    let mut visitor = xferbench()
+        .args(["kv", "client", "0", "10", "--server"])
+        .arg(&serve.name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let visitor_pid = visitor.id();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !holds_a_kv_object(visitor_pid) {
+        assert!(Instant::now() < deadline, "the visitor never attached");
+        assert!(visitor.try_wait().unwrap().is_none(), "the visitor ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Other users of the machine may run servers too: look at ours only.
+    let ours: Vec<(String, i32)> = xferbench_transports::kv::running_servers()
+        .into_iter()
+        .filter(|(_, pid)| *pid == server_pid || *pid == visitor_pid as i32)
+        .collect();
+    assert_eq!(ours, vec![(serve.name.clone(), server_pid)]);
+    let out = xferbench()
+        .args(["kv", "client", "--json", "--timeout", "20s", "100", "10"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            (r["requests"].as_u64(), r["mismatches"].as_u64()),
+            (Some(3000), Some(0))
+        );
+    } else {
+        // Only another user's server may make the choice ambiguous, never the visitor.
+        assert!(stderr.contains("kv servers are running"), "{stderr}");
+        assert!(!stderr.contains(&format!("pid {visitor_pid}")), "{stderr}");
+    }
+    signal(visitor_pid, rustix::process::Signal::INT);
+    let _ = visitor.wait();
     let (code, left) = serve.stop();
     assert_eq!(code, Some(130));
     assert!(left.is_empty(), "left {left:?}");

@@ -191,7 +191,14 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
     // the memory pair's 100× difference at p < 0.01.
     let dir = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
-        .args(["study", "perf-stat", "--quick", "-q", "--out"])
+        .args([
+            "study",
+            "perf-stat",
+            "--allow-debug",
+            "--quick",
+            "-q",
+            "--out",
+        ])
         .arg(dir.path())
         .output()
         .unwrap();

@@ -130,6 +130,7 @@ fn a_warp_pipe_point_runs_against_a_remote_memory_mock() {
     let extra = [
         "study",
         "warp-pipe",
+        "--allow-debug",
         "--quick",
         "--only",
         "group=threads",
@@ -333,6 +334,7 @@ fn a_delayed_link_slows_the_one_in_flight_original_per_transaction() {
         let mut extra = vec![
             "study",
             "warp-pipe",
+            "--allow-debug",
             "--only",
             "group=threads",
             "--only",

@@ -26,7 +26,7 @@ fn the_quick_study_writes_every_file_of_the_folder() {
     let out = dir.path().join("study");
     let assert = assert_cmd::Command::cargo_bin("xferbench")
         .unwrap()
-        .args(["study", "rpmsg", "--quick", "--out"])
+        .args(["study", "rpmsg", "--allow-debug", "--quick", "--out"])
         .arg(&out)
         .timeout(Duration::from_secs(120))
         .assert()
@@ -106,7 +106,7 @@ fn list_names_the_rpmsg_study() {
 fn an_unknown_study_is_a_usage_error() {
     assert_cmd::Command::cargo_bin("xferbench")
         .unwrap()
-        .args(["study", "nope"])
+        .args(["study", "nope", "--allow-debug"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("rpmsg"));

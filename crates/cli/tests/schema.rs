@@ -48,6 +48,15 @@ fn limits_json_matches_its_schema_and_runs_carry_limits_and_fractions() {
     let limits = stdout_json(xferbench().args(["limits", "--quick", "--json"]));
     check("limits.schema.json", "limits", &limits);
     assert_eq!(limits["memcpy"].as_array().unwrap().len(), 4);
+    // The quick set measures 64 KiB at three more placements, each against aligned.
+    let placements = limits["placements"].as_array().unwrap();
+    assert_eq!(placements.len(), 3, "{placements:?}");
+    for p in placements {
+        assert_eq!(p["size_bytes"], 65536);
+        let slow = p["vs_aligned"].as_f64().unwrap() < 0.5;
+        assert_eq!(p["slow"], slow, "{p}");
+    }
+    assert_eq!(limits["build"]["optimised"], !cfg!(debug_assertions));
     assert!(limits["syscall_ns"]["median"].as_f64().unwrap() > 0.0);
     let mut broken = limits.clone();
     broken["syscall_ns"] = "fast".into();
@@ -58,6 +67,28 @@ fn limits_json_matches_its_schema_and_runs_carry_limits_and_fractions() {
         "--peer", "thread", "--json",
     ]));
     check("result.schema.json", "run with limits", &doc);
+    // The build and the machine's load are recorded, and an unoptimised build says so.
+    assert_eq!(
+        doc["context"]["build"]["optimised"],
+        !cfg!(debug_assertions)
+    );
+    let unoptimised = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().starts_with("unoptimised build"));
+    assert_eq!(unoptimised, cfg!(debug_assertions), "{}", doc["warnings"]);
+    assert_eq!(doc["context"]["load"]["points"], 4);
+    for p in doc["points"].as_array().unwrap() {
+        assert!(
+            p["contention"]["others_cpus"].as_f64().unwrap() >= 0.0,
+            "{p}"
+        );
+        assert!(
+            p["runs"][0]["contention"]["window_s"].as_f64().unwrap() > 0.0,
+            "{p}"
+        );
+    }
     assert!(doc["context"]["limits"]["start"]["memcpy"].is_array());
     assert!(doc["context"]["limits"]["end"]["memcpy"].is_array());
     for p in doc["points"].as_array().unwrap() {
@@ -115,7 +146,14 @@ fn study_json_results_and_compare_match_their_schemas() {
     let printed = stdout_json(
         xferbench()
             .args([
-                "study", "rpmsg", "--quick", "--runs", "2", "--json", "--out",
+                "study",
+                "rpmsg",
+                "--allow-debug",
+                "--quick",
+                "--runs",
+                "2",
+                "--json",
+                "--out",
             ])
             .arg(&out),
     );
@@ -252,7 +290,15 @@ fn study_sis8300_json_matches_the_result_schema_with_no_sample_mismatch() {
     let printed = stdout_json(
         xferbench()
             .args([
-                "study", "sis8300", "--quick", "--runs", "1", "-q", "--json", "--out",
+                "study",
+                "sis8300",
+                "--allow-debug",
+                "--quick",
+                "--runs",
+                "1",
+                "-q",
+                "--json",
+                "--out",
             ])
             .arg(&out)
             .timeout(std::time::Duration::from_secs(300)),
@@ -293,6 +339,7 @@ fn study_sis8300_profile_lists_the_top_five_functions_of_every_point() {
             .args([
                 "study",
                 "sis8300",
+                "--allow-debug",
                 "--only",
                 "group=test3",
                 "--only",
@@ -456,7 +503,15 @@ fn study_hashtable_json_matches_the_result_schema_with_no_mismatch() {
     let out = dir.path().join("hashtable");
     let printed = stdout_json(
         xferbench()
-            .args(["study", "hashtable", "--quick", "-q", "--json", "--out"])
+            .args([
+                "study",
+                "hashtable",
+                "--allow-debug",
+                "--quick",
+                "-q",
+                "--json",
+                "--out",
+            ])
             .arg(&out)
             .timeout(std::time::Duration::from_secs(900)),
     );
@@ -500,6 +555,7 @@ fn study_hashtable_profile_names_the_seeds_shares_per_architecture() {
             .args([
                 "study",
                 "hashtable",
+                "--allow-debug",
                 "--only",
                 "group=profile",
                 "--quick",
@@ -570,6 +626,7 @@ fn study_warp_pipe_profile_reads_the_original_workloads_own_point() {
             .args([
                 "study",
                 "warp-pipe",
+                "--allow-debug",
                 "--only",
                 "group=original-profile",
                 "--quick",

@@ -31,6 +31,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                     cpu: vec![],
                     integrity: None,
                     counters: None,
+                    contention: None,
                 })
                 .collect();
             let summary = [figure::THROUGHPUT, figure::MESSAGE_RATE]
@@ -64,6 +65,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                 counters: None,
                 limit: None,
                 drift: None,
+                contention: None,
             }
         })
         .collect();
@@ -101,6 +103,8 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
             limits: None,
             remote: None,
             plugins: Vec::new(),
+            build: None,
+            load: None,
         },
         points,
         warnings: vec![],

@@ -22,15 +22,21 @@
 //!    counts every `stall|penalty|miss` event of `perf list` on A and B and ranks
 //!    them by B/A. Both need a PMU for hardware events; without one the search is
 //!    skipped with a one-line reason.
-//! 6. **Diagnosis**, in words: "not significant: noise" when the time difference
-//!    is not significant; "same instructions (within 0.01 %) but slower: EVENT a →
+//! 6. **Diagnosis**, in words: when the time difference is not significant, what
+//!    the instruction counts say ([`signal`]): "time inconclusive; B executes 8.6 %
+//!    more instructions: expect it slower, about N runs would show it" when the
+//!    counts differ beyond their own measured run-to-run noise, else "not
+//!    significant: noise"; "same instructions (within 0.01 %) but slower: EVENT a →
 //!    b (r×): CAUSE" when the counts agree within 0.01 %; "fewer instructions,
 //!    slower: memory stalls (…)" when B does less work more slowly; "more/fewer
 //!    instructions (±x %)" otherwise. The event is the one that moved most among
 //!    the PMU's stall and miss counters, the named and searched events and
 //!    callgrind's simulated cache misses; its cause comes from [`stalls::cause_of`].
+//!
+//! Everything is listed A first, then B.
 
 pub mod diagnosis;
+pub mod signal;
 pub mod stalls;
 
 pub use diagnosis::{diagnose, evidence, simulated_moves};
@@ -72,6 +78,9 @@ pub struct AbConfig {
     pub threshold: f64,
     /// Count instructions under callgrind when there is no PMU (needs valgrind).
     pub callgrind: bool,
+    /// Callgrind passes of each command (interleaved A, B, A, B, …), so that the
+    /// counts' own run-to-run noise is measured ([`signal`]).
+    pub callgrind_runs: usize,
     /// Named events to count with `perf stat` on both sides (`--events`).
     pub events: Vec<String>,
     /// Count every `stall|penalty|miss` event of `perf list` and rank by B/A.
@@ -129,6 +138,10 @@ pub struct AbRun {
     pub sys_s: f64,
     /// Counters by name (see [`crate::counters::name`]).
     pub counters: BTreeMap<String, f64>,
+    /// How busy the machine was with other work during the run (added in schema 1;
+    /// absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::RunContention>,
 }
 
 /// Everything measured of one command.
@@ -154,8 +167,13 @@ pub struct AbSide {
     pub sys_s: f64,
     /// Mean of every counter over the runs.
     pub counters: BTreeMap<String, f64>,
-    /// Callgrind totals of one run (instructions and simulated cache misses).
+    /// Callgrind totals (instructions and simulated cache misses), the mean over its
+    /// passes.
     pub callgrind: Option<BTreeMap<String, f64>>,
+    /// Every independent instruction count: one per timed run with a PMU, one per
+    /// callgrind pass without (added in schema 1; empty in older files).
+    #[serde(default)]
+    pub instruction_runs: Vec<f64>,
 }
 
 impl AbSide {
@@ -209,6 +227,18 @@ pub struct AbReport {
     /// The stall search (`--search-stalls`), ranked by B/A.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<EventComparison>,
+    /// The instruction counts of A and B against their own run-to-run noise, and the
+    /// runs that would resolve the time difference they predict (absent when
+    /// instructions were not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<signal::InstructionSignal>,
+    /// How busy the machine was with other work over the measured runs of A and B
+    /// (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::PointContention>,
+    /// How this xferbench was built (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::context::BuildInfo>,
 }
 
 /// Counters opened on this thread with `inherit`: they count every process it
@@ -300,8 +330,13 @@ pub fn children_cpu() -> (f64, f64) {
     (s(ru.ru_utime), s(ru.ru_stime))
 }
 
-fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
+fn run_once(
+    command: &str,
+    counters: &mut Inherited,
+    proc: &crate::contention::ProcFs,
+) -> Result<AbRun, AbError> {
     let cpu_before = children_cpu();
+    let load_before = proc.read();
     let before = counters.start();
     let start = Instant::now();
     let status = Command::new("sh")
@@ -311,6 +346,11 @@ fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
         .status();
     let wall_s = start.elapsed().as_secs_f64();
     let values = counters.stop(&before);
+    // The command and everything it started are this process's descendants.
+    let contention = match (load_before, proc.read()) {
+        (Some(a), Some(b)) => Some(crate::contention::between(&a, &b, &[std::process::id()])),
+        _ => None,
+    };
     let status = status.map_err(|source| AbError::Spawn {
         command: command.into(),
         source,
@@ -332,6 +372,7 @@ fn run_once(command: &str, counters: &mut Inherited) -> Result<AbRun, AbError> {
         user_s,
         sys_s,
         counters: values,
+        contention,
     })
 }
 
@@ -373,7 +414,7 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
     Ok(totals)
 }
 
-fn side(command: &str, runs: Vec<AbRun>, callgrind: Option<BTreeMap<String, f64>>) -> AbSide {
+fn side(command: &str, runs: Vec<AbRun>, passes: Vec<BTreeMap<String, f64>>) -> AbSide {
     let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
     let (mean_s, sd_s) = mean_sd(&walls).unwrap_or((walls.first().copied().unwrap_or(0.0), 0.0));
     let cpus: Vec<f64> = runs
@@ -399,8 +440,30 @@ fn side(command: &str, runs: Vec<AbRun>, callgrind: Option<BTreeMap<String, f64>
         counters.insert(n.clone(), vals.iter().sum::<f64>() / vals.len() as f64);
     }
     let mean = |f: fn(&AbRun) -> f64| runs.iter().map(f).sum::<f64>() / runs.len().max(1) as f64;
+    // Counted per run by the PMU, else once per callgrind pass.
+    let mut instruction_runs: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.counters.get(name::INSTRUCTIONS).copied())
+        .collect();
+    if instruction_runs.is_empty() {
+        instruction_runs = passes
+            .iter()
+            .filter_map(|p| p.get(name::IR).copied())
+            .collect();
+    }
+    let callgrind = (!passes.is_empty()).then(|| {
+        let mut mean = BTreeMap::new();
+        for k in passes.iter().flat_map(|p| p.keys()) {
+            if !mean.contains_key(k) {
+                let v: Vec<f64> = passes.iter().filter_map(|p| p.get(k).copied()).collect();
+                mean.insert(k.clone(), v.iter().sum::<f64>() / v.len() as f64);
+            }
+        }
+        mean
+    });
     AbSide {
         command: command.into(),
+        instruction_runs,
         user_s: mean(|r| r.user_s),
         sys_s: mean(|r| r.sys_s),
         mean_s,
@@ -421,6 +484,7 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<AbReport, AbError> {
     let mut counters = Inherited::open(pmu);
+    let proc = crate::contention::ProcFs::real();
     let total = 2 * (cfg.warmup + cfg.runs);
     let mut done = 0;
     let stopped = || {
@@ -433,7 +497,7 @@ pub fn run(
     for _ in 0..cfg.warmup {
         for c in [&cfg.a, &cfg.b] {
             stopped()?;
-            run_once(c, &mut counters)?;
+            run_once(c, &mut counters, &proc)?;
             done += 1;
             progress(done, total);
         }
@@ -441,32 +505,44 @@ pub fn run(
     let (mut ra, mut rb) = (Vec::new(), Vec::new());
     for _ in 0..cfg.runs {
         stopped()?;
-        ra.push(run_once(&cfg.a, &mut counters)?);
+        ra.push(run_once(&cfg.a, &mut counters, &proc)?);
         stopped()?;
-        rb.push(run_once(&cfg.b, &mut counters)?);
+        rb.push(run_once(&cfg.b, &mut counters, &proc)?);
         done += 2;
         progress(done, total);
     }
     let mut notes = Vec::new();
+    let build = crate::context::BuildInfo::current();
+    notes.extend(build.warning());
+    let contention = crate::contention::PointContention::of_runs(
+        ra.iter().chain(&rb).filter_map(|r| r.contention.as_ref()),
+    );
+    if let Some(c) = contention.as_ref().filter(|c| c.contended) {
+        notes.push(format!(
+            "contended: {}; A and B alternated, so it touched both, but their times spread \
+             more: rerun on a quieter machine",
+            c.describe()
+        ));
+    }
     let (events, search) = stalls::perf_passes(cfg, pmu, stop, &mut notes)?;
-    let (ca, cb) = if !pmu && cfg.callgrind {
-        (
-            Some(callgrind_totals(&cfg.a)?),
-            Some(callgrind_totals(&cfg.b)?),
-        )
-    } else {
-        if !pmu {
-            notes.push(
-                "no hardware PMU and no callgrind pass: instructions unknown (install valgrind)"
-                    .into(),
-            );
-        }
-        (None, None)
-    };
+    let (mut ca, mut cb) = (Vec::new(), Vec::new());
     if !pmu && cfg.callgrind {
+        // Interleaved like the timed runs; more than one pass each measures the
+        // counts' own noise.
+        for _ in 0..cfg.callgrind_runs.max(1) {
+            stopped()?;
+            ca.push(callgrind_totals(&cfg.a)?);
+            stopped()?;
+            cb.push(callgrind_totals(&cfg.b)?);
+        }
+        notes.push(format!(
+            "no hardware PMU: instructions and cache misses simulated by callgrind ({} pass(es) \
+             of each, interleaved)",
+            ca.len()
+        ));
+    } else if !pmu {
         notes.push(
-            "no hardware PMU: instructions and cache misses simulated by callgrind (one run each)"
-                .into(),
+            "no hardware PMU and no callgrind pass: instructions unknown (install valgrind)".into(),
         );
     }
     let mut unsupported: Vec<String> = counters.unsupported.iter().map(|s| s.to_string()).collect();
@@ -494,6 +570,8 @@ pub fn run(
         search,
     );
     report.unsupported = unsupported;
+    report.contention = contention;
+    report.build = Some(build);
     Ok(report)
 }
 
@@ -540,12 +618,14 @@ pub fn compare_with(
     };
     let slower = difference > 0.0;
     let moves = evidence(&a, &b, events.as_ref(), search.as_ref());
+    let instructions = signal::instruction_signal(&a, &b);
     let diagnosis = diagnose(
         significant,
         p_value,
         slower,
         instructions_difference,
         &moves,
+        instructions.as_ref(),
     );
     let faster = match (significant, slower) {
         (false, _) => "neither",
@@ -568,6 +648,9 @@ pub fn compare_with(
         unsupported: Vec::new(),
         events,
         search,
+        instructions,
+        contention: None,
+        build: None,
     }
 }
 
@@ -586,9 +669,10 @@ pub(crate) mod tests {
                 counters: instr
                     .map(|i| BTreeMap::from([(name::INSTRUCTIONS.to_string(), i)]))
                     .unwrap_or_default(),
+                contention: None,
             })
             .collect();
-        side(command, runs, None)
+        side(command, runs, Vec::new())
     }
 
     #[test]
@@ -618,17 +702,43 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn overlapping_times_are_noise_whatever_the_instructions() {
+    fn overlapping_times_with_instructions_beyond_their_noise_say_what_to_expect() {
+        // The PMU counted 1.0 G and 1.1 G in every run: exact counts, 10 % apart.
         let a = fake("a", &[1.0, 1.1, 0.9, 1.05, 0.95], Some(1e9));
         let b = fake("b", &[1.02, 0.92, 1.08, 0.97, 1.01], Some(1.1e9));
+        let r = compare(a, b, 0.05, vec![]);
+        assert!(
+            r.diagnosis.starts_with(
+                "time inconclusive (p = 1.000); B executes 10.0 % more instructions \
+                 (5 counts of A and 5 of B by PMU, run-to-run noise 0.00 %): expect it slower"
+            ),
+            "{}",
+            r.diagnosis
+        );
+        let s = r.instructions.as_ref().unwrap();
+        assert!(s.beyond_noise && s.suggested_runs.unwrap() > 5, "{s:?}");
+        assert_eq!(r.faster, "neither");
+        assert!(!r.regression);
+    }
+
+    #[test]
+    fn overlapping_times_with_the_same_instructions_are_noise() {
+        let a = fake("a", &[1.0, 1.1, 0.9, 1.05, 0.95], Some(1e9));
+        let b = fake("b", &[1.02, 0.92, 1.08, 0.97, 1.01], Some(1e9));
         let r = compare(a, b, 0.05, vec![]);
         assert!(
             r.diagnosis.starts_with("not significant: noise"),
             "{}",
             r.diagnosis
         );
-        assert_eq!(r.faster, "neither");
-        assert!(!r.regression);
+        let none = compare(
+            fake("a", &[1.0, 1.1, 0.9], None),
+            fake("b", &[1.0, 1.1, 0.9], None),
+            0.05,
+            vec![],
+        );
+        assert!(none.instructions.is_none());
+        assert!(none.diagnosis.starts_with("not significant: noise"));
     }
 
     #[test]

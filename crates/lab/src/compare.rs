@@ -13,7 +13,9 @@
 //! natural limit, the change is also given normalised by that limit: the figure
 //! divided by the limit measured in the same run, NEW against BASE. A raw regression
 //! whose normalised change is small says "the machine was slower", not "the change
-//! was slower". The verdict stays on the raw figures, which the test is about.
+//! was slower". The verdict stays on the raw figures, which the test is about. A
+//! point whose fraction of its limit is suspect on either side (above 110 %, see
+//! [`crate::limits::ratio`]) is not normalised: its limit does not bound it.
 
 use crate::params::{describe as describe_params, same_point};
 use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
@@ -216,7 +218,13 @@ pub fn compare_docs(
             "within threshold"
         };
         let normalised = match (&b.limit, &n.limit) {
-            (Some(lb), Some(ln)) if lb.limit == ln.limit && lb.limit_value > 0.0 && mb != 0.0 => {
+            (Some(lb), Some(ln))
+                if lb.limit == ln.limit
+                    && !lb.suspect
+                    && !ln.suspect
+                    && lb.limit_value > 0.0
+                    && mb != 0.0 =>
+            {
                 Some(Normalised {
                     limit: lb.limit.clone(),
                     base_limit: lb.limit_value,

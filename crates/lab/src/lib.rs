@@ -1,16 +1,16 @@
-//! The measurement lab: workloads, rigs, the point loop, the studies' plans, timers,
+//! The measurement lab, knowing no study: workloads, rigs, the point loop, timers,
 //! CPU accounting, payload verification, statistics and the result model.
 //!
 //! The flow of a measurement: a plan of points ([`measure::PlannedPoint`]) and a
 //! [`measure::Bench`] that stands up a [`rig::Rig`] per point; the one point loop
 //! ([`measure::run_plan`]) runs every rig's warm-up and measured runs, summarises
 //! the figures and hands each finished point to the [`observer::Observer`]s. `run`
-//! plans a sweep ([`run::run_sweep`]); each built-in study plans its own points
-//! ([`studies`]).
+//! plans a sweep ([`run::run_sweep`]); each built-in study (the `xferbench-studies`
+//! crate) plans its own points.
 //!
 //! The lab knows nothing of the command line or of report formats: the CLI builds a
 //! [`SweepSpec`](sweep::SweepSpec) and [`RunOptions`](run::RunOptions), or picks a
-//! study from [`studies::registry`].
+//! study from the studies' registry.
 
 #![deny(missing_docs)]
 
@@ -24,6 +24,7 @@ pub mod affinity;
 pub mod check;
 pub mod clock;
 pub mod compare;
+pub mod contention;
 pub mod context;
 pub mod counters;
 pub mod cpu;
@@ -44,7 +45,6 @@ pub mod rig;
 pub mod run;
 pub mod schema;
 pub mod stats;
-pub mod studies;
 pub mod sweep;
 pub mod transports;
 pub mod verify;

@@ -31,6 +31,7 @@
 //! The file is one loop and its unit tests on the fake rig (about half of it); the
 //! tests stay beside the loop they pin down.
 
+use crate::contention::{MachineLoad, PointContention, ProcFs};
 use crate::counters::{self, CounterMode, RunCounters};
 use crate::limits::drift::{self, DriftLog};
 use crate::limits::{MachineLimits, Watch, ratio};
@@ -91,6 +92,9 @@ pub fn run_plan(
         warnings: Vec::new(),
         outcome: Outcome::Complete,
     };
+    if let Some(w) = doc.context.build.as_ref().and_then(|b| b.warning()) {
+        doc.warnings.push(w);
+    }
     if opts.counters == CounterMode::PerfEvent
         && !doc.context.capabilities.pmu
         && let Some(note) = &doc.context.capabilities.pmu_note
@@ -99,12 +103,21 @@ pub fn run_plan(
     }
     let planned: Vec<PlannedPoint> = bench.points().to_vec();
     let n = planned.len();
+    let proc = bench.machine_load();
+    let mut load = proc.as_ref().map(MachineLoad::starting);
     if let Some(w) = &opts.watch
         && doc.context.limits.is_none()
         && !stop.load(Ordering::Relaxed)
     {
+        let start = w.probe.limits();
+        for f in start.findings() {
+            doc.warnings.push(format!(
+                "slow copy placement: {f}; the workloads' buffers start on a page, which \
+                 avoids it (see docs/limits.md)"
+            ));
+        }
         doc.context.limits = Some(MachineLimits {
-            start: w.probe.limits(),
+            start,
             end: None,
             drift_threshold: w.drift_threshold,
         });
@@ -174,6 +187,7 @@ pub fn run_plan(
             runs,
             opts,
             stop,
+            proc.as_ref(),
             &mut warnings[index],
             &mut on_run,
         );
@@ -259,6 +273,20 @@ pub fn run_plan(
         }
         doc.points.sort_by_key(|p| p.index);
     }
+    let all_runs: Vec<&crate::contention::RunContention> = doc
+        .points
+        .iter()
+        .flat_map(|p| p.runs.iter().filter_map(|r| r.contention.as_ref()))
+        .collect();
+    if let (Some(load), Some(proc)) = (load.as_mut(), proc.as_ref()) {
+        load.finish(
+            proc,
+            doc.points.iter().filter_map(|p| p.contention.as_ref()),
+            &all_runs,
+        );
+        doc.warnings.extend(load.warning());
+    }
+    doc.context.load = load;
     if let Some(w) = &opts.watch
         && let Some(limits) = doc.context.limits.as_mut()
         && doc.outcome != Outcome::Interrupted
@@ -285,6 +313,9 @@ fn attach_limits(result: &mut PointResult, context: &Context) {
             &result.summary,
             &l.start,
         );
+        if let Some(w) = result.limit.as_ref().and_then(|f| f.warning()) {
+            result.warnings.push(w);
+        }
     }
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
@@ -324,12 +355,14 @@ pub fn schedule(points: usize, opts: &LoopOptions) -> Vec<(usize, usize)> {
 }
 
 /// One visit: start the rig, `warmup` discarded runs, `runs` kept, finish.
+#[allow(clippy::too_many_arguments)]
 fn visit(
     bench: &mut dyn Bench,
     index: usize,
     runs: usize,
     opts: &LoopOptions,
     stop: &AtomicBool,
+    proc: Option<&ProcFs>,
     warnings: &mut Vec<String>,
     on_run: &mut dyn FnMut(RunProgress),
 ) -> Result<Visit, RunError> {
@@ -363,8 +396,12 @@ fn visit(
         }
         let probe = source.as_deref_mut().map(|s| (s, participants.as_slice()));
         let mut ctl = RunControl::new(stop, opts.hang_timeout, probe);
+        if let Some(proc) = proc {
+            ctl = ctl.with_contention(proc, &participants);
+        }
         match rig.run_once(&mut ctl) {
-            Ok(rec) => {
+            Ok(mut rec) => {
+                rec.contention = ctl.take_contention();
                 tracing::debug!(point = index + 1, run = r + 1, of = total, "run finished");
                 if r >= opts.warmup {
                     records.push(rec);
@@ -507,6 +544,10 @@ pub fn summarise(
                 w.median * 1e3
             ));
     }
+    let contention = PointContention::of_runs(runs.iter().filter_map(|r| r.contention.as_ref()));
+    if let Some(c) = contention.as_ref().filter(|c| c.contended) {
+        warnings.push(c.warning());
+    }
     if let Some(c) = &integrity
         && !c.is_clean()
     {
@@ -543,6 +584,7 @@ pub fn summarise(
         counters,
         limit: None,
         drift: None,
+        contention,
     }
 }
 
@@ -785,6 +827,39 @@ mod tests {
                 .iter()
                 .any(|w| w.starts_with("partial: 1 of 3"))
         );
+    }
+
+    #[test]
+    fn every_run_and_point_records_the_machines_load_and_the_context_sums_it_up() {
+        // A still /proc: one outside process that used nothing during the runs.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("stat"), "cpu  100 0 50 800 0 0 0 2 0 0\n").unwrap();
+        std::fs::write(dir.path().join("loadavg"), "0.42 0.30 0.20 1/80 99\n").unwrap();
+        std::fs::create_dir(dir.path().join("77")).unwrap();
+        std::fs::write(
+            dir.path().join("77/stat"),
+            "77 (sshd) S 1 77 77 0 -1 4194560 1 0 0 0 5 5 0 0 20 0 1 0 1 2 3\n",
+        )
+        .unwrap();
+        let mut bench = FakeBench::new(2, |_, _| steady(100));
+        bench.machine = Some(ProcFs::at(dir.path()));
+        let doc = run(&mut bench, &opts(3, 0, false));
+        for p in &doc.points {
+            assert!(p.runs.iter().all(|r| r.contention.is_some()));
+            let c = p.contention.as_ref().unwrap();
+            assert_eq!((c.runs, c.contended, c.load_1m), (3, false, Some(0.42)));
+            assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        }
+        let load = doc.context.load.as_ref().unwrap();
+        assert_eq!((load.points, load.contended_points), (2, 0));
+        assert_eq!(load.load_1m_start, Some(0.42));
+        assert!(load.warning().is_none());
+        // Without a /proc to read, nothing is recorded.
+        let doc = run(
+            &mut FakeBench::new(1, |_, _| steady(100)),
+            &opts(1, 0, false),
+        );
+        assert!(doc.context.load.is_none() && doc.points[0].contention.is_none());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! `history trend -p size=64KiB` finds it.
 
 use std::collections::BTreeMap;
+use xferbench_params::Choices;
 use xferbench_transports::{Descriptor, ParamDef};
 
 /// Largest message size of a sweep.
@@ -114,6 +115,13 @@ pub fn matches(params: &BTreeMap<String, String>, name: &str, want: &str) -> boo
             Some(d) => d.same(have, want),
             None => have == want,
         })
+}
+
+/// The value of parameter `def` of a point as the [`Choices`] type its definition
+/// names (`choice::<Notify>(&p.params, &NOTIFY)`), or `None` when the point has
+/// none, or one that is not a name of `T`.
+pub fn choice<T: Choices>(params: &BTreeMap<String, String>, def: &ParamDef) -> Option<T> {
+    params.get(def.name()).and_then(|v| T::from_name(v))
 }
 
 /// Whether two points' parameters are the same point: the same names, each value

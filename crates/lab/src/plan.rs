@@ -51,6 +51,12 @@ pub trait Bench {
         index: usize,
         source: Option<&dyn counters::CounterSource>,
     ) -> Result<Box<dyn Rig>, RunError>;
+    /// Where the point loop reads how busy the machine is with other work
+    /// ([`crate::contention`]): the real `/proc`; a bench of scripted runs may give a
+    /// scripted one, or none.
+    fn machine_load(&self) -> Option<crate::contention::ProcFs> {
+        Some(crate::contention::ProcFs::real())
+    }
 }
 
 /// Progress within a point, for progress bars.

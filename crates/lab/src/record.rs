@@ -134,5 +134,6 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
         cpu,
         integrity: integrity_total,
         counters: None,
+        contention: None,
     }
 }

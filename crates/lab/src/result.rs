@@ -33,9 +33,9 @@ pub struct ResultDoc {
     pub outcome: Outcome,
 }
 
-/// A context with placeholder host facts, for the lab's own tests.
-#[cfg(test)]
-pub(crate) fn test_context(settings: Settings) -> Context {
+/// A context with placeholder host facts, for tests of the lab and the studies.
+#[doc(hidden)]
+pub fn test_context(settings: Settings) -> Context {
     Context {
         tool: "xferbench".into(),
         version: "0".into(),
@@ -57,6 +57,8 @@ pub(crate) fn test_context(settings: Settings) -> Context {
         limits: None,
         remote: None,
         plugins: Vec::new(),
+        build: None,
+        load: None,
     }
 }
 
@@ -128,6 +130,15 @@ pub struct Context {
     /// that two builds of a plugin are told apart (absent when none was).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugins: Vec<crate::plugins::PluginRecord>,
+    /// How the measuring binary was built: an unoptimised build says so (added in
+    /// schema 1; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::context::BuildInfo>,
+    /// How busy the machine was with other work: the load average at the start and
+    /// the end, and how many points were contended (added in schema 1; absent in
+    /// older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<crate::contention::MachineLoad>,
 }
 
 /// What measurement facilities the machine offers.
@@ -208,6 +219,10 @@ pub struct PointResult {
     /// threshold); absent when it did not or was not watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<crate::limits::drift::Drift>,
+    /// How busy the machine was with other work over this point's runs, and whether
+    /// that makes it contended (added in schema 1; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::PointContention>,
 }
 
 /// A point's primary figure and which way is better.
@@ -271,6 +286,10 @@ pub struct RunRecord {
     /// `--counters` (per-run sources only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters: Option<RunCounters>,
+    /// How busy the machine was with other work during this run's window (added in
+    /// schema 1; absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contention: Option<crate::contention::RunContention>,
 }
 
 /// A new latency histogram: 1 ns to 1 h (longer samples are clamped), 3

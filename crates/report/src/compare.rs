@@ -24,14 +24,14 @@ fn secs(s: f64) -> String {
     format::nanos(s * 1e9)
 }
 
-/// `ab`: the original's table (benchmark, time with B, time with A, which is
-/// faster, difference), the figures behind it, and the diagnosis.
+/// `ab`: the original's table (benchmark, time with A, time with B, which is
+/// faster, difference), the figures behind it, and the diagnosis; A always before B.
 pub fn render_ab(r: &AbReport) -> String {
     let mut out = String::new();
     let mut t = table(&[
         "benchmark",
-        "time with B",
         "time with A",
+        "time with B",
         "which is faster",
         "difference",
     ]);
@@ -41,9 +41,9 @@ pub fn render_ab(r: &AbReport) -> String {
         _ => "neither (noise)",
     };
     t.add_row(vec![
-        "B vs A".to_string(),
-        format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
+        "A → B".to_string(),
         format!("{} ± {}", secs(r.a.mean_s), secs(r.a.sd_s)),
+        format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
         faster.to_string(),
         format!("{:+.1} %", r.difference * 100.0),
     ]);

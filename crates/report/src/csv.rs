@@ -3,8 +3,10 @@
 //! `<figure>_median`, `_min`, `_max`, `_ci_low`, `_ci_high`, `_ci_level`, `_rcv`, `_outliers`, then
 //! the integrity counters (with `--verify`), `counter_<name>_median` for every counter
 //! summed over the processes (with `--counters`), the point's natural limit (`limit`,
-//! `limit_value`, `limit_unit`, `limit_fraction`, when the result carries machine
-//! limits), and the warnings. Columns are the union
+//! `limit_value`, `limit_unit`, `limit_fraction`, `limit_suspect`, when the result
+//! carries machine limits; a suspect fraction is left empty), the machine's load
+//! while the point ran (`others_cpus`, `kernel_cpus`, `steal`, `load_1m`,
+//! `contended`, when recorded), and the warnings. Columns are the union
 //! over all points; a figure a point lacks is left empty.
 
 use crate::Exporter;
@@ -58,8 +60,29 @@ impl Exporter for Csv {
         header.extend(counters.iter().map(|c| format!("counter_{c}_median")));
         let limits = doc.points.iter().any(|p| p.limit.is_some());
         if limits {
-            header
-                .extend(["limit", "limit_value", "limit_unit", "limit_fraction"].map(String::from));
+            header.extend(
+                [
+                    "limit",
+                    "limit_value",
+                    "limit_unit",
+                    "limit_fraction",
+                    "limit_suspect",
+                ]
+                .map(String::from),
+            );
+        }
+        let load = doc.points.iter().any(|p| p.contention.is_some());
+        if load {
+            header.extend(
+                [
+                    "others_cpus",
+                    "kernel_cpus",
+                    "steal",
+                    "load_1m",
+                    "contended",
+                ]
+                .map(String::from),
+            );
         }
         header.push("warnings".into());
         w.write_record(&header)?;
@@ -108,9 +131,22 @@ impl Exporter for Csv {
                         l.limit.clone(),
                         l.limit_value.to_string(),
                         l.unit.clone(),
-                        l.fraction.to_string(),
+                        l.trusted().map(|f| f.to_string()).unwrap_or_default(),
+                        l.suspect.to_string(),
                     ]),
-                    None => row.extend(std::iter::repeat_n(String::new(), 4)),
+                    None => row.extend(std::iter::repeat_n(String::new(), 5)),
+                }
+            }
+            if load {
+                match &p.contention {
+                    Some(c) => row.extend([
+                        c.others_cpus.to_string(),
+                        c.kernel_cpus.to_string(),
+                        c.steal.to_string(),
+                        c.load_1m.map(|l| l.to_string()).unwrap_or_default(),
+                        c.contended.to_string(),
+                    ]),
+                    None => row.extend(std::iter::repeat_n(String::new(), 5)),
                 }
             }
             row.push(p.warnings.join("; "));

@@ -6,7 +6,7 @@ use xferbench_lab::result::*;
 use xferbench_lab::stats::Estimate;
 use xferbench_lab::verify::Integrity;
 
-pub(crate) fn context(workload: &str, verify: bool, peer: &str) -> Context {
+pub fn context(workload: &str, verify: bool, peer: &str) -> Context {
     Context {
         tool: "xferbench".into(),
         version: "0.1.0".into(),
@@ -38,13 +38,16 @@ pub(crate) fn context(workload: &str, verify: bool, peer: &str) -> Context {
         limits: None,
         remote: None,
         plugins: Vec::new(),
+        build: None,
+        load: None,
     }
 }
 
-/// A machine with round numbers: memcpy 10 GB/s at every size, cache line 200 ns,
-/// futex 20 µs across CPUs and 5 µs on one, pipe 25 µs, a system call 80 ns.
-pub(crate) fn limits() -> xferbench_lab::limits::Limits {
-    use xferbench_lab::limits::{COPY_SIZES, CopyLimit, Depth, Limits};
+/// A machine with round numbers: memcpy 10 GB/s at every size (and at 64 KiB 0.5 GB/s
+/// with dst−src ≡ 16 mod 4096, 9.5 GB/s at 2048), cache line 200 ns, futex 20 µs
+/// across CPUs and 5 µs on one, pipe 25 µs, a system call 80 ns.
+pub fn limits() -> xferbench_lab::limits::Limits {
+    use xferbench_lab::limits::{COPY_SIZES, CopyLimit, CopyPlacement, Depth, Limits};
     let est = |v: f64| Estimate::from_values([v * 0.9, v, v * 1.1]).unwrap();
     Limits {
         depth: Depth::Quick,
@@ -56,17 +59,29 @@ pub(crate) fn limits() -> xferbench_lab::limits::Limits {
                 bytes_per_s: est(10e9),
             })
             .collect(),
+        placements: [(16, 0.5e9), (2048, 9.5e9)]
+            .into_iter()
+            .map(|(offset, rate)| CopyPlacement {
+                size_bytes: 64 << 10,
+                offset,
+                bytes_per_s: est(rate),
+                vs_aligned: rate / 10e9,
+                slow: rate / 10e9 < xferbench_lab::limits::SLOW_PLACEMENT,
+            })
+            .collect(),
         cache_line_rtt_ns: Some(est(200.0)),
         futex_rtt_cross_ns: Some(est(20e3)),
         futex_rtt_same_ns: Some(est(5e3)),
         syscall_ns: est(80.0),
         pipe_rtt_ns: Some(est(25e3)),
+        handover_rtt_ns: Vec::new(),
         took_s: 0.2,
+        build: None,
     }
 }
 
 /// A run whose throughput is `bps` with `channels` equal channels.
-fn run(
+pub fn run(
     i: usize,
     bps: f64,
     size: u64,
@@ -132,10 +147,12 @@ fn run(
         }],
         integrity,
         counters: None,
+        contention: None,
     }
 }
 
-fn point(
+/// A point of `runs`, summarised.
+pub fn point(
     index: usize,
     transport: &str,
     size: u64,
@@ -199,6 +216,7 @@ fn point(
         counters: None,
         limit: None,
         drift: None,
+        contention: None,
     }
 }
 
@@ -322,261 +340,57 @@ pub fn counters_doc() -> ResultDoc {
     doc
 }
 
-/// A small RPMsg study: table points for 1 and 8 channels × 1 and 496-byte packets,
-/// every notify mode with copy and kick with zero-copy for one channel, one table
-/// point skipped; a remote process per point.
-pub fn rpmsg_doc() -> ResultDoc {
-    use xferbench_lab::workload::rpmsg::{KICKS_TO_HOST, KICKS_TO_REMOTE, SUM_OF_RATES};
-    let mut points = Vec::new();
-    let plan: [(&str, usize, u64, u64, &str, &str, f64); 8] = [
-        ("table", 1, 1, 10_000, "kick", "copy", 150_000.0),
-        ("table", 1, 496, 100_000, "kick", "copy", 140_000.0),
-        ("table", 8, 1, 1_000, "kick", "copy", 160_000.0),
-        ("table", 8, 496, 10_000, "kick", "copy", 170_000.0),
-        ("variants", 1, 496, 496 * 4000, "kick", "copy", 140_000.0),
-        (
-            "variants",
-            1,
-            496,
-            496 * 4000,
-            "event-idx",
-            "copy",
-            150_000.0,
-        ),
-        (
-            "variants",
-            1,
-            496,
-            496 * 40_000,
-            "poll",
-            "copy",
-            1_500_000.0,
-        ),
-        (
-            "variants",
-            1,
-            496,
-            496 * 4000,
-            "kick",
-            "zero-copy",
-            141_000.0,
-        ),
-    ];
-    for (i, (group, ch, packet, transfer, notify, buffers, rate)) in plan.into_iter().enumerate() {
-        let runs: Vec<RunRecord> = (0..3)
-            .map(|r| {
-                let bps = rate * packet as f64 * (1.0 + 0.02 * r as f64);
-                let mut rec = run(r, bps, packet, ch, Some(1e9 / rate), None);
-                let sum = if ch > 1 && transfer <= 1_000 {
-                    3.0
-                } else {
-                    1.05
-                };
-                let f = &mut rec.figures;
-                f.insert(SUM_OF_RATES.into(), bps * sum);
-                f.insert(KICKS_TO_REMOTE.into(), 1.0);
-                f.insert(KICKS_TO_HOST.into(), 1.0);
-                if ch > 1 {
-                    f.insert(figure::FAIRNESS.into(), 0.98);
-                }
-                rec
-            })
-            .collect();
-        let mut p = point(i, "rpmsg", packet, ch, runs, "pingpong");
-        p.primary = Some(Primary {
-            figure: figure::THROUGHPUT.into(),
-            higher_is_better: true,
-        });
-        p.params = [
-            ("group", group.to_string()),
-            ("channels", ch.to_string()),
-            ("packet", packet.to_string()),
-            ("transfer", transfer.to_string()),
-            ("notify", notify.to_string()),
-            ("buffers", buffers.to_string()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        points.push(p);
-    }
-    let mut ctx = context("rpmsg", false, "process");
-    ctx.settings.runs = 3;
-    ctx.settings.interleave = true;
-    ctx.settings.count = None;
-    ctx.limits = Some(xferbench_lab::limits::MachineLimits {
-        start: limits(),
-        end: Some(limits()),
-        drift_threshold: 0.25,
+/// A stream sweep of two points on an unoptimised build, recorded with the machine's
+/// load: the first quiet, the second measured beside a compiler using 1.85 CPUs.
+pub fn contended_doc() -> ResultDoc {
+    use xferbench_lab::contention::{Contender, MachineLoad, PointContention};
+    let mut doc = stream_doc();
+    doc.points.truncate(2);
+    doc.warnings.clear();
+    doc.context.build = Some(xferbench_lab::context::BuildInfo {
+        profile: "debug".into(),
+        opt_level: "1".into(),
+        debug_assertions: true,
+        optimised: false,
     });
-    let mut extras = BTreeMap::new();
-    extras.insert("scale".into(), serde_json::json!({ "budget": 12_000 }));
-    extras.insert(
-        "skipped".into(),
-        serde_json::json!([{ "channels": 8, "packet": 1, "transfer": 100_000, "round_trips": 800_000 }]),
-    );
-    ResultDoc {
-        schema_version: SCHEMA_VERSION,
-        study: Some(StudyInfo {
-            name: "rpmsg".into(),
-            quick: true,
-            planned_points: 8,
-            extras,
-        }),
-        context: ctx,
-        points,
-        warnings: vec![],
-        outcome: Outcome::Complete,
-    }
-}
-
-/// A small SIS8300 study: the quick plan's points, each with two synthetic runs
-/// turned into records by the rig's own `record` (per-board rows, memcpy rows,
-/// host CPU with 0.5 s samples, sample checks).
-pub fn sis8300_doc() -> ResultDoc {
-    use xferbench_lab::clock::Stamp;
-    use xferbench_lab::rig::daq::record;
-    use xferbench_lab::studies::sis8300::{Scale, params, points};
-    use xferbench_lab::workload::daq::{DaqCpu, DaqEnd, DaqRun, Kernels, Row};
-    let speed = |func: &str, k: Kernels, factor: usize| -> f64 {
-        let base = match func {
-            "func_dec" | "func_no_decsca" => 800.0,
-            "func_decsca" | "func_sca" => 300.0,
-            _ => 280.0,
-        } * factor as f64;
-        if k == Kernels::Improved {
-            base * 8.0
-        } else {
-            base
-        }
+    let quiet = PointContention {
+        runs: 5,
+        others_cpus: 0.01,
+        kernel_cpus: 0.0,
+        steal: 0.001,
+        load_1m: Some(3.1),
+        busiest: vec![],
+        contended: false,
     };
-    let mut out = Vec::new();
-    for (index, p) in points(&Scale::quick()).into_iter().enumerate() {
-        let s = &p.spec;
-        let runs: Vec<RunRecord> = (0..2)
-            .map(|r| {
-                let mut rows = Vec::new();
-                for (b, link) in s.links.iter().enumerate() {
-                    let link = link.rate().map_or(8000.0, |x| x / 1e6);
-                    let share = if s.links.len() > 1 { 0.93 } else { 1.0 };
-                    let mut funcs = vec![("func_readout", link * share * (1.0 - 0.01 * b as f64))];
-                    if p.primary != "func_readout" {
-                        funcs.push((p.primary, speed(p.primary, s.kernels, s.scale.factor)));
-                    }
-                    if s.memcpy {
-                        funcs.push(("memcpy", 5000.0));
-                    }
-                    for (func, mb_s) in funcs {
-                        let passes = u64::from(s.nreads * s.loops.max(1));
-                        let bytes = s.nbytes_raw() * passes;
-                        let busy = (bytes as f64 / (mb_s * (1.0 + 0.01 * r as f64)) * 1e3) as u64;
-                        rows.push(Row {
-                            func: func.into(),
-                            board: b,
-                            dev: s.devices[b].clone(),
-                            bytes_raw: s.nbytes_raw(),
-                            passes,
-                            start_ns: 100_000,
-                            end_ns: 100_000 + busy,
-                            busy_ns: busy,
-                            output_samples: if func == "func_readout" { 0 } else { bytes / 2 },
-                            cpu_ns: busy / 2,
-                        });
-                    }
-                }
-                let n = s.links.len() as f64;
-                let host = match (s.loops, s.end) {
-                    (0, _) => 50.0 * n,
-                    (_, DaqEnd::Poll) => 18.0 * n + 1.0,
-                    (_, DaqEnd::Irq) => 0.5 * n + s.samples as f64 / 1e6,
-                };
-                let run = DaqRun {
-                    td: Stamp(1_000_000),
-                    rows,
-                    cpu: DaqCpu {
-                        process: ProcessCpu {
-                            role: "main".into(),
-                            pid: 100,
-                            window_s: 1.0,
-                            user_s: host / 200.0,
-                            sys_s: host / 200.0,
-                            cpus_utilised: host / 100.0,
-                            voluntary_switches: 10,
-                            involuntary_switches: 2,
-                        },
-                        engines_s: 0.01,
-                        verify_s: 0.0,
-                        host_percent: host,
-                        top_percent: vec![host - 1.0, host + 1.0],
-                        wait_s: match (s.loops, s.end) {
-                            (0, _) => 0.0,
-                            (_, DaqEnd::Poll) => 0.18 * n,
-                            (_, DaqEnd::Irq) => 0.002 * n,
-                        },
-                        work_s: s.samples as f64 / 1e8,
-                    },
-                    status_reads: if s.end == DaqEnd::Poll {
-                        1200 * u64::from(s.loops)
-                    } else {
-                        0
-                    },
-                    acquisitions: u64::from(s.loops),
-                    integrity: Some(Integrity {
-                        checked: s.samples as u64 * n as u64,
-                        ..Integrity::default()
-                    }),
-                    interrupted: false,
-                };
-                let mut rec = record(&run, p.primary);
-                rec.run = r;
-                rec
-            })
-            .collect();
-        let mut summary = BTreeMap::new();
-        for name in runs[0].figures.keys() {
-            if let Some(e) =
-                Estimate::from_values(runs.iter().filter_map(|r| r.figures.get(name).copied()))
-            {
-                summary.insert(name.clone(), e);
-            }
-        }
-        let mut integrity = Integrity::default();
-        runs.iter()
-            .filter_map(|r| r.integrity.as_ref())
-            .for_each(|i| integrity.add(i));
-        out.push(PointResult {
-            index,
-            params: params(&p),
-            size_bytes: s.nbytes_raw(),
-            channels: s.links.len(),
-            primary: None,
-            runs,
-            summary,
-            per_channel: vec![],
-            integrity: Some(integrity),
-            warnings: vec![],
-            counters: None,
-            limit: None,
-            drift: None,
-        });
+    let busy = PointContention {
+        runs: 5,
+        others_cpus: 1.85,
+        kernel_cpus: 0.02,
+        steal: 0.004,
+        load_1m: Some(3.4),
+        busiest: vec![Contender {
+            pid: 4242,
+            command: "cc1".into(),
+            cpus: 1.8,
+        }],
+        contended: true,
+    };
+    doc.points[1].warnings.push(busy.warning());
+    doc.points[0].contention = Some(quiet);
+    doc.points[1].contention = Some(busy);
+    let load = MachineLoad {
+        load_1m_start: Some(3.1),
+        load_1m_end: Some(3.4),
+        others_cpus: 0.93,
+        steal: 0.0025,
+        contended_points: 1,
+        points: 2,
+        others_cpus_threshold: xferbench_lab::contention::OTHERS_CPUS,
+        steal_threshold: xferbench_lab::contention::STEAL,
+    };
+    if let Some(w) = load.warning() {
+        doc.warnings.push(w);
     }
-    let mut ctx = context("daq", true, "thread");
-    ctx.settings.runs = 2;
-    ctx.settings.warmup = 0;
-    ctx.settings.interleave = true;
-    ctx.settings.count = None;
-    let planned_points = out.len();
-    ResultDoc {
-        schema_version: SCHEMA_VERSION,
-        study: Some(StudyInfo {
-            name: "sis8300".into(),
-            quick: true,
-            planned_points,
-            extras: BTreeMap::new(),
-        }),
-        context: ctx,
-        points: out,
-        warnings: vec![],
-        outcome: Outcome::Complete,
-    }
+    doc.context.load = Some(load);
+    doc
 }

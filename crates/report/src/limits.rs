@@ -65,6 +65,16 @@ pub fn markdown(m: &MachineLimits) -> String {
             end
         ));
     }
+    let findings = m.start.findings();
+    if !findings.is_empty() {
+        s.push('\n');
+        for f in findings {
+            s.push_str(&format!(
+                "- finding: {f} (a slow path of this machine's memcpy; the workloads' buffers \
+                 start on a page and avoid it)\n"
+            ));
+        }
+    }
     s
 }
 
@@ -127,6 +137,16 @@ mod tests {
         let md = markdown(&m);
         assert!(
             md.contains("| futex wake round trip, CPU 0 ↔ 1 | 20.0 µs | 60.0 µs |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| memcpy 64 KiB at dst−src ≡ 16 (mod 4096) | 500 MB/s | 500 MB/s |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "- finding: memcpy 64 KiB at dst−src ≡ 16 (mod 4096): 0.50 GB/s, 20.0× below aligned"
+            ),
             "{md}"
         );
         assert!(md.contains("25 %"), "{md}");

@@ -40,6 +40,12 @@ impl Exporter for Markdown {
             if s.verify { ", verified" } else { "" }
         )?;
         writeln!(out, "- started {} (xferbench {})", c.start_time, c.version)?;
+        if let Some(b) = crate::machine::build_line(c) {
+            writeln!(out, "- build: {b}")?;
+        }
+        if let Some(l) = crate::machine::load_line(c) {
+            writeln!(out, "- machine load: {l}")?;
+        }
         if let Some(l) = &c.limits {
             writeln!(
                 out,
@@ -125,6 +131,10 @@ pub fn points_table(doc: &ResultDoc) -> Table {
     if limits {
         header.push("of limit");
     }
+    let load = doc.points.iter().any(|p| p.contention.is_some());
+    if load {
+        header.push("others' CPU");
+    }
     let mut rows = Vec::new();
     for p in &doc.points {
         let m = |name: &str| p.summary.get(name);
@@ -162,6 +172,9 @@ pub fn points_table(doc: &ResultDoc) -> Table {
         row.push(m(figure::CPU_PEERS).map_or_else(dash, |e| format!("{:.2}", e.median)));
         if limits {
             row.push(p.limit.as_ref().map_or_else(dash, |l| l.short()));
+        }
+        if load {
+            row.push(crate::machine::others_cell(p.contention.as_ref()));
         }
         rows.push(row);
     }

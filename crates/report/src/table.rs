@@ -1,5 +1,6 @@
 //! The terminal table: one row per point (optionally one per channel under it),
-//! columns chosen for the workload.
+//! columns chosen for the workload, and where recorded each point's fraction of its
+//! limit and the CPU that processes outside the run used while it ran.
 
 use crate::format;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
@@ -40,6 +41,10 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     if limits {
         header.push("of limit");
     }
+    let load = doc.points.iter().any(|p| p.contention.is_some());
+    if load {
+        header.push("others' CPU");
+    }
     let counters = doc.points.iter().any(|p| p.counters.is_some());
     if counters {
         header.push("counters");
@@ -51,7 +56,7 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     for (i, h) in header.iter().enumerate() {
         if !matches!(
             *h,
-            "transport" | "params" | "integrity" | "counters" | "of limit"
+            "transport" | "params" | "integrity" | "counters" | "of limit" | "others' CPU"
         ) && let Some(c) = t.column_mut(i)
         {
             c.set_cell_alignment(CellAlignment::Right);
@@ -63,6 +68,11 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
             row.push(Cell::new(
                 p.limit.as_ref().map_or_else(|| "-".into(), |l| l.short()),
             ));
+        }
+        if load {
+            row.push(Cell::new(crate::machine::others_cell(
+                p.contention.as_ref(),
+            )));
         }
         if counters {
             row.push(Cell::new(
@@ -180,6 +190,11 @@ mod tests {
     #[test]
     fn stream_table_with_counters() {
         insta::assert_snapshot!(render(&fixture::counters_doc(), false));
+    }
+
+    #[test]
+    fn stream_table_with_the_machines_load() {
+        insta::assert_snapshot!(render(&fixture::contended_doc(), false));
     }
 
     #[test]

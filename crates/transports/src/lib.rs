@@ -47,7 +47,9 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("xferbench runs on Linux only: futex, membarrier, memfd and /dev/shm");
 
+pub mod buffer;
 pub mod conformance;
+pub mod copy;
 pub mod daq;
 pub mod iox2;
 pub mod kv;

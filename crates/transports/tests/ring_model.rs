@@ -39,12 +39,12 @@
 //! | `Consumer::{tail, published, cached_head}` | [`Cons::tail`], [`Cons::published`], [`Cons::cached_head`] |
 //! | `ctl.prod.head`, `ctl.cons.tail`, `ctl.prod.closed` | [`State::head`], [`State::tail`], [`State::closed`] |
 //! | the data bytes (the mirror makes no difference to indices) | [`State::cells`], index `seq % capacity` |
-//! | `send`: `want = min(len, capacity / 2).max(1)`, `k = min(len, free)` | [`ProdPc::Top`] |
+//! | `send`: `want = min(len, capacity / 2).max(1)`, `k = min(len, free, batch)` | [`ProdPc::Top`] |
 //! | `wait_free`: reload `tail`, publish, wait until `capacity - (head - tail) ≥ want` | [`ProdPc::ReloadTail`], [`ProdPc::PublishBeforeWait`], [`ProdPc::Wait`] |
 //! | `copy_nonoverlapping` into the ring, then `head += k`, publish on `batch` | [`ProdPc::Write`] (one step per byte), [`ProdPc::PublishBatch`] |
 //! | `close`: publish, then store `closed` | [`ProdPc::ClosePublish`], [`ProdPc::CloseFlag`] |
 //! | `recv`: when `available == 0`, `wait_data(len - filled)` | [`ConsPc::Top`] |
-//! | `wait_data`: `need = min(n, capacity).max(1)`, reload `head`, publish, wait | [`ConsPc::ReloadHead`], [`ConsPc::PublishBeforeWait`] |
+//! | `wait_data`: `need = min(n, capacity / 2, batch).max(1)`, reload `head`, publish, wait | [`ConsPc::ReloadHead`], [`ConsPc::PublishBeforeWait`] |
 //! | `wait_data`'s `ready()`: load `closed`, then `head` | [`ConsPc::WaitFirst`], [`ConsPc::WaitLoadHead`] |
 //! | `copy_nonoverlapping` out of the ring, `tail += k`, publish on `batch` | [`ConsPc::Read`] (one step per byte), [`ConsPc::PublishBatch`] |
 //!
@@ -102,7 +102,8 @@ enum Need {
     /// The first ring.rs: `min(left, capacity).max(1)`, the rest of the message up to
     /// a whole ring. Deadlocks: see `broken_recv_waiting_for_more_than_half_the_ring_deadlocks`.
     UpToCapacity,
-    /// What ring.rs does: `min(left, capacity / 2).max(1)`, matching the producer's `want`.
+    /// What ring.rs does: `min(left, capacity / 2, batch).max(1)`, matching the
+    /// producer's `want` (and its pieces of at most `batch`).
     UpToHalf,
 }
 
@@ -341,7 +342,7 @@ impl State {
                     }
                     let want = self.p.left.min(cfg.capacity / 2).max(1);
                     if self.free(cfg) >= want {
-                        let k = self.p.left.min(self.free(cfg));
+                        let k = self.p.left.min(self.free(cfg)).min(cfg.batch);
                         self.p.pc = if cfg.variant == Variant::PublishHeadBeforeWrite {
                             ProdPc::PublishEarly { k }
                         } else {
@@ -394,7 +395,7 @@ impl State {
                         // `wait_data(left)`; with `available == 0` its first check fails.
                         let up_to = match cfg.need {
                             Need::UpToCapacity => cfg.capacity,
-                            Need::UpToHalf => cfg.capacity / 2,
+                            Need::UpToHalf => (cfg.capacity / 2).min(cfg.batch),
                         };
                         let need = self.c.left.min(up_to).max(1);
                         self.c.pc = ConsPc::ReloadHead { need };

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use xferbench_lab::observer::Observer;
 use xferbench_lab::profile::Folded;
 use xferbench_lab::profile::ProfileRequest;
-use xferbench_lab::studies::{self, StudyEnv, StudyOverrides};
 use xferbench_report::jsonl::JsonLinesWriter;
 use xferbench_report::progress::PointLines;
+use xferbench_studies::{self as studies, StudyEnv, StudyOverrides};
 
 /// Runs a study and returns the exit status.
 pub fn run(args: &StudyArgs) -> Result<u8> {
@@ -25,6 +25,18 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         Err(e) => return Ok(exit::usage("study", e)),
     };
     let name = study.name();
+    let build = xferbench_lab::context::BuildInfo::current();
+    if !build.optimised && !args.allow_debug {
+        return Ok(exit::usage(
+            "study",
+            format!(
+                "this xferbench is an unoptimised build ({}): the {name} study's figures would \
+                 measure unoptimised code. Build it with `cargo build --release` (or run \
+                 `cargo run --release -- study {name}`), or pass --allow-debug to run anyway",
+                build.describe()
+            ),
+        ));
+    }
     if args.runs == Some(0) {
         return Ok(exit::usage(
             "study",
@@ -52,6 +64,15 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             participant: peer,
         }),
     };
+    let mut folders = vec![("--out", out.clone())];
+    if let Some(p) = &profile {
+        folders.push(("--profile", p.dir.clone()));
+    }
+    for (flag, dir) in folders {
+        if let Err(e) = crate::paths::folder(flag, &dir) {
+            return Ok(exit::usage("study", e));
+        }
+    }
     if let Some(t) = args.timeout
         && !(t.is_finite() && (0.1..=86_400.0).contains(&t))
     {
@@ -73,7 +94,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     let only = if args.only.is_empty() {
         None
     } else {
-        match xferbench_lab::studies::subset::PointFilter::parse(&args.only.join(",")) {
+        match xferbench_studies::subset::PointFilter::parse(&args.only.join(",")) {
             Ok(f) => Some(f),
             Err(e) => return Ok(exit::usage("study", e)),
         }
@@ -146,7 +167,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             observers.push(&mut lines);
         }
         studies::run_study(
-            study,
+            study.study,
             args.quick,
             &overrides,
             &env,
@@ -185,7 +206,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             info.extras.extend(extras);
         }
     }
-    match xferbench_report::studies::write_folder(&out, &doc) {
+    match xferbench_studies::folder::write_folder(&out, &doc) {
         Ok(_) => {
             let _ = std::fs::remove_file(&journal_path);
             if !args.quiet {
@@ -209,7 +230,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         }
     }
     if args.json {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::out::stdout();
         xferbench_report::Exporter::export(&xferbench_report::json::Json, &doc, &mut out)?;
         out.flush()?;
     }
@@ -385,6 +406,7 @@ mod tests {
             timeout: None,
             json: false,
             quiet: false,
+            allow_debug: false,
             watch: crate::cli::WatchArgs {
                 no_limits: false,
                 drift_threshold: 25.0,

@@ -12,16 +12,21 @@ use crate::counters::name;
 use std::collections::BTreeMap;
 
 /// The diagnosis in words, from the significance, the direction, the instruction
-/// difference and the counters that moved.
+/// difference, the counters that moved and, when the time is inconclusive, what the
+/// instruction counts say against their own noise ([`super::signal`]).
 pub fn diagnose(
     significant: bool,
     p_value: f64,
     slower: bool,
     instructions_difference: Option<f64>,
     moves: &[Move],
+    signal: Option<&super::signal::InstructionSignal>,
 ) -> String {
     if !significant {
-        return format!("not significant: noise (p = {p_value:.3})");
+        return match signal {
+            Some(s) => s.inconclusive(p_value),
+            None => format!("not significant: noise (p = {p_value:.3})"),
+        };
     }
     let how = if slower { "slower" } else { "faster" };
     let top = stalls::strongest(moves, slower);
@@ -207,9 +212,9 @@ mod tests {
 
     #[test]
     fn same_instructions_without_counters_says_what_to_run() {
-        let d = diagnose(true, 0.001, true, Some(1e-6), &[]);
+        let d = diagnose(true, 0.001, true, Some(1e-6), &[], None);
         assert!(d.contains("--search-stalls"), "{d}");
-        let d = diagnose(false, 0.43, true, Some(1e-6), &[]);
+        let d = diagnose(false, 0.43, true, Some(1e-6), &[], None);
         assert_eq!(d, "not significant: noise (p = 0.430)");
     }
 }

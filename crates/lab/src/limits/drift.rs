@@ -1,10 +1,17 @@
 //! Did the machine itself change speed during a point?
 //!
 //! Between visits the point loop takes a cheap sample of the machine (a cache line
-//! and a futex handed between the two CPUs, a 2 MiB memcpy: about 30 ms). A point is
-//! flagged when one of those probes moved by more than the threshold (25 % by
-//! default) across the samples taken from just before its first visit to just after
-//! its last: its runs then measured more than one machine.
+//! and a futex handed between the two CPUs, a 2 MiB memcpy: about 10 ms, at most
+//! [`SAMPLE_BUDGET`] per batch). A point is flagged when one of those probes moved by
+//! more than the threshold (25 % by default) across the samples taken from just
+//! before its first visit to just after its last: its runs then measured more than
+//! one machine.
+//!
+//! Samples cost time, so the loop takes one only as drift detection needs it
+//! ([`DriftLog::sample`]): when at least [`GAP_PER_COST`] times the last sample's
+//! cost has passed since it was taken. Between short points the last sample stands
+//! for the next one, so a point's span reaches back to it; the probes then add at
+//! most a tenth to the plan's time.
 //!
 //! In an interleaved plan every point spans the same rounds, so a drift flags them
 //! all alike and their ratios still hold; the warning says so.
@@ -29,6 +36,13 @@ pub struct DriftSample {
     pub probes: BTreeMap<String, f64>,
 }
 
+/// The most one batch of a drift probe may take; a busy machine ends it early.
+pub const SAMPLE_BUDGET: std::time::Duration = std::time::Duration::from_millis(4);
+
+/// A new sample is taken once this many times the previous sample's cost has passed
+/// since it, so that sampling adds at most `1 / GAP_PER_COST` to a plan's time.
+pub const GAP_PER_COST: u32 = 10;
+
 /// Samples the real machine.
 pub fn sample_machine() -> DriftSample {
     let cpus = super::probe_cpus();
@@ -40,17 +54,17 @@ pub fn sample_machine() -> DriftSample {
     };
     let mut probes = BTreeMap::new();
     if a != b
-        && let Some(ns) = median3(&|| super::probes::cache_line_rtt(a, b, 2_000))
+        && let Some(ns) = median3(&|| super::probes::cache_line_rtt(a, b, 2_000, SAMPLE_BUDGET))
     {
         probes.insert(CACHE_LINE.to_string(), ns);
     }
-    if let Some(ns) = median3(&|| super::probes::futex_rtt(a, b, 60)) {
+    if let Some(ns) = median3(&|| super::probes::futex_rtt(a, b, 60, SAMPLE_BUDGET)) {
         probes.insert(FUTEX.to_string(), ns);
     }
     let mut bufs = super::probes::CopyBuffers::new(2 << 20);
-    bufs.sample(1);
+    bufs.sample(1, SAMPLE_BUDGET);
     let copy = std::cell::RefCell::new(bufs);
-    if let Some(r) = median3(&|| Some(copy.borrow_mut().sample(2))) {
+    if let Some(r) = median3(&|| Some(copy.borrow_mut().sample(2, SAMPLE_BUDGET))) {
         probes.insert(MEMCPY.to_string(), r);
     }
     DriftSample { probes }
@@ -165,13 +179,23 @@ pub struct DriftLog {
     samples: Vec<DriftSample>,
     /// No visit has run since the last sample.
     fresh: bool,
+    /// When the last sample was taken, and how long it took.
+    last: Option<(std::time::Instant, std::time::Duration)>,
 }
 
 impl DriftLog {
-    /// Takes a sample unless one was taken since the last visit; returns its index.
+    /// Takes a sample unless one was taken since the last visit, or the last one was
+    /// taken less than [`GAP_PER_COST`] times its cost ago; returns the index of the
+    /// sample that stands for now.
     pub fn sample(&mut self, probe: &dyn super::MachineProbe) -> usize {
-        if !self.fresh {
+        let due = match self.last {
+            None => true,
+            Some((at, cost)) => !self.fresh && at.elapsed() >= cost * GAP_PER_COST,
+        };
+        if due {
+            let start = std::time::Instant::now();
             self.samples.push(probe.drift_sample());
+            self.last = Some((std::time::Instant::now(), start.elapsed()));
             self.fresh = true;
         }
         self.samples.len() - 1

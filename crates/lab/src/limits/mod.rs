@@ -25,6 +25,18 @@ use std::time::{Duration, Instant};
 /// The memcpy sizes measured, bytes: within L1/L2, L2, about LLC, and far beyond it.
 pub const COPY_SIZES: [u64; 4] = [4 << 10, 64 << 10, 2 << 20, 64 << 20];
 
+/// The other placements of a copy measured beside the aligned one, as `dst − src`
+/// modulo a page: inside a cache line (what two `malloc`ed buffers often have), one
+/// cache line, and half a page.
+pub const COPY_OFFSETS: [u64; 3] = [16, 64, 2048];
+
+/// A placement whose copies run at less than this fraction of the aligned rate is a
+/// finding of its own ([`CopyPlacement::slow`]).
+pub const SLOW_PLACEMENT: f64 = 0.5;
+
+/// The hand-over sizes measured, bytes: the floors of ping-pongs of large messages.
+pub const HANDOVER_SIZES: [u64; 2] = [4 << 10, 64 << 10];
+
 /// How thoroughly to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -43,12 +55,29 @@ impl Depth {
         }
     }
 
-    /// Round trips per sample of the wake-up probes, and how long a memcpy sample of a
-    /// small buffer lasts.
-    fn scale(self) -> (u64, Duration) {
+    /// Round trips per sample of the wake-up probes, how long a memcpy sample of a
+    /// small buffer lasts, and the most any one sample may take.
+    fn scale(self) -> (u64, Duration, Duration) {
         match self {
-            Depth::Full => (300, Duration::from_millis(2)),
-            Depth::Quick => (100, Duration::from_micros(500)),
+            Depth::Full => (300, Duration::from_millis(2), Duration::from_millis(40)),
+            Depth::Quick => (100, Duration::from_micros(500), Duration::from_millis(4)),
+        }
+    }
+
+    /// Samples of a memcpy of `size` bytes: one copy of the largest takes longer than
+    /// a quick sample's budget, so the quick set takes fewer of them.
+    fn copy_samples(self, size: u64) -> usize {
+        match self {
+            Depth::Quick if size >= 64 << 20 => 3,
+            _ => self.samples(),
+        }
+    }
+
+    /// The copy sizes measured at every placement of [`COPY_OFFSETS`].
+    fn placement_sizes(self) -> &'static [u64] {
+        match self {
+            Depth::Full => &COPY_SIZES[..3],
+            Depth::Quick => &COPY_SIZES[1..2],
         }
     }
 }
@@ -60,8 +89,14 @@ pub struct Limits {
     pub depth: Depth,
     /// The two CPUs the cross-CPU probes ran on (one when only one is allowed).
     pub cpus: Vec<usize>,
-    /// memcpy bandwidth, bytes/s, per buffer size.
+    /// memcpy bandwidth, bytes/s, per buffer size, between page-aligned buffers
+    /// (`dst − src` ≡ 0 mod 4096): the limit.
     pub memcpy: Vec<CopyLimit>,
+    /// memcpy bandwidth at other placements of the two buffers ([`COPY_OFFSETS`]),
+    /// each against the aligned figure; a slow one is a finding (added in schema 1;
+    /// empty in older files).
+    #[serde(default)]
+    pub placements: Vec<CopyPlacement>,
     /// A cache line handed between the two CPUs by spinning, ns per round trip
     /// (absent with one CPU).
     pub cache_line_rtt_ns: Option<Estimate>,
@@ -74,8 +109,17 @@ pub struct Limits {
     pub syscall_ns: Estimate,
     /// One byte round two pipes between the two CPUs, ns per round trip.
     pub pipe_rtt_ns: Option<Estimate>,
+    /// A buffer written on one CPU, copied into a second one on the other and read
+    /// back, ns per round trip, per size ([`HANDOVER_SIZES`]; empty with one CPU, and
+    /// in results of earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handover_rtt_ns: Vec<HandoverLimit>,
     /// Seconds the measurement took.
     pub took_s: f64,
+    /// How the measuring binary was built (added in schema 1; absent in older
+    /// files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<crate::context::BuildInfo>,
 }
 
 /// memcpy bandwidth at one size.
@@ -85,6 +129,44 @@ pub struct CopyLimit {
     pub size_bytes: u64,
     /// Bytes copied per second.
     pub bytes_per_s: Estimate,
+}
+
+/// memcpy bandwidth at one size and one placement of the two buffers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CopyPlacement {
+    /// Bytes per copy.
+    pub size_bytes: u64,
+    /// `dst − src` modulo 4096, bytes.
+    pub offset: u64,
+    /// Bytes copied per second.
+    pub bytes_per_s: Estimate,
+    /// This placement's median against the aligned one at the same size.
+    pub vs_aligned: f64,
+    /// Below [`SLOW_PLACEMENT`] of the aligned rate: this machine's `memcpy` has a
+    /// slow path here, which the workloads' buffers are placed to avoid.
+    pub slow: bool,
+}
+
+impl CopyPlacement {
+    /// `memcpy 64 KiB at dst−src ≡ 16 (mod 4096): 2.40 GB/s, 18.3× below aligned`.
+    pub fn finding(&self) -> String {
+        format!(
+            "memcpy {} at dst−src ≡ {} (mod 4096): {:.2} GB/s, {:.1}× below aligned",
+            size_words(self.size_bytes),
+            self.offset,
+            self.bytes_per_s.median / 1e9,
+            1.0 / self.vs_aligned.max(1e-12)
+        )
+    }
+}
+
+/// The hand-over round trip at one size: the floor of a ping-pong of that size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HandoverLimit {
+    /// Bytes of the buffer handed over (and of its copy handed back).
+    pub size_bytes: u64,
+    /// Nanoseconds per round trip.
+    pub rtt_ns: Estimate,
 }
 
 /// The limits recorded in a result's context.
@@ -134,6 +216,15 @@ impl Limits {
                 estimate: &c.bytes_per_s,
             })
             .collect();
+        rows.extend(self.placements.iter().map(|p| LimitRow {
+            name: format!(
+                "memcpy {} at dst−src ≡ {} (mod 4096)",
+                size_words(p.size_bytes),
+                p.offset
+            ),
+            unit: "bytes/s",
+            estimate: &p.bytes_per_s,
+        }));
         let cross = match self.cpus.as_slice() {
             [a, b, ..] => format!("CPU {a} ↔ {b}"),
             _ => "one CPU".into(),
@@ -162,6 +253,13 @@ impl Limits {
                 });
             }
         }
+        for h in &self.handover_rtt_ns {
+            rows.push(LimitRow {
+                name: format!("hand-over round trip {}, {cross}", size_words(h.size_bytes)),
+                unit: "ns",
+                estimate: &h.rtt_ns,
+            });
+        }
         rows.push(LimitRow {
             name: "system call (getppid)".into(),
             unit: "ns",
@@ -184,6 +282,27 @@ impl Limits {
             probes.insert(drift::MEMCPY.to_string(), c.bytes_per_s.median);
         }
         drift::DriftSample { probes }
+    }
+
+    /// The slow placements of a copy, as findings in words (empty when every
+    /// placement measured runs at least at [`SLOW_PLACEMENT`] of the aligned rate).
+    pub fn findings(&self) -> Vec<String> {
+        self.placements
+            .iter()
+            .filter(|p| p.slow)
+            .map(CopyPlacement::finding)
+            .collect()
+    }
+
+    /// The hand-over round trip measured at the size nearest `size` (by ratio), when
+    /// `size` lies within a factor of four of it: the floor of a ping-pong of `size`
+    /// bytes.
+    pub fn handover_near(&self, size: u64) -> Option<&HandoverLimit> {
+        let ratio = |h: &HandoverLimit| (h.size_bytes as f64 / size.max(1) as f64).ln().abs();
+        self.handover_rtt_ns
+            .iter()
+            .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+            .filter(|h| ratio(h) <= 4f64.ln() + 1e-9)
     }
 
     /// memcpy bandwidth at the measured size nearest `size` (by ratio), bytes/s.
@@ -221,18 +340,38 @@ pub fn measure(depth: Depth) -> Limits {
     let cpus = probe_cpus();
     let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
     let n = depth.samples();
-    let (trips, copy_time) = depth.scale();
+    let (trips, copy_time, budget) = depth.scale();
     let estimate = |xs: Vec<f64>| Estimate::from_values(xs);
-    let memcpy = COPY_SIZES
+    let copy_rate = |size: u64, offset: u64| {
+        let mut bufs = probes::CopyBuffers::at_offset(size as usize, offset as usize);
+        let reps = probes::copies_for(size as usize, copy_time);
+        bufs.sample(reps, budget); // warm: caches, TLB, frequency
+        let n = depth.copy_samples(size);
+        estimate((0..n).map(|_| bufs.sample(reps, budget)).collect())
+    };
+    let memcpy: Vec<CopyLimit> = COPY_SIZES
         .iter()
         .filter_map(|&size| {
-            let mut bufs = probes::CopyBuffers::new(size as usize);
-            let reps = probes::copies_for(size as usize, copy_time);
-            bufs.sample(reps); // warm: caches, TLB, frequency
-            let bytes_per_s = estimate((0..n).map(|_| bufs.sample(reps)).collect())?;
             Some(CopyLimit {
                 size_bytes: size,
+                bytes_per_s: copy_rate(size, 0)?,
+            })
+        })
+        .collect();
+    let placements = depth
+        .placement_sizes()
+        .iter()
+        .flat_map(|&size| COPY_OFFSETS.iter().map(move |&offset| (size, offset)))
+        .filter_map(|(size, offset)| {
+            let aligned = memcpy.iter().find(|c| c.size_bytes == size)?;
+            let bytes_per_s = copy_rate(size, offset)?;
+            let vs_aligned = bytes_per_s.median / aligned.bytes_per_s.median.max(1e-9);
+            Some(CopyPlacement {
+                size_bytes: size,
+                offset,
                 bytes_per_s,
+                vs_aligned,
+                slow: vs_aligned < SLOW_PLACEMENT,
             })
         })
         .collect();
@@ -243,14 +382,31 @@ pub fn measure(depth: Depth) -> Limits {
     };
     let cross = a != b;
     let cache_line_rtt_ns = cross
-        .then(|| repeat(&|| probes::cache_line_rtt(a, b, trips * 20)))
+        .then(|| repeat(&|| probes::cache_line_rtt(a, b, trips * 20, budget)))
         .flatten();
     let futex_rtt_cross_ns = cross
-        .then(|| repeat(&|| probes::futex_rtt(a, b, trips)))
+        .then(|| repeat(&|| probes::futex_rtt(a, b, trips, budget)))
         .flatten();
-    let futex_rtt_same_ns = repeat(&|| probes::futex_rtt(a, a, trips));
-    let pipe_rtt_ns = repeat(&|| probes::pipe_rtt(a, b, trips));
-    let calls = trips * 100;
+    let futex_rtt_same_ns = repeat(&|| probes::futex_rtt(a, a, trips, budget));
+    let pipe_rtt_ns = repeat(&|| probes::pipe_rtt(a, b, trips, budget));
+    // Round trips per sample: `trips` at 64 KiB, more for smaller buffers (about
+    // the same bytes per sample).
+    let handover_rtt_ns = if cross {
+        HANDOVER_SIZES
+            .iter()
+            .filter_map(|&size| {
+                let n = trips * ((64 << 10) / size).max(1);
+                let rtt_ns = repeat(&|| probes::handover_rtt(a, b, size as usize, n, budget))?;
+                Some(HandoverLimit {
+                    size_bytes: size,
+                    rtt_ns,
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let calls = trips * 20;
     probes::syscall_cost(calls);
     let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
         .expect("at least one sample");
@@ -258,12 +414,15 @@ pub fn measure(depth: Depth) -> Limits {
         depth,
         cpus,
         memcpy,
+        placements,
         cache_line_rtt_ns,
         futex_rtt_cross_ns,
         futex_rtt_same_ns,
         syscall_ns,
         pipe_rtt_ns,
+        handover_rtt_ns,
         took_s: start.elapsed().as_secs_f64(),
+        build: Some(crate::context::BuildInfo::current()),
     }
 }
 
@@ -328,6 +487,9 @@ mod tests {
         }
         if l.cpus.len() == 2 {
             assert!(l.cache_line_rtt_ns.is_some() && l.futex_rtt_cross_ns.is_some());
+            let sizes: Vec<u64> = l.handover_rtt_ns.iter().map(|h| h.size_bytes).collect();
+            assert_eq!(sizes, HANDOVER_SIZES);
+            assert!(l.rows().iter().any(|r| r.name.starts_with("hand-over round trip 64 KiB")));
         }
         assert!(l.futex_rtt_same_ns.is_some() && l.pipe_rtt_ns.is_some());
     }
@@ -341,6 +503,18 @@ mod tests {
         assert_eq!(near(300 << 10), 64 << 10);
         assert_eq!(near(1 << 20), 2 << 20);
         assert_eq!(near(1 << 30), 64 << 20);
+    }
+
+    #[test]
+    fn the_nearest_handover_is_chosen_by_ratio_within_a_factor_of_four() {
+        let l = ratio::tests::machine();
+        let near = |s| l.handover_near(s).map(|h| h.size_bytes);
+        assert_eq!(near(1 << 10), Some(4 << 10));
+        assert_eq!(near(4 << 10), Some(4 << 10));
+        assert_eq!(near(32 << 10), Some(64 << 10));
+        assert_eq!(near(256 << 10), Some(64 << 10));
+        assert_eq!(near(512), None);
+        assert_eq!(near(1 << 20), None);
     }
 
     #[test]

@@ -2,52 +2,105 @@
 //! the caller repeats it to get a median and a spread.
 //!
 //! Every probe is written the way the transports use the machine: `memcpy` through
-//! the C library's routine (what `copy_from_slice` calls for large copies), a cache
-//! line handed between two pinned threads by spinning on it, a futex word handed
-//! back and forth with each side asleep until woken, a system call that does no work,
-//! and a byte sent round two pipes. Threads are pinned by their own affinity, never
-//! the caller's, so a probe leaves the calling thread's placement alone.
+//! the C library's routine (what `copy_from_slice` calls for large copies) between
+//! page-aligned buffers, as the workloads place theirs, and at other placements to
+//! find a slow one; a cache line handed between two pinned threads by spinning on it,
+//! a futex word handed back and forth with each side asleep until woken, a system
+//! call that does no work, a byte sent round two pipes, and a buffer written on one
+//! CPU, copied on the other and read back (the hand-over). Threads are pinned by
+//! their own affinity, never the caller's, so a probe leaves the calling thread's
+//! placement alone.
 //!
 //! The first round trip of a two-thread probe is not timed: it waits out the
 //! partner thread's start and its move to its CPU, which would otherwise dominate a
 //! short sample.
 //!
-//! A probe that needs a second CPU and has none, or whose partner does not answer
-//! within its deadline, returns `None` rather than hanging.
+//! Every sample has a time budget: a probe that runs long (a slow placement, a
+//! partner thread that must share its CPU with other work) stops when the budget is
+//! spent and reports the rate over what it did, so a busy machine makes the probes
+//! no slower than their budgets allow. A probe that needs a second CPU and has none,
+//! or whose partner cannot run (or, spinning, does not answer within its deadline),
+//! returns `None` rather than hanging.
 
+use xferbench_transports::buffer::PageBuf;
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_transports::buffer::{PAGE, PageBuf};
 
 /// How long a two-thread probe may take before it is abandoned.
 const DEADLINE: Duration = Duration::from_secs(2);
 
-/// Buffers for the memcpy probe at one size, touched once so page faults stay out
-/// of the timing.
+/// Buffers for the memcpy probe at one size and one placement, touched once so page
+/// faults stay out of the timing.
+///
+/// Both start on a page, then the destination is moved `offset` bytes further: the
+/// copy runs with `dst − src` ≡ `offset` (mod 4096). Offset 0 is the placement a
+/// transport's buffers have ([`xferbench_transports::buffer`]) and the one the limit
+/// is taken at; others show whether this machine's `memcpy` has a slow placement.
 pub struct CopyBuffers {
-    src: Vec<u8>,
-    dst: Vec<u8>,
+    region: PageBuf,
+    size: usize,
+    dst: usize,
 }
 
 impl CopyBuffers {
-    /// Two buffers of `size` bytes, written through.
+    /// Two page-aligned buffers of `size` bytes, written through.
     pub fn new(size: usize) -> Self {
-        let src: Vec<u8> = (0..size).map(|i| i as u8).collect();
-        let dst = vec![1u8; size];
-        CopyBuffers { src, dst }
+        Self::at_offset(size, 0)
     }
 
-    /// Bytes per second of copying the buffer `reps` times.
-    pub fn sample(&mut self, reps: usize) -> f64 {
+    /// Two buffers of `size` bytes with `dst − src` ≡ `offset` (mod 4096), written
+    /// through. A page lies between them, so they never share one.
+    pub fn at_offset(size: usize, offset: usize) -> Self {
+        let dst = size.next_multiple_of(PAGE) + PAGE + offset % PAGE;
+        let mut region = PageBuf::zeroed(dst + size);
+        for (i, b) in region[..size].iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        region[dst..].fill(1);
+        CopyBuffers { region, size, dst }
+    }
+
+    /// `dst − src` modulo a page.
+    #[cfg(test)]
+    fn offset(&self) -> usize {
+        self.dst % PAGE
+    }
+
+    /// Bytes per second of copying the buffer `reps` times, or fewer when the copies
+    /// take longer than `budget` (a slow placement): the rate over the copies made.
+    pub fn sample(&mut self, reps: usize, budget: Duration) -> f64 {
+        let (src, dst) = self.region.split_at_mut(self.dst);
+        let (src, dst) = (&src[..self.size], &mut dst[..self.size]);
+        // The clock is read between batches of up to 64 copies, which costs a small
+        // copy (40 ns at 4 KiB) under 1 % and lets a slow placement stop early.
+        let batch = (reps / 8).clamp(1, 64);
+        let mut done = 0;
         let start = Instant::now();
-        for _ in 0..reps {
-            self.dst.copy_from_slice(black_box(&self.src));
-            black_box(&mut self.dst);
+        while done < reps {
+            let n = batch.min(reps - done);
+            for _ in 0..n {
+                dst.copy_from_slice(black_box(src));
+                black_box(&mut *dst);
+            }
+            done += n;
+            if start.elapsed() > budget {
+                break;
+            }
         }
         let s = start.elapsed().as_secs_f64();
-        (self.src.len() * reps) as f64 / s.max(1e-9)
+        (self.size * done) as f64 / s.max(1e-9)
+    }
+
+    #[cfg(test)]
+    fn halves(&self) -> (&[u8], &[u8]) {
+        (
+            &self.region[..self.size],
+            &self.region[self.dst..self.dst + self.size],
+        )
     }
 }
 
@@ -64,8 +117,9 @@ pub fn copies_for(size: usize, target: Duration) -> usize {
 struct Line(AtomicU64);
 
 /// Mean nanoseconds per round trip of a cache line handed between a thread on `a`
-/// and one on `b` by spinning, over `trips` round trips.
-pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
+/// and one on `b` by spinning, over `trips` round trips or as many as fit in
+/// `budget`.
+pub fn cache_line_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64> {
     let line = Arc::new(Line(AtomicU64::new(0)));
     let give_up = Arc::new(AtomicBool::new(false));
     let (l, g) = (line.clone(), give_up.clone());
@@ -94,6 +148,7 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
             let deadline = Instant::now() + DEADLINE;
             let mut start = Instant::now();
             let mut next = 1;
+            let mut timed = 0u64;
             while next < 2 * (trips + 1) {
                 line.0.store(next, Ordering::Release);
                 let mut spins = 0u32;
@@ -101,15 +156,20 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
                     std::hint::spin_loop();
                     spins = spins.wrapping_add(1);
                     if spins.is_multiple_of(4096) && Instant::now() > deadline {
-                        return None;
+                        return (timed > 0).then(|| (start.elapsed(), timed));
                     }
                 }
                 if next == 1 {
                     start = Instant::now();
+                } else {
+                    timed += 1;
+                    if timed.is_multiple_of(256) && start.elapsed() > budget {
+                        break;
+                    }
                 }
                 next += 2;
             }
-            Some(start.elapsed())
+            Some((start.elapsed(), timed))
         })
         .join()
         .ok()
@@ -117,31 +177,43 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
     });
     give_up.store(true, Ordering::Relaxed);
     let _ = echo.join();
-    took.map(|d| d.as_nanos() as f64 / trips.max(1) as f64)
+    per_trip(took)
+}
+
+/// Nanoseconds per timed round trip.
+fn per_trip(took: Option<(Duration, u64)>) -> Option<f64> {
+    took.filter(|(_, n)| *n > 0)
+        .map(|(d, n)| d.as_nanos() as f64 / n as f64)
 }
 
 /// Mean nanoseconds per round trip of a futex word handed between a thread on `a`
-/// and one on `b` (the same CPU when `a == b`), each asleep until woken.
-pub fn futex_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
+/// and one on `b` (the same CPU when `a == b`), each asleep until woken, over `trips`
+/// round trips or as many as fit in `budget`.
+///
+/// Both sides sleep without a timeout, as the C reference does: arming a timer on
+/// every wait costs a VM about a microsecond per round trip. Neither can be left
+/// asleep: each side that leaves says so in the word and wakes the other.
+pub fn futex_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64> {
     use rustix::thread::futex;
+    // 0: the echo's turn is over; 1: its turn; 2: the measuring side left; 3: the
+    // echo could not run and left.
     let word = Arc::new(AtomicU32::new(0));
-    let give_up = Arc::new(AtomicBool::new(false));
-    let (w, g) = (word.clone(), give_up.clone());
-    // Sleeps are bounded so an abandoned partner notices and leaves.
-    let nap = rustix::fs::Timespec {
-        tv_sec: 0,
-        tv_nsec: 50_000_000,
-    };
+    let w = word.clone();
     let echo = std::thread::spawn(move || {
         if crate::affinity::pin_current_thread(b).is_err() {
+            w.store(3, Ordering::Release);
+            let _ = futex::wake(&w, futex::Flags::PRIVATE, 1);
             return;
         }
         for _ in 0..=trips {
-            while w.load(Ordering::Acquire) != 1 {
-                if g.load(Ordering::Relaxed) {
-                    return;
+            loop {
+                match w.load(Ordering::Acquire) {
+                    1 => break,
+                    0 => {
+                        let _ = futex::wait(&w, futex::Flags::PRIVATE, 0, None);
+                    }
+                    _ => return,
                 }
-                let _ = futex::wait(&w, futex::Flags::PRIVATE, 0, Some(&nap));
             }
             w.store(0, Ordering::Release);
             let _ = futex::wake(&w, futex::Flags::PRIVATE, 1);
@@ -150,30 +222,42 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
     let took = std::thread::scope(|s| {
         s.spawn(|| {
             crate::affinity::pin_current_thread(a).ok()?;
-            let deadline = Instant::now() + DEADLINE;
             let mut start = Instant::now();
+            let mut timed = 0u64;
             for trip in 0..=trips {
-                word.store(1, Ordering::Release);
+                // Fails when the echo left (3): it could not run.
+                word.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+                    .ok()?;
                 let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
-                while word.load(Ordering::Acquire) != 0 {
-                    if Instant::now() > deadline {
-                        return None;
+                loop {
+                    match word.load(Ordering::Acquire) {
+                        0 => break,
+                        1 => {
+                            let _ = futex::wait(&word, futex::Flags::PRIVATE, 1, None);
+                        }
+                        _ => return None,
                     }
-                    let _ = futex::wait(&word, futex::Flags::PRIVATE, 1, Some(&nap));
                 }
                 if trip == 0 {
                     start = Instant::now();
+                } else {
+                    timed += 1;
+                    if start.elapsed() > budget {
+                        break;
+                    }
                 }
             }
-            Some(start.elapsed())
+            Some((start.elapsed(), timed))
         })
         .join()
         .ok()
         .flatten()
     });
-    give_up.store(true, Ordering::Relaxed);
+    // The echo is told to leave, and woken in case it sleeps.
+    word.store(2, Ordering::Release);
+    let _ = futex::wake(&word, futex::Flags::PRIVATE, 1);
     let _ = echo.join();
-    took.map(|d| d.as_nanos() as f64 / trips.max(1) as f64)
+    per_trip(took)
 }
 
 /// Mean nanoseconds of a `getppid` system call, over `calls` calls.
@@ -187,8 +271,9 @@ pub fn syscall_cost(calls: u64) -> f64 {
 }
 
 /// Mean nanoseconds per round trip of one byte sent to a thread on `b` over a pipe
-/// and back over a second pipe, from a thread on `a`.
-pub fn pipe_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
+/// and back over a second pipe, from a thread on `a`, over `trips` round trips or as
+/// many as fit in `budget`.
+pub fn pipe_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64> {
     let (up_r, up_w) = std::io::pipe().ok()?;
     let (down_r, down_w) = std::io::pipe().ok()?;
     let echo = std::thread::spawn(move || {
@@ -208,26 +293,130 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64) -> Option<f64> {
             crate::affinity::pin_current_thread(a).ok()?;
             let mut byte = [7u8; 1];
             let mut start = Instant::now();
+            let mut timed = 0u64;
             for trip in 0..=trips {
                 w.write_all(&byte).ok()?;
                 r.read_exact(&mut byte).ok()?;
                 if trip == 0 {
                     start = Instant::now();
+                } else {
+                    timed += 1;
+                    if start.elapsed() > budget {
+                        break;
+                    }
                 }
             }
-            Some(start.elapsed())
+            Some((start.elapsed(), timed))
         })
         .join()
         .ok()
         .flatten()
     });
     let _ = echo.join();
-    took.map(|d| d.as_nanos() as f64 / trips.max(1) as f64)
+    per_trip(took)
+}
+
+/// Mean nanoseconds per hand-over round trip of `size` bytes between a thread on `a`
+/// and one on `b`, over `trips` round trips or as many as fit in `budget`: the floor
+/// of a ping-pong at that size.
+///
+/// The thread on `a` writes every byte of a request buffer and raises a flag; the
+/// thread on `b`, spinning on the flag, copies the request into a reply buffer
+/// (reading every byte of the one, writing every byte of the other) and lowers the
+/// flag; the first reads every cache line of the reply. These are the bytes a
+/// zero-copy ping-pong moves and the way its workload touches them (the sender
+/// writes every byte, the echo copies request into reply, the receiver reads every
+/// line), with no ring, index or copy in or out: what any transport must pay at
+/// least. Both buffers start on a page ([`PageBuf`]), so the copy never meets
+/// glibc's slow `rep movsb` distances.
+pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duration) -> Option<f64> {
+    /// The two buffers, owned in turn by one side, as the flag says.
+    struct Shared {
+        flag: Line,
+        request: std::cell::UnsafeCell<PageBuf>,
+        reply: std::cell::UnsafeCell<PageBuf>,
+    }
+    // SAFETY: the buffers are touched only by the side the flag hands them to: the
+    // measuring side between lowering and raising it (odd values are the echo's),
+    // with Release on every hand-over and Acquire before every access.
+    unsafe impl Sync for Shared {}
+    let shared = Arc::new(Shared {
+        flag: Line(AtomicU64::new(0)),
+        request: std::cell::UnsafeCell::new(PageBuf::zeroed(size)),
+        reply: std::cell::UnsafeCell::new(PageBuf::zeroed(size)),
+    });
+    let give_up = Arc::new(AtomicBool::new(false));
+    let (sh, g) = (shared.clone(), give_up.clone());
+    let echo = std::thread::spawn(move || {
+        if crate::affinity::pin_current_thread(b).is_err() {
+            g.store(true, Ordering::Relaxed);
+            return;
+        }
+        let mut expect = 1;
+        while expect < 2 * (trips + 1) {
+            let mut spins = 0u32;
+            while sh.flag.0.load(Ordering::Acquire) != expect {
+                std::hint::spin_loop();
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(4096) && g.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            // SAFETY: the flag handed both buffers to this side (see `Shared`).
+            unsafe { (*sh.reply.get()).copy_from_slice(&*sh.request.get()) };
+            sh.flag.0.store(expect + 1, Ordering::Release);
+            expect += 2;
+        }
+    });
+    let took = std::thread::scope(|s| {
+        s.spawn(|| {
+            crate::affinity::pin_current_thread(a).ok()?;
+            let deadline = Instant::now() + DEADLINE;
+            let mut start = Instant::now();
+            let mut sink = 0u64;
+            let mut timed = 0u64;
+            let mut next = 1;
+            while next < 2 * (trips + 1) {
+                // SAFETY: the echo has lowered the flag: both buffers are ours.
+                unsafe { (*shared.request.get()).fill(next as u8) };
+                shared.flag.0.store(next, Ordering::Release);
+                let mut spins = 0u32;
+                while shared.flag.0.load(Ordering::Acquire) != next + 1 {
+                    std::hint::spin_loop();
+                    spins = spins.wrapping_add(1);
+                    if spins.is_multiple_of(4096) && Instant::now() > deadline {
+                        return None;
+                    }
+                }
+                // SAFETY: as above, after the echo's hand-back.
+                sink ^= crate::verify::read_lines(unsafe { &*shared.reply.get() });
+                if next == 1 {
+                    start = Instant::now();
+                } else {
+                    timed += 1;
+                    if start.elapsed() > budget {
+                        break;
+                    }
+                }
+                next += 2;
+            }
+            black_box(sink);
+            Some((start.elapsed(), timed))
+        })
+        .join()
+        .ok()
+        .flatten()
+    });
+    give_up.store(true, Ordering::Relaxed);
+    let _ = echo.join();
+    per_trip(took)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const BUDGET: Duration = Duration::from_millis(50);
 
     fn two_cpus() -> Option<(usize, usize)> {
         let cpus = crate::affinity::allowed_cpus();
@@ -236,9 +425,34 @@ mod tests {
 
     #[test]
     fn copying_moves_every_byte_and_reports_a_rate() {
-        let mut b = CopyBuffers::new(4096);
-        assert!(b.sample(3) > 0.0);
-        assert_eq!(b.dst, b.src);
+        for offset in [0, 16, 2048] {
+            let mut b = CopyBuffers::at_offset(4096 + 3, offset);
+            assert_eq!(b.offset(), offset);
+            assert!(b.sample(3, BUDGET) > 0.0);
+            let (src, dst) = b.halves();
+            assert_eq!(src, dst);
+        }
+    }
+
+    #[test]
+    fn both_buffers_start_on_a_page_when_the_placement_is_aligned() {
+        let b = CopyBuffers::new(65536);
+        let (src, dst) = b.halves();
+        assert_eq!(src.as_ptr() as usize % PAGE, 0);
+        assert_eq!(dst.as_ptr() as usize % PAGE, 0);
+        assert!(xferbench_transports::buffer::placed_for_copy(
+            dst.as_ptr(),
+            src.as_ptr()
+        ));
+    }
+
+    #[test]
+    fn a_copy_sample_stops_at_its_budget() {
+        let mut b = CopyBuffers::new(2 << 20);
+        let start = Instant::now();
+        // A million 2 MiB copies would take minutes; the budget ends it after a batch.
+        assert!(b.sample(1 << 20, Duration::from_millis(1)) > 0.0);
+        assert!(start.elapsed() < Duration::from_secs(60));
     }
 
     #[test]
@@ -251,19 +465,33 @@ mod tests {
     #[test]
     fn two_thread_probes_complete_and_give_positive_times() {
         let (a, b) = two_cpus().unwrap_or((0, 0));
-        assert!(futex_rtt(a, b, 50).unwrap() > 0.0);
-        assert!(futex_rtt(a, a, 50).unwrap() > 0.0);
-        assert!(pipe_rtt(a, b, 50).unwrap() > 0.0);
+        assert!(futex_rtt(a, b, 50, BUDGET).unwrap() > 0.0);
+        assert!(futex_rtt(a, a, 50, BUDGET).unwrap() > 0.0);
+        assert!(pipe_rtt(a, b, 50, BUDGET).unwrap() > 0.0);
         assert!(syscall_cost(100) > 0.0);
         if a != b {
-            assert!(cache_line_rtt(a, b, 500).unwrap() > 0.0);
+            assert!(cache_line_rtt(a, b, 500, BUDGET).unwrap() > 0.0);
+            assert!(handover_rtt(a, b, 4096, 50, BUDGET).unwrap() > 0.0);
+        }
+    }
+
+    #[test]
+    fn a_probe_that_runs_out_of_budget_reports_the_trips_it_made() {
+        // A zero budget ends each probe after its first timed round trip (the
+        // cache-line probe after its first 256).
+        let (a, b) = two_cpus().unwrap_or((0, 0));
+        assert!(futex_rtt(a, b, 1_000_000, Duration::ZERO).unwrap() > 0.0);
+        assert!(pipe_rtt(a, b, 1_000_000, Duration::ZERO).unwrap() > 0.0);
+        if a != b {
+            assert!(cache_line_rtt(a, b, 1 << 40, Duration::ZERO).unwrap() > 0.0);
         }
     }
 
     #[test]
     fn a_probe_on_a_cpu_outside_the_allowed_set_gives_none_rather_than_hanging() {
         let bad = rustix::thread::CpuSet::MAX_CPU - 1;
-        assert_eq!(futex_rtt(bad, bad, 10), None);
-        assert_eq!(pipe_rtt(bad, 0, 10), None);
+        assert_eq!(futex_rtt(bad, bad, 10, BUDGET), None);
+        assert_eq!(pipe_rtt(bad, 0, 10, BUDGET), None);
+        assert_eq!(handover_rtt(bad, 0, 4096, 10, BUDGET), None);
     }
 }

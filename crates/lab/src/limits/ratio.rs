@@ -3,15 +3,24 @@
 //! | point | limit | fraction |
 //! |---|---|---|
 //! | `stream` (any transport) | memcpy at the measured size nearest the message size | throughput ÷ memcpy bandwidth |
-//! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), RPMsg `notify=poll` | the cache-line round trip between the two CPUs | cache-line round trip ÷ median round trip |
-//! | ping-pong that sleeps: `shm` `wait=block`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
+//! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), `iceoryx2` `wait=spin`, RPMsg `notify=poll` | messages of 1 KiB to 256 KiB: the hand-over round trip at the nearest measured size; smaller ones: the cache-line round trip between the two CPUs | limit round trip ÷ median round trip |
+//! | ping-pong that sleeps: `shm` `wait=block`, `iceoryx2` `wait=event`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
 //! | `pipe` ping-pong | the pipe round trip | pipe round trip ÷ median round trip |
 //! | a conversion kernel (`convert`, the SIS8300 study's test 3) | memcpy at the measured size nearest the input bytes | the boards' input rate over the common window ÷ memcpy bandwidth |
 //!
-//! A fraction near 1 means the transport costs little beyond the machine's floor;
-//! 0.1 means nine tenths of the time goes to the transport itself. Points with no
-//! natural limit here (Warp Pipe transactions, which cross TCP and a protocol stack)
-//! carry none.
+//! The fraction is always "how much of its limit the point reached", so it is at most
+//! about 1 whichever way the figure runs: a rate divided by the limit's rate, or the
+//! limit's time divided by the point's time. A fraction near 1 means the transport
+//! costs little beyond the machine's floor; 0.1 means nine tenths of the time goes to
+//! the transport itself. Points with no natural limit here (Warp Pipe transactions,
+//! which cross TCP and a protocol stack) carry none.
+//!
+//! A point above [`SUSPECT`] (110 %) beat what was meant to be its floor: the limit
+//! was measured under other conditions than the point ran in (a machine that changed
+//! speed, a slow copy placement, wake-ups from idle that a busy point never pays), or
+//! the point is not bound by it. Such a fraction is not a result: it is marked
+//! [`LimitFraction::suspect`], shown as a warning instead of a percentage, and left
+//! out of `compare`'s change against the limit.
 //!
 //! The RPMsg study's points measure throughput of round trips; their round trip is
 //! the median latency where recorded, else, for one channel, the inverse of the round
@@ -39,12 +48,61 @@ pub struct LimitFraction {
     /// How much of the limit the point reached: rate ÷ limit rate, or limit time ÷
     /// figure time.
     pub fraction: f64,
+    /// Above [`SUSPECT`]: the limit or its mapping to this point is suspect, and the
+    /// fraction is not a result (added in schema 1; `false` when absent).
+    #[serde(default)]
+    pub suspect: bool,
 }
 
+/// A point that reaches more than this fraction of its limit makes the limit suspect.
+pub const SUSPECT: f64 = 1.1;
+
 impl LimitFraction {
-    /// `42 % of memcpy 64 KiB`.
+    /// `42 % of memcpy 64 KiB`, or `suspect (see warnings)` above [`SUSPECT`].
     pub fn short(&self) -> String {
-        format!("{} of {}", percent(self.fraction), self.limit)
+        if self.suspect {
+            "suspect (see warnings)".into()
+        } else {
+            format!("{} of {}", percent(self.fraction), self.limit)
+        }
+    }
+
+    /// The fraction when it is a result (not suspect).
+    pub fn trusted(&self) -> Option<f64> {
+        (!self.suspect).then_some(self.fraction)
+    }
+
+    /// The point's warning when the fraction is suspect.
+    pub fn warning(&self) -> Option<String> {
+        self.suspect.then(|| {
+            format!(
+                "limit suspect: the point reached {} of the {} (above {}), which was meant to \
+                 be its floor; the limit was measured under other conditions than the point ran \
+                 in, or does not bound it, so no fraction is reported",
+                percent(self.fraction),
+                self.limit,
+                percent(SUSPECT)
+            )
+        })
+    }
+
+    fn new(
+        limit: String,
+        limit_value: f64,
+        unit: &str,
+        figure: &str,
+        figure_value: f64,
+        fraction: f64,
+    ) -> Self {
+        LimitFraction {
+            limit,
+            limit_value,
+            unit: unit.into(),
+            figure: figure.into(),
+            figure_value,
+            fraction,
+            suspect: fraction > SUSPECT,
+        }
     }
 }
 
@@ -61,8 +119,9 @@ pub fn percent(f: f64) -> String {
 }
 
 /// The kind of floor a round trip sits on.
-enum Floor {
+enum Floor<'a> {
     CacheLine,
+    Handover(&'a super::HandoverLimit),
     Futex,
     Pipe,
 }
@@ -88,7 +147,13 @@ pub fn fraction(
             )
         }
         Some("pingpong") => {
-            let floor = floor(p("transport")?, p("wait"), p("notify"))?;
+            let floor = match floor(p("transport")?, params)? {
+                Floor::CacheLine => match limits.handover_near(size_bytes) {
+                    Some(h) => Floor::Handover(h),
+                    None => Floor::CacheLine,
+                },
+                other => other,
+            };
             round_trip_fraction(
                 figure::LATENCY[0],
                 median(figure::LATENCY[0])?,
@@ -98,7 +163,7 @@ pub fn fraction(
         }
         // RPMsg study points: packets echoed over a link.
         None if p("notify").is_some() => {
-            let floor = floor("rpmsg", None, p("notify"))?;
+            let floor = floor(crate::transports::RPMSG, params)?;
             let (name, rt) = match median(figure::LATENCY[0]) {
                 Some(ns) => (figure::LATENCY[0], ns),
                 None if channels == 1 => (
@@ -113,15 +178,30 @@ pub fn fraction(
     }
 }
 
-fn floor(transport: &str, wait: Option<&str>, notify: Option<&str>) -> Option<Floor> {
+/// The floor of a round trip of `transport`, whose waits (shm's `wait`, RPMsg's
+/// `notify`) are read through their definitions, defaults included.
+fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'static>> {
+    use xferbench_transports::rpmsg::{NOTIFY, Notify};
+    use xferbench_transports::iox2::{WAIT as IOX2_WAIT, Wait as Iox2Wait};
+    use xferbench_transports::shm::{WAIT, wait::Strategy};
+    let or_default = |def: &xferbench_transports::ParamDef| {
+        params
+            .get(def.name())
+            .cloned()
+            .unwrap_or_else(|| def.machine(&def.default))
+    };
     Some(match transport {
-        "shm" => match wait.unwrap_or("hybrid") {
-            "block" => Floor::Futex,
-            _ => Floor::CacheLine,
+        "shm" => match Strategy::from_name(&or_default(&WAIT))? {
+            Strategy::Block => Floor::Futex,
+            Strategy::Spin | Strategy::Hybrid => Floor::CacheLine,
         },
-        "rpmsg" => match notify.unwrap_or("kick") {
-            "poll" => Floor::CacheLine,
-            _ => Floor::Futex,
+        "iceoryx2" => match Iox2Wait::from_name(&or_default(&IOX2_WAIT))? {
+            Iox2Wait::Spin => Floor::CacheLine,
+            Iox2Wait::Event => Floor::Futex,
+        },
+        crate::transports::RPMSG => match Notify::from_name(&or_default(&NOTIFY))? {
+            Notify::Poll => Floor::CacheLine,
+            Notify::Kick | Notify::EventIdx => Floor::Futex,
         },
         "pipe" => Floor::Pipe,
         "unix" | "tcp" => Floor::Futex,
@@ -130,34 +210,48 @@ fn floor(transport: &str, wait: Option<&str>, notify: Option<&str>) -> Option<Fl
 }
 
 fn rate_fraction(figure: &str, rate: f64, copy_size: u64, copy_rate: f64) -> Option<LimitFraction> {
-    (rate > 0.0 && copy_rate > 0.0).then(|| LimitFraction {
-        limit: format!("memcpy {}", super::size_words(copy_size)),
-        limit_value: copy_rate,
-        unit: "bytes/s".into(),
-        figure: figure.into(),
-        figure_value: rate,
-        fraction: rate / copy_rate,
+    (rate > 0.0 && copy_rate > 0.0).then(|| {
+        LimitFraction::new(
+            format!("memcpy {}", super::size_words(copy_size)),
+            copy_rate,
+            "bytes/s",
+            figure,
+            rate,
+            rate / copy_rate,
+        )
     })
 }
 
 fn round_trip_fraction(
     figure: &str,
     rt_ns: f64,
-    floor: Floor,
+    floor: Floor<'_>,
     limits: &Limits,
 ) -> Option<LimitFraction> {
     let (limit, e) = match floor {
-        Floor::CacheLine => ("cache-line round trip", limits.cache_line_rtt_ns.as_ref()?),
-        Floor::Futex => ("futex wake round trip", limits.futex_rtt_cross_ns.as_ref()?),
-        Floor::Pipe => ("pipe round trip", limits.pipe_rtt_ns.as_ref()?),
+        Floor::CacheLine => (
+            "cache-line round trip".to_string(),
+            limits.cache_line_rtt_ns.as_ref()?,
+        ),
+        Floor::Handover(h) => (
+            format!("hand-over round trip {}", super::size_words(h.size_bytes)),
+            &h.rtt_ns,
+        ),
+        Floor::Futex => (
+            "futex wake round trip".to_string(),
+            limits.futex_rtt_cross_ns.as_ref()?,
+        ),
+        Floor::Pipe => ("pipe round trip".to_string(), limits.pipe_rtt_ns.as_ref()?),
     };
-    (rt_ns > 0.0 && e.median > 0.0).then(|| LimitFraction {
-        limit: limit.into(),
-        limit_value: e.median,
-        unit: "ns".into(),
-        figure: figure.into(),
-        figure_value: rt_ns,
-        fraction: e.median / rt_ns,
+    (rt_ns > 0.0 && e.median > 0.0).then(|| {
+        LimitFraction::new(
+            limit.into(),
+            e.median,
+            "ns",
+            figure,
+            rt_ns,
+            e.median / rt_ns,
+        )
     })
 }
 
@@ -183,16 +277,33 @@ pub(crate) mod tests {
                     bytes_per_s: est(10e9),
                 })
                 .collect(),
+            placements: vec![],
             cache_line_rtt_ns: Some(est(200.0)),
             futex_rtt_cross_ns: Some(est(20e3)),
             futex_rtt_same_ns: Some(est(5e3)),
             syscall_ns: est(80.0),
             pipe_rtt_ns: Some(est(25e3)),
+            handover_rtt_ns: crate::limits::HANDOVER_SIZES
+                .iter()
+                .map(|&s| crate::limits::HandoverLimit {
+                    size_bytes: s,
+                    rtt_ns: est(s as f64 / 8.0),
+                })
+                .collect(),
             took_s: 0.1,
+            build: None,
         }
     }
 
     fn point(pairs: &[(&str, &str)], figures: &[(&str, f64)]) -> Option<LimitFraction> {
+        point_of_size(64, pairs, figures)
+    }
+
+    fn point_of_size(
+        size: u64,
+        pairs: &[(&str, &str)],
+        figures: &[(&str, f64)],
+    ) -> Option<LimitFraction> {
         let params = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -201,7 +312,7 @@ pub(crate) mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), est(*v)))
             .collect();
-        fraction(&params, 64, 1, &summary, &machine())
+        fraction(&params, size, 1, &summary, &machine())
     }
 
     #[test]
@@ -245,6 +356,38 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_spinning_ping_pong_of_a_large_message_is_held_against_the_hand_over() {
+        let pp = |t: &str, wait: &str, size: u64, rt: f64| {
+            point_of_size(
+                size,
+                &[("workload", "pingpong"), ("transport", t), ("wait", wait)],
+                &[(figure::LATENCY[0], rt)],
+            )
+        };
+        // The machine's hand-over at 64 KiB takes 8192 ns.
+        let f = pp("shm", "spin", 64 << 10, 16_384.0).unwrap();
+        assert_eq!(f.limit, "hand-over round trip 64 KiB");
+        assert!((f.fraction - 0.5).abs() < 1e-12);
+        assert_eq!(
+            pp("iceoryx2", "spin", 4 << 10, 1e3).unwrap().limit,
+            "hand-over round trip 4 KiB"
+        );
+        // Small messages keep the cache line; sleeping ones the futex at any size.
+        assert_eq!(
+            pp("shm", "spin", 512, 400.0).unwrap().limit,
+            "cache-line round trip"
+        );
+        assert_eq!(
+            pp("shm", "block", 64 << 10, 1e5).unwrap().limit,
+            "futex wake round trip"
+        );
+        assert_eq!(
+            pp("iceoryx2", "event", 64, 1e5).unwrap().limit,
+            "futex wake round trip"
+        );
+    }
+
+    #[test]
     fn an_rpmsg_study_point_uses_its_round_trip_rate_on_one_channel() {
         let f = point(
             &[("notify", "kick"), ("packet", "496")],
@@ -272,6 +415,41 @@ pub(crate) mod tests {
     fn a_point_without_a_natural_limit_or_its_figure_has_none() {
         assert_eq!(point(&[("workload", "warp")], &[]), None);
         assert_eq!(point(&[("workload", "stream")], &[]), None);
+    }
+
+    #[test]
+    fn latency_is_held_the_right_way_round_and_above_110_percent_is_suspect() {
+        // A round trip twice the futex floor reached half of it.
+        let pp = |ns| {
+            point(
+                &[("workload", "pingpong"), ("transport", "unix")],
+                &[(figure::LATENCY[0], ns)],
+            )
+            .unwrap()
+        };
+        let slow = pp(40e3);
+        assert!((slow.fraction - 0.5).abs() < 1e-12 && !slow.suspect);
+        assert_eq!(slow.trusted(), Some(0.5));
+        assert_eq!(slow.warning(), None);
+        // 21 µs against a 20 µs floor: within the probes' noise, still a result.
+        assert!(!pp(20e3 / 1.09).suspect);
+        // 1.6 µs against a 20 µs floor: the floor is not one.
+        let fast = pp(1.6e3);
+        assert!(fast.suspect);
+        assert_eq!(fast.trusted(), None);
+        assert_eq!(fast.short(), "suspect (see warnings)");
+        let w = fast.warning().unwrap();
+        assert!(
+            w.starts_with("limit suspect: the point reached 1250 % of the futex wake round trip"),
+            "{w}"
+        );
+        // A stream faster than memcpy likewise.
+        let f = point(
+            &[("workload", "stream"), ("transport", "shm")],
+            &[(figure::THROUGHPUT, 48.9e9)],
+        )
+        .unwrap();
+        assert!(f.suspect, "{f:?}");
     }
 
     #[test]

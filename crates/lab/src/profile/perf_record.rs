@@ -191,10 +191,16 @@ pub fn attach(pid: u32, out: &Path) -> Result<Attached, ProfileError> {
         },
     })?;
     if let Some(ended) = child.exited_within(ATTACH_DELAY) {
-        return Err(failure(
-            &format!("perf record -p {pid}"),
-            ended.stderr_tail.as_bytes(),
-        ));
+        let said = if ended.stderr_tail.is_empty() {
+            // perf -q says nothing about a pid that is gone.
+            format!(
+                "perf {} without a message (is process {pid} running, and yours?)",
+                ended.status_text()
+            )
+        } else {
+            ended.stderr_tail
+        };
+        return Err(failure(&format!("perf record -p {pid}"), said.as_bytes()));
     }
     Ok(Attached {
         child,

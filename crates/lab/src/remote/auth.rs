@@ -11,7 +11,7 @@
 //! [`MIN_TOKEN`] bytes). Like ssh with a private key, a file that its group or
 //! others may read is refused.
 
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -68,8 +68,8 @@ impl Token {
     }
 
     fn mac(&self, label: &[u8], first: &[u8], second: &[u8]) -> Hmac<Sha256> {
-        let mut m =
-            <Hmac<Sha256> as Mac>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0)
+            .expect("HMAC takes keys of any length");
         m.update(label);
         m.update(first);
         m.update(second);

@@ -36,6 +36,8 @@ pub struct FakeBench {
     pub script: Rc<Script>,
     pub log: Rc<RefCell<Vec<(usize, usize)>>>,
     pub integrity: Option<Integrity>,
+    /// The `/proc` the loop reads the machine's load from (none by default).
+    pub machine: Option<crate::contention::ProcFs>,
 }
 
 impl FakeBench {
@@ -58,6 +60,7 @@ impl FakeBench {
             script: Rc::new(Box::new(script)),
             log: Rc::default(),
             integrity: None,
+            machine: None,
         }
     }
 
@@ -77,6 +80,10 @@ struct FakeRig {
 impl Bench for FakeBench {
     fn points(&self) -> &[PlannedPoint] {
         &self.points
+    }
+
+    fn machine_load(&self) -> Option<crate::contention::ProcFs> {
+        self.machine.clone()
     }
 
     fn rig(

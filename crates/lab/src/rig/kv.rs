@@ -33,9 +33,8 @@
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::clock::Stamp;
-use crate::counters::{CounterSource, Participant};
+use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::measure::{Bench, PlannedPoint};
 use crate::process::{Child, Launcher, Role, Streams};
 use crate::result::RunRecord;
 use crate::verify::Integrity;
@@ -162,42 +161,6 @@ pub const MIN_SLOW_RUNS: usize = 3;
 
 /// Hang timeout of servers and clients.
 pub const HANG: Duration = Duration::from_secs(20);
-
-/// A plan of kv points.
-pub struct KvBench {
-    points: Vec<PlannedPoint>,
-    specs: Vec<KvPoint>,
-    launcher: Option<Launcher>,
-}
-
-impl KvBench {
-    /// The points, in order, each with its rig's point.
-    pub fn new(points: Vec<(PlannedPoint, KvPoint)>, launcher: Option<Launcher>) -> Self {
-        let (points, specs) = points.into_iter().unzip();
-        KvBench {
-            points,
-            specs,
-            launcher,
-        }
-    }
-}
-
-impl Bench for KvBench {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.points
-    }
-
-    fn rig(
-        &mut self,
-        index: usize,
-        _source: Option<&dyn CounterSource>,
-    ) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(KvRig::start(
-            self.specs[index].clone(),
-            self.launcher.clone(),
-        )?))
-    }
-}
 
 enum RunningServer {
     Thread(Server, ServerStats),

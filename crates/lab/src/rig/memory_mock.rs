@@ -30,9 +30,8 @@
 //! `server_cpu_s`.
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::{CounterSource, Participant};
+use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::measure::{Bench, PlannedPoint};
 use crate::process::{Child, Launcher, Role, Streams};
 use crate::result::{RunRecord, figure};
 use crate::verify::Integrity;
@@ -396,53 +395,6 @@ pub struct MockPoint {
     /// The mock's I/O model.
     #[serde(with = "xferbench_params::by_name")]
     pub io: IoModel,
-}
-
-/// A plan of memory-mock points, with the launcher of their processes (`None`:
-/// threads of this process).
-pub struct MemoryMockBench {
-    points: Vec<PlannedPoint>,
-    specs: Vec<MockPoint>,
-    launcher: Option<Launcher>,
-    remote: Option<crate::remote::RemoteTarget>,
-}
-
-impl MemoryMockBench {
-    /// The points, in order, each with its rig's point.
-    pub fn new(points: Vec<(PlannedPoint, MockPoint)>, launcher: Option<Launcher>) -> Self {
-        let (points, specs) = points.into_iter().unzip();
-        MemoryMockBench {
-            points,
-            specs,
-            launcher,
-            remote: None,
-        }
-    }
-
-    /// The same plan with the memory mock on the agent's host ([`crate::remote`]).
-    pub fn with_remote(mut self, remote: Option<crate::remote::RemoteTarget>) -> Self {
-        self.remote = remote;
-        self
-    }
-}
-
-impl Bench for MemoryMockBench {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.points
-    }
-
-    fn rig(
-        &mut self,
-        index: usize,
-        _source: Option<&dyn CounterSource>,
-    ) -> Result<Box<dyn Rig>, RunError> {
-        let point = self.specs[index].clone();
-        let rig = match &self.remote {
-            None => MemoryMockRig::start(point, self.launcher.clone())?,
-            Some(t) => MemoryMockRig::start_remote(point, self.launcher.clone(), t)?,
-        };
-        Ok(Box::new(rig))
-    }
 }
 
 /// A running memory mock and the clients to run against it.

@@ -42,6 +42,7 @@ pub use crate::record::{ChannelOutcome, FigureRules, aggregate};
 #[cfg(test)]
 pub(crate) mod fake;
 
+use crate::contention::{ProcFs, ProcReading, RunContention};
 use crate::counters::{CounterSource, Participant, RunCounters};
 use crate::peer::PeerError;
 use crate::result::RunRecord;
@@ -69,6 +70,15 @@ pub struct RunControl<'a> {
     pub hang_timeout: Duration,
     counters: Option<(&'a mut (dyn CounterSource + 'static), &'a [Participant])>,
     recorded: Option<RunCounters>,
+    contention: Option<ContentionWatch<'a>>,
+}
+
+/// The run's processes and the `/proc` readings around its window.
+struct ContentionWatch<'a> {
+    proc: &'a ProcFs,
+    roots: Vec<u32>,
+    start: Option<ProcReading>,
+    recorded: Option<RunContention>,
 }
 
 impl std::fmt::Debug for RunControl<'_> {
@@ -93,11 +103,30 @@ impl<'a> RunControl<'a> {
             hang_timeout,
             counters,
             recorded: None,
+            contention: None,
         }
+    }
+
+    /// Also reads `proc` around the window, to record how much CPU processes outside
+    /// the run used ([`crate::contention`]): the run is this process, the
+    /// `participants` and all their descendants.
+    pub fn with_contention(mut self, proc: &'a ProcFs, participants: &[Participant]) -> Self {
+        let mut roots = vec![std::process::id()];
+        roots.extend(participants.iter().map(|p| p.pid).filter(|&p| p != 0));
+        self.contention = Some(ContentionWatch {
+            proc,
+            roots,
+            start: None,
+            recorded: None,
+        });
+        self
     }
 
     /// Just before the participants are released: counters start counting.
     pub fn window_started(&mut self) {
+        if let Some(w) = self.contention.as_mut() {
+            w.start = w.proc.read();
+        }
         if let Some((src, who)) = self.counters.as_mut() {
             src.window_started(who);
         }
@@ -108,6 +137,17 @@ impl<'a> RunControl<'a> {
         if let Some((src, _)) = self.counters.as_mut() {
             self.recorded = src.window_ended();
         }
+        if let Some(w) = self.contention.as_mut()
+            && let Some(start) = w.start.take()
+            && let Some(end) = w.proc.read()
+        {
+            w.recorded = Some(crate::contention::between(&start, &end, &w.roots));
+        }
+    }
+
+    /// How busy the machine was with other work during the window, once it ended.
+    pub fn take_contention(&mut self) -> Option<RunContention> {
+        self.contention.as_mut().and_then(|w| w.recorded.take())
     }
 
     /// The counters of the window, once it ended.

@@ -267,7 +267,8 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                     };
                     let mut r = drive(&mut ep, &spec, &ctl);
                     if stamp_close && let Ok(o) = &mut r {
-                        let mut buf = vec![0u8; spec.size.max(1)];
+                        let mut buf =
+                            xferbench_transports::buffer::PageBuf::zeroed(spec.size.max(1));
                         while let Ok(Recv::Message) = ep.recv(&mut buf) {}
                         o.end = Stamp::now();
                     }

@@ -17,8 +17,7 @@
 //! messages and the bytes copied (or nodes visited) as bytes.
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::{CounterSource, Participant};
-use crate::measure::{Bench, PlannedPoint};
+use crate::counters::Participant;
 use crate::process::{Launcher, Role, Streams};
 use crate::record::FigureRules;
 use crate::result::RunRecord;
@@ -45,44 +44,6 @@ pub const RULES: FigureRules = FigureRules {
     higher_is_better: false,
 };
 
-/// The bench of the study: one planned point per spec.
-pub struct PerfStatBench {
-    planned: Vec<PlannedPoint>,
-    specs: Vec<BenchSpec>,
-    launcher: Option<Launcher>,
-}
-
-impl PerfStatBench {
-    /// Points `(planned, spec)`, run as processes of `launcher` (threads without).
-    pub fn new(points: Vec<(PlannedPoint, BenchSpec)>, launcher: Option<Launcher>) -> Self {
-        let (planned, specs) = points.into_iter().unzip();
-        PerfStatBench {
-            planned,
-            specs,
-            launcher,
-        }
-    }
-}
-
-impl Bench for PerfStatBench {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.planned
-    }
-
-    fn rig(
-        &mut self,
-        index: usize,
-        _source: Option<&dyn CounterSource>,
-    ) -> Result<Box<dyn Rig>, RunError> {
-        let spec = self.specs[index].clone();
-        spec.check().map_err(RunError::Config)?;
-        Ok(Box::new(PerfStatRig {
-            spec,
-            launcher: self.launcher.clone(),
-        }))
-    }
-}
-
 /// One visit of a perf-stat point.
 pub struct PerfStatRig {
     spec: BenchSpec,
@@ -90,6 +51,12 @@ pub struct PerfStatRig {
 }
 
 impl PerfStatRig {
+    /// The rig of one point: a benchmark process per run of `launcher` (a thread of
+    /// this process without one).
+    pub fn new(spec: BenchSpec, launcher: Option<Launcher>) -> PerfStatRig {
+        PerfStatRig { spec, launcher }
+    }
+
     fn run_process(
         &self,
         launcher: &Launcher,

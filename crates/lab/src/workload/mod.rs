@@ -18,6 +18,11 @@
 //!   buffers ([`Endpoint::send_in_place`] and friends), every byte written and every
 //!   cache line read (see [`crate::verify`]); otherwise the transport copies them in
 //!   and out of the workload's buffers.
+//! * The workload's message buffers start on a page
+//!   ([`xferbench_transports::buffer::PageBuf`]), so a copy between them and a
+//!   transport's page-aligned memory keeps to the C library's fast path
+//!   ([`xferbench_transports::buffer::placed_for_copy`]) rather than depending on
+//!   where `malloc` happened to put them.
 
 pub mod daq;
 pub mod daq_doc;

@@ -12,6 +12,8 @@ use crate::result::figure;
 use crate::verify::{Verifier, fill_pattern, touch};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
+use xferbench_transports::buffer::PageBuf;
+use xferbench_transports::copy::copy_slice;
 
 /// Request/response latency.
 #[derive(Debug)]
@@ -48,8 +50,8 @@ impl Workload for Pingpong {
         spec: &ChannelSpec,
         ctl: &Control<'_>,
     ) -> Result<DriverOutcome, WorkloadError> {
-        let mut out = vec![0u8; spec.size];
-        let mut back = vec![0u8; spec.size];
+        let mut out = PageBuf::zeroed(spec.size);
+        let mut back = PageBuf::zeroed(spec.size);
         fill_pattern(&mut out);
         let mut hist = new_histogram();
         let mut verifier = spec.verify.then(Verifier::new);
@@ -107,12 +109,12 @@ impl Workload for Pingpong {
     }
 
     fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
-        let mut buf = vec![0u8; spec.size];
+        let mut buf = PageBuf::zeroed(spec.size);
         let mut received = 0u64;
         loop {
             if spec.zero_copy {
                 let echoed = ep
-                    .echo_in_place(spec.size, |request, reply| reply.copy_from_slice(request))
+                    .echo_in_place(spec.size, |request, reply| copy_slice(reply, request))
                     .map_err(io_err("echo", received))?;
                 if echoed.is_none() {
                     break;

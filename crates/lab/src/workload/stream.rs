@@ -12,6 +12,7 @@ use crate::result::figure;
 use crate::verify::{Verifier, fill_pattern};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_transports::Endpoint;
+use xferbench_transports::buffer::PageBuf;
 
 /// One-way throughput.
 #[derive(Debug)]
@@ -52,7 +53,7 @@ impl Workload for Stream {
         spec: &ChannelSpec,
         ctl: &Control<'_>,
     ) -> Result<DriverOutcome, WorkloadError> {
-        let mut buf = vec![0u8; spec.size];
+        let mut buf = PageBuf::zeroed(spec.size);
         fill_pattern(&mut buf);
         let (max, duration_ns) = spec.bounds();
         let mut stopped = false;
@@ -86,7 +87,7 @@ impl Workload for Stream {
     }
 
     fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
-        let mut buf = vec![0u8; spec.size];
+        let mut buf = PageBuf::zeroed(spec.size);
         let mut verifier = spec.verify.then(Verifier::new);
         let mut sink = 0u64;
         let mut received = 0u64;

@@ -1,12 +1,13 @@
 //! `report.html`: one self-contained page per `run` (`--export-html`) and per study
-//! folder. Inline CSS (light and dark schemes following the reader's setting, a print
-//! style), inline SVG charts drawn from the same [`LineChart`]s as the folder's SVG
-//! files, and one small inline script that sorts tables. No network, no external file.
+//! folder. Inline CSS (light and dark schemes following the reader's setting, a
+//! layout that holds on a phone, a print style), inline SVG charts from the one chart
+//! engine that also draws the folder's SVG files ([`crate::chart`]), and one small
+//! inline script that sorts tables. No network, no external file.
 //!
 //! Every string from the results goes through `maud`'s escaping; Markdown (a
 //! study's `summary.md`) is rendered with its raw HTML shown as text.
 //!
-//! - [`mod@chart`]: line charts and strip plots as inline SVG.
+//! - [`mod@chart`]: charts as figures, and a choice of charts (latency percentiles).
 //! - [`mod@table`]: sortable tables.
 //! - [`mod@point`]: one point in detail.
 //! - [`mod@summary`]: Markdown findings.
@@ -17,11 +18,12 @@ pub mod summary;
 pub mod table;
 
 use crate::Exporter;
-use crate::plot::{LineChart, Scale, Series};
+use crate::chart::{Axis, Chart, Interval, Intervals, Line, Point, Scale, Unit};
+use crate::plot::LineChart;
 use crate::study::{Table, Written};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use std::collections::{BTreeMap, BTreeSet};
-use xferbench_lab::result::{Context, Outcome, ResultDoc};
+use xferbench_lab::result::{Context, Outcome, PointResult, ResultDoc, figure};
 
 const CSS: &str = include_str!("report.css");
 const SCRIPT: &str = include_str!("sort.js");
@@ -36,7 +38,11 @@ fn page(title: &str, body: Markup) -> String {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="generator" content={"xferbench"};
                 title { (title) }
-                style { (PreEscaped(CSS)) }
+                style {
+                    (PreEscaped(crate::chart::theme_css()))
+                    (PreEscaped(CSS))
+                    (PreEscaped(crate::chart::CSS))
+                }
             }
             body {
                 (body)
@@ -105,11 +111,22 @@ fn context_header(doc: &ResultDoc, title: &str) -> Markup {
                     @if s.interleave { ", interleaved across points" }
                 }
                 dt { "Measurement" } dd {
-                    @if caps.pmu { "hardware PMU" } @else { "no hardware PMU" }
-                    @if let Some(n) = &caps.pmu_note { " (" (n) ")" }
+                    // The note of a missing PMU says so itself, and why.
+                    @match (caps.pmu, &caps.pmu_note) {
+                        (true, Some(n)) => { "hardware PMU (" (n) ")" },
+                        (true, None) => "hardware PMU",
+                        (false, Some(n)) => (n),
+                        (false, None) => "no hardware PMU",
+                    }
                     @if let Some(p) = &caps.perf { "; " (p) }
                     @if let Some(v) = &caps.valgrind { "; " (v) }
                     @if let Some(p) = caps.perf_event_paranoid { "; perf_event_paranoid " (p) }
+                }
+                @if let Some(b) = crate::machine::build_line(c) {
+                    dt { "Build" } dd { (b) }
+                }
+                @if let Some(l) = crate::machine::load_line(c) {
+                    dt { "Machine load" } dd { (l) }
                 }
             }
             @if let Some(limits) = machine_limits(c) { (limits) }
@@ -135,8 +152,9 @@ fn points_section(doc: &ResultDoc) -> Markup {
     }
 }
 
-/// The page of a `run`: context, the points table, plots of the primary figure and
-/// every point in detail.
+/// The page of a `run`: context, the points table, charts of the primary figure (the
+/// latency percentiles to choose from for a round-trip workload) and every point in
+/// detail.
 pub fn run_page(doc: &ResultDoc) -> String {
     let title = format!("xferbench {} results", doc.context.settings.workload);
     let mut points_table = crate::markdown::points_table(doc);
@@ -149,8 +167,8 @@ pub fn run_page(doc: &ResultDoc) -> String {
     let charts = run_charts(doc);
     let body = html! {
         (context_header(doc, &title))
-        nav.toc { ul {
-            li { a href="#results" { "Results table" } }
+        nav.toc aria-label="contents" { ul {
+            li { a href="#results" { "Results" } }
             @if !charts.is_empty() { li { a href="#plots" { "Plots" } } }
             li { a href="#points" { "Points in detail" } }
         } }
@@ -162,7 +180,12 @@ pub fn run_page(doc: &ResultDoc) -> String {
         @if !charts.is_empty() {
             section id="plots" {
                 h2 { "Plots" }
-                @for c in &charts { (chart::line_chart(c)) }
+                @for (i, c) in charts.iter().enumerate() {
+                    @match c {
+                        RunChart::One { chart, note } => (chart::figure(chart, true, Some(note))),
+                        RunChart::Percentiles { options, note } => (chart::choice(&format!("percentile-{i}"), "percentile", options, Some(note))),
+                    }
+                }
             }
         }
         (points_section(doc))
@@ -170,18 +193,93 @@ pub fn run_page(doc: &ResultDoc) -> String {
     page(&title, body)
 }
 
-/// The charts of a sweep: the primary figure against size (or channels, when only
-/// they vary), one line per combination of the other parameters.
-pub fn run_charts(doc: &ResultDoc) -> Vec<LineChart> {
-    let distinct = |f: &dyn Fn(&xferbench_lab::result::PointResult) -> u64| {
-        doc.points.iter().map(f).collect::<BTreeSet<u64>>().len()
-    };
-    let x_axis = if distinct(&|p| p.size_bytes) > 1 {
-        "size"
+/// A chart of a `run`'s page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunChart {
+    /// One chart of the primary figure.
+    One {
+        /// The chart.
+        chart: Chart,
+        /// What is drawn: medians, intervals, which way is better.
+        note: String,
+    },
+    /// The round-trip latency, one chart per percentile (p50, p99, p99.9), shown one
+    /// at a time.
+    Percentiles {
+        /// Percentile names (`p50`) and their charts.
+        options: Vec<(String, Chart)>,
+        /// What is drawn.
+        note: String,
+    },
+}
+
+/// Round-trip latency percentiles offered on a run's page.
+const PERCENTILES: [(&str, &str); 3] = [
+    ("p50", figure::LATENCY[0]),
+    ("p99", figure::LATENCY[2]),
+    ("p99.9", figure::LATENCY[3]),
+];
+
+/// A figure as people say it: `throughput`, `round-trip latency p99`, `CPU main`;
+/// unknown names lose their unit suffix and underscores.
+pub fn figure_name(name: &str) -> String {
+    let latency = ["p50", "p90", "p99", "p99.9", "max", "mean"];
+    if let Some(i) = figure::LATENCY.iter().position(|f| *f == name) {
+        return format!("round-trip latency {}", latency[i]);
+    }
+    match name {
+        figure::THROUGHPUT => "throughput".into(),
+        figure::MESSAGE_RATE => "message rate".into(),
+        figure::WINDOW => "common window".into(),
+        figure::FAIRNESS => "fairness (Jain's index)".into(),
+        figure::CPU_MAIN => "CPU main".into(),
+        figure::CPU_PEERS => "CPU peers".into(),
+        figure::CPU_PER_MESSAGE => "CPU time per message".into(),
+        _ => {
+            let stem = ["_bytes_per_s", "_ns_per_message", "_ns", "_s", "_cpus"]
+                .iter()
+                .find_map(|s| name.strip_suffix(s))
+                .unwrap_or(name);
+            let stem = if name.ends_with("_ns_per_message") {
+                format!("{stem} per message")
+            } else {
+                stem.to_string()
+            };
+            stem.replace("_per_s", "/s").replace('_', " ")
+        }
+    }
+}
+
+/// The parameters of a point that vary across the document, for a line's legend:
+/// `shm`, `shm, 2 channels`, `pipe, pipe_size=65536`.
+fn line_label(p: &PointResult, varying: &[&str]) -> String {
+    varying
+        .iter()
+        .map(|k| point::param(p, k))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The charts of a sweep: the primary figure against message size (or channels, when
+/// only they vary), one line per combination of the other parameters, each point the
+/// median with the interval of the median as a bar. A round-trip workload gets its
+/// p50, p99 and p99.9 latencies to choose from.
+pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
+    let distinct =
+        |f: &dyn Fn(&PointResult) -> u64| doc.points.iter().map(f).collect::<BTreeSet<u64>>().len();
+    let (x_key, x) = if distinct(&|p| p.size_bytes) > 1 {
+        ("size", Axis::new("message size", Unit::Bytes, Scale::Log))
     } else if distinct(&|p| p.channels as u64) > 1 {
-        "channels"
+        ("channels", Axis::new("channels", Unit::Number, Scale::Log))
     } else {
         return Vec::new();
+    };
+    let x_of = |p: &PointResult| {
+        if x_key == "size" {
+            p.size_bytes as f64
+        } else {
+            p.channels as f64
+        }
     };
     // Parameters that vary, other than the x axis, name the lines.
     let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
@@ -190,65 +288,118 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<LineChart> {
             values.entry(k).or_default().insert(v);
         }
     }
-    let varying: Vec<&str> = values
+    let mut varying: Vec<&str> = values
         .iter()
-        .filter(|(k, v)| v.len() > 1 && **k != x_axis)
+        .filter(|(k, v)| v.len() > 1 && **k != x_key && **k != "workload")
         .map(|(k, _)| *k)
         .collect();
-    let mut by_figure: BTreeMap<(String, bool), Vec<Series>> = BTreeMap::new();
+    // The transport first, as the tables have it.
+    varying.sort_by_key(|k| *k != "transport");
+    // One chart per primary figure (a document holds one workload, so one figure).
+    let mut figures: Vec<(String, bool)> = Vec::new();
     for p in &doc.points {
         let primary = p.primary();
-        let Some(e) = p.summary.get(&primary.figure) else {
-            continue;
-        };
-        let label = varying
-            .iter()
-            .map(|k| match p.params.get(*k) {
-                Some(v) => format!("{k}={}", xferbench_lab::params::display(&p.params, k, v)),
-                None => format!("{k}=-"),
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-        let x = if x_axis == "size" {
-            p.size_bytes as f64
-        } else {
-            p.channels as f64
-        };
-        let series = by_figure
-            .entry((primary.figure.clone(), primary.higher_is_better))
-            .or_default();
-        match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push((x, e.median)),
-            None => series.push(Series {
-                label,
-                points: vec![(x, e.median)],
-                reference: false,
-            }),
+        if !figures.iter().any(|(f, _)| *f == primary.figure) {
+            figures.push((primary.figure.clone(), primary.higher_is_better));
         }
     }
-    by_figure
-        .into_iter()
-        .map(|((fig, higher), mut series)| {
-            for s in &mut series {
-                s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let chart_of = |figure: &str| -> Option<(Chart, Option<f64>)> {
+        let mut lines: Vec<Line> = Vec::new();
+        let mut level = None;
+        for p in &doc.points {
+            let Some(e) = p.summary.get(figure) else {
+                continue;
+            };
+            let interval = (e.n >= 2).then(|| {
+                level.get_or_insert(e.ci_level);
+                Interval {
+                    low: e.ci_low,
+                    high: e.ci_high,
+                    level: Some(e.ci_level),
+                }
+            });
+            let label = line_label(p, &varying);
+            let point = Point {
+                x: x_of(p),
+                y: e.median,
+                interval,
+            };
+            match lines.iter_mut().find(|l| l.label == label) {
+                Some(l) => l.points.push(point),
+                None => lines.push(Line {
+                    label,
+                    points: vec![point],
+                    reference: false,
+                }),
             }
-            LineChart {
-                title: format!(
-                    "{fig} vs {x_axis} ({} is better; medians over the runs)",
-                    if higher { "higher" } else { "lower" }
-                ),
-                x_label: if x_axis == "size" {
-                    "message size (bytes)".into()
-                } else {
-                    "channels".into()
+        }
+        for l in &mut lines {
+            l.points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        }
+        let name = figure_name(figure);
+        (!lines.is_empty()).then(|| {
+            (
+                Chart {
+                    title: format!("{} vs {}", capitalised(&name), x.label),
+                    x: x.clone(),
+                    y: Axis::new(name, Unit::of_figure(figure), Scale::Log),
+                    lines,
+                    intervals: Intervals::Bars,
                 },
-                y_label: fig,
-                x_scale: Scale::Log,
-                y_scale: Scale::Log,
-                series,
+                level,
+            )
+        })
+    };
+    let runs = doc.context.settings.runs;
+    let note = |higher: bool, level: Option<f64>| {
+        let mut n = format!("Medians of {runs} runs");
+        if let Some(l) = level {
+            n.push_str(&format!(
+                "; bars: the {} % interval of the median (order statistics)",
+                crate::format::level(l)
+            ));
+        }
+        n.push_str(if higher {
+            ". Higher is better. Hover a point for its values."
+        } else {
+            ". Lower is better. Hover a point for its values."
+        });
+        n
+    };
+    figures
+        .into_iter()
+        .filter_map(|(fig, higher)| {
+            if fig == figure::LATENCY[0] {
+                let mut level = None;
+                let options: Vec<(String, Chart)> = PERCENTILES
+                    .iter()
+                    .filter_map(|(label, f)| {
+                        let (c, l) = chart_of(f)?;
+                        level = level.or(l);
+                        Some((label.to_string(), c))
+                    })
+                    .collect();
+                (!options.is_empty()).then(|| RunChart::Percentiles {
+                    options,
+                    note: note(higher, level),
+                })
+            } else {
+                let (chart, level) = chart_of(&fig)?;
+                Some(RunChart::One {
+                    chart,
+                    note: note(higher, level),
+                })
             }
         })
         .collect()
+}
+
+/// `Throughput` from `throughput`.
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// The page of a study folder: the summary's findings first, then every table and
@@ -281,7 +432,7 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
     let summary = texts.iter().find(|(n, _)| *n == "summary.md");
     let body = html! {
         (context_header(doc, &title))
-        nav.toc { ul {
+        nav.toc aria-label="contents" { ul {
             @if summary.is_some() { li { a href="#findings" { "Findings" } } }
             @if !tables.is_empty() { li { a href="#tables" { "Tables" } } }
             @if !plots.is_empty() { li { a href="#plots" { "Plots" } } }
@@ -305,7 +456,7 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
         @if !plots.is_empty() {
             section id="plots" {
                 h2 { "Plots" }
-                p.note { "Hover a point for its exact value. Dashed lines are reference figures quoted from elsewhere; solid lines were measured here." }
+                p.note { "Hover a point for its values. Dashed lines are reference figures quoted from elsewhere; solid lines were measured here." }
                 @for (stem, c) in &plots {
                     div id={"plot-" (stem)} { (chart::line_chart(c)) p.note { code { (stem) ".svg" } } }
                 }
@@ -326,14 +477,14 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
 }
 
 /// A page of one chart over a table, with a title and notes above them (the
-/// history's trend of one point across runs).
-pub fn chart_page(title: &str, notes: &[String], chart: &LineChart, t: &Table) -> String {
+/// history's trend of one point across runs). The page's heading is the chart's title.
+pub fn chart_page(title: &str, notes: &[String], chart: &Chart, t: &Table) -> String {
     let body = html! {
         header.context {
             h1 { (title) }
             @for n in notes { p.note { (n) } }
         }
-        section id="plots" { (chart::line_chart(chart)) }
+        section id="plots" { (chart::figure(chart, false, None)) }
         section id="results" {
             h2 { "Runs" }
             p.note { "Click a column header to sort." }
@@ -359,6 +510,3 @@ impl Exporter for Html {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-mod browser_tests;

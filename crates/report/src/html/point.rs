@@ -2,12 +2,14 @@
 //! figure, the channels, the latency percentiles, the CPU of each process, the
 //! counters, integrity and the point's warnings.
 
-use super::chart::{exact, strip};
+use super::figure_name;
 use super::table::table;
+use crate::chart::{Unit, svg::strip};
 use crate::format;
 use crate::study::Table;
 use maud::{Markup, html};
-use xferbench_lab::params::describe as describe_params;
+use std::collections::BTreeMap;
+use xferbench_lab::params;
 use xferbench_lab::result::{PointResult, figure};
 use xferbench_lab::stats::Estimate;
 
@@ -16,24 +18,60 @@ pub fn anchor(p: &PointResult) -> String {
     format!("point-{}", p.index + 1)
 }
 
-/// A figure's value in its unit, chosen by its name.
+/// A figure's value in its unit, chosen by its name ([`Unit::of_figure`]): `1.45 GB/s`,
+/// `12.7 µs`, `250 ms`, `830 k/s`; CPUs and the fairness index to three decimals.
 pub fn show(name: &str, v: f64) -> String {
     if !v.is_finite() {
-        return "-".into();
-    }
-    if name == figure::THROUGHPUT || name.ends_with("bytes_per_s") {
-        format::rate_bytes(v)
-    } else if name.ends_with("_ns") || name.ends_with("_ns_per_message") {
-        format::nanos(v)
-    } else if name.ends_with("per_s") {
-        format::rate_count(v)
-    } else if name.ends_with("_s") {
-        format!("{v:.4} s")
+        "-".into()
     } else if name.ends_with("cpus") || name == figure::FAIRNESS {
         format!("{v:.3}")
     } else {
-        format::count(v)
+        Unit::of_figure(name).value(v)
     }
+}
+
+/// One parameter as people write it: the transport's name, `64 KiB`, `2 channels`,
+/// `wait=spin`.
+fn param_value(params: &BTreeMap<String, String>, key: &str, value: &str) -> String {
+    match (key, value.parse::<u64>()) {
+        ("size", Ok(b)) => format::size(b),
+        ("channels", Ok(1)) => "1 channel".into(),
+        ("channels", Ok(n)) => format!("{n} channels"),
+        ("transport", _) => value.into(),
+        _ => format!("{key}={}", params::display(params, key, value)),
+    }
+}
+
+/// One parameter of a point as people write it (see [`describe_params`]).
+pub fn param(p: &PointResult, key: &str) -> String {
+    match key {
+        "size" => format::size(p.size_bytes),
+        "channels" => param_value(&p.params, key, &p.channels.to_string()),
+        _ => param_value(&p.params, key, p.params.get(key).map_or("-", String::as_str)),
+    }
+}
+
+/// Parameters as people write them, the transport, size and channels first:
+/// `shm, 64 KiB, 1 channel, wait=spin` (the workload is left out).
+pub fn describe_params(params: &BTreeMap<String, String>) -> String {
+    let first = ["transport", "size", "channels"];
+    first
+        .iter()
+        .filter_map(|k| Some((*k, params.get(*k)?.as_str())))
+        .chain(
+            params
+                .iter()
+                .filter(|(k, _)| k.as_str() != "workload" && !first.contains(&k.as_str()))
+                .map(|(k, v)| (k.as_str(), v.as_str())),
+        )
+        .map(|(k, v)| param_value(params, k, v))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A point's parameters: `shm, 64 KiB, 1 channel, wait=spin`.
+pub fn describe(p: &PointResult) -> String {
+    describe_params(&p.params)
 }
 
 fn interval(name: &str, e: &Estimate) -> String {
@@ -49,20 +87,58 @@ fn interval(name: &str, e: &Estimate) -> String {
     }
 }
 
+/// The point's figures, its primary one first, then speed, latency and CPU in the
+/// tables' order, then the rest by name.
+fn ordered(p: &PointResult) -> Vec<(&String, &Estimate)> {
+    let primary = p.primary().figure;
+    let order: Vec<&str> = [figure::THROUGHPUT, figure::MESSAGE_RATE]
+        .into_iter()
+        .chain(figure::LATENCY)
+        .chain([
+            figure::CPU_MAIN,
+            figure::CPU_PEERS,
+            figure::CPU_PER_MESSAGE,
+            figure::FAIRNESS,
+            figure::WINDOW,
+        ])
+        .collect();
+    let rank = |n: &str| {
+        if n == primary {
+            0
+        } else {
+            order
+                .iter()
+                .position(|o| *o == n)
+                .map_or(usize::MAX, |i| i + 1)
+        }
+    };
+    let mut rows: Vec<(&String, &Estimate)> = p.summary.iter().collect();
+    // Stable: figures of equal rank keep the map's order, by name.
+    rows.sort_by_key(|(n, _)| rank(n));
+    rows
+}
+
 fn figures_table(p: &PointResult) -> Table {
     Table {
         title: "Every figure over the runs".into(),
         headers: [
-            "figure", "median", "interval", "spread", "min", "max", "runs", "outliers",
+            "figure",
+            "median",
+            "interval",
+            "spread",
+            "min",
+            "max",
+            "runs",
+            "outliers",
+            "in results.json",
         ]
         .map(String::from)
         .to_vec(),
-        rows: p
-            .summary
-            .iter()
+        rows: ordered(p)
+            .into_iter()
             .map(|(n, e)| {
                 vec![
-                    n.clone(),
+                    figure_name(n),
                     show(n, e.median),
                     interval(n, e),
                     format::spread(e.rcv),
@@ -70,6 +146,7 @@ fn figures_table(p: &PointResult) -> Table {
                     show(n, e.max),
                     e.n.to_string(),
                     e.outliers.to_string(),
+                    n.clone(),
                 ]
             })
             .collect(),
@@ -169,8 +246,8 @@ fn cpu_table(p: &PointResult) -> Option<Table> {
             vec![
                 role.to_string(),
                 format!("{:.3}", of(&|c| c.cpus_utilised)),
-                format!("{:.4}", of(&|c| c.user_s)),
-                format!("{:.4}", of(&|c| c.sys_s)),
+                Unit::Seconds.value(of(&|c| c.user_s)),
+                Unit::Seconds.value(of(&|c| c.sys_s)),
                 format!("{:.0}", of(&|c| c.voluntary_switches as f64)),
                 format!("{:.0}", of(&|c| c.involuntary_switches as f64)),
             ]
@@ -181,8 +258,8 @@ fn cpu_table(p: &PointResult) -> Option<Table> {
         headers: [
             "process",
             "CPUs utilised",
-            "user s",
-            "sys s",
+            "user time",
+            "system time",
             "voluntary switches",
             "involuntary switches",
         ]
@@ -239,7 +316,8 @@ fn exact_count(v: f64) -> String {
     }
 }
 
-/// The one-line headline of a point: its parameters and primary figure.
+/// The one-line headline of a point: `Point 3: shm, 64 KiB, 1 channel — throughput
+/// 1.45 GB/s [1.40 GB/s–1.50 GB/s, 93.75 %]`.
 pub fn headline(p: &PointResult) -> String {
     let primary = p.primary();
     let value = p.summary.get(&primary.figure).map_or_else(
@@ -249,8 +327,8 @@ pub fn headline(p: &PointResult) -> String {
     format!(
         "Point {}: {} — {} {value}",
         p.index + 1,
-        describe_params(&p.params),
-        primary.figure
+        describe(p),
+        figure_name(&primary.figure)
     )
 }
 
@@ -259,7 +337,7 @@ pub fn detail(p: &PointResult) -> Markup {
     let primary = p.primary();
     let runs = crate::format::run_values(p, &primary.figure);
     let id = anchor(p);
-    let show_primary = |v: f64| show(&primary.figure, v);
+    let name = figure_name(&primary.figure);
     html! {
         details.point id=(id) {
             summary {
@@ -270,13 +348,13 @@ pub fn detail(p: &PointResult) -> Markup {
             @if !p.warnings.is_empty() {
                 ul.warnings { @for w in &p.warnings { li { (w) } } }
             }
-            h4 { "Runs of " (primary.figure) (if primary.higher_is_better { " (higher is better)" } else { " (lower is better)" }) }
-            (strip(&primary.figure, &runs, p.summary.get(&primary.figure), &show_primary))
+            h4 { "Runs of the " (name) (if primary.higher_is_better { " (higher is better)" } else { " (lower is better)" }) }
+            (strip(&name, &runs, p.summary.get(&primary.figure), Unit::of_figure(&primary.figure)))
             p.note {
                 (runs.len()) " run(s): "
                 @for (i, v) in runs.iter().enumerate() {
                     @if i > 0 { ", " }
-                    span title=(exact(*v)) { (show_primary(*v)) }
+                    (show(&primary.figure, *v))
                 }
             }
             (table(&figures_table(p), &format!("{id}-figures"), None))
@@ -294,5 +372,46 @@ pub fn detail(p: &PointResult) -> Markup {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn headings_speak_in_formatted_values() {
+        let doc = fixture::stream_doc();
+        let p = doc.points.iter().find(|p| p.size_bytes >= 1024).unwrap();
+        let h = headline(p);
+        assert!(h.contains(&format::size(p.size_bytes)), "{h}");
+        assert!(
+            h.contains(" channel") && h.contains(" — throughput "),
+            "{h}"
+        );
+        assert!(!h.contains("size=") && !h.contains("bytes_per_s"), "{h}");
+        assert!(h.contains(" GB/s") || h.contains(" MB/s"), "{h}");
+    }
+
+    #[test]
+    fn the_primary_figure_comes_first_then_the_tables_order() {
+        let doc = fixture::pingpong_doc();
+        let names: Vec<String> = ordered(&doc.points[0])
+            .into_iter()
+            .map(|(n, _)| n.clone())
+            .collect();
+        assert_eq!(names[0], figure::LATENCY[0]);
+        assert_eq!(names[1], figure::THROUGHPUT);
+        assert_eq!(names.last().map(String::as_str), Some(figure::WINDOW));
+    }
+
+    #[test]
+    fn values_follow_the_figure_s_unit() {
+        assert_eq!(show(figure::THROUGHPUT, 1_449_053_112.601_818), "1.45 GB/s");
+        assert_eq!(show(figure::LATENCY[0], 12_700.0), "12.7 µs");
+        assert_eq!(show(figure::WINDOW, 0.25), "250 ms");
+        assert_eq!(show(figure::CPU_MAIN, 0.5), "0.500");
+        assert_eq!(show(figure::THROUGHPUT, f64::NAN), "-");
     }
 }

@@ -41,6 +41,18 @@ pub fn sort_key(cell: &str) -> Option<f64> {
     v.is_finite().then_some(v * scale)
 }
 
+/// The cell as shown: a number and its unit never split across lines (`4 KiB`,
+/// `75.0 %`): the space after a digit is a no-break space.
+pub fn keep_units(cell: &str) -> String {
+    let mut out = String::with_capacity(cell.len());
+    let mut after_digit = false;
+    for c in cell.chars() {
+        out.push(if c == ' ' && after_digit { '\u{a0}' } else { c });
+        after_digit = c.is_ascii_digit();
+    }
+    out
+}
+
 /// A sortable table with its caption; `first_links` (one per row) turns each row's
 /// first cell into a link to that anchor.
 pub fn table(t: &Table, id: &str, first_links: Option<&[String]>) -> Markup {
@@ -68,10 +80,13 @@ pub fn table(t: &Table, id: &str, first_links: Option<&[String]>) -> Markup {
                     @for (r, row) in t.rows.iter().enumerate() {
                         tr {
                             @for i in 0..width {
-                                @let cell = row.get(i).map_or("", String::as_str);
+                                @let raw = row.get(i).map_or("", String::as_str);
+                                @let cell = keep_units(raw);
                                 @let link = first_links.filter(|_| i == 0).and_then(|l| l.get(r));
-                                @match sort_key(cell) {
-                                    Some(v) => td.num data-v=(v) {
+                                @match sort_key(raw) {
+                                    // Long cells (an interval, a share of a limit) may wrap
+                                    // where the page's style allows it.
+                                    Some(v) => td.num.long[raw.chars().count() > 14] data-v=(v) {
                                         @if let Some(href) = link { a href={"#" (href)} { (cell) } } @else { (cell) }
                                     },
                                     None => td {
@@ -105,6 +120,15 @@ mod tests {
         assert_eq!(sort_key("shm"), None);
         assert_eq!(sort_key("-"), None);
         assert_eq!(sort_key("8ch×1B"), Some(8.0));
+    }
+
+    #[test]
+    fn numbers_keep_their_units_on_one_line() {
+        assert_eq!(
+            keep_units("2.9 % of memcpy 4 KiB"),
+            "2.9\u{a0}% of memcpy 4\u{a0}KiB"
+        );
+        assert_eq!(keep_units("shm a b"), "shm a b");
     }
 
     #[test]

@@ -22,6 +22,7 @@ const LINGER: Duration = Duration::from_secs(1);
 type Pub = Publisher<ipc::Service, Payload, Kind>;
 type Sub = Subscriber<ipc::Service, Payload, Kind>;
 type Taken = Sample<ipc::Service, Payload, Kind>;
+type Loaned = iceoryx2::sample_mut_uninit::SampleMutUninit<ipc::Service, [MaybeUninit<u8>], Kind>;
 
 /// Everything iceoryx2 of one side: ports first (they drop first), then the services,
 /// then the node.
@@ -161,6 +162,11 @@ unsafe impl Send for Iceoryx2Listener {}
 
 /// One side of an iceoryx2 channel.
 pub struct Iceoryx2Endpoint {
+    /// A sample loaned right after the last data sample was sent, for the next one of
+    /// the same length: the loan (which reclaims the samples the peer returned) then
+    /// happens while the peer works, not on the way of the next message. Declared
+    /// before `ports`, so it is returned before they go.
+    pub(super) spare: Option<Loaned>,
     pub(super) ports: Ports,
     pub(super) wait: Wait,
     pub(super) peer: Arc<AtomicI32>,
@@ -184,7 +190,8 @@ impl std::fmt::Debug for Iceoryx2Endpoint {
 }
 
 // SAFETY: as for `Iceoryx2Listener`: the endpoint owns every iceoryx2 handle of its
-// side, and the samples it takes are dropped before each call returns.
+// side, its spare loaned sample included, and the samples it receives are dropped
+// before each call returns.
 unsafe impl Send for Iceoryx2Endpoint {}
 
 fn gone(what: &str) -> io::Error {
@@ -231,10 +238,14 @@ impl Iceoryx2Endpoint {
         if !self.ready {
             self.wait_accepted(None)?;
         }
-        let mut sample =
-            self.ports.tx.loan_slice_uninit(len).map_err(|e| {
-                io::Error::other(format!("{NAME}: loan of {len} bytes failed: {e}"))
-            })?;
+        let mut sample = match self.spare.take() {
+            Some(s) if s.payload().len() == len => s,
+            // Returned first, so that it never counts against the publisher's loans.
+            other => {
+                drop(other);
+                self.loan(len)?
+            }
+        };
         *sample.user_header_mut() = kind;
         let raw: *mut [MaybeUninit<u8>] = sample.payload_mut();
         // SAFETY: the slice lies in a shared-memory data segment that the kernel
@@ -244,7 +255,19 @@ impl Iceoryx2Endpoint {
         fill(unsafe { &mut *(raw as *mut [u8]) });
         // SAFETY: as above, every byte of the payload is initialised.
         let sample = unsafe { sample.assume_init() };
-        self.publish(sample)
+        self.publish(sample)?;
+        if kind == DATA {
+            // Best effort: without a spare the next send loans on its own.
+            self.spare = self.ports.tx.loan_slice_uninit(len).ok();
+        }
+        Ok(())
+    }
+
+    fn loan(&self, len: usize) -> io::Result<Loaned> {
+        self.ports
+            .tx
+            .loan_slice_uninit(len)
+            .map_err(|e| io::Error::other(format!("{NAME}: loan of {len} bytes failed: {e}")))
     }
 
     /// Sends a control sample (no payload) of kind `kind`.
@@ -428,7 +451,7 @@ fn check_len(got: usize, want: usize) -> io::Result<()> {
 impl Endpoint for Iceoryx2Endpoint {
     #[inline]
     fn send(&mut self, msg: &[u8]) -> io::Result<()> {
-        self.send_in_place(msg.len(), |b| b.copy_from_slice(msg))
+        self.send_in_place(msg.len(), |b| crate::copy::copy_slice(b, msg))
     }
 
     /// Loans a sample of `len` bytes, lets `fill` write it in place and publishes it.
@@ -479,7 +502,7 @@ impl Endpoint for Iceoryx2Endpoint {
     #[inline]
     fn recv(&mut self, buf: &mut [u8]) -> io::Result<Recv> {
         Ok(
-            match self.recv_in_place(buf.len(), |p| buf.copy_from_slice(p))? {
+            match self.recv_in_place(buf.len(), |p| crate::copy::copy_slice(buf, p))? {
                 Some(()) => Recv::Message,
                 None => Recv::Closed,
             },
@@ -497,6 +520,7 @@ impl Endpoint for Iceoryx2Endpoint {
 
 impl Drop for Iceoryx2Endpoint {
     fn drop(&mut self) {
+        self.spare = None;
         // A connector never accepted has nobody to say goodbye to (bounded wait).
         let accepted = self.ready || self.wait_accepted(Some(Instant::now() + LINGER)).is_ok();
         if accepted && self.close_send().is_ok() {

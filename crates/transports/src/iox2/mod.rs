@@ -268,6 +268,7 @@ impl Transport for Iceoryx2 {
         // The hello goes out at once (`ready`); then sending waits for the listener's
         // acceptance (see `Iceoryx2Endpoint::wait_accepted`).
         let mut ep = Iceoryx2Endpoint {
+            spare: None,
             ports,
             wait: self.wait,
             peer,
@@ -315,6 +316,7 @@ impl Listener for Iceoryx2Listener {
                 drop(s);
                 self.peer.store(pid, Ordering::Relaxed);
                 let mut ep = Iceoryx2Endpoint {
+                    spare: None,
                     ports: self.ports,
                     wait: self.wait,
                     peer: self.peer,

@@ -341,17 +341,27 @@ fn map(fd: &OwnedFd, len: usize) -> Result<NonNull<u8>, KvError> {
     Ok(NonNull::new(p.cast()).expect("mmap returns non-null"))
 }
 
-/// The kv servers of this user that are running: (address, server pid). Found by
-/// their main objects' memfds in `/proc/<pid>/fd` (`/memfd:xferbench-kv<n>`).
+/// The kv servers of this user that are running: (address, server pid), one per
+/// server.
+///
+/// Found by their main objects' memfds in `/proc/<pid>/fd` (`/memfd:xferbench-kv<n>`).
+/// Every process that maps a server's object holds it there too (a client, a visitor,
+/// a second `xferbench kv client`), so the memfds are grouped by the object's identity
+/// (its inode) and each object is named once, through the process its header names
+/// as the server: a client or visitor is never counted as a server. An object whose
+/// header names none of its holders (its server has exited and a client still holds
+/// it, or it is not initialised yet) is no running server.
 pub fn running_servers() -> Vec<(String, i32)> {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::MetadataExt;
     let uid = rustix::process::getuid().as_raw();
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     let want = format!("/memfd:{}kv", crate::shm::backing::MEMFD_PREFIX);
-    let mut out = Vec::new();
+    // inode → every (pid, fd) holding it.
+    let mut holders: BTreeMap<u64, Vec<(i32, i32)>> = BTreeMap::new();
     for p in procs.flatten() {
-        use std::os::unix::fs::MetadataExt;
         let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };
@@ -371,18 +381,40 @@ pub fn running_servers() -> Vec<(String, i32)> {
             };
             // "<n> (deleted)": the main object only, not "<n>-res (deleted)".
             let n = rest.split(' ').next().unwrap_or("");
-            if n.parse::<u64>().is_ok() {
-                let (Some(fd), Ok(st)) = (
-                    f.file_name().to_str().and_then(|s| s.parse::<i32>().ok()),
-                    std::fs::metadata(f.path()),
-                ) else {
-                    continue;
-                };
-                use std::os::unix::fs::MetadataExt as _;
-                out.push((crate::shm::backing::address(pid, fd, st.ino()), pid));
+            if n.parse::<u64>().is_err() {
+                continue;
             }
+            let (Some(fd), Ok(st)) = (
+                f.file_name().to_str().and_then(|s| s.parse::<i32>().ok()),
+                std::fs::metadata(f.path()),
+            ) else {
+                continue;
+            };
+            holders.entry(st.ino()).or_default().push((pid, fd));
         }
     }
+    let mut out: Vec<(String, i32)> = holders
+        .into_iter()
+        .filter_map(|(ino, held)| {
+            let server = held.iter().find_map(|&(p, fd)| header_server_pid(p, fd))?;
+            let &(pid, fd) = held.iter().find(|(p, _)| *p == server)?;
+            Some((crate::shm::backing::address(pid, fd, ino), pid))
+        })
+        .collect();
     out.sort();
     out
+}
+
+/// The server pid in the header of the kv object open as descriptor `fd` of process
+/// `pid`, when the object is initialised (its magic is set); read with `pread`,
+/// without mapping it.
+fn header_server_pid(pid: i32, fd: i32) -> Option<i32> {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
+    let mut h = [0u8; std::mem::size_of::<KvHeader>()];
+    file.read_exact_at(&mut h, 0).ok()?;
+    let field = |at: usize| h[at..at + 4].try_into().ok().map(u32::from_ne_bytes);
+    let magic = u64::from_ne_bytes(h[..8].try_into().ok()?);
+    let server = field(std::mem::offset_of!(KvHeader, server_pid))?;
+    (magic == MAGIC && server > 0).then_some(server as i32)
 }

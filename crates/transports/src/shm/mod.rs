@@ -66,8 +66,8 @@ pub const BATCH: ParamDef = ParamDef::bytes(
     "batch",
     1,
     1 << 30,
-    64 << 10,
-    "bytes written (read) before the producer (consumer) publishes its index; 1 publishes every message at once",
+    16 << 10,
+    "bytes written (read) before the producer (consumer) publishes its index; 1 publishes every message at once; larger messages are copied and published in pieces of this size",
 );
 
 const PARAMS: &[ParamDef] = &[WAIT, SPIN_US, CAPACITY, BATCH];

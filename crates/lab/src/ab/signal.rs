@@ -1,0 +1,250 @@
+//! The deterministic signal: when the time of A and B does not differ significantly,
+//! their instruction counts may still.
+//!
+//! Instruction counts (callgrind's, or the PMU's) vary far less from run to run than
+//! time does: a loop of 230,000 iterations executes 8.6 % more instructions than one
+//! of 200,000 in every run, while five runs of each may not tell their times apart.
+//! Throwing that away as "noise" would hide a real change. So `ab` counts every
+//! side more than once (each timed run with a PMU; `--callgrind-runs` passes under
+//! callgrind without one) and measures the counts' own run-to-run noise
+//! ([`InstructionSignal::noise`]: the larger relative range of the two sides). When
+//! the counts differ by more than [`NOISE_FACTOR`] times that noise, the difference
+//! is real, and the diagnosis says which way to expect the time to go and how many
+//! runs would show it ([`runs_to_resolve`]).
+//!
+//! The number of runs is the usual two-sample estimate for a test at the significance
+//! level `ab` uses ([`super::ALPHA`], two-sided) with 80 % power,
+//! `n = 2 (z₁₋α/₂ + z₀.₈)² σ² / δ²` per side, where δ is the relative time difference
+//! the instructions predict (time following instructions at the same rate) and σ the
+//! observed relative spread of the wall times, pooled over A and B.
+
+use super::{AbSide, SAME_INSTRUCTIONS};
+use serde::{Deserialize, Serialize};
+
+/// Counts that differ by more than this many times their run-to-run noise differ.
+pub const NOISE_FACTOR: f64 = 3.0;
+
+/// z for a two-sided test at [`super::ALPHA`] (1 %).
+const Z_ALPHA: f64 = 2.575_829;
+/// z for 80 % power.
+const Z_POWER: f64 = 0.841_621;
+
+/// What the instruction counts of A and B say, beside their times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct InstructionSignal {
+    /// Where the counts come from: `PMU` or `callgrind`.
+    pub source: String,
+    /// Independent counts of A (runs or callgrind passes).
+    pub a_counts: usize,
+    /// Independent counts of B.
+    pub b_counts: usize,
+    /// `mean(B) / mean(A) − 1`.
+    pub difference: f64,
+    /// The counts' run-to-run noise: the larger of the two sides' `(max − min) / mean`;
+    /// absent when a side was counted once (then it is unknown).
+    pub noise: Option<f64>,
+    /// The difference exceeds [`NOISE_FACTOR`] × the noise (and 0.01 %).
+    pub beyond_noise: bool,
+    /// The wall times' relative spread, pooled over A and B: `√((sd_A² + sd_B²) / 2) /
+    /// mean_A`.
+    pub time_spread: f64,
+    /// Runs of each command that would show a time difference as large as the
+    /// instruction difference at that spread ([`runs_to_resolve`]); absent unless the
+    /// difference is beyond the noise.
+    pub suggested_runs: Option<usize>,
+}
+
+/// The signal of two sides' instruction counts; `None` unless both were counted.
+pub fn instruction_signal(a: &AbSide, b: &AbSide) -> Option<InstructionSignal> {
+    let (ia, source) = a.instructions()?;
+    let (ib, _) = b.instructions()?;
+    if ia <= 0.0 {
+        return None;
+    }
+    let counts = |s: &AbSide, mean: f64| -> Vec<f64> {
+        if s.instruction_runs.is_empty() {
+            vec![mean]
+        } else {
+            s.instruction_runs.clone()
+        }
+    };
+    let (ca, cb) = (counts(a, ia), counts(b, ib));
+    let range = |c: &[f64]| -> Option<f64> {
+        if c.len() < 2 {
+            return None;
+        }
+        let mean = c.iter().sum::<f64>() / c.len() as f64;
+        let hi = c.iter().copied().fold(f64::MIN, f64::max);
+        let lo = c.iter().copied().fold(f64::MAX, f64::min);
+        (mean > 0.0).then(|| (hi - lo) / mean)
+    };
+    let noise = match (range(&ca), range(&cb)) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        _ => None,
+    };
+    let difference = ib / ia - 1.0;
+    let beyond_noise =
+        noise.is_some_and(|n| difference.abs() > (NOISE_FACTOR * n).max(SAME_INSTRUCTIONS));
+    let time_spread = if a.mean_s > 0.0 {
+        ((a.sd_s.powi(2) + b.sd_s.powi(2)) / 2.0).sqrt() / a.mean_s
+    } else {
+        0.0
+    };
+    Some(InstructionSignal {
+        source: source.to_string(),
+        a_counts: ca.len(),
+        b_counts: cb.len(),
+        difference,
+        noise,
+        beyond_noise,
+        time_spread,
+        suggested_runs: beyond_noise.then(|| runs_to_resolve(difference.abs(), time_spread)),
+    })
+}
+
+/// Runs of each side that resolve a relative time difference `delta` at a relative
+/// spread `spread`, for a two-sided test at [`super::ALPHA`] with 80 % power (at
+/// least 2).
+pub fn runs_to_resolve(delta: f64, spread: f64) -> usize {
+    if delta <= 0.0 {
+        return usize::MAX;
+    }
+    let n = 2.0 * (Z_ALPHA + Z_POWER).powi(2) * (spread / delta).powi(2);
+    (n.ceil() as usize).max(2)
+}
+
+impl InstructionSignal {
+    /// The diagnosis when the time is inconclusive (`p` ≥ ALPHA).
+    pub fn inconclusive(&self, p_value: f64) -> String {
+        let noise = |n: f64| {
+            format!(
+                "{} counts of A and {} of B by {}, run-to-run noise {:.2} %",
+                self.a_counts,
+                self.b_counts,
+                self.source,
+                n * 100.0
+            )
+        };
+        match (self.noise, self.suggested_runs) {
+            (Some(n), Some(runs)) if self.beyond_noise => {
+                let (more, expect) = if self.difference > 0.0 {
+                    ("more", "slower")
+                } else {
+                    ("fewer", "faster")
+                };
+                format!(
+                    "time inconclusive (p = {p_value:.3}); B executes {:.1} % {more} instructions \
+                     ({}): expect it {expect}; about {runs} runs of each (--runs {runs}) would \
+                     show a {:.1} % time difference at the observed spread (±{:.1} %)",
+                    self.difference.abs() * 100.0,
+                    noise(n),
+                    self.difference.abs() * 100.0,
+                    self.time_spread * 100.0
+                )
+            }
+            (Some(n), _) => format!(
+                "not significant: noise (p = {p_value:.3}); instructions {:+.2} %, within their \
+                 own noise ({})",
+                self.difference * 100.0,
+                noise(n)
+            ),
+            (None, _) => format!(
+                "not significant: noise (p = {p_value:.3}); instructions {:+.2} % ({}, counted \
+                 once per side, so their noise is unknown: count each more than once to tell)",
+                self.difference * 100.0,
+                self.source
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::fake;
+    use super::*;
+
+    fn counted(mut s: AbSide, counts: &[f64]) -> AbSide {
+        s.instruction_runs = counts.to_vec();
+        s.callgrind = Some(
+            [(
+                crate::counters::name::IR.to_string(),
+                counts.iter().sum::<f64>() / counts.len() as f64,
+            )]
+            .into(),
+        );
+        s
+    }
+
+    #[test]
+    fn the_issues_python_loops_read_as_more_instructions_and_a_number_of_runs() {
+        // 200,000 vs 230,000 iterations: 522 M vs 567 M instructions under callgrind,
+        // times that five runs cannot tell apart.
+        let a = counted(
+            fake("python3 c.py", &[0.040, 0.046, 0.052, 0.041, 0.049], None),
+            &[522.0e6, 522.1e6, 521.9e6],
+        );
+        let b = counted(
+            fake("python3 d.py", &[0.047, 0.043, 0.055, 0.044, 0.050], None),
+            &[567.0e6, 567.2e6, 566.9e6],
+        );
+        let s = instruction_signal(&a, &b).unwrap();
+        assert!((s.difference - 0.0862).abs() < 1e-3, "{s:?}");
+        assert!(s.beyond_noise && s.noise.unwrap() < 0.001, "{s:?}");
+        let runs = s.suggested_runs.unwrap();
+        // Spread ≈ 11 %, difference 8.6 %: 23.4 × (11 / 8.6)² ≈ 38 runs.
+        assert!((30..80).contains(&runs), "{runs}");
+        let d = s.inconclusive(0.161);
+        assert!(
+            d.starts_with(
+                "time inconclusive (p = 0.161); B executes 8.6 % more instructions (3 counts of A \
+                 and 3 of B by callgrind"
+            ),
+            "{d}"
+        );
+        assert!(d.contains("expect it slower"), "{d}");
+        assert!(d.contains(&format!("--runs {runs}")), "{d}");
+    }
+
+    #[test]
+    fn counts_within_their_own_noise_are_noise() {
+        let a = counted(fake("a", &[1.0, 1.1, 0.9], None), &[100e6, 104e6]);
+        let b = counted(fake("b", &[1.0, 1.1, 0.9], None), &[103e6, 101e6]);
+        let s = instruction_signal(&a, &b).unwrap();
+        assert!(!s.beyond_noise && s.suggested_runs.is_none(), "{s:?}");
+        assert!(
+            s.inconclusive(0.5)
+                .starts_with("not significant: noise (p = 0.500)")
+        );
+        assert!(s.inconclusive(0.5).contains("within their own noise"));
+    }
+
+    #[test]
+    fn one_count_per_side_leaves_the_noise_unknown() {
+        let a = counted(fake("a", &[1.0, 1.1], None), &[100e6]);
+        let b = counted(fake("b", &[1.0, 1.1], None), &[120e6]);
+        let s = instruction_signal(&a, &b).unwrap();
+        assert_eq!(s.noise, None);
+        assert!(!s.beyond_noise);
+        assert!(s.inconclusive(0.3).contains("noise is unknown"));
+    }
+
+    #[test]
+    fn exact_counts_need_only_differ_and_fewer_instructions_expect_faster() {
+        let a = counted(fake("a", &[1.0, 1.2, 0.8], None), &[100e6, 100e6]);
+        let b = counted(fake("b", &[1.0, 1.2, 0.8], None), &[95e6, 95e6]);
+        let s = instruction_signal(&a, &b).unwrap();
+        assert_eq!(s.noise, Some(0.0));
+        assert!(s.beyond_noise);
+        assert!(s.inconclusive(0.9).contains("5.0 % fewer instructions"));
+        assert!(s.inconclusive(0.9).contains("expect it faster"));
+    }
+
+    #[test]
+    fn more_spread_or_a_smaller_difference_needs_more_runs() {
+        assert!(runs_to_resolve(0.05, 0.10) > runs_to_resolve(0.10, 0.10));
+        assert!(runs_to_resolve(0.10, 0.20) > runs_to_resolve(0.10, 0.10));
+        // 2 × (2.576 + 0.842)² ≈ 23.4 runs when the spread equals the difference.
+        assert_eq!(runs_to_resolve(0.1, 0.1), 24);
+        assert_eq!(runs_to_resolve(0.5, 0.0), 2);
+    }
+}

@@ -1,0 +1,344 @@
+//! The hash-table study: the original's seven cases (workers 1/16/32 × 0/1/16
+//! background visitors) for each server architecture, the timed client run as
+//! `hyperfine -N` runs it, the same mix against a Redis server on a Unix socket, and
+//! the profile's shape (2 workers, 4 visitors).
+//!
+//! The plan only: the workload is [`xferbench_lab::workload::kv`], the rig
+//! [`xferbench_lab::rig::kv`]. One visit and one run per point: the run is a whole
+//! hyperfine invocation (at least 10 timed runs and 3 s), so its record carries the
+//! per-run statistics hyperfine prints.
+
+pub mod bench;
+pub mod profile;
+pub mod writer;
+
+use crate::{Study, StudyEnv, StudyPlan};
+use bench::KvBench;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use xferbench_lab::counters::CounterMode;
+use xferbench_lab::measure::{LoopOptions, PlannedPoint};
+use xferbench_lab::rig::FigureRules;
+use xferbench_lab::rig::kv::{KvPoint, Target, figures, redis_available};
+use xferbench_transports::kv::Arch;
+
+/// One of the original benchmark's cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Case {
+    /// The CSV name of `benchmark.sh`.
+    pub name: &'static str,
+    /// Server workers (`-n`).
+    pub workers: u32,
+    /// Background clients.
+    pub visitors: usize,
+}
+
+/// The seven cases of `benchmark.sh`, in its order.
+pub const CASES: [Case; 7] = [
+    Case {
+        name: "AloneSingleThread",
+        workers: 1,
+        visitors: 0,
+    },
+    Case {
+        name: "TwoSingleThread",
+        workers: 1,
+        visitors: 1,
+    },
+    Case {
+        name: "AloneMultiThread",
+        workers: 16,
+        visitors: 0,
+    },
+    Case {
+        name: "TwoMultiThread",
+        workers: 16,
+        visitors: 1,
+    },
+    Case {
+        name: "ManyClientsST",
+        workers: 1,
+        visitors: 16,
+    },
+    Case {
+        name: "ManyClientsMT",
+        workers: 16,
+        visitors: 16,
+    },
+    Case {
+        name: "SCManyThreads",
+        workers: 32,
+        visitors: 0,
+    },
+];
+
+/// The visitor counts of the Redis rows.
+pub const REDIS_VISITORS: [usize; 3] = [0, 1, 16];
+
+/// The study's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scale {
+    /// The timed client's outer iterations (100: 3,000 requests).
+    pub outer: u64,
+    /// Keys per iteration.
+    pub inner: u32,
+    /// Warm-up runs (the 16-visitor cases use `warmup_many`).
+    pub warmup: usize,
+    /// Warm-up runs of the 16-visitor cases.
+    pub warmup_many: usize,
+    /// At least this many timed runs…
+    pub min_runs: usize,
+    /// …and at least this long, milliseconds.
+    pub min_time_ms: u64,
+    /// At most this many timed runs.
+    pub max_runs: usize,
+    /// A point's time budget, milliseconds (see [`KvPoint::budget_ms`]).
+    pub budget_ms: u64,
+    /// The profile points' timed client: outer iterations (the seed recorded
+    /// `client 1000 10`)…
+    pub profile_outer: u64,
+    /// …and at least this long, milliseconds, so that `perf record` (which needs
+    /// a moment to attach) samples the server long enough.
+    pub profile_min_time_ms: u64,
+}
+
+impl Scale {
+    /// The original's: `client 100 10`, warm-up 40 (2), ≥ 10 runs and ≥ 3 s; a point
+    /// slower than 40 s stops at 3 runs (preopt's 16-visitor cases on 2 CPUs). The
+    /// profile points run the seed's recorded client, `client 1000 10`, after 2
+    /// warm-up runs.
+    pub const FULL: Scale = Scale {
+        outer: 100,
+        inner: 10,
+        warmup: 40,
+        warmup_many: 2,
+        min_runs: 10,
+        min_time_ms: 3000,
+        max_runs: 100_000,
+        budget_ms: 40_000,
+        profile_outer: 1000,
+        profile_min_time_ms: 3000,
+    };
+    /// `--quick`: `client 10 10`, warm-up 2 (1), ≥ 3 runs and ≥ 0.2 s (1 s for the
+    /// profile points), 2 s budget.
+    pub const QUICK: Scale = Scale {
+        outer: 10,
+        inner: 10,
+        warmup: 2,
+        warmup_many: 1,
+        min_runs: 3,
+        min_time_ms: 200,
+        max_runs: 200,
+        budget_ms: 2_000,
+        profile_outer: 10,
+        profile_min_time_ms: 1000,
+    };
+}
+
+/// The timed client's `--seed`.
+pub const SEED: u32 = 42;
+/// The original's table size (`-s 10000`).
+pub const BUCKETS: usize = 10_000;
+
+/// Time per run, lower is better.
+pub const RULES: FigureRules = FigureRules {
+    primary: figures::TIME_MEAN_S,
+    higher_is_better: false,
+};
+
+fn planned(group: &str, case: &str, target: &Target, p: &KvPoint) -> PlannedPoint {
+    let workers = match target {
+        Target::Kv { workers, .. } => workers.to_string(),
+        Target::Redis => "1".into(),
+    };
+    let params = [
+        ("group", group.to_string()),
+        ("case", case.to_string()),
+        ("arch", target.name().to_string()),
+        ("workers", workers),
+        ("visitors", p.visitors.to_string()),
+        ("outer", p.outer.to_string()),
+        ("inner", p.inner.to_string()),
+    ];
+    PlannedPoint {
+        params: params
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        size_bytes: 0,
+        channels: 1,
+        rules: RULES,
+        verify: true,
+    }
+}
+
+fn point(scale: &Scale, target: Target, visitors: usize) -> KvPoint {
+    KvPoint {
+        target,
+        visitors,
+        outer: scale.outer,
+        inner: scale.inner,
+        warmup: if visitors >= 16 {
+            scale.warmup_many
+        } else {
+            scale.warmup
+        },
+        min_runs: scale.min_runs,
+        min_time_ms: scale.min_time_ms,
+        max_runs: scale.max_runs,
+        budget_ms: scale.budget_ms,
+        seed: SEED,
+    }
+}
+
+/// The study's points: the seven cases per architecture, the profile's shape per
+/// architecture, and (when `redis` is true) the Redis rows.
+pub fn study_points(scale: &Scale, redis: bool) -> Vec<(PlannedPoint, KvPoint)> {
+    let mut v = Vec::new();
+    for arch in Arch::ALL {
+        for c in CASES {
+            let t = Target::Kv {
+                arch,
+                workers: c.workers,
+                buckets: BUCKETS,
+            };
+            let p = point(scale, t.clone(), c.visitors);
+            v.push((planned("cases", c.name, &t, &p), p));
+        }
+    }
+    for arch in Arch::ALL {
+        let t = Target::Kv {
+            arch,
+            workers: 2,
+            buckets: BUCKETS,
+        };
+        let mut p = point(scale, t.clone(), 4);
+        p.outer = scale.profile_outer;
+        p.min_time_ms = p.min_time_ms.max(scale.profile_min_time_ms);
+        p.warmup = p.warmup.min(2);
+        v.push((planned("profile", "Profile2W4V", &t, &p), p));
+    }
+    if redis {
+        for visitors in REDIS_VISITORS {
+            let p = point(scale, Target::Redis, visitors);
+            let case = format!("Redis{visitors}V");
+            v.push((planned("redis", &case, &Target::Redis, &p), p));
+        }
+    }
+    v
+}
+
+/// One visit and one run (a hyperfine invocation) per point.
+pub fn loop_options() -> LoopOptions {
+    LoopOptions {
+        runs: 1,
+        warmup: 0,
+        interleave: false,
+        hang_timeout: Duration::from_secs(300),
+        counters: CounterMode::Off,
+        profile: None,
+        watch: None,
+    }
+}
+
+/// The study: `xferbench study hashtable`.
+#[derive(Debug, Clone, Copy)]
+pub struct Hashtable;
+
+/// The participants a profile can record: this process and the server.
+pub const PARTICIPANTS: [&str; 2] = ["main", "server"];
+
+impl Study for Hashtable {
+    fn name(&self) -> &'static str {
+        "hashtable"
+    }
+
+    fn description(&self) -> &'static str {
+        "shared-memory hash-table server, alone vs visitors: preopt, ring and sharded, beside Redis"
+    }
+
+    fn participants(&self) -> &'static [&'static str] {
+        &PARTICIPANTS
+    }
+
+    fn profile_peer(&self) -> &'static str {
+        "server"
+    }
+
+    fn profile_extras(
+        &self,
+        doc: &xferbench_lab::result::ResultDoc,
+        participant: &str,
+        profiles: &BTreeMap<usize, xferbench_lab::profile::Folded>,
+    ) -> BTreeMap<String, serde_json::Value> {
+        profile::extras(doc, participant, profiles)
+    }
+
+    fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
+        let scale = if quick { Scale::QUICK } else { Scale::FULL };
+        let redis = redis_available();
+        let options = loop_options();
+        let bench = KvBench::new(study_points(&scale, redis.is_ok()), env.launcher.clone());
+        let mut extras = BTreeMap::new();
+        extras.insert(
+            "redis".into(),
+            match &redis {
+                Ok(v) => serde_json::json!({"available": true, "version": v}),
+                Err(reason) => serde_json::json!({"available": false, "reason": reason}),
+            },
+        );
+        if let Err(reason) = &redis {
+            extras.insert(
+                "skipped".into(),
+                serde_json::json!([format!("the Redis rows: {reason}")]),
+            );
+        }
+        extras.insert(
+            "timing".into(),
+            serde_json::json!({
+                "outer": scale.outer,
+                "inner": scale.inner,
+                "warmup": scale.warmup,
+                "warmup_16_visitors": scale.warmup_many,
+                "min_runs": scale.min_runs,
+                "min_time_s": scale.min_time_ms as f64 / 1e3,
+                "buckets": BUCKETS,
+                "seed": SEED,
+            }),
+        );
+        StudyPlan {
+            bench: Box::new(bench),
+            settings: env.settings("kv", &options, true),
+            options,
+            extras,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plan_holds_the_seven_cases_per_architecture_and_the_redis_rows() {
+        let pts = study_points(&Scale::FULL, true);
+        assert_eq!(pts.len(), 3 * 7 + 3 + 3);
+        let many = pts
+            .iter()
+            .find(|(pp, _)| pp.params["case"] == "ManyClientsST" && pp.params["arch"] == "preopt")
+            .unwrap();
+        assert_eq!((many.1.visitors, many.1.warmup), (16, 2));
+        assert_eq!(many.0.params["workers"], "1");
+        let alone = &pts[0].1;
+        assert_eq!((alone.outer, alone.inner, alone.warmup), (100, 10, 40));
+        assert_eq!((alone.min_runs, alone.min_time_ms), (10, 3000));
+        assert_eq!(study_points(&Scale::QUICK, false).len(), 24);
+        let profile = pts
+            .iter()
+            .find(|(pp, _)| pp.params["group"] == "profile")
+            .unwrap();
+        assert_eq!((profile.1.outer, profile.1.warmup), (1000, 2));
+        assert_eq!(profile.0.params["outer"], "1000");
+        assert!(super::super::find("hashtable").is_ok());
+    }
+}

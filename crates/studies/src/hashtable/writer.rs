@@ -1,0 +1,480 @@
+//! The hash-table study's folder: the seven cases per architecture beside the seed's
+//! figures, throughput, latency and CPU tables, the Redis rows, two SVG plots (time
+//! per run by case; aggregate requests/s vs visitors, with the seed's figures as
+//! dashed reference lines), and `summary.md` with the seed's seven sentences
+//! (S1–S7) per architecture, in its wording and with its formulas.
+//!
+//! Every figure comes from the [`ResultDoc`]. A point holds one (or, with `--runs`,
+//! several) hyperfine-style sessions; a cell is the median over those sessions.
+
+use crate::folder::{median, param, summary_header};
+use anyhow::Result;
+use std::fmt::Write as _;
+use xferbench_lab::result::{PointResult, ResultDoc, figure};
+use xferbench_lab::rig::kv::figures as f;
+use xferbench_report::plot::{LineChart, Scale, Series};
+use xferbench_report::study::{StudyFolder, Table};
+use xferbench_transports::kv::Arch;
+
+/// The original's cases, in `benchmark.sh` order: (CSV name, words of the summary).
+pub const CASES: [(&str, &str); 7] = [
+    ("AloneSingleThread", "alone at 1 thread"),
+    ("TwoSingleThread", "one visitor at 1 thread"),
+    ("AloneMultiThread", "alone at 16 threads"),
+    ("TwoMultiThread", "one visitor at 16 threads"),
+    ("ManyClientsST", "16 visitors at 1 thread"),
+    ("ManyClientsMT", "16 visitors at 16 threads"),
+    ("SCManyThreads", "alone at 32 threads"),
+];
+
+/// The seed's mean time per `client 100 10` run, ms, per case in [`CASES`] order:
+/// the CSVs at the seed's commit `4ce91a1`, `preopt.log`, and `main`'s `postop.log`.
+pub const SEED_MEAN_MS: [[f64; 7]; 3] = [
+    [48.62, 79.62, 54.73, 88.90, 2532.8, 2806.7, 58.24],
+    [42.7, 58.5, 46.1, 56.3, 2364.0, 2638.0, 43.3],
+    [18.9, 17.4, 20.1, 20.1, 183.7, 160.6, 19.2],
+];
+/// The seed's standard deviations at `4ce91a1`, ms.
+pub const SEED_SD_MS: [f64; 7] = [2.26, 13.14, 4.15, 4.91, 17.3, 108.1, 6.96];
+/// Labels of the three reference columns.
+pub const SEED_COLUMNS: [&str; 3] = ["seed @4ce91a1", "origins' preopt.log", "main postop.log"];
+
+/// The seven sentences: (label, subject case, reference case); the figure is
+/// T(reference) / T(subject), "faster" when ≥ 1, as the original's evaluator prints.
+pub const SENTENCES: [(&str, usize, usize); 7] = [
+    ("S1", 2, 0),
+    ("S2", 6, 0),
+    ("S3", 0, 1),
+    ("S4", 0, 4),
+    ("S5", 2, 3),
+    ("S6", 2, 5),
+    ("S7", 5, 4),
+];
+/// The seed's printed S1–S7, and `main`'s.
+pub const SEED_RATIOS: [[f64; 7]; 2] = [
+    [0.89, 0.83, 1.64, 52.09, 1.62, 51.28, 0.89],
+    [0.94, 0.99, 0.92, 9.71, 1.00, 8.00, 1.14],
+];
+
+/// The architectures' names, in the order of their one definition.
+fn arches() -> [&'static str; 3] {
+    Arch::ALL.map(Arch::name)
+}
+
+fn find<'a>(doc: &'a ResultDoc, group: &str, case: &str, arch: &str) -> Option<&'a PointResult> {
+    doc.points.iter().find(|p| {
+        param(p, "group") == group && param(p, "case") == case && param(p, "arch") == arch
+    })
+}
+
+fn med(p: &PointResult, fig: &str) -> f64 {
+    median(p, fig).unwrap_or(f64::NAN)
+}
+
+fn ms(s: f64) -> String {
+    if s.is_finite() {
+        format!("{:.2}", s * 1e3)
+    } else {
+        "-".into()
+    }
+}
+
+fn us(ns: f64) -> String {
+    if ns.is_finite() {
+        format!("{:.1}", ns / 1e3)
+    } else {
+        "-".into()
+    }
+}
+
+fn rate(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.0}")
+    } else {
+        "-".into()
+    }
+}
+
+fn mismatches(p: &PointResult) -> u64 {
+    p.integrity.map_or(0, |k| k.corrupt + k.lost + k.duplicated)
+}
+
+/// One row per point: hyperfine's columns, throughput, latency and CPU.
+pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
+    let headers = [
+        "case",
+        "arch",
+        "workers",
+        "visitors",
+        "runs",
+        "mean ms",
+        "± sd ms",
+        "median ms",
+        "min ms",
+        "max ms",
+        "user ms",
+        "sys ms",
+        "requests/s (all clients)",
+        "requests/s (timed client)",
+        "p50 µs",
+        "p90 µs",
+        "p99 µs",
+        "max µs",
+        "server CPU s",
+        "visitors CPU s",
+        "mismatches",
+    ];
+    let rows = points
+        .iter()
+        .map(|p| {
+            let mut row: Vec<String> = ["case", "arch", "workers", "visitors"]
+                .iter()
+                .map(|k| param(p, k).to_string())
+                .collect();
+            row.push(format!("{:.0}", med(p, f::TIMED_RUNS)));
+            for fig in [
+                f::TIME_MEAN_S,
+                f::TIME_SD_S,
+                f::TIME_MEDIAN_S,
+                f::TIME_MIN_S,
+                f::TIME_MAX_S,
+                f::USER_MEAN_S,
+                f::SYS_MEAN_S,
+            ] {
+                row.push(ms(med(p, fig)));
+            }
+            row.push(rate(med(p, f::REQUESTS_PER_S_ALL)));
+            row.push(rate(med(p, f::REQUESTS_PER_S_TIMED)));
+            for fig in [0, 1, 2, 4] {
+                row.push(us(med(p, figure::LATENCY[fig])));
+            }
+            let cpu = |fig| median(p, fig).map_or_else(|| "-".into(), |v| format!("{v:.2}"));
+            row.push(cpu(f::SERVER_CPU_S));
+            row.push(cpu(f::VISITORS_CPU_S));
+            row.push(mismatches(p).to_string());
+            row
+        })
+        .collect();
+    Table {
+        title: title.into(),
+        headers: headers.iter().map(|h| h.to_string()).collect(),
+        rows,
+    }
+}
+
+/// Mean time per run of each case: the seed's three columns beside ours.
+pub fn seed_table(doc: &ResultDoc) -> Table {
+    let mut headers: Vec<String> = vec!["case".into()];
+    headers.extend(SEED_COLUMNS.iter().map(|c| format!("{c} (ms)")));
+    headers.extend(arches().iter().map(|a| format!("{a} here (ms)")));
+    let rows = CASES
+        .iter()
+        .enumerate()
+        .map(|(i, (case, words))| {
+            let mut row = vec![format!("{case} ({words})")];
+            row.push(format!("{:.2} ± {:.2}", SEED_MEAN_MS[0][i], SEED_SD_MS[i]));
+            row.push(format!("{:.1}", SEED_MEAN_MS[1][i]));
+            row.push(format!("{:.1}", SEED_MEAN_MS[2][i]));
+            for a in arches() {
+                row.push(find(doc, "cases", case, a).map_or_else(
+                    || "-".into(),
+                    |p| {
+                        format!(
+                            "{} ± {}",
+                            ms(med(p, f::TIME_MEAN_S)),
+                            ms(med(p, f::TIME_SD_S))
+                        )
+                    },
+                ));
+            }
+            row
+        })
+        .collect();
+    Table {
+        title: "Mean time per timed client run, beside the seed's".into(),
+        headers,
+        rows,
+    }
+}
+
+/// T(case) for an architecture: the mean time per run.
+fn time_of(doc: &ResultDoc, arch: &str, case: usize) -> Option<f64> {
+    find(doc, "cases", CASES[case].0, arch)
+        .and_then(|p| median(p, f::TIME_MEAN_S))
+        .filter(|v| v.is_finite() && *v > 0.0)
+}
+
+/// The sentence `label` for `arch`, in the seed's wording, or `None` when a case is
+/// missing.
+pub fn sentence(doc: &ResultDoc, arch: &str, s: usize) -> Option<(String, f64)> {
+    let (_, a, b) = SENTENCES[s];
+    let x = time_of(doc, arch, b)? / time_of(doc, arch, a)?;
+    let word = if x >= 1.0 { "faster" } else { "slower" };
+    Some((
+        format!("{} is {word} than {}: {x:.2}x", CASES[a].1, CASES[b].1),
+        x,
+    ))
+}
+
+fn agg(doc: &ResultDoc, group: &str, case: &str, arch: &str) -> Option<f64> {
+    find(doc, group, case, arch).and_then(|p| median(p, f::REQUESTS_PER_S_ALL))
+}
+
+/// Aggregate requests/s vs visitors, per architecture and worker count, and Redis;
+/// the seed's timed client alone as a dashed reference.
+pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
+    let mut series = Vec::new();
+    for a in arches() {
+        for (w, cases) in [
+            (1, ["AloneSingleThread", "TwoSingleThread", "ManyClientsST"]),
+            (16, ["AloneMultiThread", "TwoMultiThread", "ManyClientsMT"]),
+        ] {
+            let points = cases
+                .iter()
+                .zip([0.0, 1.0, 16.0])
+                .filter_map(|(c, v)| agg(doc, "cases", c, a).map(|r| (v, r)))
+                .collect::<Vec<_>>();
+            if !points.is_empty() {
+                series.push(Series {
+                    label: format!("{a}, {w} worker(s)"),
+                    points,
+                    reference: false,
+                });
+            }
+        }
+    }
+    let redis: Vec<(f64, f64)> = [0.0, 1.0, 16.0]
+        .into_iter()
+        .filter_map(|v| agg(doc, "redis", &format!("Redis{v}V"), "redis").map(|r| (v, r)))
+        .collect();
+    if !redis.is_empty() {
+        series.push(Series {
+            label: "redis (unix socket)".into(),
+            points: redis,
+            reference: false,
+        });
+    }
+    // The seed reports only the timed client: 3,000 requests / mean time per run.
+    series.push(Series {
+        label: "seed: preopt @4ce91a1, timed client only, 1 worker".into(),
+        points: [(0.0, 0), (1.0, 1), (16.0, 4)]
+            .into_iter()
+            .map(|(v, i)| (v + 0.0, 3000.0 / (SEED_MEAN_MS[0][i] / 1e3)))
+            .collect(),
+        reference: true,
+    });
+    LineChart {
+        title: "Aggregate requests/s of all clients vs background visitors".into(),
+        x_label: "background visitors".into(),
+        y_label: "requests/s (all clients)".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Log,
+        series,
+    }
+}
+
+/// Mean time per run by case (1–7 in `benchmark.sh` order), per architecture, with
+/// the seed's columns dashed.
+pub fn time_chart(doc: &ResultDoc) -> LineChart {
+    let mut series: Vec<Series> = arches()
+        .iter()
+        .map(|a| Series {
+            label: (*a).into(),
+            points: (0..7)
+                .filter_map(|i| time_of(doc, a, i).map(|t| ((i + 1) as f64, t * 1e3)))
+                .collect(),
+            reference: false,
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    for (k, col) in [0, 2].into_iter().map(|k| (k, SEED_COLUMNS[k])) {
+        series.push(Series {
+            label: format!("seed: {col}"),
+            points: (0..7)
+                .map(|i| ((i + 1) as f64, SEED_MEAN_MS[k][i]))
+                .collect(),
+            reference: true,
+        });
+    }
+    LineChart {
+        title: "Time per timed client run (client 100 10) by case: 1 alone/1w, 2 +1/1w, \
+                3 alone/16w, 4 +1/16w, 5 +16/1w, 6 +16/16w, 7 alone/32w"
+            .into(),
+        x_label: "case (benchmark.sh order)".into(),
+        y_label: "mean time per run (ms)".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Log,
+        series,
+    }
+}
+
+/// Writes the tables, plots and summary.
+pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
+    let group = |g: &str| -> Vec<&PointResult> {
+        doc.points
+            .iter()
+            .filter(|p| param(p, "group") == g)
+            .collect()
+    };
+    for (g, title) in [
+        (
+            "cases",
+            "The seven cases per architecture (timed client: hyperfine -N semantics)",
+        ),
+        ("profile", "The profile's shape: 2 workers, 4 visitors"),
+        (
+            "redis",
+            "Redis on a Unix socket, the same mix pipelined INNER deep",
+        ),
+    ] {
+        let pts = group(g);
+        if !pts.is_empty() {
+            folder.write_table(g, &points_table(title, &pts))?;
+        }
+    }
+    folder.write_table("seed", &seed_table(doc))?;
+    if let Some(t) = profile::table(doc) {
+        folder.write_table("profile-shares", &t)?;
+    }
+    folder.write_plot("time-per-run", &time_chart(doc))?;
+    folder.write_plot("requests-vs-visitors", &throughput_chart(doc))?;
+    folder.write_text("summary.md", &summary(doc))?;
+    Ok(())
+}
+
+fn ratio_text(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? / b?).filter(|v| v.is_finite())
+}
+
+/// `summary.md`.
+pub fn summary(doc: &ResultDoc) -> String {
+    let mut s = summary_header(doc, "Hash-table study — summary");
+    let extras = doc.study.as_ref().map(|i| &i.extras);
+    if let Some(t) = extras.and_then(|e| e.get("timing")) {
+        let _ = writeln!(
+            s,
+            "The timed client is `client {} {}` ({} requests per run) with `--seed {}`, run as a whole process \
+             after {} warm-up runs (2 with 16 visitors), at least {} runs and {} s per point; the server has {} buckets.\n",
+            t["outer"],
+            t["inner"],
+            t["outer"].as_u64().unwrap_or(0) * t["inner"].as_u64().unwrap_or(0) * 3,
+            t["seed"],
+            t["warmup"],
+            t["min_runs"],
+            t["min_time_s"],
+            t["buckets"]
+        );
+    }
+    s.push_str("## The seed's summary, per architecture\n\n");
+    s.push_str(
+        "Each line: this run's sentence, then the seed's figure at `4ce91a1` and `main`'s.\n\n",
+    );
+    for a in arches() {
+        let _ = writeln!(s, "**{a}**\n\n```");
+        for (i, (label, ..)) in SENTENCES.iter().enumerate() {
+            match sentence(doc, a, i) {
+                Some((text, _)) => {
+                    let _ = writeln!(
+                        s,
+                        "{label}: {text}   (seed {:.2}x, main {:.2}x)",
+                        SEED_RATIOS[0][i], SEED_RATIOS[1][i]
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "{label}: not measured (a case is missing)");
+                }
+            }
+        }
+        s.push_str("```\n\n");
+    }
+    s.push_str("## Targets\n\n");
+    let s4 = sentence(doc, "preopt", 3).map(|(_, x)| x);
+    let _ = writeln!(
+        s,
+        "- **The collapse (preopt S4)**: 16 visitors make the timed client {} slower at 1 worker \
+         (target ≥ 10×; the seed 52.09×).",
+        s4.map_or("-".into(), |x| format!("{x:.1}×"))
+    );
+    for (w, alone, many) in [
+        (1, "AloneSingleThread", "ManyClientsST"),
+        (16, "AloneMultiThread", "ManyClientsMT"),
+    ] {
+        let r = ratio_text(
+            agg(doc, "cases", many, "sharded"),
+            agg(doc, "cases", alone, "sharded"),
+        );
+        let _ = writeln!(
+            s,
+            "- **sharded keeps its throughput at {w} worker(s)**: the aggregate requests/s of all clients with 16 \
+             visitors is {} of the aggregate alone ({} vs {} requests/s; target ≥ 0.90×).",
+            r.map_or("-".into(), |x| format!("{x:.2}×")),
+            rate(agg(doc, "cases", many, "sharded").unwrap_or(f64::NAN)),
+            rate(agg(doc, "cases", alone, "sharded").unwrap_or(f64::NAN)),
+        );
+    }
+    let speed = ratio_text(time_of(doc, "preopt", 0), time_of(doc, "sharded", 0));
+    let _ = writeln!(
+        s,
+        "- **sharded vs preopt, alone at 1 worker**: the timed client is {} faster (target ≥ 5×; `main` reached 2.6×).",
+        speed.map_or("-".into(), |x| format!("{x:.1}×"))
+    );
+    let ring = ratio_text(time_of(doc, "preopt", 0), time_of(doc, "ring", 0));
+    let _ = writeln!(
+        s,
+        "- **ring vs preopt, alone at 1 worker**: {} (the seed's `main` column: 2.6×).",
+        ring.map_or("-".into(), |x| format!("{x:.1}×"))
+    );
+    redis_lines(&mut s, doc);
+    let total: u64 = doc.points.iter().map(mismatches).sum();
+    let checked: u64 = doc
+        .points
+        .iter()
+        .map(|p| p.integrity.map_or(0, |k| k.checked))
+        .sum();
+    let _ = writeln!(
+        s,
+        "- **Integrity**: {total} mismatched replies over {checked} checked replies of the timed clients in {} points \
+         (visitors' replies are checked too; a visitor's mismatch fails its point).\n",
+        doc.points.len()
+    );
+    profile::summary(&mut s, doc);
+    s
+}
+
+fn redis_lines(s: &mut String, doc: &ResultDoc) {
+    let info = doc
+        .study
+        .as_ref()
+        .and_then(|i| i.extras.get("redis"))
+        .cloned()
+        .unwrap_or_default();
+    if info["available"].as_bool() != Some(true) {
+        let _ = writeln!(
+            s,
+            "- **sharded vs Redis**: skipped: {}.",
+            info["reason"].as_str().unwrap_or("Redis was not measured")
+        );
+        return;
+    }
+    for (v, case) in [
+        (0, "AloneSingleThread"),
+        (1, "TwoSingleThread"),
+        (16, "ManyClientsST"),
+    ] {
+        let ours = agg(doc, "cases", case, "sharded");
+        let theirs = agg(doc, "redis", &format!("Redis{v}V"), "redis");
+        let _ = writeln!(
+            s,
+            "- **sharded (1 worker) vs Redis ({}), {v} visitor(s)**: {} vs {} requests/s of all clients: {} (target ≥ 1×).",
+            info["version"].as_str().unwrap_or("redis"),
+            rate(ours.unwrap_or(f64::NAN)),
+            rate(theirs.unwrap_or(f64::NAN)),
+            ratio_text(ours, theirs).map_or("-".into(), |x| format!("{x:.2}×"))
+        );
+    }
+}
+
+pub mod profile;
+
+#[cfg(test)]
+pub(crate) mod tests;

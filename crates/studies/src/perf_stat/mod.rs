@@ -1,0 +1,213 @@
+//! The perf-stat study: the seed's "same instructions, slower" regression
+//! (swift-nio's `circular_buffer_into_byte_buffer_{1kb,1mb}`, 23 % and 14 % slower
+//! with the same 5.93 G instructions) rebuilt as two builds of one hot loop at
+//! different code alignments, plus a portable pair in which B runs fewer
+//! instructions and is slower from cache misses. The plan only: the workload is
+//! [`xferbench_lab::workload::perf_stat`], the rig [`xferbench_lab::rig::perf_stat`], the passes
+//! besides the points [`passes`].
+//!
+//! # Points
+//!
+//! Six points, `benchmark` × `variant` (`a`, `b`), with `pair` = `alignment` or
+//! `memory`. One run of a point is one process of the seed's harness (set-up, one
+//! warm-up run, ten timed runs); its primary figure is the mean of the ten timed
+//! runs ([`xferbench_lab::rig::perf_stat::figures::TIME_S`]). Points run interleaved (A and
+//! B of every pair alternate), 30 runs each (5 with `--quick`), so Welch's test in
+//! the tables compares runs that shared the machine's drift and can see a
+//! difference of a few percent on a noisy machine.
+//!
+//! # Extras
+//!
+//! * `passes`: [`passes::Passes`]: callgrind's counts of every build (on reduced
+//!   iterations, scaled to one timed run), and with perf the default block (T2),
+//!   the seed's stall events (T3) and the stall search (T4), each with the reason
+//!   it is empty when it is.
+//! * `placement`: where each build's hot loop is, in words.
+//! * `rerun`: the commands to run on bare metal.
+//! * `container`: whether the study ran in a container.
+
+pub mod bench;
+pub mod writer;
+
+pub mod passes;
+
+use crate::{Study, StudyEnv, StudyPlan};
+use bench::PerfStatBench;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use xferbench_lab::counters::CounterMode;
+use xferbench_lab::measure::{LoopOptions, PlannedPoint};
+use xferbench_lab::rig::perf_stat::RULES;
+use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant, placement};
+
+/// The participants a profile can record: this process only (each run's
+/// benchmark is a new process).
+pub const PARTICIPANTS: [&str; 1] = ["main"];
+
+/// The commands that reproduce the study with a PMU.
+pub const RERUN: [&str; 2] = [
+    "xferbench study perf-stat --out perf-stat-bare-metal",
+    "xferbench ab --runs 10 --search-stalls \"xferbench __perfstat-bench '{\\\"bench\\\":\\\"circular_buffer_into_byte_buffer_1kb\\\",\\\"variant\\\":\\\"a\\\",\\\"iterations\\\":10000,\\\"warmup\\\":1,\\\"runs\\\":10}'\" \"xferbench __perfstat-bench '{\\\"bench\\\":\\\"circular_buffer_into_byte_buffer_1kb\\\",\\\"variant\\\":\\\"b\\\",\\\"iterations\\\":10000,\\\"warmup\\\":1,\\\"runs\\\":10}'\"",
+];
+
+/// Which pair a benchmark belongs to.
+pub fn pair_of(bench: Benchmark) -> &'static str {
+    if bench.is_seed() {
+        "alignment"
+    } else {
+        "memory"
+    }
+}
+
+/// The study's points: every benchmark, A then B.
+pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
+    let mut out = Vec::new();
+    for bench in Benchmark::ALL {
+        for variant in [Variant::A, Variant::B] {
+            let spec = BenchSpec::seed(bench, variant);
+            let params = [
+                ("pair", pair_of(bench).to_string()),
+                ("benchmark", bench.name().to_string()),
+                ("variant", variant.name().to_string()),
+            ];
+            let planned = PlannedPoint {
+                params: params
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+                size_bytes: bench.size() as u64,
+                channels: 1,
+                rules: RULES,
+                verify: false,
+            };
+            out.push((planned, spec));
+        }
+    }
+    out
+}
+
+/// Runs, order and time limits: 30 interleaved runs (5 quick), no loop warm-up (the
+/// harness warms up inside each process).
+pub fn loop_options(quick: bool) -> LoopOptions {
+    LoopOptions {
+        runs: if quick { 5 } else { 30 },
+        warmup: 0,
+        interleave: true,
+        hang_timeout: Duration::from_secs(120),
+        counters: CounterMode::Off,
+        profile: None,
+        watch: None,
+    }
+}
+
+/// The study: `xferbench study perf-stat`.
+#[derive(Debug, Clone, Copy)]
+pub struct PerfStat;
+
+impl Study for PerfStat {
+    fn name(&self) -> &'static str {
+        "perf-stat"
+    }
+
+    fn description(&self) -> &'static str {
+        "same instructions, slower: two code alignments of the seed's benchmark and a cache-miss pair, with the stall that explains it"
+    }
+
+    fn participants(&self) -> &'static [&'static str] {
+        &PARTICIPANTS
+    }
+
+    fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
+        let options = loop_options(quick);
+        let settings = env.settings("perf-stat", &options, false);
+        let pts = points();
+        let mut extras = BTreeMap::new();
+        let place: BTreeMap<String, String> = pts
+            .iter()
+            .map(|(p, s)| {
+                (
+                    format!("{} {}", p.params["benchmark"], p.params["variant"]),
+                    placement(s),
+                )
+            })
+            .collect();
+        extras.insert("placement".into(), serde_json::json!(place));
+        let tools = passes::Tools::probe();
+        let found =
+            passes::run_passes(env.launcher.as_ref(), tools, quick, &AtomicBool::new(false));
+        extras.insert(
+            "passes".into(),
+            serde_json::to_value(&found).expect("the passes serialise"),
+        );
+        extras.insert("rerun".into(), serde_json::json!(RERUN));
+        extras.insert(
+            "container".into(),
+            serde_json::json!(passes::in_container()),
+        );
+        StudyPlan {
+            bench: Box::new(PerfStatBench::new(pts, env.launcher.clone())),
+            options,
+            settings,
+            extras,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xferbench_lab::measure::run_plan;
+    use xferbench_lab::rig::perf_stat::figures::TIME_S;
+
+    #[test]
+    fn the_plan_has_both_builds_of_every_benchmark_interleaved() {
+        let pts = points();
+        assert_eq!(pts.len(), 6);
+        let keys: Vec<&str> = pts[0].0.params.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["benchmark", "pair", "variant"]);
+        assert_eq!(pts[0].1.runs, 10);
+        assert_eq!(pts[0].1.warmup, 1);
+        let o = loop_options(true);
+        assert!(o.interleave && o.runs == 5 && o.warmup == 0);
+        assert_eq!(loop_options(false).runs, 30);
+        assert!(super::super::find("perf-stat").is_ok());
+    }
+
+    #[test]
+    fn a_tiny_plan_runs_through_the_point_loop_on_threads() {
+        let pts: Vec<_> = points()
+            .into_iter()
+            .map(|(p, mut s)| {
+                s.iterations = if s.bench.is_seed() { 2 } else { 1000 };
+                s.runs = 2;
+                (p, s)
+            })
+            .collect();
+        let mut bench = PerfStatBench::new(pts, None);
+        let options = LoopOptions {
+            runs: 2,
+            ..loop_options(true)
+        };
+        let env = StudyEnv::default();
+        let doc = run_plan(
+            xferbench_lab::result::test_context(env.settings("perf-stat", &options, false)),
+            &mut bench,
+            &options,
+            &AtomicBool::new(false),
+            &mut [],
+        );
+        assert!(
+            matches!(doc.outcome, xferbench_lab::result::Outcome::Complete),
+            "{:?}",
+            doc.outcome
+        );
+        assert_eq!(doc.points.len(), 6);
+        for p in &doc.points {
+            assert_eq!(p.runs.len(), 2);
+            assert!(p.summary[TIME_S].median > 0.0);
+        }
+        let found = passes::run_passes(None, passes::Tools::probe(), true, &AtomicBool::new(false));
+        assert!(found.callgrind.value.is_none() && found.callgrind.reason.is_some());
+    }
+}

@@ -1,0 +1,349 @@
+//! Hand-built perf-stat documents through the folder writer: one as on a VM
+//! without a PMU (callgrind only), one with the passes of a machine with a PMU
+//! (the recorded `perf stat -x,` fixtures of the lab).
+
+use super::*;
+use crate::perf_stat::passes::{BlockRow, DefaultBlock, PairEvents, Pass, SEED_STALL_EVENTS};
+use xferbench_lab::ab::stalls::{compare_rows, rank, search_candidates};
+use xferbench_lab::counters::perf_stat::{parse_csv, parse_list};
+use xferbench_lab::cpu::ProcessCpu;
+use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
+use xferbench_lab::stats::Estimate;
+
+fn run(i: usize, time_s: f64) -> RunRecord {
+    let figures: BTreeMap<String, f64> = [(TIME_S, time_s), (BENCH_CPU_S, 10.0 * time_s)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    RunRecord {
+        run: i,
+        sequence: Some(i),
+        window_ns: (10.0 * time_s * 1e9) as u64,
+        messages: 10,
+        bytes: 0,
+        figures,
+        latency: None,
+        channels: vec![],
+        cpu: vec![ProcessCpu {
+            role: "benchmark".into(),
+            pid: 7,
+            window_s: 10.0 * time_s,
+            user_s: 9.9 * time_s,
+            sys_s: 0.1 * time_s,
+            cpus_utilised: 1.0,
+            voluntary_switches: 0,
+            involuntary_switches: 1,
+        }],
+        integrity: None,
+        counters: None,
+        contention: None,
+    }
+}
+
+fn point(index: usize, bench: &str, variant: &str, times: &[f64]) -> PointResult {
+    let runs: Vec<RunRecord> = times.iter().enumerate().map(|(i, t)| run(i, *t)).collect();
+    let summary = runs[0]
+        .figures
+        .keys()
+        .map(|k| {
+            (
+                k.clone(),
+                Estimate::from_values(runs.iter().map(|r| r.figures[k])).unwrap(),
+            )
+        })
+        .collect();
+    let pair = if bench.starts_with("circular") {
+        "alignment"
+    } else {
+        "memory"
+    };
+    PointResult {
+        index,
+        params: [("benchmark", bench), ("variant", variant), ("pair", pair)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        size_bytes: 1024,
+        channels: 1,
+        primary: None,
+        summary,
+        per_channel: vec![],
+        integrity: None,
+        runs,
+        warnings: vec![],
+        counters: None,
+        limit: None,
+        drift: None,
+        contention: None,
+    }
+}
+
+fn cg(bench: &str, variant: &str, iterations: u64, scale: f64, v: [f64; 7]) -> CallgrindCount {
+    let keys = ["Ir", "D1mr", "D1mw", "DLmr", "DLmw", "I1mr", "ILmr"];
+    CallgrindCount {
+        benchmark: bench.into(),
+        variant: variant.into(),
+        iterations,
+        scale,
+        per_run: keys
+            .iter()
+            .zip(v)
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    }
+}
+
+const KB: &str = "circular_buffer_into_byte_buffer_1kb";
+const MB: &str = "circular_buffer_into_byte_buffer_1mb";
+const WALK: &str = "list_walk_512k_nodes";
+
+/// As measured on a VM without a PMU: no significant alignment effect, a large
+/// memory effect, callgrind's counts, no PMU passes.
+fn vm_doc(passes: Passes) -> ResultDoc {
+    let points = vec![
+        point(0, KB, "a", &[0.00402, 0.00398, 0.00410, 0.00395, 0.00405]),
+        point(1, KB, "b", &[0.00399, 0.00404, 0.00401, 0.00409, 0.00396]),
+        point(2, MB, "a", &[0.0079, 0.0081, 0.0080, 0.0078, 0.0082]),
+        point(3, MB, "b", &[0.0080, 0.0079, 0.0082, 0.0081, 0.0079]),
+        point(4, WALK, "a", &[0.00110, 0.00112, 0.00108, 0.00111, 0.00109]),
+        point(5, WALK, "b", &[0.0810, 0.0832, 0.0798, 0.0825, 0.0805]),
+    ];
+    let extras = BTreeMap::from([
+        ("passes".to_string(), serde_json::to_value(&passes).unwrap()),
+        (
+            "rerun".to_string(),
+            serde_json::json!(crate::perf_stat::RERUN),
+        ),
+        ("container".to_string(), serde_json::json!(false)),
+    ]);
+    let mut c = xferbench_report::fixture::context("perf-stat", false, "process");
+    c.command_line = vec![
+        "xferbench".into(),
+        "study".into(),
+        "perf-stat".into(),
+        "--quick".into(),
+    ];
+    c.settings.runs = 5;
+    c.settings.warmup = 0;
+    c.settings.count = None;
+    c.settings.interleave = true;
+    c.start_time = "2026-11-23T13:00:00Z".into();
+    ResultDoc {
+        schema_version: SCHEMA_VERSION,
+        study: Some(StudyInfo {
+            name: "perf-stat".into(),
+            quick: true,
+            planned_points: 6,
+            extras,
+        }),
+        context: c,
+        points,
+        warnings: vec![],
+        outcome: Outcome::Complete,
+    }
+}
+
+fn vm_passes() -> Passes {
+    let no_pmu = "no hardware PMU here (a VM without PMU passthrough, a container that blocks perf_event_open, \
+                  or kernel.perf_event_paranoid too high): every hardware event is <not supported>";
+    let block = DefaultBlock {
+        benchmark: KB.into(),
+        variant: "a".into(),
+        rows: parse_csv(include_str!(
+            "../../../../lab/testdata/perf-stat/default-block-vm.csv"
+        ))
+        .unwrap()
+        .iter()
+        .map(|r| BlockRow {
+            event: r.event.clone(),
+            value: r.count(),
+            status: if r.count().is_some() {
+                "counted"
+            } else {
+                "not supported"
+            }
+            .into(),
+            unit: r.unit.clone(),
+            metrics: r.metrics.clone(),
+        })
+        .collect(),
+        elapsed_s: 0.0891,
+        user_s: 0.0802,
+        sys_s: 0.0081,
+    };
+    Passes {
+        callgrind: Pass {
+            value: Some(vec![
+                cg(
+                    KB,
+                    "a",
+                    100,
+                    100.0,
+                    [73_999_700.0, 25_400.0, 1_800.0, 2_200.0, 0.0, 3_600.0, 0.0],
+                ),
+                cg(
+                    KB,
+                    "b",
+                    100,
+                    100.0,
+                    [73_999_700.0, 25_400.0, 1_800.0, 2_300.0, 0.0, 3_700.0, 0.0],
+                ),
+                cg(
+                    MB,
+                    "a",
+                    1,
+                    20.0,
+                    [151_000_000.0, 655_000.0, 330_000.0, 0.0, 0.0, 20.0, 0.0],
+                ),
+                cg(
+                    MB,
+                    "b",
+                    1,
+                    20.0,
+                    [151_000_000.0, 655_000.0, 330_000.0, 0.0, 0.0, 20.0, 0.0],
+                ),
+                cg(
+                    WALK,
+                    "a",
+                    524_288,
+                    1.0,
+                    [5_242_900.0, 32_770.0, 0.0, 3.0, 0.0, 10.0, 0.0],
+                ),
+                cg(
+                    WALK,
+                    "b",
+                    524_288,
+                    1.0,
+                    [3_670_030.0, 524_290.0, 0.0, 5.0, 0.0, 10.0, 0.0],
+                ),
+            ]),
+            reason: None,
+        },
+        default_block: Pass {
+            value: Some(block),
+            reason: None,
+        },
+        stall_events: Pass {
+            value: None,
+            reason: Some(no_pmu.into()),
+        },
+        search: Pass {
+            value: None,
+            reason: Some(no_pmu.replace(
+                ": every hardware event is <not supported>",
+                ": no stall event can be counted; run the same command on bare metal",
+            )),
+        },
+    }
+}
+
+#[test]
+fn on_a_vm_the_folder_reports_no_alignment_effect_and_memory_stalls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = crate::folder::write_folder(tmp.path(), &vm_doc(vm_passes())).unwrap();
+    let read = |f: &str| std::fs::read_to_string(folder.dir().join(f)).unwrap();
+    for f in [
+        "t1-time.md",
+        "t1-time.csv",
+        "t2-perf-stat-default.md",
+        "t3-stall-events.md",
+        "t4-culprit.md",
+        "summary.md",
+    ] {
+        assert!(folder.dir().join(f).exists(), "{f}");
+    }
+    let t1 = read("t1-time.md");
+    assert!(t1.contains("0.05089386") && t1.contains("23%"), "{t1}");
+    insta::assert_snapshot!("perf_stat_t1", t1);
+    let t3 = read("t3-stall-events.md");
+    assert!(
+        t3.contains("(no PMU events)") && t3.contains("no hardware PMU"),
+        "{t3}"
+    );
+    let t4 = read("t4-culprit.md");
+    assert!(
+        t4.contains("(no search)") && t4.contains("dsb2mite_switches.penalty_cycles"),
+        "{t4}"
+    );
+    let summary = read("summary.md");
+    assert!(
+        summary.contains("no significant difference on this CPU (p = "),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("fewer instructions, slower: memory stalls"),
+        "{summary}"
+    );
+    assert!(summary.contains("the same, within 0.01 %"), "{summary}");
+    assert!(summary.contains("xferbench study perf-stat --out perf-stat-bare-metal"));
+    insta::assert_snapshot!("perf_stat_summary_vm", summary);
+    insta::assert_snapshot!("perf_stat_t2_vm", read("t2-perf-stat-default.md"));
+}
+
+#[test]
+fn with_a_pmu_the_culprit_is_the_23x_event_and_the_diagnosis_names_it() {
+    let fx = |n: &str| {
+        std::fs::read_to_string(format!(
+            "{}/../lab/testdata/perf-stat/{n}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    };
+    let candidates = search_candidates(&parse_list(&fx("perf-list-skylake.txt")));
+    let mut rows = compare_rows(
+        &candidates,
+        &[parse_csv(&fx("search-fast-a.csv")).unwrap()],
+        &[parse_csv(&fx("search-slow-b.csv")).unwrap()],
+    );
+    rank(&mut rows);
+    let stall_names: Vec<String> = SEED_STALL_EVENTS.iter().map(|s| s.to_string()).collect();
+    let stall_rows = compare_rows(
+        &stall_names,
+        &[parse_csv(&fx("seed-stalls-fast-a.csv")).unwrap()],
+        &[parse_csv(&fx("seed-stalls-slow-b.csv")).unwrap()],
+    );
+    let mut passes = vm_passes();
+    let comparison = |rows| EventComparison {
+        rounds: 1,
+        rows,
+        unknown: vec![],
+    };
+    passes.search = Pass {
+        value: Some(vec![PairEvents {
+            benchmark: KB.into(),
+            comparison: comparison(rows),
+        }]),
+        reason: None,
+    };
+    passes.stall_events = Pass {
+        value: Some(vec![PairEvents {
+            benchmark: KB.into(),
+            comparison: comparison(stall_rows),
+        }]),
+        reason: None,
+    };
+    let mut doc = vm_doc(passes);
+    // B 23 % slower, as in the seed.
+    doc.points[1] = point(1, KB, "b", &[0.00494, 0.00490, 0.00499, 0.00492, 0.00497]);
+    doc.context.capabilities.pmu = true;
+    doc.context.capabilities.pmu_note = None;
+    let ex = Extras::of(&doc);
+    let pairs = pairs(&doc, &ex);
+    let kb = &pairs[0].report;
+    assert!(kb.significant);
+    assert!(
+        kb.diagnosis.starts_with(
+            "same instructions (within 0.01 %) but slower: dsb2mite_switches.penalty_cycles 9.94 M → 229 M (23.1×): front end, likely code alignment"
+        ),
+        "{}",
+        kb.diagnosis
+    );
+    let t4 = t4(&pairs, &ex).to_markdown();
+    let first = t4.lines().nth(4).unwrap();
+    assert!(
+        first.contains("| 1 | dsb2mite_switches.penalty_cycles |") && first.contains("23.1×"),
+        "{t4}"
+    );
+    insta::assert_snapshot!("perf_stat_t4_pmu", t4);
+    insta::assert_snapshot!("perf_stat_t3_pmu", t3(&pairs, &ex).to_markdown());
+}

@@ -1,0 +1,104 @@
+//! Copying bytes at the machine's speed, whatever the two addresses.
+//!
+//! glibc's `memcpy` (2.36 on x86-64, the `__memmove_avx_unaligned_erms` variant)
+//! copies with `rep movsb` from `x86_rep_movsb_threshold` bytes (2112 on AMD Zen 3
+//! with FSRM) up to the L2 size, and with a vector loop otherwise. On Zen 3 `rep
+//! movsb` runs about 18× slower when the destination lies a little ahead of the
+//! source modulo a page: `(dst − src) mod 4096` in 1..=31 (a 64 KiB copy falls from
+//! about 45 GB/s to 2.5–3 GB/s; docs/transports.md, "Where copies go slow"). Every
+//! other distance, and every size outside that range, copies at full speed.
+//!
+//! A ring position and a caller's buffer can stand at any distance, so [`copy`]
+//! checks the distance and, inside the slow band (taken as 1..=63 for margin), copies
+//! in pieces of [`PIECE`] bytes, below every `rep movsb` threshold, which glibc
+//! copies with its vector loop at full speed. Outside the band it is one `memcpy`.
+
+/// Distances `(dst − src) mod 4096` that `rep movsb` copies slowly, with margin.
+const SLOW_BAND: std::ops::RangeInclusive<usize> = 1..=63;
+
+/// Bytes per piece of a copy inside the slow band: below glibc's smallest
+/// `rep movsb` threshold (2048 · vector size / 16 bytes, at least 2112 with FSRM).
+pub const PIECE: usize = 2048;
+
+/// Whether a copy of `len` bytes from `src` to `dst` would meet the slow distances.
+#[inline(always)]
+pub fn is_slow_distance(dst: *const u8, src: *const u8, len: usize) -> bool {
+    len > PIECE && SLOW_BAND.contains(&((dst as usize).wrapping_sub(src as usize) & 4095))
+}
+
+/// Copies `len` bytes from `src` to `dst` (which must not overlap): one `memcpy`,
+/// or pieces of [`PIECE`] bytes at a distance `rep movsb` copies slowly.
+///
+/// # Safety
+///
+/// As for [`std::ptr::copy_nonoverlapping`]: `src` valid for `len` reads, `dst` for
+/// `len` writes, the two ranges disjoint.
+#[inline(always)]
+pub unsafe fn copy(src: *const u8, dst: *mut u8, len: usize) {
+    if !is_slow_distance(dst, src, len) {
+        // SAFETY: the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
+    }
+    copy_in_pieces(src, dst, len);
+}
+
+#[cold]
+#[inline(never)]
+fn copy_in_pieces(src: *const u8, dst: *mut u8, len: usize) {
+    let mut done = 0;
+    while done < len {
+        let n = PIECE.min(len - done);
+        // SAFETY: `done + n ≤ len`, inside both ranges of the caller's contract.
+        unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n) };
+        done += n;
+    }
+}
+
+/// Copies `src` into `dst` (of the same length), as [`copy`] does.
+///
+/// # Panics
+///
+/// When the lengths differ, as [`slice::copy_from_slice`] does.
+#[inline(always)]
+pub fn copy_slice(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len(), "copy between slices of unequal length");
+    // SAFETY: two slices, one shared and one exclusive, cannot overlap, and each holds
+    // `len` bytes.
+    unsafe { copy(src.as_ptr(), dst.as_mut_ptr(), src.len()) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_distance_and_length_copies_every_byte() {
+        let src: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut dst = vec![0u8; 20_000 + 4096];
+        for shift in [0, 1, 16, 31, 63, 64, 100, 4095] {
+            for len in [0, 1, 64, PIECE, PIECE + 1, 3 * PIECE + 5, 16_384] {
+                let base = dst.as_ptr() as usize;
+                // Put the destination `shift` bytes ahead of the source modulo a page.
+                let want = (src.as_ptr() as usize + shift) & 4095;
+                let off = (want + 4096 - (base & 4095)) & 4095;
+                let d = &mut dst[off..off + len];
+                d.fill(0);
+                copy_slice(d, &src[..len]);
+                assert_eq!(d, &src[..len], "shift {shift} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_long_copies_in_the_band_go_in_pieces() {
+        let p = 0x1000 as *const u8;
+        let at = |d: usize| (0x10_0000 + d) as *const u8;
+        assert!(is_slow_distance(at(16), p, 65_536));
+        assert!(is_slow_distance(at(4096 + 1), p, 4096));
+        assert!(!is_slow_distance(at(16), p, PIECE));
+        assert!(!is_slow_distance(at(0), p, 65_536));
+        assert!(!is_slow_distance(at(64), p, 65_536));
+        assert!(!is_slow_distance(at(4095), p, 65_536));
+    }
+}
