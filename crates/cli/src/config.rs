@@ -154,14 +154,24 @@ impl RunConfig {
             seen.push(name);
             // An axis has its own flag: the two must not disagree silently.
             for (axis, flag, value) in [
-                ("transport", "--transport", &a.transport),
-                ("size", "--size", &a.size),
-                ("channels", "--channels", &a.channels),
+                (
+                    "transport",
+                    "--transport",
+                    Some(a.transport.as_str()).filter(|v| given("--transport", v)),
+                ),
+                ("size", "--size", a.size.as_deref()),
+                (
+                    "channels",
+                    "--channels",
+                    Some(a.channels.as_str()).filter(|v| given("--channels", v)),
+                ),
             ] {
-                ensure!(
-                    name != axis || !given(flag, value),
-                    "-p {name}: {flag} {value} gives it too; give one of them"
-                );
+                if let Some(value) = value {
+                    ensure!(
+                        name != axis,
+                        "-p {name}: {flag} {value} gives it too; give one of them"
+                    );
+                }
             }
             match name {
                 "transport" => transport = list.to_string(),

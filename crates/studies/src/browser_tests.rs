@@ -208,7 +208,11 @@ fn a_browser_switches_the_latency_percentile_and_the_page_fits_a_phone() {
     };
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("pingpong.html");
-    std::fs::write(&run, super::run_page(&fixture::pingpong_doc())).unwrap();
+    std::fs::write(
+        &run,
+        xferbench_report::html::run_page(&fixture::pingpong_doc()),
+    )
+    .unwrap();
     check(&bin, &run, 1, 1);
     for p in assert_fits(&bin, &run) {
         assert_eq!(p.shown, ["p50"], "the p50 chart alone at first");
@@ -232,7 +236,7 @@ fn the_committed_result_files_render_and_fit() {
         let text = std::fs::read_to_string(review_docs().join(format!("{name}.json"))).unwrap();
         let doc: xferbench_lab::result::ResultDoc = serde_json::from_str(&text).unwrap();
         let page = dir.path().join(format!("{name}.html"));
-        std::fs::write(&page, super::run_page(&doc)).unwrap();
+        std::fs::write(&page, xferbench_report::html::run_page(&doc)).unwrap();
         check(&bin, &page, 1, 1);
         assert_fits(&bin, &page);
     }
@@ -256,7 +260,7 @@ fn screenshots_for_review() {
         let text = std::fs::read_to_string(review_docs().join(format!("{name}.json"))).unwrap();
         let doc: xferbench_lab::result::ResultDoc = serde_json::from_str(&text).unwrap();
         let page = dir.path().join(format!("{name}.html"));
-        std::fs::write(&page, super::run_page(&doc)).unwrap();
+        std::fs::write(&page, xferbench_report::html::run_page(&doc)).unwrap();
         let mut shots = vec![
             (format!("report-{name}-light.png"), 1280, height, false),
             (format!("report-{name}-dark.png"), 1280, height, true),

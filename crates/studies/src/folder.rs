@@ -109,7 +109,7 @@ pub fn summary_header(doc: &ResultDoc, title: &str) -> String {
          intervals are order-statistic intervals of the median at the level they state.",
         st.runs, st.warmup
     );
-    if let Some(b) = crate::machine::build_line(c) {
+    if let Some(b) = xferbench_report::machine::build_line(c) {
         let _ = writeln!(s, "Build: {b}.");
     }
     if let Some(l) = &c.load {
@@ -117,7 +117,7 @@ pub fn summary_header(doc: &ResultDoc, title: &str) -> String {
         let _ = writeln!(
             s,
             "Machine load: {}.",
-            crate::machine::load_line(c).unwrap_or_default()
+            xferbench_report::machine::load_line(c).unwrap_or_default()
         );
         if l.contended_points > 0 {
             let _ = writeln!(

@@ -22,7 +22,8 @@ fn assert_folder_in_report(doc: &ResultDoc) -> String {
                     "{stem}"
                 );
                 for row in &table.rows {
-                    let first = maud::html!((xferbench_report::html::table::keep_units(&row[0]))).into_string();
+                    let first = maud::html!((xferbench_report::html::table::keep_units(&row[0])))
+                        .into_string();
                     assert!(html.contains(&first), "{stem}: {first}");
                 }
             }

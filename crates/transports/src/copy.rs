@@ -62,7 +62,11 @@ fn copy_in_pieces(src: *const u8, dst: *mut u8, len: usize) {
 /// When the lengths differ, as [`slice::copy_from_slice`] does.
 #[inline(always)]
 pub fn copy_slice(dst: &mut [u8], src: &[u8]) {
-    assert_eq!(dst.len(), src.len(), "copy between slices of unequal length");
+    assert_eq!(
+        dst.len(),
+        src.len(),
+        "copy between slices of unequal length"
+    );
     // SAFETY: two slices, one shared and one exclusive, cannot overlap, and each holds
     // `len` bytes.
     unsafe { copy(src.as_ptr(), dst.as_mut_ptr(), src.len()) };

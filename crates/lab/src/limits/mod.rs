@@ -489,7 +489,11 @@ mod tests {
             assert!(l.cache_line_rtt_ns.is_some() && l.futex_rtt_cross_ns.is_some());
             let sizes: Vec<u64> = l.handover_rtt_ns.iter().map(|h| h.size_bytes).collect();
             assert_eq!(sizes, HANDOVER_SIZES);
-            assert!(l.rows().iter().any(|r| r.name.starts_with("hand-over round trip 64 KiB")));
+            assert!(
+                l.rows()
+                    .iter()
+                    .any(|r| r.name.starts_with("hand-over round trip 64 KiB"))
+            );
         }
         assert!(l.futex_rtt_same_ns.is_some() && l.pipe_rtt_ns.is_some());
     }

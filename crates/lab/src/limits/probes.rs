@@ -22,7 +22,6 @@
 //! or whose partner cannot run (or, spinning, does not answer within its deadline),
 //! returns `None` rather than hanging.
 
-use xferbench_transports::buffer::PageBuf;
 use std::hint::black_box;
 use std::io::{Read, Write};
 use std::sync::Arc;

@@ -181,8 +181,8 @@ pub fn fraction(
 /// The floor of a round trip of `transport`, whose waits (shm's `wait`, RPMsg's
 /// `notify`) are read through their definitions, defaults included.
 fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'static>> {
-    use xferbench_transports::rpmsg::{NOTIFY, Notify};
     use xferbench_transports::iox2::{WAIT as IOX2_WAIT, Wait as Iox2Wait};
+    use xferbench_transports::rpmsg::{NOTIFY, Notify};
     use xferbench_transports::shm::{WAIT, wait::Strategy};
     let or_default = |def: &xferbench_transports::ParamDef| {
         params
@@ -245,7 +245,7 @@ fn round_trip_fraction(
     };
     (rt_ns > 0.0 && e.median > 0.0).then(|| {
         LimitFraction::new(
-            limit.into(),
+            limit,
             e.median,
             "ns",
             figure,

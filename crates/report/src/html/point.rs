@@ -47,7 +47,11 @@ pub fn param(p: &PointResult, key: &str) -> String {
     match key {
         "size" => format::size(p.size_bytes),
         "channels" => param_value(&p.params, key, &p.channels.to_string()),
-        _ => param_value(&p.params, key, p.params.get(key).map_or("-", String::as_str)),
+        _ => param_value(
+            &p.params,
+            key,
+            p.params.get(key).map_or("-", String::as_str),
+        ),
     }
 }
 

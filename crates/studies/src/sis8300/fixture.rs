@@ -136,6 +136,7 @@ pub fn sis8300_doc() -> ResultDoc {
             counters: None,
             limit: None,
             drift: None,
+            contention: None,
         });
     }
     let mut ctx = context("daq", true, "thread");

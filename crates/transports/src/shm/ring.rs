@@ -373,9 +373,7 @@ impl Producer {
         // SAFETY: the `n ≤ free` bytes at `head` belong to the producer until
         // published, and are contiguous thanks to the mirror; the slice borrows
         // `self` mutably, so no other producer call can touch them meanwhile.
-        Ok(unsafe {
-            std::slice::from_raw_parts_mut(self.s.data.add(self.offset(self.head)), n)
-        })
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.s.data.add(self.offset(self.head)), n) })
     }
 
     /// Zero-copy: appends the first `n` bytes of the last reservation.
