@@ -243,16 +243,8 @@ fn round_trip_fraction(
         ),
         Floor::Pipe => ("pipe round trip".to_string(), limits.pipe_rtt_ns.as_ref()?),
     };
-    (rt_ns > 0.0 && e.median > 0.0).then(|| {
-        LimitFraction::new(
-            limit,
-            e.median,
-            "ns",
-            figure,
-            rt_ns,
-            e.median / rt_ns,
-        )
-    })
+    (rt_ns > 0.0 && e.median > 0.0)
+        .then(|| LimitFraction::new(limit, e.median, "ns", figure, rt_ns, e.median / rt_ns))
 }
 
 #[cfg(test)]
