@@ -52,12 +52,16 @@
  * connects. An address is used by one connect.
  *
  * Blocking and time. Every call that waits for the peer takes a timeout in
- * nanoseconds and returns XB_ERR_TIMEDOUT when it passes without success; it must
- * not block longer (within a few milliseconds). This is how a hung peer is detected:
- * xferbench passes its `--timeout` (10 s by default) to send and recv, so a timeout
- * there fails the run. The calls without a timeout (flush, close_send, close, commit,
- * release) may wait only as long as a send would (the timeout last given to send or
- * recv), and never forever.
+ * nanoseconds and should return XB_ERR_TIMEDOUT when it passes without success
+ * (within a few milliseconds). This is how a hung peer is best reported: xferbench
+ * passes its `--timeout` (10 s by default) to send and recv, so a timeout there fails
+ * the run with the plugin's own message. A transport whose waiting system call has
+ * no timeout (a blocking read() on a pipe) may block in it instead: the measuring
+ * process watches every channel's progress with the same `--timeout` and fails a
+ * point where nothing moves, killing its processes (the built-in pipe relies on this
+ * watch too). accept and connect must honour their timeouts. The calls without a
+ * timeout (flush, close_send, close, commit, release) may wait only as long as a send
+ * would (the timeout last given to send or recv), and never forever.
  *
  * Messages. xferbench decides every message's length, and the two sides agree on it
  * out of band: send gets `len` bytes, and the matching recv gets a buffer of the same

@@ -87,6 +87,7 @@ fn suite(lib: &Path, params: &[(&str, &str)]) {
 fn the_pipe_example_conforms() {
     if let Some(lib) = build("pipe", &[]) {
         suite(&lib, &[]);
+        suite(&lib, &[("wait", "poll")]);
     }
 }
 

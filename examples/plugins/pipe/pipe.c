@@ -14,9 +14,16 @@
  * peer's ends, so that the peer's death shows as end-of-file (or EPIPE). Nothing is
  * created in the file system, so there is nothing to clean up.
  *
- * Every descriptor is non-blocking: a send or receive first tries the system call,
- * and only when it would block waits in poll() for the rest of its timeout. The
- * common path is one write() or read() per message, as in the built-in transport.
+ * How a send or receive waits is the parameter `wait`:
+ *  - block (the default, as the built-in transport): blocking descriptors, one write()
+ *    or read() per message, which sleeps in the kernel until the pipe has room or
+ *    data. A pipe's read has no timeout, so a hung peer is caught by xferbench's
+ *    watch over progress (--timeout) instead of by this plugin (see the header's
+ *    "Blocking and time").
+ *  - poll: non-blocking descriptors; a send or receive first tries the system call
+ *    and only when it would block waits in poll() for the rest of its timeout, so
+ *    every timeout is honoured, at the price of more system calls and wake-ups
+ *    whenever a side waits.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,8 +41,12 @@
 
 #define HELLO 0xA5
 
+/* The choices of `wait`, in declaration order. */
+enum { WAIT_BLOCK = 0, WAIT_POLL = 1 };
+
 typedef struct {
     int pipe_size; /* bytes for F_SETPIPE_SZ; 0 keeps the kernel's */
+    int nonblock;  /* O_NONBLOCK for wait=poll, 0 for wait=block */
 } transport;
 
 typedef struct {
@@ -105,6 +117,8 @@ static int pipe_create(const xb_value *values, size_t count, const xb_host *host
     for (size_t i = 0; i < count; i++)
         if (strcmp(values[i].name, "pipe_size") == 0)
             t->pipe_size = (int)values[i].number;
+        else if (strcmp(values[i].name, "wait") == 0)
+            t->nonblock = values[i].number == WAIT_POLL ? O_NONBLOCK : 0;
     *out = t;
     return XB_OK;
 }
@@ -115,9 +129,9 @@ static int pipe_listen(void *tp, void **out, char *address, size_t size, xb_erro
 {
     transport *t = tp;
     int down[2], up[2];
-    if (pipe2(down, O_CLOEXEC | O_NONBLOCK) != 0)
+    if (pipe2(down, O_CLOEXEC | t->nonblock) != 0)
         return fail_errno(err, "pipe2");
-    if (pipe2(up, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (pipe2(up, O_CLOEXEC | t->nonblock) != 0) {
         int e = errno;
         close(down[0]);
         close(down[1]);
@@ -179,7 +193,7 @@ static void pipe_close_listener(void *lp)
 static int pipe_connect(void *tp, const char *address, uint64_t timeout_ns, void **out,
                         xb_error *err)
 {
-    (void)tp;
+    transport *t = tp;
     (void)timeout_ns; /* opening and one byte never wait: the listener holds the other ends */
     int pid, down, up, used = 0;
     if (sscanf(address, "%d:%d:%d%n", &pid, &down, &up, &used) != 3 ||
@@ -187,11 +201,11 @@ static int pipe_connect(void *tp, const char *address, uint64_t timeout_ns, void
         return fail(err, XB_ERR_ADDRESS, "expected pid:down_fd:up_fd, got \"%.64s\"", address);
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, down);
-    int rx = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int rx = open(path, O_RDONLY | O_CLOEXEC | t->nonblock);
     if (rx < 0)
         return fail(err, XB_ERR_ADDRESS, "open %s: %s", path, strerror(errno));
     snprintf(path, sizeof path, "/proc/%d/fd/%d", pid, up);
-    int tx = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    int tx = open(path, O_WRONLY | O_CLOEXEC | t->nonblock);
     if (tx < 0) {
         int e = errno;
         close(rx);
@@ -215,6 +229,13 @@ static int pipe_connect(void *tp, const char *address, uint64_t timeout_ns, void
 
 /* ---- the hot path --------------------------------------------------------------- */
 
+/* The per-message write and read go to the kernel through syscall(), as the built-in
+ * transport's do (it calls the kernel directly, without libc). glibc's write() and
+ * read() are cancellation points: in a process with several threads, as xferbench's
+ * measuring process is, each call also switches the thread's cancellation type
+ * around the system call, an atomic update before and one after, which a
+ * 64-byte message's round through a pipe notices. */
+
 static int pipe_send(void *ep, const void *msg, size_t len, uint64_t timeout_ns, xb_error *err)
 {
     endpoint *e = ep;
@@ -223,7 +244,7 @@ static int pipe_send(void *ep, const void *msg, size_t len, uint64_t timeout_ns,
     if (e->tx < 0)
         return fail(err, XB_ERR_IO, "the sending side is closed");
     while (len > 0) {
-        ssize_t n = write(e->tx, p, len);
+        ssize_t n = syscall(SYS_write, e->tx, p, len);
         if (n > 0) {
             p += n;
             len -= (size_t)n;
@@ -252,7 +273,7 @@ static int pipe_recv(void *ep, void *buf, size_t len, uint64_t timeout_ns, xb_er
     size_t got = 0;
     uint64_t deadline = 0;
     while (got < len) {
-        ssize_t n = read(e->rx, p + got, len - got);
+        ssize_t n = syscall(SYS_read, e->rx, p + got, len - got);
         if (n > 0) {
             got += (size_t)n;
             continue;
@@ -300,6 +321,11 @@ static void pipe_close(void *ep)
 
 /* ---- description -------------------------------------------------------------- */
 
+static const xb_choice waits[] = {
+    {.name = "block", .help = "blocking descriptors: one system call per message, as the built-in pipe"},
+    {.name = "poll", .help = "non-blocking descriptors and poll(): every timeout honoured"},
+};
+
 static const xb_param params[] = {
     {
         .name = "pipe_size",
@@ -308,6 +334,14 @@ static const xb_param params[] = {
         .help = "capacity of each pipe (F_SETPIPE_SZ); 0 keeps the kernel's default (64 KiB)",
         .min = 0,
         .max = 1 << 30,
+    },
+    {
+        .name = "wait",
+        .kind = XB_PARAM_ENUM,
+        .default_value = "block",
+        .help = "how a send or receive waits: sleep in write()/read() (block) or in poll() with the call's timeout (poll)",
+        .choices = waits,
+        .choice_count = sizeof waits / sizeof waits[0],
     },
 };
 

@@ -223,8 +223,8 @@ impl Limits {
     pub fn best_of(&self, other: &Limits) -> Limits {
         fn shorter(a: &Option<Estimate>, b: &Option<Estimate>) -> Option<Estimate> {
             match (a, b) {
-                (Some(a), Some(b)) => Some(if b.median < a.median { b } else { a }.clone()),
-                (a, b) => a.clone().or_else(|| b.clone()),
+                (Some(a), Some(b)) => Some(if b.median < a.median { *b } else { *a }),
+                (a, b) => a.or(*b),
             }
         }
         let mut best = self.clone();
@@ -232,7 +232,7 @@ impl Limits {
             if let Some(o) = other.memcpy.iter().find(|o| o.size_bytes == c.size_bytes)
                 && o.bytes_per_s.median > c.bytes_per_s.median
             {
-                c.bytes_per_s = o.bytes_per_s.clone();
+                c.bytes_per_s = o.bytes_per_s;
             }
         }
         best.cache_line_rtt_ns = shorter(&self.cache_line_rtt_ns, &other.cache_line_rtt_ns);
@@ -246,11 +246,11 @@ impl Limits {
                 .find(|o| o.size_bytes == h.size_bytes)
                 && o.rtt_ns.median < h.rtt_ns.median
             {
-                h.rtt_ns = o.rtt_ns.clone();
+                h.rtt_ns = o.rtt_ns;
             }
         }
         if other.syscall_ns.median < self.syscall_ns.median {
-            best.syscall_ns = other.syscall_ns.clone();
+            best.syscall_ns = other.syscall_ns;
         }
         best
     }

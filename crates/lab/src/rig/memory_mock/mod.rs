@@ -39,6 +39,7 @@ use crate::workload::new_histogram;
 use crate::workload::warp::{ClientRun, ClientSpec, Ops, WarpRunError, run_client};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 mod clients;
 mod server;
