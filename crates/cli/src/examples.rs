@@ -181,16 +181,18 @@ pub fn check(argv: &[String]) -> Result<(), String> {
     };
     let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.to_string())?;
     match &cli.command {
-        Command::Run(args) => match crate::config::RunConfig::from_args(args, crate::launcher) {
-            // `--token-file ~/.xferbench-token` is the user's own file (docs/remote.md).
-            Err(e) if format!("{e:#}").contains("cannot read the token file") => Ok(()),
-            r => r.map(drop).map_err(|e| format!("{e:#}")),
-        },
+        Command::Run(args) => {
+            match crate::config::RunConfig::from_args(args, crate::launcher::launcher) {
+                // `--token-file ~/.xferbench-token` is the user's own file (docs/remote.md).
+                Err(e) if format!("{e:#}").contains("cannot read the token file") => Ok(()),
+                r => r.map(drop).map_err(|e| format!("{e:#}")),
+            }
+        }
         Command::Rpmsg(args) => crate::rpmsg::point(args).map(drop),
         // The cheap ones run, into memory.
-        Command::List(args) => {
-            crate::list::run(args, &mut Vec::new()).map_err(|e| format!("{e:#}"))
-        }
+        Command::List(args) => crate::list::run(args, &mut Vec::new())
+            .map(drop)
+            .map_err(|e| format!("{e:#}")),
         Command::Completions(args) => crate::docs::completions(args, &mut Vec::new())
             .map(drop)
             .map_err(|e| format!("{e:#}")),
