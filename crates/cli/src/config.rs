@@ -517,6 +517,12 @@ fn touch_points(points: Vec<PointSpec>, axis: Option<Vec<Touch>>) -> Result<Vec<
             if touch != Touch::All && p.transport == transports::RPMSG {
                 bail!("-p touch: rpmsg's rig writes and reads every packet; use touch=all");
             }
+            if touch != Touch::All && xferbench_lab::plugins::is_plugin(&p.transport) {
+                bail!(
+                    "-p touch: {}'s in-place messages are written and read whole (the plugin rig has no other rule yet); use touch=all",
+                    xferbench_lab::plugins::display_name(&p.transport)
+                );
+            }
             out.push(PointSpec { touch, ..p.clone() });
         }
     }
