@@ -40,8 +40,9 @@ pub struct CheckArgs {
     /// Run only these checks (comma-separated names, as the table shows them).
     #[arg(long, value_name = "LIST")]
     pub only: Option<String>,
-    /// Seconds a send or receive may wait; also the bound on noticing a dead peer.
-    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    /// How long a send or receive may wait (250ms, 1s, 2m or bare seconds); also the
+    /// bound on noticing a dead peer.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::seconds)]
     pub timeout: f64,
     /// Print the results as one JSON document on stdout.
     #[arg(long)]
