@@ -209,6 +209,7 @@ mod outputs {
                 "study".to_string(),
                 "rpmsg".into(),
                 "--quick".into(),
+                "--allow-debug".into(),
                 "--out".into(),
             ],
             vec!["profile".to_string(), "--out".into()],

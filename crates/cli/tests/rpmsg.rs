@@ -255,7 +255,7 @@ fn rpmsg_json_prints_one_result_document_as_export_json_writes_it() {
 #[test]
 fn bad_rpmsg_flags_are_usage_errors_naming_the_flag() {
     for (args, needle) in [
-        (&["-s", "497"][..], "packet size 497"),
+        (&["-s", "497"][..], "--size: invalid value \"497\""),
         (&["-s", "8", "--verify"][..], "--verify needs packets"),
         (&["--transfer", "lots"][..], "--transfer"),
         (&["-c", "0"][..], "--channels 0"),
