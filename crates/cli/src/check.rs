@@ -30,7 +30,7 @@ Exit status: 0 every check passed (or does not apply), 5 a check failed, 2 bad u
 file that cannot be used, an unknown transport, check or parameter), 1 the checks could not run, \
 128+N stopped by signal N.")]
 pub struct CheckArgs {
-    /// Transports to check: built-in names (see `xferbench list`) or plugin:PATH[:NAME]
+    /// Transports to check: built-in names (see `xferbench list`) or `plugin:PATH[:NAME]`
     /// [default: shm,pipe,unix,tcp,iceoryx2,rpmsg].
     #[arg(short, long, value_name = "LIST")]
     pub transport: Option<String>,

@@ -444,7 +444,14 @@ fn transports_that_cannot_cross_hosts_are_refused() {
     }
     for study in ["rpmsg", "hashtable", "sis8300", "perf-stat"] {
         let o = std::process::Command::new(netns::bin())
-            .args(["study", study, "--quick", "--allow-debug", "--remote", "127.0.0.1:9"])
+            .args([
+                "study",
+                study,
+                "--quick",
+                "--allow-debug",
+                "--remote",
+                "127.0.0.1:9",
+            ])
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(2), "{study}: {}", text(&o));

@@ -4,7 +4,7 @@
 //! A point's parameters travel as text in their machine form (`size=65536`, in
 //! [`crate::plan::PlannedPoint::params`] and in result files). Whatever shows them
 //! to people or matches what people typed — warnings, progress lines, reports,
-//! `compare`, `history` — goes through [`describe`], [`display`] and [`same`], which
+//! `compare`, `history` — goes through [`describe`], [`display`] and [`same_point`], which
 //! find the parameter's one definition here: `size=65536` is shown as `64 KiB`, and
 //! `history trend -p size=64KiB` finds it.
 

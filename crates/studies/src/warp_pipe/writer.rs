@@ -204,7 +204,7 @@ fn crc_rate(rates: &[(String, f64)], kind: &str) -> Option<f64> {
     rates.iter().find(|(k, _)| k == kind).map(|(_, v)| *v)
 }
 
-/// Writes the study's tables, plots and summary ([`super::Writer`]).
+/// Writes the study's tables, plots and summary.
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     for (g, title) in GROUPS {
         let pts = group(doc, g);

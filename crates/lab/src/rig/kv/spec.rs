@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use xferbench_transports::kv::{Arch, ServerConfig};
 
-/// What the server process ([`Role::KvServer`]) serves: its one argument, as JSON. It
+/// What the server process ([`Role::KvServer`](crate::process::Role::KvServer)) serves: its one argument, as JSON. It
 /// prints `serving on NAME` on stdout once ready, serves until SIGINT or SIGTERM and
 /// dies with its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,11 +4,11 @@
 //! # Participants
 //!
 //! * `main`: this process; with one instance the client threads run here.
-//! * `memory-mock`: the mock, a process of the binary's [`Role::MemoryMock`] given a
+//! * `memory-mock`: the mock, a process of the binary's [`Role::MemoryMock`](crate::process::Role::MemoryMock) given a
 //!   [`MemoryMockSpec`], so its CPU time is its own (a thread of this process when
 //!   there is no [`Launcher`], for tests; it is then listed with this process's id).
-//! * With `instances > 1`, `client1…clientK`: processes of [`Role::WarpClient`], each
-//!   given a [`ClientProcessSpec`]. They are started for each run (their ids are not
+//! * With `instances > 1`, `client1…clientK`: processes of [`Role::WarpClient`](crate::process::Role::WarpClient), each
+//!   given a [`ClientProcessSpec`](crate::workload::warp::ClientProcessSpec). They are started for each run (their ids are not
 //!   known beforehand), so they appear in the run's CPU rows but not in
 //!   [`Rig::participants`]. Without a launcher they are threads of this process.
 //!

@@ -8,7 +8,7 @@ use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
 use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
 
-/// What the memory mock process ([`Role::MemoryMock`]) serves: its one argument, as
+/// What the memory mock process ([`Role::MemoryMock`](crate::process::Role::MemoryMock)) serves: its one argument, as
 /// JSON. It prints `listening on ADDR` on stdout once bound, serves until SIGINT and
 /// dies with its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
