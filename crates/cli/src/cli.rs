@@ -950,9 +950,10 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "LIST", default_value = "shm,pipe,unix,tcp")]
     pub transport: String,
 
-    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4)
-    /// [default: 64,4KiB,64KiB] (rpmsg, whose packets hold at most 496 bytes, runs the
-    /// default as 64 and 496, with a note).
+    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4); rpmsg,
+    /// whose packets hold at most 496 bytes, runs the default as 64 and 496, with a note
+    ///
+    /// [default: 64,4KiB,64KiB]
     #[arg(short, long, value_name = "LIST")]
     pub size: Option<String>,
 

@@ -75,9 +75,9 @@ mod usage {
             (&["--size", "0"], "at least 1"),
             (
                 &["--size", "2GiB"],
-                "2147483648 bytes is above the 1 GiB maximum",
+                "at most 1 GiB: 2 GiB is above the maximum",
             ),
-            (&["--size", "1TiB"], "is above the 1 GiB maximum"),
+            (&["--size", "1TiB"], "1 TiB is above the maximum"),
             (
                 &["-s", "64", "-p", "size=128"],
                 "-p size: --size 64 gives it too",

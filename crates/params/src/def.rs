@@ -283,7 +283,11 @@ impl ParamDef {
                 } else if n < min {
                     out_of(format!("at least {}", bytes::display(*min)))
                 } else if n > max {
-                    out_of(format!("at most {} (the maximum)", bytes::display(*max)))
+                    out_of(format!(
+                        "at most {}: {} is above the maximum",
+                        bytes::display(*max),
+                        bytes::display(*n)
+                    ))
                 } else {
                     Ok(())
                 }
