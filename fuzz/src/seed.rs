@@ -257,6 +257,7 @@ fn peer_control() -> Vec<Seed> {
             verify: true,
             corrupt_every: None,
             zero_copy: false,
+            touch: Default::default(),
         },
         pin_cpu: Some(1),
     };
