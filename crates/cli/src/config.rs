@@ -1,7 +1,8 @@
 //! From parsed arguments to validated lab configuration. Every message names the
 //! flag at fault and what it accepts.
 
-use crate::cli::{CountersArg, PeerArg, RunArgs, WatchArgs};
+use crate::cli::WatchArgs;
+use crate::run::{CountersArg, PeerArg, RunArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;

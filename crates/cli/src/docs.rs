@@ -1,10 +1,38 @@
 //! `xferbench completions` and `xferbench man`: shell completion scripts and man
 //! pages generated from the clap definitions.
 
-use crate::cli::{Cli, CompletionsArgs, ManArgs};
+use crate::cli::Cli;
 use anyhow::{Context, Result};
+use clap::Args;
 use clap::CommandFactory;
 use std::io::Write;
+use std::path::PathBuf;
+
+/// `xferbench completions`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench completions bash > ~/.local/share/bash-completion/completions/xferbench
+  xferbench completions zsh > ~/.zfunc/_xferbench
+  xferbench completions fish > ~/.config/fish/completions/xferbench.fish")]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `xferbench man`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench man | man -l -
+  xferbench man --out ~/.local/share/man/man1")]
+pub struct ManArgs {
+    /// Write xferbench.1 and xferbench-SUBCOMMAND.1 pages to DIR instead of printing the
+    /// main page.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
 
 /// Prints the completion script for the shell.
 pub fn completions(args: &CompletionsArgs, out: &mut dyn Write) -> Result<u8> {
