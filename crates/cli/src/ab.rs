@@ -1,8 +1,8 @@
 //! `xferbench ab` and `xferbench compare`: turn arguments into lab calls, print
 //! the report's tables, map the verdict to the exit status.
 
-use crate::cli::{HistoryFileArgs, WatchArgs};
 use crate::exit::EXIT_USAGE;
+use crate::flags::{HistoryFileArgs, WatchArgs};
 use crate::result_file::load;
 use anyhow::{Context, Result};
 use clap::Args;

@@ -2,8 +2,8 @@
 //! original's "Parameters:" block and rows, then the aggregates over the common
 //! window and the CPU figures the original did not have.
 
-use crate::cli::choice;
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, usage};
+use crate::flags::choice;
 use anyhow::Result;
 use clap::Args;
 use std::io::Write;

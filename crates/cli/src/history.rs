@@ -1,8 +1,8 @@
 //! `xferbench history ...`, recording runs and studies in the history, and
 //! `compare --baseline`.
 
-use crate::cli::{HistoryFileArgs, RecordArgs};
 use crate::exit::{EXIT_FAILURE, EXIT_USAGE};
+use crate::flags::{HistoryFileArgs, RecordArgs};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};

@@ -2,8 +2,8 @@
 //! original client's verified request mix; and the hidden roles the study starts
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
-use crate::cli::{choice, seconds};
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
+use crate::flags::{choice, seconds};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -160,7 +160,7 @@ pub fn server_process(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: KvServerSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::KV_SERVER, e),
+        Err(e) => return bad_spec(crate::flags::role::KV_SERVER, e),
     };
     let cfg = match spec.config() {
         Ok(c) => c,
@@ -176,7 +176,7 @@ pub fn client_process(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: KvClientSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::KV_CLIENT, e),
+        Err(e) => return bad_spec(crate::flags::role::KV_CLIENT, e),
     };
     let stop = crate::stop::stop_flag()?;
     let run = run_client(&spec, &stop)?;

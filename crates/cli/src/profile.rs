@@ -1,7 +1,7 @@
 //! `xferbench profile`, and rendering the recordings of `run --profile`.
 
-use crate::cli::seconds;
 use crate::exit::EXIT_USAGE;
+use crate::flags::seconds;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::Write;

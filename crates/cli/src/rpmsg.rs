@@ -3,8 +3,8 @@
 //! `--runs` times after `--warmup` runs on the point loop with an [`RpmsgRig`], summarised from the point's
 //! estimates (medians and their spread).
 
-use crate::cli::{WatchArgs, choice, seconds};
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, EXIT_USAGE};
+use crate::flags::{WatchArgs, choice, seconds};
 use anyhow::{Result, bail};
 use clap::Args;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};

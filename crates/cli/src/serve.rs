@@ -1,7 +1,7 @@
 //! `xferbench serve`: the agent for runs across hosts ([`xferbench_lab::remote`]),
 //! and the measuring side's options (`--remote`, `--token-file`, `--data-host`).
 
-use crate::cli::RemoteArgs;
+use crate::flags::RemoteArgs;
 use anyhow::Result;
 use clap::Args;
 use std::net::SocketAddr;

@@ -3,8 +3,8 @@
 //! starts for the study and `--instances` (`__memory-mock`, `__warp-client`), which
 //! take the lab's spec as one JSON argument.
 
-use crate::cli::{choice, seconds};
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
+use crate::flags::{choice, seconds};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -194,7 +194,7 @@ pub fn memory_mock(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: MemoryMockSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::MEMORY_MOCK, e),
+        Err(e) => return bad_spec(crate::flags::role::MEMORY_MOCK, e),
     };
     let server = spec.bind()?;
     let addr = server.local_addr()?;
@@ -214,7 +214,7 @@ pub fn client_process(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: ClientProcessSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::WARP_CLIENT, e),
+        Err(e) => return bad_spec(crate::flags::role::WARP_CLIENT, e),
     };
     let stop = crate::stop::stop_flag()?;
     let run = run_client(spec.connect, &spec.client, &stop)?;

@@ -5,8 +5,8 @@
 //! (a line per point, and `results.jsonl` in the folder while it runs), writes the
 //! folder and the profile, and maps the outcome to the common exit status.
 
-use crate::cli::{RecordArgs, RemoteArgs, WatchArgs, seconds};
 use crate::exit;
+use crate::flags::{RecordArgs, RemoteArgs, WatchArgs, seconds};
 use anyhow::Result;
 use clap::Args;
 use std::collections::BTreeMap;
@@ -503,13 +503,13 @@ mod tests {
             json: false,
             quiet: false,
             allow_debug: false,
-            watch: crate::cli::WatchArgs {
+            watch: crate::flags::WatchArgs {
                 no_limits: false,
                 drift_threshold: 25.0,
             },
-            record: crate::cli::RecordArgs::default(),
+            record: crate::flags::RecordArgs::default(),
             only: Vec::new(),
-            remote: crate::cli::RemoteArgs {
+            remote: crate::flags::RemoteArgs {
                 remote: None,
                 token_file: None,
                 data_host: None,
