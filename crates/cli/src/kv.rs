@@ -53,6 +53,8 @@ pub struct KvServeArgs {
 }
 
 /// `xferbench kv client`.
+// The field docs are `--help` text (`memfd:<pid>:…`), not rustdoc's HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Args)]
 pub struct KvClientArgs {
     /// Outer iterations; 0 runs until Ctrl-C (a background "visitor").

@@ -8,6 +8,8 @@ use xferbench_lab::transports;
 use xferbench_lab::workload::WorkloadKind;
 
 /// `xferbench list`.
+// The field docs are `--help` text (`[default: …]`), not rustdoc's links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:

@@ -10,6 +10,8 @@ use xferbench_lab::profile::{self, ProfileRequest, perf_record};
 use xferbench_lab::result::ResultDoc;
 
 /// `xferbench profile`.
+// The field docs are `--help` text (`[default: …]`), not rustdoc's links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:

@@ -2,7 +2,8 @@
 //! into the lab's types.
 //!
 //! The doc comments of the arguments are their `--help` text, written for the
-//! terminal, not for rustdoc.
+//! terminal (`[default: …]`, `plugin:PATH[:NAME]`), not for rustdoc.
+#![allow(rustdoc::broken_intra_doc_links)]
 
 use crate::flags::{RecordArgs, RemoteArgs, WatchArgs, choice, seconds};
 use clap::{Args, ValueEnum};

@@ -20,6 +20,8 @@ use xferbench_report::progress::PointLines;
 use xferbench_studies::{self as studies, StudyEnv, StudyOverrides};
 
 /// `xferbench study`.
+// The field docs are `--help` text (`[default: …]`), not rustdoc's links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
