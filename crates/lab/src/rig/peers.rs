@@ -116,7 +116,7 @@ impl<T: Transport + Clone> PeerRig<T> {
         let cpus = allowed_cpus();
         let session = match &opts.peer {
             PeerMode::Remote(target) => {
-                crate::remote::crosses_hosts(transport.name()).map_err(RunError::Config)?;
+                crate::remote::crosses_hosts(&point.transport).map_err(RunError::Config)?;
                 Some(
                     target
                         .connect()
@@ -134,6 +134,7 @@ impl<T: Transport + Clone> PeerRig<T> {
                 spec: spec.clone(),
                 // The agent's host has its own CPUs: pinning is this host's business.
                 pin_cpu: (opts.pin && session.is_none()).then(|| pin_plan(channel, &cpus).1),
+                plugin_sha256: crate::plugins::sha256_of(&point.transport),
             };
             peers.push(match &opts.peer {
                 PeerMode::Thread => Peer::thread(ps),
