@@ -1135,6 +1135,10 @@ pub struct RpmsgArgs {
     /// Stamp and check every packet (sequence, CRC-32, length; packets >= 16 B).
     #[arg(long)]
     pub verify: bool,
+    /// Pin each channel's driver to a CPU (the 2i-th allowed one) and the remote to
+    /// the CPU after the first driver's, as `run --pin` pins drivers and peers.
+    #[arg(long)]
+    pub pin: bool,
     /// Measured runs; figures are medians over these.
     #[arg(short, long, value_name = "N", default_value_t = 5)]
     pub runs: usize,

@@ -75,6 +75,7 @@ struct OnePoint {
     planned: Vec<PlannedPoint>,
     point: RpmsgPoint,
     remote: RemoteKind,
+    pin: bool,
 }
 
 impl Bench for OnePoint {
@@ -83,7 +84,11 @@ impl Bench for OnePoint {
     }
 
     fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(RpmsgRig::start(self.point, &self.remote)?))
+        Ok(Box::new(RpmsgRig::start_pinned(
+            self.point,
+            &self.remote,
+            self.pin,
+        )?))
     }
 }
 
@@ -127,6 +132,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         }],
         point: p,
         remote: RemoteKind::Process(crate::launcher::launcher()?),
+        pin: a.pin,
     };
     let opts = LoopOptions {
         runs: a.runs,
@@ -150,7 +156,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             },
             duration_s: None,
             peer: "process".into(),
-            pin: false,
+            pin: a.pin,
             verify: a.verify,
             interleave: false,
         },

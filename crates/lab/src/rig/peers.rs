@@ -18,7 +18,7 @@
 //! (`drive::<T::Endpoint>`), with no virtual call per message.
 
 use super::{Rig, RunControl, RunError, aggregate};
-use crate::affinity::{allowed_cpus, pin_current_thread};
+use crate::affinity::{allowed_cpus, pin_current_thread, pin_plan};
 use crate::clock::Stamp;
 use crate::counters::{CounterSource, Participant};
 use crate::cpu::CpuSnapshot;
@@ -70,13 +70,6 @@ pub struct PeerOptions {
     /// A run with no progress for this long is hung (a plugin's sends and receives
     /// time out after it too).
     pub hang_timeout: Duration,
-}
-
-/// CPUs for channel `i`: the driver on the 2i-th allowed CPU and its peer on the
-/// (2i+1)-th, wrapping around; on two CPUs, drivers share one and peers the other.
-fn pin_plan(i: usize, cpus: &[usize]) -> (usize, usize) {
-    let n = cpus.len().max(1);
-    (cpus[(2 * i) % n], cpus[(2 * i + 1) % n])
 }
 
 /// One peer per channel over transport `T`.
