@@ -669,7 +669,13 @@ fn a_plugin_built_against_header_revision_1_keeps_loading_and_running() {
     let f = dir.path().join("r.json");
     let out = run_stream(
         &plugin(&lib, None),
-        &["-n", "5000", "--verify", "--export-json", f.to_str().unwrap()],
+        &[
+            "-n",
+            "5000",
+            "--verify",
+            "--export-json",
+            f.to_str().unwrap(),
+        ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();

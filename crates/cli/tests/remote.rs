@@ -472,7 +472,12 @@ fn transports_that_cannot_cross_hosts_are_refused() {
 
 /// Builds a test plugin from `tests/plugins/SOURCE.c` with `cc` (`extra` flags
 /// first) into `dir`; `None` (after saying why) without a C compiler.
-fn build_plugin(dir: &std::path::Path, source: &str, out: &str, extra: &[&str]) -> Option<std::path::PathBuf> {
+fn build_plugin(
+    dir: &std::path::Path,
+    source: &str,
+    out: &str,
+    extra: &[&str],
+) -> Option<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let lib = dir.join(out);
     let o = match std::process::Command::new("cc")
@@ -579,7 +584,11 @@ fn a_plugin_whose_file_differs_on_the_agents_host_fails_naming_both_builds() {
     ) else {
         return;
     };
-    if std::process::Command::new("unshare").arg("--version").output().is_err() {
+    if std::process::Command::new("unshare")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         println!("skipped: no unshare (util-linux)");
         return;
     }

@@ -305,7 +305,11 @@ pub fn param_size(abi_version: u32) -> Option<usize> {
 ///
 /// `array` points to at least `index + 1` elements of [`transport_size`]`(abi_version)`
 /// bytes each, and `abi_version` is a revision this build knows.
-pub unsafe fn read_transport(array: *const XbTransport, abi_version: u32, index: usize) -> XbTransport {
+pub unsafe fn read_transport(
+    array: *const XbTransport,
+    abi_version: u32,
+    index: usize,
+) -> XbTransport {
     let stride = transport_size(abi_version).expect("a known revision");
     let mut out = std::mem::MaybeUninit::<XbTransport>::zeroed();
     // SAFETY: the source holds `stride` readable bytes at element `index` (the

@@ -193,7 +193,10 @@ impl PluginRig {
                         data_host: target.data_host.clone(),
                         listen_host: ip.to_string(),
                     },
-                    target.token.as_ref().map(|t| crate::remote::auth::hex(t.bytes())),
+                    target
+                        .token
+                        .as_ref()
+                        .map(|t| crate::remote::auth::hex(t.bytes())),
                 ));
                 false
             }
