@@ -76,7 +76,7 @@ fn from_prose(line: &str) -> Vec<Vec<String>> {
 }
 
 /// The command lines of a Markdown text's code blocks (joined over `\` line ends),
-/// and those of its prose ([`from_prose`]).
+/// and those of its prose (`from_prose`).
 pub fn from_markdown(origin: &str, text: &str) -> Vec<Example> {
     let mut out = Vec::new();
     let mut in_code = false;
@@ -240,12 +240,16 @@ fn check_argv(argv: &[String]) -> Result<(), String> {
         Command::List(args) => crate::list::run(args, &mut Vec::new())
             .map(drop)
             .map_err(|e| format!("{e:#}")),
-        Command::Completions(args) => crate::docs::completions(args, &mut Vec::new())
-            .map(drop)
-            .map_err(|e| format!("{e:#}")),
-        Command::Man(args) if args.out.is_none() => crate::docs::man(args, &mut Vec::new())
-            .map(drop)
-            .map_err(|e| format!("{e:#}")),
+        Command::Completions(args) => {
+            crate::docs::completions(args, Cli::command(), &mut Vec::new())
+                .map(drop)
+                .map_err(|e| format!("{e:#}"))
+        }
+        Command::Man(args) if args.out.is_none() => {
+            crate::docs::man(args, Cli::command(), &mut Vec::new())
+                .map(drop)
+                .map_err(|e| format!("{e:#}"))
+        }
         _ => Ok(()),
     }
 }
