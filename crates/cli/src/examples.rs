@@ -64,7 +64,7 @@ fn placeholder(word: &str) -> bool {
 fn from_prose(line: &str) -> Vec<Vec<String>> {
     let parts: Vec<&str> = line.split('`').collect();
     // Spans closed on this line: an odd part followed by another part.
-    let closed = parts.len() - usize::from(parts.len() % 2 == 0);
+    let closed = parts.len() - usize::from(parts.len().is_multiple_of(2));
     parts[..closed]
         .iter()
         .skip(1)
