@@ -409,7 +409,10 @@ impl Peer {
     pub fn exited(&mut self) -> Option<PeerError> {
         let channel = self.channel;
         let ended = self.child()?.exited()?;
-        Some(self.said_why().unwrap_or(PeerError::Died { channel, ended }))
+        Some(
+            self.said_why()
+                .unwrap_or(PeerError::Died { channel, ended }),
+        )
     }
 
     /// The `failed` message a peer sent before it exited, if one is waiting.
@@ -435,7 +438,10 @@ impl Peer {
     pub fn exited_within(&mut self, within: Duration) -> Option<PeerError> {
         let channel = self.channel;
         let ended = self.child()?.exited_within(within)?;
-        Some(self.said_why().unwrap_or(PeerError::Died { channel, ended }))
+        Some(
+            self.said_why()
+                .unwrap_or(PeerError::Died { channel, ended }),
+        )
     }
 
     /// Kills a process peer at once and reaps it (a peer on the agent's host is
