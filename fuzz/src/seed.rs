@@ -260,6 +260,7 @@ fn peer_control() -> Vec<Seed> {
             touch: Default::default(),
         },
         pin_cpu: Some(1),
+        plugin_sha256: None,
     };
     let commands = [
         PeerCommand::Hello(spec),

@@ -51,6 +51,16 @@
  * the same library, creates its transport with the same parameter values and
  * connects. An address is used by one connect.
  *
+ * Hosts (revision 2). A transport whose addresses cross hosts says so with
+ * xb_transport::reach = XB_REACH_NETWORK; then `xferbench run --remote AGENT` runs
+ * its serving side on the agent's host: the agent loads the same file (the same
+ * absolute path there, with the same SHA-256, or the point is refused), creates the
+ * transport with the same parameter values and connects to the address listen wrote
+ * on the measuring host. For such a run, xb_host::listen_host names the measuring
+ * host's address on the route to the agent: listen there and write an address that
+ * names it. Every other transport (XB_REACH_HOST, and every plugin built against
+ * revision 1) is local to one host, and `--remote` refuses it.
+ *
  * Blocking and time. Every call that waits for the peer takes a timeout in
  * nanoseconds and should return XB_ERR_TIMEDOUT when it passes without success
  * (within a few milliseconds). This is how a hung peer is best reported: xferbench
@@ -136,7 +146,13 @@
  * plugin could export next to v1. None is planned.
  *
  * The host tells the plugin its own revision (host_abi_version), so a plugin may
- * fill members of a newer revision only when the host knows them.
+ * fill members of a newer revision only when the host knows them, and may read a
+ * member of a newer revision in what the host passes it (xb_host) only when
+ * xb_host::abi_version says the host has it.
+ *
+ * Revisions: 1, the first. 2 added xb_transport::reach and xb_host::listen_host
+ * (transports whose addresses cross hosts, for `--remote`); a revision-1 plugin is
+ * read as XB_REACH_HOST.
  */
 #ifndef XFERBENCH_PLUGIN_H
 #define XFERBENCH_PLUGIN_H
@@ -149,7 +165,7 @@ extern "C" {
 #endif
 
 /* The revision of this header within generation 1. */
-#define XB_ABI_VERSION 1
+#define XB_ABI_VERSION 2
 
 /* Marks the entry symbol for export when building with -fvisibility=hidden. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -265,6 +281,12 @@ typedef struct xb_host {
      * the same in every process of one measured point. Name the objects you leave in
      * the system under it; see "Clean-up" above. */
     const char *scope;
+
+    /* Revision 2. With the peers on another host (`--remote`, an XB_REACH_NETWORK
+     * transport only): this host's IP address on the route to theirs ("10.0.0.1"),
+     * where listen should listen and which the address it writes should name. NULL
+     * when every peer runs on this host. Read it only when abi_version >= 2. */
+    const char *listen_host;
 } xb_host;
 
 /* ---- a transport ----------------------------------------------------------- */
@@ -272,6 +294,13 @@ typedef struct xb_host {
 /* flags */
 /* The endpoints move messages in place: loan/commit and borrow/release are filled. */
 #define XB_ZERO_COPY 0x1u
+
+/* reach (revision 2) */
+/* Peers are processes of this host (the default, and every revision-1 plugin). */
+#define XB_REACH_HOST 0u
+/* Addresses cross hosts: a peer on another host can connect to what listen wrote
+ * (given xb_host::listen_host), so `--remote` may run the serving side there. */
+#define XB_REACH_NETWORK 1u
 
 /* One transport of a plugin. Every function pointer is required unless it says
  * "may be NULL". */
@@ -346,6 +375,10 @@ typedef struct xb_transport {
     int (*borrow)(void *endpoint, size_t len, const void **buffer, uint64_t timeout_ns,
                   xb_error *err);
     int (*release)(void *endpoint, const void *buffer, xb_error *err);
+
+    /* Revision 2. Where its peers may run: XB_REACH_HOST (0) or XB_REACH_NETWORK; see
+     * "Hosts" above. */
+    uint32_t reach;
 } xb_transport;
 
 /* ---- the plugin ------------------------------------------------------------ */

@@ -475,14 +475,9 @@ fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
 /// `-p touch=LIST`: what in-place messages' ends do with the payload.
 fn parse_touch(list: &str, verify: bool) -> Result<Vec<Touch>> {
     let mut rules = Vec::new();
-    for w in parse_words(list).context("-p touch")? {
-        let Some(t) = Touch::from_name(&w) else {
-            let known: Vec<&str> = Touch::ALL.iter().map(|t| t.name()).collect();
-            bail!(
-                "-p touch: `{w}` is not a rule; choose from: {}",
-                known.join(", ")
-            );
-        };
+    for v in TOUCH.parse_list(list)? {
+        let w = TOUCH.display(&v);
+        let t = Touch::from_name(&w).expect("TOUCH's choices are Touch's names");
         ensure!(
             !verify || t == Touch::All,
             "-p touch={w}: --verify writes and checks every byte; use touch=all or drop --verify"

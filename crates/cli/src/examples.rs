@@ -43,7 +43,40 @@ pub fn words(line: &str) -> Option<Vec<String>> {
     Some(argv)
 }
 
-/// The command lines of a Markdown text's code blocks (joined over `\` line ends).
+/// A word that stands for what the reader fills in (`HOST`, `CMD_A`, `<name>`,
+/// `…`): the line is a synopsis, not an example.
+fn placeholder(word: &str) -> bool {
+    let letters = word.chars().filter(|c| c.is_ascii_alphabetic()).count();
+    (letters >= 2
+        && !word
+            .chars()
+            .any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && !word.starts_with('-'))
+        || word.contains('…')
+        || word.contains('<')
+        || word.contains('[')
+        || word.contains("\\|")
+}
+
+/// The command lines in a line of prose: inline code spans (`` `xferbench run …` ``)
+/// that give options and no placeholder. A bare `xferbench list` names a
+/// subcommand; `xferbench run -t shm -s 64` is an example.
+fn from_prose(line: &str) -> Vec<Vec<String>> {
+    let parts: Vec<&str> = line.split('`').collect();
+    // Spans closed on this line: an odd part followed by another part.
+    let closed = parts.len() - usize::from(parts.len().is_multiple_of(2));
+    parts[..closed]
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .filter_map(|span| words(span))
+        .filter(|argv| argv.iter().any(|w| w.starts_with('-')))
+        .filter(|argv| !argv.iter().any(|w| placeholder(w)))
+        .collect()
+}
+
+/// The command lines of a Markdown text's code blocks (joined over `\` line ends),
+/// and those of its prose (`from_prose`).
 pub fn from_markdown(origin: &str, text: &str) -> Vec<Example> {
     let mut out = Vec::new();
     let mut in_code = false;
@@ -55,6 +88,10 @@ pub fn from_markdown(origin: &str, text: &str) -> Vec<Example> {
             continue;
         }
         if !in_code {
+            out.extend(from_prose(line).into_iter().map(|argv| Example {
+                origin: format!("{origin}:{}", i + 1),
+                argv,
+            }));
             continue;
         }
         if pending.is_empty() {
@@ -238,6 +275,27 @@ mod tests {
         assert!(words("cargo test --workspace").is_none());
         assert!(words("xferbench daq b0 -S $((100*300000))").is_none());
         assert!(words("xferbench warp serve [--listen ADDR]").is_none());
+    }
+
+    #[test]
+    fn prose_gives_the_command_lines_of_its_code_spans_not_its_synopses() {
+        let page = "Run `xferbench run stream -t shm -s 64 -p wait=spin` twice; \
+                    `xferbench list` lists, `xferbench profile -- CMD` profiles, \
+                    `xferbench run stream\\|pingpong -t tcp --remote HOST[:PORT]` crosses, \
+                    `xferbench study x --profile[=DIR]` profiles, `xferbench warp serve --port\n\
+                    23115` is cut.\n\
+                    ```sh\nxferbench limits --json\n```\n";
+        let argvs: Vec<String> = from_markdown("p.md", page)
+            .into_iter()
+            .map(|e| format!("{} {}", e.origin, e.argv.join(" ")))
+            .collect();
+        assert_eq!(
+            argvs,
+            [
+                "p.md:1 xferbench run stream -t shm -s 64 -p wait=spin",
+                "p.md:4 xferbench limits --json"
+            ]
+        );
     }
 
     #[test]

@@ -71,6 +71,10 @@ pub struct RpmsgArgs {
     /// Stamp and check every packet (sequence, CRC-32, length; packets >= 16 B).
     #[arg(long)]
     pub verify: bool,
+    /// Pin each channel's driver to a CPU (the 2i-th allowed one) and the remote to
+    /// the CPU after the first driver's, as `run --pin` pins drivers and peers.
+    #[arg(long)]
+    pub pin: bool,
     /// Measured runs; figures are medians over these.
     #[arg(short, long, value_name = "N", default_value_t = 5)]
     pub runs: usize,
@@ -149,6 +153,7 @@ struct OnePoint {
     planned: Vec<PlannedPoint>,
     point: RpmsgPoint,
     remote: RemoteKind,
+    pin: bool,
 }
 
 impl Bench for OnePoint {
@@ -157,7 +162,11 @@ impl Bench for OnePoint {
     }
 
     fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(RpmsgRig::start(self.point, &self.remote)?))
+        Ok(Box::new(RpmsgRig::start_pinned(
+            self.point,
+            &self.remote,
+            self.pin,
+        )?))
     }
 }
 
@@ -201,6 +210,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         }],
         point: p,
         remote: RemoteKind::Process(crate::launcher::launcher()?),
+        pin: a.pin,
     };
     let opts = LoopOptions {
         runs: a.runs,
@@ -224,7 +234,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             },
             duration_s: None,
             peer: "process".into(),
-            pin: false,
+            pin: a.pin,
             verify: a.verify,
             interleave: false,
         },

@@ -648,3 +648,36 @@ fn plugin_runs_take_thread_peers_and_many_channels() {
     assert_eq!(doc["points"][1]["integrity"]["checked"], 15000);
     assert_eq!(doc["context"]["settings"]["peer"], "thread");
 }
+
+#[test]
+fn a_plugin_built_against_header_revision_1_keeps_loading_and_running() {
+    let Some(lib) = build(
+        "xb_revision1",
+        &["crates/cli/tests/plugins/revision1.c"],
+        &[],
+        &[],
+    ) else {
+        return;
+    };
+    let out = xferbench()
+        .args(["list", "-t", &plugin(&lib, None)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("c-pipe"));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("r.json");
+    let out = run_stream(
+        &plugin(&lib, None),
+        &[
+            "-n",
+            "5000",
+            "--verify",
+            "--export-json",
+            f.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    assert_eq!(doc["context"]["plugins"][0]["abi_version"], 1);
+}

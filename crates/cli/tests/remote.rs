@@ -469,3 +469,199 @@ fn transports_that_cannot_cross_hosts_are_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("without a token"));
 }
+
+/// Builds a test plugin from `tests/plugins/SOURCE.c` with `cc` (`extra` flags
+/// first) into `dir`; `None` (after saying why) without a C compiler.
+fn build_plugin(
+    dir: &std::path::Path,
+    source: &str,
+    out: &str,
+    extra: &[&str],
+) -> Option<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let lib = dir.join(out);
+    let o = match std::process::Command::new("cc")
+        .current_dir(&root)
+        .args(["-shared", "-fPIC", "-I", "include"])
+        .args(extra)
+        .arg("-o")
+        .arg(&lib)
+        .arg(source)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            println!("skipped: no C compiler (cc: {e}); install gcc");
+            return None;
+        }
+    };
+    assert!(o.status.success(), "{source}: {}", text(&o));
+    Some(lib)
+}
+
+#[test]
+fn a_plugin_that_crosses_hosts_runs_its_peers_on_the_agents_host() {
+    let Some(ns) = Netns::create() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = build_plugin(
+        dir.path(),
+        "crates/cli/tests/plugins/tcp.c",
+        "libxb_test_tcp.so",
+        &["-O2"],
+    ) else {
+        return;
+    };
+    let token = token_file(dir.path(), "token", TOKEN);
+    let agent = AgentProc::start(&ns, dir.path(), &["--token-file", token.to_str().unwrap()]);
+    let common = common_flags(&token);
+    let transport = format!("plugin:{}", lib.display());
+    for workload in ["stream", "pingpong"] {
+        let out_json = dir.path().join(format!("{workload}.json"));
+        let extra = [
+            "run",
+            workload,
+            "-t",
+            &transport,
+            "-s",
+            "1024",
+            "-c",
+            "1,2",
+            "-n",
+            "2000",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--verify",
+            "--export-json",
+            out_json.to_str().unwrap(),
+        ];
+        let o = measure(&ns, &run_args(&extra, &common), Duration::from_secs(60));
+        assert!(o.status.success(), "{}", text(&o));
+        let doc = json(&out_json);
+        assert_eq!(doc["context"]["settings"]["peer"], "remote");
+        assert_eq!(
+            doc["context"]["remote"]["agent_host"]["address"],
+            netns::AGENT_IP
+        );
+        let rec = &doc["context"]["plugins"][0];
+        assert_eq!(rec["transport"], "test-tcp", "{rec}");
+        assert_eq!(rec["abi_version"], 2, "{rec}");
+        let points = doc["points"].as_array().unwrap();
+        assert_eq!(points.len(), 2);
+        for p in points {
+            assert_eq!(p["params"]["transport"], "test-tcp", "{p}");
+            assert!(
+                p["summary"]["throughput_bytes_per_s"]["median"]
+                    .as_f64()
+                    .unwrap()
+                    > 0.0,
+                "{p}"
+            );
+        }
+    }
+    assert!(agent.no_children_within(Duration::from_secs(10)));
+    assert_eq!(status(&ns).1, 0);
+}
+
+#[test]
+fn a_plugin_whose_file_differs_on_the_agents_host_fails_naming_both_builds() {
+    let Some(ns) = Netns::create() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(lib), Some(other)) = (
+        build_plugin(
+            dir.path(),
+            "crates/cli/tests/plugins/tcp.c",
+            "libxb_test_tcp.so",
+            &["-O2"],
+        ),
+        build_plugin(
+            dir.path(),
+            "crates/cli/tests/plugins/tcp.c",
+            "other-build.so",
+            &["-O0"],
+        ),
+    ) else {
+        return;
+    };
+    if std::process::Command::new("unshare")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: no unshare (util-linux)");
+        return;
+    }
+    let token = token_file(dir.path(), "token", TOKEN);
+    let agent = AgentProc::start_seeing(
+        &ns,
+        dir.path(),
+        Some((&lib, &other)),
+        &["--token-file", token.to_str().unwrap()],
+    );
+    let common = common_flags(&token);
+    let transport = format!("plugin:{}", lib.display());
+    let extra = [
+        "run", "pingpong", "-t", &transport, "-s", "64", "-n", "100", "-r", "1", "-w", "0",
+    ];
+    let o = measure(&ns, &run_args(&extra, &common), Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("SHA-256"), "{}", text(&o));
+    assert!(
+        stderr.contains("install the same build at the same path on both hosts"),
+        "{}",
+        text(&o)
+    );
+    assert!(stderr.contains(&lib.display().to_string()), "{}", text(&o));
+    assert!(agent.no_children_within(Duration::from_secs(10)));
+}
+
+#[test]
+fn plugins_local_to_one_host_are_refused_naming_the_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(pipe), Some(rev1)) = (
+        build_plugin(
+            dir.path(),
+            "examples/plugins/pipe/pipe.c",
+            "libxb_pipe.so",
+            &["-O2"],
+        ),
+        build_plugin(
+            dir.path(),
+            "crates/cli/tests/plugins/revision1.c",
+            "libxb_rev1.so",
+            &["-O2"],
+        ),
+    ) else {
+        return;
+    };
+    for (lib, revision) in [(&pipe, 2), (&rev1, 1)] {
+        let transport = format!("plugin:{}", lib.display());
+        let o = std::process::Command::new(netns::bin())
+            .args([
+                "run",
+                "pingpong",
+                "-t",
+                &transport,
+                "-s",
+                "64",
+                "--remote",
+                "127.0.0.1:9",
+                "-n",
+                "10",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("plugin transport `c-pipe`")
+                && stderr.contains(&lib.display().to_string())
+                && stderr.contains("cannot cross hosts")
+                && stderr.contains(&format!("revision {revision}")),
+            "{}",
+            text(&o)
+        );
+    }
+}

@@ -363,3 +363,49 @@ fn list_shows_rpmsg_with_its_parameters() {
         .stdout(predicates::str::contains("event-idx"))
         .stdout(predicates::str::contains("zero-copy"));
 }
+
+#[test]
+fn a_pinned_rpmsg_link_pins_its_remote_process_and_records_it() {
+    // The rig with a remote process: every thread of the remote on one CPU.
+    let p = RpmsgPoint {
+        channels: 2,
+        packet: 64,
+        limit: Limit::Count(200),
+        notify: Notify::Kick,
+        buffers: Buffers::Copy,
+        suffix: false,
+        verify: false,
+        zero_copy: false,
+    };
+    let cpus = xferbench_lab::affinity::allowed_cpus();
+    let mut rig = RpmsgRig::start_pinned(p, &remote(), true).unwrap();
+    assert_eq!(
+        rig.remote_cpus(),
+        Some(vec![xferbench_lab::affinity::pin_plan(0, &cpus).1])
+    );
+    let stop = AtomicBool::new(false);
+    rig.run_once(&mut RunControl::new(&stop, Duration::from_secs(30), None))
+        .unwrap();
+    Box::new(rig).finish().unwrap();
+    // The command records it.
+    let out = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args([
+            "rpmsg",
+            "-c",
+            "2",
+            "-s",
+            "64",
+            "--transfer",
+            "6400",
+            "--pin",
+        ])
+        .args(["-r", "1", "-w", "0", "--timeout", "30", "--json"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["context"]["settings"]["pin"], true);
+}

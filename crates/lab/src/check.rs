@@ -356,6 +356,7 @@ fn connected_peer<T: Transport>(
     size: usize,
 ) -> Result<(Peer, T::Endpoint), String> {
     let ps = PeerSpec {
+        plugin_sha256: None,
         channel: 0,
         transport: spec.transport.clone(),
         transport_params: spec.params.clone(),

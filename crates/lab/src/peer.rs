@@ -47,6 +47,10 @@ pub struct PeerSpec {
     pub spec: ChannelSpec,
     /// CPU to pin the serving thread to.
     pub pin_cpu: Option<usize>,
+    /// A plugin transport's file SHA-256 on the measuring side: a peer whose file
+    /// differs (another host's build, with `--remote`) refuses to serve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin_sha256: Option<String>,
 }
 
 /// Parent → peer.
@@ -477,6 +481,30 @@ impl Peer {
     }
 }
 
+/// `Ok` when this host's file of plugin transport `spec` has the SHA-256 `expected`
+/// (the measuring side's), else why not, naming the file and this host.
+fn same_plugin_file(spec: &str, expected: &str) -> Result<(), String> {
+    let Some(parsed) = xferbench_transports::plugin::PluginSpec::parse(spec) else {
+        return Ok(());
+    };
+    let host = || crate::remote::HostInfo::here().hostname;
+    match xferbench_transports::plugin::check_file(&parsed.path) {
+        Ok((_, sha)) if sha == expected => Ok(()),
+        Ok((abs, sha)) => Err(format!(
+            "plugin {} on host {}: its SHA-256 is {}…, the measuring side's file's is {}…: \
+             install the same build at the same path on both hosts",
+            abs.display(),
+            host(),
+            &sha[..sha.len().min(12)],
+            &expected[..expected.len().min(12)]
+        )),
+        Err(e) => Err(format!(
+            "on host {}: {e} (a plugin's peers load the same file, at the same path, on their host)",
+            host()
+        )),
+    }
+}
+
 /// The serving loop shared by thread and process peers: takes commands from `next`
 /// and answers through `reply` until `quit` or the end of commands.
 fn serve_commands(
@@ -549,6 +577,12 @@ fn serve_commands(
         }
     }
     let transport = spec.transport.clone();
+    if let Some(expected) = &spec.plugin_sha256
+        && let Err(message) = same_plugin_file(&transport, expected)
+    {
+        reply(PeerReply::Failed { message });
+        return;
+    }
     let params = match crate::transports::resolve(&transport, &spec.transport_params) {
         Ok(p) => p,
         Err(e) => {

@@ -44,6 +44,8 @@ use xferbench_transports::plugin::{
 pub const SCOPE_ENV: &str = "XFERBENCH_PLUGIN_SCOPE";
 /// The environment variable carrying the send/receive timeout, milliseconds.
 pub const TIMEOUT_ENV: &str = "XFERBENCH_PLUGIN_TIMEOUT_MS";
+/// The environment variable carrying `xb_host::listen_host` (with `--remote`).
+pub const LISTEN_HOST_ENV: &str = "XFERBENCH_PLUGIN_LISTEN_HOST";
 
 /// How long describing a plugin, or cleaning up after it, may take.
 pub const CHILD_LIMIT: Duration = Duration::from_secs(20);
@@ -62,6 +64,11 @@ pub fn host_from_env() -> PluginHost {
         .and_then(|v| v.parse::<u64>().ok())
     {
         host.io_timeout = Duration::from_millis(ms.max(1));
+    }
+    if let Ok(h) = std::env::var(LISTEN_HOST_ENV)
+        && !h.is_empty()
+    {
+        host.listen_host = Some(h);
     }
     host
 }
@@ -424,6 +431,26 @@ pub fn records<'a>(transports: impl IntoIterator<Item = &'a str>) -> Vec<PluginR
         }
     }
     seen.into_values().collect()
+}
+
+/// `Ok` when the registered plugin transport `spec` declares that its addresses cross
+/// hosts (`XB_REACH_NETWORK`), else the usage error of `--remote` naming it.
+pub fn crosses_hosts(spec: &str) -> Result<(), String> {
+    ensure_registered(spec);
+    match find(spec) {
+        Some(r) if r.transport().crosses_hosts => Ok(()),
+        Some(r) => Err(format!(
+            "--remote: plugin transport `{}` ({}) cannot cross hosts: it does not declare \
+             reach = XB_REACH_NETWORK (plugin ABI revision {}; the member came in revision 2), \
+             so its addresses are taken as local to this host",
+            r.display,
+            r.info.path.display(),
+            r.info.abi_version
+        )),
+        None => Err(format!(
+            "--remote: plugin transport `{spec}` was not described; it cannot cross hosts"
+        )),
+    }
 }
 
 /// The SHA-256 a registered plugin transport's file had when it was probed.

@@ -144,7 +144,11 @@ impl SweepBench<'_> {
                 ));
             }
         };
-        Ok(Box::new(RpmsgRig::start(rpoint, &remote)?))
+        Ok(Box::new(RpmsgRig::start_pinned(
+            rpoint,
+            &remote,
+            self.peer.pin,
+        )?))
     }
 }
 

@@ -8,7 +8,7 @@
 use std::ffi::{c_char, c_void};
 
 /// The header's revision within generation 1 (`XB_ABI_VERSION`).
-pub const XB_ABI_VERSION: u32 = 1;
+pub const XB_ABI_VERSION: u32 = 2;
 /// The entry symbol (`xferbench_plugin_v1`), NUL-terminated for `dlsym`.
 pub const ENTRY_SYMBOL: &[u8] = b"xferbench_plugin_v1\0";
 
@@ -51,6 +51,10 @@ pub const XB_PARAM_BOOL: u32 = 5;
 
 /// `XB_ZERO_COPY`.
 pub const XB_ZERO_COPY: u32 = 0x1;
+/// `XB_REACH_HOST`: peers are processes of this host.
+pub const XB_REACH_HOST: u32 = 0;
+/// `XB_REACH_NETWORK`: addresses cross hosts (revision 2).
+pub const XB_REACH_NETWORK: u32 = 1;
 
 /// `xb_error`.
 #[repr(C)]
@@ -120,6 +124,9 @@ pub struct XbHost {
     pub abi_version: u32,
     /// The clean-up scope.
     pub scope: *const c_char,
+    /// Revision 2: this host's address on the route to peers on another host, or
+    /// null when every peer runs on this host.
+    pub listen_host: *const c_char,
 }
 
 /// `create`.
@@ -252,6 +259,8 @@ pub struct XbTransport {
     pub borrow: Option<BorrowFn>,
     /// `release` (zero-copy).
     pub release: Option<ReleaseFn>,
+    /// Revision 2: `XB_REACH_HOST` or `XB_REACH_NETWORK`.
+    pub reach: u32,
 }
 
 /// `xb_plugin`.
@@ -275,10 +284,43 @@ pub struct XbPlugin {
 /// The size of one `xb_transport` in revision `abi_version` (the stride of the
 /// plugin's array); `None` for a revision this build does not know.
 pub fn transport_size(abi_version: u32) -> Option<usize> {
-    (abi_version == 1).then_some(std::mem::size_of::<XbTransport>())
+    match abi_version {
+        // Revision 1 ended with `release`, a pointer: `reach` starts where it ended.
+        1 => Some(std::mem::offset_of!(XbTransport, reach)),
+        2 => Some(std::mem::size_of::<XbTransport>()),
+        _ => None,
+    }
 }
 
 /// The size of one `xb_param` in revision `abi_version`.
 pub fn param_size(abi_version: u32) -> Option<usize> {
-    (abi_version == 1).then_some(std::mem::size_of::<XbParam>())
+    matches!(abi_version, 1 | 2).then_some(std::mem::size_of::<XbParam>())
+}
+
+/// Element `index` of a plugin's `xb_transport` array of revision `abi_version`, as
+/// this revision's structure: the members the plugin's revision has are copied, the
+/// later ones are zero (a revision-1 transport reads as `XB_REACH_HOST`).
+///
+/// # Safety
+///
+/// `array` points to at least `index + 1` elements of [`transport_size`]`(abi_version)`
+/// bytes each, and `abi_version` is a revision this build knows.
+pub unsafe fn read_transport(
+    array: *const XbTransport,
+    abi_version: u32,
+    index: usize,
+) -> XbTransport {
+    let stride = transport_size(abi_version).expect("a known revision");
+    let mut out = std::mem::MaybeUninit::<XbTransport>::zeroed();
+    // SAFETY: the source holds `stride` readable bytes at element `index` (the
+    // caller's contract), `stride` is at most the destination's size, and an
+    // all-zero XbTransport is valid (null pointers, `None` functions, zero numbers).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            array.cast::<u8>().add(index * stride),
+            out.as_mut_ptr().cast::<u8>(),
+            stride,
+        );
+        out.assume_init()
+    }
 }

@@ -131,6 +131,11 @@ pub fn transport<T: Transport>() -> XbTransport {
         commit: zero_copy.then_some(commit::<T> as abi::CommitFn),
         borrow: zero_copy.then_some(borrow::<T> as abi::BorrowFn),
         release: zero_copy.then_some(release::<T> as abi::ReleaseFn),
+        reach: if T::CROSSES_HOSTS {
+            abi::XB_REACH_NETWORK
+        } else {
+            abi::XB_REACH_HOST
+        },
     }
 }
 
@@ -247,6 +252,9 @@ unsafe extern "C" fn create<T: Transport>(
             abi_version: host.abi_version,
             // SAFETY: the scope is a valid NUL-terminated string.
             scope: unsafe { text(host.scope) },
+            listen_host: (host.abi_version >= 2 && !host.listen_host.is_null())
+                // SAFETY: a revision-2 host's listen_host is null or a valid string.
+                .then(|| unsafe { text(host.listen_host) }),
         };
         let t = T::create(&Values { items }, &host)?;
         let max = t.max_message().map_or(0, |m| m as u64);

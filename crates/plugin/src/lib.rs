@@ -220,6 +220,11 @@ pub struct Host {
     /// you leave in the system (queues, socket files) under it, so that your
     /// [`export!`] `cleanup` function can find it after a crash.
     pub scope: String,
+    /// With the peers on another host (`--remote`, a transport with
+    /// [`Transport::CROSSES_HOSTS`]): this host's IP address on the route to theirs,
+    /// where `listen` should listen and which its address should name. `None` when
+    /// every peer runs on this host.
+    pub listen_host: Option<String>,
 }
 
 /// One configuration of a transport: listens and connects. Shared by the threads of
@@ -239,6 +244,10 @@ pub trait Transport: Send + Sync + Sized + 'static {
     const MAX_MESSAGE: Option<usize> = None;
     /// Whether endpoints move messages in place ([`Endpoint::loan`] and friends).
     const ZERO_COPY: bool = false;
+    /// Whether addresses cross hosts (`XB_REACH_NETWORK`): a peer on another host can
+    /// connect to what `listen` wrote, given [`Host::listen_host`], so `xferbench run
+    /// --remote` may run the serving side there. `false`: peers on this host only.
+    const CROSSES_HOSTS: bool = false;
 
     /// The parameters, with defaults; the lab parses and checks every value against
     /// them before [`Transport::create`] sees it.

@@ -67,11 +67,11 @@ const C_CHECKS: &[&str] = &[
     "S(xb_choice) O(xb_choice, name) O(xb_choice, help)",
     "S(xb_param) O(xb_param, name) O(xb_param, kind) O(xb_param, default_value) O(xb_param, help) O(xb_param, min) O(xb_param, max) O(xb_param, choices) O(xb_param, choice_count)",
     "S(xb_value) O(xb_value, name) O(xb_value, text) O(xb_value, number)",
-    "S(xb_host) O(xb_host, abi_version) O(xb_host, scope)",
+    "S(xb_host) O(xb_host, abi_version) O(xb_host, scope) O(xb_host, listen_host)",
     "S(xb_transport) O(xb_transport, name) O(xb_transport, description) O(xb_transport, max_message) O(xb_transport, flags) O(xb_transport, params) O(xb_transport, param_count)",
     "O(xb_transport, create) O(xb_transport, destroy) O(xb_transport, listen) O(xb_transport, accept) O(xb_transport, close_listener) O(xb_transport, connect)",
     "O(xb_transport, send) O(xb_transport, flush) O(xb_transport, recv) O(xb_transport, close_send) O(xb_transport, close)",
-    "O(xb_transport, loan) O(xb_transport, commit) O(xb_transport, borrow) O(xb_transport, release)",
+    "O(xb_transport, loan) O(xb_transport, commit) O(xb_transport, borrow) O(xb_transport, release) O(xb_transport, reach)",
     "S(xb_plugin) O(xb_plugin, abi_version) O(xb_plugin, name) O(xb_plugin, version) O(xb_plugin, transports) O(xb_plugin, transport_count) O(xb_plugin, cleanup)",
 ];
 
@@ -107,6 +107,7 @@ fn rust_layout() -> Vec<(String, usize)> {
         s!("xb_host", XbHost),
         o!("xb_host", XbHost, abi_version),
         o!("xb_host", XbHost, scope),
+        o!("xb_host", XbHost, listen_host),
         s!("xb_transport", XbTransport),
         o!("xb_transport", XbTransport, name),
         o!("xb_transport", XbTransport, description),
@@ -129,6 +130,7 @@ fn rust_layout() -> Vec<(String, usize)> {
         o!("xb_transport", XbTransport, commit),
         o!("xb_transport", XbTransport, borrow),
         o!("xb_transport", XbTransport, release),
+        o!("xb_transport", XbTransport, reach),
         s!("xb_plugin", XbPlugin),
         o!("xb_plugin", XbPlugin, abi_version),
         o!("xb_plugin", XbPlugin, name),
@@ -186,4 +188,27 @@ fn the_header_compiles_as_c_plus_plus_and_pedantic_c() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_revision_1_transport_is_read_with_its_own_size_and_reaches_this_host_only() {
+    // Revision 1's xb_transport ended with `release`; `reach` was appended after it.
+    assert_eq!(
+        transport_size(1),
+        Some(offset_of!(XbTransport, release) + size_of::<Option<ReleaseFn>>())
+    );
+    assert_eq!(transport_size(2), Some(size_of::<XbTransport>()));
+    assert_eq!(transport_size(3), None);
+    // Two revision-1 elements packed back to back, the second's bytes all 0xff where
+    // the revision-2 `reach` would lie if the stride were wrong.
+    let stride = transport_size(1).unwrap();
+    let mut bytes = vec![0u8; 2 * stride + 8];
+    bytes[stride + offset_of!(XbTransport, max_message)..][..8]
+        .copy_from_slice(&77u64.to_ne_bytes());
+    bytes[2 * stride..].fill(0xff);
+    let array = bytes.as_ptr().cast::<XbTransport>();
+    // SAFETY: two elements of revision 1's stride (plus slack) are there.
+    let second = unsafe { read_transport(array, 1, 1) };
+    assert_eq!(second.max_message, 77);
+    assert_eq!(second.reach, XB_REACH_HOST);
 }

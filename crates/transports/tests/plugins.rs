@@ -70,6 +70,7 @@ fn suite(lib: &Path, params: &[(&str, &str)]) {
     let host = PluginHost {
         scope: format!("xbtest{}", std::process::id()),
         io_timeout: std::time::Duration::from_secs(10),
+        listen_host: None,
     };
     let t = PluginTransport::open(&format!("plugin:{}", lib.display()), &params, &host)
         .unwrap_or_else(|e| panic!("{e}"));

@@ -164,12 +164,37 @@ pub struct AgentProc {
 impl AgentProc {
     /// Starts `xferbench serve --listen AGENT extra…` and waits for it to listen.
     pub fn start(ns: &Netns, dir: &Path, extra: &[&str]) -> AgentProc {
+        AgentProc::start_seeing(ns, dir, None, extra)
+    }
+
+    /// As [`AgentProc::start`], but with `file` showing `other`'s contents to the
+    /// agent (a bind mount in a mount namespace of its own): the agent's host has
+    /// another build at the same path.
+    pub fn start_seeing(
+        ns: &Netns,
+        dir: &Path,
+        file_as: Option<(&Path, &Path)>,
+        extra: &[&str],
+    ) -> AgentProc {
         let log = dir.join(format!(
             "agent-{}.log",
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        let mut child = ns
-            .command(&ns.agent, &bin())
+        let mut command = match file_as {
+            None => ns.command(&ns.agent, &bin()),
+            Some((file, other)) => {
+                let mut c = ns.command(&ns.agent, Path::new("unshare"));
+                c.args(["--mount", "--propagation", "private", "sh", "-c"])
+                    .arg(format!(
+                        "mount --bind '{}' '{}' && exec \"$0\" \"$@\"",
+                        other.display(),
+                        file.display()
+                    ))
+                    .arg(bin());
+                c
+            }
+        };
+        let mut child = command
             .args(["serve", "--listen", AGENT])
             .args(extra)
             .stdin(Stdio::null())

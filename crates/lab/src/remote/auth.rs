@@ -48,6 +48,11 @@ impl Token {
         Ok(Token(bytes))
     }
 
+    /// The token's bytes (to hand it to a child process of this user).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// Reads a token file, refusing one that its group or others can access.
     pub fn from_file(path: &Path) -> Result<Token, String> {
         let meta = std::fs::metadata(path)

@@ -80,6 +80,9 @@ pub fn source_ip_towards(agent: std::net::SocketAddr) -> std::io::Result<std::ne
 
 /// `Ok` when `transport` can run its peers on another host, else why not.
 pub fn crosses_hosts(transport: &str) -> Result<(), String> {
+    if crate::plugins::is_plugin(transport) {
+        return crate::plugins::crosses_hosts(transport);
+    }
     let why = match transport {
         "tcp" => return Ok(()),
         "shm" | "iceoryx2" | "iox2" => "shares memory between processes of one host",

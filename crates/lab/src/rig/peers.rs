@@ -18,7 +18,7 @@
 //! (`drive::<T::Endpoint>`), with no virtual call per message.
 
 use super::{Rig, RunControl, RunError, aggregate};
-use crate::affinity::{allowed_cpus, pin_current_thread};
+use crate::affinity::{allowed_cpus, pin_current_thread, pin_plan};
 use crate::clock::Stamp;
 use crate::counters::{CounterSource, Participant};
 use crate::cpu::CpuSnapshot;
@@ -72,13 +72,6 @@ pub struct PeerOptions {
     pub hang_timeout: Duration,
 }
 
-/// CPUs for channel `i`: the driver on the 2i-th allowed CPU and its peer on the
-/// (2i+1)-th, wrapping around; on two CPUs, drivers share one and peers the other.
-fn pin_plan(i: usize, cpus: &[usize]) -> (usize, usize) {
-    let n = cpus.len().max(1);
-    (cpus[(2 * i) % n], cpus[(2 * i + 1) % n])
-}
-
 /// One peer per channel over transport `T`.
 pub struct PeerRig<T: Transport> {
     transport: T,
@@ -116,7 +109,7 @@ impl<T: Transport + Clone> PeerRig<T> {
         let cpus = allowed_cpus();
         let session = match &opts.peer {
             PeerMode::Remote(target) => {
-                crate::remote::crosses_hosts(transport.name()).map_err(RunError::Config)?;
+                crate::remote::crosses_hosts(&point.transport).map_err(RunError::Config)?;
                 Some(
                     target
                         .connect()
@@ -134,6 +127,7 @@ impl<T: Transport + Clone> PeerRig<T> {
                 spec: spec.clone(),
                 // The agent's host has its own CPUs: pinning is this host's business.
                 pin_cpu: (opts.pin && session.is_none()).then(|| pin_plan(channel, &cpus).1),
+                plugin_sha256: crate::plugins::sha256_of(&point.transport),
             };
             peers.push(match &opts.peer {
                 PeerMode::Thread => Peer::thread(ps),

@@ -79,7 +79,25 @@ pub struct DriverSpec {
     pub counters: bool,
     /// The file's SHA-256 when it was probed; a file that changed since is refused.
     pub sha256: Option<String>,
+    /// With `--remote`: the agent that runs the peers (its token in
+    /// [`REMOTE_TOKEN_ENV`]).
+    #[serde(default)]
+    pub remote: Option<RemoteSpec>,
 }
+
+/// The agent of a plugin point's peers (`--remote`), as the measuring process is told.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteSpec {
+    /// `HOST:PORT` of the agent.
+    pub agent: String,
+    /// The host data connections dial instead of the agent's address.
+    pub data_host: Option<String>,
+    /// This host's address on the route to the agent (`xb_host::listen_host`).
+    pub listen_host: String,
+}
+
+/// The environment variable carrying the agent's token (hex) to the measuring process.
+pub const REMOTE_TOKEN_ENV: &str = "XFERBENCH_PLUGIN_REMOTE_TOKEN";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "cmd", rename_all = "snake_case")]
@@ -157,13 +175,30 @@ impl PluginRig {
                 "plugin transport `{name}` runs in a process of its own, and this caller gave no launcher"
             ))
         })?;
+        let mut remote = None;
         let thread_peers = match &opts.peer {
             PeerMode::Thread => true,
             PeerMode::Process(_) => false,
-            PeerMode::Remote(_) => {
-                return Err(RunError::Config(format!(
-                    "--remote: plugin transport `{name}` cannot cross hosts: a plugin's peers load it from a file of this host"
-                )));
+            PeerMode::Remote(target) => {
+                crate::remote::crosses_hosts(&point.transport).map_err(RunError::Config)?;
+                let agent = target
+                    .resolve()
+                    .map_err(|e| RunError::Participant(format!("--remote: {e}")))?;
+                let ip = crate::remote::source_ip_towards(agent).map_err(|e| {
+                    RunError::Participant(format!("--remote: no route to {agent}: {e}"))
+                })?;
+                remote = Some((
+                    RemoteSpec {
+                        agent: target.agent.clone(),
+                        data_host: target.data_host.clone(),
+                        listen_host: ip.to_string(),
+                    },
+                    target
+                        .token
+                        .as_ref()
+                        .map(|t| crate::remote::auth::hex(t.bytes())),
+                ));
+                false
             }
         };
         let peer_launcher = match (&opts.peer, source) {
@@ -188,6 +223,7 @@ impl PluginRig {
             peer_launcher,
             counters: source.is_some(),
             sha256: plugins::sha256_of(&point.transport),
+            remote: remote.as_ref().map(|(r, _)| r.clone()),
         };
         let json = serde_json::to_string(&spec).expect("the spec serialises");
         let scope = plugins::new_scope();
@@ -196,6 +232,14 @@ impl PluginRig {
             .map_err(|e| RunError::Participant(e.to_string()))?;
         cmd.env(SCOPE_ENV, &scope);
         cmd.env(TIMEOUT_ENV, spec.hang_timeout_ms.to_string());
+        if let Some((r, token)) = &remote {
+            cmd.env(plugins::LISTEN_HOST_ENV, &r.listen_host);
+            // The token travels in the environment, which only this user can read,
+            // never on a command line.
+            if let Some(token) = token {
+                cmd.env(REMOTE_TOKEN_ENV, token);
+            }
+        }
         let mut child = Child::spawn(cmd, Streams::PIPED).map_err(|e| {
             RunError::Participant(format!(
                 "cannot start the measuring process of `{name}`: {e}"
@@ -576,10 +620,29 @@ pub fn driver_main(spec_json: &str) -> i32 {
         workload: spec.workload,
         limit: spec.limit,
         verify: spec.verify,
-        peer: if spec.thread_peers {
-            PeerMode::Thread
-        } else {
-            PeerMode::Process(spec.peer_launcher.clone())
+        peer: match &spec.remote {
+            Some(r) => {
+                let token = match std::env::var(REMOTE_TOKEN_ENV) {
+                    Ok(hex) => match crate::remote::auth::unhex(&hex, hex.len() / 2)
+                        .ok_or_else(|| "not hex".to_string())
+                        .and_then(crate::remote::auth::Token::new)
+                    {
+                        Ok(t) => Some(t),
+                        Err(e) => {
+                            fail(&RunError::Config(format!("--remote: the token: {e}")));
+                            return 1;
+                        }
+                    },
+                    Err(_) => None,
+                };
+                PeerMode::Remote(crate::remote::RemoteTarget {
+                    agent: r.agent.clone(),
+                    token,
+                    data_host: r.data_host.clone(),
+                })
+            }
+            None if spec.thread_peers => PeerMode::Thread,
+            None => PeerMode::Process(spec.peer_launcher.clone()),
         },
         pin: spec.pin,
         corrupt_every: spec.corrupt_every,

@@ -79,7 +79,11 @@ fn failed(what: &str, e: impl std::fmt::Display) -> RunError {
 
 impl Session {
     /// Creates the link, starts the remote and waits until it attached.
-    pub fn start(point: &RpmsgPoint, remote: &RemoteKind) -> Result<Session, RunError> {
+    pub fn start(
+        point: &RpmsgPoint,
+        remote: &RemoteKind,
+        pin: Option<usize>,
+    ) -> Result<Session, RunError> {
         point.check().map_err(RunError::Config)?;
         let mut link = HostLink::create(&point.link_config(Service::Echo))
             .map_err(|e| failed("cannot create the RPMsg link", e))?;
@@ -94,6 +98,10 @@ impl Session {
                 let h = std::thread::Builder::new()
                     .name("rpmsg-remote".into())
                     .spawn(move || {
+                        if let Some(cpu) = pin {
+                            crate::affinity::pin_current_thread(cpu)
+                                .map_err(|e| format!("cannot pin the remote to CPU {cpu}: {e}"))?;
+                        }
                         let mut r = RemoteLink::attach(&name).map_err(|e| e.to_string())?;
                         r.serve().map(|_| ()).map_err(|e| e.to_string())
                     })
@@ -135,6 +143,15 @@ impl Session {
         if let Err(e) = attached {
             s.kill_remote();
             return Err(failed("the RPMsg link", e));
+        }
+        if let (Some(cpu), RemoteHandle::Process(child)) = (pin, &s.remote)
+            && let Err(e) = crate::affinity::pin_process(child.pid(), cpu)
+        {
+            s.kill_remote();
+            return Err(failed(
+                &format!("cannot pin the rpmsg remote to CPU {cpu}"),
+                e,
+            ));
         }
         Ok(s)
     }
@@ -223,15 +240,44 @@ impl Drop for Session {
 pub struct RpmsgRig {
     session: Option<Session>,
     point: RpmsgPoint,
+    /// With `--pin`: the CPU of each channel's driver thread.
+    driver_cpus: Option<Vec<usize>>,
 }
 
 impl RpmsgRig {
     /// Starts the link and its remote for `point`.
     pub fn start(point: RpmsgPoint, remote: &RemoteKind) -> Result<RpmsgRig, RunError> {
+        RpmsgRig::start_pinned(point, remote, false)
+    }
+
+    /// Starts the link and its remote for `point`; with `pin`, as `run`'s peers are
+    /// pinned (`--pin`): channel i's driver thread on the 2i-th allowed CPU, and the
+    /// remote (the firmware's core, serving every channel) on the CPU after the
+    /// first driver's.
+    pub fn start_pinned(
+        point: RpmsgPoint,
+        remote: &RemoteKind,
+        pin: bool,
+    ) -> Result<RpmsgRig, RunError> {
+        let cpus = crate::affinity::allowed_cpus();
+        let remote_cpu = pin.then(|| crate::affinity::pin_plan(0, &cpus).1);
+        let driver_cpus = pin.then(|| {
+            (0..point.channels as usize)
+                .map(|i| crate::affinity::pin_plan(i, &cpus).0)
+                .collect()
+        });
         Ok(RpmsgRig {
-            session: Some(Session::start(&point, remote)?),
+            session: Some(Session::start(&point, remote, remote_cpu)?),
             point,
+            driver_cpus,
         })
+    }
+
+    /// The CPUs of the remote's threads, as the system reports them (`None` for a
+    /// thread remote).
+    pub fn remote_cpus(&self) -> Option<Vec<usize>> {
+        let s = self.session.as_ref().filter(|s| s.remote_is_process())?;
+        crate::affinity::cpus_of_thread(s.remote_pid() as u32).ok()
     }
 
     /// The remote's process id (this process's for a thread remote).
@@ -282,13 +328,21 @@ impl Rig for RpmsgRig {
         let reply_timeout = ctl.hang_timeout;
         let stop = ctl.stop;
         let mut chans = std::mem::take(&mut session.channels);
+        let driver_cpus = self.driver_cpus.as_deref();
         let (results, main_cpu, remote_cpu) = std::thread::scope(|scope| {
             let handles: Vec<_> = chans
                 .iter_mut()
                 .zip(&progress)
-                .map(|(ch, prog)| {
+                .enumerate()
+                .map(|(i, (ch, prog))| {
                     let (barrier, halt) = (&barrier, &halt);
+                    let cpu = driver_cpus.and_then(|c| c.get(i).copied());
                     scope.spawn(move || {
+                        if let Some(cpu) = cpu
+                            && let Err(e) = crate::affinity::pin_current_thread(cpu)
+                        {
+                            tracing::warn!(channel = i, cpu, error = %e, "cannot pin the driver");
+                        }
                         drive(
                             ch,
                             &point,
@@ -445,6 +499,27 @@ mod tests {
     fn run(rig: &mut RpmsgRig) -> Result<RunRecord, RunError> {
         let stop = AtomicBool::new(false);
         rig.run_once(&mut RunControl::new(&stop, Duration::from_secs(10), None))
+    }
+
+    #[test]
+    fn pinned_runs_pin_the_drivers_and_the_remote() {
+        let p = point(2, 64, RpmsgPoint::round_trips_for(4096, 64));
+        let mut rig = RpmsgRig::start_pinned(p, &RemoteKind::Thread, true).unwrap();
+        let cpus = crate::affinity::allowed_cpus();
+        assert_eq!(
+            rig.driver_cpus.as_deref(),
+            Some(
+                &[
+                    crate::affinity::pin_plan(0, &cpus).0,
+                    crate::affinity::pin_plan(1, &cpus).0
+                ][..]
+            )
+        );
+        let r = run(&mut rig).unwrap();
+        assert_eq!(r.channels.len(), 2);
+        // The drivers are threads of their own: this thread keeps every CPU.
+        assert_eq!(crate::affinity::allowed_cpus(), cpus);
+        Box::new(rig).finish().unwrap();
     }
 
     #[test]

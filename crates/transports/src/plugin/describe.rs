@@ -55,6 +55,10 @@ pub struct TransportInfo {
     pub max_message: Option<u64>,
     /// Whether it moves messages in place.
     pub zero_copy: bool,
+    /// Whether its addresses cross hosts (`XB_REACH_NETWORK`, revision 2), so that
+    /// `--remote` may run its serving side on another host.
+    #[serde(default)]
+    pub crosses_hosts: bool,
     /// Its parameters, in declaration order.
     pub params: Vec<ParamInfo>,
 }
@@ -438,6 +442,15 @@ fn transport_info(t: &XbTransport, revision: u32) -> Result<TransportInfo, Strin
             ));
         }
     }
+    let crosses_hosts = match t.reach {
+        abi::XB_REACH_HOST => false,
+        abi::XB_REACH_NETWORK => true,
+        other => {
+            return Err(format!(
+                "transport `{name}`: reach {other} is neither XB_REACH_HOST (0) nor XB_REACH_NETWORK (1)"
+            ));
+        }
+    };
     let stride = abi::param_size(revision).expect("a known revision");
     // SAFETY: `params` points to `param_count` xb_param of this revision.
     let raw = unsafe { items(t.params, t.param_count, stride, "parameters") }
@@ -458,6 +471,7 @@ fn transport_info(t: &XbTransport, revision: u32) -> Result<TransportInfo, Strin
         description,
         max_message: (t.max_message != 0).then_some(t.max_message),
         zero_copy,
+        crosses_hosts,
         params,
     })
 }
@@ -493,10 +507,11 @@ pub(super) unsafe fn read(
     // SAFETY: as above.
     let version = unsafe { string(plugin.version, "the plugin's version", 64) }?;
     let stride = abi::transport_size(revision).expect("a known revision");
-    // SAFETY: `transports` points to `transport_count` xb_transport of this revision.
+    // SAFETY: `transports` points to `transport_count` xb_transport of this revision;
+    // `items` only checks the count and the pointer here.
     let raw = unsafe {
         items(
-            plugin.transports,
+            plugin.transports.cast::<u8>(),
             plugin.transport_count,
             stride,
             "transports",
@@ -506,8 +521,10 @@ pub(super) unsafe fn read(
         return Err("it describes no transport (transport_count is 0)".into());
     }
     let mut transports: Vec<TransportInfo> = Vec::with_capacity(raw.len());
-    for t in raw {
-        let info = transport_info(t, revision)?;
+    for i in 0..raw.len() {
+        // SAFETY: element i of `transport_count`, of this revision's size.
+        let t = unsafe { abi::read_transport(plugin.transports, revision, i) };
+        let info = transport_info(&t, revision)?;
         if transports.iter().any(|u| u.name == info.name) {
             return Err(format!("the transport `{}` is declared twice", info.name));
         }

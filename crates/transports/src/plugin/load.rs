@@ -317,16 +317,9 @@ fn open_uncached(shown: &str, abs: &Path) -> Result<Library, PluginLoadError> {
     })?;
     // SAFETY: read() checked the revision and the transports array.
     let plugin = unsafe { &*desc };
-    let stride = abi::transport_size(info.abi_version).expect("a known revision");
     let tables = (0..info.transports.len())
-        // SAFETY: read() checked `transport_count` elements of `stride` bytes.
-        .map(|i| unsafe {
-            *plugin
-                .transports
-                .cast::<u8>()
-                .add(i * stride)
-                .cast::<XbTransport>()
-        })
+        // SAFETY: read() checked `transport_count` elements of the revision's size.
+        .map(|i| unsafe { abi::read_transport(plugin.transports, info.abi_version, i) })
         .collect();
     let static_names = info
         .transports

@@ -83,6 +83,9 @@ pub struct PluginHost {
     /// The timeout of every send and receive: no progress for this long is a hung
     /// peer.
     pub io_timeout: Duration,
+    /// This host's address on the route to peers on another host (`xb_host::
+    /// listen_host`); `None` when every peer runs on this host.
+    pub listen_host: Option<String>,
 }
 
 impl Default for PluginHost {
@@ -90,6 +93,7 @@ impl Default for PluginHost {
         PluginHost {
             scope: format!("xb{}", std::process::id()),
             io_timeout: Duration::from_secs(10),
+            listen_host: None,
         }
     }
 }
@@ -352,9 +356,13 @@ impl PluginTransport {
                 number: *v,
             })
             .collect();
+        let listen_host = host.listen_host.as_deref().map(cstr);
         let xb_host = XbHost {
             abi_version: abi::XB_ABI_VERSION,
             scope: scope.as_ptr(),
+            listen_host: listen_host
+                .as_ref()
+                .map_or(std::ptr::null(), |h| h.as_ptr()),
         };
         let table = &library.tables[index];
         let create = table.create.expect("checked when loaded");
