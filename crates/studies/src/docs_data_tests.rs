@@ -70,9 +70,12 @@ fn regenerate(doc: &str) -> Result<String, String> {
     while let Some(i) = rest.find(OPEN) {
         out.push_str(&rest[..i]);
         let after = &rest[i + OPEN.len()..];
-        let j = after
-            .find(OPEN_END)
-            .ok_or_else(|| format!("a generated block's opening line is malformed near: {}", &after[..after.len().min(80)]))?;
+        let j = after.find(OPEN_END).ok_or_else(|| {
+            format!(
+                "a generated block's opening line is malformed near: {}",
+                after.chars().take(80).collect::<String>()
+            )
+        })?;
         let name = &after[..j];
         let body = &after[j + OPEN_END.len()..];
         let k = body
@@ -98,8 +101,8 @@ fn regenerate(doc: &str) -> Result<String, String> {
 fn docs_data_results_parse_under_the_current_schema_and_render() {
     for (study, dir) in data_folders() {
         let path = dir.join("results.json");
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let doc: ResultDoc = serde_json::from_str(&text).unwrap_or_else(|e| {
             panic!(
                 "{} no longer parses under the current schema ({e}): rerun \
@@ -156,5 +159,9 @@ fn docs_data_a_block_quotes_its_file_with_headings_moved_down() {
     assert!(e.contains("data/none/x.md"), "{e}");
     assert_eq!(quoted("# T\n\ntext\n## S\n"), "### T\n\ntext\n#### S\n");
     let unterminated = format!("{OPEN}data/none/x.md{OPEN_END}\nold\n");
-    assert!(regenerate(&unterminated).unwrap_err().contains("no end line"));
+    assert!(
+        regenerate(&unterminated)
+            .unwrap_err()
+            .contains("no end line")
+    );
 }
