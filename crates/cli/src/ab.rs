@@ -1,12 +1,123 @@
 //! `xferbench ab` and `xferbench compare`: turn arguments into lab calls, print
 //! the report's tables, map the verdict to the exit status.
 
-use crate::cli::{AbArgs, CompareArgs};
 use crate::exit::EXIT_USAGE;
+use crate::flags::{HistoryFileArgs, WatchArgs};
 use crate::result_file::load;
 use anyhow::{Context, Result};
+use clap::Args;
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use xferbench_lab::ab::AbConfig;
+
+/// `xferbench ab`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench ab --runs 10 'xferbench run stream -t shm -s 64 -n 200000 -r 1 -w 0 -q --peer thread' \\
+                        'xferbench run stream -t pipe -s 64 -n 200000 -r 1 -w 0 -q --peer thread'
+
+Without a hardware PMU, instructions come from one run of each command under callgrind.
+Exit status: 0 no regression; 4 B is significantly slower than A by more than --threshold; \
+1 a command failed; 2 bad usage; 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP.")]
+pub struct AbArgs {
+    /// Measured runs of each command.
+    #[arg(short, long, value_name = "N", default_value_t = 10)]
+    pub runs: usize,
+
+    /// Warm-up runs of each command, discarded.
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Percent by which B may be slower than A before the exit status says so.
+    #[arg(long, value_name = "P", default_value_t = 5.0)]
+    pub threshold: f64,
+
+    /// Skip the callgrind pass that counts instructions when there is no PMU.
+    #[arg(long)]
+    pub no_callgrind: bool,
+
+    /// Callgrind passes of each command when there is no PMU (interleaved), so that
+    /// the instruction counts' own run-to-run noise is measured; at least 2 for the
+    /// diagnosis to tell a real instruction difference from noise.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub callgrind_runs: usize,
+
+    /// Also count these events on A and B with `perf stat` (comma-separated; named
+    /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
+    /// through perf's event tables).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub events: Vec<String>,
+
+    /// Count every `stall|penalty|miss` event of `perf list` on A and B and rank them
+    /// by B/A (needs a hardware PMU; skipped with a reason without one).
+    #[arg(long)]
+    pub search_stalls: bool,
+
+    /// Write the whole comparison as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Print the whole comparison as JSON on stdout instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+
+    /// No progress line and no tables; only errors and the exit status.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+
+    /// Command A, the baseline (run with `sh -c`).
+    #[arg(value_name = "CMD_A")]
+    pub command_a: String,
+
+    /// Command B, the change.
+    #[arg(value_name = "CMD_B")]
+    pub command_b: String,
+}
+
+/// `xferbench compare`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench compare base.json new.json
+  xferbench compare --threshold 2 xferbench-rpmsg-old/ xferbench-rpmsg-new/
+  xferbench history baseline set main && xferbench compare --baseline main new.json
+  xferbench compare --baseline main          # the newest recorded run against the baseline
+
+Exit status: 0 no regression, 4 a significant regression beyond --threshold, 2 bad usage, \
+files that cannot be read or compared, or an unknown baseline.")]
+pub struct CompareArgs {
+    /// The baseline: a result file (`run --export-json`) or a study folder (its
+    /// `results.json`). With --baseline, the new result instead [default: the newest
+    /// run in the history].
+    #[arg(value_name = "BASE", required_unless_present = "baseline")]
+    pub base: Option<PathBuf>,
+
+    /// The new result file or study folder.
+    #[arg(value_name = "NEW", required_unless_present = "baseline")]
+    pub new: Option<PathBuf>,
+
+    /// Compare against this baseline of the history (`history baseline set NAME`)
+    /// instead of a BASE file.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+
+    /// Percent by which a point's primary figure may get worse.
+    #[arg(long, value_name = "P", default_value_t = 5.0)]
+    pub threshold: f64,
+
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
 
 fn threshold(p: f64) -> Option<f64> {
     (p.is_finite() && p >= 0.0).then_some(p / 100.0)

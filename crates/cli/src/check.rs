@@ -42,7 +42,7 @@ pub struct CheckArgs {
     pub only: Option<String>,
     /// How long a send or receive may wait (250ms, 1s, 2m or bare seconds); also the
     /// bound on noticing a dead peer.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::seconds)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::flags::seconds)]
     pub timeout: f64,
     /// Print the results as one JSON document on stdout.
     #[arg(long)]

@@ -1,7 +1,8 @@
 //! From parsed arguments to validated lab configuration. Every message names the
 //! flag at fault and what it accepts.
 
-use crate::cli::{CountersArg, PeerArg, RunArgs, WatchArgs};
+use crate::flags::WatchArgs;
+use crate::run::args::{CountersArg, PeerArg, RunArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -115,14 +116,11 @@ fn remote_points(
 
 /// The user gave `run`'s `flag` (its value is not the default).
 fn given(flag: &str, value: &str) -> bool {
-    use clap::CommandFactory;
-    let cmd = crate::cli::Cli::command();
-    let default = cmd
-        .find_subcommand("run")
-        .and_then(|run| {
-            run.get_arguments()
-                .find(|a| a.get_long() == flag.strip_prefix("--"))
-        })
+    use clap::Args;
+    let run = RunArgs::augment_args(clap::Command::new("run"));
+    let default = run
+        .get_arguments()
+        .find(|a| a.get_long() == flag.strip_prefix("--"))
         .and_then(|a| a.get_default_values().first().cloned());
     default.is_none_or(|d| d != value)
 }
@@ -577,13 +575,18 @@ fn zero_copy_points(
 
 #[cfg(test)]
 mod tests {
+    /// `run`'s arguments alone, as `xferbench run ARGS` parses them.
+    #[derive(clap::Parser)]
+    struct Run {
+        #[command(flatten)]
+        args: super::RunArgs,
+    }
+
     fn config(argv: &[&str]) -> anyhow::Result<super::RunConfig> {
         use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
-        let crate::cli::Command::Run(args) = cli.command else {
-            unreachable!()
-        };
-        super::RunConfig::from_args(&args, crate::launcher::launcher)
+        assert_eq!(argv[..2], ["xferbench", "run"]);
+        let run = Run::try_parse_from(&argv[1..]).unwrap();
+        super::RunConfig::from_args(&run.args, crate::launcher::launcher)
     }
 
     #[test]

@@ -2,16 +2,130 @@
 //! original's "Parameters:" block and rows, then the aggregates over the common
 //! window and the CPU figures the original did not have.
 
-use crate::cli::DaqArgs;
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, usage};
+use crate::flags::choice;
 use anyhow::Result;
+use clap::Args;
 use std::io::Write;
 use xferbench_lab::workload::daq::{DaqRun, DaqRunError, DaqSpec, Readout};
 use xferbench_lab::workload::daq_doc::DaqDoc;
+use xferbench_transports::daq::convert::Kernels;
 use xferbench_transports::daq::convert::ScaleParams;
 use xferbench_transports::daq::{
     Access, DEFAULT_BUS_BYTES_PER_S, DaqEnd, Link, Trigger, round_up_samples,
 };
+
+/// `xferbench daq`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The short flags are the original's (sis8300drv_threads) with its meanings and defaults; \
+they reproduce that program and may differ from other subcommands' letters. Functions \
+(-A): 0 readout only, 1 decimation+scaling, 2 decimation, 3 scaling, 4 cast to float, \
+5 Q1.15 unsigned to double, 6 Q3.13 signed to double, 7 Q1.15 unsigned to float, 8 Q3.13 \
+signed to float, 99 all of them, 100 write a pattern to the boards. Rows print in \
+completion order; speed [MB/s] is raw input bytes x reads / (end - start), as the \
+original's. The boards are a model (see docs/studies/sis8300.md): no PCIe, no interrupt \
+controller.
+
+Examples:
+  xferbench daq /dev/sis8300-6 -S $((100*300000)) -N 30
+  xferbench daq b0 b1 b2 b3 b4 b5 -S 30000000 -N 30 --link ku,l2,l2,l2,l2,l2
+  xferbench daq b0 -S 3000000 -N 30 -A 5 --kernels improved --verify
+  xferbench daq b0 -S 300000 -l 100 -i
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 a sample did not match the model's \
+pattern (--verify), 128+N stopped by signal N.")]
+pub struct DaqArgs {
+    /// Devices: one simulated board each (any names, at most 10).
+    #[arg(value_name = "DEVICES", required = true)]
+    pub devices: Vec<String>,
+    /// Number of samples to read, rounded up to a multiple of 16.
+    #[arg(
+        short = 'S',
+        long = "samples",
+        value_name = "N",
+        default_value_t = 0x100000
+    )]
+    pub samples: u64,
+    /// Number of reads to perform (and passes of each conversion).
+    #[arg(short = 'N', long = "reads", value_name = "N", default_value_t = 1)]
+    pub nreads: u32,
+    /// Decimation offset.
+    #[arg(
+        short = 'o',
+        long = "dec-offset",
+        value_name = "N",
+        default_value_t = 0
+    )]
+    pub dec_offset: u64,
+    /// Decimation factor.
+    #[arg(
+        short = 'f',
+        long = "dec-factor",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub dec_factor: u64,
+    /// Scale offset.
+    #[arg(
+        short = 'O',
+        long = "scale-offset",
+        value_name = "X",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    pub scale_offset: f64,
+    /// Scale factor.
+    #[arg(
+        short = 'F',
+        long = "scale-factor",
+        value_name = "X",
+        default_value_t = 1.0,
+        allow_negative_numbers = true
+    )]
+    pub scale_factor: f64,
+    /// Access mode: 0 read() (DMA to a bounce buffer, then a copy to the user), 1
+    /// mmap() (DMA straight into the reader's mapping).
+    #[arg(short = 'B', long = "access", value_name = "0|1", default_value_t = 0)]
+    pub access: u32,
+    /// Which function to perform (0-8, 99 all, 100 write pattern).
+    #[arg(
+        short = 'A',
+        long = "function",
+        value_name = "FUNC",
+        default_value_t = 0
+    )]
+    pub function: u32,
+    /// Loop N times on the trigger: arm, wait for the end of the acquisition, run the
+    /// function (0: run once, no trigger).
+    #[arg(short = 'l', long = "loops", value_name = "N", default_value_t = 0)]
+    pub loops: u32,
+    /// Wait for the end of the acquisition by interrupt instead of polling.
+    #[arg(short = 'i', long = "intr")]
+    pub intr: bool,
+    /// Link per board: l2 (621.7 MB/s), ku (1249.2 MB/s), unthrottled, or MB/s; one
+    /// value for all boards or a comma list, one per device.
+    #[arg(long, value_name = "LINK[,LINK...]", default_value = "l2")]
+    pub link: String,
+    /// The crate's shared bus limit in MB/s, `none`, or `auto` (3047 MB/s when a board
+    /// is throttled, none otherwise).
+    #[arg(long, value_name = "MB/S", default_value = "auto")]
+    pub bus: String,
+    /// Conversion kernels.
+    #[arg(long, value_parser = choice::<Kernels>(), default_value_t = Kernels::Original)]
+    pub kernels: Kernels,
+    /// Check every sample read against the model's pattern (exit 3 on a mismatch).
+    #[arg(long)]
+    pub verify: bool,
+    /// What ends an acquisition with -l: a rate in Hz (the crate's trigger) or
+    /// `software` (at once).
+    #[arg(long, value_name = "HZ|software", default_value = "14")]
+    pub trigger: String,
+    /// Print the parameters, rows, aggregates and CPU as one JSON document
+    /// (docs/schema/daq.schema.json) instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// The spec the arguments describe, or a message naming the flag.
 pub fn spec(a: &DaqArgs) -> Result<DaqSpec, String> {

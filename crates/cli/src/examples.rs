@@ -203,12 +203,16 @@ fn check_argv(argv: &[String]) -> Result<(), String> {
         Command::List(args) => crate::list::run(args, &mut Vec::new())
             .map(drop)
             .map_err(|e| format!("{e:#}")),
-        Command::Completions(args) => crate::docs::completions(args, &mut Vec::new())
-            .map(drop)
-            .map_err(|e| format!("{e:#}")),
-        Command::Man(args) if args.out.is_none() => crate::docs::man(args, &mut Vec::new())
-            .map(drop)
-            .map_err(|e| format!("{e:#}")),
+        Command::Completions(args) => {
+            crate::docs::completions(args, Cli::command(), &mut Vec::new())
+                .map(drop)
+                .map_err(|e| format!("{e:#}"))
+        }
+        Command::Man(args) if args.out.is_none() => {
+            crate::docs::man(args, Cli::command(), &mut Vec::new())
+                .map(drop)
+                .map_err(|e| format!("{e:#}"))
+        }
         _ => Ok(()),
     }
 }

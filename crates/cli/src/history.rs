@@ -1,15 +1,162 @@
 //! `xferbench history ...`, recording runs and studies in the history, and
 //! `compare --baseline`.
 
-use crate::cli::{BaselineCommand, HistoryCommand, HistoryFileArgs, HistoryTrendArgs, RecordArgs};
 use crate::exit::{EXIT_FAILURE, EXIT_USAGE};
+use crate::flags::{HistoryFileArgs, RecordArgs};
 use anyhow::Result;
+use clap::{Args, Subcommand};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::Write;
 use std::path::Path;
+use std::path::PathBuf;
 use xferbench_history::{History, HistoryError, RunRow, Trend, TrendFilter};
 use xferbench_lab::result::ResultDoc;
 use xferbench_report::html::point::show as show_value;
+
+/// `xferbench history ...`.
+#[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Examples:
+  xferbench history list
+  xferbench history show 12
+  xferbench history trend --name stream -p transport=pipe -p size=64 --html trend.html
+  xferbench history baseline set main
+  xferbench compare --baseline main new.json
+
+See docs/history.md.")]
+pub enum HistoryCommand {
+    /// List the recorded runs, newest first.
+    List(HistoryListArgs),
+    /// Show one recorded run: its context and every point's primary figure.
+    Show(HistoryShowArgs),
+    /// Follow one point's primary figure across the recorded runs (table, and a plot
+    /// with --html), marking runs from other machines.
+    Trend(HistoryTrendArgs),
+    /// Name runs as baselines for `compare --baseline NAME`.
+    #[command(subcommand)]
+    Baseline(BaselineCommand),
+}
+
+/// `xferbench history list`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history list
+  xferbench history list --limit 100 --json")]
+pub struct HistoryListArgs {
+    /// At most this many runs.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// Print the runs as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history show`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history show 12
+  xferbench history show 12 --json")]
+pub struct HistoryShowArgs {
+    /// The run's ID (`history list`).
+    #[arg(value_name = "ID")]
+    pub id: i64,
+    /// Print the run as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history trend`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The filters must name exactly one point; when they name several, the error lists them.
+
+Examples:
+  xferbench history trend --name stream -p transport=pipe -p size=64
+  xferbench history trend --point \"channels=1 size=64 transport=shm\" --figure messages_per_s
+  xferbench history trend --name rpmsg -p channels=8 --html trend.html")]
+pub struct HistoryTrendArgs {
+    /// Only runs of this workload (`stream`, `pingpong`) or study (`rpmsg`, ...).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// The point, by its parameters exactly as `history show` prints them.
+    #[arg(long, value_name = "PARAMS")]
+    pub point: Option<String>,
+    /// Only points with this parameter value (repeatable).
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Follow this figure instead of the point's primary one (a name of the result's
+    /// `summary`, such as messages_per_s or latency_p99_ns).
+    #[arg(long, value_name = "NAME")]
+    pub figure: Option<String>,
+    /// Only the newest N runs.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Write a self-contained HTML page with the plot and the table.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print the trend as JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history baseline ...`.
+#[derive(Debug, Subcommand)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline set main
+  xferbench history baseline list
+  xferbench compare --baseline main")]
+pub enum BaselineCommand {
+    /// Name a run (default: the newest) as a baseline; an existing name moves.
+    Set(BaselineSetArgs),
+    /// List the baselines.
+    List(BaselineListArgs),
+}
+
+/// `xferbench history baseline set`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline set main          # the newest run
+  xferbench history baseline set before-fix 12
+  xferbench compare --baseline main new.json")]
+pub struct BaselineSetArgs {
+    /// The baseline's name (letters, digits, `-`, `_`, `.`).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The run's ID [default: the newest run].
+    #[arg(value_name = "ID")]
+    pub id: Option<i64>,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
+
+/// `xferbench history baseline list`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench history baseline list
+  xferbench history baseline list --json")]
+pub struct BaselineListArgs {
+    /// Print the baselines as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+}
 
 /// Records a finished (or stopped) run or study with its finished points; a failure
 /// is a warning, never an error: the result itself is already written.

@@ -2,16 +2,80 @@
 //! original client's verified request mix; and the hidden roles the study starts
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
-use crate::cli::{KvClientArgs, KvCommand, KvServeArgs};
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
+use crate::flags::{choice, seconds};
 use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use xferbench_lab::process::die_with_parent;
 use xferbench_lab::rig::kv::KvServerSpec;
 use xferbench_lab::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
-use xferbench_transports::kv::{Server, ServerConfig, running_servers};
+use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
+
+/// `xferbench kv ...`.
+#[derive(Debug, Subcommand)]
+pub enum KvCommand {
+    /// Serve a hash table over shared memory until Ctrl-C (the original's `server`).
+    #[command(after_help = "\
+Examples:
+  xferbench kv serve --arch preopt -s 10000 -n 1
+  xferbench kv serve --arch sharded -n 4")]
+    Serve(KvServeArgs),
+    /// Run the original client's mix: OUTER × (INNER inserts, INNER bucket reads,
+    /// INNER deletes), verifying every reply.
+    #[command(after_help = "\
+Examples:
+  xferbench kv client 100 10 --seed 42
+  xferbench kv client 0 10 --server memfd:4242:5:1035
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification.")]
+    Client(KvClientArgs),
+}
+
+/// `xferbench kv serve`.
+#[derive(Debug, Args)]
+pub struct KvServeArgs {
+    /// Server architecture.
+    #[arg(long, value_parser = choice::<Arch>(), default_value_t = Arch::Sharded)]
+    pub arch: Arch,
+    /// Table size in buckets (the original's -s).
+    #[arg(short, long, value_name = "BUCKETS", default_value_t = 10_000)]
+    pub size: usize,
+    /// Worker threads (the original's -n).
+    #[arg(short = 'n', long, value_name = "WORKERS", default_value_t = 1)]
+    pub workers: u32,
+    /// A wait on a client with no progress for this long is reported as a hang
+    /// (250ms, 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
+}
+
+/// `xferbench kv client`.
+#[derive(Debug, Args)]
+pub struct KvClientArgs {
+    /// Outer iterations; 0 runs until Ctrl-C (a background "visitor").
+    #[arg(value_name = "OUTER", default_value_t = 1000)]
+    pub outer: u64,
+    /// Keys per iteration: requests in flight.
+    #[arg(value_name = "INNER", default_value_t = 100)]
+    pub inner: u32,
+    /// Key prefix and random stream (random when absent).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u32>,
+    /// The server's shared-memory address (memfd:<pid>:<fd>:<inode>), as `kv serve` prints
+    /// it (default: the one kv server of this user that is running).
+    #[arg(long, value_name = "ADDRESS")]
+    pub server: Option<String>,
+    /// A wait with no progress for this long fails the client (250ms, 1s, 2m or bare
+    /// seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Runs a `kv` subcommand and returns the exit status.
 pub fn run(cmd: &KvCommand) -> Result<u8> {
@@ -96,7 +160,7 @@ pub fn server_process(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: KvServerSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::KV_SERVER, e),
+        Err(e) => return bad_spec(crate::flags::role::KV_SERVER, e),
     };
     let cfg = match spec.config() {
         Ok(c) => c,
@@ -112,7 +176,7 @@ pub fn client_process(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: KvClientSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::KV_CLIENT, e),
+        Err(e) => return bad_spec(crate::flags::role::KV_CLIENT, e),
     };
     let stop = crate::stop::stop_flag()?;
     let run = run_client(&spec, &stop)?;

@@ -1,9 +1,29 @@
 //! `xferbench limits`: the machine's ceilings, as a table or JSON.
 
-use crate::cli::LimitsArgs;
 use anyhow::Result;
+use clap::Args;
 use std::io::Write;
 use xferbench_lab::limits::{self, Depth};
+
+/// `xferbench limits`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Every `run` and study measures the quick set at its start and end into its result, \
+gives each point's primary figure as a fraction of its natural limit, and flags points \
+during which the machine changed speed (docs/limits.md).
+
+Examples:
+  xferbench limits
+  xferbench limits --quick --json")]
+pub struct LimitsArgs {
+    /// The quick set (5 short samples per probe, well under a second) that runs and
+    /// studies record, instead of the full one (15 samples, a few seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the limits as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Measures and prints the limits; returns the exit status.
 pub fn run(args: &LimitsArgs) -> Result<u8> {

@@ -1,11 +1,28 @@
 //! `xferbench list`: transports, workloads and their parameters.
 
-use crate::cli::ListArgs;
 use anyhow::{Context, Result};
+use clap::Args;
 use serde_json::json;
 use std::io::Write;
 use xferbench_lab::transports;
 use xferbench_lab::workload::WorkloadKind;
+
+/// `xferbench list`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench list
+  xferbench list --json
+  xferbench list -t plugin:./libxb_posix_mq.so")]
+pub struct ListArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also list these plugin transports (plugin:PATH[:NAME], comma-separated) with
+    /// their parameters.
+    #[arg(short, long, value_name = "LIST")]
+    pub transport: Option<String>,
+}
 
 /// Prints the list.
 pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {

@@ -12,6 +12,7 @@ mod docs;
 #[cfg(test)]
 mod examples;
 mod exit;
+mod flags;
 mod history;
 mod kv;
 mod launcher;
@@ -29,6 +30,7 @@ mod stop;
 mod study;
 mod warp;
 
+use clap::CommandFactory;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -104,8 +106,10 @@ fn main() -> ExitCode {
         cli::Command::Warp(cmd) => warp::run(&cmd),
         cli::Command::Rpmsg(args) => rpmsg::run(&args),
         cli::Command::Daq(args) => daq::run(&args),
-        cli::Command::Completions(args) => docs::completions(&args, &mut out::stdout()),
-        cli::Command::Man(args) => docs::man(&args, &mut out::stdout()),
+        cli::Command::Completions(args) => {
+            docs::completions(&args, cli::Cli::command(), &mut out::stdout())
+        }
+        cli::Command::Man(args) => docs::man(&args, cli::Cli::command(), &mut out::stdout()),
     };
     // What is still buffered goes out now, where a failure can still be reported.
     let code = code.and_then(|c| out::flush().map(|()| c).map_err(Into::into));
@@ -501,5 +505,45 @@ mod tests {
     #[test]
     fn the_cli_definition_is_consistent() {
         super::cli::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_visible_subcommand_shows_examples_in_its_help() {
+        let subs = all_subcommands();
+        assert!(
+            subs.len() >= 12,
+            "{:?}",
+            subs.iter().map(|s| &s.0).collect::<Vec<_>>()
+        );
+        for (path, mut sub) in subs {
+            let help = sub.render_long_help().to_string();
+            assert!(
+                help.contains("Examples:"),
+                "`xferbench {path} --help` has no examples"
+            );
+            assert!(
+                help.contains(&format!("xferbench {path}")),
+                "`xferbench {path} --help` has no example of itself:\n{help}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_launcher_starts_every_role_with_its_hidden_subcommand() {
+        let launcher = super::launcher::launcher().unwrap();
+        let names: Vec<String> = super::cli::Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        for role in xferbench_lab::process::Role::ALL {
+            let cmd = launcher.command(role, ["DATA"]).unwrap();
+            let args: Vec<String> = cmd
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(args.len(), 2, "{role:?}: {args:?}");
+            assert!(names.contains(&args[0]), "{role:?}: {args:?}");
+            assert_eq!(args[1], "DATA");
+        }
     }
 }

@@ -1,12 +1,51 @@
 //! `xferbench profile`, and rendering the recordings of `run --profile`.
 
-use crate::cli::ProfileArgs;
 use crate::exit::EXIT_USAGE;
+use crate::flags::seconds;
 use anyhow::{Context, Result};
+use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use xferbench_lab::profile::{self, ProfileRequest, perf_record};
 use xferbench_lab::result::ResultDoc;
+
+/// `xferbench profile`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench profile -- xferbench run stream -t shm -s 64 --peer thread -q
+  xferbench profile --pid 1234 -d 5 --out prof
+
+Needs perf (`apt-get install linux-perf`); samples cpu-clock, so no hardware PMU is needed. \
+Writes flamegraph.svg, profile.speedscope.json, top-functions.md/.csv and stacks.folded.")]
+pub struct ProfileArgs {
+    /// Attach to this running process instead of starting a command.
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+
+    /// How long to record a process given with --pid (250ms, 1s, 2m or bare seconds).
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = seconds,
+        requires = "pid"
+    )]
+    pub duration: f64,
+
+    /// Output folder [default: `xferbench-profile-<time>`].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Print a JSON summary on stdout: outputs written, samples, top functions.
+    #[arg(long)]
+    pub json: bool,
+
+    /// The command to run and profile, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
 
 /// Runs `xferbench profile` and returns the exit status.
 pub fn run(args: &ProfileArgs) -> Result<u8> {

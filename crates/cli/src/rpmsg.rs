@@ -3,13 +3,15 @@
 //! `--runs` times after `--warmup` runs on the point loop with an [`RpmsgRig`], summarised from the point's
 //! estimates (medians and their spread).
 
-use crate::cli::RpmsgArgs;
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, EXIT_USAGE};
+use crate::flags::{WatchArgs, choice, seconds};
 use anyhow::{Result, bail};
+use clap::Args;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
@@ -24,6 +26,78 @@ use xferbench_lab::workload::rpmsg::{
 use xferbench_params::Value;
 use xferbench_report::{Exporter, export_to_path, format, json::Json};
 use xferbench_studies::rpmsg::RULES;
+use xferbench_transports::rpmsg::{Buffers, Notify};
+
+/// `xferbench rpmsg`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The remote is a separate process serving echo over two vrings in shared memory. The \
+aggregate is measured over the common window of all channels; the original's figure, \
+the sum of per-thread rates, is shown next to it.
+
+Examples:
+  xferbench rpmsg -c 4 -s 496 --transfer 10MB
+  xferbench rpmsg --notify poll --buffers zero-copy --verify --json
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 data verification failed, 128+N \
+stopped by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP).")]
+pub struct RpmsgArgs {
+    /// Concurrent channels: one thread and one endpoint pair each (1..1024; the
+    /// original's -n).
+    #[arg(
+        short,
+        long,
+        visible_alias = "threads",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub channels: u32,
+    /// Packet size in bytes (1..496; the original's -s).
+    #[arg(short, long, value_name = "BYTES", default_value = "496")]
+    pub size: String,
+    /// Bytes each channel sends (K/M/G binary, kB/MB/GB decimal suffixes; the
+    /// original's -t).
+    #[arg(long, value_name = "BYTES", default_value = "1MB")]
+    pub transfer: String,
+    /// Notification mode.
+    #[arg(long, value_parser = choice::<Notify>(), default_value_t = Notify::Kick)]
+    pub notify: Notify,
+    /// Buffer mode.
+    #[arg(long, value_parser = choice::<Buffers>(), default_value_t = Buffers::Copy)]
+    pub buffers: Buffers,
+    /// Echo replies carry the firmware's suffix (so they differ in size).
+    #[arg(long)]
+    pub suffix: bool,
+    /// Stamp and check every packet (sequence, CRC-32, length; packets >= 16 B).
+    #[arg(long)]
+    pub verify: bool,
+    /// Measured runs; figures are medians over these.
+    #[arg(short, long, value_name = "N", default_value_t = 5)]
+    pub runs: usize,
+    /// Warm-up runs, discarded.
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+    /// Time without progress on any channel before a run is declared hung (250ms,
+    /// 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Print the result document as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every measured run as one JSON line (the per-run shape) to FILE (`-`:
+    /// stdout, instead of the table).
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+    /// No table; only errors (files are still written).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+}
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
     eprintln!("error: {msg}");

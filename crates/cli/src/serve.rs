@@ -1,12 +1,30 @@
 //! `xferbench serve`: the agent for runs across hosts ([`xferbench_lab::remote`]),
 //! and the measuring side's options (`--remote`, `--token-file`, `--data-host`).
 
-use crate::cli::{RemoteArgs, ServeArgs};
+use crate::flags::RemoteArgs;
 use anyhow::Result;
+use clap::Args;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use xferbench_lab::remote::agent::{Agent, AgentConfig, IDLE_TIMEOUT};
 use xferbench_lab::remote::auth::Token;
 use xferbench_lab::remote::{RemoteContext, RemoteTarget};
+
+/// `xferbench serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The control address to listen on (any other than loopback needs --token-file).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:5301")]
+    pub listen: String,
+    /// The file holding the token shared with the measuring side (mode 600; at least
+    /// 16 bytes). Every client must prove it knows it.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Ports the memory mock listens on (`LO-HI`, inclusive), so that a firewall
+    /// or a relay can let them through [default: any free port].
+    #[arg(long, value_name = "LO-HI")]
+    pub data_ports: Option<String>,
+}
 
 /// Runs the agent until SIGINT/SIGTERM/SIGHUP; returns the exit status.
 pub fn run(args: &ServeArgs) -> Result<u8> {

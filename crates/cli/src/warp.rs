@@ -3,17 +3,125 @@
 //! starts for the study and `--instances` (`__memory-mock`, `__warp-client`), which
 //! take the lab's spec as one JSON argument.
 
-use crate::cli::{WarpClientArgs, WarpCommand, WarpServeArgs};
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
+use crate::flags::{choice, seconds};
 use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use xferbench_lab::process::die_with_parent;
 use xferbench_lab::rig::memory_mock::{MemoryMockSpec, run_instances};
-use xferbench_lab::workload::warp::{ClientProcessSpec, ClientSpec, Ops, PAYLOAD, run_client};
+use xferbench_lab::workload::warp::{
+    ClientProcessSpec, ClientSpec, ConnectionMode, Ops, PAYLOAD, run_client,
+};
 use xferbench_params::Value;
+use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
-use xferbench_transports::warp::server::{Server, ServerConfig};
+use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
+
+/// `xferbench warp ...`.
+#[derive(Debug, Subcommand)]
+pub enum WarpCommand {
+    /// Serve the memory mock (warp-pipe's memory-mock, wire-compatible).
+    Serve(WarpServeArgs),
+    /// Enumerate the device, then run C channels (threads) × N iterations of read →
+    /// write → read.
+    Client(WarpClientArgs),
+}
+
+/// `xferbench warp serve`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench warp serve
+  xferbench warp serve --port 0 --io threads --crc table")]
+pub struct WarpServeArgs {
+    /// Address to listen on (IP or IP:PORT); loopback by default.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub listen: String,
+    /// TCP port, when --listen has none (0: any free port).
+    #[arg(long, default_value_t = 2115)]
+    pub port: u16,
+    /// CRC implementation for LCRC/CRC16.
+    #[arg(long, value_parser = choice::<CrcKind>(), default_value_t = CrcKind::Fast)]
+    pub crc: CrcKind,
+    /// BAR1 size in bytes (a power of two, 16 B .. 1 GiB).
+    #[arg(long, value_name = "BYTES", default_value_t = 2048)]
+    pub bar1: u32,
+    /// Largest payload of one read completion (multiple of 64, 64..4096); longer
+    /// reads are split.
+    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    pub max_read_completion: usize,
+    /// I/O model.
+    #[arg(long, value_parser = choice::<IoModel>(), default_value_t = IoModel::Epoll)]
+    pub io: IoModel,
+}
+
+/// `xferbench warp client`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench warp client --connect 127.0.0.1:2115 --threads 4 --iterations 1000
+  xferbench warp client --instances 8 --reads-only --json")]
+pub struct WarpClientArgs {
+    /// The memory mock's address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:2115")]
+    pub connect: String,
+    /// Concurrent channels: client threads (warp-pipe's --threads).
+    #[arg(
+        short,
+        long,
+        visible_alias = "threads",
+        value_name = "N",
+        default_value_t = 1
+    )]
+    pub channels: usize,
+    /// Iterations per channel (warp-pipe's --iterations).
+    #[arg(
+        short = 'n',
+        long,
+        visible_alias = "iterations",
+        value_name = "N",
+        default_value_t = 100
+    )]
+    pub count: u64,
+    /// Payload bytes per read/write (multiple of 4, 4..4096; 2048, 4KiB).
+    #[arg(
+        short,
+        long,
+        visible_alias = "payload",
+        value_name = "BYTES",
+        default_value = "2048"
+    )]
+    pub size: String,
+    /// CRC implementation.
+    #[arg(long, value_parser = choice::<CrcKind>(), default_value_t = CrcKind::Fast)]
+    pub crc: CrcKind,
+    /// Connection arrangement.
+    #[arg(long, value_parser = choice::<ConnectionMode>(), default_value_t = ConnectionMode::PerThread)]
+    pub connection: ConnectionMode,
+    /// ACK each received TLP with the next request instead of at once.
+    #[arg(long)]
+    pub piggyback_acks: bool,
+    /// Sleep between iterations in ms (warp-pipe's sample: 200).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub think: u64,
+    /// Only read (one 2048-byte read per iteration with the default payload): the
+    /// memory mock's read throughput.
+    #[arg(long)]
+    pub reads_only: bool,
+    /// Run K single-threaded client processes at once (overrides --channels).
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub instances: usize,
+    /// Connecting, every send and every wait for a completion fail after this long
+    /// (250ms, 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
+    /// Print the result as one JSON document on stdout: the client's result, or with
+    /// --instances K > 1 an array of K results.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Runs a `warp` subcommand and returns the exit status.
 pub fn run(cmd: &WarpCommand) -> Result<u8> {
@@ -86,7 +194,7 @@ pub fn memory_mock(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: MemoryMockSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::MEMORY_MOCK, e),
+        Err(e) => return bad_spec(crate::flags::role::MEMORY_MOCK, e),
     };
     let server = spec.bind()?;
     let addr = server.local_addr()?;
@@ -106,7 +214,7 @@ pub fn client_process(json: &str) -> Result<u8> {
     die_with_parent();
     let spec: ClientProcessSpec = match serde_json::from_str(json) {
         Ok(s) => s,
-        Err(e) => return bad_spec(crate::cli::role::WARP_CLIENT, e),
+        Err(e) => return bad_spec(crate::flags::role::WARP_CLIENT, e),
     };
     let stop = crate::stop::stop_flag()?;
     let run = run_client(spec.connect, &spec.client, &stop)?;

@@ -18,7 +18,7 @@
 
 use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerReply, PeerSpec};
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
-use crate::process::{Child, Launcher, Role, Streams};
+use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
 use crate::rig::{Rig, RunControl};
 use crate::sweep::PointSpec;

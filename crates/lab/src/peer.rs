@@ -20,7 +20,7 @@
 
 use crate::affinity::pin_current_thread;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams};
+use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams, Supervised};
 use crate::remote::protocol::RemoteRole;
 use crate::remote::{RemoteChild, Session};
 use crate::transports::{WithTransport, dispatch};
@@ -317,6 +317,15 @@ impl Peer {
         }
     }
 
+    /// The peer's process, here or on the agent's host (none for a thread peer).
+    fn child(&mut self) -> Option<&mut dyn Supervised> {
+        match &mut self.kind {
+            Kind::Thread { .. } => None,
+            Kind::Process { child, .. } => Some(child),
+            Kind::Remote { child } => Some(child),
+        }
+    }
+
     /// Sends a command.
     pub fn send(&mut self, cmd: &PeerCommand) -> Result<(), PeerError> {
         let ok = match &mut self.kind {
@@ -395,16 +404,11 @@ impl Peer {
     /// message when it sent one before exiting, else how it ended.
     pub fn exited(&mut self) -> Option<PeerError> {
         let channel = self.channel;
-        let died = match &mut self.kind {
-            Kind::Thread { .. } => None,
-            Kind::Process { child, .. } => child
-                .exited()
-                .map(|ended| PeerError::Died { channel, ended }),
-            Kind::Remote { child } => child
-                .exited()
-                .map(|ended| PeerError::Died { channel, ended }),
-        }?;
-        Some(self.said_why().unwrap_or(died))
+        let ended = self.child()?.exited()?;
+        Some(
+            self.said_why()
+                .unwrap_or(PeerError::Died { channel, ended }),
+        )
     }
 
     /// The `failed` message a peer sent before it exited, if one is waiting.
@@ -429,34 +433,20 @@ impl Peer {
     /// exiting (its output may close, or a transfer fail, just before it is reapable).
     pub fn exited_within(&mut self, within: Duration) -> Option<PeerError> {
         let channel = self.channel;
-        let died = match &mut self.kind {
-            Kind::Thread { .. } => None,
-            Kind::Process { child, .. } => child
-                .exited_within(within)
-                .map(|ended| PeerError::Died { channel, ended }),
-            Kind::Remote { child } => child
-                .exited_within(within)
-                .map(|ended| PeerError::Died { channel, ended }),
-        }?;
-        Some(self.said_why().unwrap_or(died))
+        let ended = self.child()?.exited_within(within)?;
+        Some(
+            self.said_why()
+                .unwrap_or(PeerError::Died { channel, ended }),
+        )
     }
 
-    /// Kills a process peer at once and reaps it (no-op for threads).
+    /// Kills a process peer at once and reaps it (a peer on the agent's host is
+    /// stopped; no-op for threads).
     pub fn kill(&mut self) {
-        match &mut self.kind {
-            Kind::Process { child, .. } => {
-                tracing::info!(channel = self.channel, pid = child.pid(), "killing peer");
-                child.kill();
-            }
-            Kind::Remote { child } => {
-                tracing::info!(
-                    channel = self.channel,
-                    pid = child.pid(),
-                    "stopping remote peer"
-                );
-                child.stop();
-            }
-            Kind::Thread { .. } => {}
+        let channel = self.channel;
+        if let Some(child) = self.child() {
+            tracing::info!(channel, pid = child.pid(), "killing peer");
+            child.halt_now();
         }
     }
 
@@ -464,27 +454,23 @@ impl Peer {
     pub fn quit(mut self) {
         tracing::info!(channel = self.channel, pid = self.pid(), "stopping peer");
         let _ = self.send(&PeerCommand::Quit);
-        if let Kind::Remote { child } = &self.kind
-            && child.exited_within(PEER_TIMEOUT).is_none()
-        {
-            child.stop();
-        }
-        if let Kind::Process { child, .. } = &mut self.kind {
+        let channel = self.channel;
+        if let Some(child) = self.child() {
             // Generous: a peer under valgrind writes its output file on exit.
             match child.exited_within(PEER_TIMEOUT) {
                 Some(ended) => tracing::info!(
-                    channel = self.channel,
+                    channel,
                     pid = ended.pid,
                     status = %ended.status_text(),
                     "peer stopped"
                 ),
                 None => {
                     tracing::warn!(
-                        channel = self.channel,
+                        channel,
                         pid = child.pid(),
                         "peer did not exit in time; killing it"
                     );
-                    child.kill();
+                    child.halt_now();
                 }
             }
         }

@@ -28,7 +28,7 @@
 //! receive (`--timeout`) from the environment ([`host_from_env`]), which their own
 //! children inherit.
 
-use crate::process::{Child, Launcher, Role, Streams};
+use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -16,7 +16,7 @@
 //! terminal reaches only the parent, which then stops its children in order. A piped
 //! stderr is read by a background thread that keeps the last [`STDERR_TAIL`] bytes, so
 //! a child that dies is reported with its pid, how it ended and its last words
-//! ([`Ended`]). Nothing here waits without a bound: [`Child::exited_within`] polls,
+//! ([`Ended`]). Nothing here waits without a bound: [`Supervised::exited_within`] polls,
 //! [`Child::stop`] interrupts, waits [`STOP_GRACE`] and then kills, and dropping a
 //! [`Child`] kills and reaps it, so no child outlives its handle as a zombie.
 //!
@@ -385,6 +385,44 @@ impl Tail {
     }
 }
 
+/// A child process under supervision, wherever it runs: started here ([`Child`]) or
+/// by the agent on another host ([`crate::remote::RemoteChild`]). Waiting with a
+/// bound, stopping and reporting how it ended are written once, against this.
+pub trait Supervised {
+    /// Its process id, on the host it runs on.
+    fn pid(&self) -> u32;
+
+    /// If it has ended, how (a child here is then reaped; a child of the agent
+    /// whose connection was lost is reported as killed).
+    fn exited(&mut self) -> Option<Ended>;
+
+    /// Like [`Supervised::exited`], but gives a dying child up to `within` to finish
+    /// exiting (its output may close, or a transfer fail, just before it is reapable).
+    fn exited_within(&mut self, within: Duration) -> Option<Ended> {
+        let give_up = Instant::now() + within;
+        loop {
+            if let Some(e) = self.exited() {
+                return Some(e);
+            }
+            if Instant::now() >= give_up {
+                return None;
+            }
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Stops it as Ctrl-C would (SIGINT, a grace period, then SIGKILL) and waits
+    /// for its end; `None` when that end cannot be learned in time (the agent's
+    /// connection was lost).
+    fn halt(&mut self) -> Option<Ended>;
+
+    /// Ends it at once: SIGKILL here; the agent, which offers no more than a stop,
+    /// stops it. Waits for its end as [`Supervised::halt`] does.
+    fn halt_now(&mut self) -> Option<Ended> {
+        self.halt()
+    }
+}
+
 /// A supervised child process; see the module doc. Dropping it kills and reaps it.
 #[derive(Debug)]
 pub struct Child {
@@ -478,21 +516,6 @@ impl Child {
         Some(self.ended(status))
     }
 
-    /// Like [`Child::exited`], but gives a dying child up to `within` to finish
-    /// exiting (its output may close, or a transfer fail, just before it is reapable).
-    pub fn exited_within(&mut self, within: Duration) -> Option<Ended> {
-        let give_up = Instant::now() + within;
-        loop {
-            if let Some(e) = self.exited() {
-                return Some(e);
-            }
-            if Instant::now() >= give_up {
-                return None;
-            }
-            thread::sleep(Duration::from_millis(2));
-        }
-    }
-
     /// Sends `signal` unless the child was already reaped.
     pub fn signal(&mut self, signal: rustix::process::Signal) {
         if self.poll().is_none()
@@ -531,6 +554,24 @@ impl Child {
             Some(e) => e,
             None => self.kill(),
         }
+    }
+}
+
+impl Supervised for Child {
+    fn pid(&self) -> u32 {
+        Child::pid(self)
+    }
+
+    fn exited(&mut self) -> Option<Ended> {
+        Child::exited(self)
+    }
+
+    fn halt(&mut self) -> Option<Ended> {
+        Some(self.stop())
+    }
+
+    fn halt_now(&mut self) -> Option<Ended> {
+        Some(self.kill())
     }
 }
 

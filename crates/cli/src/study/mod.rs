@@ -5,9 +5,10 @@
 //! (a line per point, and `results.jsonl` in the folder while it runs), writes the
 //! folder and the profile, and maps the outcome to the common exit status.
 
-use crate::cli::StudyArgs;
 use crate::exit;
+use crate::flags::{RecordArgs, RemoteArgs, WatchArgs, seconds};
 use anyhow::Result;
+use clap::Args;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,95 @@ use xferbench_lab::profile::ProfileRequest;
 use xferbench_report::jsonl::JsonLinesWriter;
 use xferbench_report::progress::PointLines;
 use xferbench_studies::{self as studies, StudyEnv, StudyOverrides};
+
+/// `xferbench study`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  xferbench study rpmsg --quick
+  xferbench study rpmsg --out rpmsg-study --runs 5
+  xferbench study rpmsg --full
+  xferbench study sis8300 --quick --profile --only group=test3
+  xferbench study warp-pipe --only group=threads --only threads=16|64
+
+--only KEY=VALUE[|VALUE] (repeatable: all must hold) runs only the points whose \
+parameters match, exactly as the whole study runs them.
+
+Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
+128+N stopped by signal N: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the points finished so far are written).")]
+pub struct StudyArgs {
+    /// The study (`xferbench list` describes them).
+    #[arg(value_parser = study_names())]
+    pub name: String,
+    /// A smaller version of the same study (under a minute).
+    #[arg(long)]
+    pub quick: bool,
+    /// Every cell of the original's matrix, where the default plan leaves some out
+    /// for time (rpmsg); prints an estimate of the time first.
+    #[arg(long, conflicts_with = "quick")]
+    pub full: bool,
+    /// Output folder [default: `xferbench-<study>-<YYYYmmdd-HHMMSS>`].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Measured runs per point [default: the study's own, 3; 1 with --quick for some]
+    #[arg(short, long, value_name = "N")]
+    pub runs: Option<usize>,
+    /// Discarded warm-up runs per visit of a point [default: the study's own]
+    #[arg(short, long, value_name = "N")]
+    pub warmup: Option<usize>,
+    /// Run all runs of one point before the next, instead of the studies' default
+    /// round-robin order across points
+    #[arg(long)]
+    pub no_interleave: bool,
+    /// Profile one participant over the whole study with `perf record` (`--profile`
+    /// or `--profile=DIR`) and write a flame graph, a speedscope file and a top-functions table to DIR
+    /// [default DIR: `<out>/profile`].
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
+    pub profile: Option<Option<PathBuf>>,
+    /// The participant to profile: `main` (this process: the host or client
+    /// threads), `remote` (rpmsg), `memory-mock` (warp-pipe) or `server`
+    /// (hashtable) [default: the study's own: `server` for hashtable, else `main`].
+    #[arg(long, value_name = "NAME", requires = "profile")]
+    pub profile_peer: Option<String>,
+    /// Time without progress before a run is declared hung (250ms, 1s, 2m or bare
+    /// seconds) [default: the study's own, 10s].
+    #[arg(long, value_name = "DURATION", value_parser = seconds)]
+    pub timeout: Option<f64>,
+    /// Run only the study's points whose parameter KEY has VALUE, or one of the
+    /// values `A|B` (repeatable: all must match), e.g. `--only group=threads --only
+    /// threads=16`.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub only: Vec<String>,
+    /// Print the study's result document (its `results.json`) as JSON on stdout too.
+    #[arg(long)]
+    pub json: bool,
+    /// No line per point and no notes; only errors (the folder is still written).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Run on an unoptimised build (`cargo build` without `--release`), which a study
+    /// otherwise refuses: its figures would measure unoptimised code. The result says
+    /// so in every output.
+    #[arg(long)]
+    pub allow_debug: bool,
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
+    /// Runs across hosts.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// The names of the built-in studies, for clap.
+fn study_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        xferbench_studies::registry()
+            .iter()
+            .map(|s| clap::builder::PossibleValue::new(s.name()).help(s.description())),
+    )
+}
 
 /// Runs a study and returns the exit status.
 pub fn run(args: &StudyArgs) -> Result<u8> {
@@ -395,7 +485,7 @@ pub fn out_dir(args: &StudyArgs, study: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use crate::cli::StudyArgs;
+    use super::StudyArgs;
 
     #[test]
     fn the_default_folder_is_named_after_the_study_and_the_time() {
@@ -413,13 +503,13 @@ mod tests {
             json: false,
             quiet: false,
             allow_debug: false,
-            watch: crate::cli::WatchArgs {
+            watch: crate::flags::WatchArgs {
                 no_limits: false,
                 drift_threshold: 25.0,
             },
-            record: crate::cli::RecordArgs::default(),
+            record: crate::flags::RecordArgs::default(),
             only: Vec::new(),
-            remote: crate::cli::RemoteArgs {
+            remote: crate::flags::RemoteArgs {
                 remote: None,
                 token_file: None,
                 data_host: None,

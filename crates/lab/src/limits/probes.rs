@@ -32,6 +32,10 @@ use xferbench_transports::buffer::{PAGE, PageBuf};
 /// How long a two-thread probe may take before it is abandoned.
 const DEADLINE: Duration = Duration::from_secs(2);
 
+/// Bytes of buffers per direction the hand-over cycles through: the `shm`
+/// transport's default ring, more than a CPU's private caches hold.
+pub const HANDOVER_POOL: usize = 4 << 20;
+
 /// Buffers for the memcpy probe at one size and one placement, touched once so page
 /// faults stay out of the timing.
 ///
@@ -326,10 +330,17 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64>
 /// zero-copy ping-pong moves and the way its workload touches them (the sender
 /// writes every byte, the echo copies request into reply, the receiver reads every
 /// line), with no ring, index or copy in or out: what any transport must pay at
-/// least. Both buffers start on a page ([`PageBuf`]), so the copy never meets
+/// least. Every buffer starts on a page ([`PageBuf`]), so the copy never meets
 /// glibc's slow `rep movsb` distances.
+///
+/// Each round trip uses the next request and reply buffer of a pool of
+/// [`HANDOVER_POOL`] bytes per direction, as a ring transport writes each message at
+/// the next place in its ring: re-using one buffer would keep its lines in the two
+/// CPUs' private caches, where writing them again costs differently from writing
+/// lines that have aged out, and the probe would not be a floor for a ring.
 pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duration) -> Option<f64> {
-    /// The two buffers, owned in turn by one side, as the flag says.
+    /// The two pools of buffers, each buffer owned in turn by one side, as the flag
+    /// says.
     struct Shared {
         flag: Line,
         request: std::cell::UnsafeCell<PageBuf>,
@@ -339,11 +350,25 @@ pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duratio
     // measuring side between lowering and raising it (odd values are the echo's),
     // with Release on every hand-over and Acquire before every access.
     unsafe impl Sync for Shared {}
+    // Buffers of the pool, each on a page; a trip's buffers are slot `trip % slots`.
+    let stride = size.max(1).next_multiple_of(PAGE);
+    let slots = (HANDOVER_POOL / stride).max(2);
+    let pool = |fill: u8| {
+        let mut p = PageBuf::zeroed(stride * slots);
+        // Written through once, so page faults stay out of the timing.
+        p.fill(fill);
+        std::cell::UnsafeCell::new(p)
+    };
     let shared = Arc::new(Shared {
         flag: Line(AtomicU64::new(0)),
-        request: std::cell::UnsafeCell::new(PageBuf::zeroed(size)),
-        reply: std::cell::UnsafeCell::new(PageBuf::zeroed(size)),
+        request: pool(1),
+        reply: pool(2),
     });
+    // The byte range of slot `flag / 2 % slots` (both sides derive it from the flag).
+    let slot = move |flag: u64| {
+        let at = (flag / 2 % slots as u64) as usize * stride;
+        at..at + size
+    };
     let give_up = Arc::new(AtomicBool::new(false));
     let (sh, g) = (shared.clone(), give_up.clone());
     let echo = std::thread::spawn(move || {
@@ -361,8 +386,10 @@ pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duratio
                     return;
                 }
             }
+            let r = slot(expect);
             // SAFETY: the flag handed both buffers to this side (see `Shared`).
-            unsafe { (*sh.reply.get()).copy_from_slice(&*sh.request.get()) };
+            let (reply, request) = unsafe { (&mut *sh.reply.get(), &*sh.request.get()) };
+            reply[r.clone()].copy_from_slice(&request[r]);
             sh.flag.0.store(expect + 1, Ordering::Release);
             expect += 2;
         }
@@ -376,8 +403,10 @@ pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duratio
             let mut timed = 0u64;
             let mut next = 1;
             while next < 2 * (trips + 1) {
+                let r = slot(next);
                 // SAFETY: the echo has lowered the flag: both buffers are ours.
-                unsafe { (*shared.request.get()).fill(next as u8) };
+                let request = unsafe { &mut *shared.request.get() };
+                request[r.clone()].fill(next as u8);
                 shared.flag.0.store(next, Ordering::Release);
                 let mut spins = 0u32;
                 while shared.flag.0.load(Ordering::Acquire) != next + 1 {
@@ -388,7 +417,8 @@ pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duratio
                     }
                 }
                 // SAFETY: as above, after the echo's hand-back.
-                sink ^= crate::verify::read_lines(unsafe { &*shared.reply.get() });
+                let reply = unsafe { &*shared.reply.get() };
+                sink ^= crate::verify::read_lines(&reply[r]);
                 if next == 1 {
                     start = Instant::now();
                 } else {

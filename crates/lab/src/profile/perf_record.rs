@@ -1,6 +1,6 @@
 //! Running `perf record` and `perf script`, with errors that say how to fix them.
 
-use crate::process::{Child, SpawnError, Streams};
+use crate::process::{Child, SpawnError, Streams, Supervised};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;

@@ -8,7 +8,7 @@ use super::protocol::{
 };
 use super::{ClockOffset, RemoteError};
 use crate::cpu::CpuSnapshot;
-use crate::process::Ended;
+use crate::process::{Ended, Supervised};
 use std::collections::HashMap;
 use std::io::{BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -533,35 +533,31 @@ impl RemoteChild {
         e.map(|e| Ended { pid: self.pid, ..e })
     }
 
-    /// Like [`RemoteChild::exited`], waiting up to `within`.
-    pub fn exited_within(&self, within: Duration) -> Option<Ended> {
-        let give_up = Instant::now() + within;
-        loop {
-            if let Some(e) = self.exited() {
-                return Some(e);
-            }
-            if Instant::now() >= give_up {
-                return None;
-            }
-            thread::sleep(Duration::from_millis(2));
-        }
-    }
-
-    /// Asks the agent to stop it (SIGINT, then SIGKILL) and waits for its end.
-    pub fn stop(&self) -> Option<Ended> {
-        if let Some(e) = self.exited() {
-            return Some(e);
-        }
-        let _ = self.session.send(&Request::Stop { id: self.id });
-        self.exited_within(Duration::from_secs(5))
-    }
-
     /// Its CPU usage now, on the agent's clock.
     pub fn cpu(&self) -> Option<CpuSnapshot> {
         match self.session.call(&Request::Cpu { id: self.id }) {
             Ok(Reply::Cpu { snapshot, .. }) => snapshot,
             _ => None,
         }
+    }
+}
+
+impl Supervised for RemoteChild {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    fn exited(&mut self) -> Option<Ended> {
+        RemoteChild::exited(self)
+    }
+
+    /// Asks the agent to stop it (SIGINT, then SIGKILL) and waits for its end.
+    fn halt(&mut self) -> Option<Ended> {
+        if let Some(e) = RemoteChild::exited(self) {
+            return Some(e);
+        }
+        let _ = self.session.send(&Request::Stop { id: self.id });
+        self.exited_within(Duration::from_secs(5))
     }
 }
 

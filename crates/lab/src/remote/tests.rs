@@ -5,7 +5,7 @@ use super::agent::{Agent, AgentConfig};
 use super::auth::Token;
 use super::protocol::{Line, RemoteRole, Reply, decode_reply, read_line};
 use super::{RemoteError, RemoteTarget};
-use crate::process::{Launcher, Role};
+use crate::process::{Launcher, Role, Supervised};
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;

@@ -18,7 +18,7 @@
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::counters::Participant;
-use crate::process::{Launcher, Role, Streams};
+use crate::process::{Launcher, Role, Streams, Supervised};
 use crate::record::FigureRules;
 use crate::result::RunRecord;
 use crate::stats;

@@ -31,7 +31,7 @@ use super::{Rig, RunControl, RunError};
 use crate::counters::{CounterSource, Participant, RunCounters};
 use crate::peer::PEER_TIMEOUT;
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
-use crate::process::{Child, Launcher, Role, Streams};
+use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::transports::{WithTransport, dispatch};

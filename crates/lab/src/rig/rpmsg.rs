@@ -22,7 +22,7 @@
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::counters::Participant;
 use crate::cpu::CpuSnapshot;
-use crate::process::{Child, Launcher, Role, Streams};
+use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::workload::rpmsg::{
     ChannelDrive, DROPPED_REPLIES, DriveError, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS,

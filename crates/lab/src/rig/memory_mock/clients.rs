@@ -1,7 +1,7 @@
 //! Warp clients as processes of [`Role::WarpClient`], started at once against one
 //! memory mock.
 
-use crate::process::{Launcher, Role, Streams};
+use crate::process::{Launcher, Role, Streams, Supervised};
 use crate::workload::warp::{ClientProcessSpec, ClientRun, ClientSpec, WarpRunError};
 use std::io::Read;
 use std::net::SocketAddr;

@@ -4,7 +4,7 @@
 
 use super::MemoryMockSpec;
 use crate::cpu::CpuSnapshot;
-use crate::process::{Child, Launcher, Role, Streams};
+use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::workload::warp::WarpRunError;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -152,7 +152,7 @@ impl RunningServer {
                     ANNOUNCE_TIMEOUT.as_secs()
                 ),
             };
-            child.stop();
+            child.halt();
             return Err(WarpRunError::Process(why));
         };
         // Later lines (none expected) are drained so the relay never blocks.
@@ -189,13 +189,18 @@ impl RunningServer {
         }
     }
 
-    /// How the server ended, if it is a process that did.
-    pub(super) fn ended(&mut self) -> Option<String> {
+    /// The server's process, here or on the agent's host (none for a thread).
+    fn child(&mut self) -> Option<&mut dyn Supervised> {
         match &mut self.kind {
-            ServerKind::Process { child } => child.exited().map(|e| e.to_string()),
-            ServerKind::Remote { child } => child.exited().map(|e| e.to_string()),
+            ServerKind::Process { child } => Some(child),
+            ServerKind::Remote { child } => Some(child),
             ServerKind::Thread { .. } => None,
         }
+    }
+
+    /// How the server ended, if it is a process that did.
+    pub(super) fn ended(&mut self) -> Option<String> {
+        self.child()?.exited().map(|e| e.to_string())
     }
 
     /// Stops the server (SIGINT to a process, so it shuts down cleanly) and waits.
@@ -205,19 +210,13 @@ impl RunningServer {
 
     pub(super) fn shutdown(&mut self) {
         tracing::debug!(addr = %self.addr, pid = ?self.pid(), "stopping the memory mock");
-        match &mut self.kind {
-            ServerKind::Thread { stop, handle } => {
-                stop.store(true, Ordering::Relaxed);
-                if let Some(h) = handle.take() {
-                    let _ = h.join();
-                }
+        if let ServerKind::Thread { stop, handle } = &mut self.kind {
+            stop.store(true, Ordering::Relaxed);
+            if let Some(h) = handle.take() {
+                let _ = h.join();
             }
-            ServerKind::Process { child } => {
-                child.stop();
-            }
-            ServerKind::Remote { child } => {
-                child.stop();
-            }
+        } else if let Some(child) = self.child() {
+            child.halt();
         }
     }
 }

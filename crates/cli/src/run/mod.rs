@@ -1,6 +1,9 @@
 //! `xferbench run`: plan the sweep, run it with observers, write the outputs.
 
-use crate::cli::RunArgs;
+pub mod args;
+
+pub use args::RunArgs;
+
 use crate::config::RunConfig;
 use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};

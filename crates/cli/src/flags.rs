@@ -1,0 +1,113 @@
+//! The flags and value parsers several commands share: the value parser of a
+//! domain enum ([`choice`]), durations ([`seconds`]), runs across hosts
+//! ([`RemoteArgs`]), the machine watch ([`WatchArgs`]), the history
+//! ([`HistoryFileArgs`], [`RecordArgs`]), and the names of the hidden roles
+//! ([`role`]). Every command's module imports them from here; nothing here imports
+//! a command, so the root ([`crate::cli`]) stays the only module that names them all.
+
+use clap::Args;
+use std::path::PathBuf;
+use xferbench_params::{ChoiceError, Choices};
+
+/// The value parser of a [`Choices`] type: its names, each with its help, from the
+/// type's one definition (no mirror enum of the command line's own).
+pub fn choice<T: Choices + Clone>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        T::ALL
+            .iter()
+            .map(|v| clap::builder::PossibleValue::new(v.name()).help(v.help())),
+    )
+    .try_map(|s: String| T::from_name(&s).ok_or_else(|| ChoiceError::new::<T>(&s)))
+}
+
+/// The hidden subcommands that select the lab's process roles (see
+/// [`crate::launcher::launcher`]).
+pub mod role {
+    /// [`xferbench_lab::process::Role::Peer`].
+    pub const PEER: &str = "__peer";
+    /// [`xferbench_lab::process::Role::RpmsgRemote`].
+    pub const RPMSG_REMOTE: &str = "__rpmsg-remote";
+    /// [`xferbench_lab::process::Role::MemoryMock`].
+    pub const MEMORY_MOCK: &str = "__memory-mock";
+    /// [`xferbench_lab::process::Role::WarpClient`].
+    pub const WARP_CLIENT: &str = "__warp-client";
+    /// [`xferbench_lab::process::Role::KvServer`].
+    pub const KV_SERVER: &str = "__kv-server";
+    /// [`xferbench_lab::process::Role::KvClient`].
+    pub const KV_CLIENT: &str = "__kv-client";
+    /// [`xferbench_lab::process::Role::PerfStatBench`].
+    pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
+    /// [`xferbench_lab::process::Role::PluginProbe`].
+    pub const PLUGIN_PROBE: &str = "__plugin-probe";
+    /// [`xferbench_lab::process::Role::PluginDriver`].
+    pub const PLUGIN_DRIVER: &str = "__plugin-driver";
+    /// [`xferbench_lab::process::Role::PluginCleanup`].
+    pub const PLUGIN_CLEANUP: &str = "__plugin-cleanup";
+    /// [`xferbench_lab::process::Role::Check`].
+    pub const CHECK: &str = "__check";
+}
+
+/// A duration, read the same way by every flag that takes one, through the one
+/// definition of durations ([`xferbench_params::duration`]): `250ms`, `1s`, `2m`,
+/// `1h` or bare seconds (`0.25`). Returns seconds; a bare negative or non-finite
+/// number is passed on for the flag's own range check to name.
+pub fn seconds(s: &str) -> Result<f64, String> {
+    if let Ok(x) = s.trim().parse::<f64>()
+        && !(x.is_finite() && x >= 0.0)
+    {
+        return Ok(x);
+    }
+    xferbench_params::duration::parse(s)
+        .map(|d| d.as_secs_f64())
+        .ok_or_else(|| "expected a duration such as 250ms, 1s or 2m, or a number of seconds".into())
+}
+
+/// Runs across hosts: where the agent is.
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// Run the serving side on another host: the address of its `xferbench serve`
+    /// agent (`HOST` or `HOST:PORT`, default port 5301). TCP only; see docs/remote.md.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub remote: Option<String>,
+    /// The file holding the token shared with the agent (mode 600).
+    #[arg(long, value_name = "FILE", requires = "remote")]
+    pub token_file: Option<PathBuf>,
+    /// With --remote: dial the agent's data listeners (the memory mock) at this host
+    /// instead of the agent's address, e.g. a relay.
+    #[arg(long, value_name = "HOST", requires = "remote")]
+    pub data_host: Option<String>,
+}
+
+/// The machine watch of a run or study: its limits and drift detection.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Do not measure the machine's limits at the start and end, nor watch it for
+    /// drift between points.
+    #[arg(long)]
+    pub no_limits: bool,
+    /// Flag a point when a probe of the machine (cache-line or futex round trip, a
+    /// 2 MiB memcpy) moved by more than this percentage during it.
+    #[arg(long, value_name = "PCT", default_value_t = 25.0)]
+    pub drift_threshold: f64,
+}
+
+/// Which history file to use.
+#[derive(Debug, Clone, Default, Args)]
+pub struct HistoryFileArgs {
+    /// The history file [default: $XFERBENCH_HISTORY, else
+    /// ~/.local/share/xferbench/history.sqlite (the XDG data folder)].
+    #[arg(long, value_name = "PATH")]
+    pub history: Option<PathBuf>,
+}
+
+/// Recording a run or study in the history.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RecordArgs {
+    /// The history file.
+    #[command(flatten)]
+    pub file: HistoryFileArgs,
+    /// Do not record this run in the history.
+    #[arg(long, conflicts_with = "history")]
+    pub no_history: bool,
+}

@@ -1,0 +1,194 @@
+//! `xferbench run`'s arguments, as clap reads them; [`crate::config`] validates them
+//! into the lab's types.
+//!
+//! The doc comments of the arguments are their `--help` text, written for the
+//! terminal, not for rustdoc.
+
+use crate::flags::{RecordArgs, RemoteArgs, WatchArgs, choice, seconds};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use xferbench_lab::workload::WorkloadKind;
+
+/// Where peers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PeerArg {
+    /// A thread of the xferbench process per channel.
+    Thread,
+    /// A re-executed xferbench process per channel (nothing else to install).
+    Process,
+}
+
+/// Where `--counters` come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CountersArg {
+    /// perf_event_open: software counters, and hardware counters with a PMU.
+    Perf,
+    /// valgrind --tool=callgrind --cache-sim=yes on the peers: simulated, deterministic.
+    Callgrind,
+}
+
+/// `xferbench run`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Lists take commas and ranges: --size 64,2KiB,64KiB  --size 1..64KiB:x4 (geometric)  \
+--channels 1..32 (x2)  --size 100..500:+100 (arithmetic). Every combination of the axes is \
+one point.
+
+Examples:
+  xferbench run stream --transport shm,pipe,unix,tcp --size 64,2KiB,64KiB --export-md r.md
+  xferbench run pingpong --transport unix --size 64 --channels 1,2 --peer process --json
+  xferbench run stream -t pipe -s 64KiB -p pipe_size=64KiB,1MiB --verify
+
+Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 128+N stopped by \
+signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP; finished points and exports are written).")]
+pub struct RunArgs {
+    /// The workload to run.
+    #[arg(value_parser = choice::<WorkloadKind>())]
+    pub workload: WorkloadKind,
+
+    /// Transports to sweep (see `xferbench list`); plugin:PATH[:NAME] measures a
+    /// plugin's transport (see docs/plugins.md).
+    #[arg(short, long, value_name = "LIST", default_value = "shm,pipe,unix,tcp")]
+    pub transport: String,
+
+    /// Message sizes to sweep, in bytes (64, 4KiB, 1MiB; ranges like 1..64KiB:x4); rpmsg,
+    /// whose packets hold at most 496 bytes, runs the default as 64 and 496, with a note
+    ///
+    /// [default: 64,4KiB,64KiB]
+    #[arg(short, long, value_name = "LIST")]
+    pub size: Option<String>,
+
+    /// Concurrent channel counts to sweep; each channel is an independent endpoint pair.
+    #[arg(short, long, value_name = "LIST", default_value = "1")]
+    pub channels: String,
+
+    /// Sweep a parameter: a transport parameter (see `xferbench list`) or an axis
+    /// (transport, size, channels); numeric ranges as in --size (spin_us=1..64:x4).
+    /// Repeatable.
+    #[arg(short = 'p', long = "param", value_name = "NAME=LIST")]
+    pub params: Vec<String>,
+
+    /// Messages (stream) or round trips (pingpong) per channel per run.
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
+    pub count: Option<u64>,
+
+    /// Time per run per channel (250ms, 1s, 2m or bare seconds) [default: 250ms,
+    /// unless --count is given].
+    #[arg(short, long, value_name = "DURATION", value_parser = seconds)]
+    pub duration: Option<f64>,
+
+    /// Measured runs per point; figures are medians over these.
+    #[arg(short, long, value_name = "N", default_value_t = 5)]
+    pub runs: usize,
+
+    /// Warm-up runs per point, discarded.
+    #[arg(short, long, value_name = "N", default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Where the serving side of each channel runs.
+    #[arg(long, value_enum, default_value_t = PeerArg::Process)]
+    pub peer: PeerArg,
+
+    /// Run round-robin across points (A, B, C, A, B, C, ...) instead of all runs of one
+    /// point before the next: points then share the machine's drift. Each visit starts
+    /// the point's peers afresh and discards --warmup runs
+    #[arg(long)]
+    pub interleave: bool,
+
+    /// Pin each channel's driver and peer to CPUs (driver on the 2i-th allowed CPU,
+    /// peer on the next).
+    #[arg(long)]
+    pub pin: bool,
+
+    /// Stamp every message with a sequence number and checksum and count lost,
+    /// duplicated, reordered and corrupt messages (sizes of at least 16 bytes).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Write every message in place in the transport's buffer and read it there
+    /// (shm, rpmsg, iceoryx2): the sender writes every byte, the receiver reads every
+    /// cache line (with --verify: checks the CRC over every byte). Both modes in one
+    /// sweep: -p zero_copy=false,true. Peers' own rules for the payload:
+    /// -p touch=write|read|none (none: neither written nor read, as iceoryx2's
+    /// benchmark sends its samples); the default, all, is the rule above.
+    #[arg(long)]
+    pub zero_copy: bool,
+
+    /// Time without progress on any channel before a run is declared hung (250ms,
+    /// 1s, 2m or bare seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
+    pub timeout: f64,
+
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Write one CSV row per point.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Write a Markdown report.
+    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
+    pub export_md: Option<PathBuf>,
+
+    /// Write a self-contained HTML report (tables, plots, every point in detail).
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+
+    /// Append each finished point to this JSON Lines file as it finishes [default:
+    /// FILE.jsonl next to --export-json FILE, removed once every export is written].
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+
+    /// Print the result document as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Add a row per channel under each point in the table.
+    #[arg(long)]
+    pub per_channel: bool,
+
+    /// No progress bar, table or warnings; only errors (files are still written).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Record counters of every participating process over each run's window
+    /// (`--counters` or `--counters=SOURCE`): `perf` (default) for perf_event_open software counters and, with a PMU, hardware
+    /// ones; `callgrind` for simulated instruction and cache-miss counts of the peers
+    /// under valgrind (slow: use a small --count). See docs/profiling.md.
+    #[arg(long, value_enum, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "perf", require_equals = true)]
+    pub counters: Option<CountersArg>,
+
+    /// Profile one participant of every point with `perf record` (`--profile` or
+    /// `--profile=DIR`) and write a flame graph, a speedscope file and a top-functions
+    /// table per point under DIR
+    /// [default DIR: `xferbench-profile-<time>`].
+    #[arg(long, value_name = "DIR", num_args = 0..=1, require_equals = true)]
+    pub profile: Option<Option<PathBuf>>,
+
+    /// The participant to profile: `main` (drivers, and thread peers) or `peerN` (the
+    /// process serving channel N).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "main",
+        requires = "profile"
+    )]
+    pub profile_peer: String,
+
+    /// Testing aid: corrupt every Nth message after stamping it.
+    #[arg(long, value_name = "N", hide = true)]
+    pub inject_corruption: Option<u64>,
+
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
+
+    /// Runs across hosts.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
