@@ -15,7 +15,7 @@
 #   --profile    also the study's profile reading, in a run of its own (perf record
 #                slows what it records, so the figures above never come from it), into
 #                docs/studies/data/NAME/profile/: hashtable's profile points
-#                (`--only group=profile`), warp-pipe's original workload
+#                (`--quick --only group=profile`), warp-pipe's original workload
 #                (`--quick --only group=original-profile`), sis8300's test-4 readouts
 #                (`--quick --only group=test4 --only func=func_readout`)
 #   STUDY-ARGS   passed to every `xferbench study` (e.g. `--runs 5`, `--only ...`)
@@ -89,7 +89,7 @@ for s in "${studies[@]}"; do
     echo "$s: $(($(date +%s) - start)) s; $(ls "$dest" | wc -l) files in $dest"
     if [ "$profile" -eq 1 ]; then
         case "$s" in
-            hashtable) only=(--only group=profile) ;;
+            hashtable) only=(--quick --only group=profile) ;;
             warp-pipe) only=(--quick --only group=original-profile) ;;
             sis8300) only=(--quick --only group=test4 --only func=func_readout) ;;
             *) continue ;;

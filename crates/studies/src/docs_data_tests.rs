@@ -124,6 +124,17 @@ fn docs_data_results_parse_under_the_current_schema_and_render() {
 }
 
 #[test]
+fn docs_data_every_study_has_committed_data() {
+    for r in crate::registry() {
+        let name = r.study.name();
+        assert!(
+            docs().join("data").join(name).join("results.json").is_file(),
+            "docs/studies/data/{name}/results.json is missing: run scripts/refresh-docs-data.sh {name}"
+        );
+    }
+}
+
+#[test]
 fn docs_data_blocks_are_the_files_they_quote() {
     let update = std::env::var_os("XFERBENCH_UPDATE_DOCS").is_some();
     let mut stale = Vec::new();
