@@ -88,8 +88,19 @@ pub fn speedup_text(e: &Estimate) -> String {
     }
 }
 
-/// The summary's opening: how the study ended, where it ran and how it was measured.
+/// The statistic of most studies' tables: the median with its interval.
+pub const MEDIAN: &str = "the median of {runs} measured run(s) per point after {warmup} warm-up run(s), {order}; \
+     intervals are order-statistic intervals of the median at the level they state";
+
+/// The summary's opening: how the study ended, where it ran and how it was measured;
+/// its figures are medians ([`MEDIAN`]).
 pub fn summary_header(doc: &ResultDoc, title: &str) -> String {
+    summary_header_with(doc, title, MEDIAN)
+}
+
+/// [`summary_header`] for a study whose tables show another statistic: `statistic`
+/// says which, with `{runs}`, `{warmup}` and `{order}` filled in from the context.
+pub fn summary_header_with(doc: &ResultDoc, title: &str, statistic: &str) -> String {
     let mut s = format!("# {title}\n\n");
     let c = &doc.context;
     let _ = writeln!(
@@ -105,9 +116,11 @@ pub fn summary_header(doc: &ResultDoc, title: &str) -> String {
     };
     let _ = writeln!(
         s,
-        "Every figure is the median of {} measured run(s) per point after {} warm-up run(s), {order}; \
-         intervals are order-statistic intervals of the median at the level they state.",
-        st.runs, st.warmup
+        "Every figure is {}.",
+        statistic
+            .replace("{runs}", &st.runs.to_string())
+            .replace("{warmup}", &st.warmup.to_string())
+            .replace("{order}", order)
     );
     if let Some(b) = xferbench_report::machine::build_line(c) {
         let _ = writeln!(s, "Build: {b}.");

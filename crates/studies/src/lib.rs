@@ -31,6 +31,8 @@ pub mod warp_pipe;
 #[cfg(test)]
 mod browser_tests;
 #[cfg(test)]
+mod docs_data_tests;
+#[cfg(test)]
 mod folder_tests;
 
 use std::collections::BTreeMap;

@@ -35,6 +35,14 @@ use xferbench_transports::daq::{Board, DaqError, Digitizer, DigitizerConfig};
 /// under the same competition for the cores.
 pub const MEMCPY: &str = "memcpy";
 
+/// The name of the memcpy row that moves the conversion's bytes: after each
+/// conversion pass, on the same thread, a copy of `(input + output bytes) / 2`
+/// between two buffers of that size, so that it reads and writes as many bytes as the
+/// pass (input read + output written) over the same footprint. Its speed is quoted,
+/// as the conversion's, in the conversion's raw input bytes per second, so that
+/// "function / this" is the conversion's time against a memcpy of the same traffic.
+pub const MEMCPY_MOVED: &str = "memcpy_moved";
+
 /// One readout configuration: the original's flags and ours.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DaqSpec {
@@ -64,7 +72,8 @@ pub struct DaqSpec {
     pub kernels: Kernels,
     /// Check every sample read.
     pub verify: bool,
-    /// Also time a memcpy of the same input bytes after each conversion pass.
+    /// Also time a memcpy of the same input bytes after each conversion pass, and a
+    /// memcpy of the same bytes moved ([`MEMCPY_MOVED`]).
     pub memcpy: bool,
 }
 
@@ -488,7 +497,15 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
     } else {
         Vec::new()
     };
-    let mut acc = vec![Acc::default(); sh.funcs.len() + 1];
+    // The same-traffic memcpy's buffers, written once so that no pass reads the
+    // zero page or faults them in: room for the largest conversion (u16 in, f64 out:
+    // (2 + 8) / 2 bytes per sample).
+    let (moved_src, mut moved_dst) = if spec.memcpy {
+        (vec![0x5au8; 5 * n], vec![0xa5u8; 5 * n])
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut acc = vec![Acc::default(); sh.funcs.len() + 2];
     let mut integrity = Integrity::default();
     let loops = spec.loops.max(1);
     // Returns the check's wall time and CPU time, both left out of the row.
@@ -595,6 +612,14 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
                             std::hint::black_box(&mut scratch);
                             let (t1, c1) = (Stamp::now(), thread_cpu_ns());
                             acc[m].add(t0, t1, 0, 1, n as u64, c1 - c0);
+                            let out_bytes = outs * if conv.outputs_f64() { 8 } else { 4 };
+                            let len = (2 * n + out_bytes) / 2;
+                            let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+                            moved_dst[..len]
+                                .copy_from_slice(std::hint::black_box(&moved_src[..len]));
+                            std::hint::black_box(&mut moved_dst);
+                            let (t1, c1) = (Stamp::now(), thread_cpu_ns());
+                            acc[m + 1].add(t0, t1, 0, 1, n as u64, c1 - c0);
                         }
                     }
                 }
@@ -606,6 +631,7 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
         let m = sh.funcs.len();
         if last && acc[m].passes > 0 {
             publish(sh, board, row(MEMCPY, &acc[m]));
+            publish(sh, board, row(MEMCPY_MOVED, &acc[m + 1]));
         }
         completed += 1;
     }

@@ -4,9 +4,12 @@
 //! the profile's shape (2 workers, 4 visitors).
 //!
 //! The plan only: the workload is [`xferbench_lab::workload::kv`], the rig
-//! [`xferbench_lab::rig::kv`]. One visit and one run per point: the run is a whole
-//! hyperfine invocation (at least 10 timed runs and 3 s), so its record carries the
-//! per-run statistics hyperfine prints.
+//! [`xferbench_lab::rig::kv`]. Points run interleaved, round-robin across
+//! architectures and cases (3 visits, 2 with `--quick`), so that every architecture
+//! shares the machine's drift; each visit's run is a whole hyperfine invocation (at
+//! least 10 timed runs and 3 s), so its record carries the per-run statistics
+//! hyperfine prints, followed by a steady window ([`Scale::steady_ms`]) whose
+//! aggregate request rate of all clients is the study's throughput figure.
 
 pub mod bench;
 pub mod profile;
@@ -100,13 +103,17 @@ pub struct Scale {
     /// …and at least this long, milliseconds, so that `perf record` (which needs
     /// a moment to attach) samples the server long enough.
     pub profile_min_time_ms: u64,
+    /// The steady window of every run, milliseconds (see [`KvPoint::steady_ms`]).
+    pub steady_ms: u64,
+    /// Measured runs (visits) per point, interleaved.
+    pub runs: usize,
 }
 
 impl Scale {
     /// The original's: `client 100 10`, warm-up 40 (2), ≥ 10 runs and ≥ 3 s; a point
     /// slower than 40 s stops at 3 runs (preopt's 16-visitor cases on 2 CPUs). The
     /// profile points run the seed's recorded client, `client 1000 10`, after 2
-    /// warm-up runs.
+    /// warm-up runs. Each run ends with a 1 s steady window; 3 visits per point.
     pub const FULL: Scale = Scale {
         outer: 100,
         inner: 10,
@@ -118,9 +125,11 @@ impl Scale {
         budget_ms: 40_000,
         profile_outer: 1000,
         profile_min_time_ms: 3000,
+        steady_ms: 1000,
+        runs: 3,
     };
     /// `--quick`: `client 10 10`, warm-up 2 (1), ≥ 3 runs and ≥ 0.2 s (1 s for the
-    /// profile points), 2 s budget.
+    /// profile points), 2 s budget; 0.3 s steady windows, 2 visits per point.
     pub const QUICK: Scale = Scale {
         outer: 10,
         inner: 10,
@@ -132,6 +141,8 @@ impl Scale {
         budget_ms: 2_000,
         profile_outer: 10,
         profile_min_time_ms: 1000,
+        steady_ms: 300,
+        runs: 2,
     };
 }
 
@@ -188,6 +199,7 @@ fn point(scale: &Scale, target: Target, visitors: usize) -> KvPoint {
         max_runs: scale.max_runs,
         budget_ms: scale.budget_ms,
         seed: SEED,
+        steady_ms: scale.steady_ms,
     }
 }
 
@@ -228,12 +240,14 @@ pub fn study_points(scale: &Scale, redis: bool) -> Vec<(PlannedPoint, KvPoint)> 
     v
 }
 
-/// One visit and one run (a hyperfine invocation) per point.
-pub fn loop_options() -> LoopOptions {
+/// `scale.runs` visits per point, interleaved round-robin; each visit's one run is a
+/// hyperfine invocation and a steady window (the visit's own warm-up is the timed
+/// client's, [`KvPoint::warmup`]).
+pub fn loop_options(scale: &Scale) -> LoopOptions {
     LoopOptions {
-        runs: 1,
+        runs: scale.runs,
         warmup: 0,
-        interleave: false,
+        interleave: true,
         hang_timeout: Duration::from_secs(300),
         counters: CounterMode::Off,
         profile: None,
@@ -277,7 +291,7 @@ impl Study for Hashtable {
     fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
         let scale = if quick { Scale::QUICK } else { Scale::FULL };
         let redis = redis_available();
-        let options = loop_options();
+        let options = loop_options(&scale);
         let bench = KvBench::new(study_points(&scale, redis.is_ok()), env.launcher.clone());
         let mut extras = BTreeMap::new();
         extras.insert(
@@ -304,6 +318,7 @@ impl Study for Hashtable {
                 "min_time_s": scale.min_time_ms as f64 / 1e3,
                 "buckets": BUCKETS,
                 "seed": SEED,
+                "steady_s": scale.steady_ms as f64 / 1e3,
             }),
         );
         StudyPlan {
@@ -340,5 +355,9 @@ mod tests {
         assert_eq!((profile.1.outer, profile.1.warmup), (1000, 2));
         assert_eq!(profile.0.params["outer"], "1000");
         assert!(super::super::find("hashtable").is_ok());
+        assert_eq!(alone.steady_ms, 1000);
+        let o = loop_options(&Scale::FULL);
+        assert!(o.interleave && o.runs == 3 && o.warmup == 0);
+        assert_eq!(loop_options(&Scale::QUICK).runs, 2);
     }
 }

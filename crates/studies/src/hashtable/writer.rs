@@ -1,11 +1,14 @@
 //! The hash-table study's folder: the seven cases per architecture beside the seed's
 //! figures, throughput, latency and CPU tables, the Redis rows, two SVG plots (time
-//! per run by case; aggregate requests/s vs visitors, with the seed's figures as
-//! dashed reference lines), and `summary.md` with the seed's seven sentences
-//! (S1–S7) per architecture, in its wording and with its formulas.
+//! per run by case; steady aggregate requests/s vs visitors, with the seed's
+//! whole-process figures as dashed reference lines), and `summary.md` with the seed's
+//! seven sentences (S1–S7) per architecture, in its wording and with its formulas.
 //!
-//! Every figure comes from the [`ResultDoc`]. A point holds one (or, with `--runs`,
-//! several) hyperfine-style sessions; a cell is the median over those sessions.
+//! Every figure comes from the [`ResultDoc`]. A point holds one hyperfine-style
+//! session and one steady window per visit (visits interleaved); a cell is the median
+//! over the visits. Times per run are whole-process times, as the seed's; aggregate
+//! throughput is the steady rate of all clients over a common window
+//! ([`f::REQUESTS_PER_S_STEADY`]), never derived from whole-process time.
 
 use crate::folder::{median, param, summary_header};
 use anyhow::Result;
@@ -114,8 +117,9 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
         "max ms",
         "user ms",
         "sys ms",
-        "requests/s (all clients)",
-        "requests/s (timed client)",
+        "requests/s (all clients, steady)",
+        "requests/s (all clients, hyperfine window)",
+        "requests/s (timed client, whole process)",
         "p50 µs",
         "p90 µs",
         "p99 µs",
@@ -143,6 +147,7 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
             ] {
                 row.push(ms(med(p, fig)));
             }
+            row.push(median(p, f::REQUESTS_PER_S_STEADY).map_or_else(|| "-".into(), rate));
             row.push(rate(med(p, f::REQUESTS_PER_S_ALL)));
             row.push(rate(med(p, f::REQUESTS_PER_S_TIMED)));
             for fig in [0, 1, 2, 4] {
@@ -216,12 +221,14 @@ pub fn sentence(doc: &ResultDoc, arch: &str, s: usize) -> Option<(String, f64)> 
     ))
 }
 
+/// The steady aggregate requests/s of all clients (the visitors and the timed
+/// client's stand-in over a common window once all run).
 fn agg(doc: &ResultDoc, group: &str, case: &str, arch: &str) -> Option<f64> {
-    find(doc, group, case, arch).and_then(|p| median(p, f::REQUESTS_PER_S_ALL))
+    find(doc, group, case, arch).and_then(|p| median(p, f::REQUESTS_PER_S_STEADY))
 }
 
-/// Aggregate requests/s vs visitors, per architecture and worker count, and Redis;
-/// the seed's timed client alone as a dashed reference.
+/// Steady aggregate requests/s vs visitors, per architecture and worker count, and
+/// Redis; the seed's timed client (whole-process time) as a dashed reference.
 pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
     let mut series = Vec::new();
     for a in arches() {
@@ -254,9 +261,10 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
             reference: false,
         });
     }
-    // The seed reports only the timed client: 3,000 requests / mean time per run.
+    // The seed reports only the timed client: 3,000 requests / mean time per run,
+    // whole-process time (hyperfine -N), start-up included.
     series.push(Series {
-        label: "seed: preopt @4ce91a1, timed client only, 1 worker".into(),
+        label: "seed: preopt @4ce91a1, timed client only, whole-process time, 1 worker".into(),
         points: [(0.0, 0), (1.0, 1), (16.0, 4)]
             .into_iter()
             .map(|(v, i)| (v + 0.0, 3000.0 / (SEED_MEAN_MS[0][i] / 1e3)))
@@ -264,9 +272,9 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
         reference: true,
     });
     LineChart {
-        title: "Aggregate requests/s of all clients vs background visitors".into(),
+        title: "Steady aggregate requests/s of all clients vs background visitors".into(),
         x_label: "background visitors".into(),
-        y_label: "requests/s (all clients)".into(),
+        y_label: "requests/s (all clients, steady window)".into(),
         x_scale: Scale::Linear,
         y_scale: Scale::Log,
         series,
@@ -354,7 +362,10 @@ pub fn summary(doc: &ResultDoc) -> String {
         let _ = writeln!(
             s,
             "The timed client is `client {} {}` ({} requests per run) with `--seed {}`, run as a whole process \
-             after {} warm-up runs (2 with 16 visitors), at least {} runs and {} s per point; the server has {} buckets.\n",
+             after {} warm-up runs (2 with 16 visitors), at least {} runs and {} s per visit; the server has {} buckets. \
+             Times per run are whole-process times, as the seed's (`hyperfine -N`). Aggregate requests/s are the steady \
+             rate of all clients: after the timed runs of a visit one more client stands in for the timed client, and the \
+             requests the server serves over a common {} s window once all clients run, per second.\n",
             t["outer"],
             t["inner"],
             t["outer"].as_u64().unwrap_or(0) * t["inner"].as_u64().unwrap_or(0) * 3,
@@ -362,7 +373,8 @@ pub fn summary(doc: &ResultDoc) -> String {
             t["warmup"],
             t["min_runs"],
             t["min_time_s"],
-            t["buckets"]
+            t["buckets"],
+            t["steady_s"]
         );
     }
     s.push_str("## The seed's summary, per architecture\n\n");
@@ -405,23 +417,29 @@ pub fn summary(doc: &ResultDoc) -> String {
         );
         let _ = writeln!(
             s,
-            "- **sharded keeps its throughput at {w} worker(s)**: the aggregate requests/s of all clients with 16 \
-             visitors is {} of the aggregate alone ({} vs {} requests/s; target ≥ 0.90×).",
+            "- **sharded keeps its throughput at {w} worker(s)**: the steady aggregate requests/s of all clients with 16 \
+             visitors is {} of one client's alone ({} vs {} requests/s; target ≥ 0.90×).",
             r.map_or("-".into(), |x| format!("{x:.2}×")),
             rate(agg(doc, "cases", many, "sharded").unwrap_or(f64::NAN)),
             rate(agg(doc, "cases", alone, "sharded").unwrap_or(f64::NAN)),
         );
     }
     let speed = ratio_text(time_of(doc, "preopt", 0), time_of(doc, "sharded", 0));
+    // The redesign's gain in the seed's own records, from one source: the origins'
+    // `preopt.log` and `main`'s `postop.log`, alone at 1 worker.
+    let main_gain = SEED_MEAN_MS[1][0] / SEED_MEAN_MS[2][0];
     let _ = writeln!(
         s,
-        "- **sharded vs preopt, alone at 1 worker**: the timed client is {} faster (target ≥ 5×; `main` reached 2.6×).",
-        speed.map_or("-".into(), |x| format!("{x:.1}×"))
+        "- **sharded vs preopt, alone at 1 worker**: the timed client is {} faster (target ≥ 5×; `main` reached \
+         {main_gain:.2}× over preopt in the origins' logs: {:.1} vs {:.1} ms).",
+        speed.map_or("-".into(), |x| format!("{x:.1}×")),
+        SEED_MEAN_MS[1][0],
+        SEED_MEAN_MS[2][0]
     );
     let ring = ratio_text(time_of(doc, "preopt", 0), time_of(doc, "ring", 0));
     let _ = writeln!(
         s,
-        "- **ring vs preopt, alone at 1 worker**: {} (the seed's `main` column: 2.6×).",
+        "- **ring vs preopt, alone at 1 worker**: {} (`main`, the seed's later design, in the same logs: {main_gain:.2}×).",
         ring.map_or("-".into(), |x| format!("{x:.1}×"))
     );
     redis_lines(&mut s, doc);
@@ -465,7 +483,7 @@ fn redis_lines(s: &mut String, doc: &ResultDoc) {
         let theirs = agg(doc, "redis", &format!("Redis{v}V"), "redis");
         let _ = writeln!(
             s,
-            "- **sharded (1 worker) vs Redis ({}), {v} visitor(s)**: {} vs {} requests/s of all clients: {} (target ≥ 1×).",
+            "- **sharded (1 worker) vs Redis ({}), {v} visitor(s)**: {} vs {} steady requests/s of all clients: {} (target ≥ 1×).",
             info["version"].as_str().unwrap_or("redis"),
             rate(ours.unwrap_or(f64::NAN)),
             rate(theirs.unwrap_or(f64::NAN)),

@@ -13,7 +13,7 @@
 //! Every diagnosis is `xferbench ab`'s ([`compare_with`]), fed with the points'
 //! runs, callgrind's counts and the perf passes from the document's extras.
 
-use crate::folder::{param, summary_header};
+use crate::folder::{param, summary_header_with};
 use crate::perf_stat::passes::{CallgrindCount, Passes};
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -556,7 +556,12 @@ fn instructions_sentence(p: &Pair<'_>) -> Option<String> {
 
 /// `summary.md`: what was found, what could not be measured and why, and how to rerun.
 pub fn summary(doc: &ResultDoc, ex: &Extras, pairs: &[Pair<'_>]) -> String {
-    let mut s = summary_header(doc, "perf-stat: same instructions, slower");
+    let mut s = summary_header_with(
+        doc,
+        "perf-stat: same instructions, slower",
+        "the mean ± sd of {runs} measured run(s) per point after {warmup} warm-up run(s), {order}, as the \
+         seed's harness reports it (the tables say the same)",
+    );
     let _ = writeln!(
         s,
         "The seed (swift-nio's `NIOPerformanceTester`) saw `circular_buffer_into_byte_buffer_1kb` 23 % and `_1mb` 14 % slower \

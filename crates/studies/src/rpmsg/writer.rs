@@ -422,6 +422,11 @@ fn echo_and_estimate(s: &mut String, doc: &ResultDoc) {
     }
 }
 
+/// A target's verdict in this run.
+fn met(ok: bool) -> &'static str {
+    if ok { "met" } else { "not met" }
+}
+
 /// `summary.md`: the findings in sentences, with this run's numbers.
 pub fn summary(doc: &ResultDoc) -> String {
     let mut s = summary_header(doc, "RPMsg study — summary");
@@ -615,8 +620,9 @@ pub fn summary(doc: &ResultDoc) -> String {
             });
         let _ = writeln!(
             s,
-            "- One channel, 496 B, polling: {:.0} round trips/s (target ≥ 1 000 000){floor}.",
-            p.m(rate)
+            "- One channel, 496 B, polling: {:.0} round trips/s (target ≥ 1 000 000: {}){floor}.",
+            p.m(rate),
+            met(p.m(rate) >= 1e6)
         );
     }
     if let Some(k) = variant(doc, 1, Notify::Kick, Buffers::Copy) {
@@ -624,9 +630,10 @@ pub fn summary(doc: &ResultDoc) -> String {
         let against = match limits.and_then(|l| l.futex_rtt_cross_ns.as_ref()) {
             Some(f) => format!(
                 "{:.2}× the cross-CPU futex wake round trip this machine measured at the start \
-                 of the study ({})",
+                 of the study ({}; target within 1.2×: {})",
                 rt / f.median,
-                xferbench_report::format::nanos(f.median)
+                xferbench_report::format::nanos(f.median),
+                met(rt / f.median <= 1.2)
             ),
             None => "the futex wake round trip was not measured (`--no-limits`); \
                      `xferbench limits` measures it"
@@ -634,7 +641,7 @@ pub fn summary(doc: &ResultDoc) -> String {
         };
         let _ = writeln!(
             s,
-            "- Kick per message: median round trip {:.1} µs, {against} (target: within 1.2×).",
+            "- Kick per message: median round trip {:.1} µs, {against}.",
             rt / 1e3
         );
     }
@@ -651,10 +658,12 @@ pub fn summary(doc: &ResultDoc) -> String {
     if let Some((one, many, from)) = pair {
         let _ = writeln!(
             s,
-            "- 32 channels vs one (496 B, kick; {from}): total {:.2}× (target ≥ 0.8), Jain \
-             {:.3} (target ≥ 0.9).",
+            "- 32 channels vs one (496 B, kick; {from}): total {:.2}× (target ≥ 0.8: {}), Jain \
+             {:.3} (target ≥ 0.9: {}).",
             many.m(figure::THROUGHPUT) / one.m(figure::THROUGHPUT),
-            many.m(figure::FAIRNESS)
+            met(many.m(figure::THROUGHPUT) / one.m(figure::THROUGHPUT) >= 0.8),
+            many.m(figure::FAIRNESS),
+            met(many.m(figure::FAIRNESS) >= 0.9)
         );
     }
     let extras = doc.study.as_ref().map(|i| &i.extras);

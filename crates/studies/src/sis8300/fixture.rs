@@ -43,6 +43,7 @@ pub fn sis8300_doc() -> ResultDoc {
                     }
                     if s.memcpy {
                         funcs.push(("memcpy", 5000.0));
+                        funcs.push(("memcpy_moved", 3000.0));
                     }
                     for (func, mb_s) in funcs {
                         let passes = u64::from(s.nreads * s.loops.max(1));

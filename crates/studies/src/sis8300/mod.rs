@@ -83,7 +83,7 @@ pub struct Scale {
 }
 
 impl Scale {
-    /// The seed's matrix (test 4 with fewer triggers per run).
+    /// The seed's matrix, test 4 with the seed's 100 triggers per run (`-l 100`).
     pub fn full() -> Scale {
         Scale {
             t1_samples: 30_000_000,
@@ -92,7 +92,7 @@ impl Scale {
             t3_samples: 3_000_000,
             t3_passes: 30,
             t4_samples: vec![30_000, 300_000, 3_000_000, 6_000_000, 9_000_000],
-            t4_loops: 21,
+            t4_loops: 100,
         }
     }
 

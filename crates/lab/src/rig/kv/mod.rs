@@ -28,6 +28,14 @@
 //! for Redis, `total_commands_processed` of `INFO stats`), and the CPU of the server
 //! and of every visitor over the window.
 //!
+//! That aggregate includes the timed client's start-up and exit, which dominate a short
+//! client alone. With [`KvPoint::steady_ms`], each run then measures the **steady
+//! aggregate** too: one more client (a visitor in all but name, standing in for the
+//! timed client) starts, the rig waits until the server has served every running
+//! client a few iterations' worth, and the server's count of served requests over the
+//! next `steady_ms` divided by that window is [`figures::REQUESTS_PER_S_STEADY`]: the
+//! request rate of all clients once all of them run, over one common window.
+//!
 //! Every reply is checked: a mismatch of the timed client fails its run, and the
 //! visitors' mismatches are reported when they are stopped ([`Rig::finish`]).
 
@@ -78,6 +86,11 @@ pub mod figures {
     pub const SERVER_CPU_S: &str = "server_cpu_s";
     /// CPU seconds of all visitors over the window.
     pub const VISITORS_CPU_S: &str = "visitors_cpu_s";
+    /// Requests served per second to all clients (the visitors and the timed client's
+    /// stand-in) over a common window once all of them run ([`KvPoint::steady_ms`]).
+    pub const REQUESTS_PER_S_STEADY: &str = "requests_per_s_steady";
+    /// Clients running during the steady window (the visitors and the stand-in).
+    pub const STEADY_CLIENTS: &str = "steady_clients";
 }
 
 enum Visitor {
@@ -132,27 +145,7 @@ impl KvRig {
             server: None,
         };
         for _ in 0..rig.point.visitors {
-            let spec = client_spec(&rig.point, backend.clone(), true);
-            let v = match &rig.launcher {
-                Some(l) => Visitor::Process(
-                    l.spawn(
-                        Role::KvClient,
-                        [serde_json::to_string(&spec).expect("serialises")],
-                        Streams::OUTPUT,
-                    )
-                    .map_err(|e| RunError::Participant(e.to_string()))?,
-                ),
-                None => {
-                    let stop = Arc::new(AtomicBool::new(false));
-                    let s = Arc::clone(&stop);
-                    Visitor::Thread {
-                        stop,
-                        handle: std::thread::spawn(move || {
-                            run_client(&spec, &s).map_err(|e| e.to_string())
-                        }),
-                    }
-                }
-            };
+            let v = start_visitor(&rig.point, rig.launcher.as_ref(), backend.clone())?;
             rig.visitors.push(v);
         }
         // The original sleeps 1 s; we wait until every visitor could have done an
@@ -171,6 +164,44 @@ impl KvRig {
             rig.timed_run()?;
         }
         Ok(rig)
+    }
+
+    /// The steady window ([`KvPoint::steady_ms`]): the stand-in client joins the
+    /// visitors; once the server has served every running client three iterations'
+    /// worth since it started (at most 1 s, as the visit's start), the served requests
+    /// over `steady_ms`, per second.
+    fn steady_window(&mut self, ctl: &RunControl<'_>) -> Result<f64, RunError> {
+        let backend = self.backend()?;
+        let server = self
+            .server
+            .as_mut()
+            .ok_or_else(|| RunError::Participant("the server has stopped".into()))?;
+        let base = server.served()?;
+        let stand_in = start_visitor(&self.point, self.launcher.as_ref(), backend)?;
+        let result = (|| {
+            let clients = self.point.visitors as u64 + 1;
+            let want = base + clients * u64::from(self.point.inner) * 3;
+            let give_up = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < give_up && server.served()? < want {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            let window = Duration::from_millis(self.point.steady_ms);
+            let s0 = server.served()?;
+            let t0 = Instant::now();
+            while t0.elapsed() < window {
+                if ctl.stop.load(Ordering::Relaxed) {
+                    return Err(RunError::Interrupted);
+                }
+                std::thread::sleep((window - t0.elapsed()).min(Duration::from_millis(50)));
+            }
+            let s1 = server.served()?;
+            let elapsed = t0.elapsed().as_secs_f64();
+            Ok(s1.saturating_sub(s0) as f64 / elapsed)
+        })();
+        let stopped = stop_visitor(stand_in, "the timed client's stand-in");
+        let rate = result?;
+        stopped?;
+        Ok(rate)
     }
 
     fn backend(&self) -> Result<Backend, RunError> {
@@ -207,6 +238,70 @@ impl KvRig {
             )));
         }
         Ok(t)
+    }
+}
+
+/// A client running until stopped: a process with a launcher, else a thread.
+fn start_visitor(
+    point: &KvPoint,
+    launcher: Option<&Launcher>,
+    backend: Backend,
+) -> Result<Visitor, RunError> {
+    let spec = client_spec(point, backend, true);
+    Ok(match launcher {
+        Some(l) => Visitor::Process(
+            l.spawn(
+                Role::KvClient,
+                [serde_json::to_string(&spec).expect("serialises")],
+                Streams::OUTPUT,
+            )
+            .map_err(|e| RunError::Participant(e.to_string()))?,
+        ),
+        None => {
+            let stop = Arc::new(AtomicBool::new(false));
+            let s = Arc::clone(&stop);
+            Visitor::Thread {
+                stop,
+                handle: std::thread::spawn(move || {
+                    run_client(&spec, &s).map_err(|e| e.to_string())
+                }),
+            }
+        }
+    })
+}
+
+/// Stops a visitor and reads what it reported: an error when it failed or had a
+/// mismatched reply.
+fn stop_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
+    let r: Result<KvClientRun, String> = match v {
+        Visitor::Process(mut c) => {
+            // Read while it stops: a long visit's result (its latency histogram) can
+            // be larger than the pipe holds, and a visitor blocked writing it would
+            // never exit.
+            let reader = c.take_stdout().map(|mut s| {
+                std::thread::spawn(move || {
+                    let mut out = Vec::new();
+                    let _ = s.read_to_end(&mut out);
+                    out
+                })
+            });
+            let ended = c.stop_within(HANG);
+            let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
+            serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
+        }
+        Visitor::Thread { stop, handle } => {
+            stop.store(true, Ordering::Relaxed);
+            handle.join().unwrap_or_else(|_| Err("panicked".into()))
+        }
+    };
+    match r {
+        Ok(run) if run.mismatches > 0 => Err(RunError::Participant(format!(
+            "{what}: {} mismatched replies; the first: {}",
+            run.mismatches,
+            run.first_mismatch.unwrap_or_default()
+        ))),
+        Ok(_) => Ok(()),
+        Err(e) => Err(RunError::Participant(e)),
     }
 }
 
@@ -331,6 +426,11 @@ impl Rig for KvRig {
             .iter()
             .map(|&p| CpuSnapshot::of_pid(p))
             .collect();
+        let steady = if self.point.steady_ms > 0 {
+            Some(self.steady_window(ctl)?)
+        } else {
+            None
+        };
         ctl.window_ended();
         if let Some(s) = self.server.as_mut() {
             s.check()?;
@@ -425,6 +525,13 @@ impl Rig for KvRig {
             f.insert(figures::SERVER_CPU_S.into(), s);
         }
         f.insert(figures::VISITORS_CPU_S.into(), visitors_cpu_s);
+        if let Some(rate) = steady {
+            f.insert(figures::REQUESTS_PER_S_STEADY.into(), rate);
+            f.insert(
+                figures::STEADY_CLIENTS.into(),
+                (self.point.visitors + 1) as f64,
+            );
+        }
         record.counters = ctl.take_counters();
         Ok(record)
     }
@@ -432,39 +539,8 @@ impl Rig for KvRig {
     fn finish(mut self: Box<Self>) -> Result<(), RunError> {
         let mut failure = None;
         for (i, v) in std::mem::take(&mut self.visitors).into_iter().enumerate() {
-            let what = format!("visitor {}", i + 1);
-            let r: Result<KvClientRun, String> = match v {
-                Visitor::Process(mut c) => {
-                    // Read while it stops: a long visit's result (its latency
-                    // histogram) can be larger than the pipe holds, and a visitor
-                    // blocked writing it would never exit.
-                    let reader = c.take_stdout().map(|mut s| {
-                        std::thread::spawn(move || {
-                            let mut out = Vec::new();
-                            let _ = s.read_to_end(&mut out);
-                            out
-                        })
-                    });
-                    let ended = c.stop_within(HANG);
-                    let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
-                    serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
-                }
-                Visitor::Thread { stop, handle } => {
-                    stop.store(true, Ordering::Relaxed);
-                    handle.join().unwrap_or_else(|_| Err("panicked".into()))
-                }
-            };
-            let problem = match r {
-                Ok(run) if run.mismatches > 0 => Some(format!(
-                    "{what}: {} mismatched replies; the first: {}",
-                    run.mismatches,
-                    run.first_mismatch.unwrap_or_default()
-                )),
-                Ok(_) => None,
-                Err(e) => Some(e),
-            };
-            if let Some(p) = problem {
-                failure = failure.or(Some(RunError::Participant(p)));
+            if let Err(e) = stop_visitor(v, &format!("visitor {}", i + 1)) {
+                failure = failure.or(Some(e));
             }
         }
         if let Some(s) = self.server.take() {
@@ -507,6 +583,7 @@ mod tests {
             max_runs: 5,
             budget_ms: 60_000,
             seed: 1,
+            steady_ms: 0,
         }
     }
 
@@ -529,6 +606,27 @@ mod tests {
             assert!(r.integrity.unwrap().is_clean());
             assert_eq!(r.latency.unwrap().count, 180);
         }
+    }
+
+    #[test]
+    fn the_steady_window_counts_all_clients_once_they_run() {
+        let mut p = point(Arch::Sharded, 2);
+        p.steady_ms = 100;
+        let mut rig: Box<dyn Rig> = Box::new(KvRig::start(p, None).unwrap());
+        let stop = AtomicBool::new(false);
+        let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+        let r = rig.run_once(&mut ctl).unwrap();
+        rig.finish().unwrap();
+        assert_eq!(r.figures[figures::STEADY_CLIENTS], 3.0);
+        // Three clients for 0.1 s: far more than the timed client's 90 requests.
+        let steady = r.figures[figures::REQUESTS_PER_S_STEADY];
+        assert!(steady * 0.1 > 90.0, "{steady}");
+        let mut none = point(Arch::Sharded, 0);
+        none.steady_ms = 0;
+        let mut rig: Box<dyn Rig> = Box::new(KvRig::start(none, None).unwrap());
+        let r = rig.run_once(&mut ctl).unwrap();
+        rig.finish().unwrap();
+        assert!(!r.figures.contains_key(figures::REQUESTS_PER_S_STEADY));
     }
 
     #[test]

@@ -86,6 +86,12 @@ pub struct KvPoint {
     pub budget_ms: u64,
     /// The timed client's `--seed`.
     pub seed: u32,
+    /// The steady window, milliseconds (0: none): after the timed runs, one more
+    /// client stands in for the timed client, running until stopped; once it and the
+    /// visitors all run, the requests the server serves over this window give the
+    /// aggregate steady request rate of all clients, free of process start-up.
+    #[serde(default)]
+    pub steady_ms: u64,
 }
 
 /// Timed runs of a point that exceeded its budget.

@@ -1,0 +1,178 @@
+//! The study data the docs quote (`docs/studies/data/<study>/`, written by
+//! `scripts/refresh-docs-data.sh`): every committed `results.json` still parses under
+//! the current schema and its study's writer still renders it, and every block of
+//! `docs/studies/*.md` generated from a data file is that file.
+//!
+//! A generated block is
+//!
+//! ```text
+//! <!-- generated from data/<study>/<file>.md by scripts/refresh-docs-data.sh -->
+//! ...the file, its headings moved two levels down...
+//! <!-- end of generated block -->
+//! ```
+//!
+//! `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench-studies --lib docs_data` rewrites
+//! the blocks from the files.
+
+use crate::folder::write_folder;
+use std::path::{Path, PathBuf};
+use xferbench_lab::result::{ResultDoc, SCHEMA_VERSION};
+
+const OPEN: &str = "<!-- generated from ";
+const OPEN_END: &str = " by scripts/refresh-docs-data.sh -->";
+const CLOSE: &str = "<!-- end of generated block -->";
+
+fn docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/studies")
+}
+
+/// The study folders under `docs/studies/data/`, each with its study's name: the
+/// study's own, and its profile run's (`<study>/profile/`), when there is one.
+fn data_folders() -> Vec<(String, PathBuf)> {
+    let mut v: Vec<(String, PathBuf)> = Vec::new();
+    let dirs = std::fs::read_dir(docs().join("data"))
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    for d in dirs {
+        let study = d.file_name().unwrap().to_string_lossy().into_owned();
+        let profile = d.join("profile");
+        if profile.join("results.json").is_file() {
+            v.push((study.clone(), profile));
+        }
+        v.push((study, d));
+    }
+    v.sort();
+    v
+}
+
+/// A data file as the doc quotes it: its headings two levels down, so that the
+/// summary's title sits under the doc's section.
+fn quoted(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.trim_end().lines() {
+        if line.starts_with('#') {
+            out.push_str("##");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The doc with every generated block replaced by its file, or the first error.
+fn regenerate(doc: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = doc;
+    while let Some(i) = rest.find(OPEN) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + OPEN.len()..];
+        let j = after.find(OPEN_END).ok_or_else(|| {
+            format!(
+                "a generated block's opening line is malformed near: {}",
+                after.chars().take(80).collect::<String>()
+            )
+        })?;
+        let name = &after[..j];
+        let body = &after[j + OPEN_END.len()..];
+        let k = body
+            .find(CLOSE)
+            .ok_or_else(|| format!("the block generated from {name} has no end line"))?;
+        let path = docs().join(name);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("{name}, quoted by a generated block: {e}"))?;
+        out.push_str(OPEN);
+        out.push_str(name);
+        out.push_str(OPEN_END);
+        out.push_str("\n\n");
+        out.push_str(&quoted(&text));
+        out.push('\n');
+        out.push_str(CLOSE);
+        rest = &body[k + CLOSE.len()..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[test]
+fn docs_data_results_parse_under_the_current_schema_and_render() {
+    for (study, dir) in data_folders() {
+        let path = dir.join("results.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let doc: ResultDoc = serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "{} no longer parses under the current schema ({e}): rerun \
+                 scripts/refresh-docs-data.sh {study}",
+                path.display()
+            )
+        });
+        assert!(doc.schema_version <= SCHEMA_VERSION, "{}", path.display());
+        let info = doc.study.as_ref().expect("a study's document");
+        assert_eq!(info.name, study, "{}", path.display());
+        assert!(
+            crate::find(&study).is_ok(),
+            "{study} is not a registered study"
+        );
+        let out = tempfile::tempdir().unwrap();
+        write_folder(out.path(), &doc)
+            .unwrap_or_else(|e| panic!("{study}'s writer fails on {}: {e:#}", path.display()));
+    }
+}
+
+#[test]
+fn docs_data_every_study_has_committed_data() {
+    for r in crate::registry() {
+        let name = r.study.name();
+        assert!(
+            docs().join("data").join(name).join("results.json").is_file(),
+            "docs/studies/data/{name}/results.json is missing: run scripts/refresh-docs-data.sh {name}"
+        );
+    }
+}
+
+#[test]
+fn docs_data_blocks_are_the_files_they_quote() {
+    let update = std::env::var_os("XFERBENCH_UPDATE_DOCS").is_some();
+    let mut stale = Vec::new();
+    let mut docs_files: Vec<PathBuf> = std::fs::read_dir(docs())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs_files.sort();
+    for path in docs_files {
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let new = regenerate(&doc).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if new != doc {
+            if update {
+                std::fs::write(&path, new).unwrap();
+            } else {
+                stale.push(path.display().to_string());
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "generated blocks differ from the data they quote in {}: run \
+         `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench-studies --lib docs_data` and commit",
+        stale.join(", ")
+    );
+}
+
+#[test]
+fn docs_data_a_block_quotes_its_file_with_headings_moved_down() {
+    let doc = format!("intro\n{OPEN}data/none/x.md{OPEN_END}\nold\n{CLOSE}\ntail\n");
+    let e = regenerate(&doc).unwrap_err();
+    assert!(e.contains("data/none/x.md"), "{e}");
+    assert_eq!(quoted("# T\n\ntext\n## S\n"), "### T\n\ntext\n#### S\n");
+    let unterminated = format!("{OPEN}data/none/x.md{OPEN_END}\nold\n");
+    assert!(
+        regenerate(&unterminated)
+            .unwrap_err()
+            .contains("no end line")
+    );
+}
