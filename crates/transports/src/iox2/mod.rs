@@ -289,11 +289,11 @@ impl Transport for Iceoryx2 {
         let ports = Ports::new(self, address, false, &peer).map_err(io_err("connect"))?;
         // Our subscriber connects to the listener's publisher now, before the hello,
         // so that nothing the listener sends after accepting can miss it.
-        ports
-            .rx
-            .update_connections()
-            .map_err(|e| format!("subscriber connection: {e:?}"))
-            .map_err(io_err("connect"))?;
+        for rx in [&ports.rx, &ports.ctl_rx] {
+            rx.update_connections()
+                .map_err(|e| format!("subscriber connection: {e:?}"))
+                .map_err(io_err("connect"))?;
+        }
         // The hello goes out at once (`ready`); then sending waits for the listener's
         // acceptance (see `Iceoryx2Endpoint::wait_accepted`).
         let mut ep = Iceoryx2Endpoint {
@@ -303,6 +303,7 @@ impl Transport for Iceoryx2 {
             peer,
             tx_closed: false,
             rx_closed: false,
+            end_seen: false,
             acked: false,
             ready: true,
         };
@@ -351,6 +352,7 @@ impl Listener for Iceoryx2Listener {
                     peer: self.peer,
                     tx_closed: false,
                     rx_closed: false,
+                    end_seen: false,
                     acked: false,
                     ready: true,
                 };
@@ -466,6 +468,44 @@ mod tests {
         }
         ep.close_send().unwrap();
         assert_eq!(connector.join().unwrap(), (0..100).collect::<Vec<_>>());
+    }
+
+    /// With safe overflow and a one-sample buffer, a data sample replaces one the peer
+    /// has not taken yet; the control samples (the acceptance, the end-of-stream mark
+    /// and its acknowledgement) must never be among them.
+    #[test]
+    fn safe_overflow_never_loses_a_control_sample() {
+        let t = Iceoryx2::from_params(&Params::from([
+            ("wait".to_string(), "spin".to_string()),
+            ("buffer".to_string(), "1".to_string()),
+            ("overflow".to_string(), "safe".to_string()),
+        ]))
+        .unwrap();
+        let listener = t.listen().unwrap();
+        let far = Instant::now() + Duration::from_secs(10);
+        let mut c = t.connect(listener.address(), far).unwrap();
+        let mut l = listener.accept(far).unwrap();
+        // The listener drives: its first message goes out before the connector polled,
+        // right behind the acceptance.
+        l.send(&1u32.to_le_bytes()).unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(c.recv(&mut buf).unwrap(), Recv::Message);
+        assert_eq!(u32::from_le_bytes(buf), 1);
+        c.wait_accepted(Some(Instant::now() + Duration::from_secs(1)))
+            .expect("the acceptance was lost");
+        c.send(&2u32.to_le_bytes()).unwrap();
+        assert_eq!(l.recv(&mut buf).unwrap(), Recv::Message);
+        assert_eq!(u32::from_le_bytes(buf), 2);
+        // The end: the listener's acknowledgement of the connector's mark, then its own
+        // mark, both before the connector polls.
+        c.close_send().unwrap();
+        assert_eq!(l.recv(&mut buf).unwrap(), Recv::Closed);
+        l.close_send().unwrap();
+        assert_eq!(c.recv(&mut buf).unwrap(), Recv::Closed);
+        assert!(
+            c.acked,
+            "the acknowledgement of the end-of-stream mark was lost"
+        );
     }
 
     #[test]
