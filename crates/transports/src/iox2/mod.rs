@@ -9,8 +9,9 @@
 //! subscriber on the second; `<base>` is the address,
 //! `xferbench-u<uid>-p<pid>-<n>-<nonce>`, unique per listener. With `wait=event` two
 //! event services (`<base>/l2c.ev`, `<base>/c2l.ev`) carry a notification after every
-//! sample. `connect()` opens the four services with its own node, creates the
-//! opposite ports, connects its subscriber and sends a hello sample carrying its pid;
+//! sample. Two more, `<base>/l2c.ctl` and `<base>/c2l.ctl`, carry the control samples
+//! (see below). `connect()` opens the services with its own node, creates the
+//! opposite ports, connects its subscribers and sends a hello sample carrying its pid;
 //! `accept()` waits (bounded) for that hello and answers with an acceptance sample.
 //! Each side thus knows the other's pid. The connector's first send waits for the
 //! acceptance: iceoryx2 delivers to a subscriber only once that subscriber has
@@ -28,13 +29,20 @@
 //! segment by powers of two (`AllocationStrategy::PowerOfTwo`) when a larger message
 //! comes, so the first large message of a run pays for one reallocation and the
 //! warm-up absorbs it. Nothing is batched: every `send` publishes its sample (and
-//! notifies, with `wait=event`), so `flush` has nothing to do. A `u64` user header
-//! tells messages from the control samples: the acceptance, the end-of-stream mark
-//! `close_send` sends, and its acknowledgement.
+//! notifies, with `wait=event`), so `flush` has nothing to do. The control samples
+//! (the acceptance, the end-of-stream mark `close_send` sends, and its
+//! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each; a
+//! receiver whose data service is empty polls its control service, and takes the
+//! peer's end-of-stream mark only once the data service is empty after it (the data
+//! was all published before the mark).
 //!
-//! Delivery is lossless: the services disable iceoryx2's safe overflow and publishers
-//! retry until delivered when the subscriber's buffer (`buffer` samples) is full,
-//! through iceoryx2's own adaptive wait.
+//! Delivery is lossless by default: the services disable iceoryx2's safe overflow and
+//! publishers retry until delivered when the subscriber's buffer (`buffer` samples)
+//! is full, through iceoryx2's own adaptive wait. `overflow=safe` turns safe overflow
+//! on for the data services only: a message then replaces the oldest one the peer has
+//! not taken, so it is lossless only while one message is in flight (pingpong). The
+//! control services never overflow safely (a buffer of four samples, retried until
+//! delivered): a lost acceptance would leave the connector waiting for it for good.
 //!
 //! # Waiting
 //!
