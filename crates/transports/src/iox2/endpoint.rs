@@ -16,6 +16,10 @@ const END_ACK: Kind = 2;
 /// The listener took the connector's hello; no payload. The listener's first sample.
 pub(super) const ACCEPTED: Kind = 3;
 
+/// The control services' subscriber buffer: more than the control samples that can
+/// be in flight one way (the acceptance, an acknowledgement and an end-of-stream mark).
+const CONTROL_BUFFER: usize = 4;
+
 /// How long a dropped endpoint waits for its end-of-stream mark to be taken.
 const LINGER: Duration = Duration::from_secs(1);
 
@@ -29,10 +33,15 @@ type Loaned = iceoryx2::sample_mut_uninit::SampleMutUninit<ipc::Service, [MaybeU
 pub(super) struct Ports {
     tx: Pub,
     pub(super) rx: Sub,
+    /// Control samples out: never safe overflow, always retried until delivered.
+    ctl_tx: Pub,
+    /// Control samples in.
+    pub(super) ctl_rx: Sub,
     notifier: Option<Notifier<ipc::Service>>,
     listener: Option<EventListener<ipc::Service>>,
     tx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
     _rx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
+    _ctl_services: [publish_subscribe::PortFactory<ipc::Service, Payload, Kind>; 2],
     _events: Option<[event::PortFactory<ipc::Service>; 2]>,
     _node: LastNode,
 }
@@ -56,7 +65,9 @@ impl Ports {
             ServiceName::new(&format!("{base}/{suffix}"))
                 .map_err(|e| format!("service name {base}/{suffix}: {e:?}"))
         };
-        let pubsub = |suffix: &str| {
+        // Control services never overflow safely, whatever the data services do: a
+        // control sample replaced before it was taken would stop the channel.
+        let pubsub = |suffix: &str, safe_overflow: bool, buffer: usize, history: usize| {
             let b = node
                 .service_builder(&service_name(suffix)?)
                 .publish_subscribe::<Payload>()
@@ -64,37 +75,49 @@ impl Ports {
                 .max_publishers(1)
                 .max_subscribers(1)
                 .max_nodes(2)
-                .enable_safe_overflow(t.safe_overflow)
-                .subscriber_max_buffer_size(t.buffer)
-                .history_size(t.history);
+                .enable_safe_overflow(safe_overflow)
+                .subscriber_max_buffer_size(buffer)
+                .history_size(history);
             if listening {
                 b.create().map_err(|e| format!("create {suffix}: {e:?}"))
             } else {
                 b.open().map_err(|e| format!("open {suffix}: {e:?}"))
             }
         };
-        let tx_service = pubsub(out)?;
-        let rx_service = pubsub(inn)?;
-        let watched = peer.clone();
-        let tx = tx_service
-            .publisher_builder()
-            .initial_max_slice_len(INITIAL_SLICE)
-            .allocation_strategy(AllocationStrategy::PowerOfTwo)
-            .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
-            .set_backpressure_handler(move |info: &BackpressureInfo| {
-                if info.elapsed_time < PEER_CHECK || peer_alive(watched.load(Ordering::Relaxed)) {
-                    BackpressureAction::Retry
-                } else {
-                    BackpressureAction::DiscardDataAndFail
-                }
-            })
-            .create()
-            .map_err(|e| format!("publisher: {e:?}"))?;
-        let rx = rx_service
-            .subscriber_builder()
-            .buffer_size(t.buffer)
-            .create()
-            .map_err(|e| format!("subscriber: {e:?}"))?;
+        let tx_service = pubsub(out, t.safe_overflow, t.buffer, t.history)?;
+        let rx_service = pubsub(inn, t.safe_overflow, t.buffer, t.history)?;
+        let ctl_tx_service = pubsub(&format!("{out}.ctl"), false, CONTROL_BUFFER, 0)?;
+        let ctl_rx_service = pubsub(&format!("{inn}.ctl"), false, CONTROL_BUFFER, 0)?;
+        let publisher = |service: &publish_subscribe::PortFactory<ipc::Service, Payload, Kind>| {
+            let watched = peer.clone();
+            service
+                .publisher_builder()
+                .initial_max_slice_len(INITIAL_SLICE)
+                .allocation_strategy(AllocationStrategy::PowerOfTwo)
+                .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+                .set_backpressure_handler(move |info: &BackpressureInfo| {
+                    if info.elapsed_time < PEER_CHECK || peer_alive(watched.load(Ordering::Relaxed))
+                    {
+                        BackpressureAction::Retry
+                    } else {
+                        BackpressureAction::DiscardDataAndFail
+                    }
+                })
+                .create()
+                .map_err(|e| format!("publisher: {e:?}"))
+        };
+        let subscriber = |service: &publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
+                          buffer| {
+            service
+                .subscriber_builder()
+                .buffer_size(buffer)
+                .create()
+                .map_err(|e| format!("subscriber: {e:?}"))
+        };
+        let tx = publisher(&tx_service)?;
+        let rx = subscriber(&rx_service, t.buffer)?;
+        let ctl_tx = publisher(&ctl_tx_service)?;
+        let ctl_rx = subscriber(&ctl_rx_service, CONTROL_BUFFER)?;
         let (notifier, listener, events) = match t.wait {
             Wait::Spin => (None, None, None),
             Wait::Event => {
@@ -126,10 +149,13 @@ impl Ports {
         Ok(Ports {
             tx,
             rx,
+            ctl_tx,
+            ctl_rx,
             notifier,
             listener,
             tx_service,
             _rx_service: rx_service,
+            _ctl_services: [ctl_tx_service, ctl_rx_service],
             _events: events,
             _node: last,
         })
@@ -172,6 +198,9 @@ pub struct Iceoryx2Endpoint {
     pub(super) peer: Arc<AtomicI32>,
     pub(super) tx_closed: bool,
     pub(super) rx_closed: bool,
+    /// The peer's end-of-stream mark arrived; its data samples, all sent before it,
+    /// are taken first.
+    pub(super) end_seen: bool,
     /// The peer took our end-of-stream mark.
     pub(super) acked: bool,
     /// The peer's subscriber is connected to our publisher: always for the listener
@@ -270,31 +299,37 @@ impl Iceoryx2Endpoint {
             .map_err(|e| io::Error::other(format!("{NAME}: loan of {len} bytes failed: {e}")))
     }
 
-    /// Sends a control sample (no payload) of kind `kind`.
+    /// Sends a control sample (no payload) of kind `kind` on the control service,
+    /// which never overflows: it waits until the peer's buffer has room.
     pub(super) fn send_control(&mut self, kind: Kind) -> io::Result<()> {
-        self.send_kind(kind, 0, |_| {})
+        if !self.ready {
+            self.wait_accepted(None)?;
+        }
+        let mut sample = self.ports.ctl_tx.loan_slice_uninit(0).map_err(|e| {
+            io::Error::other(format!("{NAME}: loan of a control sample failed: {e}"))
+        })?;
+        *sample.user_header_mut() = kind;
+        // SAFETY: the payload is empty.
+        let sample = unsafe { sample.assume_init() };
+        self.publish(sample)
     }
 
-    /// Handles a control sample: an end-of-stream mark is acknowledged (so that the
-    /// peer's publisher, which lingers until then, may go), an acknowledgement noted.
-    /// True for an end-of-stream mark.
-    fn control(&mut self, kind: Kind) -> bool {
+    /// Notes a control sample: the acceptance, the peer's end-of-stream mark (taken
+    /// once the data before it is), or the acknowledgement of ours.
+    fn control(&mut self, kind: Kind) {
         match kind {
-            ACCEPTED => {
-                self.ready = true;
-                false
-            }
-            END => {
-                self.rx_closed = true;
-                // A peer that went meanwhile needs no acknowledgement.
-                let _ = self.send_kind(END_ACK, 0, |_| {});
-                true
-            }
-            _ => {
-                self.acked = true;
-                false
-            }
+            ACCEPTED => self.ready = true,
+            END => self.end_seen = true,
+            _ => self.acked = true,
         }
+    }
+
+    /// The peer's stream ended and all of it was taken: acknowledge the mark, so that
+    /// the peer's publisher, which lingers until then, may go.
+    fn end_taken(&mut self) {
+        self.rx_closed = true;
+        // A peer that went meanwhile needs no acknowledgement.
+        let _ = self.send_control(END_ACK);
     }
 
     /// The connector's first send waits here until the listener accepted.
@@ -308,13 +343,13 @@ impl Iceoryx2Endpoint {
     /// sample, sent after it took the hello, proves its subscriber is connected.
     /// `until` bounds the wait (else only the peer's death ends it).
     #[cold]
-    fn wait_accepted(&mut self, until: Option<Instant>) -> io::Result<()> {
+    pub(super) fn wait_accepted(&mut self, until: Option<Instant>) -> io::Result<()> {
         let mut polls = 0u32;
         let mut last_check = Instant::now();
         while !self.ready {
             let got = self
                 .ports
-                .rx
+                .ctl_rx
                 .receive()
                 .map_err(|e| io::Error::other(format!("{NAME}: receive failed: {e:?}")))?;
             if let Some(s) = got {
@@ -323,7 +358,9 @@ impl Iceoryx2Endpoint {
                 if kind != ACCEPTED {
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
-                        format!("{NAME}: the listener's first sample was not its acceptance"),
+                        format!(
+                            "{NAME}: the listener's first control sample was not its acceptance"
+                        ),
                     ));
                 }
                 self.ready = true;
@@ -366,14 +403,23 @@ impl Iceoryx2Endpoint {
                 .receive()
                 .map_err(|e| io::Error::other(format!("{NAME}: receive failed: {e:?}")))?;
             if let Some(s) = got {
+                return Ok(Some(s));
+            }
+            // The data service is empty: every message sent before the end-of-stream
+            // mark has been taken.
+            if self.end_seen {
+                self.end_taken();
+                return Ok(None);
+            }
+            if let Some(s) = self
+                .ports
+                .ctl_rx
+                .receive()
+                .map_err(|e| io::Error::other(format!("{NAME}: receive failed: {e:?}")))?
+            {
                 let kind = *s.user_header();
-                if kind == DATA {
-                    return Ok(Some(s));
-                }
                 drop(s);
-                if self.control(kind) {
-                    return Ok(None);
-                }
+                self.control(kind);
                 continue;
             }
             match (self.wait, &self.ports.listener) {
@@ -393,7 +439,10 @@ impl Iceoryx2Endpoint {
             let since = *last_check.get_or_insert(now);
             if now.duration_since(since) >= PEER_CHECK {
                 last_check = Some(now);
-                if !peer_alive(self.peer_pid()) && !self.ports.rx.has_samples().unwrap_or(false) {
+                if !peer_alive(self.peer_pid())
+                    && !self.ports.rx.has_samples().unwrap_or(false)
+                    && !self.ports.ctl_rx.has_samples().unwrap_or(false)
+                {
                     return Err(gone(&format!("the peer process {} died", self.peer_pid())));
                 }
             }
@@ -407,11 +456,13 @@ impl Iceoryx2Endpoint {
         let until = Instant::now() + LINGER;
         let mut polls = 0u32;
         while !self.acked && Instant::now() < until {
-            if let Ok(Some(s)) = self.ports.rx.receive() {
+            if let Ok(Some(s)) = self.ports.ctl_rx.receive() {
                 let kind = *s.user_header();
                 drop(s);
-                if kind != DATA {
-                    self.control(kind);
+                self.control(kind);
+                // What data is left is not wanted any more.
+                if self.end_seen && !self.rx_closed {
+                    self.end_taken();
                 }
                 continue;
             }
@@ -514,7 +565,7 @@ impl Endpoint for Iceoryx2Endpoint {
             return Ok(());
         }
         self.tx_closed = true;
-        self.send_kind(END, 0, |_| {})
+        self.send_control(END)
     }
 }
 

@@ -9,8 +9,9 @@
 //! subscriber on the second; `<base>` is the address,
 //! `xferbench-u<uid>-p<pid>-<n>-<nonce>`, unique per listener. With `wait=event` two
 //! event services (`<base>/l2c.ev`, `<base>/c2l.ev`) carry a notification after every
-//! sample. `connect()` opens the four services with its own node, creates the
-//! opposite ports, connects its subscriber and sends a hello sample carrying its pid;
+//! sample. Two more, `<base>/l2c.ctl` and `<base>/c2l.ctl`, carry the control samples
+//! (see below). `connect()` opens the services with its own node, creates the
+//! opposite ports, connects its subscribers and sends a hello sample carrying its pid;
 //! `accept()` waits (bounded) for that hello and answers with an acceptance sample.
 //! Each side thus knows the other's pid. The connector's first send waits for the
 //! acceptance: iceoryx2 delivers to a subscriber only once that subscriber has
@@ -28,13 +29,20 @@
 //! segment by powers of two (`AllocationStrategy::PowerOfTwo`) when a larger message
 //! comes, so the first large message of a run pays for one reallocation and the
 //! warm-up absorbs it. Nothing is batched: every `send` publishes its sample (and
-//! notifies, with `wait=event`), so `flush` has nothing to do. A `u64` user header
-//! tells messages from the control samples: the acceptance, the end-of-stream mark
-//! `close_send` sends, and its acknowledgement.
+//! notifies, with `wait=event`), so `flush` has nothing to do. The control samples
+//! (the acceptance, the end-of-stream mark `close_send` sends, and its
+//! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each; a
+//! receiver whose data service is empty polls its control service, and takes the
+//! peer's end-of-stream mark only once the data service is empty after it (the data
+//! was all published before the mark).
 //!
-//! Delivery is lossless: the services disable iceoryx2's safe overflow and publishers
-//! retry until delivered when the subscriber's buffer (`buffer` samples) is full,
-//! through iceoryx2's own adaptive wait.
+//! Delivery is lossless by default: the services disable iceoryx2's safe overflow and
+//! publishers retry until delivered when the subscriber's buffer (`buffer` samples)
+//! is full, through iceoryx2's own adaptive wait. `overflow=safe` turns safe overflow
+//! on for the data services only: a message then replaces the oldest one the peer has
+//! not taken, so it is lossless only while one message is in flight (pingpong). The
+//! control services never overflow safely (a buffer of four samples, retried until
+//! delivered): a lost acceptance would leave the connector waiting for it for good.
 //!
 //! # Waiting
 //!
@@ -289,11 +297,11 @@ impl Transport for Iceoryx2 {
         let ports = Ports::new(self, address, false, &peer).map_err(io_err("connect"))?;
         // Our subscriber connects to the listener's publisher now, before the hello,
         // so that nothing the listener sends after accepting can miss it.
-        ports
-            .rx
-            .update_connections()
-            .map_err(|e| format!("subscriber connection: {e:?}"))
-            .map_err(io_err("connect"))?;
+        for rx in [&ports.rx, &ports.ctl_rx] {
+            rx.update_connections()
+                .map_err(|e| format!("subscriber connection: {e:?}"))
+                .map_err(io_err("connect"))?;
+        }
         // The hello goes out at once (`ready`); then sending waits for the listener's
         // acceptance (see `Iceoryx2Endpoint::wait_accepted`).
         let mut ep = Iceoryx2Endpoint {
@@ -303,6 +311,7 @@ impl Transport for Iceoryx2 {
             peer,
             tx_closed: false,
             rx_closed: false,
+            end_seen: false,
             acked: false,
             ready: true,
         };
@@ -351,6 +360,7 @@ impl Listener for Iceoryx2Listener {
                     peer: self.peer,
                     tx_closed: false,
                     rx_closed: false,
+                    end_seen: false,
                     acked: false,
                     ready: true,
                 };
@@ -466,6 +476,44 @@ mod tests {
         }
         ep.close_send().unwrap();
         assert_eq!(connector.join().unwrap(), (0..100).collect::<Vec<_>>());
+    }
+
+    /// With safe overflow and a one-sample buffer, a data sample replaces one the peer
+    /// has not taken yet; the control samples (the acceptance, the end-of-stream mark
+    /// and its acknowledgement) must never be among them.
+    #[test]
+    fn safe_overflow_never_loses_a_control_sample() {
+        let t = Iceoryx2::from_params(&Params::from([
+            ("wait".to_string(), "spin".to_string()),
+            ("buffer".to_string(), "1".to_string()),
+            ("overflow".to_string(), "safe".to_string()),
+        ]))
+        .unwrap();
+        let listener = t.listen().unwrap();
+        let far = Instant::now() + Duration::from_secs(10);
+        let mut c = t.connect(listener.address(), far).unwrap();
+        let mut l = listener.accept(far).unwrap();
+        // The listener drives: its first message goes out before the connector polled,
+        // right behind the acceptance.
+        l.send(&1u32.to_le_bytes()).unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(c.recv(&mut buf).unwrap(), Recv::Message);
+        assert_eq!(u32::from_le_bytes(buf), 1);
+        c.wait_accepted(Some(Instant::now() + Duration::from_secs(1)))
+            .expect("the acceptance was lost");
+        c.send(&2u32.to_le_bytes()).unwrap();
+        assert_eq!(l.recv(&mut buf).unwrap(), Recv::Message);
+        assert_eq!(u32::from_le_bytes(buf), 2);
+        // The end: the listener's acknowledgement of the connector's mark, then its own
+        // mark, both before the connector polls.
+        c.close_send().unwrap();
+        assert_eq!(l.recv(&mut buf).unwrap(), Recv::Closed);
+        l.close_send().unwrap();
+        assert_eq!(c.recv(&mut buf).unwrap(), Recv::Closed);
+        assert!(
+            c.acked,
+            "the acknowledgement of the end-of-stream mark was lost"
+        );
     }
 
     #[test]
