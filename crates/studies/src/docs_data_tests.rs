@@ -128,7 +128,11 @@ fn docs_data_every_study_has_committed_data() {
     for r in crate::registry() {
         let name = r.study.name();
         assert!(
-            docs().join("data").join(name).join("results.json").is_file(),
+            docs()
+                .join("data")
+                .join(name)
+                .join("results.json")
+                .is_file(),
             "docs/studies/data/{name}/results.json is missing: run scripts/refresh-docs-data.sh {name}"
         );
     }
