@@ -87,7 +87,7 @@ pub mod figures {
     /// CPU seconds of all visitors over the window.
     pub const VISITORS_CPU_S: &str = "visitors_cpu_s";
     /// Requests served per second to all clients (the visitors and the timed client's
-    /// stand-in) over a common window once all of them run ([`KvPoint::steady_ms`]).
+    /// stand-in) over a common window once all of them run ([`KvPoint::steady_ms`](super::KvPoint::steady_ms)).
     pub const REQUESTS_PER_S_STEADY: &str = "requests_per_s_steady";
     /// Clients running during the steady window (the visitors and the stand-in).
     pub const STEADY_CLIENTS: &str = "steady_clients";
