@@ -600,7 +600,7 @@ fn study_hashtable_profile_names_the_seeds_shares_per_architecture() {
             .iter()
             .map(|c| c["category"].as_str().unwrap())
             .collect();
-        assert_eq!(keys, ["sync", "dispatch", "hashtable", "other"]);
+        assert_eq!(keys, ["sync", "spin", "dispatch", "hashtable", "other"]);
         let sum: f64 = shares.iter().map(|c| c["share"].as_f64().unwrap()).sum();
         assert!((sum - 1.0).abs() < 1e-6, "{arch}: {sum}");
     }
