@@ -43,7 +43,7 @@ use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::clock::Stamp;
 use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Child, Launcher, Role, Streams};
+use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::stats;
 use crate::verify::Integrity;
@@ -273,6 +273,21 @@ fn start_visitor(
 /// Stops a visitor and reads what it reported: an error when it failed or had a
 /// mismatched reply.
 fn stop_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
+    stop_signalled_visitor(signal_stop(v), what)
+}
+
+/// Asks a visitor to stop (SIGINT, or its stop flag) without waiting for it.
+fn signal_stop(mut v: Visitor) -> Visitor {
+    match &mut v {
+        Visitor::Process(c) => c.signal(rustix::process::Signal::INT),
+        Visitor::Thread { stop, .. } => stop.store(true, Ordering::Relaxed),
+    }
+    v
+}
+
+/// Waits for a visitor already asked to stop ([`signal_stop`]) and reads its result;
+/// killed when it has not stopped within the hang timeout.
+fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
     let r: Result<KvClientRun, String> = match v {
         Visitor::Process(mut c) => {
             // Read while it stops: a long visit's result (its latency histogram) can
@@ -285,7 +300,10 @@ fn stop_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
                     out
                 })
             });
-            let ended = c.stop_within(HANG);
+            let ended = match c.exited_within(HANG) {
+                Some(e) => e,
+                None => c.kill(),
+            };
             let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
             serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
         }
@@ -538,8 +556,15 @@ impl Rig for KvRig {
 
     fn finish(mut self: Box<Self>) -> Result<(), RunError> {
         let mut failure = None;
-        for (i, v) in std::mem::take(&mut self.visitors).into_iter().enumerate() {
-            if let Err(e) = stop_visitor(v, &format!("visitor {}", i + 1)) {
+        // All visitors are asked to stop at once, then awaited: one leaving while
+        // the others still take part in a protocol round (preopt's broadcast
+        // barrier) could otherwise leave the rest waiting for it.
+        let stopping: Vec<Visitor> = std::mem::take(&mut self.visitors)
+            .into_iter()
+            .map(signal_stop)
+            .collect();
+        for (i, v) in stopping.into_iter().enumerate() {
+            if let Err(e) = stop_signalled_visitor(v, &format!("visitor {}", i + 1)) {
                 failure = failure.or(Some(e));
             }
         }
