@@ -253,3 +253,43 @@ fn a_killed_iceoryx2_peer_leaves_nothing_behind() {
         assert_eq!(common::regions_left_by(pid), Vec::<String>::new());
     }
 }
+
+/// A peer killed while creating its iceoryx2 node (after the node's details, before
+/// its monitor) leaves a node directory iceoryx2 itself never lists: the next run of
+/// the domain removes it, and leaves a node of a live process alone.
+#[test]
+fn a_node_left_half_created_by_a_killed_process_is_removed_by_the_next_run() {
+    let prefix = format!("xferbench_iox2_h{}_", std::process::id());
+    let nodes = Path::new("/tmp/iceoryx2/nodes");
+    std::fs::create_dir_all(nodes).unwrap();
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let orphan = |id: &str, pid: u32| {
+        let dir = nodes.join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("{prefix}node.details")),
+            format!("executable = \"xferbench\"\nprocess = {pid}\nname = \"\"\n"),
+        )
+        .unwrap();
+        dir
+    };
+    let gone = orphan("1000000000000000000000000001", dead_pid);
+    let alive = orphan("1000000000000000000000000002", std::process::id());
+    xferbench()
+        .args(["run", "pingpong", "-t", "iceoryx2", "-s", "64", "-n", "100"])
+        .args(["-r", "1", "-w", "0", "-q", "--no-limits"])
+        .env("XFERBENCH_IOX2_PREFIX", &prefix)
+        .assert()
+        .success();
+    assert!(
+        !gone.exists(),
+        "the dead process's half-created node stayed"
+    );
+    assert!(alive.exists(), "a live process's node was removed");
+    std::fs::remove_dir_all(&alive).unwrap();
+    let mut left = files_with_prefix(Path::new("/dev/shm"), &prefix);
+    left.extend(files_with_prefix(Path::new("/tmp/iceoryx2"), &prefix));
+    assert_eq!(left, Vec::<String>::new());
+}

@@ -2,6 +2,8 @@
 //! removal of what dead processes and the last node leave behind.
 
 use super::*;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 /// The iceoryx2 configuration every node of this transport uses: iceoryx2's defaults
 /// with [`FILE_PREFIX`] (ignoring any system-wide iceoryx2 configuration file, so
@@ -46,7 +48,74 @@ pub fn remove_dead_nodes() -> usize {
         }
         CallbackProgression::Continue
     });
+    removed + remove_orphaned_nodes()
+}
+
+/// Removes the node directories of this transport's prefix that iceoryx2 cannot see:
+/// a process killed while creating its node, after writing the node's details and
+/// before creating its monitor, leaves `nodes/<id>/<prefix>node.details` with no
+/// `nodes/<prefix><id>.node_monitor`. iceoryx2 lists nodes by their monitors, so
+/// [`Node::list`] never reports such a node, dead or alive, and nothing else would
+/// remove it. A directory is removed only when its details name a process that no
+/// longer exists (a live process may be between the two steps right now); returns how
+/// many were removed.
+fn remove_orphaned_nodes() -> usize {
+    let global = &config().global;
+    let prefix = global.prefix.as_bytes();
+    let nodes = Path::new(global.root_path().as_str()).join("nodes");
+    let Ok(dir) = std::fs::read_dir(&nodes) else {
+        return 0;
+    };
+    let mut details_name = prefix.to_vec();
+    details_name.extend_from_slice(b"node.details");
+    let mut removed = 0;
+    for entry in dir.flatten() {
+        let id = entry.file_name();
+        let id = id.as_encoded_bytes();
+        if id.is_empty() || !id.iter().all(u8::is_ascii_digit) {
+            continue;
+        }
+        let node_dir = entry.path();
+        let details = node_dir.join(std::ffi::OsStr::from_bytes(&details_name));
+        let mut monitor = prefix.to_vec();
+        monitor.extend_from_slice(id);
+        monitor.extend_from_slice(b".node_monitor");
+        if nodes.join(std::ffi::OsStr::from_bytes(&monitor)).exists() {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&details) else {
+            continue;
+        };
+        let Some(pid) = details_process(&text) else {
+            continue;
+        };
+        if peer_alive(pid) {
+            continue;
+        }
+        // Only files of this prefix: another domain's files in the same node
+        // directory (not something iceoryx2 writes) are left alone, and so the
+        // directory.
+        let Ok(files) = std::fs::read_dir(&node_dir) else {
+            continue;
+        };
+        for f in files.flatten() {
+            if f.file_name().as_encoded_bytes().starts_with(prefix) {
+                let _ = std::fs::remove_file(f.path());
+            }
+        }
+        if std::fs::remove_dir(&node_dir).is_ok() {
+            removed += 1;
+        }
+    }
     removed
+}
+
+/// The `process = <pid>` line of a node's details file.
+fn details_process(text: &str) -> Option<i32> {
+    text.lines().find_map(|l| {
+        let (key, value) = l.split_once('=')?;
+        (key.trim() == "process").then(|| value.trim().parse().ok())?
+    })
 }
 
 /// Removes the domain's global management segment (a node counter iceoryx2 keeps in

@@ -63,7 +63,10 @@
 //! waiting for a dead process. A dead process's node, ports and services are stale
 //! resources: they are removed through iceoryx2's dead-node cleanup
 //! ([`remove_dead_nodes`]) when a process first uses this transport and when an
-//! endpoint whose peer died is dropped.
+//! endpoint whose peer died is dropped. So is a node that a process killed while
+//! creating it left half made (its details written, its monitor not yet): iceoryx2
+//! lists nodes by their monitors and never sees it, so the same sweep removes such a
+//! directory once the process its details name is gone.
 //!
 //! One file outlives every node: the domain's *global management segment*, 16 bytes in
 //! `/dev/shm` (`xferbench_iox2_<hash>_node.<version>.global_mgmt`), a node counter
