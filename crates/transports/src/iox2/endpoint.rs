@@ -3,6 +3,57 @@
 
 use super::domain::{LastNode, peer_alive};
 use super::*;
+use std::sync::atomic::AtomicBool;
+
+/// What a waiting side watches: the peer's process, and the flag its owner sets when
+/// it gives up on the channel ([`Endpoint::abandon_when`]).
+#[derive(Debug, Default)]
+pub(super) struct PeerWatch {
+    pid: AtomicI32,
+    abandon: OnceLock<Arc<AtomicBool>>,
+}
+
+impl PeerWatch {
+    pub(super) fn new(pid: i32) -> Arc<PeerWatch> {
+        Arc::new(PeerWatch {
+            pid: AtomicI32::new(pid),
+            abandon: OnceLock::new(),
+        })
+    }
+
+    pub(super) fn pid(&self) -> i32 {
+        self.pid.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_pid(&self, pid: i32) {
+        self.pid.store(pid, Ordering::Relaxed);
+    }
+
+    fn abandoned(&self) -> bool {
+        self.abandon
+            .get()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Whether waiting for the peer can still end: its process lives and the owner
+    /// has not given up.
+    fn worth_waiting(&self) -> bool {
+        !self.abandoned() && peer_alive(self.pid())
+    }
+
+    /// Why waiting for the peer is over (call when [`PeerWatch::worth_waiting`] said
+    /// no).
+    fn why(&self) -> io::Error {
+        if self.abandoned() {
+            io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!("{NAME}: the channel was abandoned (the run gave up on it)"),
+            )
+        } else {
+            gone(&format!("the peer process {} died", self.pid()))
+        }
+    }
+}
 
 type Payload = [u8];
 /// The user header of every sample: what kind of sample it is.
@@ -52,7 +103,7 @@ impl Ports {
         t: &Iceoryx2,
         base: &str,
         listening: bool,
-        peer: &Arc<AtomicI32>,
+        peer: &Arc<PeerWatch>,
     ) -> Result<Ports, String> {
         let last = LastNode::create()?;
         let node = last.node();
@@ -96,8 +147,7 @@ impl Ports {
                 .allocation_strategy(AllocationStrategy::PowerOfTwo)
                 .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
                 .set_backpressure_handler(move |info: &BackpressureInfo| {
-                    if info.elapsed_time < PEER_CHECK || peer_alive(watched.load(Ordering::Relaxed))
-                    {
+                    if info.elapsed_time < PEER_CHECK || watched.worth_waiting() {
                         BackpressureAction::Retry
                     } else {
                         BackpressureAction::DiscardDataAndFail
@@ -166,7 +216,7 @@ impl Ports {
 pub struct Iceoryx2Listener {
     pub(super) address: String,
     pub(super) ports: Ports,
-    pub(super) peer: Arc<AtomicI32>,
+    pub(super) peer: Arc<PeerWatch>,
     pub(super) wait: Wait,
 }
 
@@ -195,7 +245,7 @@ pub struct Iceoryx2Endpoint {
     pub(super) spare: Option<Loaned>,
     pub(super) ports: Ports,
     pub(super) wait: Wait,
-    pub(super) peer: Arc<AtomicI32>,
+    pub(super) peer: Arc<PeerWatch>,
     pub(super) tx_closed: bool,
     pub(super) rx_closed: bool,
     /// The peer's end-of-stream mark arrived; its data samples, all sent before it,
@@ -207,13 +257,15 @@ pub struct Iceoryx2Endpoint {
     /// (it received the hello); for the connector, once the listener's
     /// [`ACCEPTED`] sample arrived.
     pub(super) ready: bool,
+    /// How long the connector waits for the acceptance: its connect deadline.
+    pub(super) accept_by: Option<Instant>,
 }
 
 impl std::fmt::Debug for Iceoryx2Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Iceoryx2Endpoint")
             .field("wait", &self.wait)
-            .field("peer", &self.peer.load(Ordering::Relaxed))
+            .field("peer", &self.peer.pid())
             .finish()
     }
 }
@@ -229,7 +281,7 @@ fn gone(what: &str) -> io::Error {
 
 impl Iceoryx2Endpoint {
     fn peer_pid(&self) -> i32 {
-        self.peer.load(Ordering::Relaxed)
+        self.peer.pid()
     }
 
     /// Publishes a filled sample and notifies; a sample nobody received means the
@@ -240,9 +292,7 @@ impl Iceoryx2Endpoint {
         sample: iceoryx2::sample_mut::SampleMut<ipc::Service, Payload, Kind>,
     ) -> io::Result<()> {
         let delivered = sample.send().map_err(|e| match e {
-            iceoryx2::port::SendError::UnableToDeliver => {
-                gone(&format!("the peer process {} died", self.peer_pid()))
-            }
+            iceoryx2::port::SendError::UnableToDeliver => self.peer.why(),
             e => io::Error::other(format!("{NAME}: send failed: {e:?}")),
         })?;
         if delivered == 0 {
@@ -265,7 +315,7 @@ impl Iceoryx2Endpoint {
         fill: F,
     ) -> io::Result<()> {
         if !self.ready {
-            self.wait_accepted(None)?;
+            self.wait_accepted(self.accept_by)?;
         }
         let mut sample = match self.spare.take() {
             Some(s) if s.payload().len() == len => s,
@@ -303,7 +353,7 @@ impl Iceoryx2Endpoint {
     /// which never overflows: it waits until the peer's buffer has room.
     pub(super) fn send_control(&mut self, kind: Kind) -> io::Result<()> {
         if !self.ready {
-            self.wait_accepted(None)?;
+            self.wait_accepted(self.accept_by)?;
         }
         let mut sample = self.ports.ctl_tx.loan_slice_uninit(0).map_err(|e| {
             io::Error::other(format!("{NAME}: loan of a control sample failed: {e}"))
@@ -341,7 +391,8 @@ impl Iceoryx2Endpoint {
     /// that sent a full buffer before the listener's first poll (a busy machine, many
     /// channels) would so see a live peer as gone. The listener's [`ACCEPTED`]
     /// sample, sent after it took the hello, proves its subscriber is connected.
-    /// `until` bounds the wait (else only the peer's death ends it).
+    /// `until` bounds the wait (the connect deadline; else only the peer's death or
+    /// the owner's giving up ends it).
     #[cold]
     pub(super) fn wait_accepted(&mut self, until: Option<Instant>) -> io::Result<()> {
         let mut polls = 0u32;
@@ -374,13 +425,16 @@ impl Iceoryx2Endpoint {
             std::thread::sleep(Duration::from_micros(50));
             if last_check.elapsed() >= PEER_CHECK {
                 last_check = Instant::now();
-                if !peer_alive(self.peer_pid()) {
-                    return Err(gone(&format!("the peer process {} died", self.peer_pid())));
+                if !self.peer.worth_waiting() {
+                    return Err(self.peer.why());
                 }
                 if until.is_some_and(|t| last_check >= t) {
                     return Err(io::Error::new(
                         io::ErrorKind::TimedOut,
-                        format!("{NAME}: the listener did not accept"),
+                        format!(
+                            "{NAME}: the listener (process {}) did not accept the connection in time",
+                            self.peer_pid()
+                        ),
                     ));
                 }
             }
@@ -439,11 +493,12 @@ impl Iceoryx2Endpoint {
             let since = *last_check.get_or_insert(now);
             if now.duration_since(since) >= PEER_CHECK {
                 last_check = Some(now);
-                if !peer_alive(self.peer_pid())
-                    && !self.ports.rx.has_samples().unwrap_or(false)
-                    && !self.ports.ctl_rx.has_samples().unwrap_or(false)
+                if self.peer.abandoned()
+                    || (!peer_alive(self.peer_pid())
+                        && !self.ports.rx.has_samples().unwrap_or(false)
+                        && !self.ports.ctl_rx.has_samples().unwrap_or(false))
                 {
-                    return Err(gone(&format!("the peer process {} died", self.peer_pid())));
+                    return Err(self.peer.why());
                 }
             }
         }
@@ -474,7 +529,7 @@ impl Iceoryx2Endpoint {
                     .dynamic_config()
                     .number_of_subscribers()
                     == 0
-                    || !peer_alive(self.peer_pid()))
+                    || !self.peer.worth_waiting())
             {
                 return;
             }
@@ -558,6 +613,10 @@ impl Endpoint for Iceoryx2Endpoint {
                 None => Recv::Closed,
             },
         )
+    }
+
+    fn abandon_when(&mut self, flag: Arc<AtomicBool>) {
+        let _ = self.peer.abandon.set(flag);
     }
 
     fn close_send(&mut self) -> io::Result<()> {

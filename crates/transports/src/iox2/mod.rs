@@ -14,7 +14,8 @@
 //! opposite ports, connects its subscribers and sends a hello sample carrying its pid;
 //! `accept()` waits (bounded) for that hello and answers with an acceptance sample.
 //! Each side thus knows the other's pid. The connector's first send waits for the
-//! acceptance: iceoryx2 delivers to a subscriber only once that subscriber has
+//! acceptance, at most until the deadline `connect()` was given (then it fails with
+//! [`io::ErrorKind::TimedOut`], naming the transport and the listener's pid): iceoryx2 delivers to a subscriber only once that subscriber has
 //! connected (it does when it polls), and gives up on it, rather than block, when the
 //! buffer fills first, so a fast connector could otherwise find a live listener
 //! "gone" before its first poll.
@@ -60,7 +61,9 @@
 //! last user goes. A receiver that waits re-checks about every 10 ms that the peer
 //! process lives, and a sender blocked on a full buffer does the same in its
 //! backpressure handler, so both fail with [`io::ErrorKind::BrokenPipe`] instead of
-//! waiting for a dead process. A dead process's node, ports and services are stale
+//! waiting for a dead process. A peer that is a thread of the same process never dies:
+//! there the owner's flag ([`Endpoint::abandon_when`]) ends the same waits, with
+//! [`io::ErrorKind::ConnectionAborted`], and the endpoints drop as usual. A dead process's node, ports and services are stale
 //! resources: they are removed through iceoryx2's dead-node cleanup
 //! ([`remove_dead_nodes`]) when a process first uses this transport and when an
 //! endpoint whose peer died is dropped. So is a node that a process killed while
@@ -95,7 +98,7 @@ pub use domain::{PREFIX_ENV, config, remove_dead_nodes, remove_idle_domain};
 pub use endpoint::{Iceoryx2Endpoint, Iceoryx2Listener};
 
 use domain::{io_err, prepare_process};
-use endpoint::Ports;
+use endpoint::{PeerWatch, Ports};
 
 use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
@@ -273,7 +276,7 @@ impl Transport for Iceoryx2 {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed),
         );
-        let peer = Arc::new(AtomicI32::new(0));
+        let peer = PeerWatch::new(0);
         let ports = Ports::new(self, &address, true, &peer).map_err(io_err("listen"))?;
         Ok(Iceoryx2Listener {
             address,
@@ -286,7 +289,7 @@ impl Transport for Iceoryx2 {
     fn connect(
         &self,
         address: &str,
-        _deadline: Instant,
+        deadline: Instant,
     ) -> Result<Iceoryx2Endpoint, TransportError> {
         let Some(pid) = parse_address(address) else {
             return Err(TransportError::BadAddress {
@@ -296,7 +299,7 @@ impl Transport for Iceoryx2 {
             });
         };
         prepare_process();
-        let peer = Arc::new(AtomicI32::new(pid));
+        let peer = PeerWatch::new(pid);
         let ports = Ports::new(self, address, false, &peer).map_err(io_err("connect"))?;
         // Our subscriber connects to the listener's publisher now, before the hello,
         // so that nothing the listener sends after accepting can miss it.
@@ -317,6 +320,7 @@ impl Transport for Iceoryx2 {
             end_seen: false,
             acked: false,
             ready: true,
+            accept_by: Some(deadline),
         };
         let mut hello = [0u8; 12];
         hello[..8].copy_from_slice(&HELLO_MAGIC);
@@ -355,7 +359,7 @@ impl Listener for Iceoryx2Listener {
                     .ok_or_else(|| "a malformed hello from the connector".to_string())
                     .map_err(io_err("accept"))?;
                 drop(s);
-                self.peer.store(pid, Ordering::Relaxed);
+                self.peer.set_pid(pid);
                 let mut ep = Iceoryx2Endpoint {
                     spare: None,
                     ports: self.ports,
@@ -366,6 +370,7 @@ impl Listener for Iceoryx2Listener {
                     end_seen: false,
                     acked: false,
                     ready: true,
+                    accept_by: None,
                 };
                 ep.send_control(endpoint::ACCEPTED)
                     .map_err(|e| e.to_string())
