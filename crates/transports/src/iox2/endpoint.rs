@@ -56,10 +56,9 @@ impl PeerWatch {
 }
 
 type Payload = [u8];
-/// The user header of every sample: what kind of sample it is.
+/// The user header of a control sample: what kind of sample it is. Data samples, on
+/// services of their own, carry no user header.
 type Kind = u64;
-/// A message.
-const DATA: Kind = 0;
 /// End of stream (`close_send`); no payload.
 const END: Kind = 1;
 /// The receiver took the end-of-stream mark; no payload.
@@ -74,25 +73,81 @@ const CONTROL_BUFFER: usize = 4;
 /// How long a dropped endpoint waits for its end-of-stream mark to be taken.
 const LINGER: Duration = Duration::from_secs(1);
 
-type Pub = Publisher<ipc::Service, Payload, Kind>;
-type Sub = Subscriber<ipc::Service, Payload, Kind>;
-type Taken = Sample<ipc::Service, Payload, Kind>;
-type Loaned = iceoryx2::sample_mut_uninit::SampleMutUninit<ipc::Service, [MaybeUninit<u8>], Kind>;
+/// A service's user header: `()` for data, [`Kind`] for control.
+trait Header: std::fmt::Debug + ZeroCopySend {}
+impl<H: std::fmt::Debug + ZeroCopySend> Header for H {}
+
+type PubSub<H> = publish_subscribe::PortFactory<ipc::Service, Payload, H>;
+type Pub<H> = Publisher<ipc::Service, Payload, H>;
+type Sub<H> = Subscriber<ipc::Service, Payload, H>;
+type Taken = Sample<ipc::Service, Payload, ()>;
+type Loaned = iceoryx2::sample_mut_uninit::SampleMutUninit<ipc::Service, [MaybeUninit<u8>], ()>;
+
+/// Configures a service of one publisher and one subscriber, then creates it
+/// (`listening`) or opens it.
+fn pubsub_service<H: Header>(
+    b: iceoryx2::service::builder::publish_subscribe::Builder<Payload, H, ipc::Service>,
+    listening: bool,
+    what: &str,
+    safe_overflow: bool,
+    buffer: usize,
+    history: usize,
+) -> Result<PubSub<H>, String> {
+    let b = b
+        .max_publishers(1)
+        .max_subscribers(1)
+        .max_nodes(2)
+        .enable_safe_overflow(safe_overflow)
+        .subscriber_max_buffer_size(buffer)
+        .history_size(history);
+    if listening {
+        b.create().map_err(|e| format!("create {what}: {e:?}"))
+    } else {
+        b.open().map_err(|e| format!("open {what}: {e:?}"))
+    }
+}
+
+/// A publisher that retries a full buffer while the peer is worth waiting for.
+fn publisher<H: Header>(service: &PubSub<H>, peer: &Arc<PeerWatch>) -> Result<Pub<H>, String> {
+    let watched = peer.clone();
+    service
+        .publisher_builder()
+        .initial_max_slice_len(INITIAL_SLICE)
+        .allocation_strategy(AllocationStrategy::PowerOfTwo)
+        .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+        .set_backpressure_handler(move |info: &BackpressureInfo| {
+            if info.elapsed_time < PEER_CHECK || watched.worth_waiting() {
+                BackpressureAction::Retry
+            } else {
+                BackpressureAction::DiscardDataAndFail
+            }
+        })
+        .create()
+        .map_err(|e| format!("publisher: {e:?}"))
+}
+
+fn subscriber<H: Header>(service: &PubSub<H>, buffer: usize) -> Result<Sub<H>, String> {
+    service
+        .subscriber_builder()
+        .buffer_size(buffer)
+        .create()
+        .map_err(|e| format!("subscriber: {e:?}"))
+}
 
 /// Everything iceoryx2 of one side: ports first (they drop first), then the services,
 /// then the node.
 pub(super) struct Ports {
-    tx: Pub,
-    pub(super) rx: Sub,
+    tx: Pub<()>,
+    pub(super) rx: Sub<()>,
     /// Control samples out: never safe overflow, always retried until delivered.
-    ctl_tx: Pub,
+    ctl_tx: Pub<Kind>,
     /// Control samples in.
-    pub(super) ctl_rx: Sub,
+    pub(super) ctl_rx: Sub<Kind>,
     notifier: Option<Notifier<ipc::Service>>,
     listener: Option<EventListener<ipc::Service>>,
-    tx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
-    _rx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
-    _ctl_services: [publish_subscribe::PortFactory<ipc::Service, Payload, Kind>; 2],
+    tx_service: PubSub<()>,
+    _rx_service: PubSub<()>,
+    _ctl_services: [PubSub<Kind>; 2],
     _events: Option<[event::PortFactory<ipc::Service>; 2]>,
     _node: LastNode,
 }
@@ -116,57 +171,29 @@ impl Ports {
             ServiceName::new(&format!("{base}/{suffix}"))
                 .map_err(|e| format!("service name {base}/{suffix}: {e:?}"))
         };
-        // Control services never overflow safely, whatever the data services do: a
-        // control sample replaced before it was taken would stop the channel.
-        let pubsub = |suffix: &str, safe_overflow: bool, buffer: usize, history: usize| {
+        let data = |suffix: &str| {
             let b = node
                 .service_builder(&service_name(suffix)?)
+                .publish_subscribe::<Payload>();
+            pubsub_service(b, listening, suffix, t.safe_overflow, t.buffer, t.history)
+        };
+        // Control services never overflow safely, whatever the data services do: a
+        // control sample replaced before it was taken would stop the channel.
+        let control = |suffix: &str| {
+            let suffix = format!("{suffix}.ctl");
+            let b = node
+                .service_builder(&service_name(&suffix)?)
                 .publish_subscribe::<Payload>()
-                .user_header::<Kind>()
-                .max_publishers(1)
-                .max_subscribers(1)
-                .max_nodes(2)
-                .enable_safe_overflow(safe_overflow)
-                .subscriber_max_buffer_size(buffer)
-                .history_size(history);
-            if listening {
-                b.create().map_err(|e| format!("create {suffix}: {e:?}"))
-            } else {
-                b.open().map_err(|e| format!("open {suffix}: {e:?}"))
-            }
+                .user_header::<Kind>();
+            pubsub_service(b, listening, &suffix, false, CONTROL_BUFFER, 0)
         };
-        let tx_service = pubsub(out, t.safe_overflow, t.buffer, t.history)?;
-        let rx_service = pubsub(inn, t.safe_overflow, t.buffer, t.history)?;
-        let ctl_tx_service = pubsub(&format!("{out}.ctl"), false, CONTROL_BUFFER, 0)?;
-        let ctl_rx_service = pubsub(&format!("{inn}.ctl"), false, CONTROL_BUFFER, 0)?;
-        let publisher = |service: &publish_subscribe::PortFactory<ipc::Service, Payload, Kind>| {
-            let watched = peer.clone();
-            service
-                .publisher_builder()
-                .initial_max_slice_len(INITIAL_SLICE)
-                .allocation_strategy(AllocationStrategy::PowerOfTwo)
-                .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
-                .set_backpressure_handler(move |info: &BackpressureInfo| {
-                    if info.elapsed_time < PEER_CHECK || watched.worth_waiting() {
-                        BackpressureAction::Retry
-                    } else {
-                        BackpressureAction::DiscardDataAndFail
-                    }
-                })
-                .create()
-                .map_err(|e| format!("publisher: {e:?}"))
-        };
-        let subscriber = |service: &publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
-                          buffer| {
-            service
-                .subscriber_builder()
-                .buffer_size(buffer)
-                .create()
-                .map_err(|e| format!("subscriber: {e:?}"))
-        };
-        let tx = publisher(&tx_service)?;
+        let tx_service = data(out)?;
+        let rx_service = data(inn)?;
+        let ctl_tx_service = control(out)?;
+        let ctl_rx_service = control(inn)?;
+        let tx = publisher(&tx_service, peer)?;
         let rx = subscriber(&rx_service, t.buffer)?;
-        let ctl_tx = publisher(&ctl_tx_service)?;
+        let ctl_tx = publisher(&ctl_tx_service, peer)?;
         let ctl_rx = subscriber(&ctl_rx_service, CONTROL_BUFFER)?;
         let (notifier, listener, events) = match t.wait {
             Wait::Spin => (None, None, None),
@@ -287,9 +314,9 @@ impl Iceoryx2Endpoint {
     /// Publishes a filled sample and notifies; a sample nobody received means the
     /// peer's subscriber has gone.
     #[inline]
-    fn publish(
+    fn publish<H: Header>(
         &mut self,
-        sample: iceoryx2::sample_mut::SampleMut<ipc::Service, Payload, Kind>,
+        sample: iceoryx2::sample_mut::SampleMut<ipc::Service, Payload, H>,
     ) -> io::Result<()> {
         let delivered = sample.send().map_err(|e| match e {
             iceoryx2::port::SendError::UnableToDeliver => self.peer.why(),
@@ -305,15 +332,10 @@ impl Iceoryx2Endpoint {
         Ok(())
     }
 
-    /// Loans a sample of `len` bytes of kind `kind`, lets `fill` write it in place and
+    /// Loans a data sample of `len` bytes, lets `fill` write it in place and
     /// publishes it.
     #[inline]
-    fn send_kind<F: FnOnce(&mut [u8])>(
-        &mut self,
-        kind: Kind,
-        len: usize,
-        fill: F,
-    ) -> io::Result<()> {
+    fn send_data<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
         if !self.ready {
             self.wait_accepted(self.accept_by)?;
         }
@@ -325,7 +347,6 @@ impl Iceoryx2Endpoint {
                 self.loan(len)?
             }
         };
-        *sample.user_header_mut() = kind;
         let raw: *mut [MaybeUninit<u8>] = sample.payload_mut();
         // SAFETY: the slice lies in a shared-memory data segment that the kernel
         // zero-filled when it was mapped and that earlier samples wrote: its bytes are
@@ -335,10 +356,8 @@ impl Iceoryx2Endpoint {
         // SAFETY: as above, every byte of the payload is initialised.
         let sample = unsafe { sample.assume_init() };
         self.publish(sample)?;
-        if kind == DATA {
-            // Best effort: without a spare the next send loans on its own.
-            self.spare = self.ports.tx.loan_slice_uninit(len).ok();
-        }
+        // Best effort: without a spare the next send loans on its own.
+        self.spare = self.ports.tx.loan_slice_uninit(len).ok();
         Ok(())
     }
 
@@ -569,7 +588,7 @@ impl Endpoint for Iceoryx2Endpoint {
                 "sending side already closed",
             ));
         }
-        self.send_kind(DATA, len, fill)
+        self.send_data(len, fill)
     }
 
     /// Takes a sample of exactly `len` bytes and lets `read` read it in place.

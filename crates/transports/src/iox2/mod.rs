@@ -32,7 +32,8 @@
 //! warm-up absorbs it. Nothing is batched: every `send` publishes its sample (and
 //! notifies, with `wait=event`), so `flush` has nothing to do. The control samples
 //! (the acceptance, the end-of-stream mark `close_send` sends, and its
-//! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each; a
+//! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each
+//! (data samples carry no user header, as in iceoryx2's own benchmark); a
 //! receiver whose data service is empty polls its control service, and takes the
 //! peer's end-of-stream mark only once the data service is empty after it (the data
 //! was all published before the mark).
@@ -303,11 +304,12 @@ impl Transport for Iceoryx2 {
         let ports = Ports::new(self, address, false, &peer).map_err(io_err("connect"))?;
         // Our subscriber connects to the listener's publisher now, before the hello,
         // so that nothing the listener sends after accepting can miss it.
-        for rx in [&ports.rx, &ports.ctl_rx] {
-            rx.update_connections()
-                .map_err(|e| format!("subscriber connection: {e:?}"))
-                .map_err(io_err("connect"))?;
-        }
+        ports
+            .rx
+            .update_connections()
+            .and_then(|()| ports.ctl_rx.update_connections())
+            .map_err(|e| format!("subscriber connection: {e:?}"))
+            .map_err(io_err("connect"))?;
         // The hello goes out at once (`ready`); then sending waits for the listener's
         // acceptance (see `Iceoryx2Endpoint::wait_accepted`).
         let mut ep = Iceoryx2Endpoint {
