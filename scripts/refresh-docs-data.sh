@@ -18,6 +18,8 @@
 #                (`--quick --only group=profile`), warp-pipe's original workload
 #                (`--quick --only group=original-profile`), sis8300's test-4 readouts
 #                (`--quick --only group=test4 --only func=func_readout`)
+#   --profile-only  only the profile reading (as --profile), keeping the committed
+#                study data as it is
 #   STUDY-ARGS   passed to every `xferbench study` (e.g. `--runs 5`, `--only ...`)
 #
 # Every result records the machine, its load and contention per point, and the build;
@@ -29,6 +31,7 @@ cd "$(dirname "$0")/.."
 quick=()
 build=1
 profile=0
+main=1
 extra=()
 studies=()
 all=(hashtable perf-stat rpmsg sis8300 warp-pipe)
@@ -37,6 +40,10 @@ while [ $# -gt 0 ]; do
         --quick) quick=(--quick) ;;
         --no-build) build=0 ;;
         --profile) profile=1 ;;
+        --profile-only)
+            profile=1
+            main=0
+            ;;
         --)
             shift
             extra=("$@")
@@ -75,18 +82,20 @@ trap 'rm -rf "$work"' EXIT
 export XFERBENCH_HISTORY="$work/history.sqlite"
 
 for s in "${studies[@]}"; do
-    echo "== xferbench study $s ${quick[*]} ${extra[*]}"
-    start=$(date +%s)
-    # A study that fails or is interrupted still writes its folder; keep it out of
-    # the docs.
-    "$bin" study "$s" "${quick[@]}" "${extra[@]}" --out "$work/$s" --no-history
     dest=docs/studies/data/$s
-    rm -rf "$dest"
-    mkdir -p "$dest"
-    find "$work/$s" -maxdepth 1 -type f \
-        \( -name results.json -o -name '*.md' -o -name '*.csv' -o -name '*.svg' \) \
-        -exec cp {} "$dest/" \;
-    echo "$s: $(($(date +%s) - start)) s; $(ls "$dest" | wc -l) files in $dest"
+    if [ "$main" -eq 1 ]; then
+        echo "== xferbench study $s ${quick[*]} ${extra[*]}"
+        start=$(date +%s)
+        # A study that fails or is interrupted still writes its folder; keep it out of
+        # the docs.
+        "$bin" study "$s" "${quick[@]}" "${extra[@]}" --out "$work/$s" --no-history
+        rm -rf "$dest"
+        mkdir -p "$dest"
+        find "$work/$s" -maxdepth 1 -type f \
+            \( -name results.json -o -name '*.md' -o -name '*.csv' -o -name '*.svg' \) \
+            -exec cp {} "$dest/" \;
+        echo "$s: $(($(date +%s) - start)) s; $(ls "$dest" | wc -l) files in $dest"
+    fi
     if [ "$profile" -eq 1 ]; then
         case "$s" in
             hashtable) only=(--quick --only group=profile) ;;
@@ -96,6 +105,7 @@ for s in "${studies[@]}"; do
         esac
         echo "== xferbench study $s ${only[*]} --profile"
         "$bin" study "$s" "${only[@]}" --profile --out "$work/$s-profile" --no-history
+        rm -rf "$dest/profile"
         mkdir -p "$dest/profile"
         find "$work/$s-profile" "$work/$s-profile/profile" -maxdepth 1 -type f \
             \( -name results.json -o -name '*.md' -o -name '*.csv' \) \

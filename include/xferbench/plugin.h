@@ -118,7 +118,9 @@
  * lab is done with a scope, every process that used it having exited, xferbench calls
  * xb_plugin::cleanup(scope) in a fresh process, on every path: a run that finished,
  * failed, was interrupted, or whose process crashed or hung and was killed. cleanup
- * removes whatever is left under the scope; it must tolerate finding nothing.
+ * removes whatever is left under the scope; it must tolerate finding nothing. With
+ * `--remote`, each serving process on the agent's host has a scope of its own, and the
+ * agent calls cleanup on it on that host once the process has ended.
  *
  * Signals and the process. A plugin does not install handlers for SIGINT, SIGTERM,
  * SIGHUP or SIGCHLD, does not call exit(), and does not write to stdout (xferbench's

@@ -503,11 +503,16 @@ fn build_plugin(
 fn a_plugin_that_crosses_hosts_runs_its_peers_on_the_agents_host() {
     let Some(ns) = Netns::create() else { return };
     let dir = tempfile::tempdir().unwrap();
+    // Every process that makes the transport leaves a file in `state`, named after
+    // its clean-up scope; only the plugin's clean-up hook removes them.
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let state_define = format!("-DXB_TEST_STATE_DIR=\"{}\"", state.display());
     let Some(lib) = build_plugin(
         dir.path(),
         "crates/cli/tests/plugins/tcp.c",
         "libxb_test_tcp.so",
-        &["-O2"],
+        &["-O2", &state_define],
     ) else {
         return;
     };
@@ -561,6 +566,12 @@ fn a_plugin_that_crosses_hosts_runs_its_peers_on_the_agents_host() {
         }
     }
     assert!(agent.no_children_within(Duration::from_secs(10)));
+    // The clean-up hook ran on both hosts: on the agent's for the peers it started.
+    let left: Vec<_> = std::fs::read_dir(&state)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "scopes never cleaned up: {left:?}");
     assert_eq!(status(&ns).1, 0);
 }
 

@@ -28,10 +28,12 @@ use crate::workload::{ChannelSpec, ServeOutcome, serve};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::process::ChildStdin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
-use xferbench_transports::{Params, Transport};
+use xferbench_transports::{Endpoint, Params, Transport};
 
 /// Everything a peer needs to serve one channel of a point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,6 +179,11 @@ enum Event {
 enum Kind {
     Thread {
         commands: Sender<PeerCommand>,
+        /// Set by [`Peer::kill`]: the thread's endpoint stops waiting
+        /// ([`Endpoint::abandon_when`]), so that the thread ends and drops it.
+        abandon: Arc<AtomicBool>,
+        /// Joined by [`Peer::quit`], so that its endpoint is gone when the rig is.
+        handle: Option<thread::JoinHandle<()>>,
     },
     Process {
         // Stdin first: dropped (closed) before the child is killed and reaped.
@@ -216,16 +223,22 @@ impl Peer {
             pid = std::process::id(),
             "starting thread peer"
         );
-        thread::Builder::new()
+        let abandon = Arc::new(AtomicBool::new(false));
+        let flag = abandon.clone();
+        let handle = thread::Builder::new()
             .name(format!("peer-{channel}"))
             .spawn(move || {
                 let mut reply = |r: PeerReply| ev_tx.send(Event::Reply(r)).is_ok();
-                serve_commands(spec, || cmd_rx.recv().ok(), &mut reply, false);
+                serve_commands(spec, || cmd_rx.recv().ok(), &mut reply, false, Some(flag));
             })
             .expect("spawning a thread");
         Peer {
             channel,
-            kind: Kind::Thread { commands: cmd_tx },
+            kind: Kind::Thread {
+                commands: cmd_tx,
+                abandon,
+                handle: Some(handle),
+            },
             events: ev_rx,
         }
     }
@@ -333,7 +346,7 @@ impl Peer {
     /// Sends a command.
     pub fn send(&mut self, cmd: &PeerCommand) -> Result<(), PeerError> {
         let ok = match &mut self.kind {
-            Kind::Thread { commands } => commands.send(cmd.clone()).is_ok(),
+            Kind::Thread { commands, .. } => commands.send(cmd.clone()).is_ok(),
             Kind::Process { stdin, .. } => {
                 let mut line = cmd.to_line();
                 line.push('\n');
@@ -445,9 +458,13 @@ impl Peer {
     }
 
     /// Kills a process peer at once and reaps it (a peer on the agent's host is
-    /// stopped; no-op for threads).
+    /// stopped); a thread peer's endpoint is abandoned, which ends its waits.
     pub fn kill(&mut self) {
         let channel = self.channel;
+        if let Kind::Thread { abandon, .. } = &self.kind {
+            tracing::info!(channel, "abandoning the thread peer's channel");
+            abandon.store(true, Ordering::Relaxed);
+        }
         if let Some(child) = self.child() {
             tracing::info!(channel, pid = child.pid(), "killing peer");
             child.halt_now();
@@ -459,6 +476,28 @@ impl Peer {
         tracing::info!(channel = self.channel, pid = self.pid(), "stopping peer");
         let _ = self.send(&PeerCommand::Quit);
         let channel = self.channel;
+        if let Kind::Thread {
+            handle, abandon, ..
+        } = &mut self.kind
+            && let Some(h) = handle.take()
+        {
+            // A thread still serving a run after the quit (and a moment for its last
+            // goodbye) waits for something that will not come: its endpoint is
+            // abandoned, which ends its waits within milliseconds. One still running
+            // after the timeout is left detached.
+            let start = Instant::now();
+            while !h.is_finished() && start.elapsed() < PEER_TIMEOUT {
+                if start.elapsed() >= Duration::from_secs(2) {
+                    abandon.store(true, Ordering::Relaxed);
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            } else {
+                tracing::warn!(channel, "the thread peer did not end in time; detached");
+            }
+        }
         if let Some(child) = self.child() {
             // Generous: a peer under valgrind writes its output file on exit.
             match child.exited_within(PEER_TIMEOUT) {
@@ -512,12 +551,14 @@ fn serve_commands(
     mut next: impl FnMut() -> Option<PeerCommand>,
     reply: &mut dyn FnMut(PeerReply) -> bool,
     measure_cpu: bool,
+    abandon: Option<Arc<AtomicBool>>,
 ) {
     struct Serve<'a, N> {
         spec: PeerSpec,
         next: N,
         reply: &'a mut dyn FnMut(PeerReply) -> bool,
         measure_cpu: bool,
+        abandon: Option<Arc<AtomicBool>>,
     }
     impl<N: FnMut() -> Option<PeerCommand>> WithTransport for Serve<'_, N> {
         type Output = ();
@@ -550,6 +591,9 @@ fn serve_commands(
                         return;
                     }
                 };
+                if let Some(flag) = &self.abandon {
+                    ep.abandon_when(flag.clone());
+                }
                 let before = self.measure_cpu.then(CpuSnapshot::now);
                 if !(self.reply)(PeerReply::Ready) {
                     return;
@@ -597,6 +641,7 @@ fn serve_commands(
         next: &mut next,
         reply,
         measure_cpu,
+        abandon,
     };
     if let Err(e) = dispatch(&transport, &params, s) {
         reply(PeerReply::Failed {
@@ -643,7 +688,7 @@ pub fn serve_stdio() -> i32 {
         failed |= matches!(r, PeerReply::Failed { .. });
         reply(r)
     };
-    serve_commands(spec, next, &mut reply_tracking, true);
+    serve_commands(spec, next, &mut reply_tracking, true, None);
     tracing::debug!(failed, "peer process exiting");
     if failed { 1 } else { 0 }
 }

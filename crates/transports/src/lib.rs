@@ -97,6 +97,15 @@ pub trait Endpoint: Send {
     /// [`Recv::Closed`] after the messages already sent. Receiving stays possible.
     fn close_send(&mut self) -> io::Result<()>;
 
+    /// Gives the endpoint a flag that its owner sets when it gives up on the channel
+    /// (a run declared hung). Once it is set, a call waiting for the peer fails with
+    /// an error instead of waiting on: a peer that is a thread of the same process
+    /// never dies, so the peer-death rule alone would leave both sides waiting for
+    /// good. Transports whose waits end by themselves need not override it.
+    fn abandon_when(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        let _ = flag;
+    }
+
     /// Zero-copy send: lets `fill` write a `len`-byte message in place, in the
     /// transport's own buffer, then sends it as [`Endpoint::send`] would. Transports
     /// with [`Transport::ZERO_COPY`] false fail with [`io::ErrorKind::Unsupported`].

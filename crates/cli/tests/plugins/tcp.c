@@ -9,6 +9,11 @@
  *     cc -shared -fPIC -O2 -I include -o libxb_test_tcp.so crates/cli/tests/plugins/tcp.c
  *
  * Every wait is non-blocking descriptors and poll(), so every timeout is honoured.
+ *
+ * Built with -DXB_TEST_STATE_DIR='"DIR"', every process that makes the transport
+ * leaves a file DIR/<scope>-<pid> behind, as a transport's queue or lock file would,
+ * and the clean-up hook removes DIR/<scope>-*: a file left after a run names a
+ * process whose scope was never cleaned up.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -24,6 +29,9 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef XB_TEST_STATE_DIR
+#include <dirent.h>
+#endif
 
 #include <xferbench/plugin.h>
 
@@ -98,9 +106,36 @@ static int tcp_create(const xb_value *values, size_t count, const xb_host *host,
     if (host->abi_version >= 2 && host->listen_host)
         h = host->listen_host;
     snprintf(t->host, sizeof t->host, "%s", h);
+#ifdef XB_TEST_STATE_DIR
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s-%d", XB_TEST_STATE_DIR, host->scope, (int)getpid());
+    int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+#endif
     *out = t;
     return XB_OK;
 }
+
+#ifdef XB_TEST_STATE_DIR
+static void tcp_cleanup(const char *scope)
+{
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s-", scope);
+    DIR *d = opendir(XB_TEST_STATE_DIR);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", XB_TEST_STATE_DIR, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+#endif
 
 static void tcp_destroy(void *t) { free(t); }
 
@@ -299,6 +334,9 @@ static const xb_plugin plugin = {
     .version = "1.0.0",
     .transports = transports,
     .transport_count = 1,
+#ifdef XB_TEST_STATE_DIR
+    .cleanup = tcp_cleanup,
+#endif
 };
 
 XB_EXPORT const xb_plugin *xferbench_plugin_v1(uint32_t host_abi_version)

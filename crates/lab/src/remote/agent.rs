@@ -18,6 +18,8 @@ use super::protocol::{
     read_line_into,
 };
 use crate::cpu::CpuSnapshot;
+use crate::peer::PeerCommand;
+use crate::plugins;
 use crate::process::{Child, Launcher, Role, Streams};
 use crate::rig::memory_mock::MemoryMockSpec;
 use std::collections::BTreeMap;
@@ -165,6 +167,45 @@ fn refuse(mut stream: TcpStream, message: &str) {
 struct Running {
     child: Child,
     stdin: Option<ChildStdin>,
+    /// A peer's plugin clean-up scope (set in its environment), and the plugin
+    /// transport it serves once its hello names one.
+    plugin: Option<PluginScope>,
+}
+
+/// What the clean-up hook of a plugin transport served on this host needs.
+struct PluginScope {
+    scope: String,
+    transport: Option<String>,
+}
+
+impl Running {
+    /// Reads a line sent to the child's stdin: a peer's hello names its transport.
+    fn note_stdin(&mut self, line: &str) {
+        let Some(p) = self.plugin.as_mut().filter(|p| p.transport.is_none()) else {
+            return;
+        };
+        if let Ok(PeerCommand::Hello(spec)) = serde_json::from_str::<PeerCommand>(line)
+            && plugins::is_plugin(&spec.transport)
+        {
+            p.transport = Some(spec.transport);
+        }
+    }
+}
+
+/// Once a peer that served a plugin transport has ended, whatever the way, runs the
+/// plugin's clean-up hook on its scope on this host (the measuring host runs it on its
+/// own processes' scope), so that a peer killed mid-run leaves nothing here either.
+fn clean_up_after(launcher: &Launcher, plugin: Option<PluginScope>) {
+    let Some(PluginScope {
+        scope,
+        transport: Some(transport),
+    }) = plugin
+    else {
+        return;
+    };
+    if let Err(e) = plugins::clean_up(launcher, &transport, &scope) {
+        tracing::warn!(transport, scope, "plugin clean-up on the agent's host: {e}");
+    }
 }
 
 struct Session {
@@ -339,6 +380,9 @@ impl Session {
             Request::Spawn { role, spec } => self.spawn(role, spec),
             Request::Stdin { id, line } => {
                 let mut children = self.children.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(r) = children.get_mut(&id) {
+                    r.note_stdin(&line);
+                }
                 let ok = children
                     .get_mut(&id)
                     .and_then(|r| r.stdin.as_mut())
@@ -372,6 +416,7 @@ impl Session {
                         drop(r.stdin.take());
                         let ended = r.child.stop();
                         self.counts.running.fetch_sub(1, Ordering::Relaxed);
+                        clean_up_after(&self.cfg.launcher, r.plugin.take());
                         self.reply(&Reply::Exited {
                             id,
                             status: ended.status.into_raw(),
@@ -438,7 +483,23 @@ impl Session {
                 )
             }
         };
-        let mut child = match self.cfg.launcher.spawn(lab_role, &data, Streams::PIPED) {
+        // A peer gets a plugin clean-up scope of its own, as the measuring host's
+        // processes do.
+        let plugin = (lab_role == Role::Peer).then(|| PluginScope {
+            scope: plugins::new_scope(),
+            transport: None,
+        });
+        let spawned = self
+            .cfg
+            .launcher
+            .command(lab_role, &data)
+            .and_then(|mut cmd| {
+                if let Some(p) = &plugin {
+                    cmd.env(plugins::SCOPE_ENV, &p.scope);
+                }
+                Child::spawn(cmd, Streams::PIPED)
+            });
+        let mut child = match spawned {
             Ok(c) => c,
             Err(e) => return self.refuse(format!("cannot start the {}: {e}", lab_role.name())),
         };
@@ -453,12 +514,20 @@ impl Session {
         self.children
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id, Running { child, stdin });
+            .insert(
+                id,
+                Running {
+                    child,
+                    stdin,
+                    plugin,
+                },
+            );
         self.reply(&Reply::Spawned { id, pid });
         let writer = Arc::clone(&self.writer);
         let children = Arc::clone(&self.children);
         let counts = Arc::clone(&self.counts);
-        thread::spawn(move || pump(id, stdout, &writer, &children, &counts));
+        let launcher = self.cfg.launcher.clone();
+        thread::spawn(move || pump(id, stdout, &writer, &children, &counts, &launcher));
     }
 
     fn stop_all(&mut self) {
@@ -468,6 +537,7 @@ impl Session {
             let ended = r.child.stop();
             self.counts.running.fetch_sub(1, Ordering::Relaxed);
             tracing::info!(id, pid = ended.pid, status = %ended.status_text(), "stopped a child");
+            clean_up_after(&self.cfg.launcher, r.plugin.take());
         }
         // Our last words first, then what the client still sends is read and
         // dropped for a moment, so that closing does not reset the connection
@@ -495,6 +565,7 @@ fn pump(
     writer: &Mutex<TcpStream>,
     children: &Mutex<BTreeMap<u32, Running>>,
     counts: &Counts,
+    launcher: &Launcher,
 ) {
     let mut r = BufReader::new(stdout);
     let mut buf = String::new();
@@ -518,10 +589,12 @@ fn pump(
             return;
         };
         if let Some(ended) = running.child.exited() {
-            map.remove(&id);
+            let plugin = map.remove(&id).and_then(|mut r| r.plugin.take());
             drop(map);
             counts.running.fetch_sub(1, Ordering::Relaxed);
             tracing::info!(id, pid = ended.pid, status = %ended.status_text(), "a child exited");
+            // Before the client hears of the end, so that a finished run left nothing.
+            clean_up_after(launcher, plugin);
             send(
                 writer,
                 &Reply::Exited {

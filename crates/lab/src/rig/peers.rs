@@ -233,6 +233,10 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         // gives up on the run. Driver threads are detached, so a driver stuck in a
         // transfer can never hang the tool; killing process peers unblocks them.
         let halt = Arc::new(AtomicBool::new(false));
+        // Set with `halt` when the supervisor gives up on the run (not on Ctrl-C, where
+        // drivers stop between messages): a driver waiting on a thread peer that will
+        // never answer stops waiting ([`Endpoint::abandon_when`]) and drops its end.
+        let abandon = Arc::new(AtomicBool::new(false));
         let (pin_tx, pin_rx) = mpsc::channel::<Result<(), RunError>>();
         for (channel, mut ep) in endpoints.into_iter().enumerate() {
             let barrier = barrier.clone();
@@ -241,6 +245,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
             let pin_tx = pin_tx.clone();
             let spec = spec.clone();
             let halt = halt.clone();
+            ep.abandon_when(abandon.clone());
             let pin = opts.pin.then(|| pin_plan(channel, cpus).0);
             thread::Builder::new()
                 .name(format!("driver-{channel}"))
@@ -314,6 +319,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                             None => RunError::Workload { channel, source: e },
                         });
                         halt.store(true, Ordering::Relaxed);
+                        abandon.store(true, Ordering::Relaxed);
                         peers.iter_mut().for_each(Peer::kill);
                     }
                 }
@@ -332,6 +338,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                     if let Some(e) = peers.iter_mut().find_map(Peer::exited) {
                         first_error = Some(e.into());
                         halt.store(true, Ordering::Relaxed);
+                        abandon.store(true, Ordering::Relaxed);
                         peers.iter_mut().for_each(Peer::kill);
                         last_change = Instant::now();
                         continue;
@@ -351,6 +358,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                             secs: ctl.hang_timeout.as_secs(),
                         });
                         halt.store(true, Ordering::Relaxed);
+                        abandon.store(true, Ordering::Relaxed);
                         peers.iter_mut().for_each(Peer::kill);
                         last_change = Instant::now();
                     }

@@ -3,12 +3,62 @@
 
 use super::domain::{LastNode, peer_alive};
 use super::*;
+use std::sync::atomic::AtomicBool;
+
+/// What a waiting side watches: the peer's process, and the flag its owner sets when
+/// it gives up on the channel ([`Endpoint::abandon_when`]).
+#[derive(Debug, Default)]
+pub(super) struct PeerWatch {
+    pid: AtomicI32,
+    abandon: OnceLock<Arc<AtomicBool>>,
+}
+
+impl PeerWatch {
+    pub(super) fn new(pid: i32) -> Arc<PeerWatch> {
+        Arc::new(PeerWatch {
+            pid: AtomicI32::new(pid),
+            abandon: OnceLock::new(),
+        })
+    }
+
+    pub(super) fn pid(&self) -> i32 {
+        self.pid.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_pid(&self, pid: i32) {
+        self.pid.store(pid, Ordering::Relaxed);
+    }
+
+    fn abandoned(&self) -> bool {
+        self.abandon
+            .get()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Whether waiting for the peer can still end: its process lives and the owner
+    /// has not given up.
+    fn worth_waiting(&self) -> bool {
+        !self.abandoned() && peer_alive(self.pid())
+    }
+
+    /// Why waiting for the peer is over (call when [`PeerWatch::worth_waiting`] said
+    /// no).
+    fn why(&self) -> io::Error {
+        if self.abandoned() {
+            io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!("{NAME}: the channel was abandoned (the run gave up on it)"),
+            )
+        } else {
+            gone(&format!("the peer process {} died", self.pid()))
+        }
+    }
+}
 
 type Payload = [u8];
-/// The user header of every sample: what kind of sample it is.
+/// The user header of a control sample: what kind of sample it is. Data samples, on
+/// services of their own, carry no user header.
 type Kind = u64;
-/// A message.
-const DATA: Kind = 0;
 /// End of stream (`close_send`); no payload.
 const END: Kind = 1;
 /// The receiver took the end-of-stream mark; no payload.
@@ -23,25 +73,81 @@ const CONTROL_BUFFER: usize = 4;
 /// How long a dropped endpoint waits for its end-of-stream mark to be taken.
 const LINGER: Duration = Duration::from_secs(1);
 
-type Pub = Publisher<ipc::Service, Payload, Kind>;
-type Sub = Subscriber<ipc::Service, Payload, Kind>;
-type Taken = Sample<ipc::Service, Payload, Kind>;
-type Loaned = iceoryx2::sample_mut_uninit::SampleMutUninit<ipc::Service, [MaybeUninit<u8>], Kind>;
+/// A service's user header: `()` for data, [`Kind`] for control.
+trait Header: std::fmt::Debug + ZeroCopySend {}
+impl<H: std::fmt::Debug + ZeroCopySend> Header for H {}
+
+type PubSub<H> = publish_subscribe::PortFactory<ipc::Service, Payload, H>;
+type Pub<H> = Publisher<ipc::Service, Payload, H>;
+type Sub<H> = Subscriber<ipc::Service, Payload, H>;
+type Taken = Sample<ipc::Service, Payload, ()>;
+type Loaned = iceoryx2::sample_mut_uninit::SampleMutUninit<ipc::Service, [MaybeUninit<u8>], ()>;
+
+/// Configures a service of one publisher and one subscriber, then creates it
+/// (`listening`) or opens it.
+fn pubsub_service<H: Header>(
+    b: iceoryx2::service::builder::publish_subscribe::Builder<Payload, H, ipc::Service>,
+    listening: bool,
+    what: &str,
+    safe_overflow: bool,
+    buffer: usize,
+    history: usize,
+) -> Result<PubSub<H>, String> {
+    let b = b
+        .max_publishers(1)
+        .max_subscribers(1)
+        .max_nodes(2)
+        .enable_safe_overflow(safe_overflow)
+        .subscriber_max_buffer_size(buffer)
+        .history_size(history);
+    if listening {
+        b.create().map_err(|e| format!("create {what}: {e:?}"))
+    } else {
+        b.open().map_err(|e| format!("open {what}: {e:?}"))
+    }
+}
+
+/// A publisher that retries a full buffer while the peer is worth waiting for.
+fn publisher<H: Header>(service: &PubSub<H>, peer: &Arc<PeerWatch>) -> Result<Pub<H>, String> {
+    let watched = peer.clone();
+    service
+        .publisher_builder()
+        .initial_max_slice_len(INITIAL_SLICE)
+        .allocation_strategy(AllocationStrategy::PowerOfTwo)
+        .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+        .set_backpressure_handler(move |info: &BackpressureInfo| {
+            if info.elapsed_time < PEER_CHECK || watched.worth_waiting() {
+                BackpressureAction::Retry
+            } else {
+                BackpressureAction::DiscardDataAndFail
+            }
+        })
+        .create()
+        .map_err(|e| format!("publisher: {e:?}"))
+}
+
+fn subscriber<H: Header>(service: &PubSub<H>, buffer: usize) -> Result<Sub<H>, String> {
+    service
+        .subscriber_builder()
+        .buffer_size(buffer)
+        .create()
+        .map_err(|e| format!("subscriber: {e:?}"))
+}
 
 /// Everything iceoryx2 of one side: ports first (they drop first), then the services,
 /// then the node.
 pub(super) struct Ports {
-    tx: Pub,
-    pub(super) rx: Sub,
+    tx: Pub<()>,
+    pub(super) rx: Sub<()>,
     /// Control samples out: never safe overflow, always retried until delivered.
-    ctl_tx: Pub,
+    ctl_tx: Pub<Kind>,
     /// Control samples in.
-    pub(super) ctl_rx: Sub,
+    pub(super) ctl_rx: Sub<Kind>,
     notifier: Option<Notifier<ipc::Service>>,
     listener: Option<EventListener<ipc::Service>>,
-    tx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
-    _rx_service: publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
-    _ctl_services: [publish_subscribe::PortFactory<ipc::Service, Payload, Kind>; 2],
+    tx_service: PubSub<()>,
+    _rx_service: PubSub<()>,
+    _ctl_services: [PubSub<Kind>; 2],
     _events: Option<[event::PortFactory<ipc::Service>; 2]>,
     _node: LastNode,
 }
@@ -52,7 +158,7 @@ impl Ports {
         t: &Iceoryx2,
         base: &str,
         listening: bool,
-        peer: &Arc<AtomicI32>,
+        peer: &Arc<PeerWatch>,
     ) -> Result<Ports, String> {
         let last = LastNode::create()?;
         let node = last.node();
@@ -65,58 +171,29 @@ impl Ports {
             ServiceName::new(&format!("{base}/{suffix}"))
                 .map_err(|e| format!("service name {base}/{suffix}: {e:?}"))
         };
-        // Control services never overflow safely, whatever the data services do: a
-        // control sample replaced before it was taken would stop the channel.
-        let pubsub = |suffix: &str, safe_overflow: bool, buffer: usize, history: usize| {
+        let data = |suffix: &str| {
             let b = node
                 .service_builder(&service_name(suffix)?)
+                .publish_subscribe::<Payload>();
+            pubsub_service(b, listening, suffix, t.safe_overflow, t.buffer, t.history)
+        };
+        // Control services never overflow safely, whatever the data services do: a
+        // control sample replaced before it was taken would stop the channel.
+        let control = |suffix: &str| {
+            let suffix = format!("{suffix}.ctl");
+            let b = node
+                .service_builder(&service_name(&suffix)?)
                 .publish_subscribe::<Payload>()
-                .user_header::<Kind>()
-                .max_publishers(1)
-                .max_subscribers(1)
-                .max_nodes(2)
-                .enable_safe_overflow(safe_overflow)
-                .subscriber_max_buffer_size(buffer)
-                .history_size(history);
-            if listening {
-                b.create().map_err(|e| format!("create {suffix}: {e:?}"))
-            } else {
-                b.open().map_err(|e| format!("open {suffix}: {e:?}"))
-            }
+                .user_header::<Kind>();
+            pubsub_service(b, listening, &suffix, false, CONTROL_BUFFER, 0)
         };
-        let tx_service = pubsub(out, t.safe_overflow, t.buffer, t.history)?;
-        let rx_service = pubsub(inn, t.safe_overflow, t.buffer, t.history)?;
-        let ctl_tx_service = pubsub(&format!("{out}.ctl"), false, CONTROL_BUFFER, 0)?;
-        let ctl_rx_service = pubsub(&format!("{inn}.ctl"), false, CONTROL_BUFFER, 0)?;
-        let publisher = |service: &publish_subscribe::PortFactory<ipc::Service, Payload, Kind>| {
-            let watched = peer.clone();
-            service
-                .publisher_builder()
-                .initial_max_slice_len(INITIAL_SLICE)
-                .allocation_strategy(AllocationStrategy::PowerOfTwo)
-                .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
-                .set_backpressure_handler(move |info: &BackpressureInfo| {
-                    if info.elapsed_time < PEER_CHECK || peer_alive(watched.load(Ordering::Relaxed))
-                    {
-                        BackpressureAction::Retry
-                    } else {
-                        BackpressureAction::DiscardDataAndFail
-                    }
-                })
-                .create()
-                .map_err(|e| format!("publisher: {e:?}"))
-        };
-        let subscriber = |service: &publish_subscribe::PortFactory<ipc::Service, Payload, Kind>,
-                          buffer| {
-            service
-                .subscriber_builder()
-                .buffer_size(buffer)
-                .create()
-                .map_err(|e| format!("subscriber: {e:?}"))
-        };
-        let tx = publisher(&tx_service)?;
+        let tx_service = data(out)?;
+        let rx_service = data(inn)?;
+        let ctl_tx_service = control(out)?;
+        let ctl_rx_service = control(inn)?;
+        let tx = publisher(&tx_service, peer)?;
         let rx = subscriber(&rx_service, t.buffer)?;
-        let ctl_tx = publisher(&ctl_tx_service)?;
+        let ctl_tx = publisher(&ctl_tx_service, peer)?;
         let ctl_rx = subscriber(&ctl_rx_service, CONTROL_BUFFER)?;
         let (notifier, listener, events) = match t.wait {
             Wait::Spin => (None, None, None),
@@ -166,7 +243,7 @@ impl Ports {
 pub struct Iceoryx2Listener {
     pub(super) address: String,
     pub(super) ports: Ports,
-    pub(super) peer: Arc<AtomicI32>,
+    pub(super) peer: Arc<PeerWatch>,
     pub(super) wait: Wait,
 }
 
@@ -195,7 +272,7 @@ pub struct Iceoryx2Endpoint {
     pub(super) spare: Option<Loaned>,
     pub(super) ports: Ports,
     pub(super) wait: Wait,
-    pub(super) peer: Arc<AtomicI32>,
+    pub(super) peer: Arc<PeerWatch>,
     pub(super) tx_closed: bool,
     pub(super) rx_closed: bool,
     /// The peer's end-of-stream mark arrived; its data samples, all sent before it,
@@ -207,13 +284,15 @@ pub struct Iceoryx2Endpoint {
     /// (it received the hello); for the connector, once the listener's
     /// [`ACCEPTED`] sample arrived.
     pub(super) ready: bool,
+    /// How long the connector waits for the acceptance: its connect deadline.
+    pub(super) accept_by: Option<Instant>,
 }
 
 impl std::fmt::Debug for Iceoryx2Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Iceoryx2Endpoint")
             .field("wait", &self.wait)
-            .field("peer", &self.peer.load(Ordering::Relaxed))
+            .field("peer", &self.peer.pid())
             .finish()
     }
 }
@@ -229,20 +308,18 @@ fn gone(what: &str) -> io::Error {
 
 impl Iceoryx2Endpoint {
     fn peer_pid(&self) -> i32 {
-        self.peer.load(Ordering::Relaxed)
+        self.peer.pid()
     }
 
     /// Publishes a filled sample and notifies; a sample nobody received means the
     /// peer's subscriber has gone.
     #[inline]
-    fn publish(
+    fn publish<H: Header>(
         &mut self,
-        sample: iceoryx2::sample_mut::SampleMut<ipc::Service, Payload, Kind>,
+        sample: iceoryx2::sample_mut::SampleMut<ipc::Service, Payload, H>,
     ) -> io::Result<()> {
         let delivered = sample.send().map_err(|e| match e {
-            iceoryx2::port::SendError::UnableToDeliver => {
-                gone(&format!("the peer process {} died", self.peer_pid()))
-            }
+            iceoryx2::port::SendError::UnableToDeliver => self.peer.why(),
             e => io::Error::other(format!("{NAME}: send failed: {e:?}")),
         })?;
         if delivered == 0 {
@@ -255,17 +332,12 @@ impl Iceoryx2Endpoint {
         Ok(())
     }
 
-    /// Loans a sample of `len` bytes of kind `kind`, lets `fill` write it in place and
+    /// Loans a data sample of `len` bytes, lets `fill` write it in place and
     /// publishes it.
     #[inline]
-    fn send_kind<F: FnOnce(&mut [u8])>(
-        &mut self,
-        kind: Kind,
-        len: usize,
-        fill: F,
-    ) -> io::Result<()> {
+    fn send_data<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
         if !self.ready {
-            self.wait_accepted(None)?;
+            self.wait_accepted(self.accept_by)?;
         }
         let mut sample = match self.spare.take() {
             Some(s) if s.payload().len() == len => s,
@@ -275,7 +347,6 @@ impl Iceoryx2Endpoint {
                 self.loan(len)?
             }
         };
-        *sample.user_header_mut() = kind;
         let raw: *mut [MaybeUninit<u8>] = sample.payload_mut();
         // SAFETY: the slice lies in a shared-memory data segment that the kernel
         // zero-filled when it was mapped and that earlier samples wrote: its bytes are
@@ -285,10 +356,8 @@ impl Iceoryx2Endpoint {
         // SAFETY: as above, every byte of the payload is initialised.
         let sample = unsafe { sample.assume_init() };
         self.publish(sample)?;
-        if kind == DATA {
-            // Best effort: without a spare the next send loans on its own.
-            self.spare = self.ports.tx.loan_slice_uninit(len).ok();
-        }
+        // Best effort: without a spare the next send loans on its own.
+        self.spare = self.ports.tx.loan_slice_uninit(len).ok();
         Ok(())
     }
 
@@ -303,7 +372,7 @@ impl Iceoryx2Endpoint {
     /// which never overflows: it waits until the peer's buffer has room.
     pub(super) fn send_control(&mut self, kind: Kind) -> io::Result<()> {
         if !self.ready {
-            self.wait_accepted(None)?;
+            self.wait_accepted(self.accept_by)?;
         }
         let mut sample = self.ports.ctl_tx.loan_slice_uninit(0).map_err(|e| {
             io::Error::other(format!("{NAME}: loan of a control sample failed: {e}"))
@@ -341,7 +410,8 @@ impl Iceoryx2Endpoint {
     /// that sent a full buffer before the listener's first poll (a busy machine, many
     /// channels) would so see a live peer as gone. The listener's [`ACCEPTED`]
     /// sample, sent after it took the hello, proves its subscriber is connected.
-    /// `until` bounds the wait (else only the peer's death ends it).
+    /// `until` bounds the wait (the connect deadline; else only the peer's death or
+    /// the owner's giving up ends it).
     #[cold]
     pub(super) fn wait_accepted(&mut self, until: Option<Instant>) -> io::Result<()> {
         let mut polls = 0u32;
@@ -374,13 +444,16 @@ impl Iceoryx2Endpoint {
             std::thread::sleep(Duration::from_micros(50));
             if last_check.elapsed() >= PEER_CHECK {
                 last_check = Instant::now();
-                if !peer_alive(self.peer_pid()) {
-                    return Err(gone(&format!("the peer process {} died", self.peer_pid())));
+                if !self.peer.worth_waiting() {
+                    return Err(self.peer.why());
                 }
                 if until.is_some_and(|t| last_check >= t) {
                     return Err(io::Error::new(
                         io::ErrorKind::TimedOut,
-                        format!("{NAME}: the listener did not accept"),
+                        format!(
+                            "{NAME}: the listener (process {}) did not accept the connection in time",
+                            self.peer_pid()
+                        ),
                     ));
                 }
             }
@@ -439,11 +512,12 @@ impl Iceoryx2Endpoint {
             let since = *last_check.get_or_insert(now);
             if now.duration_since(since) >= PEER_CHECK {
                 last_check = Some(now);
-                if !peer_alive(self.peer_pid())
-                    && !self.ports.rx.has_samples().unwrap_or(false)
-                    && !self.ports.ctl_rx.has_samples().unwrap_or(false)
+                if self.peer.abandoned()
+                    || (!peer_alive(self.peer_pid())
+                        && !self.ports.rx.has_samples().unwrap_or(false)
+                        && !self.ports.ctl_rx.has_samples().unwrap_or(false))
                 {
-                    return Err(gone(&format!("the peer process {} died", self.peer_pid())));
+                    return Err(self.peer.why());
                 }
             }
         }
@@ -474,7 +548,7 @@ impl Iceoryx2Endpoint {
                     .dynamic_config()
                     .number_of_subscribers()
                     == 0
-                    || !peer_alive(self.peer_pid()))
+                    || !self.peer.worth_waiting())
             {
                 return;
             }
@@ -514,7 +588,7 @@ impl Endpoint for Iceoryx2Endpoint {
                 "sending side already closed",
             ));
         }
-        self.send_kind(DATA, len, fill)
+        self.send_data(len, fill)
     }
 
     /// Takes a sample of exactly `len` bytes and lets `read` read it in place.
@@ -558,6 +632,10 @@ impl Endpoint for Iceoryx2Endpoint {
                 None => Recv::Closed,
             },
         )
+    }
+
+    fn abandon_when(&mut self, flag: Arc<AtomicBool>) {
+        let _ = self.peer.abandon.set(flag);
     }
 
     fn close_send(&mut self) -> io::Result<()> {

@@ -14,7 +14,8 @@
 //! opposite ports, connects its subscribers and sends a hello sample carrying its pid;
 //! `accept()` waits (bounded) for that hello and answers with an acceptance sample.
 //! Each side thus knows the other's pid. The connector's first send waits for the
-//! acceptance: iceoryx2 delivers to a subscriber only once that subscriber has
+//! acceptance, at most until the deadline `connect()` was given (then it fails with
+//! [`io::ErrorKind::TimedOut`], naming the transport and the listener's pid): iceoryx2 delivers to a subscriber only once that subscriber has
 //! connected (it does when it polls), and gives up on it, rather than block, when the
 //! buffer fills first, so a fast connector could otherwise find a live listener
 //! "gone" before its first poll.
@@ -31,7 +32,8 @@
 //! warm-up absorbs it. Nothing is batched: every `send` publishes its sample (and
 //! notifies, with `wait=event`), so `flush` has nothing to do. The control samples
 //! (the acceptance, the end-of-stream mark `close_send` sends, and its
-//! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each; a
+//! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each
+//! (data samples carry no user header, as in iceoryx2's own benchmark); a
 //! receiver whose data service is empty polls its control service, and takes the
 //! peer's end-of-stream mark only once the data service is empty after it (the data
 //! was all published before the mark).
@@ -60,7 +62,9 @@
 //! last user goes. A receiver that waits re-checks about every 10 ms that the peer
 //! process lives, and a sender blocked on a full buffer does the same in its
 //! backpressure handler, so both fail with [`io::ErrorKind::BrokenPipe`] instead of
-//! waiting for a dead process. A dead process's node, ports and services are stale
+//! waiting for a dead process. A peer that is a thread of the same process never dies:
+//! there the owner's flag ([`Endpoint::abandon_when`]) ends the same waits, with
+//! [`io::ErrorKind::ConnectionAborted`], and the endpoints drop as usual. A dead process's node, ports and services are stale
 //! resources: they are removed through iceoryx2's dead-node cleanup
 //! ([`remove_dead_nodes`]) when a process first uses this transport and when an
 //! endpoint whose peer died is dropped. So is a node that a process killed while
@@ -95,7 +99,7 @@ pub use domain::{PREFIX_ENV, config, remove_dead_nodes, remove_idle_domain};
 pub use endpoint::{Iceoryx2Endpoint, Iceoryx2Listener};
 
 use domain::{io_err, prepare_process};
-use endpoint::Ports;
+use endpoint::{PeerWatch, Ports};
 
 use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
@@ -273,7 +277,7 @@ impl Transport for Iceoryx2 {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed),
         );
-        let peer = Arc::new(AtomicI32::new(0));
+        let peer = PeerWatch::new(0);
         let ports = Ports::new(self, &address, true, &peer).map_err(io_err("listen"))?;
         Ok(Iceoryx2Listener {
             address,
@@ -286,7 +290,7 @@ impl Transport for Iceoryx2 {
     fn connect(
         &self,
         address: &str,
-        _deadline: Instant,
+        deadline: Instant,
     ) -> Result<Iceoryx2Endpoint, TransportError> {
         let Some(pid) = parse_address(address) else {
             return Err(TransportError::BadAddress {
@@ -296,15 +300,16 @@ impl Transport for Iceoryx2 {
             });
         };
         prepare_process();
-        let peer = Arc::new(AtomicI32::new(pid));
+        let peer = PeerWatch::new(pid);
         let ports = Ports::new(self, address, false, &peer).map_err(io_err("connect"))?;
         // Our subscriber connects to the listener's publisher now, before the hello,
         // so that nothing the listener sends after accepting can miss it.
-        for rx in [&ports.rx, &ports.ctl_rx] {
-            rx.update_connections()
-                .map_err(|e| format!("subscriber connection: {e:?}"))
-                .map_err(io_err("connect"))?;
-        }
+        ports
+            .rx
+            .update_connections()
+            .and_then(|()| ports.ctl_rx.update_connections())
+            .map_err(|e| format!("subscriber connection: {e:?}"))
+            .map_err(io_err("connect"))?;
         // The hello goes out at once (`ready`); then sending waits for the listener's
         // acceptance (see `Iceoryx2Endpoint::wait_accepted`).
         let mut ep = Iceoryx2Endpoint {
@@ -317,6 +322,7 @@ impl Transport for Iceoryx2 {
             end_seen: false,
             acked: false,
             ready: true,
+            accept_by: Some(deadline),
         };
         let mut hello = [0u8; 12];
         hello[..8].copy_from_slice(&HELLO_MAGIC);
@@ -355,7 +361,7 @@ impl Listener for Iceoryx2Listener {
                     .ok_or_else(|| "a malformed hello from the connector".to_string())
                     .map_err(io_err("accept"))?;
                 drop(s);
-                self.peer.store(pid, Ordering::Relaxed);
+                self.peer.set_pid(pid);
                 let mut ep = Iceoryx2Endpoint {
                     spare: None,
                     ports: self.ports,
@@ -366,6 +372,7 @@ impl Listener for Iceoryx2Listener {
                     end_seen: false,
                     acked: false,
                     ready: true,
+                    accept_by: None,
                 };
                 ep.send_control(endpoint::ACCEPTED)
                     .map_err(|e| e.to_string())
