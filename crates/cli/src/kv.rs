@@ -112,11 +112,19 @@ fn serve_until(cfg: ServerConfig, stop: &AtomicBool, quiet: bool) -> Result<u8> 
     out.flush()?;
     drop(out);
     if !quiet {
+        let workers = if server.workers() == cfg.workers {
+            format!("{} worker(s)", cfg.workers)
+        } else {
+            format!(
+                "{} worker(s) ({} asked for; one per CPU at most)",
+                server.workers(),
+                cfg.workers
+            )
+        };
         eprintln!(
-            "{} kv server, {} buckets, {} worker(s), on {} (Ctrl-C to stop)",
+            "{} kv server, {} buckets, {workers}, on {} (Ctrl-C to stop)",
             cfg.arch.name(),
             cfg.buckets,
-            cfg.workers,
             server.name()
         );
     }

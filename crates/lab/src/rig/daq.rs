@@ -11,7 +11,11 @@
 //! * [`HOST_CPU_PERCENT`], [`TOP_CPU_PERCENT`], [`HOST_CPU_NS_PER_BYTE`],
 //!   [`ENGINES_CPU_S`], [`STATUS_READS_PER_ACQ`], [`MISMATCHES`];
 //! * the host CPU split by what the readers did: [`WAIT_CPU_PERCENT`] (waiting for
-//!   the end of acquisitions) and [`WORK_CPU_PERCENT`] (copies and conversions).
+//!   the end of acquisitions) and [`WORK_CPU_PERCENT`] (copies and conversions);
+//! * [`READOUT_CPU_NS_PER_BYTE`]: the readout rows' CPU per byte with the DMA
+//!   engine's counted, so `mmap`'s copy by the engine is not free;
+//! * per board (`<what>_board<i>`, [`board_figure`]): [`CPU_PERCENT`] (its reader and
+//!   its engine) and [`ENGINE_CPU_PERCENT`] (its engine alone).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::clock::Stamp;
@@ -31,6 +35,13 @@ pub const ENGINES_CPU_S: &str = "engines_cpu_s";
 pub const WAIT_CPU_PERCENT: &str = "wait_cpu_percent";
 /// The readers' CPU % in the functions: readout copies and conversions.
 pub const WORK_CPU_PERCENT: &str = "work_cpu_percent";
+/// CPU ns per raw byte read of the readout rows: the readers' and the engines'
+/// that served them.
+pub const READOUT_CPU_NS_PER_BYTE: &str = "readout_cpu_ns_per_byte";
+/// A board's CPU % over the run: its reader (waiting and working) and its engine.
+pub const CPU_PERCENT: &str = "cpu_percent";
+/// A board's DMA engine CPU % over the run.
+pub const ENGINE_CPU_PERCENT: &str = "engine_cpu_percent";
 /// Status reads per acquisition (polling).
 pub const STATUS_READS_PER_ACQ: &str = "status_reads_per_acq";
 /// Samples that did not match the pattern.
@@ -39,6 +50,11 @@ pub const MISMATCHES: &str = "sample_mismatches";
 /// A figure name for function `func` and `what`.
 pub fn func_figure(func: &str, what: &str) -> String {
     format!("{func}_{what}")
+}
+
+/// A per-board figure name: `what` of board `board`.
+pub fn board_figure(what: &str, board: usize) -> String {
+    format!("{what}_board{board}")
 }
 
 /// The rig of one point.
@@ -115,6 +131,26 @@ pub fn record(run: &DaqRun, primary: &str) -> RunRecord {
         rec.figures.insert(
             HOST_CPU_NS_PER_BYTE.to_string(),
             host_s * 1e9 / read_bytes as f64,
+        );
+        let readout_ns: u64 = run
+            .rows
+            .iter()
+            .filter(|r| r.func == "func_readout")
+            .map(|r| r.total_cpu_ns())
+            .sum();
+        rec.figures.insert(
+            READOUT_CPU_NS_PER_BYTE.to_string(),
+            readout_ns as f64 / read_bytes as f64,
+        );
+    }
+    for b in &run.cpu.boards {
+        rec.figures.insert(
+            board_figure(CPU_PERCENT, b.board),
+            b.total_s() / window * 100.0,
+        );
+        rec.figures.insert(
+            board_figure(ENGINE_CPU_PERCENT, b.board),
+            b.engine_s / window * 100.0,
         );
     }
     if run.acquisitions > 0 {

@@ -173,9 +173,18 @@ pub struct Row {
     /// out).
     #[serde(default)]
     pub cpu_ns: u64,
+    /// The board's DMA engine thread's CPU time serving these passes, ns: the
+    /// `mmap` readout's copy into the reader's mapping (the `read` path's engine
+    /// only paces and sleeps).
+    #[serde(default)]
+    pub engine_cpu_ns: u64,
 }
 
 impl Row {
+    /// CPU time of the passes, ns: the reader's and the engine's that served it.
+    pub fn total_cpu_ns(&self) -> u64 {
+        self.cpu_ns + self.engine_cpu_ns
+    }
     /// `size [MB]`.
     pub fn size_mb(&self) -> f64 {
         self.bytes_raw as f64 / 1e6
@@ -241,6 +250,29 @@ pub struct DaqCpu {
     /// the memcpy rows included): the rows' `cpu_ns`.
     #[serde(default)]
     pub work_s: f64,
+    /// CPU per board: its reader's and its DMA engine's, in board order.
+    #[serde(default)]
+    pub boards: Vec<BoardCpu>,
+}
+
+/// One board's CPU over a run, seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BoardCpu {
+    /// Board index.
+    pub board: usize,
+    /// Its reader waiting for the end of acquisitions.
+    pub wait_s: f64,
+    /// Its reader in the functions (the sample check left out).
+    pub work_s: f64,
+    /// Its DMA engine thread (the model's copy for `mmap`, pacing for `read`).
+    pub engine_s: f64,
+}
+
+impl BoardCpu {
+    /// Reader and engine together.
+    pub fn total_s(&self) -> f64 {
+        self.wait_s + self.work_s + self.engine_s
+    }
 }
 
 impl DaqCpu {
@@ -333,6 +365,12 @@ struct Acc {
     passes: u64,
     out: u64,
     cpu: u64,
+    /// The engine's CPU serving these passes, ns.
+    engine: u64,
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Acc {
@@ -356,6 +394,7 @@ struct Shared<'a> {
     wait_cpu_ns: AtomicU64,
     status_reads: AtomicU64,
     acquisitions: AtomicU64,
+    boards: Mutex<Vec<BoardCpu>>,
 }
 
 /// A digitizer ready for runs of one spec.
@@ -399,6 +438,7 @@ impl Readout {
             wait_cpu_ns: AtomicU64::new(0),
             status_reads: AtomicU64::new(0),
             acquisitions: AtomicU64::new(0),
+            boards: Mutex::new(Vec::new()),
         };
         let done = AtomicBool::new(false);
         let host_ns = |snap: &CpuSnapshot| {
@@ -454,6 +494,11 @@ impl Readout {
         let host_percent = host_s / process.window_s.max(1e-9) * 100.0;
         let rows = shared.rows.into_inner().unwrap_or_else(|e| e.into_inner());
         let work_s = rows.iter().map(|r| r.cpu_ns).sum::<u64>() as f64 / 1e9;
+        let mut boards = shared
+            .boards
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        boards.sort_by_key(|b| b.board);
         Ok(DaqRun {
             td: shared.td,
             rows,
@@ -465,6 +510,7 @@ impl Readout {
                 top_percent: top,
                 wait_s: shared.wait_cpu_ns.load(Ordering::Relaxed) as f64 / 1e9,
                 work_s,
+                boards,
             },
             status_reads: shared.status_reads.into_inner(),
             acquisitions: shared.acquisitions.into_inner(),
@@ -508,6 +554,8 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
     let mut acc = vec![Acc::default(); sh.funcs.len() + 2];
     let mut integrity = Integrity::default();
     let loops = spec.loops.max(1);
+    let engine0 = board.engine_cpu();
+    let mut wait_ns = 0u64;
     // Returns the check's wall time and CPU time, both left out of the row.
     let verify_raw = |got: &[u16], integrity: &mut Integrity| -> (u64, u64) {
         let (t0, c0) = (Stamp::now(), thread_cpu_ns());
@@ -528,6 +576,7 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
         busy_ns: a.busy,
         output_samples: a.out,
         cpu_ns: a.cpu,
+        engine_cpu_ns: a.engine,
     };
     let mut completed = 0;
     for l in 0..loops {
@@ -546,13 +595,15 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
                 DaqEnd::Irq => board.wait_irq(wait_limit(spec.trigger))?,
             }
             sh.acquisitions.fetch_add(1, Ordering::Relaxed);
-            sh.wait_cpu_ns
-                .fetch_add(thread_cpu_ns() - c0, Ordering::Relaxed);
+            let waited = thread_cpu_ns() - c0;
+            wait_ns += waited;
+            sh.wait_cpu_ns.fetch_add(waited, Ordering::Relaxed);
         }
         for (k, &f) in sh.funcs.iter().enumerate() {
             match f {
                 Function::Readout => {
                     let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+                    let e0 = board.engine_cpu();
                     let (mut excluded, mut excluded_cpu) = (0, 0);
                     for _ in 0..nreads {
                         match spec.access {
@@ -573,6 +624,7 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
                     }
                     let cpu = (thread_cpu_ns() - c0).saturating_sub(excluded_cpu);
                     acc[k].add(t0, Stamp::now(), excluded, nreads, 0, cpu);
+                    acc[k].engine += nanos(board.engine_cpu().saturating_sub(e0));
                 }
                 Function::WritePattern => {
                     match spec.kernels {
@@ -580,11 +632,13 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
                         Kernels::Improved => improved::write_pattern(&mut buf),
                     }
                     let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+                    let e0 = board.engine_cpu();
                     for _ in 0..nreads {
                         board.write(&buf)?;
                     }
                     let t1 = Stamp::now();
                     acc[k].add(t0, t1, 0, nreads, 0, thread_cpu_ns() - c0);
+                    acc[k].engine += nanos(board.engine_cpu().saturating_sub(e0));
                     if spec.verify {
                         let mut back = vec![0u16; n];
                         board.read_written(&mut back)?;
@@ -643,6 +697,15 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
             }
         }
     }
+    sh.boards
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(BoardCpu {
+            board: board.index(),
+            wait_s: wait_ns as f64 / 1e9,
+            work_s: acc.iter().map(|a| a.cpu).sum::<u64>() as f64 / 1e9,
+            engine_s: board.engine_cpu().saturating_sub(engine0).as_secs_f64(),
+        });
     Ok(integrity)
 }
 

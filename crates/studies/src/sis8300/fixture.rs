@@ -15,7 +15,7 @@ pub fn sis8300_doc() -> ResultDoc {
     use super::{Scale, params, points};
     use xferbench_lab::clock::Stamp;
     use xferbench_lab::rig::daq::record;
-    use xferbench_lab::workload::daq::{DaqCpu, DaqEnd, DaqRun, Kernels, Row};
+    use xferbench_lab::workload::daq::{Access, BoardCpu, DaqCpu, DaqEnd, DaqRun, Kernels, Row};
     let speed = |func: &str, k: Kernels, factor: usize| -> f64 {
         let base = match func {
             "func_dec" | "func_no_decsca" => 800.0,
@@ -60,6 +60,11 @@ pub fn sis8300_doc() -> ResultDoc {
                             busy_ns: busy,
                             output_samples: if func == "func_readout" { 0 } else { bytes / 2 },
                             cpu_ns: busy / 2,
+                            engine_cpu_ns: if s.access == Access::Mmap && func == "func_readout" {
+                                busy / 2
+                            } else {
+                                0
+                            },
                         });
                     }
                 }
@@ -93,6 +98,14 @@ pub fn sis8300_doc() -> ResultDoc {
                             (_, DaqEnd::Irq) => 0.002 * n,
                         },
                         work_s: s.samples as f64 / 1e8,
+                        boards: (0..s.links.len())
+                            .map(|b| BoardCpu {
+                                board: b,
+                                wait_s: 0.18,
+                                work_s: s.samples as f64 / 1e8 / n,
+                                engine_s: if s.access == Access::Mmap { 0.01 } else { 0.0 },
+                            })
+                            .collect(),
                     },
                     status_reads: if s.end == DaqEnd::Poll {
                         1200 * u64::from(s.loops)

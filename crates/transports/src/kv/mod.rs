@@ -266,6 +266,12 @@ impl Server {
         served(&self.objects[0])
     }
 
+    /// The workers that serve: those asked for, except that `sharded` runs at most
+    /// one per CPU ([`sharded::serving_workers`]).
+    pub fn workers(&self) -> u32 {
+        self.objects[0].workers()
+    }
+
     /// Whether a thread failed (the server then stops).
     pub fn failed(&self) -> bool {
         self.shared.stop.load(Ordering::Relaxed)

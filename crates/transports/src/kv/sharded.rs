@@ -35,6 +35,8 @@
 //!   ([`CLIENT_SPIN`], [`WORKER_SPIN`]), then sleep on a futex
 //!   in bounded slices with the lost-wake-up-free protocol of [`crate::shm::wait`].
 //!   17 clients on 2 CPUs therefore sleep instead of burning the machine.
+//! * **Workers.** A server runs at most one worker per CPU
+//!   ([`serving_workers`]): `-n 16` on 2 CPUs serves with 2.
 //! * **Leave.** The client marks its slot `LEAVING`; the worker drops it and frees it.
 //! * **Death.** Every [`HOUSEKEEPING`] a worker checks that the pid of each of its
 //!   clients is alive; a dead client's slot is dropped and freed, whatever it was
@@ -169,9 +171,10 @@ pub(crate) fn start(
     cfg: &ServerConfig,
     shared: &Arc<ServerShared>,
 ) -> Result<Started, KvError> {
+    let serving = serving_workers(cfg.workers);
     let fields = HeaderFields {
         arch: cfg.arch,
-        workers: cfg.workers,
+        workers: serving,
         buckets: cfg.buckets as u64,
         part: 0,
         companion: (0, 0),
@@ -179,7 +182,7 @@ pub(crate) fn start(
     // Zeroed memory is the initial state: every slot FREE, every count 0.
     let obj = Arc::new(ShmObject::create(name, fields, |_| Ok(()))?);
     let mut threads = Vec::new();
-    for w in 0..cfg.workers {
+    for w in 0..serving {
         let (o, s) = (Arc::clone(&obj), Arc::clone(shared));
         threads.push(
             std::thread::Builder::new()
@@ -192,6 +195,22 @@ pub(crate) fn start(
         );
     }
     Ok((vec![obj], threads))
+}
+
+/// The worker threads a sharded server runs when `requested` are asked for: at most
+/// one per CPU this process may run on (`sched_getaffinity`, cgroup quota).
+///
+/// A worker with clients polls before it sleeps, and each client is served by one
+/// worker. With more workers than CPUs, the workers with work take turns on the
+/// cores: a client's batch waits until its own worker gets a time slice, and every
+/// batch costs a wake-up and a switch, while one worker per CPU serves its clients
+/// round-robin, a batch after another. Clients attach to the workers that run, so
+/// the object's header says how many serve.
+pub fn serving_workers(requested: u32) -> u32 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    requested
+        .min(u32::try_from(cpus).unwrap_or(u32::MAX))
+        .max(1)
 }
 
 fn mode(spin: Duration) -> WaitMode {
