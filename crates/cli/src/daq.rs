@@ -1,14 +1,29 @@
-//! `xferbench daq`: `sis8300drv_threads` on the digitizer model. Prints the
-//! original's "Parameters:" block and rows, then the aggregates over the common
-//! window and the CPU figures the original did not have.
+//! `xferbench daq`: `sis8300drv_threads` on the digitizer model, as a one-point
+//! plan run by the point loop with a [`DaqRig`] (one measured run, no warm-up).
+//! Prints the original's "Parameters:" block, then its rows, the aggregates over
+//! the common window and the CPU figures the original did not have, all drawn from
+//! the result document (the rig records every row in the run's figures).
 
-use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, usage};
-use crate::flags::choice;
+use crate::exit::usage;
+use crate::flags::{RecordArgs, WatchArgs, choice};
 use anyhow::Result;
 use clap::Args;
+use std::collections::BTreeMap;
 use std::io::Write;
-use xferbench_lab::workload::daq::{DaqRun, DaqRunError, DaqSpec, Readout};
-use xferbench_lab::workload::daq_doc::DaqDoc;
+use std::path::PathBuf;
+use std::time::Duration;
+use xferbench_lab::counters::{CounterMode, CounterSource};
+use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use xferbench_lab::record::FigureRules;
+use xferbench_lab::result::{PointResult, ResultDoc, RunRecord, Settings, figure};
+use xferbench_lab::rig::daq::{
+    ACQUISITIONS, DaqRig, ENGINES_CPU_S, HOST_CPU_PERCENT, STATUS_READS, TOP_CPU_PERCENT,
+    TOP_CPU_PERCENT_MAX, TOP_CPU_SAMPLES, VERIFY_CPU_S, WAIT_CPU_PERCENT, WORK_CPU_PERCENT,
+    func_figure,
+};
+use xferbench_lab::rig::{Rig, RunError};
+use xferbench_lab::workload::daq::DaqSpec;
+use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::daq::convert::Kernels;
 use xferbench_transports::daq::convert::ScaleParams;
 use xferbench_transports::daq::{
@@ -121,14 +136,38 @@ pub struct DaqArgs {
     /// `software` (at once).
     #[arg(long, value_name = "HZ|software", default_value = "14")]
     pub trigger: String,
-    /// Print the parameters, rows, aggregates and CPU as one JSON document
-    /// (docs/schema/daq.schema.json) instead of the tables.
+    /// Print the result document as JSON on stdout instead of the tables (the rows
+    /// are the run's figures: `<func>_<column>_board<i>`).
     #[arg(long)]
     pub json: bool,
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write one CSV row per point.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
+    pub export_md: Option<PathBuf>,
+    /// Write a self-contained HTML report.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// No tables; only errors (files are still written).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Machine limits and drift.
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 /// The spec the arguments describe, or a message naming the flag.
 pub fn spec(a: &DaqArgs) -> Result<DaqSpec, String> {
+    if let Some(d) = a.devices.iter().find(|d| d.contains(',')) {
+        return Err(format!("DEVICES {d:?}: a device name cannot hold a comma"));
+    }
     let names: Vec<&str> = a.link.split(',').map(str::trim).collect();
     let mut links = names
         .iter()
@@ -257,8 +296,125 @@ fn cols(cells: &[String]) -> String {
         .join(", ")
 }
 
-/// The rows and our figures.
-pub fn report(run: &DaqRun) -> String {
+/// The point's parameters: those of the SIS8300 study's points, and the
+/// original's settings that they fix.
+fn params(s: &DaqSpec, primary: &str) -> BTreeMap<String, String> {
+    let links: Vec<String> = s.links.iter().map(|l| l.name()).collect();
+    [
+        ("workload", "daq".to_string()),
+        ("devices", s.devices.join(",")),
+        ("boards", s.devices.len().to_string()),
+        ("links", links.join(",")),
+        ("samples", s.samples.to_string()),
+        ("reads", s.nreads.to_string()),
+        ("function", s.function.to_string()),
+        ("func", primary.to_string()),
+        ("offset", s.scale.offset.to_string()),
+        ("factor", s.scale.factor.to_string()),
+        ("scale_offset", s.scale.scale_offset.to_string()),
+        ("scale_factor", s.scale.scale_factor.to_string()),
+        ("kernels", s.kernels.name().to_string()),
+        (
+            "access",
+            match s.access {
+                Access::Read => "read",
+                Access::Mmap => "mmap",
+            }
+            .to_string(),
+        ),
+        (
+            "daq",
+            match (s.loops, s.end) {
+                (0, _) => "none",
+                (_, DaqEnd::Poll) => "poll",
+                (_, DaqEnd::Irq) => "irq",
+            }
+            .to_string(),
+        ),
+        ("loops", s.loops.to_string()),
+        (
+            "bus",
+            s.bus.map_or("none".to_string(), |b| format!("{}", b / 1e6)),
+        ),
+        (
+            "trigger",
+            match s.trigger {
+                Trigger::Internal(hz) => hz.to_string(),
+                Trigger::Software => "software".into(),
+            },
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Throughput of the primary function over the common window.
+const RULES: FigureRules = FigureRules {
+    primary: figure::THROUGHPUT,
+    higher_is_better: true,
+};
+
+/// The one point on its digitizer.
+struct OnePoint {
+    planned: Vec<PlannedPoint>,
+    spec: DaqSpec,
+    primary: &'static str,
+}
+
+impl Bench for OnePoint {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(
+            DaqRig::start(self.spec.clone(), self.primary)?.with_rows(),
+        ))
+    }
+}
+
+/// One row of the original's table, read back from a run's figures.
+struct Row {
+    place: f64,
+    func: String,
+    board: usize,
+}
+
+/// The rows a run recorded, in completion order.
+fn rows(r: &RunRecord) -> Vec<Row> {
+    let mut rows: Vec<Row> = r
+        .figures
+        .iter()
+        .filter_map(|(k, &place)| {
+            let (func, board) = k.rsplit_once("_row_board")?;
+            Some(Row {
+                place,
+                func: func.to_string(),
+                board: board.parse().ok()?,
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| a.place.total_cmp(&b.place));
+    rows
+}
+
+/// The original's rows, the aggregates and our CPU figures, drawn from the run of
+/// the document's one point.
+pub fn report(doc: &ResultDoc) -> String {
+    let Some((point, run)) = doc
+        .points
+        .first()
+        .and_then(|p: &PointResult| Some((p, p.runs.first()?)))
+    else {
+        return String::new();
+    };
+    let fig = |name: &str| run.figures.get(name).copied().unwrap_or(0.0);
+    let devices: Vec<&str> = point
+        .params
+        .get("devices")
+        .map_or(Vec::new(), |d| d.split(',').collect());
+    let rows = rows(run);
     let mut out = String::new();
     let head = [
         "func",
@@ -272,16 +428,17 @@ pub fn report(run: &DaqRun) -> String {
     ];
     out.push_str(&cols(&head.map(String::from)));
     out.push('\n');
-    for r in &run.rows {
+    for r in &rows {
+        let col = |what: &str| fig(&func_figure(&r.func, &format!("{what}_board{}", r.board)));
         out.push_str(&cols(&[
             r.func.clone(),
-            r.dev.clone(),
-            format!("{:.1}", r.size_mb()),
-            format!("{:.1}", r.start_ns as f64 / 1e6),
-            format!("{:.1}", r.end_ns as f64 / 1e6),
-            format!("{:.1}", r.dur_ms()),
-            format!("{:.1}", r.speed_mb_s()),
-            format!("{:.1}", r.output_samples_per_s() / 1e6),
+            devices.get(r.board).copied().unwrap_or("?").to_string(),
+            format!("{:.1}", col("size_mb")),
+            format!("{:.1}", col("start_ms")),
+            format!("{:.1}", col("end_ms")),
+            format!("{:.1}", col("dur_ms")),
+            format!("{:.1}", col("mb_s")),
+            format!("{:.1}", col("out_samples_per_s") / 1e6),
         ]));
         out.push('\n');
     }
@@ -297,54 +454,63 @@ pub fn report(run: &DaqRun) -> String {
         .map(String::from),
     ));
     out.push('\n');
-    for a in run.aggregates() {
+    let mut funcs: Vec<&str> = Vec::new();
+    for r in &rows {
+        if !funcs.contains(&r.func.as_str()) {
+            funcs.push(&r.func);
+        }
+    }
+    for f in funcs {
+        let agg = |what: &str| fig(&func_figure(f, what));
         out.push_str(&cols(&[
-            a.func.clone(),
-            a.boards.to_string(),
-            format!("{:.1}", a.window_ns as f64 / 1e6),
-            format!("{:.1}", a.speed_mb_s()),
-            format!("{:.1}", a.output_samples_per_s() / 1e6),
+            f.to_string(),
+            format!("{}", agg("agg_boards")),
+            format!("{:.1}", agg("agg_window_ms")),
+            format!("{:.1}", agg("agg_mb_s")),
+            format!("{:.1}", agg("out_samples_per_s") / 1e6),
         ]));
         out.push('\n');
     }
-    let c = &run.cpu;
-    let top = &c.top_percent;
+    let (user_s, sys_s, cpus, window_s) = run.cpu.first().map_or((0.0, 0.0, 0.0, 0.0), |c| {
+        (c.user_s, c.sys_s, c.cpus_utilised, c.window_s)
+    });
+    let samples = fig(TOP_CPU_SAMPLES);
     out.push_str(&format!(
         "\nCPU (100 % = one core):\n user            {:.3} s\n sys             {:.3} s\n \
          process         {:.1} % over {:.3} s\n model engines   {:.3} s (the DMA engines; not host CPU)\n \
          sample check    {:.3} s\n host            {:.1} % (process - engines - check)\n \
          top (0.5 s)     {}\n",
-        c.process.user_s,
-        c.process.sys_s,
-        c.process.cpus_utilised * 100.0,
-        c.process.window_s,
-        c.engines_s,
-        c.verify_s,
-        c.host_percent,
-        if top.is_empty() {
+        user_s,
+        sys_s,
+        cpus * 100.0,
+        window_s,
+        fig(ENGINES_CPU_S),
+        fig(VERIFY_CPU_S),
+        fig(HOST_CPU_PERCENT),
+        if samples == 0.0 {
             "no sample (the run was shorter than 0.5 s)".to_string()
         } else {
             format!(
                 "mean {:.1} %, max {:.1} %, {} samples",
-                c.top_mean(),
-                top.iter().cloned().fold(0.0, f64::max),
-                top.len()
+                fig(TOP_CPU_PERCENT),
+                fig(TOP_CPU_PERCENT_MAX),
+                samples
             )
         }
     ));
-    let pct = |x: f64| x / c.process.window_s.max(1e-9) * 100.0;
     out.push_str(&format!(
         " readers: work  {:.1} % (readout copies and conversions)\n",
-        pct(c.work_s)
+        fig(WORK_CPU_PERCENT)
     ));
-    if run.acquisitions > 0 {
+    if fig(ACQUISITIONS) > 0.0 {
         out.push_str(&format!(
             " readers: wait  {:.1} % (waiting for the end of acquisitions)\n",
-            pct(c.wait_s)
+            fig(WAIT_CPU_PERCENT)
         ));
         out.push_str(&format!(
             " acquisitions    {} ({} status reads)\n",
-            run.acquisitions, run.status_reads
+            fig(ACQUISITIONS),
+            fig(STATUS_READS)
         ));
     }
     if let Some(i) = run.integrity {
@@ -362,39 +528,83 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         Ok(s) => s,
         Err(m) => return Ok(usage("daq", m)),
     };
+    let primary = match spec.functions() {
+        Ok(f) => f[0].c_name(),
+        Err(m) => return Ok(usage("daq", m)),
+    };
+    for (flag, path) in [
+        ("--export-json", &a.export_json),
+        ("--export-csv", &a.export_csv),
+        ("--export-md", &a.export_md),
+        ("--export-html", &a.export_html),
+    ] {
+        if let Some(path) = path
+            && let Err(e) = crate::paths::file(flag, path)
+        {
+            return Ok(usage("daq", e));
+        }
+    }
+    let watch = match crate::config::watch(&a.watch) {
+        Ok(w) => w,
+        Err(e) => return Ok(usage("daq", e)),
+    };
     let stop = crate::stop::stop_flag()?;
+    let tables = !a.json && !a.quiet;
     let mut stdout = crate::out::stdout();
-    if !a.json {
+    if tables {
         writeln!(stdout, "{}{}", parameters(&spec), model(&spec))?;
         stdout.flush()?;
     }
-    let mut readout = match Readout::new(spec) {
-        Ok(r) => r,
-        Err(DaqRunError::Config(m)) => return Ok(usage("daq", m)),
-        Err(e) => {
-            eprintln!("error: digitizer model: {e}");
-            return Ok(EXIT_FAILURE);
-        }
+    let mut bench = OnePoint {
+        planned: vec![PlannedPoint {
+            params: params(&spec, primary),
+            size_bytes: spec.nbytes_raw(),
+            channels: spec.devices.len(),
+            rules: RULES,
+            verify: spec.verify,
+        }],
+        primary,
+        spec,
     };
-    let run = match readout.run(&stop) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(EXIT_FAILURE);
-        }
+    let opts = LoopOptions {
+        runs: 1,
+        warmup: 0,
+        interleave: false,
+        hang_timeout: Duration::from_secs(60),
+        counters: CounterMode::Off,
+        profile: None,
+        watch,
     };
+    let context = xferbench_lab::context::collect(
+        env!("CARGO_PKG_VERSION"),
+        std::env::args().collect(),
+        Settings {
+            workload: "daq".into(),
+            runs: 1,
+            warmup: 0,
+            count: Some(u64::from(bench.spec.nreads)),
+            duration_s: None,
+            peer: "thread".into(),
+            pin: false,
+            verify: bench.spec.verify,
+            interleave: false,
+        },
+    );
+    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
+    let export_failed = !crate::run::export(
+        &doc,
+        &a.export_json,
+        &a.export_csv,
+        &a.export_md,
+        &a.export_html,
+    );
+    crate::history::record(&a.record, &doc, a.quiet);
     if a.json {
-        let doc = DaqDoc::new(readout.spec(), &run);
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&doc)?)?;
-    } else {
-        write!(stdout, "{}", report(&run))?;
+        Json.export(&doc, &mut stdout)?;
+    } else if tables {
+        write!(stdout, "{}", report(&doc))?;
     }
-    if run.interrupted {
-        return Ok(crate::stop::interrupted_status());
-    }
-    if run.integrity.is_some_and(|i| i.corrupt > 0) {
-        eprintln!("error: --verify: samples did not match the model's pattern");
-        return Ok(EXIT_INTEGRITY);
-    }
-    Ok(0)
+    stdout.flush()?;
+    drop(stdout);
+    Ok(crate::exit::for_doc(&doc, export_failed))
 }

@@ -147,3 +147,34 @@ fn bad_values_are_refused_naming_the_flag() {
     }
     daq(&[]).code(2);
 }
+
+#[test]
+fn the_run_is_exported_and_recorded_as_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("daq.json");
+    let csv = dir.path().join("daq.csv");
+    let history = dir.path().join("history.sqlite");
+    let mut cmd = Command::cargo_bin("xferbench").unwrap();
+    cmd.env("XFERBENCH_HISTORY", &history)
+        .args(["daq", "b0", "b1", "-S", "4096", "--link", "unthrottled"])
+        .args(["--no-limits", "--quiet", "--export-json"])
+        .arg(&json)
+        .arg("--export-csv")
+        .arg(&csv)
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .stdout("");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["context"]["settings"]["workload"], "daq");
+    assert_eq!(doc["points"][0]["params"]["devices"], "b0,b1");
+    assert!(std::fs::read_to_string(&csv).unwrap().contains("daq"));
+    Command::cargo_bin("xferbench")
+        .unwrap()
+        .env("XFERBENCH_HISTORY", &history)
+        .args(["history", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("daq"));
+}

@@ -238,7 +238,7 @@ pub struct AbReport {
     pub contention: Option<crate::contention::PointContention>,
     /// How this xferbench was built (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::context::BuildInfo>,
+    pub build: Option<crate::build::BuildInfo>,
 }
 
 /// Counters opened on this thread with `inherit`: they count every process it
@@ -512,7 +512,7 @@ pub fn run(
         progress(done, total);
     }
     let mut notes = Vec::new();
-    let build = crate::context::BuildInfo::current();
+    let build = crate::build::BuildInfo::current();
     notes.extend(build.warning());
     let contention = crate::contention::PointContention::of_runs(
         ra.iter().chain(&rb).filter_map(|r| r.contention.as_ref()),

@@ -21,6 +21,7 @@ compile_error!(
 
 pub mod ab;
 pub mod affinity;
+pub mod build;
 pub mod check;
 pub mod clock;
 pub mod compare;

@@ -133,7 +133,7 @@ pub struct Context {
     /// How the measuring binary was built: an unoptimised build says so (added in
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::context::BuildInfo>,
+    pub build: Option<crate::build::BuildInfo>,
     /// How busy the machine was with other work: the load average at the start and
     /// the end, and how many points were contended (added in schema 1; absent in
     /// older files).

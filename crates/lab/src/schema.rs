@@ -30,10 +30,6 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
             of::<crate::limits::Limits>("The machine's limits of `limits --json`."),
         ),
         (
-            "daq.schema.json",
-            of::<crate::workload::daq_doc::DaqDoc>("The result of `daq --json`."),
-        ),
-        (
             "warp-client.schema.json",
             of::<crate::workload::warp::ClientOutput>("The result of `warp client --json`."),
         ),

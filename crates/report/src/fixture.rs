@@ -347,7 +347,7 @@ pub fn contended_doc() -> ResultDoc {
     let mut doc = stream_doc();
     doc.points.truncate(2);
     doc.warnings.clear();
-    doc.context.build = Some(xferbench_lab::context::BuildInfo {
+    doc.context.build = Some(xferbench_lab::build::BuildInfo {
         profile: "debug".into(),
         opt_level: "1".into(),
         debug_assertions: true,

@@ -46,7 +46,7 @@ pub fn others_cell(c: Option<&PointContention>) -> String {
 mod tests {
     use super::*;
     use crate::fixture;
-    use xferbench_lab::context::BuildInfo;
+    use xferbench_lab::build::BuildInfo;
 
     #[test]
     fn an_unoptimised_build_says_so_and_a_release_one_is_one_line() {

@@ -11,7 +11,10 @@
 //! axis's unit: its ticks are written in it (`64 B`, `1 KiB`; `10 ms`). Text is SVG
 //! `<text>`, so no font files are needed.
 
+use crate::chart::{Axis, Chart, Intervals, Line, Point};
 use anyhow::Result;
+
+pub use crate::chart::Scale;
 
 /// One line of a chart.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -34,15 +37,6 @@ impl Series {
     pub fn is_reference(&self) -> bool {
         self.label.starts_with(Self::REFERENCE_PREFIX)
     }
-}
-
-/// How an axis maps values to positions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
-    /// Evenly spaced values.
-    Linear,
-    /// Evenly spaced powers of ten; non-positive values are left out.
-    Log,
 }
 
 /// A line chart: one line per series over shared axes.
@@ -72,9 +66,29 @@ impl LineChart {
     /// Renders the chart as a standalone SVG document (never fails; the `Result` is
     /// kept for callers).
     pub fn to_svg(&self) -> Result<String> {
-        Ok(crate::chart::svg::standalone(&crate::chart::Chart::from(
-            self,
-        )))
+        Ok(crate::chart::svg::standalone(&Chart::from(self)))
+    }
+}
+
+impl From<&LineChart> for Chart {
+    /// A unit in parentheses at the end of an axis label (`packet size (bytes)`)
+    /// becomes the axis's unit.
+    fn from(c: &LineChart) -> Chart {
+        Chart {
+            title: c.title.clone(),
+            x: Axis::from_label(&c.x_label, c.x_scale),
+            y: Axis::from_label(&c.y_label, c.y_scale),
+            lines: c
+                .series
+                .iter()
+                .map(|s| Line {
+                    label: s.label.clone(),
+                    points: s.points.iter().map(|&(x, y)| Point::new(x, y)).collect(),
+                    reference: s.reference || s.is_reference(),
+                })
+                .collect(),
+            intervals: Intervals::Bars,
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub use args::RunArgs;
 use crate::config::RunConfig;
 use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use xferbench_lab::observer::Observer;
 use xferbench_lab::result::ResultDoc;
 use xferbench_report::{
@@ -62,25 +63,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     doc.warnings.extend(config.notes.iter().cloned());
 
     // Outputs: files first (they matter most), then the terminal.
-    let mut export_failed = false;
-    let exports: [(&Option<std::path::PathBuf>, &dyn Exporter); 4] = [
-        (&out.json, &Json),
-        (&out.csv, &Csv),
-        (&out.markdown, &Markdown),
-        (&out.html, &Html),
-    ];
-    for (path, exporter) in exports {
-        if let Some(path) = path
-            && let Err(e) = export_to_path(exporter, &doc, path)
-        {
-            export_failed = true;
-            eprintln!(
-                "error: cannot write the {} export {}: {e}",
-                exporter.name(),
-                path.display()
-            );
-        }
-    }
+    let mut export_failed = !export(&doc, &out.json, &out.csv, &out.markdown, &out.html);
     if let Some(req) = &config.options.profile {
         export_failed |= !crate::profile::render_run_profiles(req, &doc, out.quiet);
     }
@@ -91,6 +74,37 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     print_results(&doc, out)?;
 
     Ok(crate::exit::for_doc(&doc, export_failed))
+}
+
+/// Writes the document to each export asked for (JSON, CSV, Markdown, HTML); says
+/// on stderr which could not be written and returns whether all were.
+pub(crate) fn export(
+    doc: &ResultDoc,
+    json: &Option<PathBuf>,
+    csv: &Option<PathBuf>,
+    markdown: &Option<PathBuf>,
+    html: &Option<PathBuf>,
+) -> bool {
+    let mut written = true;
+    let exports: [(&Option<PathBuf>, &dyn Exporter); 4] = [
+        (json, &Json),
+        (csv, &Csv),
+        (markdown, &Markdown),
+        (html, &Html),
+    ];
+    for (path, exporter) in exports {
+        if let Some(path) = path
+            && let Err(e) = export_to_path(exporter, doc, path)
+        {
+            written = false;
+            eprintln!(
+                "error: cannot write the {} export {}: {e}",
+                exporter.name(),
+                path.display()
+            );
+        }
+    }
+    written
 }
 
 /// Every output path, before anything is measured.

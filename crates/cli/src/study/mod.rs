@@ -117,7 +117,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         Err(e) => return Ok(exit::usage("study", e)),
     };
     let name = study.name();
-    let build = xferbench_lab::context::BuildInfo::current();
+    let build = xferbench_lab::build::BuildInfo::current();
     if !build.optimised && !args.allow_debug {
         return Ok(exit::usage(
             "study",

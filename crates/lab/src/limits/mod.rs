@@ -119,7 +119,7 @@ pub struct Limits {
     /// How the measuring binary was built (added in schema 1; absent in older
     /// files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::context::BuildInfo>,
+    pub build: Option<crate::build::BuildInfo>,
 }
 
 /// memcpy bandwidth at one size.
@@ -472,7 +472,7 @@ pub fn measure(depth: Depth) -> Limits {
         pipe_rtt_ns,
         handover_rtt_ns,
         took_s: start.elapsed().as_secs_f64(),
-        build: Some(crate::context::BuildInfo::current()),
+        build: Some(crate::build::BuildInfo::current()),
     }
 }
 

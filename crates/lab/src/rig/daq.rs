@@ -16,6 +16,10 @@
 //!   engine's counted, so `mmap`'s copy by the engine is not free;
 //! * per board (`<what>_board<i>`, [`board_figure`]): [`CPU_PERCENT`] (its reader and
 //!   its engine) and [`ENGINE_CPU_PERCENT`] (its engine alone).
+//!
+//! A rig started [`with_rows`](DaqRig::with_rows) also records every row and
+//! aggregate whole, so that the original's table can be drawn from the result
+//! ([`row_figures`]).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::clock::Stamp;
@@ -47,6 +51,30 @@ pub const STATUS_READS_PER_ACQ: &str = "status_reads_per_acq";
 /// Samples that did not match the pattern.
 pub const MISMATCHES: &str = "sample_mismatches";
 
+/// The sample check's CPU seconds.
+pub const VERIFY_CPU_S: &str = "verify_cpu_s";
+/// The highest host CPU % taken every 0.5 s.
+pub const TOP_CPU_PERCENT_MAX: &str = "top_cpu_percent_max";
+/// How many 0.5 s host CPU samples were taken.
+pub const TOP_CPU_SAMPLES: &str = "top_cpu_samples";
+/// Acquisitions waited for (with loops).
+pub const ACQUISITIONS: &str = "acquisitions";
+/// Status reads of all polling waits.
+pub const STATUS_READS: &str = "status_reads";
+/// What [`row_figures`] records of each row, per board (`<func>_<what>_board<i>`):
+/// its place in completion order, then the original's columns.
+pub const ROW_FIGURES: [&str; 6] = [
+    "row",
+    "size_mb",
+    "start_ms",
+    "end_ms",
+    "dur_ms",
+    "out_samples_per_s",
+];
+/// What [`row_figures`] records of each function's aggregate beside
+/// `<func>_agg_mb_s` and `<func>_out_samples_per_s` (`<func>_<what>`).
+pub const AGGREGATE_FIGURES: [&str; 2] = ["agg_boards", "agg_window_ms"];
+
 /// A figure name for function `func` and `what`.
 pub fn func_figure(func: &str, what: &str) -> String {
     format!("{func}_{what}")
@@ -62,6 +90,7 @@ pub fn board_figure(what: &str, board: usize) -> String {
 pub struct DaqRig {
     readout: Readout,
     primary: String,
+    rows: bool,
 }
 
 impl DaqRig {
@@ -75,7 +104,51 @@ impl DaqRig {
         Ok(DaqRig {
             readout,
             primary: primary.to_string(),
+            rows: false,
         })
+    }
+
+    /// Also records every row and aggregate whole ([`row_figures`]).
+    pub fn with_rows(mut self) -> DaqRig {
+        self.rows = true;
+        self
+    }
+}
+
+/// Adds every row of `run` (per board: [`ROW_FIGURES`]), every aggregate
+/// ([`AGGREGATE_FIGURES`]) and the CPU and acquisition counts the original's table
+/// shows ([`VERIFY_CPU_S`], [`TOP_CPU_PERCENT_MAX`], [`TOP_CPU_SAMPLES`],
+/// [`ACQUISITIONS`], [`STATUS_READS`]) to `rec`'s figures.
+pub fn row_figures(run: &DaqRun, rec: &mut RunRecord) {
+    for (place, r) in run.rows.iter().enumerate() {
+        let values = [
+            place as f64,
+            r.size_mb(),
+            r.start_ns as f64 / 1e6,
+            r.end_ns as f64 / 1e6,
+            r.dur_ms(),
+            r.output_samples_per_s(),
+        ];
+        for (what, v) in ROW_FIGURES.iter().zip(values) {
+            rec.figures
+                .insert(func_figure(&r.func, &format!("{what}_board{}", r.board)), v);
+        }
+    }
+    for a in run.aggregates() {
+        let values = [a.boards as f64, a.window_ns as f64 / 1e6];
+        for (what, v) in AGGREGATE_FIGURES.iter().zip(values) {
+            rec.figures.insert(func_figure(&a.func, what), v);
+        }
+    }
+    let top = &run.cpu.top_percent;
+    for (name, v) in [
+        (VERIFY_CPU_S, run.cpu.verify_s),
+        (TOP_CPU_PERCENT_MAX, top.iter().cloned().fold(0.0, f64::max)),
+        (TOP_CPU_SAMPLES, top.len() as f64),
+        (ACQUISITIONS, run.acquisitions as f64),
+        (STATUS_READS, run.status_reads as f64),
+    ] {
+        rec.figures.insert(name.to_string(), v);
     }
 }
 
@@ -181,6 +254,9 @@ impl Rig for DaqRig {
             return Err(RunError::Interrupted);
         }
         let mut rec = record(&run, &self.primary);
+        if self.rows {
+            row_figures(&run, &mut rec);
+        }
         rec.counters = ctl.take_counters();
         Ok(rec)
     }

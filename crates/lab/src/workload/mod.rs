@@ -25,7 +25,6 @@
 //!   where `malloc` happened to put them.
 
 pub mod daq;
-pub mod daq_doc;
 pub mod kv;
 pub mod perf_stat;
 pub mod pingpong;

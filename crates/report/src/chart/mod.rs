@@ -4,8 +4,8 @@
 //!
 //! A [`Chart`] is plain data: a title, two [`Axis`]es (label, [`Unit`], [`Scale`]),
 //! and [`Line`]s of [`Point`]s, each point with an optional [`Interval`] (drawn as
-//! error bars or as a band, [`Intervals`]). Study writers build the simpler
-//! [`LineChart`](crate::plot::LineChart), which converts into a `Chart` (a unit in
+//! error bars or as a band, [`Intervals`]). Study writers build a simpler line chart of
+//! labelled series, which converts into a `Chart` ([`Axis::from_label`]: a unit in
 //! parentheses at the end of an axis label becomes the axis's unit).
 //!
 //! [`svg`] draws a chart two ways with the same markup: inline in a page (CSS classes,
@@ -19,7 +19,7 @@ pub mod scale;
 pub mod svg;
 pub mod unit;
 
-pub use crate::plot::Scale;
+pub use scale::Scale;
 pub use unit::Unit;
 
 /// A chart: lines over two axes.
@@ -114,31 +114,11 @@ impl Axis {
         }
     }
 
-    /// The axis a [`LineChart`](crate::plot::LineChart) label describes: a unit in
-    /// parentheses at its end (`packet size (bytes)`) becomes the axis's unit.
+    /// The axis a label describes: a unit in parentheses at its end
+    /// (`packet size (bytes)`) becomes the axis's unit.
     pub fn from_label(label: &str, scale: Scale) -> Axis {
         let (unit, rest) = Unit::from_label(label);
         Axis::new(rest, unit, scale)
-    }
-}
-
-impl From<&crate::plot::LineChart> for Chart {
-    fn from(c: &crate::plot::LineChart) -> Chart {
-        Chart {
-            title: c.title.clone(),
-            x: Axis::from_label(&c.x_label, c.x_scale),
-            y: Axis::from_label(&c.y_label, c.y_scale),
-            lines: c
-                .series
-                .iter()
-                .map(|s| Line {
-                    label: s.label.clone(),
-                    points: s.points.iter().map(|&(x, y)| Point::new(x, y)).collect(),
-                    reference: s.reference || s.is_reference(),
-                })
-                .collect(),
-            intervals: Intervals::Bars,
-        }
     }
 }
 

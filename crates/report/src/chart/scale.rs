@@ -13,7 +13,15 @@
 //!   An axis too short for two such ticks gets linear ticks.
 
 use super::Unit;
-use crate::plot::Scale;
+
+/// How an axis maps values to positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Evenly spaced powers of ten; non-positive values are left out.
+    Log,
+}
 
 /// The drawn extent of an axis.
 #[derive(Debug, Clone, Copy, PartialEq)]
