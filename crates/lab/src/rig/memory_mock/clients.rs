@@ -22,9 +22,11 @@ pub fn run_instances(
             connect: addr,
             client: ClientSpec {
                 first_slot: i * spec.threads,
-                pin_cpus: (!spec.pin_cpus.is_empty())
-                    .then(|| vec![spec.pin_cpus[i % spec.pin_cpus.len()]])
-                    .unwrap_or_default(),
+                pin_cpus: if spec.pin_cpus.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![spec.pin_cpus[i % spec.pin_cpus.len()]]
+                },
                 ..spec.clone()
             },
         })
