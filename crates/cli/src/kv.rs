@@ -50,6 +50,10 @@ pub struct KvServeArgs {
     /// (250ms, 1s, 2m or bare seconds).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
+    /// Pin every thread of the server to the second allowed CPU, where `run --pin`
+    /// puts the first peer (`kv client --pin` runs on the first).
+    #[arg(long)]
+    pub pin: bool,
 }
 
 /// `xferbench kv client`.
@@ -74,6 +78,10 @@ pub struct KvClientArgs {
     /// seconds).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
+    /// Pin the client to the first allowed CPU, where `run --pin` puts the first
+    /// driver (`kv serve --pin` runs on the second).
+    #[arg(long)]
+    pub pin: bool,
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -96,6 +104,20 @@ fn timeout(seconds: f64) -> Result<Duration, String> {
             "--timeout {seconds}: expected 100ms to 24h (0.1 to 86400 seconds)"
         ))
     }
+}
+
+/// Pins every thread of this process to `cpu` (threads started later inherit it).
+fn pin_self(what: &str, cpu: usize) -> Result<()> {
+    xferbench_lab::affinity::pin_process(std::process::id(), cpu)
+        .with_context(|| format!("cannot pin the {what} to CPU {cpu}"))
+}
+
+/// With `pin`, this role's CPU in `run --pin`'s plan: a peer's (`peer`) or a
+/// driver's.
+fn plan_cpu(pin: bool, peer: bool) -> Option<usize> {
+    let (driver, peer_cpu) =
+        xferbench_lab::affinity::pin_plan(0, &xferbench_lab::affinity::allowed_cpus());
+    pin.then_some(if peer { peer_cpu } else { driver })
 }
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
@@ -147,6 +169,10 @@ fn serve(a: &KvServeArgs) -> Result<u8> {
         Err(e) => return usage(e),
     };
     let stop = crate::stop::stop_flag()?;
+    if let Some(cpu) = plan_cpu(a.pin, true) {
+        pin_self("kv server", cpu)?;
+        eprintln!("kv server pinned to CPU {cpu}");
+    }
     let cfg = ServerConfig {
         arch: a.arch,
         buckets: a.size,
@@ -172,6 +198,9 @@ pub fn server_process(json: &str) -> Result<u8> {
         Ok(s) => s,
         Err(e) => return bad_spec(crate::flags::role::KV_SERVER, e),
     };
+    if let Some(cpu) = spec.pin {
+        pin_self("kv server", cpu)?;
+    }
     let cfg = match spec.config() {
         Ok(c) => c,
         Err(e) => return usage(e),
@@ -188,6 +217,9 @@ pub fn client_process(json: &str) -> Result<u8> {
         Ok(s) => s,
         Err(e) => return bad_spec(crate::flags::role::KV_CLIENT, e),
     };
+    if let Some(cpu) = spec.pin {
+        pin_self("kv client", cpu)?;
+    }
     let stop = crate::stop::stop_flag()?;
     let run = run_client(&spec, &stop)?;
     let mut out = crate::out::stdout();
@@ -235,7 +267,11 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         inner: a.inner,
         seed: a.seed,
         hang_timeout_ms: hang_timeout.as_millis() as u64,
+        pin: plan_cpu(a.pin, false),
     };
+    if let Some(cpu) = spec.pin {
+        pin_self("kv client", cpu)?;
+    }
     let run = run_client(&spec, &stop).with_context(|| format!("kv client of {name}"))?;
     if a.json {
         let mut out = crate::out::stdout();

@@ -55,6 +55,10 @@ pub struct WarpServeArgs {
     /// I/O model.
     #[arg(long, value_parser = choice::<IoModel>(), default_value_t = IoModel::Epoll)]
     pub io: IoModel,
+    /// Pin every thread of the mock to the second allowed CPU, where `run --pin`
+    /// puts the first peer (`warp client --pin` puts its first thread on the first).
+    #[arg(long)]
+    pub pin: bool,
 }
 
 /// `xferbench warp client`.
@@ -113,6 +117,11 @@ pub struct WarpClientArgs {
     /// Run K single-threaded client processes at once (overrides --channels).
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub instances: usize,
+    /// Pin client thread i (with --instances, client process i) to the 2i-th
+    /// allowed CPU, wrapping around, as `run --pin` pins drivers; `--json` reports
+    /// each thread's CPUs (`thread_cpus`).
+    #[arg(long)]
+    pub pin: bool,
     /// Connecting, every send and every wait for a completion fail after this long
     /// (250ms, 1s, 2m or bare seconds).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
@@ -171,6 +180,11 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
     };
     let addr = server.local_addr()?;
     let stop = crate::stop::stop_flag()?;
+    if a.pin {
+        let cpu = xferbench_lab::affinity::pin_plan(0, &xferbench_lab::affinity::allowed_cpus()).1;
+        pin_self(cpu)?;
+        eprintln!("memory mock pinned to CPU {cpu}");
+    }
     eprintln!("memory mock listening on {addr} (Ctrl-C to stop)");
     let stats = server.run(&stop)?;
     let t = &stats.totals;
@@ -179,6 +193,12 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
         stats.connections, t.reads, t.writes, t.bad_lcrc, t.bad_frames, stats.closed_on_error
     );
     Ok(0)
+}
+
+/// Pins every thread of this process to `cpu` (threads started later inherit it).
+fn pin_self(cpu: usize) -> Result<()> {
+    xferbench_lab::affinity::pin_process(std::process::id(), cpu)
+        .with_context(|| format!("cannot pin the memory mock to CPU {cpu}"))
 }
 
 /// A hidden role's argument that is not the lab's spec: a usage error.
@@ -196,6 +216,9 @@ pub fn memory_mock(json: &str) -> Result<u8> {
         Ok(s) => s,
         Err(e) => return bad_spec(crate::flags::role::MEMORY_MOCK, e),
     };
+    if let Some(cpu) = spec.pin {
+        pin_self(cpu)?;
+    }
     let server = spec.bind()?;
     let addr = server.local_addr()?;
     let stop = crate::stop::stop_flag()?;
@@ -259,6 +282,19 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
                 ));
             }
             (a.timeout * 1000.0).round() as u64
+        },
+        pin_cpus: if a.pin {
+            let cpus = xferbench_lab::affinity::allowed_cpus();
+            let n = if a.instances > 1 {
+                a.instances
+            } else {
+                a.channels
+            };
+            (0..n.max(1))
+                .map(|i| xferbench_lab::affinity::pin_plan(i, &cpus).0)
+                .collect()
+        } else {
+            Vec::new()
         },
     };
     if spec.threads == 0

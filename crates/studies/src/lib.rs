@@ -59,6 +59,9 @@ pub struct StudyEnv {
     /// The agent that runs the serving side on another host (`--remote`); only
     /// studies whose participants can cross hosts use it (warp-pipe).
     pub remote: Option<xferbench_lab::remote::RemoteTarget>,
+    /// `--pin`: pin the participants as `run --pin` pins drivers and peers (only
+    /// studies whose [`Study::pins`] is true are given it).
+    pub pin: bool,
 }
 
 impl StudyEnv {
@@ -79,7 +82,7 @@ impl StudyEnv {
                 "thread"
             }
             .into(),
-            pin: false,
+            pin: self.pin,
             verify,
             interleave: options.interleave,
         }
@@ -119,6 +122,10 @@ pub trait Study: Sync {
     }
     /// Whether `--full` adds anything to this study's default plan.
     fn has_full(&self) -> bool {
+        false
+    }
+    /// Whether it pins its participants with `--pin` ([`StudyEnv::pin`]).
+    fn pins(&self) -> bool {
         false
     }
     /// Whether its serving side can run on another host (`--remote`): only where its

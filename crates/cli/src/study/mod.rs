@@ -79,6 +79,12 @@ pub struct StudyArgs {
     /// threads=16`.
     #[arg(long, value_name = "KEY=VALUE")]
     pub only: Vec<String>,
+    /// Pin the participants to CPUs as `run --pin` pins drivers and peers: driver or
+    /// client i on the 2i-th allowed CPU and the serving side (the RPMsg remote, the
+    /// memory mock, the kv server) on the CPU after the first's, wrapping around
+    /// (rpmsg, warp-pipe, hashtable; hashtable's visitor i on the 2(i+1)-th).
+    #[arg(long)]
+    pub pin: bool,
     /// Print the study's result document (its `results.json`) as JSON on stdout too.
     #[arg(long)]
     pub json: bool,
@@ -207,6 +213,20 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             format!("--full: the {name} study's default plan already measures every case"),
         ));
     }
+    if args.pin && !study.pins() {
+        let pinning: Vec<&str> = studies::registry()
+            .iter()
+            .filter(|s| s.pins())
+            .map(|s| s.name())
+            .collect();
+        return Ok(exit::usage(
+            "study",
+            format!(
+                "--pin: the {name} study does not pin its participants yet; the studies that do: {}",
+                pinning.join(", ")
+            ),
+        ));
+    }
     let remote = match crate::serve::target(&args.remote) {
         Ok(r) => r,
         Err(e) => return Ok(exit::usage("study", e)),
@@ -242,6 +262,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         full: args.full,
         profiling: profile.as_ref().map(|p| p.participant.clone()),
         remote,
+        pin: args.pin,
     };
     let stop = crate::stop::stop_flag()?;
     std::fs::create_dir_all(&out)
@@ -502,6 +523,7 @@ mod tests {
             profile: None,
             profile_peer: None,
             timeout: None,
+            pin: false,
             json: false,
             quiet: false,
             allow_debug: false,

@@ -47,6 +47,9 @@ pub struct KvClientSpec {
     pub seed: Option<u32>,
     /// A wait with no progress for this long fails the client, milliseconds.
     pub hang_timeout_ms: u64,
+    /// With `--pin`: the CPU the client's process (or thread) runs on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<usize>,
 }
 
 /// What a client did.
@@ -434,6 +437,7 @@ mod tests {
                 inner: 10,
                 seed: Some(7),
                 hang_timeout_ms: 10_000,
+                pin: None,
             };
             let r = run_client(&spec, &Arc::new(AtomicBool::new(false))).unwrap();
             assert_eq!(

@@ -103,6 +103,10 @@ pub struct ClientSpec {
     /// (the run's hang timeout), milliseconds.
     #[serde(default = "default_hang_timeout_ms")]
     pub hang_timeout_ms: u64,
+    /// With `--pin`: the CPU of each OS thread that runs transactions, thread `i` on
+    /// `pin_cpus[i % len]` (empty: not pinned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pin_cpus: Vec<usize>,
 }
 
 /// [`ClientSpec::hang_timeout_ms`] unless given: the transaction timeout of the link.
@@ -146,6 +150,10 @@ pub struct ClientRun {
     pub cpu: ProcessCpu,
     /// Interrupted before the end.
     pub interrupted: bool,
+    /// With pinning: the CPUs each OS thread that ran transactions may use, as the
+    /// system reported them once it was pinned (empty: not pinned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thread_cpus: Vec<Vec<usize>>,
 }
 
 /// Why the workload could not run.
@@ -207,6 +215,8 @@ struct Tally {
     errors: AtomicU64,
     first_error: Mutex<Option<String>>,
     hist: Mutex<Histogram<u64>>,
+    /// Each pinned thread's index and CPU set.
+    thread_cpus: Mutex<Vec<(usize, Vec<usize>)>>,
 }
 
 impl Tally {
@@ -217,6 +227,23 @@ impl Tally {
             errors: AtomicU64::new(0),
             first_error: Mutex::new(None),
             hist: Mutex::new(new_histogram()),
+            thread_cpus: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Pins the calling thread, the `i`-th OS thread of the client, as `spec` says,
+    /// and notes the CPUs it may then use; a failure to pin is a failed transaction.
+    fn pin(&self, spec: &ClientSpec, i: usize) {
+        let Some(&cpu) = spec.pin_cpus.get(i % spec.pin_cpus.len().max(1)) else {
+            return;
+        };
+        match crate::affinity::pin_current_thread(cpu) {
+            Ok(()) => self
+                .thread_cpus
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push((i, crate::affinity::allowed_cpus())),
+            Err(e) => self.error(1, format!("cannot pin client thread {i} to CPU {cpu}: {e}")),
         }
     }
 
@@ -340,6 +367,11 @@ pub fn run_client(
     };
     let hist = tally.hist.into_inner().unwrap_or_else(|p| p.into_inner());
     let transactions = tally.transactions.into_inner();
+    let mut thread_cpus = tally
+        .thread_cpus
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner());
+    thread_cpus.sort();
     Ok(ClientRun {
         transactions,
         payload_bytes: transactions * spec.payload as u64,
@@ -358,6 +390,7 @@ pub fn run_client(
             .unwrap_or_else(|p| p.into_inner()),
         cpu: cpu_before.until(&CpuSnapshot::now(), "client", std::process::id()),
         interrupted: stop.load(Ordering::Relaxed),
+        thread_cpus: thread_cpus.into_iter().map(|(_, c)| c).collect(),
     })
 }
 
@@ -391,6 +424,7 @@ fn run_threads(
             let spawned = std::thread::Builder::new()
                 .stack_size(256 * 1024)
                 .spawn_scoped(scope, move || {
+                    tally.pin(spec, t);
                     let addr = geo.addr(t);
                     let mut hist = new_histogram();
                     let mut buf = vec![0u8; spec.payload];
@@ -487,6 +521,7 @@ fn run_pipelined(
             let first = c * MAX_TAGS;
             let n = MAX_TAGS.min(spec.threads - first);
             scope.spawn(move || {
+                tally.pin(spec, c);
                 barrier.wait();
                 drive(&mut pipe, first, n, spec, geo, tally, stop);
             });

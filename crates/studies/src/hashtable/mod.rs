@@ -200,6 +200,7 @@ fn point(scale: &Scale, target: Target, visitors: usize) -> KvPoint {
         budget_ms: scale.budget_ms,
         seed: SEED,
         steady_ms: scale.steady_ms,
+        pin: false,
     }
 }
 
@@ -275,6 +276,10 @@ impl Study for Hashtable {
         &PARTICIPANTS
     }
 
+    fn pins(&self) -> bool {
+        true
+    }
+
     fn profile_peer(&self) -> &'static str {
         "server"
     }
@@ -292,7 +297,17 @@ impl Study for Hashtable {
         let scale = if quick { Scale::QUICK } else { Scale::FULL };
         let redis = redis_available();
         let options = loop_options(&scale);
-        let bench = KvBench::new(study_points(&scale, redis.is_ok()), env.launcher.clone());
+        let points = study_points(&scale, redis.is_ok())
+            .into_iter()
+            .map(|(planned, point)| {
+                let point = KvPoint {
+                    pin: env.pin,
+                    ..point
+                };
+                (planned, point)
+            })
+            .collect();
+        let bench = KvBench::new(points, env.launcher.clone());
         let mut extras = BTreeMap::new();
         extras.insert(
             "redis".into(),

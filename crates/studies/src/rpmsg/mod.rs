@@ -65,6 +65,7 @@ pub struct RpmsgBench {
     planned: Vec<PlannedPoint>,
     points: Vec<RpmsgPoint>,
     remote: RemoteKind,
+    pin: bool,
 }
 
 impl RpmsgBench {
@@ -98,7 +99,15 @@ impl RpmsgBench {
             planned,
             points: points.iter().map(|p| p.point).collect(),
             remote,
+            pin: false,
         }
+    }
+
+    /// The same bench with its links pinned as `xferbench rpmsg --pin` pins them
+    /// ([`RpmsgRig::start_pinned`]).
+    pub fn pinned(mut self, pin: bool) -> RpmsgBench {
+        self.pin = pin;
+        self
     }
 }
 
@@ -112,7 +121,11 @@ impl Bench for RpmsgBench {
         index: usize,
         _source: Option<&dyn CounterSource>,
     ) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(RpmsgRig::start(self.points[index], &self.remote)?))
+        Ok(Box::new(RpmsgRig::start_pinned(
+            self.points[index],
+            &self.remote,
+            self.pin,
+        )?))
     }
 }
 
@@ -134,6 +147,10 @@ impl Study for RpmsgStudy {
     }
 
     fn has_full(&self) -> bool {
+        true
+    }
+
+    fn pins(&self) -> bool {
         true
     }
 
@@ -172,7 +189,7 @@ impl Study for RpmsgStudy {
             serde_json::to_value(&skipped).expect("skipped points serialise"),
         );
         StudyPlan {
-            bench: Box::new(RpmsgBench::new(&planned, remote)),
+            bench: Box::new(RpmsgBench::new(&planned, remote).pinned(env.pin)),
             options,
             settings,
             extras,

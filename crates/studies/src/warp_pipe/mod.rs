@@ -169,9 +169,11 @@ fn point(group: &str, v: &Variant, threads: usize, iterations: u64, payload: usi
                 ops: Ops::ReadWriteRead,
                 // The run's hang timeout replaces it (MemoryMockRig::run_once).
                 hang_timeout_ms: xferbench_lab::workload::warp::default_hang_timeout_ms(),
+                pin_cpus: Vec::new(),
             },
             instances: 1,
             io: IoModel::Epoll,
+            pin: false,
         },
     }
 }
@@ -361,7 +363,13 @@ pub fn plan_of(points: &[WarpPoint], quick: bool, env: &StudyEnv) -> StudyPlan {
     let bench = MemoryMockBench::new(
         points
             .iter()
-            .map(|p| (p.planned(), p.mock.clone()))
+            .map(|p| {
+                let mock = MockPoint {
+                    pin: env.pin,
+                    ..p.mock.clone()
+                };
+                (p.planned(), mock)
+            })
             .collect(),
         env.launcher.clone(),
     )
@@ -389,6 +397,10 @@ impl Study for WarpPipe {
     }
 
     fn crosses_hosts(&self) -> bool {
+        true
+    }
+
+    fn pins(&self) -> bool {
         true
     }
 

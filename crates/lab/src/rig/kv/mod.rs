@@ -58,7 +58,7 @@ mod spec;
 
 pub use server::redis_available;
 use server::{RunningServer, start_server};
-pub use spec::{HANG, KvPoint, KvServerSpec, MIN_SLOW_RUNS, Target};
+pub use spec::{HANG, KvCpus, KvPoint, KvServerSpec, MIN_SLOW_RUNS, Target};
 
 /// Figures of a kv run, beside the common ones.
 pub mod figures {
@@ -117,13 +117,20 @@ struct Timed {
     run: KvClientRun,
 }
 
-fn client_spec(point: &KvPoint, backend: Backend, visitor: bool) -> KvClientSpec {
+/// The spec of the timed client, or of a visitor, running on `pin` when given.
+fn client_spec(
+    point: &KvPoint,
+    backend: Backend,
+    visitor: bool,
+    pin: Option<usize>,
+) -> KvClientSpec {
     KvClientSpec {
         backend,
         outer: if visitor { 0 } else { point.outer },
         inner: point.inner,
         seed: (!visitor).then_some(point.seed),
         hang_timeout_ms: HANG.as_millis() as u64,
+        pin,
     }
 }
 
@@ -135,7 +142,9 @@ impl KvRig {
                 "the timed client needs OUTER, INNER and runs of at least 1".into(),
             ));
         }
-        let mut server = start_server(&point.target, launcher.as_ref())?;
+        let allowed = crate::affinity::allowed_cpus();
+        let cpus = point.cpus(&allowed);
+        let mut server = start_server(&point.target, launcher.as_ref(), cpus.map(|c| c.server))?;
         let backend = server.backend();
         let base = server.served()?;
         let mut rig = KvRig {
@@ -144,8 +153,9 @@ impl KvRig {
             launcher,
             server: None,
         };
-        for _ in 0..rig.point.visitors {
-            let v = start_visitor(&rig.point, rig.launcher.as_ref(), backend.clone())?;
+        for i in 0..rig.point.visitors {
+            let pin = rig.point.visitor_cpu(i, &allowed);
+            let v = start_visitor(&rig.point, rig.launcher.as_ref(), backend.clone(), pin)?;
             rig.visitors.push(v);
         }
         // The original sleeps 1 s; we wait until every visitor could have done an
@@ -172,12 +182,13 @@ impl KvRig {
     /// over `steady_ms`, per second.
     fn steady_window(&mut self, ctl: &RunControl<'_>) -> Result<f64, RunError> {
         let backend = self.backend()?;
+        let pin = self.timed_cpu();
         let server = self
             .server
             .as_mut()
             .ok_or_else(|| RunError::Participant("the server has stopped".into()))?;
         let base = server.served()?;
-        let stand_in = start_visitor(&self.point, self.launcher.as_ref(), backend)?;
+        let stand_in = start_visitor(&self.point, self.launcher.as_ref(), backend, pin)?;
         let result = (|| {
             let clients = self.point.visitors as u64 + 1;
             let want = base + clients * u64::from(self.point.inner) * 3;
@@ -204,6 +215,13 @@ impl KvRig {
         Ok(rate)
     }
 
+    /// With pinning, the timed client's CPU (its stand-in's too).
+    fn timed_cpu(&self) -> Option<usize> {
+        self.point
+            .cpus(&crate::affinity::allowed_cpus())
+            .map(|c| c.timed)
+    }
+
     fn backend(&self) -> Result<Backend, RunError> {
         self.server
             .as_ref()
@@ -213,7 +231,7 @@ impl KvRig {
 
     /// One timed client, from spawn to `wait4`.
     fn timed_run(&mut self) -> Result<Timed, RunError> {
-        let spec = client_spec(&self.point, self.backend()?, false);
+        let spec = client_spec(&self.point, self.backend()?, false, self.timed_cpu());
         let t = match &self.launcher {
             None => {
                 let t0 = Instant::now();
@@ -241,13 +259,15 @@ impl KvRig {
     }
 }
 
-/// A client running until stopped: a process with a launcher, else a thread.
+/// A client running until stopped: a process with a launcher (on `pin`, when
+/// given), else a thread (on `pin` too).
 fn start_visitor(
     point: &KvPoint,
     launcher: Option<&Launcher>,
     backend: Backend,
+    pin: Option<usize>,
 ) -> Result<Visitor, RunError> {
-    let spec = client_spec(point, backend, true);
+    let spec = client_spec(point, backend, true, pin);
     Ok(match launcher {
         Some(l) => Visitor::Process(
             l.spawn(
@@ -263,6 +283,10 @@ fn start_visitor(
             Visitor::Thread {
                 stop,
                 handle: std::thread::spawn(move || {
+                    if let Some(cpu) = spec.pin {
+                        crate::affinity::pin_current_thread(cpu)
+                            .map_err(|e| format!("cannot pin the visitor to CPU {cpu}: {e}"))?;
+                    }
                     run_client(&spec, &s).map_err(|e| e.to_string())
                 }),
             }
@@ -609,6 +633,7 @@ mod tests {
             budget_ms: 60_000,
             seed: 1,
             steady_ms: 0,
+            pin: false,
         }
     }
 

@@ -143,9 +143,12 @@ fn start_redis() -> Result<RunningServer, RunError> {
     }
 }
 
+/// Starts the server of `target`: a process with a `launcher` (pinned to `pin`, every
+/// thread), else a thread (not pinned); Redis is always a process.
 pub(super) fn start_server(
     target: &Target,
     launcher: Option<&Launcher>,
+    pin: Option<usize>,
 ) -> Result<RunningServer, RunError> {
     let Target::Kv {
         arch,
@@ -153,13 +156,20 @@ pub(super) fn start_server(
         buckets,
     } = target
     else {
-        return start_redis();
+        let redis = start_redis()?;
+        if let (Some(cpu), Some(pid)) = (pin, redis.pid()) {
+            crate::affinity::pin_process(pid, cpu).map_err(|e| {
+                RunError::Participant(format!("cannot pin redis-server to CPU {cpu}: {e}"))
+            })?;
+        }
+        return Ok(redis);
     };
     let spec = KvServerSpec {
         arch: *arch,
         buckets: *buckets,
         workers: *workers,
         hang_timeout_ms: HANG.as_millis() as u64,
+        pin,
     };
     let cfg = spec.config().map_err(RunError::Config)?;
     let kv =

@@ -20,6 +20,9 @@ pub struct KvServerSpec {
     pub workers: u32,
     /// Hang timeout, milliseconds.
     pub hang_timeout_ms: u64,
+    /// With `--pin`: the CPU every thread of the server runs on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<usize>,
 }
 
 impl KvServerSpec {
@@ -92,6 +95,37 @@ pub struct KvPoint {
     /// aggregate steady request rate of all clients, free of process start-up.
     #[serde(default)]
     pub steady_ms: u64,
+    /// Pin as `run --pin` pins drivers and peers: the timed client (and its
+    /// stand-in) on the first allowed CPU, visitor i (from 1) on the 2i-th, wrapping
+    /// around, and the server on the second ([`KvPoint::cpus`]). Servers and clients
+    /// that are threads of this process (tests, without a launcher) are not pinned.
+    #[serde(default)]
+    pub pin: bool,
+}
+
+/// Where the participants of a pinned point run ([`KvPoint::pin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvCpus {
+    /// The server's CPU.
+    pub server: usize,
+    /// The timed client's (and its stand-in's).
+    pub timed: usize,
+}
+
+impl KvPoint {
+    /// With [`KvPoint::pin`], the CPUs of the server and the timed client among
+    /// `cpus` (the allowed ones).
+    pub fn cpus(&self, cpus: &[usize]) -> Option<KvCpus> {
+        self.pin.then(|| KvCpus {
+            server: crate::affinity::pin_plan(0, cpus).1,
+            timed: crate::affinity::pin_plan(0, cpus).0,
+        })
+    }
+
+    /// With [`KvPoint::pin`], the CPU of visitor `i` (0-based): the 2(i+1)-th allowed.
+    pub fn visitor_cpu(&self, i: usize, cpus: &[usize]) -> Option<usize> {
+        self.pin.then(|| crate::affinity::pin_plan(i + 1, cpus).0)
+    }
 }
 
 /// Timed runs of a point that exceeded its budget.

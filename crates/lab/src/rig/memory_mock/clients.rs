@@ -8,7 +8,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Starts `k` client processes ([`Role::WarpClient`]) at once (process `i` uses BAR1
-/// slots from `i × threads`) and collects their results.
+/// slots from `i × threads` and, when `spec` pins, the CPU `spec.pin_cpus[i]`) and
+/// collects their results.
 pub fn run_instances(
     launcher: &Launcher,
     addr: SocketAddr,
@@ -21,6 +22,11 @@ pub fn run_instances(
             connect: addr,
             client: ClientSpec {
                 first_slot: i * spec.threads,
+                pin_cpus: if spec.pin_cpus.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![spec.pin_cpus[i % spec.pin_cpus.len()]]
+                },
                 ..spec.clone()
             },
         })

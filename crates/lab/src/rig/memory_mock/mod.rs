@@ -87,6 +87,7 @@ impl MemoryMockRig {
             point.client.crc,
             bar1_for(slots, point.client.payload),
             point.io,
+            point.mock_cpu(&crate::affinity::allowed_cpus()),
         )
         .map_err(run_error)?;
         Ok(MemoryMockRig {
@@ -133,8 +134,10 @@ impl MemoryMockRig {
         hang_timeout: Duration,
     ) -> Result<Vec<ClientRun>, WarpRunError> {
         let p = &self.point;
+        let cpus = p.client_cpus(&crate::affinity::allowed_cpus());
         let client = ClientSpec {
             hang_timeout_ms: hang_timeout.as_millis().max(1) as u64,
+            pin_cpus: cpus.clone(),
             ..p.client.clone()
         };
         if p.instances <= 1 {
@@ -148,6 +151,7 @@ impl MemoryMockRig {
                 .map(|i| {
                     let spec = ClientSpec {
                         first_slot: i * client.threads,
+                        pin_cpus: cpus.get(i).map(|&c| vec![c]).unwrap_or_default(),
                         ..client.clone()
                     };
                     s.spawn(move || run_client(addr, &spec, stop))
@@ -318,6 +322,7 @@ mod tests {
             first_slot: 0,
             ops: Ops::ReadWriteRead,
             hang_timeout_ms: 10_000,
+            pin_cpus: Vec::new(),
         }
     }
 
@@ -335,6 +340,7 @@ mod tests {
             client,
             instances,
             io: IoModel::Epoll,
+            pin: false,
         }
     }
 
@@ -418,7 +424,7 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused_with_a_message() {
-        let server = RunningServer::start(None, CrcKind::Fast, 2048, IoModel::Epoll).unwrap();
+        let server = RunningServer::start(None, CrcKind::Fast, 2048, IoModel::Epoll, None).unwrap();
         let stop = AtomicBool::new(false);
         let mut s = client(ConnectionMode::Shared, 1, CrcKind::Fast);
         s.iterations = 1;

@@ -39,14 +39,19 @@ const ANNOUNCE_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl RunningServer {
     /// Starts a memory mock on a free loopback port.
-    /// A process when a `launcher` is given, else a thread.
+    /// A process when a `launcher` is given, else a thread; with `pin`, every thread
+    /// of it on that CPU.
     pub fn start(
         launcher: Option<&Launcher>,
         crc: CrcKind,
         bar1: u32,
         io: IoModel,
+        pin: Option<usize>,
     ) -> Result<RunningServer, WarpRunError> {
-        let spec = MemoryMockSpec::loopback(crc, bar1, io);
+        let spec = MemoryMockSpec {
+            pin,
+            ..MemoryMockSpec::loopback(crc, bar1, io)
+        };
         match launcher {
             None => {
                 let server = spec.bind()?;
@@ -55,8 +60,15 @@ impl RunningServer {
                     .map_err(|e| WarpRunError::Process(e.to_string()))?;
                 let stop = Arc::new(AtomicBool::new(false));
                 let s = Arc::clone(&stop);
-                tracing::info!(%addr, %crc, bar1, %io, "started the memory mock thread");
+                tracing::info!(%addr, %crc, bar1, %io, ?pin, "started the memory mock thread");
                 let handle = std::thread::spawn(move || {
+                    // Threads the server starts inherit the CPU.
+                    if let Some(cpu) = pin
+                        && let Err(e) = crate::affinity::pin_current_thread(cpu)
+                    {
+                        tracing::error!(cpu, error = %e, "cannot pin the memory mock thread");
+                        return;
+                    }
                     let _ = server.run(&s);
                 });
                 Ok(RunningServer {

@@ -23,6 +23,9 @@ pub struct MemoryMockSpec {
     /// I/O model.
     #[serde(with = "xferbench_params::by_name")]
     pub io: IoModel,
+    /// With `--pin`: the CPU every thread of the mock runs on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<usize>,
 }
 
 impl MemoryMockSpec {
@@ -33,6 +36,7 @@ impl MemoryMockSpec {
             crc,
             bar1,
             io,
+            pin: None,
         }
     }
 
@@ -72,4 +76,33 @@ pub struct MockPoint {
     /// The mock's I/O model.
     #[serde(with = "xferbench_params::by_name")]
     pub io: IoModel,
+    /// Pin as `run --pin` pins drivers and peers ([`MockPoint::client_cpus`],
+    /// [`MockPoint::mock_cpu`]).
+    #[serde(default)]
+    pub pin: bool,
+}
+
+impl MockPoint {
+    /// With [`MockPoint::pin`]: the CPU of client `i` (a client thread, or with
+    /// `instances > 1` a client process), the 2i-th allowed CPU as a driver's,
+    /// wrapping around.
+    pub fn client_cpus(&self, cpus: &[usize]) -> Vec<usize> {
+        let n = if self.instances > 1 {
+            self.instances
+        } else {
+            self.client.threads
+        };
+        if !self.pin {
+            return Vec::new();
+        }
+        (0..n.max(1))
+            .map(|i| crate::affinity::pin_plan(i, cpus).0)
+            .collect()
+    }
+
+    /// With [`MockPoint::pin`]: the memory mock's CPU, the one after the first
+    /// client's (as a peer's).
+    pub fn mock_cpu(&self, cpus: &[usize]) -> Option<usize> {
+        self.pin.then(|| crate::affinity::pin_plan(0, cpus).1)
+    }
 }
