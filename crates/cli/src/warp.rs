@@ -269,6 +269,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         piggyback_acks: a.piggyback_acks,
         think_ms: a.think,
         first_slot: 0,
+        slots: 0,
         ops: if a.reads_only {
             Ops::Read
         } else {

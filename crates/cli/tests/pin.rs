@@ -175,6 +175,7 @@ fn a_pinned_memory_mock_rig_pins_its_mock_process_and_its_clients() {
             piggyback_acks: false,
             think_ms: 0,
             first_slot: 0,
+            slots: 0,
             ops: Ops::ReadWriteRead,
             hang_timeout_ms: 10_000,
             pin_cpus: Vec::new(),

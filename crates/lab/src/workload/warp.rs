@@ -97,6 +97,12 @@ pub struct ClientSpec {
     pub think_ms: u64,
     /// BAR1 slice of this process's first thread (other processes use other slots).
     pub first_slot: usize,
+    /// BAR1 slices used by all the processes of the run (0: this process's own,
+    /// `first_slot + threads`). Every process verifies its data only if all of them
+    /// fit in BAR1; otherwise all of them work on the first slice unverified, so one
+    /// that does not fit never overwrites another's verified slice.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slots: usize,
     /// What each iteration does.
     pub ops: Ops,
     /// Connecting, every send and every wait for a completion fail after this long
@@ -107,6 +113,10 @@ pub struct ClientSpec {
     /// `pin_cpus[i % len]` (empty: not pinned).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pin_cpus: Vec<usize>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// [`ClientSpec::hang_timeout_ms`] unless given: the transaction timeout of the link.
@@ -335,7 +345,8 @@ pub fn run_client(
             spec.payload, bar.size
         )));
     }
-    let slots_needed = (spec.first_slot + spec.threads) as u64 * spec.payload as u64;
+    let slots = spec.slots.max(spec.first_slot + spec.threads);
+    let slots_needed = slots as u64 * spec.payload as u64;
     let geo = Geometry {
         bar_address: bar.address,
         verified: slots_needed <= u64::from(bar.size),

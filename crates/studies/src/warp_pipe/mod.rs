@@ -166,6 +166,7 @@ fn point(group: &str, v: &Variant, threads: usize, iterations: u64, payload: usi
                 piggyback_acks: v.piggyback_acks,
                 think_ms: 0,
                 first_slot: 0,
+                slots: 0,
                 ops: Ops::ReadWriteRead,
                 // The run's hang timeout replaces it (MemoryMockRig::run_once).
                 hang_timeout_ms: xferbench_lab::workload::warp::default_hang_timeout_ms(),

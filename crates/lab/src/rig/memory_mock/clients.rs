@@ -22,6 +22,7 @@ pub fn run_instances(
             connect: addr,
             client: ClientSpec {
                 first_slot: i * spec.threads,
+                slots: k * spec.threads,
                 pin_cpus: if spec.pin_cpus.is_empty() {
                     Vec::new()
                 } else {

@@ -151,6 +151,7 @@ impl MemoryMockRig {
                 .map(|i| {
                     let spec = ClientSpec {
                         first_slot: i * client.threads,
+                        slots: p.instances * client.threads,
                         pin_cpus: cpus.get(i).map(|&c| vec![c]).unwrap_or_default(),
                         ..client.clone()
                     };
@@ -320,6 +321,7 @@ mod tests {
             piggyback_acks: connection != ConnectionMode::Shared,
             think_ms: 0,
             first_slot: 0,
+            slots: 0,
             ops: Ops::ReadWriteRead,
             hang_timeout_ms: 10_000,
             pin_cpus: Vec::new(),
@@ -411,6 +413,38 @@ mod tests {
             }
             server_stop.store(true, Ordering::Relaxed);
         });
+    }
+
+    #[test]
+    fn processes_whose_slices_do_not_all_fit_in_bar1_all_run_unverified() {
+        // BAR1 of 2048 B holds one slice of 2048 B: the second process's slice does
+        // not fit, so neither verifies (the first would otherwise see the second's
+        // writes in its slice and fail).
+        let server = RunningServer::start(None, CrcKind::Fast, 2048, IoModel::Epoll, None).unwrap();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            let runs: Vec<_> = (0..2)
+                .map(|i| {
+                    let mut s = client(ConnectionMode::PerThread, 1, CrcKind::Fast);
+                    s.payload = 2048;
+                    s.iterations = 50;
+                    s.first_slot = i;
+                    s.slots = 2;
+                    let (addr, stop) = (server.addr, &stop);
+                    sc.spawn(move || run_client(addr, &s, stop))
+                })
+                .collect();
+            for h in runs {
+                let r = h.join().unwrap().unwrap();
+                assert!(!r.verified);
+                assert_eq!((r.verify_failures, r.errors), (0, 0));
+            }
+        });
+        // Alone, the first slice fits and is verified.
+        let mut s = client(ConnectionMode::PerThread, 1, CrcKind::Fast);
+        s.payload = 2048;
+        let r = run_client(server.addr, &s, &stop).unwrap();
+        assert!(r.verified && r.verify_failures == 0);
     }
 
     #[test]
