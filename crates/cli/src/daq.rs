@@ -132,6 +132,10 @@ pub struct DaqArgs {
     /// Check every sample read against the model's pattern (exit 3 on a mismatch).
     #[arg(long)]
     pub verify: bool,
+    /// Pin board i's reader thread to the 2i-th allowed CPU and its DMA engine to the
+    /// next, wrapping around (as `run --pin` places a driver and its peer).
+    #[arg(long)]
+    pub pin: bool,
     /// What ends an acquisition with -l: a rate in Hz (the crate's trigger) or
     /// `software` (at once).
     #[arg(long, value_name = "HZ|software", default_value = "14")]
@@ -236,6 +240,7 @@ pub fn spec(a: &DaqArgs) -> Result<DaqSpec, String> {
         kernels: a.kernels,
         verify: a.verify,
         memcpy: false,
+        pin: a.pin,
     };
     spec.check()?;
     Ok(spec)
@@ -585,7 +590,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
             count: Some(u64::from(bench.spec.nreads)),
             duration_s: None,
             peer: "thread".into(),
-            pin: false,
+            pin: bench.spec.pin,
             verify: bench.spec.verify,
             interleave: false,
         },

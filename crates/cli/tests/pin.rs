@@ -320,7 +320,7 @@ fn a_pinned_kv_rig_pins_its_server_and_every_visitor() {
 #[test]
 fn a_study_that_does_not_pin_refuses_pin_and_names_those_that_do() {
     let out = xferbench()
-        .args(["study", "sis8300", "--quick", "--pin", "--allow-debug"])
+        .args(["study", "perf-stat", "--quick", "--pin", "--allow-debug"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -330,7 +330,91 @@ fn a_study_that_does_not_pin_refuses_pin_and_names_those_that_do() {
         stderr.contains("--pin")
             && stderr.contains("rpmsg")
             && stderr.contains("warp-pipe")
-            && stderr.contains("hashtable"),
+            && stderr.contains("hashtable")
+            && stderr.contains("sis8300"),
         "{stderr}"
     );
+}
+
+/// The name of each thread of `pid` with its CPU set.
+fn named_thread_cpus(pid: u32) -> Vec<(String, Vec<usize>)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let tid = t.file_name().to_str()?.parse::<u32>().ok()?;
+            let name = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).ok()?;
+            Some((name.trim().to_string(), cpus_of_thread(tid).ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn daq_pins_each_boards_reader_and_dma_engine() {
+    let cpus = allowed_cpus();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("daq.json");
+    let child = xferbench()
+        .args([
+            "daq",
+            "b0",
+            "b1",
+            "-S",
+            "4096",
+            "-l",
+            "40",
+            "--trigger",
+            "20",
+        ])
+        .args([
+            "--link",
+            "unthrottled",
+            "--pin",
+            "--no-limits",
+            "--no-history",
+            "--quiet",
+        ])
+        .arg("--export-json")
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut child = Reaped(child);
+    let pid = child.0.id();
+    // Board i's reader on the 2i-th allowed CPU, its engine on the next.
+    let expect: Vec<(String, Vec<usize>)> = (0..2)
+        .flat_map(|i| {
+            let (reader, engine) = pin_plan(i, &cpus);
+            [
+                (format!("daq-read{i}"), vec![reader]),
+                (format!("daq-dma{i}"), vec![engine]),
+            ]
+        })
+        .collect();
+    let give_up = Instant::now() + Duration::from_secs(20);
+    let seen = loop {
+        let mut seen: Vec<_> = named_thread_cpus(pid)
+            .into_iter()
+            .filter(|(name, _)| name.starts_with("daq-read") || name.starts_with("daq-dma"))
+            .collect();
+        seen.sort();
+        let mut want = expect.clone();
+        want.sort();
+        if seen == want || Instant::now() >= give_up {
+            break (seen, want);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(seen.0, seen.1);
+    let status = child.0.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["context"]["settings"]["pin"], true);
 }

@@ -82,7 +82,8 @@ pub struct StudyArgs {
     /// Pin the participants to CPUs as `run --pin` pins drivers and peers: driver or
     /// client i on the 2i-th allowed CPU and the serving side (the RPMsg remote, the
     /// memory mock, the kv server) on the CPU after the first's, wrapping around
-    /// (rpmsg, warp-pipe, hashtable; hashtable's visitor i on the 2(i+1)-th).
+    /// (rpmsg, warp-pipe, hashtable, sis8300; hashtable's visitor i on the 2(i+1)-th;
+    /// sis8300's board i reader on the 2i-th and its DMA engine on the next).
     #[arg(long)]
     pub pin: bool,
     /// Print the study's result document (its `results.json`) as JSON on stdout too.
@@ -222,7 +223,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         return Ok(exit::usage(
             "study",
             format!(
-                "--pin: the {name} study does not pin its participants yet; the studies that do: {}",
+                "--pin: the {name} study does not pin its participants; the studies that do: {}",
                 pinning.join(", ")
             ),
         ));

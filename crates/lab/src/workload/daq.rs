@@ -75,6 +75,10 @@ pub struct DaqSpec {
     /// Also time a memcpy of the same input bytes after each conversion pass, and a
     /// memcpy of the same bytes moved ([`MEMCPY_MOVED`]).
     pub memcpy: bool,
+    /// `--pin`: board `i`'s reader thread on the 2i-th allowed CPU and its DMA engine
+    /// on the next, wrapping around ([`crate::affinity::pin_plan`], as `run --pin`
+    /// places a driver and its peer).
+    pub pin: bool,
 }
 
 impl DaqSpec {
@@ -131,6 +135,17 @@ impl DaqSpec {
         Ok(())
     }
 
+    /// With [`pin`](Self::pin): each board's reader and DMA engine CPUs; else none.
+    pub fn pin_cpus(&self) -> Vec<(usize, usize)> {
+        if !self.pin {
+            return Vec::new();
+        }
+        let cpus = crate::affinity::allowed_cpus();
+        (0..self.devices.len())
+            .map(|i| crate::affinity::pin_plan(i, &cpus))
+            .collect()
+    }
+
     /// The digitizer this spec needs.
     pub fn digitizer(&self) -> DigitizerConfig {
         DigitizerConfig {
@@ -139,6 +154,11 @@ impl DaqSpec {
             bus: self.bus,
             trigger: self.trigger,
             mapped: self.access == Access::Mmap,
+            engine_cpus: self
+                .pin_cpus()
+                .into_iter()
+                .map(|(_, engine)| engine)
+                .collect(),
         }
     }
 
@@ -466,18 +486,36 @@ impl Readout {
                     (prev, prev_host) = (now, host);
                 }
             });
-            let handles: Vec<_> = self
+            let readers = self.spec.pin_cpus();
+            let handles: Vec<std::io::Result<_>> = self
                 .digitizer
                 .boards_mut()
                 .iter_mut()
-                .map(|b| {
+                .enumerate()
+                .map(|(i, b)| {
                     let shared = &shared;
-                    s.spawn(move || read_board(b, shared))
+                    let cpu = readers.get(i).map(|&(reader, _)| reader);
+                    std::thread::Builder::new()
+                        .name(format!("daq-read{i}"))
+                        .spawn_scoped(s, move || {
+                            if let Some(cpu) = cpu {
+                                // Planned among the allowed CPUs: it cannot fail for
+                                // want of one.
+                                let _ = crate::affinity::pin_current_thread(cpu);
+                            }
+                            read_board(b, shared)
+                        })
                 })
                 .collect();
             let results: Vec<Result<Integrity, DaqError>> = handles
                 .into_iter()
-                .map(|h| h.join().expect("reader threads do not panic"))
+                .map(|h| match h {
+                    Ok(h) => h.join().expect("reader threads do not panic"),
+                    Err(e) => Err(DaqError::Memory {
+                        what: "spawning a reader thread",
+                        source: e,
+                    }),
+                })
                 .collect();
             done.store(true, Ordering::Release);
             (results, sampler.join().expect("the sampler does not panic"))

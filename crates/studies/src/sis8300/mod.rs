@@ -143,6 +143,7 @@ fn spec(links: Vec<Link>, samples: usize) -> DaqSpec {
         kernels: Kernels::Original,
         verify: true,
         memcpy: false,
+        pin: false,
     }
 }
 
@@ -354,13 +355,20 @@ impl Study for Sis8300 {
         &PARTICIPANTS
     }
 
+    fn pins(&self) -> bool {
+        true
+    }
+
     fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
         let mut scale = if quick { Scale::quick() } else { Scale::full() };
         if env.profiling.is_some() {
             // perf needs a moment to attach: a 3-pass conversion point can end first.
             scale.t3_passes = scale.t3_passes.max(PROFILE_T3_PASSES);
         }
-        let planned = points(&scale);
+        let mut planned = points(&scale);
+        for p in &mut planned {
+            p.spec.pin = env.pin;
+        }
         let options = LoopOptions {
             runs: 2,
             warmup: if quick { 0 } else { 1 },

@@ -214,9 +214,20 @@ impl Board {
             target: target.clone(),
             cpu: engine_cpu.clone(),
         };
+        let pin =
+            (!cfg.engine_cpus.is_empty()).then(|| cfg.engine_cpus[index % cfg.engine_cpus.len()]);
         let engine = std::thread::Builder::new()
             .name(format!("daq-dma{index}"))
-            .spawn(move || e.run(job_rx, done_tx))
+            .spawn(move || {
+                if let Some(cpu) = pin {
+                    let mut set = rustix::thread::CpuSet::new();
+                    set.set(cpu);
+                    // A CPU this process may not use leaves the engine unpinned: the
+                    // lab plans pins among the allowed CPUs only.
+                    let _ = rustix::thread::sched_setaffinity(None, &set);
+                }
+                e.run(job_rx, done_tx)
+            })
             .map_err(|e| DaqError::Memory {
                 what: "spawning the DMA engine",
                 source: e,
@@ -614,6 +625,7 @@ mod tests {
             bus: None,
             trigger,
             mapped,
+            engine_cpus: Vec::new(),
         }
     }
 

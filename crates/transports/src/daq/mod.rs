@@ -161,6 +161,9 @@ pub struct DigitizerConfig {
     pub trigger: Trigger,
     /// Whether the boards need zero-copy targets (`mmap` access).
     pub mapped: bool,
+    /// With `--pin`: the CPU of each board's DMA engine thread, board `i` on
+    /// `engine_cpus[i % len]` (empty: not pinned).
+    pub engine_cpus: Vec<usize>,
 }
 
 /// Why the model failed.
