@@ -319,23 +319,8 @@ fn params(s: &DaqSpec, primary: &str) -> BTreeMap<String, String> {
         ("scale_offset", s.scale.scale_offset.to_string()),
         ("scale_factor", s.scale.scale_factor.to_string()),
         ("kernels", s.kernels.name().to_string()),
-        (
-            "access",
-            match s.access {
-                Access::Read => "read",
-                Access::Mmap => "mmap",
-            }
-            .to_string(),
-        ),
-        (
-            "daq",
-            match (s.loops, s.end) {
-                (0, _) => "none",
-                (_, DaqEnd::Poll) => "poll",
-                (_, DaqEnd::Irq) => "irq",
-            }
-            .to_string(),
-        ),
+        ("access", s.access_name().to_string()),
+        ("daq", s.daq_mode().to_string()),
         ("loops", s.loops.to_string()),
         (
             "bus",

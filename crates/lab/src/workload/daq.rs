@@ -135,6 +135,23 @@ impl DaqSpec {
         Ok(())
     }
 
+    /// The access as a point parameter: `read` or `mmap`.
+    pub fn access_name(&self) -> &'static str {
+        match self.access {
+            Access::Read => "read",
+            Access::Mmap => "mmap",
+        }
+    }
+
+    /// How acquisitions end, as a point parameter: `none` (no loop), `poll` or `irq`.
+    pub fn daq_mode(&self) -> &'static str {
+        match (self.loops, self.end) {
+            (0, _) => "none",
+            (_, DaqEnd::Poll) => "poll",
+            (_, DaqEnd::Irq) => "irq",
+        }
+    }
+
     /// With [`pin`](Self::pin): each board's reader and DMA engine CPUs; else none.
     pub fn pin_cpus(&self) -> Vec<(usize, usize)> {
         if !self.pin {

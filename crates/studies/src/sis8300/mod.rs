@@ -272,23 +272,8 @@ pub fn params(p: &Planned) -> BTreeMap<String, String> {
         ("func", p.primary.to_string()),
         ("factor", s.scale.factor.to_string()),
         ("kernels", s.kernels.name().to_string()),
-        (
-            "access",
-            match s.access {
-                Access::Read => "read",
-                Access::Mmap => "mmap",
-            }
-            .to_string(),
-        ),
-        (
-            "daq",
-            match (s.loops, s.end) {
-                (0, _) => "none",
-                (_, DaqEnd::Poll) => "poll",
-                (_, DaqEnd::Irq) => "irq",
-            }
-            .to_string(),
-        ),
+        ("access", s.access_name().to_string()),
+        ("daq", s.daq_mode().to_string()),
         ("loops", s.loops.to_string()),
     ]
     .into_iter()
