@@ -286,3 +286,71 @@ fn regression_a_receive_larger_than_half_the_ring_does_not_deadlock_the_sender()
             .unwrap_or_else(|_| panic!("wait={wait}: sender and receiver deadlocked"));
     }
 }
+
+/// Two threads of one process, each waiting for the other (for data that never
+/// comes, or for room in a ring nobody reads): what a run declared hung with
+/// `--peer thread` leaves. The peer's process lives, so only the owner's abandon flag
+/// ends the waits, in every wait mode.
+#[test]
+fn abandoned_thread_peers_stop_waiting_in_every_mode() {
+    use std::io::ErrorKind;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    fn wait_for_nothing(ep: &mut ShmEndpoint) -> Result<(), ErrorKind> {
+        let mut buf = [0u8; 64];
+        ep.recv(&mut buf).map(|_| ()).map_err(|e| e.kind())
+    }
+    fn fill_for_nobody(ep: &mut ShmEndpoint) -> Result<(), ErrorKind> {
+        loop {
+            ep.send(&[7u8; 64]).map_err(|e| e.kind())?;
+        }
+    }
+    type Op = fn(&mut ShmEndpoint) -> Result<(), ErrorKind>;
+    let ops: [(&str, Op); 2] = [
+        ("receiving", wait_for_nothing),
+        ("sending", fill_for_nobody),
+    ];
+    for wait in ["spin", "block", "hybrid"] {
+        for (what, op) in ops {
+            let t = with(&[("wait", wait), ("capacity", "4KiB")]);
+            let (a, b) = pair(&t);
+            let flag = Arc::new(AtomicBool::new(false));
+            let waiters = [a, b].map(|mut ep| {
+                ep.abandon_when(flag.clone());
+                std::thread::spawn(move || {
+                    let r = op(&mut ep);
+                    drop(ep);
+                    r
+                })
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(
+                waiters.iter().all(|w| !w.is_finished()),
+                "{wait}, {what}: a side stopped waiting before it was abandoned"
+            );
+            flag.store(true, Ordering::Relaxed);
+            let until = Instant::now() + Duration::from_secs(10);
+            while waiters.iter().any(|w| !w.is_finished()) {
+                assert!(
+                    Instant::now() < until,
+                    "{wait}, {what}: an abandoned side kept waiting"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let ends = waiters.map(|w| w.join().unwrap());
+            // A side that saw the other leave first may find the stream closed (a
+            // receiver: `Ok`) or the consumer gone (a sender: broken pipe).
+            assert!(
+                ends.iter().all(|e| matches!(
+                    e,
+                    Ok(()) | Err(ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe)
+                )),
+                "{wait}, {what}: {ends:?}"
+            );
+            assert!(
+                ends.contains(&Err(ErrorKind::ConnectionAborted)),
+                "{wait}, {what}: {ends:?}"
+            );
+        }
+    }
+}

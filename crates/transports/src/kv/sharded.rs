@@ -330,8 +330,14 @@ fn worker(o: &ShmObject, shared: &ServerShared, w: u32) {
                     || (n.is_multiple_of(512) && last_house.elapsed() >= HOUSEKEEPING)
             };
             if !settle(&mut wake, WORKER_SPIN) {
-                let _ =
-                    wait::wait_until(&me.doorbell.0, WaitMode::Block, Fences::Symmetric, 0, wake);
+                let _ = wait::wait_until(
+                    &me.doorbell.0,
+                    WaitMode::Block,
+                    Fences::Symmetric,
+                    0,
+                    None,
+                    wake,
+                );
             }
         }
     }
@@ -540,6 +546,7 @@ impl Client {
                 WaitMode::Block,
                 Fences::Symmetric,
                 self.server,
+                None,
                 done,
             )
         };

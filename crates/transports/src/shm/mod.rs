@@ -243,6 +243,13 @@ impl Endpoint for ShmEndpoint {
         })
     }
 
+    /// Both ring ends stop waiting once `flag` is set: a thread peer never dies, so
+    /// without it a side whose peer stopped answering would spin for good.
+    fn abandon_when(&mut self, flag: Arc<std::sync::atomic::AtomicBool>) {
+        self.tx.abandon_when(flag.clone());
+        self.rx.abandon_when(flag);
+    }
+
     fn close_send(&mut self) -> io::Result<()> {
         if !self.tx_closed {
             self.tx.close();

@@ -56,7 +56,8 @@
 use super::region::{Mirror, RingControl};
 use super::wait::{Fences, WaitError, WaitMode, wait_until, wake, wake_always};
 use std::io;
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Asks for the cache line at `p` without waiting for it (a hint: it never faults,
 /// whatever the address).
@@ -119,6 +120,8 @@ struct Shared {
     mode: WaitMode,
     fences: Fences,
     peer_pid: i32,
+    /// The owner's abandon flag ([`crate::Endpoint::abandon_when`]).
+    abandon: Option<Arc<AtomicBool>>,
 }
 
 /// How a ring end waits and whom it watches.
@@ -145,6 +148,7 @@ impl Shared {
             mode: w.mode,
             fences: w.fences,
             peer_pid: w.peer_pid,
+            abandon: None,
         }
     }
 
@@ -263,6 +267,11 @@ impl Producer {
         Ok(())
     }
 
+    /// Ends this end's waits once `flag` is set ([`crate::Endpoint::abandon_when`]).
+    pub fn abandon_when(&mut self, flag: Arc<AtomicBool>) {
+        self.s.abandon = Some(flag);
+    }
+
     /// Bytes of the ring.
     pub fn capacity(&self) -> usize {
         self.s.capacity as usize
@@ -308,6 +317,7 @@ impl Producer {
             self.s.mode,
             self.s.fences,
             self.s.peer_pid,
+            self.s.abandon.as_deref(),
             || {
                 tail = ctl.cons.0.tail.load(Ordering::Acquire);
                 // A corrupt tail ends the wait; it is reported below.
@@ -422,6 +432,11 @@ impl Consumer {
         })
     }
 
+    /// Ends this end's waits once `flag` is set ([`crate::Endpoint::abandon_when`]).
+    pub fn abandon_when(&mut self, flag: Arc<AtomicBool>) {
+        self.s.abandon = Some(flag);
+    }
+
     /// Re-reads the producer's `head`, checking it.
     #[inline]
     fn load_head(&mut self) -> io::Result<()> {
@@ -484,6 +499,7 @@ impl Consumer {
             self.s.mode,
             self.s.fences,
             self.s.peer_pid,
+            self.s.abandon.as_deref(),
             || {
                 prefetch(next);
                 // `closed` is stored after the final `head`: read it first, then `head`.

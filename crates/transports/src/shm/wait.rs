@@ -35,12 +35,14 @@
 //!
 //! Every sleep has a timeout (10 ms) and every spin reads the clock every few thousand
 //! iterations, so a waiter notices within milliseconds that the peer process died
-//! ([`process_alive`]) instead of waiting forever.
+//! ([`process_alive`]) or that its owner gave up on the channel (the abandon flag of
+//! [`crate::Endpoint::abandon_when`]: a thread peer never dies alone) instead of
+//! waiting forever.
 
 use std::io;
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, Ordering, compiler_fence, fence};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering, compiler_fence, fence};
 use std::time::{Duration, Instant};
 
 /// A futex word and the number of sleepers on it.
@@ -151,6 +153,8 @@ const SPINS_PER_CHECK: u32 = 1 << 10;
 pub enum WaitError {
     /// The peer process no longer exists.
     PeerDead(i32),
+    /// The owner gave up on the channel (its abandon flag was set).
+    Abandoned,
 }
 
 impl From<WaitError> for io::Error {
@@ -159,6 +163,10 @@ impl From<WaitError> for io::Error {
             WaitError::PeerDead(pid) => io::Error::new(
                 io::ErrorKind::BrokenPipe,
                 format!("the peer process {pid} is gone"),
+            ),
+            WaitError::Abandoned => io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the channel was abandoned (the run gave up on it)",
             ),
         }
     }
@@ -187,14 +195,17 @@ pub(crate) fn spin_until<B>(
 }
 
 /// Waits until `ready()` holds, by `mode`, watching `peer_pid` (0 or our own pid: a
-/// thread of this process, which cannot die alone).
+/// thread of this process, which cannot die alone) and `abandon` (the owner's flag;
+/// once set, the wait ends with [`WaitError::Abandoned`]).
 pub fn wait_until(
     line: &WaitLine,
     mode: WaitMode,
     fences: Fences,
     peer_pid: i32,
+    abandon: Option<&AtomicBool>,
     mut ready: impl FnMut() -> bool,
 ) -> Result<(), WaitError> {
+    let abandoned = || abandon.is_some_and(|f| f.load(Ordering::Relaxed));
     // Whether to watch the peer, decided at the first check: `getpid` is a system
     // call, which a wait answered within its first spins should not pay.
     let mut watch_known: Option<bool> = None;
@@ -211,6 +222,9 @@ pub fn wait_until(
     // Spin phase.
     if spin_for != Some(Duration::ZERO) {
         let spun = spin_until(&mut ready, SPINS_PER_CHECK, |now| {
+            if abandoned() {
+                return ControlFlow::Break(Some(WaitError::Abandoned));
+            }
             if now.duration_since(last_peer_check) >= Duration::from_millis(1) && watch() {
                 last_peer_check = now;
                 if !process_alive(peer_pid) {
@@ -256,6 +270,9 @@ pub fn wait_until(
         line.waiters.fetch_sub(1, Ordering::SeqCst);
         if ready() {
             return Ok(());
+        }
+        if abandoned() {
+            return Err(WaitError::Abandoned);
         }
         if watch() && !process_alive(peer_pid) {
             return if ready() {
