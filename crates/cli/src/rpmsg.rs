@@ -1,7 +1,7 @@
 //! `xferbench rpmsg`: one point of the RPMsg workload with `rpmsg-xmit-p`'s settings
 //! (`--transfer` bytes per channel → ⌈transfer/size⌉ round trips per channel), run
-//! `--runs` times after `--warmup` runs on the point loop with an [`RpmsgRig`], summarised from the point's
-//! estimates (medians and their spread).
+//! `--runs` times after `--warmup` runs on the point loop with a one-point
+//! [`RpmsgBench`], summarised from the point's estimates (medians and their spread).
 
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, EXIT_USAGE};
 use crate::flags::{WatchArgs, choice, seconds};
@@ -13,11 +13,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-use xferbench_lab::counters::{CounterMode, CounterSource};
-use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use xferbench_lab::counters::CounterMode;
+use xferbench_lab::measure::{LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
-use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
-use xferbench_lab::rig::{Rig, RunError};
+use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgBench};
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::{
     DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, PACKET, RpmsgPoint, SUM_OF_RATES,
@@ -148,28 +147,6 @@ pub(crate) fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
     Ok((p, transfer))
 }
 
-/// One point on one rig.
-struct OnePoint {
-    planned: Vec<PlannedPoint>,
-    point: RpmsgPoint,
-    remote: RemoteKind,
-    pin: bool,
-}
-
-impl Bench for OnePoint {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.planned
-    }
-
-    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(RpmsgRig::start_pinned(
-            self.point,
-            &self.remote,
-            self.pin,
-        )?))
-    }
-}
-
 /// Runs `xferbench rpmsg` and returns the exit status.
 pub fn run(a: &RpmsgArgs) -> Result<u8> {
     let (p, transfer) = match point(a) {
@@ -200,18 +177,15 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    let mut bench = OnePoint {
-        planned: vec![PlannedPoint {
-            params,
-            size_bytes: p.packet as u64,
-            channels: p.channels as usize,
-            rules: RULES,
-            verify: p.verify,
-        }],
-        point: p,
-        remote: RemoteKind::Process(crate::launcher::launcher()?),
-        pin: a.pin,
+    let planned = PlannedPoint {
+        params,
+        size_bytes: p.packet as u64,
+        channels: p.channels as usize,
+        rules: RULES,
+        verify: p.verify,
     };
+    let mut bench = RpmsgBench::new(RemoteKind::Process(crate::launcher::launcher()?), a.pin)
+        .with([(planned, p)]);
     let opts = LoopOptions {
         runs: a.runs,
         warmup: a.warmup,

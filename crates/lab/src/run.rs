@@ -1,8 +1,9 @@
 //! `xferbench run`'s plan: a sweep of points, each on the rig its transport needs.
 //!
 //! Every transport of [`crate::transports`] runs on a [`PeerRig`] (one peer per
-//! channel), except `rpmsg`, which runs on an [`RpmsgRig`] (one link with its remote
-//! for all channels; the remote is a process unless `--peer thread`), and plugin
+//! channel), except `rpmsg`, whose points the sweep hands to an [`RpmsgBench`] (an
+//! [`crate::rig::rpmsg::RpmsgRig`] each: one link with its remote for all channels;
+//! the remote is a process unless `--peer thread`), and plugin
 //! transports, whose peer rig runs in a measuring process of its own
 //! ([`PluginRig`]); the point loop ([`crate::measure`]) does the rest.
 
@@ -12,7 +13,7 @@ use crate::observer::Observer;
 use crate::result::{Context, ResultDoc};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
 use crate::rig::plugin::PluginRig;
-use crate::rig::rpmsg::{RemoteKind, RpmsgRig};
+use crate::rig::rpmsg::{RemoteKind, RpmsgBench};
 use crate::rig::{Rig, RunError};
 use crate::sweep::PointSpec;
 use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_settings};
@@ -90,12 +91,18 @@ pub struct SweepBench<'a> {
     specs: &'a [PointSpec],
     planned: Vec<PlannedPoint>,
     peer: PeerOptions,
+    /// The sweep's `rpmsg` points, run by the RPMsg bench (`None` when its
+    /// remote cannot run where the peers would).
+    rpmsg: Option<RpmsgBench>,
+    /// For each `rpmsg` point of the sweep: its index in `rpmsg`, or why it cannot
+    /// run.
+    rpmsg_index: Vec<Option<Result<usize, String>>>,
 }
 
 impl<'a> SweepBench<'a> {
     /// The bench for `points` run with `opts`.
     pub fn new(points: &'a [PointSpec], opts: &RunOptions) -> SweepBench<'a> {
-        let planned = points
+        let planned: Vec<PlannedPoint> = points
             .iter()
             .map(|p| PlannedPoint {
                 params: p.params(opts.workload.name()),
@@ -105,51 +112,51 @@ impl<'a> SweepBench<'a> {
                 verify: opts.verify,
             })
             .collect();
+        let peer = opts.peer_options();
+        let mut rpmsg = match &peer.peer {
+            PeerMode::Thread => Some(RpmsgBench::new(RemoteKind::Thread, peer.pin)),
+            PeerMode::Process(l) => Some(RpmsgBench::new(RemoteKind::Process(l.clone()), peer.pin)),
+            PeerMode::Remote(_) => None,
+        };
+        let rpmsg_index = points
+            .iter()
+            .zip(&planned)
+            .map(|(spec, planned)| {
+                (spec.transport == RPMSG).then(|| {
+                    let point = rpmsg_point(spec, &peer)?;
+                    match &mut rpmsg {
+                        Some(bench) => Ok(bench.push(planned.clone(), point)),
+                        None => Err(crate::remote::crosses_hosts("rpmsg").unwrap_err()),
+                    }
+                })
+            })
+            .collect();
         SweepBench {
             specs: points,
             planned,
-            peer: opts.peer_options(),
+            peer,
+            rpmsg,
+            rpmsg_index,
         }
     }
 }
 
-impl SweepBench<'_> {
-    /// The RPMsg rig of a point: pingpong round trips over one link.
-    fn rpmsg_rig(&self, point: &PointSpec) -> Result<Box<dyn Rig>, RunError> {
-        if self.peer.workload != WorkloadKind::Pingpong {
-            return Err(RunError::Config(
-                "the RPMsg remote echoes: run it with the pingpong workload".into(),
-            ));
-        }
-        let (notify, buffers) =
-            rpmsg_settings(&point.transport_params, point.zero_copy).map_err(RunError::Config)?;
-        let rpoint = RpmsgPoint {
-            channels: u32::try_from(point.channels)
-                .map_err(|_| RunError::Config("too many channels".into()))?,
-            packet: usize::try_from(point.size)
-                .map_err(|_| RunError::Config("packet too large".into()))?,
-            limit: self.peer.limit,
-            notify,
-            buffers,
-            suffix: false,
-            verify: self.peer.verify,
-            zero_copy: point.zero_copy,
-        };
-        let remote = match &self.peer.peer {
-            PeerMode::Thread => RemoteKind::Thread,
-            PeerMode::Process(l) => RemoteKind::Process(l.clone()),
-            PeerMode::Remote(_) => {
-                return Err(RunError::Config(
-                    crate::remote::crosses_hosts("rpmsg").unwrap_err(),
-                ));
-            }
-        };
-        Ok(Box::new(RpmsgRig::start_pinned(
-            rpoint,
-            &remote,
-            self.peer.pin,
-        )?))
+/// The RPMsg point of a sweep point: pingpong round trips over one link.
+fn rpmsg_point(point: &PointSpec, peer: &PeerOptions) -> Result<RpmsgPoint, String> {
+    if peer.workload != WorkloadKind::Pingpong {
+        return Err("the RPMsg remote echoes: run it with the pingpong workload".into());
     }
+    let (notify, buffers) = rpmsg_settings(&point.transport_params, point.zero_copy)?;
+    Ok(RpmsgPoint {
+        channels: u32::try_from(point.channels).map_err(|_| "too many channels".to_string())?,
+        packet: usize::try_from(point.size).map_err(|_| "packet too large".to_string())?,
+        limit: peer.limit,
+        notify,
+        buffers,
+        suffix: false,
+        verify: peer.verify,
+        zero_copy: point.zero_copy,
+    })
 }
 
 impl Bench for SweepBench<'_> {
@@ -178,10 +185,12 @@ impl Bench for SweepBench<'_> {
                 )?))
             }
         }
-        let point = &self.specs[index];
-        if point.transport == RPMSG {
-            return self.rpmsg_rig(point);
+        if let Some(routed) = &self.rpmsg_index[index] {
+            let i = routed.clone().map_err(RunError::Config)?;
+            let bench = self.rpmsg.as_mut().expect("a routed point has its bench");
+            return bench.rig(i, source);
         }
+        let point = &self.specs[index];
         if crate::plugins::is_plugin(&point.transport) {
             return Ok(Box::new(PluginRig::start(point, &self.peer, source)?));
         }

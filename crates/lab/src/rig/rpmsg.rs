@@ -20,8 +20,9 @@
 //! direction, link faults and dropped replies (names in [`crate::workload::rpmsg`]).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::Participant;
+use crate::counters::{CounterSource, Participant};
 use crate::cpu::CpuSnapshot;
+use crate::plan::{Bench, PlannedPoint};
 use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::workload::rpmsg::{
@@ -283,6 +284,64 @@ impl RpmsgRig {
     /// The remote's process id (this process's for a thread remote).
     pub fn remote_pid(&self) -> i32 {
         self.session.as_ref().map_or(0, Session::remote_pid)
+    }
+}
+
+/// The one way to RPMsg rigs: a plan of RPMsg points, each started as an
+/// [`RpmsgRig`] with the same remote and pinning. `xferbench rpmsg` runs one point of
+/// it, the RPMsg study its plan, and `run -t rpmsg` hands its `rpmsg` points to one.
+#[derive(Debug, Clone)]
+pub struct RpmsgBench {
+    planned: Vec<PlannedPoint>,
+    points: Vec<RpmsgPoint>,
+    remote: RemoteKind,
+    pin: bool,
+}
+
+impl RpmsgBench {
+    /// An empty plan whose links start their remote as `remote`; with `pin`, pinned
+    /// as [`RpmsgRig::start_pinned`] pins them.
+    pub fn new(remote: RemoteKind, pin: bool) -> RpmsgBench {
+        RpmsgBench {
+            planned: Vec::new(),
+            points: Vec::new(),
+            remote,
+            pin,
+        }
+    }
+
+    /// Appends a point: how it is planned (parameters, rules) and what its rig runs.
+    /// Returns its index in this bench.
+    pub fn push(&mut self, planned: PlannedPoint, point: RpmsgPoint) -> usize {
+        self.planned.push(planned);
+        self.points.push(point);
+        self.points.len() - 1
+    }
+
+    /// The same bench with `points` appended.
+    pub fn with(mut self, points: impl IntoIterator<Item = (PlannedPoint, RpmsgPoint)>) -> Self {
+        for (planned, point) in points {
+            self.push(planned, point);
+        }
+        self
+    }
+}
+
+impl Bench for RpmsgBench {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        _source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(RpmsgRig::start_pinned(
+            self.points[index],
+            &self.remote,
+            self.pin,
+        )?))
     }
 }
 

@@ -27,6 +27,7 @@
 //! * `container`: whether the study ran in a container.
 
 pub mod bench;
+pub mod callgrind;
 pub mod writer;
 
 pub mod passes;

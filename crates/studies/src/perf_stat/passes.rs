@@ -1,8 +1,10 @@
 //! The perf-stat study's passes besides its timed points: callgrind's instruction
-//! and simulated cache-miss counts of every benchmark, and, where perf is
-//! installed, the `perf stat` default block, the seed's stall events and the stall
-//! search. Each pass records what it found or, in one line, why it could not run.
+//! and simulated cache-miss counts of every benchmark (points of one run each,
+//! through the point loop: [`super::callgrind`]), and, where perf is installed, the
+//! `perf stat` default block, the seed's stall events and the stall search. Each
+//! pass records what it found or, in one line, why it could not run.
 
+use super::callgrind::{self, CallgrindBench};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -10,8 +12,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 use xferbench_lab::ab::stalls::{self, EventComparison};
 use xferbench_lab::counters::perf_stat::{self, PerfStatRow, PerfValue};
+use xferbench_lab::measure::run_plan;
 use xferbench_lab::process::{Launcher, Role};
-use xferbench_lab::rig::perf_stat::callgrind_totals;
+use xferbench_lab::result::{Outcome, Settings};
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
 
 /// The seed's stall events (`perf stat -e …` of the seed), in its order.
@@ -201,7 +204,7 @@ pub fn run_passes(
         ?tools,
         "perf-stat passes: callgrind, perf's default block, stall events, search"
     );
-    let callgrind = callgrind_pass(launcher, tools, quick);
+    let callgrind = callgrind_pass(launcher, tools, quick, stop);
     tracing::info!(reason = ?callgrind.reason, "callgrind pass done");
     let default_block = default_block_pass(launcher, tools);
     let stall_events = stall_events_pass(launcher, tools, quick, stop);
@@ -219,44 +222,43 @@ pub fn run_passes(
     }
 }
 
-fn callgrind_pass(launcher: &Launcher, tools: Tools, quick: bool) -> Pass<Vec<CallgrindCount>> {
+/// Callgrind's counts: the points of [`CallgrindBench`] (one run each) through the
+/// point loop.
+fn callgrind_pass(
+    launcher: &Launcher,
+    tools: Tools,
+    quick: bool,
+    stop: &AtomicBool,
+) -> Pass<Vec<CallgrindCount>> {
     if !tools.valgrind {
         return Pass::not(
             "valgrind is not installed (apt-get install valgrind): no instruction counts without a PMU",
         );
     }
-    let mut out = Vec::new();
-    for bench in Benchmark::ALL {
-        for variant in [Variant::A, Variant::B] {
-            let iterations = callgrind_iterations(bench, quick);
-            let spec = BenchSpec {
-                iterations,
-                warmup: 0,
-                runs: 1,
-                ..BenchSpec::seed(bench, variant)
-            };
-            match callgrind_totals(launcher, &spec) {
-                Ok(totals) => {
-                    let scale = bench.iterations() as f64 / iterations as f64;
-                    out.push(CallgrindCount {
-                        benchmark: bench.name().into(),
-                        variant: variant.name().into(),
-                        iterations,
-                        scale,
-                        per_run: totals.into_iter().map(|(k, v)| (k, v * scale)).collect(),
-                    });
-                }
-                Err(e) => {
-                    return Pass::not(format!(
-                        "callgrind failed on {} {}: {e}",
-                        bench.name(),
-                        variant.name()
-                    ));
-                }
-            }
-        }
+    let mut bench = CallgrindBench::new(launcher.clone(), quick);
+    let options = callgrind::options();
+    let settings = Settings {
+        workload: "perf-stat".into(),
+        runs: options.runs,
+        warmup: options.warmup,
+        count: None,
+        duration_s: None,
+        peer: "process".into(),
+        pin: false,
+        verify: false,
+        interleave: options.interleave,
+    };
+    let context = xferbench_lab::context::collect(env!("CARGO_PKG_VERSION"), Vec::new(), settings);
+    let doc = run_plan(context, &mut bench, &options, stop, &mut []);
+    match &doc.outcome {
+        Outcome::Complete => {}
+        Outcome::Interrupted => return Pass::not("stopped before callgrind finished"),
+        Outcome::Failed { error } => return Pass::not(format!("callgrind failed on {error}")),
     }
-    Pass::ok(out)
+    match doc.points.iter().map(callgrind::count_of).collect() {
+        Some(counts) => Pass::ok(counts),
+        None => Pass::not("a callgrind point recorded no counts"),
+    }
 }
 
 fn block_row(r: &PerfStatRow) -> BlockRow {

@@ -4,16 +4,27 @@
 //! The estimate is the round trips the plan will make (each point's `channels ×
 //! ⌈transfer / packet⌉`, times the runs of the default run control: 3 visits of a
 //! warm-up and a measured run) divided by a rate measured here just before, for
-//! each channel count (a short run of 16-byte packets on a fresh link), plus the
-//! measured cost of starting and stopping a link and its remote for every visit.
+//! each channel count, plus the measured cost of a visit beyond its runs (starting
+//! and stopping a link and its remote, the loop's own work).
+//!
+//! # Calibration
+//!
+//! The rates come from a plan of their own run by the point loop before the study
+//! starts ([`calibrate`]): one point per channel count (group `calibration`, short
+//! runs of 16-byte packets), each visited once with a warm-up and a measured run on
+//! the study's bench. A visit's cost is the point's time in the loop less its two
+//! runs' windows.
 
 use super::plan::{Planned, Scale, points};
 use crate::StudyEnv;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
-use xferbench_lab::rig::{Rig, RunControl};
+use xferbench_lab::counters::CounterMode;
+use xferbench_lab::measure::{LoopOptions, PlannedPoint, run_plan};
+use xferbench_lab::observer::Observer;
+use xferbench_lab::result::{Outcome, PointResult, figure};
+use xferbench_lab::rig::rpmsg::RemoteKind;
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::RpmsgPoint;
 use xferbench_transports::rpmsg::{Buffers, Notify};
@@ -29,38 +40,116 @@ pub fn round_trips(p: &Planned) -> u64 {
     u64::from(p.point.channels) * RpmsgPoint::round_trips_for(p.transfer, p.point.packet)
 }
 
-/// Round trips per second with `channels` channels and the cost of one visit
-/// (link and remote started and stopped), seconds; measured on a fresh link.
-pub fn calibrate(channels: u32, remote: &RemoteKind) -> Result<(f64, f64), String> {
+/// What the calibration measured of one channel count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    /// Round trips (all channels) per second: the measured run's median.
+    pub rate: f64,
+    /// Seconds of a visit beyond its runs.
+    pub visit_s: f64,
+}
+
+/// The calibration point of `channels` channels: 16-byte packets, about 4000
+/// round trips in all (at least 200 per channel).
+pub fn calibration_point(channels: u32) -> Planned {
     let per_channel = (4_000 / u64::from(channels)).max(200);
-    let point = RpmsgPoint {
-        channels,
-        packet: 16,
-        limit: Limit::Count(per_channel),
-        notify: Notify::Kick,
-        buffers: Buffers::Copy,
-        suffix: false,
-        verify: false,
-        zero_copy: false,
-    };
-    let stop = AtomicBool::new(false);
-    let t0 = Instant::now();
-    let mut rig = Box::new(RpmsgRig::start(point, remote).map_err(|e| e.to_string())?);
-    let started = t0.elapsed();
-    let mut run = || {
-        let mut ctl = RunControl::new(&stop, Duration::from_secs(10), None);
-        rig.run_once(&mut ctl).map_err(|e| e.to_string())
-    };
-    run()?;
-    let rec = run()?;
-    let t1 = Instant::now();
-    rig.finish().map_err(|e| e.to_string())?;
-    let visit_s = (started + t1.elapsed()).as_secs_f64();
-    let window_s = rec.window_ns as f64 / 1e9;
-    if rec.messages == 0 || window_s <= 0.0 {
-        return Err("the calibration run made no round trip".into());
+    Planned {
+        group: "calibration",
+        transfer: per_channel * 16,
+        point: RpmsgPoint {
+            channels,
+            packet: 16,
+            limit: Limit::Count(per_channel),
+            notify: Notify::Kick,
+            buffers: Buffers::Copy,
+            suffix: false,
+            verify: false,
+            zero_copy: false,
+        },
     }
-    Ok((rec.messages as f64 / window_s, visit_s))
+}
+
+/// The calibration's loop: each point visited once, a warm-up then a measured run.
+pub fn calibration_options() -> LoopOptions {
+    LoopOptions {
+        runs: 1,
+        warmup: 1,
+        interleave: false,
+        hang_timeout: Duration::from_secs(10),
+        counters: CounterMode::Off,
+        profile: None,
+        watch: None,
+    }
+}
+
+/// When each point's visit started and how long it took.
+#[derive(Default)]
+struct VisitClock {
+    started: BTreeMap<usize, Instant>,
+    took: BTreeMap<usize, Duration>,
+}
+
+impl Observer for VisitClock {
+    fn point_started(&mut self, index: usize, _: &PlannedPoint) -> std::io::Result<()> {
+        self.started.insert(index, Instant::now());
+        Ok(())
+    }
+
+    fn point_finished(&mut self, result: &PointResult) -> std::io::Result<()> {
+        if let Some(t) = self.started.get(&result.index) {
+            self.took.insert(result.index, t.elapsed());
+        }
+        Ok(())
+    }
+}
+
+/// Measures every channel count of `channels` through the point loop, remotes
+/// started as `remote` ([`calibration_point`], [`calibration_options`]).
+pub fn calibrate(
+    channels: &[u32],
+    remote: &RemoteKind,
+    env: &StudyEnv,
+) -> Result<BTreeMap<u32, Calibration>, String> {
+    let planned: Vec<Planned> = channels.iter().map(|&c| calibration_point(c)).collect();
+    let mut bench = super::bench(&planned, remote.clone(), false);
+    let options = calibration_options();
+    let context = xferbench_lab::context::collect(
+        env!("CARGO_PKG_VERSION"),
+        Vec::new(),
+        env.settings("rpmsg", &options, false),
+    );
+    let mut clock = VisitClock::default();
+    let doc = run_plan(
+        context,
+        &mut bench,
+        &options,
+        &AtomicBool::new(false),
+        &mut [&mut clock],
+    );
+    if let Outcome::Failed { error } = &doc.outcome {
+        return Err(error.clone());
+    }
+    let mut out = BTreeMap::new();
+    for (i, &c) in channels.iter().enumerate() {
+        let p = doc
+            .points
+            .iter()
+            .find(|p| p.index == i)
+            .ok_or_else(|| format!("the calibration of {c} channel(s) did not finish"))?;
+        let rate = p
+            .summary
+            .get(figure::MESSAGE_RATE)
+            .map_or(0.0, |e| e.median);
+        let window_s = p.runs.first().map_or(0.0, |r| r.window_ns as f64 / 1e9);
+        if !(rate > 0.0 && window_s > 0.0) {
+            return Err("the calibration run made no round trip".into());
+        }
+        let took = clock.took.get(&i).map_or(0.0, Duration::as_secs_f64);
+        // The warm-up's window is taken to be the measured run's.
+        let visit_s = (took - 2.0 * window_s).max(0.0);
+        out.insert(c, Calibration { rate, visit_s });
+    }
+    Ok(out)
 }
 
 /// The estimate of a `--full` run of `scale`: `text` for the user, the seconds,
@@ -75,23 +164,27 @@ pub fn estimate(scale: &Scale, env: &StudyEnv) -> serde_json::Value {
     for p in &planned {
         *by_channels.entry(p.point.channels).or_default() += round_trips(p);
     }
+    let counts: Vec<u32> = by_channels.keys().copied().collect();
+    let measured = match calibrate(&counts, &remote, env) {
+        Ok(m) => m,
+        Err(e) => {
+            return serde_json::json!({
+                "text": format!("no estimate: the calibration run failed: {e}"),
+                "error": e,
+            });
+        }
+    };
     let mut rates = BTreeMap::new();
     let mut seconds = 0.0;
     let mut visit_s = 0.0f64;
     for (&channels, &rts) in &by_channels {
-        match calibrate(channels, &remote) {
-            Ok((rate, visit)) => {
-                rates.insert(channels.to_string(), rate);
-                visit_s = visit_s.max(visit);
-                seconds += (rts * VISITS * RUNS_PER_VISIT) as f64 / rate;
-            }
-            Err(e) => {
-                return serde_json::json!({
-                    "text": format!("no estimate: the calibration run failed: {e}"),
-                    "error": e,
-                });
-            }
-        }
+        let Calibration {
+            rate,
+            visit_s: visit,
+        } = measured[&channels];
+        rates.insert(channels.to_string(), rate);
+        visit_s = visit_s.max(visit);
+        seconds += (rts * VISITS * RUNS_PER_VISIT) as f64 / rate;
     }
     seconds += planned.len() as f64 * VISITS as f64 * visit_s;
     let total: u64 = planned.iter().map(round_trips).sum::<u64>() * VISITS * RUNS_PER_VISIT;
@@ -149,8 +242,14 @@ mod tests {
             .sum();
         // The 80 cells: 1-byte packets of 10^7 bytes on one channel alone are 10^7.
         assert_eq!(table, 38_556_294);
-        // A tiny calibration on a thread remote gives a positive rate.
-        let (rate, visit) = calibrate(1, &RemoteKind::Thread).unwrap();
-        assert!(rate > 0.0 && visit > 0.0, "{rate} {visit}");
+        // A tiny calibration on a thread remote gives a positive rate per channel
+        // count, measured by the point loop.
+        let m = calibrate(&[1, 2], &RemoteKind::Thread, &StudyEnv::default()).unwrap();
+        assert_eq!(m.keys().copied().collect::<Vec<_>>(), [1, 2]);
+        for c in m.values() {
+            assert!(c.rate > 0.0 && c.visit_s >= 0.0, "{c:?}");
+        }
+        assert_eq!(calibration_point(1).point.limit, Limit::Count(4000));
+        assert_eq!(calibration_point(32).point.limit, Limit::Count(200));
     }
 }

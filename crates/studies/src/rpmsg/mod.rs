@@ -34,12 +34,11 @@
 use crate::{Study, StudyEnv, StudyPlan};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::{CounterMode, CounterSource};
-use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint};
+use xferbench_lab::counters::CounterMode;
+use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::result::figure;
-use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
-use xferbench_lab::rig::{FigureRules, Rig, RunError};
-use xferbench_lab::workload::rpmsg::RpmsgPoint;
+use xferbench_lab::rig::FigureRules;
+use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgBench};
 
 /// The participants a profile can record: this process and the remote.
 pub const PARTICIPANTS: [&str; 2] = ["main", "remote"];
@@ -60,72 +59,33 @@ pub(crate) mod fixture;
 
 pub use plan::{ORIGINAL_CELLS, Planned, Scale, SkippedPoint, points};
 
-/// The study's bench: a link and its remote per visit.
-pub struct RpmsgBench {
-    planned: Vec<PlannedPoint>,
-    points: Vec<RpmsgPoint>,
-    remote: RemoteKind,
-    pin: bool,
+/// The study's bench: the lab's [`RpmsgBench`] over `points` (a link and its
+/// remote per visit), remotes started as `remote`, pinned with `pin` as
+/// `xferbench rpmsg --pin` pins them.
+pub fn bench(points: &[Planned], remote: RemoteKind, pin: bool) -> RpmsgBench {
+    RpmsgBench::new(remote, pin).with(points.iter().map(|p| (planned(p), p.point)))
 }
 
-impl RpmsgBench {
-    /// The bench of `points`, remotes started as `remote`.
-    pub fn new(points: &[Planned], remote: RemoteKind) -> RpmsgBench {
-        let planned = points
-            .iter()
-            .map(|p| {
-                let q = &p.point;
-                let params = [
-                    ("group", p.group.to_string()),
-                    ("channels", q.channels.to_string()),
-                    ("packet", q.packet.to_string()),
-                    ("transfer", p.transfer.to_string()),
-                    ("notify", q.notify.name().to_string()),
-                    ("buffers", q.buffers.name().to_string()),
-                ];
-                PlannedPoint {
-                    params: params
-                        .into_iter()
-                        .map(|(k, v)| (k.to_string(), v))
-                        .collect(),
-                    size_bytes: q.packet as u64,
-                    channels: q.channels as usize,
-                    rules: RULES,
-                    verify: q.verify || q.suffix,
-                }
-            })
-            .collect();
-        RpmsgBench {
-            planned,
-            points: points.iter().map(|p| p.point).collect(),
-            remote,
-            pin: false,
-        }
-    }
-
-    /// The same bench with its links pinned as `xferbench rpmsg --pin` pins them
-    /// ([`RpmsgRig::start_pinned`]).
-    pub fn pinned(mut self, pin: bool) -> RpmsgBench {
-        self.pin = pin;
-        self
-    }
-}
-
-impl Bench for RpmsgBench {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.planned
-    }
-
-    fn rig(
-        &mut self,
-        index: usize,
-        _source: Option<&dyn CounterSource>,
-    ) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(RpmsgRig::start_pinned(
-            self.points[index],
-            &self.remote,
-            self.pin,
-        )?))
+/// How a point of the plan is planned: its parameters and rules.
+fn planned(p: &Planned) -> PlannedPoint {
+    let q = &p.point;
+    let params = [
+        ("group", p.group.to_string()),
+        ("channels", q.channels.to_string()),
+        ("packet", q.packet.to_string()),
+        ("transfer", p.transfer.to_string()),
+        ("notify", q.notify.name().to_string()),
+        ("buffers", q.buffers.name().to_string()),
+    ];
+    PlannedPoint {
+        params: params
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        size_bytes: q.packet as u64,
+        channels: q.channels as usize,
+        rules: RULES,
+        verify: q.verify || q.suffix,
     }
 }
 
@@ -189,7 +149,7 @@ impl Study for RpmsgStudy {
             serde_json::to_value(&skipped).expect("skipped points serialise"),
         );
         StudyPlan {
-            bench: Box::new(RpmsgBench::new(&planned, remote).pinned(env.pin)),
+            bench: Box::new(bench(&planned, remote, env.pin)),
             options,
             settings,
             extras,

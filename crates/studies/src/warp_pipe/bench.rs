@@ -1,17 +1,29 @@
-//! The study's bench: each planned point on a memory-mock rig of the lab, the mock
-//! here or on the agent's host.
+//! The study's bench: each planned point on its rig, a memory-mock rig of the lab
+//! (the mock here or on the agent's host) or, for the CRC's speed, a
+//! [`CrcRig`] on this thread.
 
+use super::crc::CrcRig;
 use xferbench_lab::counters::CounterSource;
 use xferbench_lab::measure::{Bench, PlannedPoint};
 use xferbench_lab::process::Launcher;
 use xferbench_lab::rig::memory_mock::{MemoryMockRig, MockPoint};
 use xferbench_lab::rig::{Rig, RunError};
+use xferbench_transports::warp::CrcKind;
 
-/// A plan of memory-mock points, with the launcher of their processes (`None`:
+/// What a point of the study runs.
+#[derive(Debug, Clone)]
+pub enum WarpRig {
+    /// Clients against a memory mock.
+    Mock(MockPoint),
+    /// One CRC on a 2 KiB buffer.
+    Crc(CrcKind),
+}
+
+/// A plan of the study's points, with the launcher of their processes (`None`:
 /// threads of this process).
 pub struct MemoryMockBench {
     points: Vec<PlannedPoint>,
-    specs: Vec<MockPoint>,
+    specs: Vec<WarpRig>,
     launcher: Option<Launcher>,
     remote: Option<xferbench_lab::remote::RemoteTarget>,
 }
@@ -19,7 +31,10 @@ pub struct MemoryMockBench {
 impl MemoryMockBench {
     /// The points, in order, each with its rig's point.
     pub fn new(points: Vec<(PlannedPoint, MockPoint)>, launcher: Option<Launcher>) -> Self {
-        let (points, specs) = points.into_iter().unzip();
+        let (points, specs): (Vec<_>, Vec<_>) = points
+            .into_iter()
+            .map(|(p, m)| (p, WarpRig::Mock(m)))
+            .unzip();
         MemoryMockBench {
             points,
             specs,
@@ -31,6 +46,16 @@ impl MemoryMockBench {
     /// The same plan with the memory mock on the agent's host ([`xferbench_lab::remote`]).
     pub fn with_remote(mut self, remote: Option<xferbench_lab::remote::RemoteTarget>) -> Self {
         self.remote = remote;
+        self
+    }
+
+    /// The same plan with a CRC point of each kind appended
+    /// ([`super::crc::planned`]).
+    pub fn with_crc(mut self, kinds: &[CrcKind]) -> Self {
+        for &k in kinds {
+            self.points.push(super::crc::planned(k));
+            self.specs.push(WarpRig::Crc(k));
+        }
         self
     }
 }
@@ -45,7 +70,10 @@ impl Bench for MemoryMockBench {
         index: usize,
         _source: Option<&dyn CounterSource>,
     ) -> Result<Box<dyn Rig>, RunError> {
-        let point = self.specs[index].clone();
+        let point = match &self.specs[index] {
+            WarpRig::Mock(p) => p.clone(),
+            WarpRig::Crc(k) => return Ok(Box::new(CrcRig::new(*k))),
+        };
         let rig = match &self.remote {
             None => MemoryMockRig::start(point, self.launcher.clone())?,
             Some(t) => MemoryMockRig::start_remote(point, self.launcher.clone(), t)?,

@@ -6,17 +6,17 @@
 //!
 //! The plan only: the workload is [`xferbench_lab::workload::warp`], the rig
 //! [`xferbench_lab::rig::memory_mock`]. Points run interleaved, 3 runs each (2 with
-//! `--quick`), so that variants share the machine's drift; the CRC micro-measurement
-//! ([`measure_crc`]) goes into the extras as `crc_mb_per_s`.
+//! `--quick`), so that variants share the machine's drift. The CRC's speed on a
+//! 2 KiB buffer is measured by points of the plan too, one per CRC ([`crc`]).
 
 pub mod bench;
+pub mod crc;
 pub mod writer;
 
 use crate::{Study, StudyEnv, StudyPlan};
 use bench::MemoryMockBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::clock::Stamp;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::result::figure;
@@ -312,29 +312,6 @@ pub fn original_profile(
     }))
 }
 
-/// Measures each CRC's throughput on a 2 KiB buffer (best of a few rounds).
-pub fn measure_crc(rounds: u32) -> Vec<(String, f64)> {
-    let buf: Vec<u8> = (0..2048u32).map(|i| (i * 7 + 3) as u8).collect();
-    CrcKind::ALL
-        .iter()
-        .map(|&k| {
-            let mut best = f64::INFINITY;
-            // Enough repetitions for ~ms-scale timing even for the bitwise loop.
-            let reps = if k == CrcKind::Bitwise { 50 } else { 5000 };
-            for _ in 0..rounds {
-                let t0 = Stamp::now();
-                let mut acc = 0u32;
-                for _ in 0..reps {
-                    acc ^= k.lcrc32(std::hint::black_box(&buf));
-                }
-                std::hint::black_box(acc);
-                best = best.min(Stamp::now().since(t0) as f64 / reps as f64);
-            }
-            (k.name().to_string(), 2048.0 / best * 1e3)
-        })
-        .collect()
-}
-
 /// The study: `xferbench study warp-pipe`.
 #[derive(Debug, Clone, Copy)]
 pub struct WarpPipe;
@@ -358,8 +335,8 @@ pub fn loop_options(quick: bool) -> LoopOptions {
     }
 }
 
-/// A plan of `points` on memory-mock rigs.
-pub fn plan_of(points: &[WarpPoint], quick: bool, env: &StudyEnv) -> StudyPlan {
+/// A plan of `points` on memory-mock rigs, then a CRC point of each of `crc`.
+pub fn plan_of(points: &[WarpPoint], crc: &[CrcKind], quick: bool, env: &StudyEnv) -> StudyPlan {
     let options = loop_options(quick);
     let bench = MemoryMockBench::new(
         points
@@ -374,7 +351,8 @@ pub fn plan_of(points: &[WarpPoint], quick: bool, env: &StudyEnv) -> StudyPlan {
             .collect(),
         env.launcher.clone(),
     )
-    .with_remote(env.remote.clone());
+    .with_remote(env.remote.clone())
+    .with_crc(crc);
     let settings = env.settings("warp-pipe", &options, true);
     StudyPlan {
         bench: Box::new(bench),
@@ -427,13 +405,13 @@ impl Study for WarpPipe {
         if env.profiling.is_some() && scale.original_iterations < PROFILE_ITERATIONS {
             points.insert(0, profile_point());
         }
-        let mut plan = plan_of(&points, quick, env);
-        let crc: BTreeMap<String, f64> = measure_crc(if quick { 3 } else { 10 })
-            .into_iter()
-            .collect();
-        plan.extras
-            .insert("crc_mb_per_s".into(), serde_json::json!(crc));
-        plan
+        // The CRC points have no memory mock to profile: a profile of the mock
+        // plans none.
+        let crc: &[CrcKind] = match env.profiling.as_deref() {
+            Some(p) if p != "main" => &[],
+            _ => &CrcKind::ALL,
+        };
+        plan_of(&points, crc, quick, env)
     }
 }
 
@@ -552,7 +530,7 @@ mod tests {
         let mut b = point("instances", &PER_THREAD, 1, 3, 256);
         b.mock.instances = 2;
         let env = StudyEnv::default();
-        let mut plan = plan_of(&[a, b], false, &env);
+        let mut plan = plan_of(&[a, b], &[CrcKind::Fast], false, &env);
         let doc = run_plan(
             context(plan.settings.clone()),
             plan.bench.as_mut(),
@@ -565,8 +543,8 @@ mod tests {
             "{:?}",
             doc.outcome
         );
-        assert_eq!(doc.points.len(), 2);
-        for p in &doc.points {
+        assert_eq!(doc.points.len(), 3);
+        for p in &doc.points[..2] {
             assert_eq!(p.runs.len(), plan.options.runs, "{:?}", p.params);
             let t = &p.summary[figure::THROUGHPUT];
             assert!(t.median > 0.0 && t.n == plan.options.runs);
@@ -579,6 +557,13 @@ mod tests {
             );
         }
         assert_eq!(doc.points[1].runs[0].channels.len(), 2);
+        // The CRC point ran interleaved with the others, its runs like theirs.
+        let c = &doc.points[2];
+        assert_eq!(c.params["group"], crc::GROUP);
+        assert_eq!(c.runs.len(), plan.options.runs);
+        assert!(c.runs.iter().all(|r| r.contention.is_some()));
+        let rate = c.summary[crc::CRC_MB_PER_S].median;
+        assert_eq!(writer::crc_rates(&doc), [("fast".to_string(), rate)]);
         let rig = plan.bench.rig(0, None).unwrap();
         let names: Vec<String> = rig.participants().into_iter().map(|p| p.name).collect();
         assert_eq!(names, ["main", "memory-mock"]);

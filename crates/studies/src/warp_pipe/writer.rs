@@ -1,5 +1,5 @@
 //! The Warp Pipe study's folder: one table per group of points (Markdown and CSV),
-//! the CRC micro-measurement, SVG plots of throughput vs threads, payload, instances
+//! the CRC points' speed table, SVG plots of throughput vs threads, payload, instances
 //! and I/O model, and `summary.md` in sentences with this run's figures beside the
 //! seed's (warp-pipe's own performance analysis).
 //!
@@ -7,7 +7,7 @@
 //! interval ([`figure_cell`]); the speed-up of an improved variant over the original
 //! design is the median of run-by-run ratios of paired runs ([`speedup`]).
 
-use super::SAMPLE_SLEEP_MS;
+use super::{SAMPLE_SLEEP_MS, crc};
 use crate::folder::{figure_cell, median, param, speedup, speedup_text, summary_header};
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -180,21 +180,34 @@ fn chart(doc: &ResultDoc, g: &str, title: &str, x: (&str, &str), y: (&str, &str)
     }
 }
 
-/// The CRC micro-measurement of the extras: `(crc, MB/s)`, bitwise, table, fast
-/// first.
+/// The CRC's speed, `(crc, MB/s)`, bitwise, table, fast first: the medians of the
+/// CRC points ([`super::crc`]), or in result files made before the CRC was measured
+/// by points of the plan, the extras' `crc_mb_per_s`.
 pub fn crc_rates(doc: &ResultDoc) -> Vec<(String, f64)> {
-    let Some(map) = doc
-        .study
-        .as_ref()
-        .and_then(|s| s.extras.get("crc_mb_per_s"))
-        .and_then(|v| v.as_object())
-    else {
-        return Vec::new();
-    };
-    let mut v: Vec<(String, f64)> = map
+    let points: Vec<(String, f64)> = group(doc, crc::GROUP)
         .iter()
-        .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+        .filter_map(|p| {
+            Some((
+                param(p, "crc").to_string(),
+                p.summary.get(crc::CRC_MB_PER_S)?.median,
+            ))
+        })
         .collect();
+    let mut v = if points.is_empty() {
+        let Some(map) = doc
+            .study
+            .as_ref()
+            .and_then(|s| s.extras.get("crc_mb_per_s"))
+            .and_then(|v| v.as_object())
+        else {
+            return Vec::new();
+        };
+        map.iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+            .collect()
+    } else {
+        points
+    };
     let rank = |k: &str| ["bitwise", "table", "fast"].iter().position(|x| *x == k);
     v.sort_by_key(|(k, _)| rank(k).unwrap_or(usize::MAX));
     v
@@ -466,16 +479,21 @@ pub fn summary(doc: &ResultDoc) -> String {
             us(med(p, figure::LATENCY[2]))
         );
     }
-    let failures: u64 = doc.points.iter().map(failures).sum();
-    let unverified = doc
+    // The transactions' points: the CRC points move no data.
+    let transfers: Vec<&PointResult> = doc
         .points
+        .iter()
+        .filter(|p| param(p, "group") != crc::GROUP)
+        .collect();
+    let failures: u64 = transfers.iter().copied().map(failures).sum();
+    let unverified = transfers
         .iter()
         .filter(|p| param(p, "ops") != "read" && p.integrity.is_none())
         .count();
     let _ = writeln!(
         s,
         "**Integrity.** {} points, {} verification failures, {} points unverified; a failed transaction fails its point.",
-        doc.points.len(),
+        transfers.len(),
         failures,
         unverified
     );

@@ -245,3 +245,48 @@ fn the_folder_has_the_tables_plots_and_summary_of_the_document() {
     );
     insta::assert_snapshot!("warp_pipe_summary", summary);
 }
+
+/// The same document with the CRC's speed measured by points of the plan instead
+/// of the extras: the same table and summary, and the CRC points are not counted as
+/// transfers.
+#[test]
+fn crc_points_give_the_same_folder_as_the_extras_did() {
+    let old = doc();
+    let mut new = doc();
+    new.study.as_mut().unwrap().extras.remove("crc_mb_per_s");
+    for (i, (kind, rate)) in [("bitwise", 150.0), ("table", 600.0), ("fast", 9000.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut p = point(
+            new.points.len() + i,
+            &[("group", crc::GROUP), ("crc", kind), ("threads", "1")],
+            &[1.0, 1.0],
+        );
+        p.integrity = None;
+        for r in &mut p.runs {
+            r.figures.insert(crc::CRC_MB_PER_S.into(), rate);
+        }
+        p.summary.insert(
+            crc::CRC_MB_PER_S.into(),
+            Estimate::from_values([rate, rate]).unwrap(),
+        );
+        new.points.push(p);
+    }
+    assert_eq!(crc_rates(&new), crc_rates(&old));
+    let tmp = tempfile::tempdir().unwrap();
+    let read = |doc: &ResultDoc, sub: &str, f: &str| {
+        let folder = crate::folder::write_folder(&tmp.path().join(sub), doc).unwrap();
+        std::fs::read_to_string(folder.dir().join(f)).unwrap()
+    };
+    assert_eq!(
+        read(&new, "new", "crc-speed.md"),
+        read(&old, "old", "crc-speed.md")
+    );
+    let summary = read(&new, "new2", "summary.md");
+    assert!(
+        summary.contains("**Integrity.** 7 points, 0 verification failures, 0 points unverified"),
+        "{summary}"
+    );
+    assert!(summary.contains("the bitwise LCRC32 runs at 150 MB/s and the fast one at 9000 MB/s"));
+}

@@ -1,0 +1,188 @@
+//! Callgrind's counts of every build as points of a plan run by the point loop
+//! before the study's timed points: one point per benchmark and build (group
+//! [`GROUP`]), each run **once** with no warm-up. Callgrind counts instructions and
+//! simulated cache misses of a deterministic program: a second run would count the
+//! same, so one run is the measurement, not a sample of it. The loop still gives
+//! each point its context, its window and the machine's load over it.
+//!
+//! A run's figures are callgrind's totals over the reduced iterations, scaled to
+//! one timed run of the seed's harness, each named [`PREFIX`] + callgrind's name
+//! (`callgrind_Ir`, `callgrind_D1mr`, …, `callgrind_estimated-cycles`).
+
+use super::passes::{CallgrindCount, callgrind_iterations};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use xferbench_lab::clock::Stamp;
+use xferbench_lab::counters::{CounterMode, CounterSource, Participant};
+use xferbench_lab::cpu::CpuSnapshot;
+use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint};
+use xferbench_lab::process::Launcher;
+use xferbench_lab::result::{PointResult, RunRecord};
+use xferbench_lab::rig::perf_stat::callgrind_totals;
+use xferbench_lab::rig::{ChannelOutcome, FigureRules, Rig, RunControl, RunError, aggregate};
+use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
+
+/// The group of the callgrind points.
+pub const GROUP: &str = "callgrind";
+
+/// The prefix of a callgrind count's figure name.
+pub const PREFIX: &str = "callgrind_";
+
+/// Instructions per timed run, lower is better.
+pub const RULES: FigureRules = FigureRules {
+    primary: "callgrind_Ir",
+    higher_is_better: false,
+};
+
+/// The loop of the callgrind points: one run each, no warm-up, in order.
+pub fn options() -> LoopOptions {
+    LoopOptions {
+        runs: 1,
+        warmup: 0,
+        interleave: false,
+        hang_timeout: Duration::from_secs(600),
+        counters: CounterMode::Off,
+        profile: None,
+        watch: None,
+    }
+}
+
+/// Every benchmark and build under callgrind, with the launcher of their processes.
+pub struct CallgrindBench {
+    planned: Vec<PlannedPoint>,
+    specs: Vec<BenchSpec>,
+    launcher: Launcher,
+}
+
+impl CallgrindBench {
+    /// Both builds of every benchmark on [`callgrind_iterations`] iterations.
+    pub fn new(launcher: Launcher, quick: bool) -> CallgrindBench {
+        let (planned, specs) = Benchmark::ALL
+            .into_iter()
+            .flat_map(|bench| [(bench, Variant::A), (bench, Variant::B)])
+            .map(|(bench, variant)| {
+                let iterations = callgrind_iterations(bench, quick);
+                let spec = BenchSpec {
+                    iterations,
+                    warmup: 0,
+                    runs: 1,
+                    ..BenchSpec::seed(bench, variant)
+                };
+                let params = [
+                    ("group", GROUP.to_string()),
+                    ("benchmark", bench.name().to_string()),
+                    ("variant", variant.name().to_string()),
+                    ("iterations", iterations.to_string()),
+                ];
+                let planned = PlannedPoint {
+                    params: params
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v))
+                        .collect(),
+                    size_bytes: 0,
+                    channels: 1,
+                    rules: RULES,
+                    verify: false,
+                };
+                (planned, spec)
+            })
+            .unzip();
+        CallgrindBench {
+            planned,
+            specs,
+            launcher,
+        }
+    }
+}
+
+impl Bench for CallgrindBench {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        _source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(CallgrindRig {
+            spec: self.specs[index].clone(),
+            launcher: self.launcher.clone(),
+        }))
+    }
+}
+
+/// One build of one benchmark under callgrind, a process per run.
+struct CallgrindRig {
+    spec: BenchSpec,
+    launcher: Launcher,
+}
+
+impl Rig for CallgrindRig {
+    /// `main`, which waits for valgrind.
+    fn participants(&self) -> Vec<Participant> {
+        vec![Participant {
+            name: "main".into(),
+            pid: std::process::id(),
+        }]
+    }
+
+    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
+        if ctl.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        ctl.window_started();
+        let cpu0 = CpuSnapshot::now();
+        let start = Stamp::now();
+        let totals = callgrind_totals(&self.launcher, &self.spec);
+        let end = Stamp::now();
+        let cpu1 = CpuSnapshot::now();
+        ctl.window_ended();
+        let totals = totals.map_err(RunError::Participant)?;
+        let channel = ChannelOutcome {
+            start,
+            end,
+            messages: self.spec.iterations,
+            bytes: 0,
+            latency: None,
+            integrity: None,
+        };
+        let main = cpu0.until(&cpu1, "main", std::process::id());
+        let mut rec = aggregate(vec![channel], vec![main]);
+        let scale = scale(&self.spec);
+        for (k, v) in totals {
+            rec.figures.insert(format!("{PREFIX}{k}"), v * scale);
+        }
+        rec.counters = ctl.take_counters();
+        Ok(rec)
+    }
+
+    fn finish(self: Box<Self>) -> Result<(), RunError> {
+        Ok(())
+    }
+}
+
+/// The factor from `spec`'s iterations to one timed run of the seed's harness.
+fn scale(spec: &BenchSpec) -> f64 {
+    spec.bench.iterations() as f64 / spec.iterations.max(1) as f64
+}
+
+/// A finished callgrind point as the passes record it.
+pub fn count_of(p: &PointResult) -> Option<CallgrindCount> {
+    let run = p.runs.first()?;
+    let param = |k: &str| p.params.get(k).cloned();
+    let benchmark = param("benchmark")?;
+    let iterations: u64 = param("iterations")?.parse().ok()?;
+    let bench = Benchmark::ALL.into_iter().find(|b| b.name() == benchmark)?;
+    Some(CallgrindCount {
+        benchmark,
+        variant: param("variant")?,
+        iterations,
+        scale: bench.iterations() as f64 / iterations.max(1) as f64,
+        per_run: run
+            .figures
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(PREFIX)?.to_string(), *v)))
+            .collect::<BTreeMap<_, _>>(),
+    })
+}
