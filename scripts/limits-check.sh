@@ -9,7 +9,16 @@
 # between a fast and a slow mode between rounds touches both alike); a ratio outside
 # 0.85–1.15 (15 %) is marked, and the exit status is 1 when any is. Both copy
 # between page-aligned buffers and at the same other placements (dst − src ≡ 16, 64,
-# 2048 mod 4096). Needs gcc and python3.
+# 2048 mod 4096), and hand a 4 KiB and a 64 KiB buffer over and back through the same
+# pools of page-aligned slots. Needs gcc and python3.
+#
+# The hand-over has a slow mode of its own on a VM: a round's 64 KiB hand-over is now
+# and then 3-4x its usual time (~25 µs against ~6 µs on an AMD EPYC VM), in either
+# program, and the two programs' hand-overs run seconds apart, so a round's pair often
+# straddles a change. Its rows therefore compare the two programs' medians over the
+# rounds (a slow round moves neither while slow rounds are a minority), not the
+# median of the rounds' ratios, and every round is listed below the table with each
+# program's cache-line round trip of that round.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-7}
@@ -37,6 +46,8 @@ names = {
     "futex wake round trip, one CPU": ("futex_rtt_same_ns", None, 1),
     "system call (getppid)": ("syscall_ns", None, 1),
     "pipe round trip": ("pipe_rtt_ns", None, 1),
+    "hand-over round trip 4 KiB": ("handover", 4096, 1),
+    "hand-over round trip 64 KiB": ("handover", 65536, 1),
 }
 for size in (4096, 65536, 2 << 20):
     for offset in (16, 64, 2048):
@@ -48,6 +59,9 @@ def xb_value(doc, key, size, scale):
     if key == "placement":
         return next(p["bytes_per_s"]["median"] for p in doc["placements"]
                     if (p["size_bytes"], p["offset"]) == size) / scale
+    if key == "handover":
+        return next((h["rtt_ns"]["median"] for h in doc.get("handover_rtt_ns", [])
+                     if h["size_bytes"] == size), float("nan"))
     return doc[key]["median"] if doc.get(key) else float("nan")
 rows = {n: ([], []) for n in names}
 for i in range(1, rounds + 1):
@@ -59,15 +73,30 @@ for i in range(1, rounds + 1):
         rows[name][1].append(float(value))
 b = json.load(open(f"{out}/xb.1.json")).get("build") or {}
 print(f"xferbench build: profile {b.get('profile', '?')}, opt-level {b.get('opt_level', '?')}")
-print(f"{'probe':34} {'xferbench':>12} {'C reference':>12} {'ratio':>7}")
+print(f"{'probe':42} {'xferbench':>12} {'C reference':>12} {'ratio':>7}")
 bad = 0
 for name, (x, c) in rows.items():
     mx, mc = statistics.median(x), statistics.median(c)
     r = statistics.median(a / b for a, b in zip(x, c))
+    label = name
+    if name.startswith("hand-over"):
+        r = mx / mc
+        label = f"{name} (medians)"
     unit = "GB/s" if name.startswith("memcpy") else "ns"
     flag = "" if 0.85 <= r <= 1.15 else "  <-- outside 15 %"
     bad += bool(flag)
-    print(f"{name:34} {mx:10.1f} {unit:4} {mc:8.1f} {unit:4} {r:6.2f}{flag}")
+    print(f"{label:42} {mx:10.1f} {unit:4} {mc:8.1f} {unit:4} {r:6.2f}{flag}")
 print(f"{rounds} alternated rounds; {bad} probe(s) outside 15 %")
+print()
+print("hand-over round trips per round, ns (in brackets: the same program's cache-line round trip that round)")
+line = rows["cache-line round trip"]
+names_ho = [n for n in rows if n.startswith("hand-over")]
+print(f"{'round':>5} " + " ".join(f"{n[len('hand-over round trip '):] + ' xferbench':>24} {'C':>20}" for n in names_ho))
+for i in range(rounds):
+    cells = []
+    for n in names_ho:
+        x, c = rows[n]
+        cells.append(f"{x[i]:12.0f} ({line[0][i]:5.0f}) {c[i]:12.0f} ({line[1][i]:5.0f})")
+    print(f"{i + 1:>5} " + "    ".join(cells))
 sys.exit(1 if bad else 0)
 PY

@@ -9,6 +9,11 @@
  *   futex wake round trip between two pinned threads, across CPUs and on one (ns)
  *   getppid system call (ns)
  *   pipe round trip of one byte between two pinned threads (ns)
+ *   hand-over round trip of 4 KiB and 64 KiB between two pinned threads (ns): one
+ *   writes every byte of a request buffer and raises a flag; the other, spinning on
+ *   the flag, copies the request into a reply buffer and lowers it; the first reads
+ *   one word of every cache line of the reply. Each trip uses the next page-aligned
+ *   slot of a 4 MiB pool per direction, as xferbench's probe does
  *
  * Each is the median of 15 samples; the first round trip of a sample is not timed (it
  * waits for the echo thread to start). Build and compare with scripts/limits-check.sh.
@@ -191,6 +196,84 @@ static double pipe_ns(void) {
     return median(v, SAMPLES);
 }
 
+/* The hand-over: two pools of page-aligned slots, the flag's odd values the echo's. */
+#define POOL (4 << 20)
+static _Alignas(128) _Atomic uint64_t flag;
+static _Atomic int give_up;
+static char *request, *reply;
+static size_t ho_size, ho_stride, ho_slots;
+
+static size_t slot(uint64_t f) { return (size_t)(f / 2 % ho_slots) * ho_stride; }
+
+static void *handover_echo(void *arg) {
+    (void)arg;
+    pin(cpu_b);
+    for (uint64_t expect = 1; expect < 2 * (uint64_t)(trips + 1); expect += 2) {
+        for (uint32_t spins = 0; atomic_load_explicit(&flag, memory_order_acquire) != expect;) {
+            __builtin_ia32_pause();
+            if (++spins % 4096 == 0 && atomic_load_explicit(&give_up, memory_order_relaxed))
+                return NULL;
+        }
+        size_t at = slot(expect);
+        memcpy(reply + at, request + at, ho_size);
+        atomic_store_explicit(&flag, expect + 1, memory_order_release);
+    }
+    return NULL;
+}
+
+static volatile uint64_t ho_sink;
+
+/* Mean ns per round trip over `trips`, or as many as fit in 40 ms (xferbench's budget). */
+static double handover_sample(size_t size) {
+    ho_size = size;
+    ho_stride = (size + 4095) / 4096 * 4096;
+    ho_slots = POOL / ho_stride < 2 ? 2 : POOL / ho_stride;
+    request = aligned_alloc(4096, ho_stride * ho_slots);
+    reply = aligned_alloc(4096, ho_stride * ho_slots);
+    memset(request, 0, ho_stride * ho_slots);
+    memset(reply, 0, ho_stride * ho_slots);
+    memset(request, 1, ho_stride * ho_slots);
+    memset(reply, 2, ho_stride * ho_slots);
+    atomic_store(&flag, 0);
+    atomic_store(&give_up, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, handover_echo, NULL);
+    pin(cpu_a);
+    uint64_t sink = 0;
+    long timed = 0;
+    double start = now();
+    for (uint64_t next = 1; next < 2 * (uint64_t)(trips + 1); next += 2) {
+        size_t at = slot(next);
+        memset(request + at, (uint8_t)next, size);
+        atomic_store_explicit(&flag, next, memory_order_release);
+        while (atomic_load_explicit(&flag, memory_order_acquire) != next + 1) __builtin_ia32_pause();
+        for (size_t i = 0; i < size; i += 64) sink ^= *(const uint64_t *)(reply + at + i);
+        if (next == 1) {
+            start = now(); /* the first trip waits for the echo's start */
+        } else {
+            timed++;
+            if (now() - start > 0.040) break;
+        }
+    }
+    double took = now() - start;
+    ho_sink = sink;
+    atomic_store(&give_up, 1);
+    pthread_join(t, NULL);
+    free(request);
+    free(reply);
+    return took * 1e9 / timed;
+}
+
+/* As xferbench: 300 round trips of 64 KiB per sample, proportionally more of smaller
+ * buffers; one sample first, not counted (it warms the allocator and the CPUs). */
+static double handover_ns(size_t size) {
+    double v[SAMPLES];
+    trips = 300 * (size < 65536 ? 65536 / size : 1);
+    handover_sample(size);
+    for (int s = 0; s < SAMPLES; s++) v[s] = handover_sample(size);
+    return median(v, SAMPLES);
+}
+
 int main(int argc, char **argv) {
     cpu_a = argc > 1 ? atoi(argv[1]) : 0;
     cpu_b = argc > 2 ? atoi(argv[2]) : 1;
@@ -206,5 +289,7 @@ int main(int argc, char **argv) {
     printf("futex wake round trip, one CPU\t%.1f\tns\n", futex_ns(cpu_a, cpu_a));
     printf("system call (getppid)\t%.1f\tns\n", syscall_ns());
     printf("pipe round trip\t%.1f\tns\n", pipe_ns());
+    printf("hand-over round trip 4 KiB\t%.1f\tns\n", handover_ns(4 << 10));
+    printf("hand-over round trip 64 KiB\t%.1f\tns\n", handover_ns(64 << 10));
     return 0;
 }

@@ -89,8 +89,10 @@ for s in "${studies[@]}"; do
         # A study that fails or is interrupted still writes its folder; keep it out of
         # the docs.
         "$bin" study "$s" "${quick[@]}" "${extra[@]}" --out "$work/$s" --no-history
-        rm -rf "$dest"
+        # The study's own files only: the profile run's folder (profile/) is refreshed
+        # by --profile, and stays as it is otherwise.
         mkdir -p "$dest"
+        find "$dest" -maxdepth 1 -type f -delete
         find "$work/$s" -maxdepth 1 -type f \
             \( -name results.json -o -name '*.md' -o -name '*.csv' -o -name '*.svg' \) \
             -exec cp {} "$dest/" \;

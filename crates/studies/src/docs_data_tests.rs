@@ -27,7 +27,8 @@ fn docs() -> PathBuf {
 }
 
 /// The study folders under `docs/studies/data/`, each with its study's name: the
-/// study's own, and its profile run's (`<study>/profile/`), when there is one.
+/// study's own, and every run of the same study beside it (`<study>/profile/`, the
+/// profile run's, or a subset's), when there is one.
 fn data_folders() -> Vec<(String, PathBuf)> {
     let mut v: Vec<(String, PathBuf)> = Vec::new();
     let dirs = std::fs::read_dir(docs().join("data"))
@@ -39,9 +40,10 @@ fn data_folders() -> Vec<(String, PathBuf)> {
         .unwrap_or_default();
     for d in dirs {
         let study = d.file_name().unwrap().to_string_lossy().into_owned();
-        let profile = d.join("profile");
-        if profile.join("results.json").is_file() {
-            v.push((study.clone(), profile));
+        for sub in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if sub.path().join("results.json").is_file() {
+                v.push((study.clone(), sub.path()));
+            }
         }
         v.push((study, d));
     }

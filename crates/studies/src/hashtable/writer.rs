@@ -227,6 +227,30 @@ fn agg(doc: &ResultDoc, group: &str, case: &str, arch: &str) -> Option<f64> {
     find(doc, group, case, arch).and_then(|p| median(p, f::REQUESTS_PER_S_STEADY))
 }
 
+/// The steady aggregate requests/s of `case` over `reference`'s, visit by visit: the
+/// points' visits are interleaved, so visit `r` of both saw the same machine.
+fn visit_ratios(
+    doc: &ResultDoc,
+    case: &str,
+    reference: &str,
+    arch: &str,
+) -> Option<xferbench_lab::stats::Estimate> {
+    let rates = |case| {
+        find(doc, "cases", case, arch).map(|p| {
+            p.runs
+                .iter()
+                .map(|r| {
+                    r.figures
+                        .get(f::REQUESTS_PER_S_STEADY)
+                        .copied()
+                        .unwrap_or(f64::NAN)
+                })
+                .collect::<Vec<f64>>()
+        })
+    };
+    xferbench_lab::stats::paired_ratio(&rates(case)?, &rates(reference)?)
+}
+
 /// Steady aggregate requests/s vs visitors, per architecture and worker count, and
 /// Redis; the seed's timed client (whole-process time) as a dashed reference.
 pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
@@ -415,10 +439,18 @@ pub fn summary(doc: &ResultDoc) -> String {
             agg(doc, "cases", many, "sharded"),
             agg(doc, "cases", alone, "sharded"),
         );
+        let spread = visit_ratios(doc, many, alone, "sharded")
+            .filter(|e| e.n >= 2)
+            .map_or(String::new(), |e| {
+                format!(
+                    "; visit by visit {:.2}× to {:.2}× over {} interleaved visits",
+                    e.min, e.max, e.n
+                )
+            });
         let _ = writeln!(
             s,
             "- **sharded keeps its throughput at {w} worker(s)**: the steady aggregate requests/s of all clients with 16 \
-             visitors is {} of one client's alone ({} vs {} requests/s; target ≥ 0.90×).",
+             visitors is {} of one client's alone ({} vs {} requests/s{spread}; target ≥ 0.90×).",
             r.map_or("-".into(), |x| format!("{x:.2}×")),
             rate(agg(doc, "cases", many, "sharded").unwrap_or(f64::NAN)),
             rate(agg(doc, "cases", alone, "sharded").unwrap_or(f64::NAN)),

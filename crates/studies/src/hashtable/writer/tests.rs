@@ -265,3 +265,38 @@ fn without_redis_the_summary_gives_the_reason() {
     let s = summary(&d);
     assert!(s.contains("**sharded vs Redis**: skipped: redis-server is not installed."));
 }
+
+#[test]
+fn the_throughput_target_gives_its_visit_by_visit_ratios() {
+    let mut d = doc();
+    // One visit: no spread to give.
+    assert!(!summary(&d).contains("visit by visit"));
+    // Three interleaved visits of sharded's two 1-worker points: with 16 visitors
+    // 0.8, 1.0 and 0.9 of the alone visit's steady rate.
+    for (case, rates) in [
+        ("AloneSingleThread", [1000.0, 1000.0, 1000.0]),
+        ("ManyClientsST", [800.0, 1000.0, 900.0]),
+    ] {
+        let p = d
+            .points
+            .iter_mut()
+            .find(|p| param(p, "case") == case && param(p, "arch") == "sharded")
+            .unwrap();
+        let first = p.runs[0].clone();
+        p.runs = rates
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                let mut run = first.clone();
+                run.run = i;
+                run.figures.insert(f::REQUESTS_PER_S_STEADY.into(), r);
+                run
+            })
+            .collect();
+    }
+    let s = summary(&d);
+    assert!(
+        s.contains("visit by visit 0.80× to 1.00× over 3 interleaved visits; target ≥ 0.90×"),
+        "{s}"
+    );
+}
