@@ -3,15 +3,25 @@
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{choice, seconds};
+use crate::flags::{RecordArgs, choice, seconds};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use xferbench_lab::counters::{CounterMode, CounterSource};
+use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::process::die_with_parent;
+use xferbench_lab::record::FigureRules;
+use xferbench_lab::result::{ResultDoc, Settings, figure};
 use xferbench_lab::rig::kv::KvServerSpec;
-use xferbench_lab::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
+use xferbench_lab::rig::kv::client::KvClientRig;
+use xferbench_lab::rig::{Rig, RunError};
+use xferbench_lab::workload::kv::{Backend, KvClientSpec, run_client};
+use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
 
 /// `xferbench kv ...`.
@@ -30,7 +40,12 @@ Examples:
   xferbench kv client 100 10 --seed 42
   xferbench kv client 0 10 --server memfd:4242:5:1035
 
-Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification.")]
+OUTER 0 runs until Ctrl-C, which ends the run and keeps it (exit 0). The summary line \
+and --json are drawn from the result document: the requests are its messages, the \
+mismatched replies its corrupt ones.
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification, 128+N \
+a finite client (OUTER > 0) stopped by signal N.")]
     Client(KvClientArgs),
 }
 
@@ -82,9 +97,27 @@ pub struct KvClientArgs {
     /// driver (`kv serve --pin` runs on the second).
     #[arg(long)]
     pub pin: bool,
-    /// Print the result as JSON.
+    /// Print the result document as JSON on stdout instead of the summary line.
     #[arg(long)]
     pub json: bool,
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write one CSV row per point.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
+    pub export_md: Option<PathBuf>,
+    /// Write a self-contained HTML report.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// No summary line; only errors (files are still written).
+    #[arg(long)]
+    pub quiet: bool,
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 /// Runs a `kv` subcommand and returns the exit status.
@@ -251,6 +284,71 @@ fn find_server(a: &KvClientArgs) -> Result<String> {
     }
 }
 
+/// The one point: the client of `server`.
+struct OnePoint {
+    planned: Vec<PlannedPoint>,
+    spec: KvClientSpec,
+    stop: Arc<AtomicBool>,
+    first_mismatch: Arc<Mutex<Option<String>>>,
+}
+
+impl Bench for OnePoint {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(
+            KvClientRig::new(self.spec.clone(), Arc::clone(&self.stop))
+                .with_first_mismatch(Arc::clone(&self.first_mismatch)),
+        ))
+    }
+}
+
+/// Requests per second over the client's window.
+const RULES: FigureRules = FigureRules {
+    primary: figure::MESSAGE_RATE,
+    higher_is_better: true,
+};
+
+/// The point's parameters.
+fn params(spec: &KvClientSpec, server: &str) -> BTreeMap<String, String> {
+    [
+        ("workload", "kv-client".to_string()),
+        ("server", server.to_string()),
+        ("outer", spec.outer.to_string()),
+        ("inner", spec.inner.to_string()),
+        (
+            "seed",
+            spec.seed.map_or("random".to_string(), |s| s.to_string()),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// The familiar line, drawn from the document's one run: requests, time, rate,
+/// mismatches, and whether Ctrl-C ended it.
+pub fn report(doc: &ResultDoc) -> String {
+    let Some((point, run)) = doc.points.first().and_then(|p| Some((p, p.runs.first()?))) else {
+        return String::new();
+    };
+    let secs = run.window_ns as f64 / 1e9;
+    format!(
+        "{} requests in {:.3} s ({:.0} requests/s), {} mismatches{}\n",
+        run.messages,
+        secs,
+        run.messages as f64 / secs.max(1e-9),
+        run.integrity.map_or(0, |i| i.corrupt),
+        if point.params.get("outer").is_some_and(|o| o == "0") {
+            ", interrupted"
+        } else {
+            ""
+        }
+    )
+}
+
 fn client(a: &KvClientArgs) -> Result<u8> {
     if a.inner == 0 {
         return usage("INNER must be at least 1");
@@ -259,6 +357,18 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
+    for (flag, path) in [
+        ("--export-json", &a.export_json),
+        ("--export-csv", &a.export_csv),
+        ("--export-md", &a.export_md),
+        ("--export-html", &a.export_html),
+    ] {
+        if let Some(path) = path
+            && let Err(e) = crate::paths::file(flag, path)
+        {
+            return usage(e);
+        }
+    }
     let name = find_server(a)?;
     let stop = crate::stop::stop_flag()?;
     let spec = KvClientSpec {
@@ -272,34 +382,72 @@ fn client(a: &KvClientArgs) -> Result<u8> {
     if let Some(cpu) = spec.pin {
         pin_self("kv client", cpu)?;
     }
-    let run = run_client(&spec, &stop).with_context(|| format!("kv client of {name}"))?;
+    let mut bench = OnePoint {
+        planned: vec![PlannedPoint {
+            params: params(&spec, &name),
+            size_bytes: 0,
+            channels: 1,
+            rules: RULES,
+            verify: true,
+        }],
+        stop: Arc::clone(&stop),
+        first_mismatch: Arc::default(),
+        spec,
+    };
+    let opts = LoopOptions {
+        runs: 1,
+        warmup: 0,
+        interleave: false,
+        hang_timeout,
+        counters: CounterMode::Off,
+        profile: None,
+        watch: None,
+        until_stopped: a.outer == 0,
+    };
+    let context = xferbench_lab::context::collect(
+        env!("CARGO_PKG_VERSION"),
+        std::env::args().collect(),
+        Settings {
+            workload: "kv-client".into(),
+            runs: 1,
+            warmup: 0,
+            count: (a.outer > 0).then(|| a.outer * u64::from(a.inner) * 3),
+            duration_s: None,
+            peer: "process".into(),
+            pin: a.pin,
+            verify: true,
+            interleave: false,
+        },
+    );
+    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
+    let export_failed = !crate::run::export(
+        &doc,
+        &a.export_json,
+        &a.export_csv,
+        &a.export_md,
+        &a.export_html,
+    );
+    crate::history::record(&a.record, &doc, a.quiet);
+    let mut stdout = crate::out::stdout();
     if a.json {
-        let mut out = crate::out::stdout();
-        serde_json::to_writer_pretty(&mut out, &run)?;
-        writeln!(out)?;
-    } else {
-        print_summary(&run)?;
+        Json.export(&doc, &mut stdout)?;
+    } else if !a.quiet {
+        write!(stdout, "{}", report(&doc))?;
     }
-    if run.mismatches > 0 {
+    stdout.flush()?;
+    drop(stdout);
+    let mismatches = doc
+        .points
+        .iter()
+        .filter_map(|p| p.integrity)
+        .map(|i| i.corrupt)
+        .sum::<u64>();
+    if mismatches > 0 {
+        let first = bench.first_mismatch.lock().ok().and_then(|f| f.clone());
         eprintln!(
-            "error: {} mismatched replies; the first: {}",
-            run.mismatches,
-            run.first_mismatch.as_deref().unwrap_or("")
+            "error: {mismatches} mismatched replies; the first: {}",
+            first.unwrap_or_default()
         );
-        return Ok(EXIT_INTEGRITY);
     }
-    Ok(0)
-}
-
-fn print_summary(run: &KvClientRun) -> std::io::Result<()> {
-    let secs = run.end.since(run.start) as f64 / 1e9;
-    writeln!(
-        crate::out::stdout(),
-        "{} requests in {:.3} s ({:.0} requests/s), {} mismatches{}",
-        run.requests,
-        secs,
-        run.requests as f64 / secs.max(1e-9),
-        run.mismatches,
-        if run.interrupted { ", interrupted" } else { "" }
-    )
+    Ok(crate::exit::for_doc(&doc, export_failed))
 }

@@ -194,6 +194,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         counters: CounterMode::Off,
         profile: None,
         watch,
+        until_stopped: false,
     };
     let context = xferbench_lab::context::collect(
         env!("CARGO_PKG_VERSION"),

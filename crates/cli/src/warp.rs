@@ -3,18 +3,26 @@
 //! starts for the study and `--instances` (`__memory-mock`, `__warp-client`), which
 //! take the lab's spec as one JSON argument.
 
-use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{choice, seconds};
+use crate::exit::EXIT_USAGE;
+use crate::flags::{RecordArgs, choice, seconds};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use xferbench_lab::counters::{CounterMode, CounterSource};
+use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::process::die_with_parent;
-use xferbench_lab::rig::memory_mock::{MemoryMockSpec, run_instances};
+use xferbench_lab::record::FigureRules;
+use xferbench_lab::result::{ResultDoc, Settings};
+use xferbench_lab::rig::memory_mock::{MemoryMockRig, MemoryMockSpec, MockPoint, figures};
+use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::warp::{
     ClientProcessSpec, ClientSpec, ConnectionMode, Ops, PAYLOAD, run_client,
 };
 use xferbench_params::Value;
+use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
 use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
@@ -66,7 +74,14 @@ pub struct WarpServeArgs {
 #[command(after_help = "\
 Examples:
   xferbench warp client --connect 127.0.0.1:2115 --threads 4 --iterations 1000
-  xferbench warp client --instances 8 --reads-only --json")]
+  xferbench warp client --instances 8 --reads-only --json
+
+The lines and --json are drawn from the result document: one run whose channels are \
+the clients (with --instances, the client processes). A failed transaction fails the \
+run (exit 1, the first error named).
+
+Exit status: 0 success, 1 failure, 2 bad usage, 3 a second read differed from what \
+was written, 128+N stopped by signal N.")]
 pub struct WarpClientArgs {
     /// The memory mock's address.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:2115")]
@@ -118,18 +133,36 @@ pub struct WarpClientArgs {
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub instances: usize,
     /// Pin client thread i (with --instances, client process i) to the 2i-th
-    /// allowed CPU, wrapping around, as `run --pin` pins drivers; `--json` reports
-    /// each thread's CPUs (`thread_cpus`).
+    /// allowed CPU, wrapping around, as `run --pin` pins drivers; the result records
+    /// each thread's CPU (figures `thread_cpu_client<i>_thread<j>`).
     #[arg(long)]
     pub pin: bool,
     /// Connecting, every send and every wait for a completion fail after this long
     /// (250ms, 1s, 2m or bare seconds).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
-    /// Print the result as one JSON document on stdout: the client's result, or with
-    /// --instances K > 1 an array of K results.
+    /// Print the result document as JSON on stdout instead of the lines (each client,
+    /// or client process with --instances, is a channel of its run).
     #[arg(long)]
     pub json: bool,
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write one CSV row per point.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
+    pub export_md: Option<PathBuf>,
+    /// Write a self-contained HTML report.
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+    /// No lines; only errors (files are still written).
+    #[arg(long)]
+    pub quiet: bool,
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
 }
 
 /// Runs a `warp` subcommand and returns the exit status.
@@ -260,6 +293,18 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             ));
         }
     };
+    for (flag, path) in [
+        ("--export-json", &a.export_json),
+        ("--export-csv", &a.export_csv),
+        ("--export-md", &a.export_md),
+        ("--export-html", &a.export_html),
+    ] {
+        if let Some(path) = path
+            && let Err(e) = crate::paths::file(flag, path)
+        {
+            return usage(e);
+        }
+    }
     let spec = ClientSpec {
         threads: if a.instances > 1 { 1 } else { a.channels },
         iterations: a.count,
@@ -284,19 +329,8 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             }
             (a.timeout * 1000.0).round() as u64
         },
-        pin_cpus: if a.pin {
-            let cpus = xferbench_lab::affinity::allowed_cpus();
-            let n = if a.instances > 1 {
-                a.instances
-            } else {
-                a.channels
-            };
-            (0..n.max(1))
-                .map(|i| xferbench_lab::affinity::pin_plan(i, &cpus).0)
-                .collect()
-        } else {
-            Vec::new()
-        },
+        // The rig places the threads (MockPoint::pin).
+        pin_cpus: Vec::new(),
     };
     if spec.threads == 0
         || spec.payload == 0
@@ -310,47 +344,151 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     if a.instances == 0 {
         return usage("--instances must be >= 1");
     }
-    let stop = crate::stop::stop_flag()?;
-    let runs = if a.instances > 1 {
-        run_instances(&crate::launcher::launcher()?, addr, &spec, a.instances)?
+    let hang_timeout = std::time::Duration::from_millis(spec.hang_timeout_ms);
+    let launcher = if a.instances > 1 {
+        Some(crate::launcher::launcher()?)
     } else {
-        vec![run_client(addr, &spec, &stop)?]
+        None
     };
+    let stop = crate::stop::stop_flag()?;
+    let point = MockPoint {
+        client: spec,
+        instances: a.instances,
+        io: IoModel::default(),
+        pin: a.pin,
+    };
+    let mut bench = OnePoint {
+        planned: vec![PlannedPoint {
+            params: params(&point, &a.connect),
+            size_bytes: point.client.payload as u64,
+            channels: a.instances,
+            rules: RULES,
+            verify: point.client.ops == Ops::ReadWriteRead,
+        }],
+        point,
+        launcher,
+        addr,
+    };
+    let opts = LoopOptions {
+        runs: 1,
+        warmup: 0,
+        interleave: false,
+        hang_timeout,
+        counters: CounterMode::Off,
+        profile: None,
+        watch: None,
+        until_stopped: false,
+    };
+    let context = xferbench_lab::context::collect(
+        env!("CARGO_PKG_VERSION"),
+        std::env::args().collect(),
+        Settings {
+            workload: "warp-client".into(),
+            runs: 1,
+            warmup: 0,
+            count: Some(a.count),
+            duration_s: None,
+            peer: if a.instances > 1 { "process" } else { "thread" }.into(),
+            pin: a.pin,
+            verify: bench.planned[0].verify,
+            interleave: false,
+        },
+    );
+    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
+    let export_failed = !crate::run::export(
+        &doc,
+        &a.export_json,
+        &a.export_csv,
+        &a.export_md,
+        &a.export_html,
+    );
+    crate::history::record(&a.record, &doc, a.quiet);
     let mut out = crate::out::stdout();
     if a.json {
-        if runs.len() == 1 {
-            serde_json::to_writer(&mut out, &runs[0])?;
-        } else {
-            serde_json::to_writer(&mut out, &runs)?;
-        }
-        writeln!(out)?;
-    } else {
-        for (i, r) in runs.iter().enumerate() {
-            let wall = r.end.since(r.start) as f64 / 1e9;
-            writeln!(
-                out,
-                "client {i}: {} transactions in {:.3} s = {:.0} transactions/s, {:.1} MB/s; verified: {}; {} verify failures; {} errors",
-                r.transactions,
-                wall,
-                r.transactions as f64 / wall.max(1e-9),
-                r.payload_bytes as f64 / wall.max(1e-9) / 1e6,
-                r.verified,
-                r.verify_failures,
-                r.errors
-            )?;
-            if let Some(e) = &r.first_error {
-                writeln!(out, "  first error: {e}")?;
+        Json.export(&doc, &mut out)?;
+    } else if !a.quiet {
+        write!(out, "{}", report(&doc))?;
+    }
+    out.flush()?;
+    drop(out);
+    Ok(crate::exit::for_doc(&doc, export_failed))
+}
+
+/// The one point: the clients of the mock at `addr`.
+struct OnePoint {
+    planned: Vec<PlannedPoint>,
+    point: MockPoint,
+    launcher: Option<xferbench_lab::process::Launcher>,
+    addr: SocketAddr,
+}
+
+impl Bench for OnePoint {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.planned
+    }
+
+    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
+        Ok(Box::new(MemoryMockRig::connect(
+            self.point.clone(),
+            self.launcher.clone(),
+            self.addr,
+        )?))
+    }
+}
+
+/// Transactions per second over the common window.
+const RULES: FigureRules = FigureRules {
+    primary: figures::TRANSACTIONS_PER_S,
+    higher_is_better: true,
+};
+
+/// The point's parameters: the client's settings.
+fn params(p: &MockPoint, connect: &str) -> BTreeMap<String, String> {
+    let c = &p.client;
+    [
+        ("workload", "warp-client".to_string()),
+        ("connect", connect.to_string()),
+        ("threads", c.threads.to_string()),
+        ("instances", p.instances.to_string()),
+        ("iterations", c.iterations.to_string()),
+        ("payload", c.payload.to_string()),
+        ("crc", c.crc.name().to_string()),
+        ("connection", c.connection.name().to_string()),
+        ("piggyback_acks", c.piggyback_acks.to_string()),
+        ("think_ms", c.think_ms.to_string()),
+        (
+            "ops",
+            match c.ops {
+                Ops::Read => "read",
+                Ops::ReadWriteRead => "read-write-read",
             }
-        }
+            .to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// One line per client (the one client, or each client process of --instances),
+/// drawn from the document's run: its channels are the clients.
+pub fn report(doc: &ResultDoc) -> String {
+    let Some(run) = doc.points.first().and_then(|p| p.runs.first()) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for c in &run.channels {
+        let wall = c.end_offset_ns.saturating_sub(c.start_offset_ns) as f64 / 1e9;
+        out.push_str(&format!(
+            "client {}: {} transactions in {:.3} s = {:.0} transactions/s, {:.1} MB/s; verified: {}; {} verify failures\n",
+            c.channel,
+            c.messages,
+            wall,
+            c.messages as f64 / wall.max(1e-9),
+            c.bytes as f64 / wall.max(1e-9) / 1e6,
+            c.integrity.is_some(),
+            c.integrity.map_or(0, |i| i.corrupt),
+        ));
     }
-    if runs.iter().any(|r| r.interrupted) {
-        return Ok(crate::stop::interrupted_status());
-    }
-    if runs.iter().any(|r| r.errors > 0) {
-        return Ok(1);
-    }
-    if runs.iter().any(|r| r.verify_failures > 0) {
-        return Ok(EXIT_INTEGRITY);
-    }
-    Ok(0)
+    out
 }

@@ -1,7 +1,9 @@
 //! `xferbench kv serve` and `xferbench kv client` as a user runs them: every
 //! architecture end to end, usage errors, `sharded` clients killed with SIGKILL in
-//! the middle of their requests while others keep going, and a client finding its
-//! server while visitors hold the server's objects.
+//! the middle of their requests while others keep going, a client finding its
+//! server while visitors hold the server's objects, and a visitor ended by Ctrl-C
+//! keeping its run. `kv client --json` prints the result document: the requests are
+//! its one run's messages, the mismatched replies its corrupt ones.
 
 mod common;
 
@@ -93,15 +95,28 @@ fn run_json(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `(requests, mismatches)` of a `kv client --json` result document: its one run's
+/// messages and corrupt replies.
+fn requests_and_mismatches(doc: &serde_json::Value) -> (Option<u64>, Option<u64>) {
+    let run = &doc["points"][0]["runs"][0];
+    (
+        run["messages"].as_u64(),
+        run["integrity"]["corrupt"].as_u64(),
+    )
+}
+
 #[test]
 fn every_architecture_serves_a_verified_client_and_leaves_nothing_on_ctrl_c() {
     let _one = one_server();
     for arch in ["preopt", "ring", "sharded"] {
         let serve = Serve::start(arch, 2);
         let r = run_json(serve.client(20, 10).arg("--seed").arg("3"));
-        assert_eq!(r["requests"], 600, "{arch}: {r}");
-        assert_eq!(r["mismatches"], 0, "{arch}: {r}");
-        assert_eq!(r["interrupted"], false, "{arch}");
+        assert_eq!(
+            requests_and_mismatches(&r),
+            (Some(600), Some(0)),
+            "{arch}: {r}"
+        );
+        assert_eq!(r["outcome"]["status"], "complete", "{arch}");
         let (code, left) = serve.stop();
         assert_eq!(code, Some(130), "{arch}: Ctrl-C is 128 + SIGINT");
         assert!(left.is_empty(), "{arch} left {left:?}");
@@ -187,17 +202,11 @@ fn sharded_clients_killed_mid_request_stop_neither_the_server_nor_the_others() {
             String::from_utf8_lossy(&out.stderr)
         );
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(
-            (r["requests"].as_u64(), r["mismatches"].as_u64()),
-            (Some(9000), Some(0))
-        );
+        assert_eq!(requests_and_mismatches(&r), (Some(9000), Some(0)));
     }
     // The server still takes new clients once the victims' slots are freed.
     let r = run_json(serve.client(5, 10).arg("--seed").arg("99"));
-    assert_eq!(
-        (r["requests"].as_u64(), r["mismatches"].as_u64()),
-        (Some(150), Some(0))
-    );
+    assert_eq!(requests_and_mismatches(&r), (Some(150), Some(0)));
     let (code, left) = serve.stop();
     assert_eq!(code, Some(130));
     assert!(left.is_empty(), "left {left:?}");
@@ -252,10 +261,7 @@ fn a_client_finds_its_server_while_a_visitor_holds_the_same_objects() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
         let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(
-            (r["requests"].as_u64(), r["mismatches"].as_u64()),
-            (Some(3000), Some(0))
-        );
+        assert_eq!(requests_and_mismatches(&r), (Some(3000), Some(0)));
     } else {
         // Only another user's server may make the choice ambiguous, never the visitor.
         assert!(stderr.contains("kv servers are running"), "{stderr}");
@@ -263,6 +269,67 @@ fn a_client_finds_its_server_while_a_visitor_holds_the_same_objects() {
     }
     signal(visitor_pid, rustix::process::Signal::INT);
     let _ = visitor.wait();
+    let (code, left) = serve.stop();
+    assert_eq!(code, Some(130));
+    assert!(left.is_empty(), "left {left:?}");
+}
+
+/// A visitor (`OUTER` 0) runs until Ctrl-C; the run Ctrl-C ends is its result: kept
+/// in the document, exported, recorded in the history, and the exit status is 0.
+#[test]
+fn a_visitor_ended_by_ctrl_c_keeps_its_run_exports_and_records_it() {
+    let _one = one_server();
+    let serve = Serve::start("sharded", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("visitor.json");
+    let history = dir.path().join("history.sqlite");
+    let mut visitor = xferbench()
+        .env("XFERBENCH_HISTORY", &history)
+        .args([
+            "kv",
+            "client",
+            "0",
+            "10",
+            "--server",
+            &serve.name,
+            "--export-json",
+        ])
+        .arg(&json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !holds_a_kv_object(visitor.id()) {
+        assert!(Instant::now() < deadline, "the visitor never attached");
+        assert!(visitor.try_wait().unwrap().is_none(), "the visitor ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    signal(visitor.id(), rustix::process::Signal::INT);
+    let out = visitor.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("requests in") && stdout.contains("0 mismatches, interrupted"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["outcome"]["status"], "complete");
+    assert_eq!(doc["points"][0]["params"]["outer"], "0");
+    let (requests, mismatches) = requests_and_mismatches(&doc);
+    assert!(requests.unwrap() > 0, "{doc}");
+    assert_eq!(mismatches, Some(0));
+    let list = xferbench()
+        .env("XFERBENCH_HISTORY", &history)
+        .args(["history", "list"])
+        .output()
+        .unwrap();
+    assert!(list.status.success());
+    assert!(String::from_utf8_lossy(&list.stdout).contains("kv-client"));
     let (code, left) = serve.stop();
     assert_eq!(code, Some(130));
     assert!(left.is_empty(), "left {left:?}");

@@ -138,10 +138,18 @@ fn warp_serve_and_client_pin_to_the_cpus_of_their_roles() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{extra:?}: {stderr}");
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let runs = doc.as_array().cloned().unwrap_or_else(|| vec![doc.clone()]);
-        let seen: Vec<Vec<Vec<usize>>> = runs
-            .iter()
-            .map(|r| serde_json::from_value(r["thread_cpus"].clone()).unwrap())
+        // The result document records thread j of client i's CPU as a figure.
+        let figures = &doc["points"][0]["runs"][0]["figures"];
+        let seen: Vec<Vec<Vec<usize>>> = (0..expect.len())
+            .map(|i| {
+                (0..)
+                    .map_while(|j| {
+                        figures[format!("thread_cpu_client{i}_thread{j}")]
+                            .as_f64()
+                            .map(|c| vec![c as usize])
+                    })
+                    .collect()
+            })
             .collect();
         assert_eq!(seen, expect, "{extra:?}: {doc}");
     }
@@ -153,7 +161,11 @@ fn warp_serve_and_client_pin_to_the_cpus_of_their_roles() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(doc.get("thread_cpus").is_none(), "{doc}");
+    let figures = doc["points"][0]["runs"][0]["figures"].as_object().unwrap();
+    assert!(
+        !figures.keys().any(|k| k.starts_with("thread_cpu_")),
+        "{doc}"
+    );
     // Ctrl-C stops the mock cleanly.
     assert_eq!(serve.interrupt(), Some(0));
 }

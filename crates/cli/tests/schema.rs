@@ -221,7 +221,38 @@ fn rpmsg_json_matches_the_result_schema() {
 }
 
 #[test]
-fn warp_client_json_matches_its_schema() {
+fn kv_client_json_is_the_result_document() {
+    use std::io::BufRead;
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .args(["kv", "serve", "--arch", "sharded", "-s", "1000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let name = line.trim().strip_prefix("serving on ").map(str::to_string);
+    let doc = name.as_ref().map(|name| {
+        stdout_json(
+            xferbench()
+                .args(["kv", "client", "5", "10", "--seed", "1", "--json"])
+                .args(["--server", name]),
+        )
+    });
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_raw(server.id() as i32).unwrap(),
+        rustix::process::Signal::INT,
+    );
+    let _ = server.wait();
+    let doc = doc.unwrap_or_else(|| panic!("no announcement: {line:?}"));
+    check("result.schema.json", "kv client --json", &doc);
+    assert_eq!(doc["points"][0]["runs"][0]["messages"], 150);
+}
+
+#[test]
+fn warp_client_json_is_the_result_document() {
     use std::io::BufRead;
     // A memory mock on a free port; its address is on stderr.
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
@@ -268,13 +299,20 @@ fn warp_client_json_matches_its_schema() {
     ]));
     let _ = server.kill();
     let _ = server.wait();
-    check("warp-client.schema.json", "warp client --json", &one);
+    check("result.schema.json", "warp client --json", &one);
     check(
-        "warp-client.schema.json",
+        "result.schema.json",
         "warp client --instances 2 --json",
         &many,
     );
-    assert!(many.is_array());
+    // The clients are the run's channels: one client, or one per process.
+    let channels = |d: &serde_json::Value| {
+        d["points"][0]["runs"][0]["channels"]
+            .as_array()
+            .map(Vec::len)
+    };
+    assert_eq!(channels(&one), Some(1));
+    assert_eq!(channels(&many), Some(2));
 }
 
 #[test]

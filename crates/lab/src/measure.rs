@@ -66,6 +66,12 @@ pub struct LoopOptions {
     /// Measure the machine's limits at the start and end, and watch it for drift
     /// between points ([`crate::limits`]); `None` (`--no-limits`) does neither.
     pub watch: Option<Watch>,
+    /// Open-ended runs: each run lasts until the stop flag (Ctrl-C), not for a count
+    /// or a duration. The rig sees it in [`RunControl::until_stopped`] and returns the
+    /// run it was doing when the flag rose; the loop keeps that run, summarises its
+    /// point and ends the plan as [`Outcome::Complete`]: a stop is the planned end, and
+    /// nothing finished is lost. `false`: a stop interrupts ([`Outcome::Interrupted`]).
+    pub until_stopped: bool,
 }
 
 /// What one visit of a point brought back.
@@ -192,6 +198,8 @@ pub fn run_plan(
             &mut on_run,
         );
         drift_log.visited();
+        // An open-ended run ended by the stop flag: the plan's planned end.
+        let ended = opts.until_stopped && visited.is_ok() && stop.load(Ordering::Relaxed);
         match visited {
             Ok(v) => {
                 for mut r in v.records {
@@ -218,7 +226,7 @@ pub fn run_plan(
         }
         // A point is finished once its last visit is done: in order for sequential
         // plans, all in the last round for interleaved ones.
-        if step == last_step[index] {
+        if step == last_step[index] || ended {
             let mut result = summarise(
                 index,
                 &planned[index],
@@ -242,6 +250,10 @@ pub fn run_plan(
                 broke = true;
                 break;
             }
+        }
+        if ended {
+            broke = true;
+            break;
         }
     }
     if broke && opts.interleave {
@@ -411,7 +423,8 @@ fn visit(
             break;
         }
         let probe = source.as_deref_mut().map(|s| (s, participants.as_slice()));
-        let mut ctl = RunControl::new(stop, opts.hang_timeout, probe);
+        let mut ctl =
+            RunControl::new(stop, opts.hang_timeout, probe).open_ended(opts.until_stopped);
         if let Some(proc) = proc {
             ctl = ctl.with_contention(proc, &participants);
         }
@@ -419,8 +432,17 @@ fn visit(
             Ok(mut rec) => {
                 rec.contention = ctl.take_contention();
                 tracing::debug!(point = index + 1, run = r + 1, of = total, "run finished");
+                let ended = opts.until_stopped && stop.load(Ordering::Relaxed);
                 if r >= opts.warmup {
                     records.push(rec);
+                } else if ended {
+                    // A warm-up ended by the stop: nothing measured to keep.
+                    outcome = Err(RunError::Interrupted);
+                    break;
+                }
+                if ended {
+                    on_run(RunProgress { done: r + 1, total });
+                    break;
                 }
             }
             Err(e) => {
@@ -650,6 +672,7 @@ mod tests {
             counters: CounterMode::Off,
             profile: None,
             watch: None,
+            until_stopped: false,
         }
     }
 
@@ -827,7 +850,7 @@ mod tests {
         // Ctrl-C during the second round's visit of point 1.
         let mut bench = FakeBench::new(2, |p, call| {
             if p == 1 && call == 1 {
-                Scripted::Stop
+                Scripted::Stop(Vec::new())
             } else {
                 steady(100)
             }
@@ -843,6 +866,41 @@ mod tests {
                 .iter()
                 .any(|w| w.starts_with("partial: 1 of 3"))
         );
+    }
+
+    #[test]
+    fn an_open_ended_run_ended_by_the_stop_is_kept_and_the_plan_completes() {
+        // Two points; the first point's second measured run is ended by the stop.
+        let mut bench = FakeBench::new(2, |p, call| {
+            if p == 0 && call == 2 {
+                Scripted::Stop(vec![(0, S, 300, 300)])
+            } else {
+                steady(100)
+            }
+        });
+        let o = LoopOptions {
+            until_stopped: true,
+            ..opts(3, 1, false)
+        };
+        let stop = AtomicBool::new(false);
+        let doc = run_plan(context(), &mut bench, &o, &stop, &mut []);
+        assert_eq!(doc.outcome, Outcome::Complete);
+        assert_eq!(bench.log(), vec![(0, 0), (0, 1), (0, 2)]);
+        assert_eq!(doc.points.len(), 1);
+        let runs = &doc.points[0].runs;
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[1].bytes, 300, "the run the stop ended is kept");
+        // Without the option, the same stop interrupts and the point is lost.
+        let mut bench = FakeBench::new(1, |_, call| {
+            if call == 1 {
+                Scripted::Stop(vec![(0, S, 300, 300)])
+            } else {
+                steady(100)
+            }
+        });
+        let doc = run(&mut bench, &opts(3, 0, false));
+        assert_eq!(doc.outcome, Outcome::Interrupted);
+        assert!(doc.points.is_empty());
     }
 
     #[test]

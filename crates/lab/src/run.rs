@@ -68,6 +68,7 @@ impl RunOptions {
             counters: self.counters,
             profile: self.profile.clone(),
             watch: self.watch.clone(),
+            until_stopped: false,
         }
     }
 

@@ -10,7 +10,7 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         (
             "result.schema.json",
             of::<crate::result::ResultDoc>(
-                "The result document of `run --export-json`/`--json`, every study's `results.json`, and `rpmsg --json`.",
+                "The result document of `run --export-json`/`--json`, every study's `results.json`, and `--json` of `rpmsg`, `daq`, `kv client` and `warp client`.",
             ),
         ),
         (
@@ -28,10 +28,6 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         (
             "limits.schema.json",
             of::<crate::limits::Limits>("The machine's limits of `limits --json`."),
-        ),
-        (
-            "warp-client.schema.json",
-            of::<crate::workload::warp::ClientOutput>("The result of `warp client --json`."),
         ),
     ]
 }

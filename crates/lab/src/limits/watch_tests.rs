@@ -81,6 +81,7 @@ fn run(points: usize, interleave: bool, machine: Arc<ScriptedMachine>) -> Result
             probe: machine,
             drift_threshold: 0.25,
         }),
+        until_stopped: false,
     };
     let context = crate::result::test_context(Settings {
         workload: "stream".into(),
@@ -198,6 +199,7 @@ fn without_a_watch_nothing_is_measured_or_attached() {
         counters: CounterMode::Off,
         profile: None,
         watch: None,
+        until_stopped: false,
     };
     let context = crate::result::test_context(Settings {
         workload: "fake".into(),

@@ -22,8 +22,9 @@ pub enum Scripted {
     Lanes(Vec<Lane>),
     /// The run fails with this participant error.
     Fail(String),
-    /// The run sets the stop flag (a Ctrl-C arriving during the run).
-    Stop,
+    /// The run sets the stop flag (a Ctrl-C arriving during the run); an open-ended
+    /// run ([`RunControl::until_stopped`]) then returns these channels.
+    Stop(Vec<Lane>),
 }
 
 /// `script(point, call)` answers the `call`-th run of `point` (warm-ups included,
@@ -120,9 +121,12 @@ impl Rig for FakeRig {
         let lanes = match (self.script)(self.point, call) {
             Scripted::Lanes(l) => l,
             Scripted::Fail(m) => return Err(RunError::Participant(m)),
-            Scripted::Stop => {
+            Scripted::Stop(l) => {
                 ctl.stop.store(true, Ordering::Relaxed);
-                return Err(RunError::Interrupted);
+                if !ctl.until_stopped {
+                    return Err(RunError::Interrupted);
+                }
+                l
             }
         };
         ctl.window_ended();

@@ -68,6 +68,10 @@ pub struct RunControl<'a> {
     pub stop: &'a AtomicBool,
     /// A run with no progress for this long is declared hung.
     pub hang_timeout: Duration,
+    /// The run is open-ended ([`LoopOptions::until_stopped`](crate::measure::LoopOptions::until_stopped)):
+    /// it lasts until `stop`, and the rig returns its record then instead of
+    /// [`RunError::Interrupted`].
+    pub until_stopped: bool,
     counters: Option<(&'a mut (dyn CounterSource + 'static), &'a [Participant])>,
     recorded: Option<RunCounters>,
     contention: Option<ContentionWatch<'a>>,
@@ -101,10 +105,17 @@ impl<'a> RunControl<'a> {
         RunControl {
             stop,
             hang_timeout,
+            until_stopped: false,
             counters,
             recorded: None,
             contention: None,
         }
+    }
+
+    /// Open-ended when `yes` ([`RunControl::until_stopped`]).
+    pub fn open_ended(mut self, yes: bool) -> Self {
+        self.until_stopped = yes;
+        self
     }
 
     /// Also reads `proc` around the window, to record how much CPU processes outside

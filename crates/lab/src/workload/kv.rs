@@ -52,7 +52,10 @@ pub struct KvClientSpec {
     pub pin: Option<usize>,
 }
 
-/// What a client did.
+/// What a client did: what [`run_client`] returns, and what a client process
+/// ([`crate::process::Role::KvClient`]) prints as one JSON line for the kv rig that
+/// started it. It is no user output: `xferbench kv client` writes the result
+/// document, its run made by [`crate::rig::kv::client::record`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KvClientRun {
     /// Replies received.

@@ -124,19 +124,11 @@ pub fn default_hang_timeout_ms() -> u64 {
     xferbench_transports::warp::client::TRANSACTION_TIMEOUT.as_millis() as u64
 }
 
-/// What `xferbench warp client --json` prints: one client's result, or one per
-/// client process with `--instances` above 1.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
-pub enum ClientOutput {
-    /// One client process.
-    One(ClientRun),
-    /// One entry per client process.
-    Many(Vec<ClientRun>),
-}
-
-/// What one client process measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// What one client measured: what [`run_client`] returns, and what a client
+/// process ([`Role::WarpClient`]) prints as one JSON line for the memory-mock rig.
+/// It is no user output: the rig makes it a channel of its run
+/// ([`crate::rig::memory_mock::outcome`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientRun {
     /// Transactions completed.
     pub transactions: u64,

@@ -253,6 +253,7 @@ pub fn loop_options(scale: &Scale) -> LoopOptions {
         counters: CounterMode::Off,
         profile: None,
         watch: None,
+        until_stopped: false,
     }
 }
 

@@ -44,6 +44,7 @@ pub fn options() -> LoopOptions {
         counters: CounterMode::Off,
         profile: None,
         watch: None,
+        until_stopped: false,
     }
 }
 

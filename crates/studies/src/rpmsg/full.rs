@@ -79,6 +79,7 @@ pub fn calibration_options() -> LoopOptions {
         counters: CounterMode::Off,
         profile: None,
         watch: None,
+        until_stopped: false,
     }
 }
 

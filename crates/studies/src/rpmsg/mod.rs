@@ -137,6 +137,7 @@ impl Study for RpmsgStudy {
             counters: CounterMode::Off,
             profile: None,
             watch: None,
+            until_stopped: false,
         };
         let settings = env.settings("rpmsg", &options, false);
         let mut extras = BTreeMap::new();

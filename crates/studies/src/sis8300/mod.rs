@@ -362,6 +362,7 @@ impl Study for Sis8300 {
             counters: CounterMode::Off,
             profile: None,
             watch: None,
+            until_stopped: false,
         };
         let mut settings = env.settings("daq", &options, true);
         settings.peer = "thread".into();

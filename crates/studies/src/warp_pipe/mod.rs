@@ -332,6 +332,7 @@ pub fn loop_options(quick: bool) -> LoopOptions {
         counters: CounterMode::Off,
         profile: None,
         watch: None,
+        until_stopped: false,
     }
 }
 

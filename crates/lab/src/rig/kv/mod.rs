@@ -38,6 +38,9 @@
 //!
 //! Every reply is checked: a mismatch of the timed client fails its run, and the
 //! visitors' mismatches are reported when they are stopped ([`Rig::finish`]).
+//!
+//! [`client::KvClientRig`] is the other rig here: one client of a server already
+//! running, in this process (`xferbench kv client`).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::clock::Stamp;
@@ -53,6 +56,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod client;
 mod server;
 mod spec;
 

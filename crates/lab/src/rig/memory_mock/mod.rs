@@ -12,6 +12,10 @@
 //!   known beforehand), so they appear in the run's CPU rows but not in
 //!   [`Rig::participants`]. Without a launcher they are threads of this process.
 //!
+//! With [`MemoryMockRig::connect`] (`xferbench warp client`) the mock is one already
+//! serving at an address: it is not a participant, its CPU is not recorded, and it
+//! keeps running after the rig.
+//!
 //! # One visit, one run
 //!
 //! The mock is started once per visit (a fresh BAR1) and stopped by
@@ -26,8 +30,9 @@
 //! client processes, then the mock process over the run's window. Besides the common
 //! figures ([`aggregate`]) a run records `transactions_per_s` (the same value as
 //! `messages_per_s`), `mb_per_s` (payload MB, 10^6, per second), `client_cpu_s`
-//! (CPU seconds of whatever ran the clients) and, when the mock is a process,
-//! `server_cpu_s`.
+//! (CPU seconds of whatever ran the clients), when the mock is a process,
+//! `server_cpu_s`, and with pinning the CPU of every client thread
+//! ([`figures::thread_cpu`]).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::counters::Participant;
@@ -59,6 +64,12 @@ pub mod figures {
     pub const CLIENT_CPU_S: &str = "client_cpu_s";
     /// CPU seconds (user + sys) of the memory mock, when it is a process.
     pub const SERVER_CPU_S: &str = "server_cpu_s";
+
+    /// With pinning: the CPU that OS thread `thread` of client `client` (a client
+    /// process, or the one client) ran its transactions on.
+    pub fn thread_cpu(client: usize, thread: usize) -> String {
+        format!("thread_cpu_client{client}_thread{thread}")
+    }
 }
 
 /// A running memory mock and the clients to run against it.
@@ -121,6 +132,24 @@ impl MemoryMockRig {
             point,
             launcher,
             server: Some(server),
+        })
+    }
+
+    /// Connects to the mock already serving at `addr` (BAR1 is whatever it has: a
+    /// client whose threads' slices do not all fit does not verify); nothing is
+    /// started, and the mock is left running.
+    pub fn connect(
+        point: MockPoint,
+        launcher: Option<Launcher>,
+        addr: SocketAddr,
+    ) -> Result<Self, RunError> {
+        if point.instances == 0 {
+            return Err(RunError::Config("instances must be at least 1".into()));
+        }
+        Ok(MemoryMockRig {
+            point,
+            launcher,
+            server: Some(RunningServer::existing(addr)),
         })
     }
 
@@ -194,20 +223,21 @@ pub fn outcome(run: &ClientRun, ops: Ops) -> ChannelOutcome {
 }
 
 impl Rig for MemoryMockRig {
-    /// `main` and `memory-mock` (this process's id when the mock is a thread).
+    /// `main` and `memory-mock` (this process's id when the mock is a thread; not
+    /// listed when it is an existing mock).
     fn participants(&self) -> Vec<Participant> {
         let me = std::process::id();
-        let mock = self.server.as_ref().and_then(RunningServer::pid);
-        vec![
-            Participant {
-                name: "main".into(),
-                pid: me,
-            },
-            Participant {
+        let mut who = vec![Participant {
+            name: "main".into(),
+            pid: me,
+        }];
+        if let Some(s) = self.server.as_ref().filter(|s| !s.is_existing()) {
+            who.push(Participant {
                 name: "memory-mock".into(),
-                pid: mock.unwrap_or(me),
-            },
-        ]
+                pid: s.pid().unwrap_or(me),
+            });
+        }
+        who
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
@@ -231,6 +261,7 @@ impl Rig for MemoryMockRig {
         let server = self.server.as_mut().expect("checked above");
         let mock_after = server.cpu();
         let mock_pid = mock_before.map(|(pid, _)| pid);
+        let existing = server.is_existing();
         let runs = match runs {
             Ok(r) => r,
             // A failed client is usually the symptom of a dead mock: say so.
@@ -254,7 +285,7 @@ impl Rig for MemoryMockRig {
         }
         let me = std::process::id();
         let processes = self.launcher.is_some() && self.point.instances > 1;
-        let main_role = match (processes, mock_pid.is_some()) {
+        let main_role = match (processes, mock_pid.is_some() || existing) {
             (true, _) => "main",
             (false, true) => "main (clients)",
             (false, false) => "main (clients + memory mock thread)",
@@ -289,6 +320,14 @@ impl Rig for MemoryMockRig {
         f.insert(figures::CLIENT_CPU_S.into(), client_cpu_s);
         if let Some(s) = server_cpu_s {
             f.insert(figures::SERVER_CPU_S.into(), s);
+        }
+        // Pinned threads may use one CPU each: that is the one they ran on.
+        for (i, r) in runs.iter().enumerate() {
+            for (j, cpus) in r.thread_cpus.iter().enumerate() {
+                if let [cpu] = cpus.as_slice() {
+                    f.insert(figures::thread_cpu(i, j), *cpu as f64);
+                }
+            }
         }
         record.counters = ctl.take_counters();
         Ok(record)
@@ -368,6 +407,30 @@ mod tests {
             assert!(r.figures.contains_key(figures::CLIENT_CPU_S));
             assert_eq!(r.cpu.len(), 1, "the mock is a thread: main only");
         }
+    }
+
+    #[test]
+    fn a_rig_connected_to_an_existing_mock_leaves_it_running() {
+        let mock = RunningServer::start(None, CrcKind::Fast, 4096, IoModel::Epoll, None).unwrap();
+        for _ in 0..2 {
+            let rig = MemoryMockRig::connect(
+                point(client(ConnectionMode::PerThread, 2, CrcKind::Fast), 1),
+                None,
+                mock.addr,
+            )
+            .unwrap();
+            let mut rig: Box<dyn Rig> = Box::new(rig);
+            let names: Vec<String> = rig.participants().into_iter().map(|p| p.name).collect();
+            assert_eq!(names, ["main"], "the mock is not ours");
+            let stop = AtomicBool::new(false);
+            let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+            let r = rig.run_once(&mut ctl).unwrap();
+            rig.finish().unwrap();
+            assert_eq!(r.messages, 2 * 5 * 3);
+            assert!(r.integrity.unwrap().is_clean());
+            assert!(!r.figures.contains_key(figures::SERVER_CPU_S));
+        }
+        mock.stop();
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The memory mock of a point: a thread of this process, a process of
 //! [`Role::MemoryMock`], or a process the agent starts on another host; started,
-//! watched and stopped.
+//! watched and stopped. Or a mock already running at an address (`warp client
+//! --connect`), which is only connected to: neither watched nor stopped.
 
 use super::MemoryMockSpec;
 use crate::cpu::CpuSnapshot;
@@ -32,6 +33,8 @@ enum ServerKind {
     Remote {
         child: crate::remote::RemoteChild,
     },
+    /// Someone else's mock: nothing of it to watch or stop.
+    Existing,
 }
 
 /// How long a memory mock process may take to announce its address.
@@ -181,11 +184,25 @@ impl RunningServer {
         })
     }
 
+    /// A mock already serving on `addr`, started by someone else: the rig connects to
+    /// it and leaves it running.
+    pub fn existing(addr: SocketAddr) -> RunningServer {
+        RunningServer {
+            addr,
+            kind: ServerKind::Existing,
+        }
+    }
+
+    /// True for a mock this rig did not start ([`RunningServer::existing`]).
+    pub fn is_existing(&self) -> bool {
+        matches!(self.kind, ServerKind::Existing)
+    }
+
     /// The server process's id on this host, when it is a process here.
     pub fn pid(&self) -> Option<u32> {
         match &self.kind {
             ServerKind::Process { child } => Some(child.pid()),
-            ServerKind::Thread { .. } | ServerKind::Remote { .. } => None,
+            ServerKind::Thread { .. } | ServerKind::Remote { .. } | ServerKind::Existing => None,
         }
     }
 
@@ -197,7 +214,7 @@ impl RunningServer {
                 CpuSnapshot::of_pid(child.pid()).map(|c| (child.pid(), c))
             }
             ServerKind::Remote { child } => child.cpu().map(|c| (child.pid(), c)),
-            ServerKind::Thread { .. } => None,
+            ServerKind::Thread { .. } | ServerKind::Existing => None,
         }
     }
 
@@ -206,7 +223,7 @@ impl RunningServer {
         match &mut self.kind {
             ServerKind::Process { child } => Some(child),
             ServerKind::Remote { child } => Some(child),
-            ServerKind::Thread { .. } => None,
+            ServerKind::Thread { .. } | ServerKind::Existing => None,
         }
     }
 
