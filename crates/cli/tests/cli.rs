@@ -890,6 +890,11 @@ mod warp {
         for p in points {
             // Two interleaved runs per point in --quick, every figure with a spread.
             assert_eq!(p["runs"].as_array().unwrap().len(), 2, "{}", p["params"]);
+            if p["params"]["group"] == "crc-speed" {
+                // The CRC's speed: a point of the plan whose figure is MB/s checksummed.
+                assert!(p["summary"]["crc_mb_per_s"]["median"].as_f64().unwrap() > 0.0);
+                continue;
+            }
             assert!(
                 p["summary"]["transactions_per_s"]["median"]
                     .as_f64()
@@ -902,6 +907,10 @@ mod warp {
                 assert!(p["integrity"]["checked"].as_u64().unwrap() > 0);
             }
         }
+        let crcs = points
+            .iter()
+            .filter(|p| p["params"]["group"] == "crc-speed");
+        assert_eq!(crcs.count(), 3, "one CRC-speed point per implementation");
         let instances: Vec<_> = points
             .iter()
             .filter(|p| p["params"]["group"] == "instances" && p["params"]["instances"] == "4")
