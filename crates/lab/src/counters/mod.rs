@@ -90,6 +90,16 @@ pub struct Participant {
     pub pid: u32,
 }
 
+impl Participant {
+    /// The xferbench process itself, named `main`.
+    pub fn main() -> Participant {
+        Participant {
+            name: "main".into(),
+            pid: std::process::id(),
+        }
+    }
+}
+
 /// The counters of one process over one window (or one whole process lifetime).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessCounters {

@@ -338,10 +338,7 @@ mod tests {
     #[test]
     fn a_busy_thread_is_counted_and_missing_hardware_is_listed_once() {
         let mut s = PerfEventSource::new(false);
-        let me = [Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }];
+        let me = [Participant::main()];
         s.window_started(&me);
         // Spin for 30 ms of this thread's CPU time (wall time means little on a
         // loaded machine).

@@ -239,10 +239,7 @@ pub fn record(run: &DaqRun, primary: &str) -> RunRecord {
 
 impl Rig for DaqRig {
     fn participants(&self) -> Vec<Participant> {
-        vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }]
+        vec![Participant::main()]
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {

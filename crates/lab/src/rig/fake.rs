@@ -103,10 +103,7 @@ impl Bench for FakeBench {
 
 impl Rig for FakeRig {
     fn participants(&self) -> Vec<Participant> {
-        vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }]
+        vec![Participant::main()]
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {

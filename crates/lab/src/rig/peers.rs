@@ -156,10 +156,7 @@ type DriverResult = (usize, Result<DriverOutcome, WorkloadError>);
 impl<T: Transport + Clone> Rig for PeerRig<T> {
     /// `main`, then `peerN` for each process peer.
     fn participants(&self) -> Vec<Participant> {
-        let mut all = vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }];
+        let mut all = vec![Participant::main()];
         if matches!(self.opts.peer, PeerMode::Process(_)) {
             all.extend(self.peers.iter().map(|p| Participant {
                 name: format!("peer{}", p.channel()),

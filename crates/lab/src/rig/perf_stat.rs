@@ -109,10 +109,7 @@ impl PerfStatRig {
 
 impl Rig for PerfStatRig {
     fn participants(&self) -> Vec<Participant> {
-        vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }]
+        vec![Participant::main()]
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {

@@ -350,10 +350,7 @@ type Driven = Result<ChannelDrive, DriveError>;
 impl Rig for RpmsgRig {
     /// `main`, then `remote` when it is a process.
     fn participants(&self) -> Vec<Participant> {
-        let mut all = vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }];
+        let mut all = vec![Participant::main()];
         if let Some(s) = self.session.as_ref().filter(|s| s.remote_is_process()) {
             all.push(Participant {
                 name: "remote".into(),

@@ -122,10 +122,7 @@ struct CallgrindRig {
 impl Rig for CallgrindRig {
     /// `main`, which waits for valgrind.
     fn participants(&self) -> Vec<Participant> {
-        vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }]
+        vec![Participant::main()]
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {

@@ -72,10 +72,7 @@ impl CrcRig {
 impl Rig for CrcRig {
     /// `main` only.
     fn participants(&self) -> Vec<Participant> {
-        vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }]
+        vec![Participant::main()]
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {

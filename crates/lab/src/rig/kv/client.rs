@@ -66,10 +66,7 @@ pub fn record(run: &KvClientRun) -> RunRecord {
 
 impl Rig for KvClientRig {
     fn participants(&self) -> Vec<Participant> {
-        vec![Participant {
-            name: "main".into(),
-            pid: std::process::id(),
-        }]
+        vec![Participant::main()]
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
