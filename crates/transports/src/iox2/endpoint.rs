@@ -70,6 +70,11 @@ pub(super) const ACCEPTED: Kind = 3;
 /// be in flight one way (the acceptance, an acknowledgement and an end-of-stream mark).
 const CONTROL_BUFFER: usize = 4;
 
+/// A busy-polling receiver polls its control service once in this many empty turns
+/// of the data service (a power of two that divides 1024, the turns between two
+/// checks of the peer).
+const CONTROL_EVERY: u32 = 64;
+
 /// How long a dropped endpoint waits for its end-of-stream mark to be taken.
 const LINGER: Duration = Duration::from_secs(1);
 
@@ -82,6 +87,7 @@ type Pub<H> = Publisher<ipc::Service, Payload, H>;
 type Sub<H> = Subscriber<ipc::Service, Payload, H>;
 type Taken = Sample<ipc::Service, Payload, ()>;
 type Loaned = iceoryx2::sample_mut_uninit::SampleMutUninit<ipc::Service, [MaybeUninit<u8>], ()>;
+type Filled = iceoryx2::sample_mut::SampleMut<ipc::Service, Payload, ()>;
 
 /// Configures a service of one publisher and one subscriber, then creates it
 /// (`listening`) or opens it.
@@ -336,6 +342,14 @@ impl Iceoryx2Endpoint {
     /// publishes it.
     #[inline]
     fn send_data<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
+        let sample = self.fill_data(len, fill)?;
+        self.publish_data(sample, len)
+    }
+
+    /// Loans a data sample of `len` bytes (the spare when it fits) and lets `fill`
+    /// write it in place.
+    #[inline]
+    fn fill_data<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<Filled> {
         if !self.ready {
             self.wait_accepted(self.accept_by)?;
         }
@@ -354,10 +368,28 @@ impl Iceoryx2Endpoint {
         // sent, and the reference does not outlive it.
         fill(unsafe { &mut *(raw as *mut [u8]) });
         // SAFETY: as above, every byte of the payload is initialised.
-        let sample = unsafe { sample.assume_init() };
+        Ok(unsafe { sample.assume_init() })
+    }
+
+    /// Publishes a filled data sample, then loans the spare for the next one of the
+    /// same length.
+    #[inline]
+    fn publish_data(&mut self, sample: Filled, len: usize) -> io::Result<()> {
         self.publish(sample)?;
         // Best effort: without a spare the next send loans on its own.
         self.spare = self.ports.tx.loan_slice_uninit(len).ok();
+        Ok(())
+    }
+
+    /// Fails once `close_send` was called.
+    #[inline]
+    fn check_open(&self) -> io::Result<()> {
+        if self.tx_closed {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "sending side already closed",
+            ));
+        }
         Ok(())
     }
 
@@ -484,6 +516,14 @@ impl Iceoryx2Endpoint {
                 self.end_taken();
                 return Ok(None);
             }
+            polls = polls.wrapping_add(1);
+            // Busy polling, the control service (the acceptance and the end of the
+            // stream: once a connection each) is polled every `CONTROL_EVERY` empty
+            // turns only, so that waiting for a message costs one receive per turn.
+            if self.wait == Wait::Spin && !polls.is_multiple_of(CONTROL_EVERY) {
+                std::hint::spin_loop();
+                continue;
+            }
             if let Some(s) = self
                 .ports
                 .ctl_rx
@@ -502,7 +542,6 @@ impl Iceoryx2Endpoint {
                 }
                 _ => {
                     std::hint::spin_loop();
-                    polls = polls.wrapping_add(1);
                     if !polls.is_multiple_of(1024) {
                         continue;
                     }
@@ -582,12 +621,7 @@ impl Endpoint for Iceoryx2Endpoint {
     /// Loans a sample of `len` bytes, lets `fill` write it in place and publishes it.
     #[inline]
     fn send_in_place<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
-        if self.tx_closed {
-            return Err(io::Error::new(
-                io::ErrorKind::BrokenPipe,
-                "sending side already closed",
-            ));
-        }
+        self.check_open()?;
         self.send_data(len, fill)
     }
 
@@ -618,9 +652,14 @@ impl Endpoint for Iceoryx2Endpoint {
             return Ok(None);
         };
         check_len(s.payload().len(), len)?;
+        self.check_open()?;
         let mut r = None;
-        self.send_in_place(len, |out| r = Some(f(s.payload(), out)))?;
+        let reply = self.fill_data(len, |out| r = Some(f(s.payload(), out)))?;
+        // The request goes back to the peer's publisher before the reply is
+        // published, as in iceoryx2's own benchmark: it is returned by the time the
+        // peer, having taken the reply, loans again and reclaims it.
         drop(s);
+        self.publish_data(reply, len)?;
         Ok(r)
     }
 

@@ -34,9 +34,9 @@
 //! (the acceptance, the end-of-stream mark `close_send` sends, and its
 //! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each
 //! (data samples carry no user header, as in iceoryx2's own benchmark); a
-//! receiver whose data service is empty polls its control service, and takes the
-//! peer's end-of-stream mark only once the data service is empty after it (the data
-//! was all published before the mark).
+//! receiver whose data service is empty polls its control service (busy polling,
+//! once in 64 empty turns), and takes the peer's end-of-stream mark only once the
+//! data service is empty after it (the data was all published before the mark).
 //!
 //! Delivery is lossless by default: the services disable iceoryx2's safe overflow and
 //! publishers retry until delivered when the subscriber's buffer (`buffer` samples)
@@ -89,7 +89,8 @@
 //! [`Transport::ZERO_COPY`]: a send loans a sample, the caller writes the message in
 //! place and it is published; a receive lends the received sample's payload to the
 //! caller before it goes back; an echo writes the reply's loaned sample while the
-//! request's is still held. The copying `send` and `recv` are the same calls with a
+//! request's is still held, and returns the request before it publishes the reply
+//! (as iceoryx2's own benchmark does). The copying `send` and `recv` are the same calls with a
 //! `memcpy` into the loan and out of the sample.
 
 mod domain;
