@@ -84,6 +84,7 @@ impl CallgrindBench {
                     channels: 1,
                     rules: RULES,
                     verify: false,
+                    runs: None,
                 };
                 (planned, spec)
             })

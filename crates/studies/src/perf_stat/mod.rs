@@ -81,6 +81,7 @@ pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
                 channels: 1,
                 rules: RULES,
                 verify: false,
+                runs: None,
             };
             out.push((planned, spec));
         }

@@ -86,6 +86,7 @@ fn planned(p: &Planned) -> PlannedPoint {
         channels: q.channels as usize,
         rules: RULES,
         verify: q.verify || q.suffix,
+        runs: None,
     }
 }
 

@@ -302,6 +302,7 @@ impl Sis8300Bench {
                     THROUGHPUT_RULES
                 },
                 verify: p.spec.verify,
+                runs: None,
             })
             .collect();
         Sis8300Bench { planned, points }

@@ -142,6 +142,7 @@ impl WarpPoint {
             channels: self.mock.instances,
             rules: RULES,
             verify: c.ops == Ops::ReadWriteRead,
+            runs: None,
         }
     }
 }
