@@ -343,6 +343,7 @@ impl Study for Hashtable {
             settings: env.settings("kv", &options, true),
             options,
             extras,
+            watch: None,
         }
     }
 }

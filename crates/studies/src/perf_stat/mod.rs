@@ -153,6 +153,7 @@ impl Study for PerfStat {
             options,
             settings,
             extras,
+            watch: None,
         }
     }
 }

@@ -387,6 +387,7 @@ impl Study for Sis8300 {
             options,
             settings,
             extras,
+            watch: None,
         }
     }
 }

@@ -361,6 +361,7 @@ pub fn plan_of(points: &[WarpPoint], crc: &[CrcKind], quick: bool, env: &StudyEn
         options,
         settings,
         extras: BTreeMap::new(),
+        watch: None,
     }
 }
 
