@@ -11,7 +11,8 @@
 # Each target starts from a copy of its committed seed corpus (fuzz/corpus/<target>)
 # in a temporary directory, which also receives the corpus growth and any crash
 # artifacts: the repository is not written to. FUZZ_WORK=<dir> uses (and keeps) that
-# directory instead; a crash's input is always kept and its path printed.
+# directory instead; a crash's input is always kept and its path printed. Targets run
+# side by side, one per CPU; FUZZ_JOBS=<n> runs n at once.
 #
 # Prints one summary line per target (executions, exec/s, cov, ft, corpus size) and
 # exits 1 if any target crashed, timed out or leaked.
@@ -67,30 +68,60 @@ fi
 echo "== fuzz seeds (fuzz/tests/seeds.rs)"
 cargo +nightly test --manifest-path fuzz/Cargo.toml --locked --test seeds -q
 
+# One cargo invocation builds every target (its links run in parallel); with a
+# list of targets, only those.
 echo "== cargo fuzz build (${#targets[@]} targets)"
-for t in "${targets[@]}"; do
-    cargo +nightly fuzz build "$t"
-done
+if [ $# -gt 0 ]; then
+    for t in "${targets[@]}"; do
+        cargo +nightly fuzz build "$t"
+    done
+else
+    cargo +nightly fuzz build
+fi
 
-failed=()
-summary=()
+# Targets run side by side, one per CPU (FUZZ_JOBS overrides): each still fuzzes for
+# its full SECONDS on a CPU of its own.
+jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+if ! [[ "$jobs_max" =~ ^[1-9][0-9]*$ ]]; then
+    echo "error: FUZZ_JOBS must be a positive whole number" >&2
+    exit 2
+fi
+fuzz_one() {
+    local t=$1
+    local corpus="$work/corpus/$t" artifacts="$work/artifacts/$t"
+    if cargo +nightly fuzz run "$t" "$corpus" -- \
+        -max_total_time="$secs" -artifact_prefix="$artifacts/" -print_final_stats=1 \
+        >"$work/$t.log" 2>&1; then
+        echo ok >"$work/$t.status"
+    else
+        echo FAILED >"$work/$t.status"
+    fi
+}
 for t in "${targets[@]}"; do
     corpus="$work/corpus/$t"
-    artifacts="$work/artifacts/$t"
-    mkdir -p "$corpus" "$artifacts"
+    mkdir -p "$corpus" "$work/artifacts/$t"
+    rm -f "$work/$t.status"
     if [ -d "fuzz/corpus/$t" ]; then
         cp -r "fuzz/corpus/$t/." "$corpus/"
     fi
     seeds=$(find "$corpus" -type f | wc -l)
-    log="$work/$t.log"
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+        wait -n || true
+    done
     echo "== fuzz $t for ${secs} s ($seeds seeds)"
-    if cargo +nightly fuzz run "$t" "$corpus" -- \
-        -max_total_time="$secs" -artifact_prefix="$artifacts/" -print_final_stats=1 \
-        >"$log" 2>&1; then
-        status=ok
-    else
-        status=FAILED
+    fuzz_one "$t" &
+done
+wait
+
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+    artifacts="$work/artifacts/$t"
+    log="$work/$t.log"
+    status=$(cat "$work/$t.status" 2>/dev/null || echo FAILED)
+    if [ "$status" != ok ]; then
         failed+=("$t")
+        echo "== fuzz $t FAILED:"
         tail -n 40 "$log"
         echo "crash input(s) kept in $artifacts:"
         ls -l "$artifacts"

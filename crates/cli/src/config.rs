@@ -1,7 +1,7 @@
 //! From parsed arguments to validated lab configuration. Every message names the
 //! flag at fault and what it accepts.
 
-use crate::flags::WatchArgs;
+use crate::flags::{ExportArgs, WatchArgs};
 use crate::run::args::{CountersArg, PeerArg, RunArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
@@ -59,14 +59,8 @@ pub struct RunConfig {
 /// Where results go.
 #[derive(Debug)]
 pub struct Output {
-    /// `--export-json`.
-    pub json: Option<PathBuf>,
-    /// `--export-csv`.
-    pub csv: Option<PathBuf>,
-    /// `--export-md`.
-    pub markdown: Option<PathBuf>,
-    /// `--export-html`.
-    pub html: Option<PathBuf>,
+    /// The result document's files.
+    pub exports: ExportArgs,
     /// The JSON Lines journal, and whether to remove it after a successful export.
     pub jsonl: Option<(PathBuf, bool)>,
     /// `--json`.
@@ -365,7 +359,7 @@ impl RunConfig {
             verify: a.verify,
             interleave: a.interleave,
         };
-        let jsonl = match (&a.jsonl, &a.export_json) {
+        let jsonl = match (&a.jsonl, &a.export.export_json) {
             (Some(p), _) => Some((p.clone(), false)),
             (None, Some(j)) => {
                 let mut p = j.clone().into_os_string();
@@ -381,10 +375,7 @@ impl RunConfig {
             options,
             settings,
             output: Output {
-                json: a.export_json.clone(),
-                csv: a.export_csv.clone(),
-                markdown: a.export_md.clone(),
-                html: a.export_html.clone(),
+                exports: a.export.clone(),
                 jsonl,
                 stdout_json: a.json,
                 per_channel: a.per_channel,

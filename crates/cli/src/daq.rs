@@ -5,12 +5,11 @@
 //! the result document (the rig records every row in the run's figures).
 
 use crate::exit::usage;
-use crate::flags::{RecordArgs, WatchArgs, choice};
+use crate::flags::{ExportArgs, RecordArgs, WatchArgs, choice};
 use anyhow::Result;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
@@ -144,18 +143,9 @@ pub struct DaqArgs {
     /// are the run's figures: `<func>_<column>_board<i>`).
     #[arg(long)]
     pub json: bool,
-    /// Write the result document as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Write one CSV row per point.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Write a Markdown report.
-    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
-    pub export_md: Option<PathBuf>,
-    /// Write a self-contained HTML report.
-    #[arg(long, value_name = "FILE")]
-    pub export_html: Option<PathBuf>,
+    /// The result document's files.
+    #[command(flatten)]
+    pub export: ExportArgs,
     /// No tables; only errors (files are still written).
     #[arg(long)]
     pub quiet: bool,
@@ -522,17 +512,8 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         Ok(f) => f[0].c_name(),
         Err(m) => return Ok(usage("daq", m)),
     };
-    for (flag, path) in [
-        ("--export-json", &a.export_json),
-        ("--export-csv", &a.export_csv),
-        ("--export-md", &a.export_md),
-        ("--export-html", &a.export_html),
-    ] {
-        if let Some(path) = path
-            && let Err(e) = crate::paths::file(flag, path)
-        {
-            return Ok(usage("daq", e));
-        }
+    if let Err(e) = a.export.check() {
+        return Ok(usage("daq", e));
     }
     let watch = match crate::config::watch(&a.watch) {
         Ok(w) => w,
@@ -583,13 +564,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         },
     );
     let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
-    let export_failed = !crate::run::export(
-        &doc,
-        &a.export_json,
-        &a.export_csv,
-        &a.export_md,
-        &a.export_html,
-    );
+    let export_failed = !a.export.write(&doc);
     crate::history::record(&a.record, &doc, a.quiet);
     if a.json {
         Json.export(&doc, &mut stdout)?;

@@ -1,13 +1,18 @@
 //! The flags and value parsers several commands share: the value parser of a
 //! domain enum ([`choice`]), durations ([`seconds`]), runs across hosts
-//! ([`RemoteArgs`]), the machine watch ([`WatchArgs`]), the history
-//! ([`HistoryFileArgs`], [`RecordArgs`]), and the names of the hidden roles
+//! ([`RemoteArgs`]), the machine watch ([`WatchArgs`]), the result document's files
+//! ([`ExportArgs`]), the history ([`HistoryFileArgs`], [`RecordArgs`]), and the names
+//! of the hidden roles
 //! ([`role`]). Every command's module imports them from here; nothing here imports
 //! a command, so the root ([`crate::cli`]) stays the only module that names them all.
 
 use clap::Args;
 use std::path::PathBuf;
+use xferbench_lab::result::ResultDoc;
 use xferbench_params::{ChoiceError, Choices};
+use xferbench_report::{
+    Exporter, csv::Csv, export_to_path, html::Html, json::Json, markdown::Markdown,
+};
 
 /// The value parser of a [`Choices`] type: its names, each with its help, from the
 /// type's one definition (no mirror enum of the command line's own).
@@ -90,6 +95,65 @@ pub struct WatchArgs {
     /// 2 MiB memcpy) moved by more than this percentage during it.
     #[arg(long, value_name = "PCT", default_value_t = 25.0)]
     pub drift_threshold: f64,
+}
+
+/// The files a measuring command writes its result document to, one flag per format.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ExportArgs {
+    /// Write the result document as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write one CSV row per point.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Write a Markdown report.
+    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
+    pub export_md: Option<PathBuf>,
+    /// Write a self-contained HTML report (tables, plots, every point in detail).
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+}
+
+impl ExportArgs {
+    /// Each export with its flag, its path when given, and its exporter.
+    fn each(&self) -> [(&'static str, Option<&PathBuf>, &'static dyn Exporter); 4] {
+        [
+            ("--export-json", self.export_json.as_ref(), &Json),
+            ("--export-csv", self.export_csv.as_ref(), &Csv),
+            ("--export-md", self.export_md.as_ref(), &Markdown),
+            ("--export-html", self.export_html.as_ref(), &Html),
+        ]
+    }
+
+    /// Checks every path given, before anything is measured (see [`crate::paths::file`]):
+    /// the first that cannot be written, named by its flag.
+    pub fn check(&self) -> Result<(), String> {
+        for (flag, path, _) in self.each() {
+            if let Some(path) = path {
+                crate::paths::file(flag, path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the document to each export given; says on stderr which could not be
+    /// written and returns whether all were.
+    pub fn write(&self, doc: &ResultDoc) -> bool {
+        let mut written = true;
+        for (_, path, exporter) in self.each() {
+            if let Some(path) = path
+                && let Err(e) = export_to_path(exporter, doc, path)
+            {
+                written = false;
+                eprintln!(
+                    "error: cannot write the {} export {}: {e}",
+                    exporter.name(),
+                    path.display()
+                );
+            }
+        }
+        written
+    }
 }
 
 /// Which history file to use.

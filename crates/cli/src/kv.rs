@@ -3,12 +3,11 @@
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{RecordArgs, choice, seconds};
+use crate::flags::{ExportArgs, RecordArgs, choice, seconds};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -100,18 +99,9 @@ pub struct KvClientArgs {
     /// Print the result document as JSON on stdout instead of the summary line.
     #[arg(long)]
     pub json: bool,
-    /// Write the result document as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Write one CSV row per point.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Write a Markdown report.
-    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
-    pub export_md: Option<PathBuf>,
-    /// Write a self-contained HTML report.
-    #[arg(long, value_name = "FILE")]
-    pub export_html: Option<PathBuf>,
+    /// The result document's files.
+    #[command(flatten)]
+    pub export: ExportArgs,
     /// No summary line; only errors (files are still written).
     #[arg(long)]
     pub quiet: bool,
@@ -357,17 +347,8 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
-    for (flag, path) in [
-        ("--export-json", &a.export_json),
-        ("--export-csv", &a.export_csv),
-        ("--export-md", &a.export_md),
-        ("--export-html", &a.export_html),
-    ] {
-        if let Some(path) = path
-            && let Err(e) = crate::paths::file(flag, path)
-        {
-            return usage(e);
-        }
+    if let Err(e) = a.export.check() {
+        return usage(e);
     }
     let name = find_server(a)?;
     let stop = crate::stop::stop_flag()?;
@@ -421,13 +402,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         },
     );
     let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
-    let export_failed = !crate::run::export(
-        &doc,
-        &a.export_json,
-        &a.export_csv,
-        &a.export_md,
-        &a.export_html,
-    );
+    let export_failed = !a.export.write(&doc);
     crate::history::record(&a.record, &doc, a.quiet);
     let mut stdout = crate::out::stdout();
     if a.json {

@@ -4,13 +4,12 @@
 //! take the lab's spec as one JSON argument.
 
 use crate::exit::EXIT_USAGE;
-use crate::flags::{RecordArgs, choice, seconds};
+use crate::flags::{ExportArgs, RecordArgs, choice, seconds};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::path::PathBuf;
 use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::process::die_with_parent;
@@ -145,18 +144,9 @@ pub struct WarpClientArgs {
     /// or client process with --instances, is a channel of its run).
     #[arg(long)]
     pub json: bool,
-    /// Write the result document as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Write one CSV row per point.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-    /// Write a Markdown report.
-    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
-    pub export_md: Option<PathBuf>,
-    /// Write a self-contained HTML report.
-    #[arg(long, value_name = "FILE")]
-    pub export_html: Option<PathBuf>,
+    /// The result document's files.
+    #[command(flatten)]
+    pub export: ExportArgs,
     /// No lines; only errors (files are still written).
     #[arg(long)]
     pub quiet: bool,
@@ -293,17 +283,8 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             ));
         }
     };
-    for (flag, path) in [
-        ("--export-json", &a.export_json),
-        ("--export-csv", &a.export_csv),
-        ("--export-md", &a.export_md),
-        ("--export-html", &a.export_html),
-    ] {
-        if let Some(path) = path
-            && let Err(e) = crate::paths::file(flag, path)
-        {
-            return usage(e);
-        }
+    if let Err(e) = a.export.check() {
+        return usage(e);
     }
     let spec = ClientSpec {
         threads: if a.instances > 1 { 1 } else { a.channels },
@@ -396,13 +377,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         },
     );
     let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
-    let export_failed = !crate::run::export(
-        &doc,
-        &a.export_json,
-        &a.export_csv,
-        &a.export_md,
-        &a.export_html,
-    );
+    let export_failed = !a.export.write(&doc);
     crate::history::record(&a.record, &doc, a.quiet);
     let mut out = crate::out::stdout();
     if a.json {

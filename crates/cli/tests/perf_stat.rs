@@ -185,12 +185,16 @@ fn ab_events_counts_software_events_and_names_unknown_ones() {
     assert_eq!(ev["unknown"][0], "no_such.event_here");
 }
 
+/// The study, and its record in a history of its own: one study run for both.
 #[test]
 fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() {
     // The quick plan's 5 runs: with 3, Welch's test on a loaded machine may miss even
     // the memory pair's 100× difference at p < 0.01.
     let dir = tempfile::tempdir().unwrap();
+    let history = tempfile::tempdir().unwrap();
+    let history = history.path().join("history.sqlite");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .env("XFERBENCH_HISTORY", &history)
         .args([
             "study",
             "perf-stat",
@@ -246,4 +250,21 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
     }
     let doc: serde_json::Value = serde_json::from_str(&read("results.json")).unwrap();
     assert_eq!(doc["points"].as_array().unwrap().len(), 6);
+    // The study is recorded with its name.
+    let list = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+        .env("XFERBENCH_HISTORY", &history)
+        .args(["history", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        list.status.success(),
+        "{}",
+        String::from_utf8_lossy(&list.stderr)
+    );
+    let list: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["kind"], "study");
+    assert_eq!(list[0]["name"], "perf-stat");
+    assert!(list[0]["point_count"].as_u64().unwrap() >= 1);
 }

@@ -1,9 +1,10 @@
-//! `xferbench study rpmsg` and the RPMsg remote process: the quick study end to end,
-//! and a remote killed in the middle of a run.
+//! `xferbench study rpmsg` and the RPMsg remote process: the quick study end to end
+//! (its files, and its JSON documents against their schemas), and a remote killed in
+//! the middle of a run.
 
 mod common;
 
-use common::regions_left_by;
+use common::{check, regions_left_by};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_lab::process::{Launcher, Role};
@@ -20,19 +21,32 @@ fn remote() -> RemoteKind {
     )
 }
 
+/// One quick study serves both the folder's checks and the schema checks of what it
+/// prints and writes (`--json`, `results.json`, and `compare --json` of the folder
+/// against itself).
 #[test]
 fn the_quick_study_writes_every_file_of_the_folder() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("study");
     let assert = assert_cmd::Command::cargo_bin("xferbench")
         .unwrap()
-        .args(["study", "rpmsg", "--allow-debug", "--quick", "--out"])
+        .args([
+            "study",
+            "rpmsg",
+            "--allow-debug",
+            "--quick",
+            "--json",
+            "--out",
+        ])
         .arg(&out)
         .timeout(Duration::from_secs(120))
         .assert()
         .success();
     let pid = assert.get_output().status.code(); // exited: nothing of it may remain
     assert_eq!(pid, Some(0));
+    let printed: serde_json::Value =
+        serde_json::from_slice(&assert.get_output().stdout).expect("one JSON document");
+    check("result.schema.json", "study rpmsg --json", &printed);
     for f in [
         "results.json",
         "summary.md",
@@ -49,6 +63,19 @@ fn the_quick_study_writes_every_file_of_the_folder() {
     }
     let res: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    check("result.schema.json", "study rpmsg results.json", &res);
+    assert_eq!(printed, res, "--json prints what results.json holds");
+    let cmp = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .arg("compare")
+        .arg(&out)
+        .arg(&out)
+        .arg("--json")
+        .assert()
+        .success();
+    let cmp: serde_json::Value =
+        serde_json::from_slice(&cmp.get_output().stdout).expect("one JSON document");
+    check("compare.schema.json", "compare --json", &cmp);
     assert_eq!(res["outcome"]["status"], "complete");
     assert_eq!(res["study"]["name"], "rpmsg");
     assert_eq!(res["context"]["settings"]["interleave"], true);

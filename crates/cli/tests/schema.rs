@@ -5,33 +5,11 @@
 mod common;
 
 use assert_cmd::Command;
-use std::path::{Path, PathBuf};
+use common::{check, schema};
+use std::path::Path;
 
 fn xferbench() -> Command {
     Command::cargo_bin("xferbench").expect("binary built")
-}
-
-fn schema(name: &str) -> jsonschema::Validator {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../docs/schema")
-        .join(name);
-    let text = std::fs::read_to_string(&path).expect("documented schema");
-    let value: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
-    jsonschema::validator_for(&value).expect("a valid JSON Schema")
-}
-
-/// Validates `doc` against `docs/schema/<name>`, listing every violation.
-fn check(name: &str, what: &str, doc: &serde_json::Value) {
-    let v = schema(name);
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{what} does not match {name}:\n{}",
-        errors.join("\n")
-    );
 }
 
 /// The one JSON document a command printed. A result document whose run did not
@@ -152,33 +130,6 @@ fn run_json_matches_the_result_schema() {
         broken["points"][0]["runs"][0]["figures"]["window_s"] = "fast".into();
         assert!(!schema("result.schema.json").is_valid(&broken));
     }
-}
-
-#[test]
-fn study_json_results_and_compare_match_their_schemas() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("rpmsg");
-    let printed = stdout_json(
-        xferbench()
-            .args([
-                "study",
-                "rpmsg",
-                "--allow-debug",
-                "--quick",
-                "--runs",
-                "2",
-                "--json",
-                "--out",
-            ])
-            .arg(&out),
-    );
-    check("result.schema.json", "study rpmsg --json", &printed);
-    let doc = file_json(&out.join("results.json"));
-    check("result.schema.json", "study rpmsg results.json", &doc);
-    assert_eq!(doc["study"]["name"], "rpmsg");
-    assert_eq!(printed, doc, "--json prints what results.json holds");
-    let cmp = stdout_json(xferbench().arg("compare").arg(&out).arg(&out).arg("--json"));
-    check("compare.schema.json", "compare --json", &cmp);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! terminal (`[default: …]`, `plugin:PATH[:NAME]`), not for rustdoc.
 #![allow(rustdoc::broken_intra_doc_links)]
 
-use crate::flags::{RecordArgs, RemoteArgs, WatchArgs, choice, seconds};
+use crate::flags::{ExportArgs, RecordArgs, RemoteArgs, WatchArgs, choice, seconds};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use xferbench_lab::workload::WorkloadKind;
@@ -120,21 +120,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
     pub timeout: f64,
 
-    /// Write the result document as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-
-    /// Write one CSV row per point.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-
-    /// Write a Markdown report.
-    #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
-    pub export_md: Option<PathBuf>,
-
-    /// Write a self-contained HTML report (tables, plots, every point in detail).
-    #[arg(long, value_name = "FILE")]
-    pub export_html: Option<PathBuf>,
+    /// The result document's files.
+    #[command(flatten)]
+    pub export: ExportArgs,
 
     /// Append each finished point to this JSON Lines file as it finishes [default:
     /// FILE.jsonl next to --export-json FILE, removed once every export is written].

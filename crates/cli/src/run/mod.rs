@@ -7,13 +7,9 @@ pub use args::RunArgs;
 use crate::config::RunConfig;
 use anyhow::{Context, Result};
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use xferbench_lab::observer::Observer;
 use xferbench_lab::result::ResultDoc;
-use xferbench_report::{
-    Exporter, csv::Csv, export_to_path, html::Html, json::Json, jsonl::JsonLinesWriter,
-    markdown::Markdown,
-};
+use xferbench_report::{Exporter, json::Json, jsonl::JsonLinesWriter};
 
 /// Runs `xferbench run` and returns the exit status.
 pub fn run(args: &RunArgs) -> Result<u8> {
@@ -63,7 +59,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     doc.warnings.extend(config.notes.iter().cloned());
 
     // Outputs: files first (they matter most), then the terminal.
-    let mut export_failed = !export(&doc, &out.json, &out.csv, &out.markdown, &out.html);
+    let mut export_failed = !out.exports.write(&doc);
     if let Some(req) = &config.options.profile {
         export_failed |= !crate::profile::render_run_profiles(req, &doc, out.quiet);
     }
@@ -76,51 +72,11 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     Ok(crate::exit::for_doc(&doc, export_failed))
 }
 
-/// Writes the document to each export asked for (JSON, CSV, Markdown, HTML); says
-/// on stderr which could not be written and returns whether all were.
-pub(crate) fn export(
-    doc: &ResultDoc,
-    json: &Option<PathBuf>,
-    csv: &Option<PathBuf>,
-    markdown: &Option<PathBuf>,
-    html: &Option<PathBuf>,
-) -> bool {
-    let mut written = true;
-    let exports: [(&Option<PathBuf>, &dyn Exporter); 4] = [
-        (json, &Json),
-        (csv, &Csv),
-        (markdown, &Markdown),
-        (html, &Html),
-    ];
-    for (path, exporter) in exports {
-        if let Some(path) = path
-            && let Err(e) = export_to_path(exporter, doc, path)
-        {
-            written = false;
-            eprintln!(
-                "error: cannot write the {} export {}: {e}",
-                exporter.name(),
-                path.display()
-            );
-        }
-    }
-    written
-}
-
 /// Every output path, before anything is measured.
 fn check_outputs(config: &RunConfig) -> Result<(), String> {
     let out = &config.output;
-    for (flag, path) in [
-        ("--export-json", &out.json),
-        ("--export-csv", &out.csv),
-        ("--export-md", &out.markdown),
-        ("--export-html", &out.html),
-    ] {
-        if let Some(path) = path {
-            crate::paths::file(flag, path)?;
-        }
-    }
-    match (&out.jsonl, &out.json) {
+    out.exports.check()?;
+    match (&out.jsonl, &out.exports.export_json) {
         (Some((journal, true)), Some(json)) => crate::paths::derived(
             "--export-json",
             json,

@@ -32,3 +32,27 @@ pub fn sampling_lock() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The documented schema `docs/schema/<name>`.
+pub fn schema(name: &str) -> jsonschema::Validator {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schema")
+        .join(name);
+    let text = std::fs::read_to_string(&path).expect("documented schema");
+    let value: serde_json::Value = serde_json::from_str(&text).expect("schema is JSON");
+    jsonschema::validator_for(&value).expect("a valid JSON Schema")
+}
+
+/// Validates `doc` against `docs/schema/<name>`, listing every violation.
+pub fn check(name: &str, what: &str, doc: &serde_json::Value) {
+    let v = schema(name);
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match {name}:\n{}",
+        errors.join("\n")
+    );
+}
