@@ -533,6 +533,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
             channels: spec.devices.len(),
             rules: RULES,
             verify: spec.verify,
+            runs: None,
         }],
         primary,
         spec,

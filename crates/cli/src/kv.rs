@@ -370,6 +370,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
             channels: 1,
             rules: RULES,
             verify: true,
+            runs: None,
         }],
         stop: Arc::clone(&stop),
         first_mismatch: Arc::default(),

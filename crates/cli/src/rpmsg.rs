@@ -183,6 +183,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         channels: p.channels as usize,
         rules: RULES,
         verify: p.verify,
+        runs: None,
     };
     let mut bench = RpmsgBench::new(RemoteKind::Process(crate::launcher::launcher()?), a.pin)
         .with([(planned, p)]);

@@ -345,6 +345,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             channels: a.instances,
             rules: RULES,
             verify: point.client.ops == Ops::ReadWriteRead,
+            runs: None,
         }],
         point,
         launcher,

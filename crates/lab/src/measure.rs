@@ -18,6 +18,13 @@
 //!   machines; interleaved points share the drift. It costs the rig start-up and the
 //!   warm-up once per round instead of once per point.
 //!
+//! A point may carry its own run count ([`PlannedPoint::runs`]): its measured runs
+//! and its warm-up per visit, whatever the plan's. Sequential plans visit it once
+//! for them; interleaved ones visit it in each of the first `runs` rounds only (a
+//! point of one run is visited in the first round, beside the others' first
+//! visits). A deterministic count (callgrind) or a calibration runs so inside the
+//! study's plan, in the same document as the timed points.
+//!
 //! Every kept run carries its `sequence`, its position in the whole plan's order of
 //! measured runs, so the order is recorded in the result.
 //!
@@ -36,7 +43,7 @@ use crate::counters::{self, CounterMode, RunCounters};
 use crate::limits::drift::{self, DriftLog};
 use crate::limits::{MachineLimits, Watch, ratio};
 use crate::observer::Observer;
-pub use crate::plan::{Bench, PlannedPoint, RunProgress, describe_params};
+pub use crate::plan::{Bench, PlannedPoint, RunCount, RunProgress, describe_params};
 use crate::result::{
     ChannelRun, ChannelSummary, Context, Outcome, PointResult, Primary, ResultDoc, RunRecord,
     SCHEMA_VERSION, figure,
@@ -72,6 +79,16 @@ pub struct LoopOptions {
     /// point and ends the plan as [`Outcome::Complete`]: a stop is the planned end, and
     /// nothing finished is lost. `false`: a stop interrupts ([`Outcome::Interrupted`]).
     pub until_stopped: bool,
+}
+
+impl LoopOptions {
+    /// The plan's run count, for points that have none of their own.
+    pub fn run_count(&self) -> RunCount {
+        RunCount {
+            runs: self.runs,
+            warmup: self.warmup,
+        }
+    }
 }
 
 /// What one visit of a point brought back.
@@ -142,7 +159,7 @@ pub fn run_plan(
     let mut kept: Vec<Vec<RunRecord>> = (0..n).map(|_| Vec::new()).collect();
     let mut point_counters: Vec<Vec<RunCounters>> = (0..n).map(|_| Vec::new()).collect();
     let mut warnings: Vec<Vec<String>> = (0..n).map(|_| Vec::new()).collect();
-    let schedule = schedule(n, opts);
+    let schedule = schedule(&planned, opts);
     // The step of each point's last visit: once it is done the point is summarised.
     let mut last_step = vec![0; n];
     for (step, &(index, _)) in schedule.iter().enumerate() {
@@ -159,6 +176,8 @@ pub fn run_plan(
     let mut sequence = 0usize;
     let mut broke = false;
     for (step, &(index, runs)) in schedule.iter().enumerate() {
+        // A new round: the plan's first visit, or one of a point not after the last.
+        let round_starts = step == 0 || index <= schedule[step - 1].0;
         if stop.load(Ordering::Relaxed) {
             doc.outcome = Outcome::Interrupted;
             broke = true;
@@ -167,7 +186,7 @@ pub fn run_plan(
         let first_visit = kept[index].is_empty();
         if let Some(w) = &opts.watch {
             // Between points; in an interleaved plan, between rounds.
-            if !opts.interleave || step % n == 0 {
+            if !opts.interleave || round_starts {
                 drift_log.sample(w.probe.as_ref());
             }
             if first_visit {
@@ -190,7 +209,10 @@ pub fn run_plan(
         let visited = visit(
             bench,
             index,
-            runs,
+            RunCount {
+                runs,
+                warmup: planned[index].run_count(opts.run_count()).warmup,
+            },
             opts,
             stop,
             proc.as_ref(),
@@ -267,7 +289,7 @@ pub fn run_plan(
             w.push(format!(
                 "partial: {} of {} measured runs finished before the plan ended",
                 kept[index].len(),
-                opts.runs
+                planned[index].run_count(opts.run_count()).runs
             ));
             let mut result = summarise(
                 index,
@@ -283,8 +305,10 @@ pub fn run_plan(
                 .try_for_each(|o| o.point_finished(&result));
             doc.points.push(result);
         }
-        doc.points.sort_by_key(|p| p.index);
     }
+    // Points finish out of order when interleaved ones have their own run counts
+    // (or are partial): the document lists them in plan order.
+    doc.points.sort_by_key(|p| p.index);
     let all_runs: Vec<&crate::contention::RunContention> = doc
         .points
         .iter()
@@ -371,23 +395,31 @@ fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc 
     doc
 }
 
-/// The order of visits: `(point, measured runs of the visit)`.
-pub fn schedule(points: usize, opts: &LoopOptions) -> Vec<(usize, usize)> {
+/// The order of visits: `(point, measured runs of the visit)`. Interleaved, round
+/// `r` visits every point with more than `r` runs, in plan order.
+pub fn schedule(points: &[PlannedPoint], opts: &LoopOptions) -> Vec<(usize, usize)> {
+    let runs: Vec<usize> = points
+        .iter()
+        .map(|p| p.run_count(opts.run_count()).runs)
+        .collect();
     if opts.interleave {
-        (0..opts.runs)
-            .flat_map(|_| (0..points).map(|i| (i, 1)))
+        let rounds = runs.iter().copied().max().unwrap_or(0);
+        let runs = &runs;
+        (0..rounds)
+            .flat_map(|r| (0..runs.len()).filter(move |&i| runs[i] > r))
+            .map(|i| (i, 1))
             .collect()
     } else {
-        (0..points).map(|i| (i, opts.runs)).collect()
+        runs.into_iter().enumerate().collect()
     }
 }
 
-/// One visit: start the rig, `warmup` discarded runs, `runs` kept, finish.
+/// One visit: start the rig, `count.warmup` discarded runs, `count.runs` kept, finish.
 #[allow(clippy::too_many_arguments)]
 fn visit(
     bench: &mut dyn Bench,
     index: usize,
-    runs: usize,
+    count: RunCount,
     opts: &LoopOptions,
     stop: &AtomicBool,
     proc: Option<&ProcFs>,
@@ -398,8 +430,8 @@ fn visit(
     tracing::info!(
         point = index + 1,
         what = point.as_deref().unwrap_or("?"),
-        runs,
-        warmup = opts.warmup,
+        runs = count.runs,
+        warmup = count.warmup,
         "visiting point"
     );
     let mut source = counters::source_for(opts.counters, crate::context::pmu_available());
@@ -414,8 +446,8 @@ fn visit(
         Some(req) => Some(start_profile(req, index, &participants)?),
         None => None,
     };
-    let total = opts.warmup + runs;
-    let mut records = Vec::with_capacity(runs);
+    let total = count.warmup + count.runs;
+    let mut records = Vec::with_capacity(count.runs);
     let mut outcome = Ok(());
     for r in 0..total {
         if stop.load(Ordering::Relaxed) {
@@ -431,9 +463,14 @@ fn visit(
         match rig.run_once(&mut ctl) {
             Ok(mut rec) => {
                 rec.contention = ctl.take_contention();
+                for w in ctl.take_warnings() {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
                 tracing::debug!(point = index + 1, run = r + 1, of = total, "run finished");
                 let ended = opts.until_stopped && stop.load(Ordering::Relaxed);
-                if r >= opts.warmup {
+                if r >= count.warmup {
                     records.push(rec);
                 } else if ended {
                     // A warm-up ended by the stop: nothing measured to keep.
@@ -782,7 +819,93 @@ mod tests {
                 vec![Some(2), Some(5)]
             ]
         );
-        assert_eq!(schedule(3, &opts(2, 1, true)).len(), 6);
+        assert_eq!(schedule(&bench.points, &opts(2, 1, true)).len(), 6);
+    }
+
+    #[test]
+    fn a_point_of_its_own_run_count_is_visited_in_the_first_rounds_only() {
+        // Point 0 is a deterministic count: one run, no warm-up; the others have
+        // the plan's three runs after a warm-up per visit.
+        let mut bench = FakeBench::new(3, |p, call| steady(100 * (p as u64 + 1) + call as u64));
+        bench.points[0] = bench.points[0].clone().with_runs(1, 0);
+        let doc = run(&mut bench, &opts(3, 1, true));
+        assert_eq!(
+            bench.log(),
+            vec![
+                (0, 0),
+                (1, 0),
+                (1, 1),
+                (2, 0),
+                (2, 1),
+                (1, 2),
+                (1, 3),
+                (2, 2),
+                (2, 3),
+                (1, 4),
+                (1, 5),
+                (2, 4),
+                (2, 5)
+            ]
+        );
+        assert_eq!(doc.outcome, Outcome::Complete);
+        let order: Vec<Vec<Option<usize>>> = doc
+            .points
+            .iter()
+            .map(|p| p.runs.iter().map(|r| r.sequence).collect())
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                vec![Some(0)],
+                vec![Some(1), Some(3), Some(5)],
+                vec![Some(2), Some(4), Some(6)]
+            ]
+        );
+        let n: Vec<usize> = doc
+            .points
+            .iter()
+            .map(|p| p.summary[figure::THROUGHPUT].n)
+            .collect();
+        assert_eq!(n, [1, 3, 3]);
+        // Its one run is its first call: nothing was discarded.
+        assert_eq!(doc.points[0].summary[figure::THROUGHPUT].median, 100.0);
+        // Sequentially, the same point is one visit of one run.
+        let mut bench = FakeBench::new(2, |_, _| steady(100));
+        bench.points[1] = bench.points[1].clone().with_runs(1, 0);
+        let doc = run(&mut bench, &opts(2, 1, false));
+        assert_eq!(bench.log(), vec![(0, 0), (0, 1), (0, 2), (1, 0)]);
+        assert_eq!(doc.points[1].runs.len(), 1);
+        // A point may also ask for more runs than the plan's; it finishes last,
+        // and the document still lists the points in plan order.
+        let mut bench = FakeBench::new(2, |_, _| steady(100));
+        bench.points[0] = bench.points[0].clone().with_runs(3, 0);
+        let doc = run(&mut bench, &opts(1, 0, true));
+        assert_eq!(bench.log(), vec![(0, 0), (1, 0), (0, 1), (0, 2)]);
+        let runs: Vec<(usize, usize)> =
+            doc.points.iter().map(|p| (p.index, p.runs.len())).collect();
+        assert_eq!(runs, [(0, 3), (1, 1)]);
+    }
+
+    #[test]
+    fn an_interrupted_point_of_its_own_run_count_says_how_many_of_its_runs_finished() {
+        let mut bench = FakeBench::new(2, |p, call| {
+            if p == 1 && call == 1 {
+                Scripted::Stop(Vec::new())
+            } else {
+                steady(100)
+            }
+        });
+        bench.points[0] = bench.points[0].clone().with_runs(5, 0);
+        let doc = run(&mut bench, &opts(2, 0, true));
+        assert_eq!(doc.outcome, Outcome::Interrupted);
+        assert!(
+            doc.points[0]
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("partial: 2 of 5")),
+            "{:?}",
+            doc.points[0].warnings
+        );
     }
 
     #[test]

@@ -21,9 +21,38 @@ pub struct PlannedPoint {
     pub rules: FigureRules,
     /// Whether integrity is checked (an absent count is then a fault).
     pub verify: bool,
+    /// The point's own measured runs and warm-up per visit, where they differ from
+    /// the plan's ([`LoopOptions`](crate::measure::LoopOptions), `--runs`,
+    /// `--warmup`): a deterministic count (callgrind) is one run with no warm-up
+    /// whatever the plan's; a calibration one visit of a warm-up and a measured run.
+    /// `None`: the plan's.
+    pub runs: Option<RunCount>,
+}
+
+/// Measured runs of a point and the warm-up runs discarded before them on each
+/// visit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunCount {
+    /// Measured runs of the point, kept.
+    pub runs: usize,
+    /// Discarded warm-up runs per visit.
+    pub warmup: usize,
 }
 
 impl PlannedPoint {
+    /// The point with its own run count ([`PlannedPoint::runs`]).
+    pub fn with_runs(self, runs: usize, warmup: usize) -> PlannedPoint {
+        PlannedPoint {
+            runs: Some(RunCount { runs, warmup }),
+            ..self
+        }
+    }
+
+    /// The point's measured runs and warm-up: its own, or else the plan's.
+    pub fn run_count(&self, plan: RunCount) -> RunCount {
+        self.runs.unwrap_or(plan)
+    }
+
     /// The point in words: `transport=pipe size=64 channels=1 pipe_size=1MiB`.
     pub fn describe(&self) -> String {
         describe_params(&self.params)

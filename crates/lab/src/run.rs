@@ -111,6 +111,7 @@ impl<'a> SweepBench<'a> {
                 channels: p.channels,
                 rules: opts.workload.rules(),
                 verify: opts.verify,
+                runs: None,
             })
             .collect();
         let peer = opts.peer_options();

@@ -9,8 +9,12 @@
 //!   ([`Study::plan`]).
 //! * Its plan is a [`Bench`]: the points and a rig for each. Workloads live in
 //!   [`xferbench_lab::workload`], rigs in [`xferbench_lab::rig`]; a study file holds the plan only.
-//! * What a study measures besides its points (the points the plan left out, a
-//!   micro-measurement) goes into [`StudyInfo::extras`].
+//! * What a study measures is points of its plan, timed or counted (a calibration,
+//!   callgrind's counts: points of their own run count,
+//!   [`PlannedPoint::runs`](xferbench_lab::plan::PlannedPoint::runs)); what it
+//!   decides or reads off them (the points the plan left out, an estimate) goes
+//!   into [`StudyInfo::extras`], and what it must learn while its plan runs comes
+//!   from a [`StudyWatch`] over it.
 //! * Rendering is the study's writer (`<study>/writer.rs`), argument parsing the
 //!   CLI's: one table-driven dispatcher over [`registry`].
 //!
@@ -62,6 +66,9 @@ pub struct StudyEnv {
     /// `--pin`: pin the participants as `run --pin` pins drivers and peers (only
     /// studies whose [`Study::pins`] is true are given it).
     pub pin: bool,
+    /// Where a study tells the user what it learns while its plan runs (`--full`'s
+    /// estimate): a line for stderr; `None` (tests, `--quiet`) says nothing.
+    pub say: Option<fn(&str)>,
 }
 
 impl StudyEnv {
@@ -99,6 +106,17 @@ pub struct StudyPlan {
     pub settings: Settings,
     /// What the study measured or decided besides its points.
     pub extras: BTreeMap<String, serde_json::Value>,
+    /// What reads the study's own points while they run, if anything does.
+    pub watch: Option<Box<dyn StudyWatch>>,
+}
+
+/// Reads a study's own points while its plan runs (the RPMsg study's `--full`
+/// estimate, made once its calibration points have finished): an observer of the
+/// plan, after the caller's, whose findings join the study's extras when the plan
+/// ends.
+pub trait StudyWatch: Observer {
+    /// What it found, for [`StudyInfo::extras`].
+    fn extras(&mut self) -> BTreeMap<String, serde_json::Value>;
 }
 
 /// A built-in study.
@@ -114,11 +132,6 @@ pub trait Study: Sync {
     /// The participant `--profile` records unless `--profile-peer` names one.
     fn profile_peer(&self) -> &'static str {
         "main"
-    }
-    /// What to tell the user before the plan runs (`--full`: an estimate of its
-    /// time), as JSON with a `text`; it also goes into the extras as `estimate`.
-    fn preview(&self, _quick: bool, _env: &StudyEnv) -> Option<serde_json::Value> {
-        None
     }
     /// Whether `--full` adds anything to this study's default plan.
     fn has_full(&self) -> bool {
@@ -264,13 +277,24 @@ pub fn run_study(
     plan.settings.interleave = o.interleave;
     let planned_points = plan.bench.points().len();
     let no_match = overrides.only.as_ref().filter(|_| planned_points == 0);
+    let mut all: Vec<&mut dyn Observer> = observers
+        .iter_mut()
+        .map(|o| &mut **o as &mut dyn Observer)
+        .collect();
+    if let Some(w) = plan.watch.as_mut() {
+        all.push(w.as_mut() as &mut dyn Observer);
+    }
     let mut doc = run_plan(
         context(plan.settings.clone()),
         plan.bench.as_mut(),
         &plan.options,
         stop,
-        observers,
+        &mut all,
     );
+    drop(all);
+    if let Some(w) = plan.watch.as_mut() {
+        plan.extras.extend(w.extras());
+    }
     // Rows a study left out, and why (`extras.skipped`), are warnings of the run.
     if let Some(skipped) = plan.extras.get("skipped").and_then(|v| v.as_array()) {
         doc.warnings.extend(

@@ -118,6 +118,7 @@ mod tests {
                 higher_is_better: true,
             },
             verify: false,
+            runs: None,
         }
     }
 

@@ -44,7 +44,8 @@ pub struct StudyArgs {
     #[arg(long)]
     pub quick: bool,
     /// Every cell of the original's matrix, where the default plan leaves some out
-    /// for time (rpmsg); prints an estimate of the time first.
+    /// for time (rpmsg); prints an estimate of the time once its first points
+    /// have measured the rates.
     #[arg(long, conflicts_with = "quick")]
     pub full: bool,
     /// Output folder [default: `xferbench-<study>-<YYYYmmdd-HHMMSS>`].
@@ -264,6 +265,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         profiling: profile.as_ref().map(|p| p.participant.clone()),
         remote,
         pin: args.pin,
+        say: (!args.quiet).then_some(say as fn(&str)),
     };
     let stop = crate::stop::stop_flag()?;
     std::fs::create_dir_all(&out)
@@ -275,10 +277,6 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     let mut lines = PointLines::new();
     if !args.quiet {
         eprintln!("{name} study: writing {}", out.display());
-    }
-    let preview = study.preview(args.quick, &env);
-    if let Some(text) = preview.as_ref().and_then(|p| p["text"].as_str()) {
-        eprintln!("{name} study: {text}");
     }
     let began = std::time::Instant::now();
     let mut doc = {
@@ -308,9 +306,12 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             eprintln!("warning: {w}");
         }
     }
-    if let (Some(mut p), Some(info)) = (preview, doc.study.as_mut()) {
+    if let Some(p) = doc
+        .study
+        .as_mut()
+        .and_then(|info| info.extras.get_mut("estimate"))
+    {
         p["actual_s"] = serde_json::json!(began.elapsed().as_secs_f64());
-        info.extras.insert("estimate".into(), p);
     }
     let mut outputs_failed = false;
     // Each point's recordings are folded once, for the study's own reading of
@@ -362,6 +363,11 @@ type PointProfiles = BTreeMap<usize, Result<Folded, String>>;
 
 /// Folds the recordings of every point of `doc` (several per point when it was
 /// visited several times); points without a recording are left out.
+/// A study's line to the user while its plan runs ([`StudyEnv::say`]).
+fn say(text: &str) {
+    eprintln!("{text}");
+}
+
 fn fold_points(req: &ProfileRequest, doc: &xferbench_lab::result::ResultDoc) -> PointProfiles {
     doc.points
         .iter()

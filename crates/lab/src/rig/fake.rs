@@ -54,6 +54,7 @@ impl FakeBench {
                     higher_is_better: true,
                 },
                 verify: false,
+                runs: None,
             })
             .collect();
         FakeBench {

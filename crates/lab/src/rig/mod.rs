@@ -75,6 +75,7 @@ pub struct RunControl<'a> {
     counters: Option<(&'a mut (dyn CounterSource + 'static), &'a [Participant])>,
     recorded: Option<RunCounters>,
     contention: Option<ContentionWatch<'a>>,
+    warnings: Vec<String>,
 }
 
 /// The run's processes and the `/proc` readings around its window.
@@ -109,6 +110,7 @@ impl<'a> RunControl<'a> {
             counters,
             recorded: None,
             contention: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -164,6 +166,18 @@ impl<'a> RunControl<'a> {
     /// The counters of the window, once it ended.
     pub fn take_counters(&mut self) -> Option<RunCounters> {
         self.recorded.take()
+    }
+
+    /// Says what the run could not measure without failing it (a tool missing, a
+    /// counter `<not supported>`): the point keeps the warning, once however many
+    /// runs repeat it.
+    pub fn warn(&mut self, warning: impl Into<String>) {
+        self.warnings.push(warning.into());
+    }
+
+    /// The run's warnings ([`RunControl::warn`]).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 }
 

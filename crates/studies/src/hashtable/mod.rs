@@ -180,6 +180,7 @@ fn planned(group: &str, case: &str, target: &Target, p: &KvPoint) -> PlannedPoin
         channels: 1,
         rules: RULES,
         verify: true,
+        runs: None,
     }
 }
 
@@ -342,6 +343,7 @@ impl Study for Hashtable {
             settings: env.settings("kv", &options, true),
             options,
             extras,
+            watch: None,
         }
     }
 }

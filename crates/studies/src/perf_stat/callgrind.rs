@@ -1,9 +1,13 @@
-//! Callgrind's counts of every build as points of a plan run by the point loop
-//! before the study's timed points: one point per benchmark and build (group
-//! [`GROUP`]), each run **once** with no warm-up. Callgrind counts instructions and
-//! simulated cache misses of a deterministic program: a second run would count the
-//! same, so one run is the measurement, not a sample of it. The loop still gives
-//! each point its context, its window and the machine's load over it.
+//! Callgrind's counts of every build as points of the study's plan, ahead of its
+//! timed points: one point per benchmark and build (group [`GROUP`]), each with its
+//! own run count of **one** run and no warm-up ([`PlannedPoint::runs`]), so an
+//! interleaved plan visits them in its first round only. Callgrind counts
+//! instructions and simulated cache misses of a deterministic program: a second run
+//! would count the same, so one run is the measurement, not a sample of it. The loop
+//! still gives each point its context, its window and the machine's load over it.
+//!
+//! A run that callgrind could not count is kept without counts and says why in its
+//! point's warnings: the timed points still run.
 //!
 //! A run's figures are callgrind's totals over the reduced iterations, scaled to
 //! one timed run of the seed's harness, each named [`PREFIX`] + callgrind's name
@@ -11,11 +15,10 @@
 
 use super::passes::{CallgrindCount, callgrind_iterations};
 use std::collections::BTreeMap;
-use std::time::Duration;
 use xferbench_lab::clock::Stamp;
-use xferbench_lab::counters::{CounterMode, CounterSource, Participant};
+use xferbench_lab::counters::Participant;
 use xferbench_lab::cpu::CpuSnapshot;
-use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint};
+use xferbench_lab::measure::PlannedPoint;
 use xferbench_lab::process::Launcher;
 use xferbench_lab::result::{PointResult, RunRecord};
 use xferbench_lab::rig::perf_stat::callgrind_totals;
@@ -28,95 +31,63 @@ pub const GROUP: &str = "callgrind";
 /// The prefix of a callgrind count's figure name.
 pub const PREFIX: &str = "callgrind_";
 
+/// The start of the warning of a run callgrind could not count.
+pub const NOT_COUNTED: &str = "callgrind could not count";
+
 /// Instructions per timed run, lower is better.
 pub const RULES: FigureRules = FigureRules {
     primary: "callgrind_Ir",
     higher_is_better: false,
 };
 
-/// The loop of the callgrind points: one run each, no warm-up, in order.
-pub fn options() -> LoopOptions {
-    LoopOptions {
-        runs: 1,
-        warmup: 0,
-        interleave: false,
-        hang_timeout: Duration::from_secs(600),
-        counters: CounterMode::Off,
-        profile: None,
-        watch: None,
-        until_stopped: false,
-    }
-}
-
-/// Every benchmark and build under callgrind, with the launcher of their processes.
-pub struct CallgrindBench {
-    planned: Vec<PlannedPoint>,
-    specs: Vec<BenchSpec>,
-    launcher: Launcher,
-}
-
-impl CallgrindBench {
-    /// Both builds of every benchmark on [`callgrind_iterations`] iterations.
-    pub fn new(launcher: Launcher, quick: bool) -> CallgrindBench {
-        let (planned, specs) = Benchmark::ALL
-            .into_iter()
-            .flat_map(|bench| [(bench, Variant::A), (bench, Variant::B)])
-            .map(|(bench, variant)| {
-                let iterations = callgrind_iterations(bench, quick);
-                let spec = BenchSpec {
-                    iterations,
-                    warmup: 0,
-                    runs: 1,
-                    ..BenchSpec::seed(bench, variant)
-                };
-                let params = [
-                    ("group", GROUP.to_string()),
-                    ("benchmark", bench.name().to_string()),
-                    ("variant", variant.name().to_string()),
-                    ("iterations", iterations.to_string()),
-                ];
-                let planned = PlannedPoint {
-                    params: params
-                        .into_iter()
-                        .map(|(k, v)| (k.to_string(), v))
-                        .collect(),
-                    size_bytes: 0,
-                    channels: 1,
-                    rules: RULES,
-                    verify: false,
-                };
-                (planned, spec)
-            })
-            .unzip();
-        CallgrindBench {
-            planned,
-            specs,
-            launcher,
-        }
-    }
-}
-
-impl Bench for CallgrindBench {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.planned
-    }
-
-    fn rig(
-        &mut self,
-        index: usize,
-        _source: Option<&dyn CounterSource>,
-    ) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(CallgrindRig {
-            spec: self.specs[index].clone(),
-            launcher: self.launcher.clone(),
-        }))
-    }
+/// Both builds of every benchmark on [`callgrind_iterations`] iterations, as
+/// points of one run and no warm-up.
+pub fn points(quick: bool) -> Vec<(PlannedPoint, BenchSpec)> {
+    Benchmark::ALL
+        .into_iter()
+        .flat_map(|bench| [(bench, Variant::A), (bench, Variant::B)])
+        .map(|(bench, variant)| {
+            let iterations = callgrind_iterations(bench, quick);
+            let spec = BenchSpec {
+                iterations,
+                warmup: 0,
+                runs: 1,
+                ..BenchSpec::seed(bench, variant)
+            };
+            let params = [
+                ("group", GROUP.to_string()),
+                ("benchmark", bench.name().to_string()),
+                ("variant", variant.name().to_string()),
+                ("iterations", iterations.to_string()),
+            ];
+            let planned = PlannedPoint {
+                params: params
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+                size_bytes: 0,
+                channels: 1,
+                rules: RULES,
+                verify: false,
+                runs: None,
+            }
+            .with_runs(1, 0);
+            (planned, spec)
+        })
+        .collect()
 }
 
 /// One build of one benchmark under callgrind, a process per run.
-struct CallgrindRig {
+pub struct CallgrindRig {
     spec: BenchSpec,
     launcher: Launcher,
+}
+
+impl CallgrindRig {
+    /// `spec` under callgrind, its process started by `launcher`.
+    pub fn new(spec: BenchSpec, launcher: Launcher) -> CallgrindRig {
+        CallgrindRig { spec, launcher }
+    }
 }
 
 impl Rig for CallgrindRig {
@@ -136,7 +107,10 @@ impl Rig for CallgrindRig {
         let end = Stamp::now();
         let cpu1 = CpuSnapshot::now();
         ctl.window_ended();
-        let totals = totals.map_err(RunError::Participant)?;
+        let totals = totals.unwrap_or_else(|e| {
+            ctl.warn(format!("{NOT_COUNTED}: {e}"));
+            BTreeMap::new()
+        });
         let channel = ChannelOutcome {
             start,
             end,

@@ -18,13 +18,20 @@
 //!
 //! # Extras
 //!
-//! * `passes`: [`passes::Passes`]: callgrind's counts of every build (on reduced
-//!   iterations, scaled to one timed run), and with perf the default block (T2),
-//!   the seed's stall events (T3) and the stall search (T4), each with the reason
-//!   it is empty when it is.
+//! * `passes`: [`passes::Passes`]: with perf the default block (T2), the seed's
+//!   stall events (T3) and the stall search (T4), each with the reason it is empty
+//!   when it is, and why callgrind's points were not planned, when they were not.
 //! * `placement`: where each build's hot loop is, in words.
 //! * `rerun`: the commands to run on bare metal.
 //! * `container`: whether the study ran in a container.
+//!
+//! # Callgrind's points
+//!
+//! Where valgrind is installed and the benchmarks are processes, the plan starts
+//! with callgrind's counts of every build (group `callgrind`, on reduced
+//! iterations, scaled to one timed run; [`callgrind`]): one run each, no warm-up,
+//! visited in the first round of the interleaved plan. The timed points have no
+//! `group`.
 
 pub mod bench;
 pub mod callgrind;
@@ -81,6 +88,7 @@ pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
                 channels: 1,
                 rules: RULES,
                 verify: false,
+                runs: None,
             };
             out.push((planned, spec));
         }
@@ -136,8 +144,14 @@ impl Study for PerfStat {
             .collect();
         extras.insert("placement".into(), serde_json::json!(place));
         let tools = passes::Tools::probe();
-        let found =
-            passes::run_passes(env.launcher.as_ref(), tools, quick, &AtomicBool::new(false));
+        let no_callgrind = passes::callgrind_unavailable(env.launcher.as_ref(), tools);
+        let found = passes::run_passes(
+            env.launcher.as_ref(),
+            tools,
+            quick,
+            no_callgrind.clone(),
+            &AtomicBool::new(false),
+        );
         extras.insert(
             "passes".into(),
             serde_json::to_value(&found).expect("the passes serialise"),
@@ -147,11 +161,16 @@ impl Study for PerfStat {
             "container".into(),
             serde_json::json!(passes::in_container()),
         );
+        let mut bench = PerfStatBench::new(pts, env.launcher.clone());
+        if let (None, Some(launcher)) = (&no_callgrind, &env.launcher) {
+            bench = bench.with_callgrind_first(callgrind::points(quick), launcher);
+        }
         StudyPlan {
-            bench: Box::new(PerfStatBench::new(pts, env.launcher.clone())),
+            bench: Box::new(bench),
             options,
             settings,
             extras,
+            watch: None,
         }
     }
 }
@@ -174,6 +193,30 @@ mod tests {
         assert!(o.interleave && o.runs == 5 && o.warmup == 0);
         assert_eq!(loop_options(false).runs, 30);
         assert!(super::super::find("perf-stat").is_ok());
+    }
+
+    #[test]
+    fn callgrind_points_come_first_with_one_run_each_and_keep_it_under_only() {
+        use xferbench_lab::measure::Bench;
+        let launcher = xferbench_lab::process::Launcher::new("/bin/false");
+        let bench = PerfStatBench::new(points(), None)
+            .with_callgrind_first(callgrind::points(true), &launcher);
+        let pts = bench.points();
+        assert_eq!(pts.len(), 12);
+        let own = xferbench_lab::plan::RunCount { runs: 1, warmup: 0 };
+        for (i, p) in pts.iter().enumerate() {
+            if i < 6 {
+                assert_eq!(p.params["group"], callgrind::GROUP);
+                assert_eq!(p.runs, Some(own));
+            } else {
+                assert!(!p.params.contains_key("group") && p.runs.is_none());
+            }
+        }
+        // `--only` keeps a point's own run count.
+        let only = crate::subset::PointFilter::parse("benchmark=list_walk_512k_nodes").unwrap();
+        let sub = crate::subset::Subset::new(Box::new(bench), &only);
+        let runs: Vec<_> = sub.points().iter().map(|p| p.runs).collect();
+        assert_eq!(runs, [Some(own), Some(own), None, None]);
     }
 
     #[test]
@@ -209,7 +252,19 @@ mod tests {
             assert_eq!(p.runs.len(), 2);
             assert!(p.summary[TIME_S].median > 0.0);
         }
-        let found = passes::run_passes(None, passes::Tools::probe(), true, &AtomicBool::new(false));
+        let tools = passes::Tools::probe();
+        let why = passes::callgrind_unavailable(None, tools);
+        assert!(why.is_some());
+        let found = passes::run_passes(None, tools, true, why, &AtomicBool::new(false));
         assert!(found.callgrind.value.is_none() && found.callgrind.reason.is_some());
+        // Without a launcher the plan is the timed points only.
+        let plan = PerfStat.plan(true, &env);
+        assert_eq!(plan.bench.points().len(), 6);
+        assert!(
+            plan.bench
+                .points()
+                .iter()
+                .all(|p| p.runs.is_none() && !p.params.contains_key("group"))
+        );
     }
 }

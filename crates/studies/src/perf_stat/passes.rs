@@ -1,10 +1,10 @@
-//! The perf-stat study's passes besides its timed points: callgrind's instruction
-//! and simulated cache-miss counts of every benchmark (points of one run each,
-//! through the point loop: [`super::callgrind`]), and, where perf is installed, the
-//! `perf stat` default block, the seed's stall events and the stall search. Each
-//! pass records what it found or, in one line, why it could not run.
+//! The perf-stat study's passes besides its timed points: where perf is installed,
+//! the `perf stat` default block, the seed's stall events and the stall search.
+//! Callgrind's instruction and simulated cache-miss counts of every benchmark are
+//! points of the study's plan ([`super::callgrind`]); here only why they could not
+//! be planned, when they could not. Each pass records what it found or, in one line,
+//! why it could not run.
 
-use super::callgrind::{self, CallgrindBench};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -12,9 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 use xferbench_lab::ab::stalls::{self, EventComparison};
 use xferbench_lab::counters::perf_stat::{self, PerfStatRow, PerfValue};
-use xferbench_lab::measure::run_plan;
 use xferbench_lab::process::{Launcher, Role};
-use xferbench_lab::result::{Outcome, Settings};
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
 
 /// The seed's stall events (`perf stat -e …` of the seed), in its order.
@@ -110,7 +108,9 @@ pub struct PairEvents {
 /// Everything the passes found; stored in the study's extras under these names.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Passes {
-    /// Callgrind counts of every benchmark and build.
+    /// Callgrind counts of every benchmark and build: since they are points of the
+    /// plan (group `callgrind`), only why they were not planned; results of earlier
+    /// versions carry the counts here.
     pub callgrind: Pass<Vec<CallgrindCount>>,
     /// `perf stat`'s default block of A of the 1 KiB benchmark (T2).
     pub default_block: Pass<DefaultBlock>,
@@ -184,28 +184,46 @@ fn argv(launcher: &Launcher, spec: &BenchSpec) -> Result<Vec<OsString>, String> 
         .collect())
 }
 
-/// Runs every pass that this machine allows.
+/// Why callgrind's points cannot be planned here, when they cannot: no launcher
+/// (the benchmarks are threads of this process) or no valgrind.
+pub fn callgrind_unavailable(launcher: Option<&Launcher>, tools: Tools) -> Option<String> {
+    if launcher.is_none() {
+        return Some(NO_LAUNCHER.into());
+    }
+    (!tools.valgrind).then(|| {
+        "valgrind is not installed (apt-get install valgrind): no instruction counts without a PMU"
+            .into()
+    })
+}
+
+const NO_LAUNCHER: &str =
+    "the benchmarks ran as threads of this process (no launcher): no pass over whole processes";
+
+/// Runs every perf pass that this machine allows; `callgrind` is why callgrind's
+/// points were not planned, if they were not ([`callgrind_unavailable`]).
 pub fn run_passes(
     launcher: Option<&Launcher>,
     tools: Tools,
     quick: bool,
+    callgrind: Option<String>,
     stop: &AtomicBool,
 ) -> Passes {
+    let callgrind = Pass {
+        value: None,
+        reason: callgrind,
+    };
     let Some(launcher) = launcher else {
-        let why = "the benchmarks ran as threads of this process (no launcher): no pass over whole processes";
         return Passes {
-            callgrind: Pass::not(why),
-            default_block: Pass::not(why),
-            stall_events: Pass::not(why),
-            search: Pass::not(why),
+            callgrind,
+            default_block: Pass::not(NO_LAUNCHER),
+            stall_events: Pass::not(NO_LAUNCHER),
+            search: Pass::not(NO_LAUNCHER),
         };
     };
     tracing::info!(
         ?tools,
-        "perf-stat passes: callgrind, perf's default block, stall events, search"
+        "perf-stat passes: perf's default block, stall events, search"
     );
-    let callgrind = callgrind_pass(launcher, tools, quick, stop);
-    tracing::info!(reason = ?callgrind.reason, "callgrind pass done");
     let default_block = default_block_pass(launcher, tools);
     let stall_events = stall_events_pass(launcher, tools, quick, stop);
     let search = search_pass(launcher, tools, quick, stop);
@@ -219,45 +237,6 @@ pub fn run_passes(
         default_block,
         stall_events,
         search,
-    }
-}
-
-/// Callgrind's counts: the points of [`CallgrindBench`] (one run each) through the
-/// point loop.
-fn callgrind_pass(
-    launcher: &Launcher,
-    tools: Tools,
-    quick: bool,
-    stop: &AtomicBool,
-) -> Pass<Vec<CallgrindCount>> {
-    if !tools.valgrind {
-        return Pass::not(
-            "valgrind is not installed (apt-get install valgrind): no instruction counts without a PMU",
-        );
-    }
-    let mut bench = CallgrindBench::new(launcher.clone(), quick);
-    let options = callgrind::options();
-    let settings = Settings {
-        workload: "perf-stat".into(),
-        runs: options.runs,
-        warmup: options.warmup,
-        count: None,
-        duration_s: None,
-        peer: "process".into(),
-        pin: false,
-        verify: false,
-        interleave: options.interleave,
-    };
-    let context = xferbench_lab::context::collect(env!("CARGO_PKG_VERSION"), Vec::new(), settings);
-    let doc = run_plan(context, &mut bench, &options, stop, &mut []);
-    match &doc.outcome {
-        Outcome::Complete => {}
-        Outcome::Interrupted => return Pass::not("stopped before callgrind finished"),
-        Outcome::Failed { error } => return Pass::not(format!("callgrind failed on {error}")),
-    }
-    match doc.points.iter().map(callgrind::count_of).collect() {
-        Some(counts) => Pass::ok(counts),
-        None => Pass::not("a callgrind point recorded no counts"),
     }
 }
 

@@ -14,6 +14,7 @@
 //! runs, callgrind's counts and the perf passes from the document's extras.
 
 use crate::folder::{param, summary_header_with};
+use crate::perf_stat::callgrind;
 use crate::perf_stat::passes::{CallgrindCount, Passes};
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -95,10 +96,15 @@ pub const SEED_T4: (&str, f64, f64) = (
     229_285_609.0,
 );
 
-/// The study's extras, read back.
+/// The study's extras and callgrind's points, read back.
 pub struct Extras {
     /// The passes, if recorded.
     pub passes: Option<Passes>,
+    /// Callgrind's counts, from the points of group `callgrind` (results of earlier
+    /// versions have them in the passes instead).
+    pub callgrind: Vec<CallgrindCount>,
+    /// Why planned callgrind points have no counts (their warnings).
+    pub callgrind_warnings: Vec<String>,
     /// Rerun commands.
     pub rerun: Vec<String>,
     /// Ran in a container.
@@ -110,8 +116,26 @@ impl Extras {
     pub fn of(doc: &ResultDoc) -> Extras {
         let ex = doc.study.as_ref().map(|s| &s.extras);
         let get = |k: &str| ex.and_then(|e| e.get(k)).cloned();
+        let points: Vec<&PointResult> = doc
+            .points
+            .iter()
+            .filter(|p| p.params.get("group").map(String::as_str) == Some(callgrind::GROUP))
+            .collect();
+        let mut callgrind_warnings: Vec<String> = Vec::new();
+        for w in points.iter().flat_map(|p| &p.warnings) {
+            if w.starts_with(callgrind::NOT_COUNTED) && !callgrind_warnings.contains(w) {
+                callgrind_warnings.push(w.clone());
+            }
+        }
         Extras {
             passes: get("passes").and_then(|v| serde_json::from_value(v).ok()),
+            callgrind: points
+                .iter()
+                .copied()
+                .filter_map(callgrind::count_of)
+                .filter(|c| !c.per_run.is_empty())
+                .collect(),
+            callgrind_warnings,
             rerun: get("rerun")
                 .and_then(|v| serde_json::from_value(v).ok())
                 .unwrap_or_default(),
@@ -120,11 +144,12 @@ impl Extras {
     }
 
     fn callgrind(&self, bench: &str, variant: &str) -> Option<&CallgrindCount> {
-        self.passes
-            .as_ref()?
-            .callgrind
-            .value
-            .as_ref()?
+        let recorded = if self.callgrind.is_empty() {
+            self.passes.as_ref()?.callgrind.value.as_ref()?
+        } else {
+            &self.callgrind
+        };
+        recorded
             .iter()
             .find(|c| c.benchmark == bench && c.variant == variant)
     }
@@ -148,7 +173,9 @@ impl Extras {
             return "the passes were not recorded".into();
         };
         match which {
-            "callgrind" => p.callgrind.reason.clone(),
+            "callgrind" => p.callgrind.reason.clone().or_else(|| {
+                (!self.callgrind_warnings.is_empty()).then(|| self.callgrind_warnings.join("; "))
+            }),
             "default" => p.default_block.reason.clone(),
             "stalls" => p.stall_events.reason.clone(),
             _ => p.search.reason.clone(),
@@ -218,13 +245,16 @@ fn side(p: &PointResult, callgrind: Option<&CallgrindCount>) -> AbSide {
 /// The pairs of the document, in plan order.
 pub fn pairs<'a>(doc: &'a ResultDoc, ex: &Extras) -> Vec<Pair<'a>> {
     let mut out = Vec::new();
+    // The timed points: those of no group (callgrind's points have one).
+    let timed = |p: &&PointResult| !p.params.contains_key("group");
     for a in doc
         .points
         .iter()
+        .filter(timed)
         .filter(|p| p.params.get("variant").map(String::as_str) == Some("a"))
     {
         let bench = param(a, "benchmark").to_string();
-        let Some(b) = doc.points.iter().find(|p| {
+        let Some(b) = doc.points.iter().filter(timed).find(|p| {
             p.params.get("benchmark") == Some(&bench)
                 && p.params.get("variant").map(String::as_str) == Some("b")
         }) else {

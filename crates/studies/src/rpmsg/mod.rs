@@ -7,7 +7,8 @@
 //!
 //! # Points
 //!
-//! Every point has the parameters `group` (`table` or `variants`), `channels`,
+//! Every point has the parameters `group` (`table` or `variants`; `calibration`
+//! for `--full`'s rates, [`full`]), `channels`,
 //! `packet`, `transfer` (bytes per thread: `⌈transfer / packet⌉` round trips per
 //! channel), `notify` and `buffers`. Its primary figure is the throughput over the
 //! common window (the original measures bandwidth).
@@ -29,7 +30,9 @@
 //!
 //! Three measured runs per point, interleaved round-robin: every visit starts a link
 //! and its remote afresh, discards one warm-up run and keeps one, so that points
-//! measured minutes apart share the machine's drift.
+//! measured minutes apart share the machine's drift. `--full` starts with its
+//! calibration points, one visit each ([`full`]), and tells its estimate of the
+//! rest once they have finished.
 
 use crate::{Study, StudyEnv, StudyPlan};
 use std::collections::BTreeMap;
@@ -86,6 +89,9 @@ fn planned(p: &Planned) -> PlannedPoint {
         channels: q.channels as usize,
         rules: RULES,
         verify: q.verify || q.suffix,
+        // A calibration point: one visit of a warm-up and a measured run.
+        runs: (p.group == full::GROUP)
+            .then_some(xferbench_lab::plan::RunCount { runs: 1, warmup: 1 }),
     }
 }
 
@@ -114,17 +120,24 @@ impl Study for RpmsgStudy {
         true
     }
 
-    fn preview(&self, quick: bool, env: &StudyEnv) -> Option<serde_json::Value> {
-        (env.full && !quick).then(|| full::estimate(&Scale::every_cell(), env))
-    }
-
     fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan {
         let scale = match (quick, env.full) {
             (true, _) => Scale::quick(),
             (false, true) => Scale::every_cell(),
             (false, false) => Scale::full(),
         };
-        let (planned, skipped) = points(&scale);
+        let (mut planned, skipped) = points(&scale);
+        // `--full` says how long it will take once it has measured its rates.
+        let mut watch: Option<Box<dyn crate::StudyWatch>> = None;
+        if env.full && !quick {
+            let calibrations = full::calibration_points(&planned);
+            watch = Some(Box::new(full::EstimateWatch::new(
+                planned.clone(),
+                &calibrations,
+                env.say,
+            )));
+            planned.splice(0..0, calibrations);
+        }
         let remote = match &env.launcher {
             Some(l) => RemoteKind::Process(l.clone()),
             None => RemoteKind::Thread,
@@ -154,6 +167,7 @@ impl Study for RpmsgStudy {
             options,
             settings,
             extras,
+            watch,
         }
     }
 }
@@ -228,6 +242,20 @@ mod tests {
                 .count(),
             80
         );
+        // Its calibration points come first, one visit of a warm-up and a measured
+        // run each, whatever the plan's runs.
+        let groups: Vec<&str> = full.bench.points()[..4]
+            .iter()
+            .map(|p| p.params["group"].as_str())
+            .collect();
+        assert_eq!(
+            groups,
+            ["calibration", "calibration", "calibration", "table"]
+        );
+        let own = xferbench_lab::plan::RunCount { runs: 1, warmup: 1 };
+        assert_eq!(full.bench.points()[0].runs, Some(own));
+        assert!(full.watch.is_some());
+        assert!(RpmsgStudy.plan(false, &StudyEnv::default()).watch.is_none());
         assert!(RpmsgStudy.has_full());
     }
 }

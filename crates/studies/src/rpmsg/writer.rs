@@ -414,7 +414,7 @@ fn echo_and_estimate(s: &mut String, doc: &ResultDoc) {
     if let Some(e) = doc.study.as_ref().and_then(|i| i.extras.get("estimate")) {
         let _ = writeln!(
             s,
-            "`--full`: estimated {:.0} s before the start ({}); the run took {:.0} s.\n",
+            "`--full`: estimated {:.0} s ({}); the run took {:.0} s.\n",
             e["seconds"].as_f64().unwrap_or(f64::NAN),
             e["text"].as_str().unwrap_or("-"),
             e["actual_s"].as_f64().unwrap_or(f64::NAN)

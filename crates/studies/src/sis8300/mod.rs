@@ -302,6 +302,7 @@ impl Sis8300Bench {
                     THROUGHPUT_RULES
                 },
                 verify: p.spec.verify,
+                runs: None,
             })
             .collect();
         Sis8300Bench { planned, points }
@@ -386,6 +387,7 @@ impl Study for Sis8300 {
             options,
             settings,
             extras,
+            watch: None,
         }
     }
 }

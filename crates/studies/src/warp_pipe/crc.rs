@@ -49,6 +49,7 @@ pub fn planned(kind: CrcKind) -> PlannedPoint {
         channels: 1,
         rules: RULES,
         verify: false,
+        runs: None,
     }
 }
 

@@ -142,6 +142,7 @@ impl WarpPoint {
             channels: self.mock.instances,
             rules: RULES,
             verify: c.ops == Ops::ReadWriteRead,
+            runs: None,
         }
     }
 }
@@ -360,6 +361,7 @@ pub fn plan_of(points: &[WarpPoint], crc: &[CrcKind], quick: bool, env: &StudyEn
         options,
         settings,
         extras: BTreeMap::new(),
+        watch: None,
     }
 }
 

@@ -347,3 +347,60 @@ fn with_a_pmu_the_culprit_is_the_23x_event_and_the_diagnosis_names_it() {
     insta::assert_snapshot!("perf_stat_t4_pmu", t4);
     insta::assert_snapshot!("perf_stat_t3_pmu", t3(&pairs, &ex).to_markdown());
 }
+
+/// Callgrind's counts as points of the plan (group `callgrind`, one run, first)
+/// render the tables the counts in the passes rendered.
+#[test]
+fn callgrind_points_render_as_the_counts_in_the_passes_did() {
+    let passes = vm_passes();
+    let counts = passes.callgrind.value.clone().unwrap();
+    let old = vm_doc(passes.clone());
+    let mut new = vm_doc(Passes {
+        callgrind: Pass {
+            value: None,
+            reason: None,
+        },
+        ..passes
+    });
+    let cg_points: Vec<PointResult> = counts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut p = point(i, &c.benchmark, &c.variant, &[1.0]);
+            p.params = [
+                ("group", callgrind::GROUP.to_string()),
+                ("benchmark", c.benchmark.clone()),
+                ("variant", c.variant.clone()),
+                ("iterations", c.iterations.to_string()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+            p.runs[0].figures = c
+                .per_run
+                .iter()
+                .map(|(k, v)| (format!("{}{k}", callgrind::PREFIX), *v))
+                .collect();
+            p
+        })
+        .collect();
+    let timed = std::mem::take(&mut new.points);
+    new.points = cg_points.into_iter().chain(timed).collect();
+    for (i, p) in new.points.iter_mut().enumerate() {
+        p.index = i;
+    }
+    let render = |doc: &ResultDoc| {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = crate::folder::write_folder(tmp.path(), doc).unwrap();
+        [
+            "t1-time.md",
+            "t3-stall-events.md",
+            "t4-culprit.md",
+            "summary.md",
+        ]
+        .map(|f| std::fs::read_to_string(folder.dir().join(f)).unwrap())
+    };
+    let (old, new) = (render(&old), render(&new));
+    assert!(new[1].contains("callgrind, simulated"), "{}", new[1]);
+    assert_eq!(old, new);
+}
