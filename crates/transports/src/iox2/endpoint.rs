@@ -75,8 +75,13 @@ const CONTROL_BUFFER: usize = 4;
 /// checks of the peer).
 const CONTROL_EVERY: u32 = 64;
 
-/// How long a dropped endpoint waits for its end-of-stream mark to be taken.
-const LINGER: Duration = Duration::from_secs(1);
+/// How long a dropped endpoint waits for its end-of-stream mark to be taken while
+/// the peer lives and keeps its subscriber: what it sent is lost once its publisher
+/// goes, so a slow but live reader (a loaded machine) is waited for.
+const LINGER: Duration = Duration::from_secs(10);
+
+/// How long a dropped connector waits for an acceptance it never received.
+const ACCEPT_GRACE: Duration = Duration::from_secs(1);
 
 /// A service's user header: `()` for data, [`Kind`] for control.
 trait Header: std::fmt::Debug + ZeroCopySend {}
@@ -690,7 +695,10 @@ impl Drop for Iceoryx2Endpoint {
     fn drop(&mut self) {
         self.spare = None;
         // A connector never accepted has nobody to say goodbye to (bounded wait).
-        let accepted = self.ready || self.wait_accepted(Some(Instant::now() + LINGER)).is_ok();
+        let accepted = self.ready
+            || self
+                .wait_accepted(Some(Instant::now() + ACCEPT_GRACE))
+                .is_ok();
         if accepted && self.close_send().is_ok() {
             self.linger();
         }

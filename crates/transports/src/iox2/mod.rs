@@ -55,7 +55,7 @@
 //! # A peer that goes away, and what is left behind
 //!
 //! Dropping an endpoint sends the end-of-stream mark if `close_send` did not, and
-//! lingers (at most a second) until the peer acknowledged it, dropped its subscriber
+//! lingers (at most 10 s) until the peer acknowledged it, dropped its subscriber
 //! or died: a subscriber only keeps a publisher's samples once it has connected to
 //! that publisher, which it does when it next polls. Then it drops its ports,
 //! services and node: iceoryx2 removes a service's files when its
