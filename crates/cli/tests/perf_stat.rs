@@ -249,7 +249,19 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
         assert!(read("t4-culprit.md").contains("(no search)"));
     }
     let doc: serde_json::Value = serde_json::from_str(&read("results.json")).unwrap();
-    assert_eq!(doc["points"].as_array().unwrap().len(), 6);
+    // Six timed points, and callgrind's six counting points where valgrind runs.
+    let points = doc["points"].as_array().unwrap();
+    let in_group = |g: &str| points.iter().filter(|p| p["params"]["group"] == g).count();
+    assert_eq!(
+        points
+            .iter()
+            .filter(|p| p["params"]["group"].is_null())
+            .count(),
+        6
+    );
+    let counted = if skip_without_valgrind() { 0 } else { 6 };
+    assert_eq!(in_group("callgrind"), counted);
+    assert_eq!(points.len(), 6 + counted);
     // The study is recorded with its name.
     let list = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
         .env("XFERBENCH_HISTORY", &history)
