@@ -718,6 +718,14 @@ mod tests {
     }
 
     /// One channel moving `bytes` in one second.
+    /// Each point's runs' sequence numbers, in plan order.
+    fn sequences(doc: &ResultDoc) -> Vec<Vec<Option<usize>>> {
+        doc.points
+            .iter()
+            .map(|p| p.runs.iter().map(|r| r.sequence).collect())
+            .collect()
+    }
+
     fn steady(bytes: u64) -> Scripted {
         Scripted::Lanes(vec![(0, S, bytes, bytes)])
     }
@@ -806,11 +814,7 @@ mod tests {
             ]
         );
         assert_eq!(doc.points.len(), 3);
-        let order: Vec<Vec<Option<usize>>> = doc
-            .points
-            .iter()
-            .map(|p| p.runs.iter().map(|r| r.sequence).collect())
-            .collect();
+        let order = sequences(&doc);
         assert_eq!(
             order,
             vec![
@@ -848,11 +852,7 @@ mod tests {
             ]
         );
         assert_eq!(doc.outcome, Outcome::Complete);
-        let order: Vec<Vec<Option<usize>>> = doc
-            .points
-            .iter()
-            .map(|p| p.runs.iter().map(|r| r.sequence).collect())
-            .collect();
+        let order = sequences(&doc);
         assert_eq!(
             order,
             vec![
