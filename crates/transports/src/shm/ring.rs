@@ -54,7 +54,7 @@
 //! a path that already pays a cache-line transfer; the fast path is unchanged.
 
 use super::region::{Mirror, RingControl};
-use super::wait::{Fences, WaitError, WaitMode, wait_until, wake, wake_always};
+use super::wait::{Fences, WaitError, WaitMode, spin_briefly, wait_until, wake, wake_always};
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -299,7 +299,7 @@ impl Producer {
 
     /// Waits until `need` bytes are free (`need ≤ capacity`). Publishes first, and
     /// calls `before_wait` (to publish the caller's other ring) if it has to wait.
-    fn wait_free(&mut self, need: u64, before_wait: &mut dyn FnMut()) -> io::Result<()> {
+    fn wait_free(&mut self, need: u64, before_wait: &mut impl FnMut()) -> io::Result<()> {
         if self.free() >= need {
             return Ok(());
         }
@@ -312,19 +312,24 @@ impl Producer {
         let ctl = self.s.ctl();
         let (head, cap) = (self.head, self.s.capacity);
         let mut tail = self.cached_tail;
-        let r = wait_until(
-            &ctl.space_wait.0,
-            self.s.mode,
-            self.s.fences,
-            self.s.peer_pid,
-            self.s.abandon.as_deref(),
-            || {
-                tail = ctl.cons.0.tail.load(Ordering::Acquire);
-                // A corrupt tail ends the wait; it is reported below.
-                let used = head.wrapping_sub(tail);
-                used > cap || cap - used >= need || ctl.cons.0.gone.load(Ordering::Acquire) != 0
-            },
-        );
+        let mut ready = || {
+            tail = ctl.cons.0.tail.load(Ordering::Acquire);
+            // A corrupt tail ends the wait; it is reported below.
+            let used = head.wrapping_sub(tail);
+            used > cap || cap - used >= need || ctl.cons.0.gone.load(Ordering::Acquire) != 0
+        };
+        let r = if spin_briefly(self.s.mode, &mut ready) {
+            Ok(())
+        } else {
+            wait_until(
+                &ctl.space_wait.0,
+                self.s.mode,
+                self.s.fences,
+                self.s.peer_pid,
+                self.s.abandon.as_deref(),
+                ready,
+            )
+        };
         if !self.s.valid(head, tail) {
             return Err(self.s.corrupt(head, tail, false));
         }
@@ -345,7 +350,7 @@ impl Producer {
     /// reader closed once its buffer fills: checking on every send would pull the
     /// consumer's cache line across for every message.
     #[inline]
-    pub fn send(&mut self, mut msg: &[u8], before_wait: &mut dyn FnMut()) -> io::Result<()> {
+    pub fn send(&mut self, mut msg: &[u8], before_wait: &mut impl FnMut()) -> io::Result<()> {
         while !msg.is_empty() {
             let want = (msg.len() as u64).min(self.s.capacity / 2).max(1);
             self.wait_free(want, before_wait)?;
@@ -369,7 +374,7 @@ impl Producer {
     /// reservation and peek can wait for each other for ever) and returns them as one
     /// slice, to be filled and then [`commit`](Producer::commit)ted. A consumer that
     /// has gone is noticed when the ring is full, as in [`Producer::send`].
-    pub fn reserve(&mut self, n: usize, before_wait: &mut dyn FnMut()) -> io::Result<&mut [u8]> {
+    pub fn reserve(&mut self, n: usize, before_wait: &mut impl FnMut()) -> io::Result<&mut [u8]> {
         if n as u64 > self.s.capacity / 2 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -475,7 +480,7 @@ impl Consumer {
     /// (see [`Producer::send`]), and a producer waiting for `a` free bytes and a
     /// consumer waiting for `b` readable ones can both wait for ever exactly when
     /// `a + b > capacity` (found by the model check in `tests/ring_model.rs`).
-    fn wait_data(&mut self, n: u64, before_wait: &mut dyn FnMut()) -> io::Result<Available> {
+    fn wait_data(&mut self, n: u64, before_wait: &mut impl FnMut()) -> io::Result<Available> {
         let need = n.min(self.s.capacity / 2).min(self.s.batch).max(1);
         if self.available() >= need {
             return Ok(Available::Data);
@@ -494,22 +499,27 @@ impl Consumer {
         // so that it travels together with `head` instead of after it.
         // SAFETY: an offset below `capacity`, inside the mapping.
         let next = unsafe { self.s.data.add(self.offset(tail)) };
-        let r = wait_until(
-            &ctl.data_wait.0,
-            self.s.mode,
-            self.s.fences,
-            self.s.peer_pid,
-            self.s.abandon.as_deref(),
-            || {
-                prefetch(next);
-                // `closed` is stored after the final `head`: read it first, then `head`.
-                closed = ctl.prod.0.closed.load(Ordering::Acquire) != 0;
-                head = ctl.prod.0.head.load(Ordering::Acquire);
-                // A corrupt head ends the wait; it is reported below.
-                let avail = head.wrapping_sub(tail);
-                avail > cap || avail >= need || closed
-            },
-        );
+        let mut ready = || {
+            prefetch(next);
+            // `closed` is stored after the final `head`: read it first, then `head`.
+            closed = ctl.prod.0.closed.load(Ordering::Acquire) != 0;
+            head = ctl.prod.0.head.load(Ordering::Acquire);
+            // A corrupt head ends the wait; it is reported below.
+            let avail = head.wrapping_sub(tail);
+            avail > cap || avail >= need || closed
+        };
+        let r = if spin_briefly(self.s.mode, &mut ready) {
+            Ok(())
+        } else {
+            wait_until(
+                &ctl.data_wait.0,
+                self.s.mode,
+                self.s.fences,
+                self.s.peer_pid,
+                self.s.abandon.as_deref(),
+                ready,
+            )
+        };
         if !self.s.valid(head, tail) {
             return Err(self.s.corrupt(head, tail, true));
         }
@@ -525,7 +535,7 @@ impl Consumer {
 
     /// Fills `buf` completely. `Ok(false)`: the producer closed before the first byte.
     #[inline]
-    pub fn recv(&mut self, buf: &mut [u8], before_wait: &mut dyn FnMut()) -> io::Result<bool> {
+    pub fn recv(&mut self, buf: &mut [u8], before_wait: &mut impl FnMut()) -> io::Result<bool> {
         let mut filled = 0usize;
         while filled < buf.len() {
             if self.available() == 0
@@ -565,7 +575,7 @@ impl Consumer {
     /// Zero-copy: waits until `n` bytes (`n ≤ capacity / 2`, see
     /// [`Producer::reserve`]) can be read and returns them as one slice; `None` when the
     /// producer closed first. Then [`release`](Consumer::release) what was used.
-    pub fn peek(&mut self, n: usize, before_wait: &mut dyn FnMut()) -> io::Result<Option<&[u8]>> {
+    pub fn peek(&mut self, n: usize, before_wait: &mut impl FnMut()) -> io::Result<Option<&[u8]>> {
         if n as u64 > self.s.capacity / 2 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

@@ -194,6 +194,32 @@ pub(crate) fn spin_until<B>(
     }
 }
 
+/// Spins up to `SPINS_PER_CHECK` turns until `ready()` holds, without reading the
+/// clock or setting anything up, in the modes that spin before they sleep (`spin`, and
+/// `hybrid` with a spin time); `false` when the condition still does not hold (or the
+/// mode does not spin), and the caller goes on to [`wait_until`].
+///
+/// Most waits of a busy ping-pong end within a few hundred turns: this is their whole
+/// wait. A `hybrid` wait's spin time counts from the first clock read, so it may spin
+/// these turns (microseconds) longer than `spin_us`.
+#[inline(always)]
+pub fn spin_briefly(mode: WaitMode, mut ready: impl FnMut() -> bool) -> bool {
+    let spins = match mode {
+        WaitMode::Spin => true,
+        WaitMode::Block => false,
+        WaitMode::Hybrid { spin } => !spin.is_zero(),
+    };
+    if spins {
+        for _ in 0..SPINS_PER_CHECK {
+            if ready() {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+    }
+    false
+}
+
 /// Waits until `ready()` holds, by `mode`, watching `peer_pid` (0 or our own pid: a
 /// thread of this process, which cannot die alone) and `abandon` (the owner's flag;
 /// once set, the wait ends with [`WaitError::Abandoned`]).
