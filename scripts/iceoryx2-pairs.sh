@@ -3,6 +3,7 @@
 # in adjacent pairs, one or more builds of each.
 #
 #   scripts/iceoryx2-pairs.sh PAIRS OUT LABEL=BENCHMARK:XFERBENCH...
+#   scripts/iceoryx2-pairs.sh --summary OUT      (the summary of an existing OUT)
 #
 # BENCHMARK is a build of iceoryx2's benchmarks/publish-subscribe (from the iceoryx2
 # repository, against the iceoryx2 release this workspace uses; not part of this
@@ -19,7 +20,8 @@
 #
 # and the pair's ratio, xferbench's mean over the benchmark's round trip. OUT gets
 # the machine, the commands, the load before and after every pair, each pair's
-# figures and, per label, the median and range of its pairs' ratios. Run it on a
+# figures and, per label, the median and range of its pairs' ratios and both
+# programs' medians and first quartiles. Run it on a
 # quiet machine (tools that pause other work, or nothing else running). The
 # benchmark leaves iox2_* files in /dev/shm and /tmp/iceoryx2; they are removed
 # after each of its runs. ITERATIONS (environment) defaults to 2000000, about 1.5 s
@@ -27,6 +29,34 @@
 # is stopped and its pair recorded without a figure. NOTE (environment), if set, is
 # written into OUT's header: say there how each label's two programs were built.
 set -euo pipefail
+# Per label of a result file: the median and range of its pairs' ratios, each
+# program's median, and each program's first quartile with their ratio (on this
+# bimodal machine a run lands in the fast or the slow mode as a whole, and a pair
+# whose two runs landed in different modes gives a ratio of either mode's gap; the
+# first quartiles compare the two programs' fast modes).
+summarise() {
+    echo "# summary per label (pairs with both figures): ratios (xferbench mean / benchmark round trip): median, range;"
+    echo "# medians of the benchmark's round trip and of xferbench's mean; their first quartiles and the quartiles' ratio"
+    for label in $(awk -F'\t' '!/^#/ && NF >= 8 { print $2 }' "$1" | awk '!seen[$0]++'); do
+        awk -F'\t' -v l="$label" '
+            function sort(a, n,   i, j, t) {
+                for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+            }
+            function median(a, n) { sort(a, n); return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2 }
+            # the median of the lower half (the lower half includes the median when n is odd)
+            function quartile(a, n,   h, i, lower) { sort(a, n); h = int((n + 1) / 2); for (i = 1; i <= h; i++) lower[i] = a[i]; return median(lower, h) }
+            !/^#/ && $2 == l && $8 != "-" { n++; r[n] = $8; b[n] = $4; x[n] = $5; lo = (n == 1 || $8 < lo) ? $8 : lo; hi = (n == 1 || $8 > hi) ? $8 : hi }
+            END {
+                if (n == 0) { printf "# %s: no pair with both figures\n", l; exit }
+                printf "# %s: %d pairs, ratio median %.3f (%.3f to %.3f); medians: benchmark %.0f ns, xferbench %.0f ns; first quartiles: benchmark %.0f ns, xferbench %.0f ns, ratio %.3f\n", l, n, median(r, n), lo, hi, median(b, n), median(x, n), quartile(b, n), quartile(x, n), quartile(x, n) / quartile(b, n)
+            }' "$1"
+    done
+}
+
+if [ "${1:-}" = --summary ] && [ $# -eq 2 ]; then
+    summarise "$2"
+    exit
+fi
 [ $# -ge 3 ] || {
     sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
     exit 2
@@ -133,20 +163,5 @@ done
     [ -f "$tmp/notes" ] && cat "$tmp/notes"
     echo "# the benchmark's lines, in order:"
     sed 's/^/#   /' "$tmp/bench.log"
-    echo "# summary per label (pairs with both figures): median and range of the ratios, median benchmark round trip, median xferbench mean"
-    for label in "${labels[@]}"; do
-        awk -F'\t' -v l="$label" '
-            function median(a, n,   i, j, t) {
-                for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-                return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
-            }
-            !/^#/ && $2 == l && $8 != "-" { n++; r[n] = $8; b[n] = $4; x[n] = $5; lo = (n == 1 || $8 < lo) ? $8 : lo; hi = (n == 1 || $8 > hi) ? $8 : hi }
-            END {
-                if (n == 0) { printf "# %s: no pair with both figures\n", l; exit }
-                printf "# %s: %d pairs, ratio median %.3f (%.3f to %.3f), benchmark %.0f ns, xferbench mean %.0f ns\n", l, n, median(r, n), lo, hi, median(b, n), median(x, n)
-            }' "$out"
-    done
-} >>"$out.summary"
-cat "$out.summary" >>"$out"
-rm -f "$out.summary"
-grep '^# [^ ]*: [0-9]* pairs\|no pair' "$out" || true
+} >>"$out"
+summarise "$out" | tee -a "$out"
