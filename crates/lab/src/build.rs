@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// to run on one unless asked (`--allow-debug`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BuildInfo {
-    /// Cargo's profile: `release` or `debug`.
+    /// Cargo's profile: `release`, `debug` or a custom one (`release-lto`).
     pub profile: String,
     /// The optimisation level: `0`–`3`, `s` or `z`.
     pub opt_level: String,
@@ -66,7 +66,10 @@ mod tests {
     fn this_build_is_described_as_cargo_made_it() {
         let b = BuildInfo::current();
         assert_eq!(b.debug_assertions, cfg!(debug_assertions));
-        assert!(["debug", "release"].contains(&b.profile.as_str()), "{b:?}");
+        assert!(
+            ["debug", "release", "release-lto"].contains(&b.profile.as_str()),
+            "{b:?}"
+        );
         assert_eq!(b.optimised, b.warning().is_none());
         if cfg!(debug_assertions) {
             // `cargo test` without --release: the dev profile.
