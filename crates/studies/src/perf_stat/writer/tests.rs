@@ -460,7 +460,7 @@ fn the_default_block_as_points_renders_as_the_block_in_the_passes_did() {
         "../../../../lab/testdata/perf-stat/default-block-vm.csv"
     ))
     .unwrap();
-    let mut a = perf_point(perf::DEFAULT_BLOCK, KB, "a", &[rows.clone()]);
+    let mut a = perf_point(perf::DEFAULT_BLOCK, KB, "a", std::slice::from_ref(&rows));
     let figures = &mut a.runs[0].figures;
     figures.insert(perf::ELAPSED_S.into(), block.elapsed_s);
     figures.insert(perf::USER_S.into(), block.user_s);
@@ -518,13 +518,21 @@ fn stall_points_render_as_the_stall_passes_did() {
         rows,
         unknown: vec![],
     };
-    let mut search = compare_rows(&candidates, &[qa.clone()], &[qb.clone()]);
+    let mut search = compare_rows(
+        &candidates,
+        std::slice::from_ref(&qa),
+        std::slice::from_ref(&qb),
+    );
     rank(&mut search);
     let mut passes = vm_passes();
     passes.stall_events = Pass {
         value: Some(vec![PairEvents {
             benchmark: KB.into(),
-            comparison: comparison(compare_rows(&seed, &[sa.clone()], &[sb.clone()])),
+            comparison: comparison(compare_rows(
+                &seed,
+                std::slice::from_ref(&sa),
+                std::slice::from_ref(&sb),
+            )),
         }]),
         reason: None,
     };
