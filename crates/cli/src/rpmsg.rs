@@ -9,7 +9,6 @@ use anyhow::{Result, bail};
 use clap::Args;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -167,23 +166,18 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(w) => w,
         Err(e) => return usage(e),
     };
-    let params: BTreeMap<String, String> = [
+    let params = [
         ("channels", p.channels.to_string()),
         ("packet", p.packet.to_string()),
         ("transfer", transfer.to_string()),
         ("notify", p.notify.name().to_string()),
         ("buffers", p.buffers.name().to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
+    ];
     let planned = PlannedPoint {
-        params,
         size_bytes: p.packet as u64,
         channels: p.channels as usize,
-        rules: RULES,
         verify: p.verify,
-        runs: None,
+        ..PlannedPoint::from_params(params, RULES)
     };
     let mut bench = RpmsgBench::new(RemoteKind::Process(crate::launcher::launcher()?), a.pin)
         .with([(planned, p)]);

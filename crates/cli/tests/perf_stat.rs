@@ -249,7 +249,8 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
         assert!(read("t4-culprit.md").contains("(no search)"));
     }
     let doc: serde_json::Value = serde_json::from_str(&read("results.json")).unwrap();
-    // Six timed points, and callgrind's six counting points where valgrind runs.
+    // Six timed points, callgrind's six counting points where valgrind runs, and
+    // perf's default block (one point per pair and build) where perf runs.
     let points = doc["points"].as_array().unwrap();
     let in_group = |g: &str| points.iter().filter(|p| p["params"]["group"] == g).count();
     assert_eq!(
@@ -261,7 +262,20 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
     );
     let counted = if skip_without_valgrind() { 0 } else { 6 };
     assert_eq!(in_group("callgrind"), counted);
-    assert_eq!(points.len(), 6 + counted);
+    let perf = std::process::Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let block = if perf { 4 } else { 0 };
+    assert_eq!(in_group("perf-stat"), block);
+    if perf {
+        let t2 = read("t2-perf-stat-default.md");
+        let row = t2.lines().find(|l| l.starts_with("| task-clock |"));
+        let here = row.and_then(|r| r.split('|').nth(2)).unwrap_or_default();
+        assert!(here.trim().ends_with("msec"), "{t2}");
+    }
+    let stalls = in_group("stalls") + in_group("search");
+    assert_eq!(points.len(), 6 + counted + block + stalls);
     // The study is recorded with its name.
     let list = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
         .env("XFERBENCH_HISTORY", &history)

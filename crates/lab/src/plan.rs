@@ -40,6 +40,31 @@ pub struct RunCount {
 }
 
 impl PlannedPoint {
+    /// A point of `params` (`(key, value)` pairs) whose primary figure follows
+    /// `rules`: no payload size, one channel, no integrity check and the plan's run
+    /// count, until set otherwise (`PlannedPoint { channels: 4,
+    /// ..PlannedPoint::from_params(params, rules) }`).
+    pub fn from_params<K, V>(
+        params: impl IntoIterator<Item = (K, V)>,
+        rules: FigureRules,
+    ) -> PlannedPoint
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        PlannedPoint {
+            params: params
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+            size_bytes: 0,
+            channels: 1,
+            rules,
+            verify: false,
+            runs: None,
+        }
+    }
+
     /// The point with its own run count ([`PlannedPoint::runs`]).
     pub fn with_runs(self, runs: usize, warmup: usize) -> PlannedPoint {
         PlannedPoint {
@@ -95,4 +120,30 @@ pub struct RunProgress {
     pub done: usize,
     /// Runs in all (warm-up included).
     pub total: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_from_params_has_one_channel_and_the_plan_s_runs_until_told_otherwise() {
+        let rules = FigureRules {
+            primary: "time_s",
+            higher_is_better: false,
+        };
+        let p =
+            PlannedPoint::from_params([("group", "a".to_string()), ("variant", "b".into())], rules);
+        assert_eq!(p.describe(), "group=a variant=b");
+        assert_eq!(
+            (p.size_bytes, p.channels, p.verify, p.runs),
+            (0, 1, false, None)
+        );
+        let q = PlannedPoint {
+            size_bytes: 64,
+            ..PlannedPoint::from_params(p.params.clone(), rules)
+        };
+        assert_eq!(q.params, p.params);
+        assert_eq!(q.size_bytes, 64);
+    }
 }

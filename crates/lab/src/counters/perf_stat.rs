@@ -19,7 +19,24 @@
 //! Event names may themselves hold commas (`cpu/event=0x3c,umask=0x0/`), so the
 //! name is everything between the unit and the last four fields. Lines starting
 //! with `#` and blank lines are perf's comments.
+//!
+//! # As figures
+//!
+//! A run's rows are kept as figures of its run record ([`to_figures`], read back by
+//! [`from_figures`]), each name starting with [`PREFIX`]:
+//!
+//! * `perf_<event>`: the count, in perf's unit for it;
+//! * `perf_<event>@unit=<unit>` (1): that unit, when perf gives one (`msec`);
+//! * `perf_<event>@running_pct`: the percent of the time it was counted;
+//! * `perf_<event>@<metric unit>`: each of perf's derived figures for it
+//!   (`perf_cycles@GHz`, `perf_instructions@insn per cycle`), read back in the
+//!   order of their names;
+//! * `perf_<event>@not supported` or `@not counted` (1): perf's marker, for an event
+//!   without a count.
+//!
+//! The attribute is what follows the last `@`.
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -233,6 +250,77 @@ pub fn resolve(names: &[String], known: &[String]) -> (Vec<String>, Vec<String>)
     })
 }
 
+/// The prefix of the figures of [`to_figures`].
+pub const PREFIX: &str = "perf_";
+
+const UNIT: &str = "unit=";
+const RUNNING: &str = "running_pct";
+const NOT_SUPPORTED: &str = "not supported";
+const NOT_COUNTED: &str = "not counted";
+
+/// `rows` as figures of a run record; see the module doc.
+pub fn to_figures(rows: &[PerfStatRow]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for r in rows {
+        let name = format!("{PREFIX}{}", r.event);
+        let attr = |a: &str| format!("{name}@{a}");
+        match r.value {
+            PerfValue::Counted(v) => {
+                out.insert(name.clone(), v);
+            }
+            PerfValue::NotSupported => {
+                out.insert(attr(NOT_SUPPORTED), 1.0);
+            }
+            PerfValue::NotCounted => {
+                out.insert(attr(NOT_COUNTED), 1.0);
+            }
+        }
+        if !r.unit.is_empty() {
+            out.insert(attr(&format!("{UNIT}{}", r.unit)), 1.0);
+        }
+        if let Some(p) = r.running_pct {
+            out.insert(attr(RUNNING), p);
+        }
+        for (v, unit) in &r.metrics {
+            out.insert(attr(unit), *v);
+        }
+    }
+    out
+}
+
+/// The rows [`to_figures`] wrote among `figures` (other figures are left out), in
+/// the order of the events' names.
+pub fn from_figures(figures: &BTreeMap<String, f64>) -> Vec<PerfStatRow> {
+    let mut rows: BTreeMap<&str, PerfStatRow> = BTreeMap::new();
+    for (name, &v) in figures {
+        let Some(rest) = name.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let (event, attr) = match rest.rsplit_once('@') {
+            Some((e, a)) => (e, Some(a)),
+            None => (rest, None),
+        };
+        let row = rows.entry(event).or_insert_with(|| PerfStatRow {
+            event: event.to_string(),
+            value: PerfValue::NotCounted,
+            unit: String::new(),
+            running_pct: None,
+            metrics: Vec::new(),
+        });
+        match attr {
+            None => row.value = PerfValue::Counted(v),
+            Some(NOT_SUPPORTED) => row.value = PerfValue::NotSupported,
+            Some(NOT_COUNTED) => row.value = PerfValue::NotCounted,
+            Some(RUNNING) => row.running_pct = Some(v),
+            Some(a) => match a.strip_prefix(UNIT) {
+                Some(unit) => row.unit = unit.to_string(),
+                None => row.metrics.push((v, a.to_string())),
+            },
+        }
+    }
+    rows.into_values().collect()
+}
+
 fn tail(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text.lines().rev().take(3).collect();
@@ -314,6 +402,28 @@ mod tests {
         assert_eq!(rows[3].running_pct, Some(49.87));
         assert_eq!(rows[4].event, "cpu/event=0x3c,umask=0x0/");
         assert_eq!(rows[4].count(), Some(12345.0));
+    }
+
+    #[test]
+    fn rows_survive_the_trip_through_figures() {
+        let text = "\
+450.12,msec,task-clock,450120000,100.00,1.001,CPUs utilized
+<not supported>,,instructions,0,100.00,,
+<not counted>,,cycle_activity.stalls_mem_any,0,0.00,,
+229285609,,dsb2mite_switches.penalty_cycles,101000000,49.87,,
+5927885177,,cpu/event=0x3c,umask=0x0/,450000000,100.00,3.41,insn per cycle
+,,,,,0.01,stalled cycles per insn
+";
+        let mut rows = parse_csv(text).unwrap();
+        let mut figures = to_figures(&rows);
+        assert_eq!(figures["perf_task-clock"], 450.12);
+        assert_eq!(figures["perf_task-clock@unit=msec"], 1.0);
+        assert_eq!(figures["perf_task-clock@CPUs utilized"], 1.001);
+        assert!(!figures.contains_key("perf_instructions"));
+        figures.insert("time_s".into(), 1.0);
+        let back = from_figures(&figures);
+        rows.sort_by(|a, b| a.event.cmp(&b.event));
+        assert_eq!(back, rows);
     }
 
     #[test]

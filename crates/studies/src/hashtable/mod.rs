@@ -172,15 +172,8 @@ fn planned(group: &str, case: &str, target: &Target, p: &KvPoint) -> PlannedPoin
         ("inner", p.inner.to_string()),
     ];
     PlannedPoint {
-        params: params
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-        size_bytes: 0,
-        channels: 1,
-        rules: RULES,
         verify: true,
-        runs: None,
+        ..PlannedPoint::from_params(params, RULES)
     }
 }
 

@@ -1,11 +1,17 @@
 //! The study's bench: each planned point on its rig, a perf-stat rig of the lab
-//! for the timed points, a [`CallgrindRig`] for callgrind's counts.
+//! for the timed points, a [`CallgrindRig`] for callgrind's counts, a [`PerfRig`]
+//! for `perf stat`'s.
 
 use super::callgrind::CallgrindRig;
+use super::perf::{PerfCount, PerfRig};
+use xferbench_lab::clock::Stamp;
 use xferbench_lab::counters::CounterSource;
+use xferbench_lab::cpu::CpuSnapshot;
 use xferbench_lab::measure::{Bench, PlannedPoint};
 use xferbench_lab::process::Launcher;
+use xferbench_lab::result::RunRecord;
 use xferbench_lab::rig::perf_stat::PerfStatRig;
+use xferbench_lab::rig::{ChannelOutcome, RunControl, aggregate};
 use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::perf_stat::BenchSpec;
 
@@ -16,6 +22,8 @@ enum PerfStatRun {
     Timed(BenchSpec),
     /// The benchmark under callgrind (a process of the launcher).
     Callgrind(BenchSpec, Launcher),
+    /// The benchmark under `perf stat` (a process of the launcher).
+    Perf(PerfCount, Launcher),
 }
 
 /// The bench of the study: one planned point per spec.
@@ -43,14 +51,31 @@ impl PerfStatBench {
     /// The same plan with callgrind's points first ([`super::callgrind::points`]),
     /// their processes started by `launcher`.
     pub fn with_callgrind_first(
-        mut self,
+        self,
         points: Vec<(PlannedPoint, BenchSpec)>,
         launcher: &Launcher,
     ) -> Self {
-        let (planned, specs): (Vec<_>, Vec<_>) = points
+        let runs = points
             .into_iter()
-            .map(|(p, s)| (p, PerfStatRun::Callgrind(s, launcher.clone())))
-            .unzip();
+            .map(|(p, s)| (p, PerfStatRun::Callgrind(s, launcher.clone())));
+        self.first(runs.collect())
+    }
+
+    /// The same plan with `perf stat`'s points ([`super::perf::plan`]) first, their
+    /// processes started by `launcher`; callgrind's, added after, go before them.
+    pub fn with_perf_first(
+        self,
+        points: Vec<(PlannedPoint, PerfCount)>,
+        launcher: &Launcher,
+    ) -> Self {
+        let runs = points
+            .into_iter()
+            .map(|(p, c)| (p, PerfStatRun::Perf(c, launcher.clone())));
+        self.first(runs.collect())
+    }
+
+    fn first(mut self, runs: Vec<(PlannedPoint, PerfStatRun)>) -> Self {
+        let (planned, specs): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
         self.planned.splice(0..0, planned);
         self.specs.splice(0..0, specs);
         self
@@ -75,6 +100,44 @@ impl Bench for PerfStatBench {
             PerfStatRun::Callgrind(spec, launcher) => {
                 Ok(Box::new(CallgrindRig::new(spec, launcher)))
             }
+            PerfStatRun::Perf(count, launcher) => Ok(Box::new(PerfRig::new(count, launcher))),
         }
     }
+}
+
+/// One run of a counting rig (callgrind's, perf's): `count` between the window's
+/// edges, as a record of that window with this process's CPU and `messages`
+/// (counters too, if a source ran), and what `count` returned. Ctrl-C before or
+/// during the count ends the run as interrupted.
+pub(super) fn counting_run<T>(
+    ctl: &mut RunControl<'_>,
+    messages: u64,
+    count: impl FnOnce(&RunControl<'_>) -> T,
+) -> Result<(RunRecord, T), RunError> {
+    let stopped = |ctl: &RunControl<'_>| ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
+    if stopped(ctl) {
+        return Err(RunError::Interrupted);
+    }
+    ctl.window_started();
+    let cpu0 = CpuSnapshot::now();
+    let start = Stamp::now();
+    let counted = count(ctl);
+    let end = Stamp::now();
+    let cpu1 = CpuSnapshot::now();
+    ctl.window_ended();
+    if stopped(ctl) {
+        return Err(RunError::Interrupted);
+    }
+    let channel = ChannelOutcome {
+        start,
+        end,
+        messages,
+        bytes: 0,
+        latency: None,
+        integrity: None,
+    };
+    let main = cpu0.until(&cpu1, "main", std::process::id());
+    let mut rec = aggregate(vec![channel], vec![main]);
+    rec.counters = ctl.take_counters();
+    Ok((rec, counted))
 }

@@ -13,16 +13,15 @@
 //! one timed run of the seed's harness, each named [`PREFIX`] + callgrind's name
 //! (`callgrind_Ir`, `callgrind_D1mr`, …, `callgrind_estimated-cycles`).
 
+use super::bench::counting_run;
 use super::passes::{CallgrindCount, callgrind_iterations};
 use std::collections::BTreeMap;
-use xferbench_lab::clock::Stamp;
 use xferbench_lab::counters::Participant;
-use xferbench_lab::cpu::CpuSnapshot;
 use xferbench_lab::measure::PlannedPoint;
 use xferbench_lab::process::Launcher;
 use xferbench_lab::result::{PointResult, RunRecord};
 use xferbench_lab::rig::perf_stat::callgrind_totals;
-use xferbench_lab::rig::{ChannelOutcome, FigureRules, Rig, RunControl, RunError, aggregate};
+use xferbench_lab::rig::{FigureRules, Rig, RunControl, RunError};
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
 
 /// The group of the callgrind points.
@@ -60,18 +59,7 @@ pub fn points(quick: bool) -> Vec<(PlannedPoint, BenchSpec)> {
                 ("variant", variant.name().to_string()),
                 ("iterations", iterations.to_string()),
             ];
-            let planned = PlannedPoint {
-                params: params
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
-                size_bytes: 0,
-                channels: 1,
-                rules: RULES,
-                verify: false,
-                runs: None,
-            }
-            .with_runs(1, 0);
+            let planned = PlannedPoint::from_params(params, RULES).with_runs(1, 0);
             (planned, spec)
         })
         .collect()
@@ -97,35 +85,17 @@ impl Rig for CallgrindRig {
     }
 
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
-        if ctl.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(RunError::Interrupted);
-        }
-        ctl.window_started();
-        let cpu0 = CpuSnapshot::now();
-        let start = Stamp::now();
-        let totals = callgrind_totals(&self.launcher, &self.spec);
-        let end = Stamp::now();
-        let cpu1 = CpuSnapshot::now();
-        ctl.window_ended();
+        let (launcher, spec) = (&self.launcher, &self.spec);
+        let (mut rec, totals) =
+            counting_run(ctl, spec.iterations, |_| callgrind_totals(launcher, spec))?;
         let totals = totals.unwrap_or_else(|e| {
             ctl.warn(format!("{NOT_COUNTED}: {e}"));
             BTreeMap::new()
         });
-        let channel = ChannelOutcome {
-            start,
-            end,
-            messages: self.spec.iterations,
-            bytes: 0,
-            latency: None,
-            integrity: None,
-        };
-        let main = cpu0.until(&cpu1, "main", std::process::id());
-        let mut rec = aggregate(vec![channel], vec![main]);
-        let scale = scale(&self.spec);
+        let scale = scale(spec);
         for (k, v) in totals {
             rec.figures.insert(format!("{PREFIX}{k}"), v * scale);
         }
-        rec.counters = ctl.take_counters();
         Ok(rec)
     }
 

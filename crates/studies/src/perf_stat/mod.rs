@@ -3,8 +3,8 @@
 //! with the same 5.93 G instructions) rebuilt as two builds of one hot loop at
 //! different code alignments, plus a portable pair in which B runs fewer
 //! instructions and is slower from cache misses. The plan only: the workload is
-//! [`xferbench_lab::workload::perf_stat`], the rig [`xferbench_lab::rig::perf_stat`], the passes
-//! besides the points [`passes`].
+//! [`xferbench_lab::workload::perf_stat`], the rig [`xferbench_lab::rig::perf_stat`], the
+//! counting points [`callgrind`] and [`perf`].
 //!
 //! # Points
 //!
@@ -18,9 +18,9 @@
 //!
 //! # Extras
 //!
-//! * `passes`: [`passes::Passes`]: with perf the default block (T2), the seed's
-//!   stall events (T3) and the stall search (T4), each with the reason it is empty
-//!   when it is, and why callgrind's points were not planned, when they were not.
+//! * `passes`: [`passes::Passes`]: why callgrind's points and each group of
+//!   perf's (the default block for T2, the seed's stall events for T3, the stall
+//!   search for T4) were not planned, when they were not.
 //! * `placement`: where each build's hot loop is, in words.
 //! * `rerun`: the commands to run on bare metal.
 //! * `container`: whether the study ran in a container.
@@ -32,19 +32,27 @@
 //! iterations, scaled to one timed run; [`callgrind`]): one run each, no warm-up,
 //! visited in the first round of the interleaved plan. The timed points have no
 //! `group`.
+//!
+//! # perf's points
+//!
+//! Where perf is installed and the benchmarks are processes, `perf stat`'s counts
+//! follow callgrind's, before the timed points ([`perf`]): the default block
+//! (group `perf-stat`, one run) everywhere, the seed's stall events (`stalls`) and
+//! the stall search (`search`) where a hardware PMU answers, each a point per pair
+//! and build with its own few runs and no warm-up.
 
 pub mod bench;
 pub mod callgrind;
-pub mod writer;
-
 pub mod passes;
+pub mod perf;
+pub mod writer;
 
 use crate::{Study, StudyEnv, StudyPlan};
 use bench::PerfStatBench;
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
+use xferbench_lab::counters::perf_stat;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::perf_stat::RULES;
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant, placement};
@@ -80,15 +88,8 @@ pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
                 ("variant", variant.name().to_string()),
             ];
             let planned = PlannedPoint {
-                params: params
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v))
-                    .collect(),
                 size_bytes: bench.size() as u64,
-                channels: 1,
-                rules: RULES,
-                verify: false,
-                runs: None,
+                ..PlannedPoint::from_params(params, RULES)
             };
             out.push((planned, spec));
         }
@@ -145,16 +146,13 @@ impl Study for PerfStat {
         extras.insert("placement".into(), serde_json::json!(place));
         let tools = passes::Tools::probe();
         let no_callgrind = passes::callgrind_unavailable(env.launcher.as_ref(), tools);
-        let found = passes::run_passes(
-            env.launcher.as_ref(),
-            tools,
-            quick,
-            no_callgrind.clone(),
-            &AtomicBool::new(false),
-        );
+        let perf = perf::plan(env.launcher.as_ref(), tools, quick, || {
+            perf_stat::list_events().map_err(|e| e.to_string())
+        });
         extras.insert(
             "passes".into(),
-            serde_json::to_value(&found).expect("the passes serialise"),
+            serde_json::to_value(passes::Passes::not_planned(no_callgrind.clone(), &perf))
+                .expect("the passes serialise"),
         );
         extras.insert("rerun".into(), serde_json::json!(RERUN));
         extras.insert(
@@ -162,8 +160,11 @@ impl Study for PerfStat {
             serde_json::json!(passes::in_container()),
         );
         let mut bench = PerfStatBench::new(pts, env.launcher.clone());
-        if let (None, Some(launcher)) = (&no_callgrind, &env.launcher) {
-            bench = bench.with_callgrind_first(callgrind::points(quick), launcher);
+        if let Some(launcher) = &env.launcher {
+            bench = bench.with_perf_first(perf.points, launcher);
+            if no_callgrind.is_none() {
+                bench = bench.with_callgrind_first(callgrind::points(quick), launcher);
+            }
         }
         StudyPlan {
             bench: Box::new(bench),
@@ -178,6 +179,7 @@ impl Study for PerfStat {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicBool;
     use xferbench_lab::measure::run_plan;
     use xferbench_lab::rig::perf_stat::figures::TIME_S;
 
@@ -220,6 +222,83 @@ mod tests {
     }
 
     #[test]
+    fn perf_points_come_after_callgrind_and_before_the_timed_points_in_groups_of_their_own() {
+        use xferbench_lab::measure::Bench;
+        let launcher = xferbench_lab::process::Launcher::new("/bin/false");
+        let vm = passes::Tools {
+            pmu: false,
+            perf: true,
+            valgrind: true,
+        };
+        // Without a PMU: the default block only; the stall groups say why not.
+        let plan = perf::plan(Some(&launcher), vm, false, || unreachable!("no perf list"));
+        assert_eq!(plan.points.len(), 4);
+        assert!(plan.default_block.is_none());
+        assert!(
+            plan.stall_events
+                .as_deref()
+                .unwrap()
+                .starts_with("no hardware PMU")
+        );
+        assert!(plan.search.is_some());
+        let bench = PerfStatBench::new(points(), None)
+            .with_perf_first(plan.points, &launcher)
+            .with_callgrind_first(callgrind::points(false), &launcher);
+        let groups: Vec<&str> = bench
+            .points()
+            .iter()
+            .map(|p| p.params.get("group").map_or("", String::as_str))
+            .collect();
+        let want: Vec<&str> = [callgrind::GROUP; 6]
+            .into_iter()
+            .chain([perf::DEFAULT_BLOCK; 4])
+            .chain([""; 6])
+            .collect();
+        assert_eq!(groups, want);
+        let one = xferbench_lab::plan::RunCount { runs: 1, warmup: 0 };
+        assert!(bench.points()[6..10].iter().all(|p| p.runs == Some(one)));
+        // With a PMU: the seed's events perf knows, and the search over `perf list`.
+        let pmu = passes::Tools { pmu: true, ..vm };
+        let list = || {
+            Ok::<_, String>(
+                [
+                    "instructions",
+                    "resource_stalls.any",
+                    "dsb2mite_switches.penalty_cycles",
+                ]
+                .map(String::from)
+                .to_vec(),
+            )
+        };
+        let plan = perf::plan(Some(&launcher), pmu, false, list);
+        assert!(plan.stall_events.is_none() && plan.search.is_none());
+        let group = |g: &str| -> Vec<&(PlannedPoint, perf::PerfCount)> {
+            plan.points
+                .iter()
+                .filter(|(p, _)| p.params["group"] == g)
+                .collect()
+        };
+        let stalls = group(perf::STALLS);
+        assert_eq!(stalls.len(), 4);
+        assert_eq!(stalls[0].1.events, ["instructions", "resource_stalls.any"]);
+        assert_eq!(stalls[0].1.unknown.len(), 3);
+        assert_eq!(stalls[0].0.runs.unwrap().runs, 3);
+        let search = group(perf::SEARCH);
+        assert_eq!(search.len(), 4);
+        assert!(
+            search[0]
+                .1
+                .events
+                .contains(&"dsb2mite_switches.penalty_cycles".to_string())
+        );
+        assert_eq!(search[0].0.runs.unwrap().runs, 2);
+        // `perf list` failing leaves the default block, and says why.
+        let plan = perf::plan(Some(&launcher), pmu, true, || Err("no".into()));
+        assert_eq!(plan.points.len(), 4);
+        assert_eq!(plan.search.as_deref(), Some("perf list failed: no"));
+    }
+
+    #[test]
     fn a_tiny_plan_runs_through_the_point_loop_on_threads() {
         let pts: Vec<_> = points()
             .into_iter()
@@ -253,10 +332,10 @@ mod tests {
             assert!(p.summary[TIME_S].median > 0.0);
         }
         let tools = passes::Tools::probe();
-        let why = passes::callgrind_unavailable(None, tools);
-        assert!(why.is_some());
-        let found = passes::run_passes(None, tools, true, why, &AtomicBool::new(false));
-        assert!(found.callgrind.value.is_none() && found.callgrind.reason.is_some());
+        assert!(passes::callgrind_unavailable(None, tools).is_some());
+        let perf = perf::plan(None, tools, true, || unreachable!("no perf list"));
+        assert!(perf.points.is_empty());
+        assert_eq!(perf.default_block.as_deref(), Some(passes::NO_LAUNCHER));
         // Without a launcher the plan is the timed points only.
         let plan = PerfStat.plan(true, &env);
         assert_eq!(plan.bench.points().len(), 6);

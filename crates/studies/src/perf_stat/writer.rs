@@ -10,16 +10,19 @@
 //!   simulated cache misses of every pair.
 //! * T4 (`t4-culprit`): the stall search, ranked by B/A.
 //!
-//! Every diagnosis is `xferbench ab`'s ([`compare_with`]), fed with the points'
-//! runs, callgrind's counts and the perf passes from the document's extras.
+//! Every diagnosis is `xferbench ab`'s ([`compare_with`]), fed with the timed
+//! points' runs, callgrind's counts and `perf stat`'s, all from the document's
+//! points (from its extras' `passes` in result files made before they were points).
 
 use crate::folder::{param, summary_header_with};
-use crate::perf_stat::callgrind;
-use crate::perf_stat::passes::{CallgrindCount, Passes};
+use crate::perf_stat::passes::{
+    BlockRow, CallgrindCount, DefaultBlock, PairEvents, Passes, SEED_STALL_EVENTS,
+};
+use crate::perf_stat::{callgrind, perf};
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use xferbench_lab::ab::stalls::{EventComparison, ratio_text, short};
+use xferbench_lab::ab::stalls::{self, EventComparison, ratio_text, short};
 use xferbench_lab::ab::{ALPHA, AbReport, AbRun, AbSide, SAME_INSTRUCTIONS, compare_with};
 use xferbench_lab::result::{PointResult, ResultDoc};
 use xferbench_lab::rig::perf_stat::figures::{BENCH_CPU_S, TIME_S};
@@ -96,7 +99,7 @@ pub const SEED_T4: (&str, f64, f64) = (
     229_285_609.0,
 );
 
-/// The study's extras and callgrind's points, read back.
+/// The study's extras and its counting points (callgrind's, perf's), read back.
 pub struct Extras {
     /// The passes, if recorded.
     pub passes: Option<Passes>,
@@ -105,10 +108,125 @@ pub struct Extras {
     pub callgrind: Vec<CallgrindCount>,
     /// Why planned callgrind points have no counts (their warnings).
     pub callgrind_warnings: Vec<String>,
+    /// perf's default block (T2): the point of group `perf-stat` for A of the 1 KiB
+    /// benchmark, or the passes of earlier versions.
+    pub default_block: Option<DefaultBlock>,
+    /// The seed's stall events per pair (T3): the points of group `stalls`, or the
+    /// passes.
+    pub stall_events: Vec<PairEvents>,
+    /// The stall search per pair, ranked (T4): the points of group `search`, or the
+    /// passes.
+    pub search: Vec<PairEvents>,
+    /// Why planned perf points have no counts, or lack events, by group.
+    pub perf_warnings: BTreeMap<&'static str, Vec<String>>,
     /// Rerun commands.
     pub rerun: Vec<String>,
     /// Ran in a container.
     pub container: bool,
+}
+
+fn in_group<'a>(doc: &'a ResultDoc, group: &str) -> Vec<&'a PointResult> {
+    doc.points
+        .iter()
+        .filter(|p| p.params.get("group").map(String::as_str) == Some(group))
+        .collect()
+}
+
+/// The warnings of `points` that start with one of `kinds`, each once.
+fn warnings_of(points: &[&PointResult], kinds: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in points.iter().flat_map(|p| &p.warnings) {
+        if kinds.iter().any(|k| w.starts_with(k)) && !out.contains(w) {
+            out.push(w.clone());
+        }
+    }
+    out
+}
+
+/// perf's rows of every run of `p` (runs without counts left out).
+fn perf_runs(p: &PointResult) -> Vec<Vec<xferbench_lab::counters::perf_stat::PerfStatRow>> {
+    p.runs
+        .iter()
+        .map(perf::rows_of)
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// The default block of the group's point for A of the 1 KiB benchmark.
+fn default_block_of(points: &[&PointResult]) -> Option<DefaultBlock> {
+    let bench = xferbench_lab::workload::perf_stat::Benchmark::CircularBuffer1Kb.name();
+    let p = points
+        .iter()
+        .find(|p| param(p, "benchmark") == bench && param(p, "variant") == "a")?;
+    let run = p.runs.first()?;
+    let rows = perf::rows_of(run);
+    if rows.is_empty() {
+        return None;
+    }
+    let figure = |k: &str| run.figures.get(k).copied().unwrap_or(0.0);
+    Some(DefaultBlock {
+        benchmark: bench.into(),
+        variant: "a".into(),
+        rows: rows.iter().map(BlockRow::of).collect(),
+        elapsed_s: figure(perf::ELAPSED_S),
+        user_s: figure(perf::USER_S),
+        sys_s: figure(perf::SYS_S),
+    })
+}
+
+/// Every pair of the group's points, A vs B over their runs: the events in the
+/// order of `order` (then by name), ranked by B/A with `ranked`.
+fn pair_events_of(points: &[&PointResult], order: &[&str], ranked: bool) -> Vec<PairEvents> {
+    let mut out = Vec::new();
+    for a in points.iter().filter(|p| param(p, "variant") == "a") {
+        let bench = param(a, "benchmark");
+        let Some(b) = points
+            .iter()
+            .find(|p| param(p, "benchmark") == bench && param(p, "variant") == "b")
+        else {
+            continue;
+        };
+        let (ra, rb) = (perf_runs(a), perf_runs(b));
+        if ra.is_empty() || rb.is_empty() {
+            continue;
+        }
+        let mut events: Vec<String> = Vec::new();
+        for r in ra.iter().chain(&rb).flatten() {
+            if !events.contains(&r.event) {
+                events.push(r.event.clone());
+            }
+        }
+        let place = |e: &String| {
+            order
+                .iter()
+                .position(|o| *o == e.as_str())
+                .unwrap_or(order.len())
+        };
+        events.sort_by(|x, y| place(x).cmp(&place(y)).then(x.cmp(y)));
+        let mut rows = stalls::compare_rows(&events, &ra, &rb);
+        if ranked {
+            stalls::rank(&mut rows);
+        }
+        let unknown = warnings_of(&[*a, *b], &[perf::UNKNOWN])
+            .first()
+            .and_then(|w| w.strip_prefix(perf::UNKNOWN))
+            .map(|l| {
+                l.trim_start_matches(": ")
+                    .split(", ")
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(PairEvents {
+            benchmark: bench.to_string(),
+            comparison: EventComparison {
+                rounds: ra.len().min(rb.len()),
+                rows,
+                unknown,
+            },
+        });
+    }
+    out
 }
 
 impl Extras {
@@ -116,19 +234,28 @@ impl Extras {
     pub fn of(doc: &ResultDoc) -> Extras {
         let ex = doc.study.as_ref().map(|s| &s.extras);
         let get = |k: &str| ex.and_then(|e| e.get(k)).cloned();
-        let points: Vec<&PointResult> = doc
-            .points
-            .iter()
-            .filter(|p| p.params.get("group").map(String::as_str) == Some(callgrind::GROUP))
-            .collect();
-        let mut callgrind_warnings: Vec<String> = Vec::new();
-        for w in points.iter().flat_map(|p| &p.warnings) {
-            if w.starts_with(callgrind::NOT_COUNTED) && !callgrind_warnings.contains(w) {
-                callgrind_warnings.push(w.clone());
-            }
+        let passes: Option<Passes> = get("passes").and_then(|v| serde_json::from_value(v).ok());
+        let points = in_group(doc, callgrind::GROUP);
+        let callgrind_warnings = warnings_of(&points, &[callgrind::NOT_COUNTED]);
+        let block = in_group(doc, perf::DEFAULT_BLOCK);
+        let stall = in_group(doc, perf::STALLS);
+        let search = in_group(doc, perf::SEARCH);
+        let mut stall_events = pair_events_of(&stall, &SEED_STALL_EVENTS, false);
+        if stall_events.is_empty() {
+            stall_events = passes
+                .as_ref()
+                .and_then(|p| p.stall_events.value.clone())
+                .unwrap_or_default();
         }
+        let mut searched = pair_events_of(&search, &[], true);
+        if searched.is_empty() {
+            searched = passes
+                .as_ref()
+                .and_then(|p| p.search.value.clone())
+                .unwrap_or_default();
+        }
+        let why = [perf::NOT_COUNTED, perf::UNKNOWN];
         Extras {
-            passes: get("passes").and_then(|v| serde_json::from_value(v).ok()),
             callgrind: points
                 .iter()
                 .copied()
@@ -136,6 +263,16 @@ impl Extras {
                 .filter(|c| !c.per_run.is_empty())
                 .collect(),
             callgrind_warnings,
+            default_block: default_block_of(&block)
+                .or_else(|| passes.as_ref().and_then(|p| p.default_block.value.clone())),
+            stall_events,
+            search: searched,
+            perf_warnings: BTreeMap::from([
+                ("default", warnings_of(&block, &[perf::NOT_COUNTED])),
+                ("stalls", warnings_of(&stall, &why)),
+                ("search", warnings_of(&search, &why)),
+            ]),
+            passes,
             rerun: get("rerun")
                 .and_then(|v| serde_json::from_value(v).ok())
                 .unwrap_or_default(),
@@ -155,15 +292,12 @@ impl Extras {
     }
 
     fn pair_events<'a>(&'a self, which: &str, bench: &str) -> Option<&'a EventComparison> {
-        let p = self.passes.as_ref()?;
         let pass = if which == "search" {
-            &p.search
+            &self.search
         } else {
-            &p.stall_events
+            &self.stall_events
         };
-        pass.value
-            .as_ref()?
-            .iter()
+        pass.iter()
             .find(|e| e.benchmark == bench)
             .map(|e| &e.comparison)
     }
@@ -172,13 +306,17 @@ impl Extras {
         let Some(p) = &self.passes else {
             return "the passes were not recorded".into();
         };
+        let warned = |w: &[String]| (!w.is_empty()).then(|| w.join("; "));
+        let perf = |w: &str| self.perf_warnings.get(w).and_then(|w| warned(w));
         match which {
-            "callgrind" => p.callgrind.reason.clone().or_else(|| {
-                (!self.callgrind_warnings.is_empty()).then(|| self.callgrind_warnings.join("; "))
-            }),
-            "default" => p.default_block.reason.clone(),
-            "stalls" => p.stall_events.reason.clone(),
-            _ => p.search.reason.clone(),
+            "callgrind" => p
+                .callgrind
+                .reason
+                .clone()
+                .or_else(|| warned(&self.callgrind_warnings)),
+            "default" => p.default_block.reason.clone().or_else(|| perf("default")),
+            "stalls" => p.stall_events.reason.clone().or_else(|| perf("stalls")),
+            _ => p.search.reason.clone().or_else(|| perf("search")),
         }
         .unwrap_or_default()
     }
@@ -349,10 +487,7 @@ pub fn t1(pairs: &[Pair<'_>]) -> Table {
 
 /// T2: `perf stat`'s default block for A of the 1 KiB benchmark, beside the seed's.
 pub fn t2(ex: &Extras) -> Table {
-    let block = ex
-        .passes
-        .as_ref()
-        .and_then(|p| p.default_block.value.as_ref());
+    let block = ex.default_block.as_ref();
     let mut rows = Vec::new();
     for (event, seed_v, seed_note) in SEED_T2 {
         let (v, note) = match (block, event) {

@@ -81,17 +81,13 @@ fn planned(p: &Planned) -> PlannedPoint {
         ("buffers", q.buffers.name().to_string()),
     ];
     PlannedPoint {
-        params: params
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
         size_bytes: q.packet as u64,
         channels: q.channels as usize,
-        rules: RULES,
         verify: q.verify || q.suffix,
         // A calibration point: one visit of a warm-up and a measured run.
         runs: (p.group == full::GROUP)
             .then_some(xferbench_lab::plan::RunCount { runs: 1, warmup: 1 }),
+        ..PlannedPoint::from_params(params, RULES)
     }
 }
 

@@ -292,17 +292,18 @@ impl Sis8300Bench {
     pub fn new(points: Vec<Planned>) -> Sis8300Bench {
         let planned = points
             .iter()
-            .map(|p| PlannedPoint {
-                params: params(p),
-                size_bytes: p.spec.nbytes_raw(),
-                channels: p.spec.links.len(),
-                rules: if p.group == "test4" {
+            .map(|p| {
+                let rules = if p.group == "test4" {
                     CPU_RULES
                 } else {
                     THROUGHPUT_RULES
-                },
-                verify: p.spec.verify,
-                runs: None,
+                };
+                PlannedPoint {
+                    size_bytes: p.spec.nbytes_raw(),
+                    channels: p.spec.links.len(),
+                    verify: p.spec.verify,
+                    ..PlannedPoint::from_params(params(p), rules)
+                }
             })
             .collect();
         Sis8300Bench { planned, points }

@@ -8,7 +8,6 @@
 //! checksummed as bytes, this process's CPU) and [`CRC_MB_PER_S`], its primary
 //! figure: bytes checksummed per microsecond of the window (MB/s).
 
-use std::collections::BTreeMap;
 use xferbench_lab::clock::Stamp;
 use xferbench_lab::counters::Participant;
 use xferbench_lab::cpu::CpuSnapshot;
@@ -41,15 +40,8 @@ pub fn repetitions(kind: CrcKind) -> u64 {
 /// The planned point of `kind`: parameters `group` and `crc`.
 pub fn planned(kind: CrcKind) -> PlannedPoint {
     PlannedPoint {
-        params: BTreeMap::from([
-            ("group".to_string(), GROUP.to_string()),
-            ("crc".to_string(), kind.name().to_string()),
-        ]),
         size_bytes: BUFFER as u64,
-        channels: 1,
-        rules: RULES,
-        verify: false,
-        runs: None,
+        ..PlannedPoint::from_params([("group", GROUP), ("crc", kind.name())], RULES)
     }
 }
 

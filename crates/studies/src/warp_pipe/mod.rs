@@ -134,15 +134,10 @@ impl WarpPoint {
             ("ops", ops.to_string()),
         ];
         PlannedPoint {
-            params: params
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect(),
             size_bytes: c.payload as u64,
             channels: self.mock.instances,
-            rules: RULES,
             verify: c.ops == Ops::ReadWriteRead,
-            runs: None,
+            ..PlannedPoint::from_params(params, RULES)
         }
     }
 }

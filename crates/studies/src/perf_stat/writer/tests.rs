@@ -4,8 +4,11 @@
 
 use super::*;
 use crate::perf_stat::passes::{BlockRow, DefaultBlock, PairEvents, Pass, SEED_STALL_EVENTS};
+use crate::perf_stat::perf;
 use xferbench_lab::ab::stalls::{compare_rows, rank, search_candidates};
-use xferbench_lab::counters::perf_stat::{parse_csv, parse_list};
+use xferbench_lab::counters::perf_stat::{
+    PerfStatRow, PerfValue, parse_csv, parse_list, to_figures,
+};
 use xferbench_lab::cpu::ProcessCpu;
 use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
 use xferbench_lab::stats::Estimate;
@@ -403,4 +406,233 @@ fn callgrind_points_render_as_the_counts_in_the_passes_did() {
     let (old, new) = (render(&old), render(&new));
     assert!(new[1].contains("callgrind, simulated"), "{}", new[1]);
     assert_eq!(old, new);
+}
+
+/// A point of one of perf's groups whose runs counted `runs` (rows of
+/// `perf stat -x,`, each with the events it asked for).
+fn perf_point(group: &str, bench: &str, variant: &str, runs: &[Vec<PerfStatRow>]) -> PointResult {
+    let mut p = point(0, bench, variant, &vec![1.0; runs.len()]);
+    p.params.insert("group".into(), group.into());
+    for (run, rows) in p.runs.iter_mut().zip(runs) {
+        run.figures = to_figures(rows);
+        for (k, v) in [
+            (perf::ELAPSED_S, 0.1),
+            (perf::USER_S, 0.09),
+            (perf::SYS_S, 0.01),
+        ] {
+            run.figures.insert(k.into(), v);
+        }
+    }
+    p
+}
+
+/// `doc` with `points` ahead of its timed points, all numbered in order.
+fn with_points_first(mut doc: ResultDoc, points: Vec<PointResult>) -> ResultDoc {
+    let timed = std::mem::take(&mut doc.points);
+    doc.points = points.into_iter().chain(timed).collect();
+    for (i, p) in doc.points.iter_mut().enumerate() {
+        p.index = i;
+    }
+    doc
+}
+
+fn render_all(doc: &ResultDoc) -> [String; 5] {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = crate::folder::write_folder(tmp.path(), doc).unwrap();
+    [
+        "t1-time.md",
+        "t2-perf-stat-default.md",
+        "t3-stall-events.md",
+        "t4-culprit.md",
+        "summary.md",
+    ]
+    .map(|f| std::fs::read_to_string(folder.dir().join(f)).unwrap())
+}
+
+/// perf's default block as points of the plan (group `perf-stat`, one run) renders
+/// the T2 and summary the block in the passes rendered.
+#[test]
+fn the_default_block_as_points_renders_as_the_block_in_the_passes_did() {
+    let passes = vm_passes();
+    let block = passes.default_block.value.clone().unwrap();
+    let old = vm_doc(passes.clone());
+    let rows: Vec<PerfStatRow> = parse_csv(include_str!(
+        "../../../../lab/testdata/perf-stat/default-block-vm.csv"
+    ))
+    .unwrap();
+    let mut a = perf_point(perf::DEFAULT_BLOCK, KB, "a", std::slice::from_ref(&rows));
+    let figures = &mut a.runs[0].figures;
+    figures.insert(perf::ELAPSED_S.into(), block.elapsed_s);
+    figures.insert(perf::USER_S.into(), block.user_s);
+    figures.insert(perf::SYS_S.into(), block.sys_s);
+    a.warnings
+        .push(format!("{}: cycles, instructions", perf::NOT_SUPPORTED));
+    let b = perf_point(perf::DEFAULT_BLOCK, KB, "b", &[rows]);
+    let new = with_points_first(
+        vm_doc(Passes {
+            default_block: Pass::reason(None),
+            ..passes
+        }),
+        vec![a, b],
+    );
+    let (old, new) = (render_all(&old), render_all(&new));
+    assert!(
+        new[1].contains("86.80 msec") || new[1].contains("88.41 msec"),
+        "{}",
+        new[1]
+    );
+    assert!(new[1].contains("<not supported>"), "{}", new[1]);
+    assert_eq!(old, new);
+}
+
+/// The seed's stall events and the stall search as points of the plan (groups
+/// `stalls` and `search`) render the T3, T4 and summary the passes rendered.
+#[test]
+fn stall_points_render_as_the_stall_passes_did() {
+    let fx = |n: &str| {
+        parse_csv(
+            &std::fs::read_to_string(format!(
+                "{}/../lab/testdata/perf-stat/{n}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap(),
+        )
+        .unwrap()
+    };
+    let candidates: Vec<String> = fx("search-fast-a.csv")
+        .iter()
+        .map(|r| r.event.clone())
+        .collect();
+    let seed: Vec<String> = SEED_STALL_EVENTS.iter().map(|s| s.to_string()).collect();
+    let rows = |events: &[String], f: &str| perf::with_every_event(events, fx(f));
+    let (sa, sb) = (
+        rows(&seed, "seed-stalls-fast-a.csv"),
+        rows(&seed, "seed-stalls-slow-b.csv"),
+    );
+    let (qa, qb) = (
+        rows(&candidates, "search-fast-a.csv"),
+        rows(&candidates, "search-slow-b.csv"),
+    );
+    let comparison = |rows| EventComparison {
+        rounds: 1,
+        rows,
+        unknown: vec![],
+    };
+    let mut search = compare_rows(
+        &candidates,
+        std::slice::from_ref(&qa),
+        std::slice::from_ref(&qb),
+    );
+    rank(&mut search);
+    let mut passes = vm_passes();
+    passes.stall_events = Pass {
+        value: Some(vec![PairEvents {
+            benchmark: KB.into(),
+            comparison: comparison(compare_rows(
+                &seed,
+                std::slice::from_ref(&sa),
+                std::slice::from_ref(&sb),
+            )),
+        }]),
+        reason: None,
+    };
+    passes.search = Pass {
+        value: Some(vec![PairEvents {
+            benchmark: KB.into(),
+            comparison: comparison(search),
+        }]),
+        reason: None,
+    };
+    let mut old = vm_doc(passes.clone());
+    old.points[1] = point(1, KB, "b", &[0.00494, 0.00490, 0.00499, 0.00492, 0.00497]);
+    old.context.capabilities.pmu = true;
+    old.context.capabilities.pmu_note = None;
+    let mut new = old.clone();
+    let ex = new.study.as_mut().unwrap();
+    let planned = Passes {
+        stall_events: Pass::reason(None),
+        search: Pass::reason(None),
+        ..passes
+    };
+    ex.extras
+        .insert("passes".into(), serde_json::to_value(&planned).unwrap());
+    let new = with_points_first(
+        new,
+        vec![
+            perf_point(perf::STALLS, KB, "a", &[sa]),
+            perf_point(perf::STALLS, KB, "b", &[sb]),
+            perf_point(perf::SEARCH, KB, "a", &[qa]),
+            perf_point(perf::SEARCH, KB, "b", &[qb]),
+        ],
+    );
+    let (old, new) = (render_all(&old), render_all(&new));
+    assert!(
+        new[3].contains("dsb2mite_switches.penalty_cycles"),
+        "{}",
+        new[3]
+    );
+    assert!(new[2].contains("uops_executed.stall_cycles"), "{}", new[2]);
+    assert_eq!(old, new);
+}
+
+/// A row of an earlier version's default block as perf printed it.
+fn perf_row(r: &BlockRow) -> PerfStatRow {
+    PerfStatRow {
+        event: r.event.clone(),
+        value: match (r.value, r.status.as_str()) {
+            (Some(v), _) => PerfValue::Counted(v),
+            (None, "not supported") => PerfValue::NotSupported,
+            (None, _) => PerfValue::NotCounted,
+        },
+        unit: r.unit.clone(),
+        running_pct: None,
+        metrics: r.metrics.clone(),
+    }
+}
+
+/// The committed result file (made when perf's default block was a pass) renders
+/// its committed T2 and summary, and so does the same file with the block as a
+/// point of the plan.
+#[test]
+fn the_committed_results_render_the_same_from_the_passes_and_from_points() {
+    let dir = format!(
+        "{}/../../docs/studies/data/perf-stat",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).unwrap();
+    let old: ResultDoc = serde_json::from_str(&read("results.json")).unwrap();
+    let ex = Extras::of(&old);
+    let block = ex.default_block.clone().expect("the committed block");
+    let rows: Vec<PerfStatRow> = block.rows.iter().map(perf_row).collect();
+    let mut a = perf_point(perf::DEFAULT_BLOCK, KB, "a", &[rows]);
+    for (k, v) in [
+        (perf::ELAPSED_S, block.elapsed_s),
+        (perf::USER_S, block.user_s),
+        (perf::SYS_S, block.sys_s),
+    ] {
+        a.runs[0].figures.insert(k.into(), v);
+    }
+    let passes = Passes {
+        default_block: Pass::reason(None),
+        ..ex.passes.clone().unwrap()
+    };
+    let mut new = old.clone();
+    new.study
+        .as_mut()
+        .unwrap()
+        .extras
+        .insert("passes".into(), serde_json::to_value(&passes).unwrap());
+    let new = with_points_first(new, vec![a]);
+    assert!(
+        Extras::of(&new)
+            .passes
+            .unwrap()
+            .default_block
+            .value
+            .is_none()
+    );
+    let (old, new) = (render_all(&old), render_all(&new));
+    assert_eq!(old, new);
+    assert_eq!(old[1], read("t2-perf-stat-default.md"));
+    assert_eq!(old[4], read("summary.md"));
 }
