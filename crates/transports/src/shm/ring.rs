@@ -54,7 +54,9 @@
 //! a path that already pays a cache-line transfer; the fast path is unchanged.
 
 use super::region::{Mirror, RingControl};
-use super::wait::{Fences, WaitError, WaitMode, spin_briefly, wait_until, wake, wake_always};
+use super::wait::{
+    Fences, WaitError, WaitLine, WaitMode, spin_briefly, wait_until, wake, wake_always,
+};
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -136,6 +138,24 @@ pub struct Waiting {
 }
 
 impl Shared {
+    /// Waits until `ready()` holds, `line` being the waiter's futex line: first a brief
+    /// spin on the condition alone (no clock read, no set-up), then the full wait by this
+    /// ring's mode, watching the peer and the owner's abandon flag.
+    #[inline(always)]
+    fn wait(&self, line: &WaitLine, mut ready: impl FnMut() -> bool) -> Result<(), WaitError> {
+        if spin_briefly(self.mode, &mut ready) {
+            return Ok(());
+        }
+        wait_until(
+            line,
+            self.mode,
+            self.fences,
+            self.peer_pid,
+            self.abandon.as_deref(),
+            ready,
+        )
+    }
+
     fn new(id: RingId, ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Shared {
         let capacity = data.capacity() as u64;
         Shared {
@@ -312,24 +332,13 @@ impl Producer {
         let ctl = self.s.ctl();
         let (head, cap) = (self.head, self.s.capacity);
         let mut tail = self.cached_tail;
-        let mut ready = || {
+        let ready = || {
             tail = ctl.cons.0.tail.load(Ordering::Acquire);
             // A corrupt tail ends the wait; it is reported below.
             let used = head.wrapping_sub(tail);
             used > cap || cap - used >= need || ctl.cons.0.gone.load(Ordering::Acquire) != 0
         };
-        let r = if spin_briefly(self.s.mode, &mut ready) {
-            Ok(())
-        } else {
-            wait_until(
-                &ctl.space_wait.0,
-                self.s.mode,
-                self.s.fences,
-                self.s.peer_pid,
-                self.s.abandon.as_deref(),
-                ready,
-            )
-        };
+        let r = self.s.wait(&ctl.space_wait.0, ready);
         if !self.s.valid(head, tail) {
             return Err(self.s.corrupt(head, tail, false));
         }
@@ -499,7 +508,7 @@ impl Consumer {
         // so that it travels together with `head` instead of after it.
         // SAFETY: an offset below `capacity`, inside the mapping.
         let next = unsafe { self.s.data.add(self.offset(tail)) };
-        let mut ready = || {
+        let ready = || {
             prefetch(next);
             // `closed` is stored after the final `head`: read it first, then `head`.
             closed = ctl.prod.0.closed.load(Ordering::Acquire) != 0;
@@ -508,18 +517,7 @@ impl Consumer {
             let avail = head.wrapping_sub(tail);
             avail > cap || avail >= need || closed
         };
-        let r = if spin_briefly(self.s.mode, &mut ready) {
-            Ok(())
-        } else {
-            wait_until(
-                &ctl.data_wait.0,
-                self.s.mode,
-                self.s.fences,
-                self.s.peer_pid,
-                self.s.abandon.as_deref(),
-                ready,
-            )
-        };
+        let r = self.s.wait(&ctl.data_wait.0, ready);
         if !self.s.valid(head, tail) {
             return Err(self.s.corrupt(head, tail, true));
         }
