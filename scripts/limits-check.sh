@@ -10,7 +10,9 @@
 # 0.85–1.15 (15 %) is marked, and the exit status is 1 when any is. Both copy
 # between page-aligned buffers and at the same other placements (dst − src ≡ 16, 64,
 # 2048 mod 4096), and hand a 4 KiB and a 64 KiB buffer over and back through the same
-# pools of page-aligned slots. Needs gcc and python3.
+# pools of page-aligned slots. Odd rounds run xferbench first, even rounds the C
+# reference, so neither always finds the machine as the other left it. Needs gcc and
+# python3.
 #
 # The hand-over has a slow mode of its own on a VM: a round's 64 KiB hand-over is now
 # and then 3-4x its usual time (~25 µs against ~6 µs on an AMD EPYC VM), in either
@@ -18,10 +20,12 @@
 # straddles a change. Its rows therefore compare the two programs' medians over the
 # rounds (a slow round moves neither while slow rounds are a minority), not the
 # median of the rounds' ratios, and every round is listed below the table with each
-# program's cache-line round trip of that round. The system call has two modes on a VM
-# too, switching within seconds (see docs/limits.md): its per-round values are listed
-# as well, so a ratio outside 15 % can be told apart from
-# a probe that measures the wrong thing.
+# program's cache-line round trip of that round. The system call and the wake-up
+# round trips (futex, pipe) have modes on a VM too, switching within seconds (see
+# docs/limits.md): they are listed per round as well, each with its smallest and
+# largest sample, and every program run with the hypervisor's steal time and the
+# two CPUs' idle entries during it, so a ratio outside 15 % can be told apart from a
+# probe that measures the wrong thing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-7}
@@ -33,13 +37,19 @@ gcc -O2 -pthread -o "$ref" scripts/limits-ref.c
 out=$(dirname "$ref")
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, kernel $(uname -r), $(date -u +%FT%TZ)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The steal time and idle entries of the two probe CPUs (0 and 1), and the clock.
+snap() {
+    { date +%s.%N; grep -E '^cpu[01] ' /proc/stat
+      cat /sys/devices/system/cpu/cpu[01]/cpuidle/state*/usage 2>/dev/null | paste -sd' '; } >"$1"
+}
+xb_run() { snap "$out/xb.$1.pre"; "$xb" limits --json >"$out/xb.$1.json"; snap "$out/xb.$1.post"; }
+c_run() { snap "$out/c.$1.pre"; "$ref" >"$out/c.$1.tsv"; snap "$out/c.$1.post"; }
 for i in $(seq "$rounds"); do
-    "$xb" limits --json >"$out/xb.$i.json"
-    "$ref" >"$out/c.$i.tsv"
+    if (( i % 2 )); then xb_run "$i"; c_run "$i"; else c_run "$i"; xb_run "$i"; fi
 done
 echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$out" "$rounds" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 names = {
     "memcpy 4 KiB": ("memcpy", 4096, 1e9), "memcpy 64 KiB": ("memcpy", 65536, 1e9),
@@ -56,6 +66,17 @@ for size in (4096, 65536, 2 << 20):
     for offset in (16, 64, 2048):
         base = next(n for n, v in names.items() if v[1] == size)
         names[f"{base} at {offset}"] = ("placement", (size, offset), 1e9)
+def xb_estimate(doc, key, size):
+    """The xferbench estimate behind a row (median, min, max), or None."""
+    if key == "memcpy":
+        return next(c["bytes_per_s"] for c in doc["memcpy"] if c["size_bytes"] == size)
+    if key == "placement":
+        return next(p["bytes_per_s"] for p in doc["placements"]
+                    if (p["size_bytes"], p["offset"]) == size)
+    if key == "handover":
+        return next((h["rtt_ns"] for h in doc.get("handover_rtt_ns", [])
+                     if h["size_bytes"] == size), None)
+    return doc.get(key)
 def xb_value(doc, key, size, scale):
     if key == "memcpy":
         return next(c["bytes_per_s"]["median"] for c in doc["memcpy"] if c["size_bytes"] == size) / scale
@@ -67,13 +88,29 @@ def xb_value(doc, key, size, scale):
                      if h["size_bytes"] == size), float("nan"))
     return doc[key]["median"] if doc.get(key) else float("nan")
 rows = {n: ([], []) for n in names}
+# Each round's smallest and largest sample, per program: (xferbench, C) lists of pairs.
+ranges = {n: ([], []) for n in names}
+nan = float("nan")
 for i in range(1, rounds + 1):
     doc = json.load(open(f"{out}/xb.{i}.json"))
     for line in open(f"{out}/c.{i}.tsv"):
-        name, value, unit = line.rstrip("\n").split("\t")
+        name, value, unit, *lohi = line.rstrip("\n").split("\t")
         key, size, scale = names[name]
         rows[name][0].append(xb_value(doc, key, size, scale))
         rows[name][1].append(float(value))
+        e = xb_estimate(doc, key, size)
+        ranges[name][0].append((e["min"] / scale, e["max"] / scale) if e else (nan, nan))
+        ranges[name][1].append(tuple(map(float, lohi)) if len(lohi) == 2 else (nan, nan))
+def run_state(prog, i):
+    """Seconds, the two CPUs' steal as a share of their time, and their idle entries."""
+    def read(f):
+        t, *lines = open(f).read().splitlines()
+        steal = sum(int(l.split()[8]) for l in lines if l.startswith("cpu"))
+        idle = [l for l in lines if not l.startswith("cpu")]
+        return float(t), steal, sum(map(int, idle[0].split())) if idle and idle[0] else 0
+    (t0, s0, e0), (t1, s1, e1) = read(f"{out}/{prog}.{i}.pre"), read(f"{out}/{prog}.{i}.post")
+    hz = os.sysconf("SC_CLK_TCK")
+    return t1 - t0, (s1 - s0) / hz / (2 * max(t1 - t0, 1e-9)), e1 - e0
 b = json.load(open(f"{out}/xb.1.json")).get("build") or {}
 print(f"xferbench build: profile {b.get('profile', '?')}, opt-level {b.get('opt_level', '?')}")
 print(f"{'probe':42} {'xferbench':>12} {'C reference':>12} {'ratio':>7}")
@@ -102,9 +139,26 @@ for i in range(rounds):
         cells.append(f"{x[i]:12.0f} ({line[0][i]:5.0f}) {c[i]:12.0f} ({line[1][i]:5.0f})")
     print(f"{i + 1:>5} " + "    ".join(cells))
 print()
-print("system call (getppid) per round, ns: xferbench, C (each program's cache-line round trip that round)")
-sc = rows["system call (getppid)"]
-for i in range(rounds):
-    print(f"{i + 1:>5} {sc[0][i]:8.0f} {sc[1][i]:8.0f}   ({line[0][i]:5.0f} {line[1][i]:5.0f})")
+print("wake-up round trips and the system call per round, ns: each program's median [smallest-largest")
+print("sample], the round's ratio, then each program's cache-line round trip that round")
+for n in ("futex wake round trip, across", "futex wake round trip, one CPU", "pipe round trip",
+          "system call (getppid)"):
+    print(f"  {n}")
+    print(f"{'round':>7} {'xferbench':>26} {'C':>26} {'ratio':>6}  {'cache line':>12}")
+    x, c = rows[n]
+    for i in range(rounds):
+        (xl, xh), (cl, ch) = ranges[n][0][i], ranges[n][1][i]
+        mark = "" if 0.85 <= x[i] / c[i] <= 1.15 else " *"
+        print(f"{i + 1:>7} {x[i]:9.0f} [{xl:6.0f}-{xh:7.0f}] {c[i]:9.0f} [{cl:6.0f}-{ch:7.0f}] "
+              f"{x[i] / c[i]:6.2f}{mark:2} {line[0][i]:5.0f} {line[1][i]:5.0f}")
+print()
+print("each program run: seconds, steal time of CPUs 0-1 (share of their time), their idle entries")
+print(f"{'round':>5} {'first':>10} {'xferbench':>26} {'C':>26}")
+for i in range(1, rounds + 1):
+    cells = []
+    for prog in ("xb", "c"):
+        t, st, idle = run_state(prog, i)
+        cells.append(f"{t:5.2f} s {100 * st:5.1f} % {idle:8d}")
+    print(f"{i:>5} {'xferbench' if i % 2 else 'C':>10} {cells[0]:>26} {cells[1]:>26}")
 sys.exit(1 if bad else 0)
 PY

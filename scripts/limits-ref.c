@@ -17,8 +17,12 @@
  *
  * in xferbench's order, so that each probe finds the machine as xferbench's does.
  *
- * Each is the median of 15 samples; the first round trip of a sample is not timed (it
- * waits for the echo thread to start). Build and compare with scripts/limits-check.sh.
+ * Each is the median of 15 samples, printed with the smallest and the largest (name,
+ * median, unit, min, max, tab-separated). As in xferbench, every probe of two threads
+ * first takes one sample that is not counted, the first round trip of a sample is not
+ * timed (it waits for the echo thread to start), and a round-trip sample stops when it
+ * has spent 40 ms (xferbench's budget per sample). Build and compare with
+ * scripts/limits-check.sh.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -47,10 +51,19 @@ static int cmp(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-static double median(double *v, int n) {
+/* A probe's samples: the median with the smallest and the largest. */
+struct est {
+    double median, min, max;
+};
+
+static struct est median(double *v, int n) {
     qsort(v, n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    struct est e = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    return e;
 }
+
+/* xferbench's budget per sample of a round-trip probe (the full set's). */
+#define BUDGET 0.040
 
 static void pin(int cpu) {
     cpu_set_t s;
@@ -60,7 +73,7 @@ static void pin(int cpu) {
 }
 
 /* Both buffers start on a page (one page apart), then dst moves `offset` further. */
-static double memcpy_gbs(size_t size, size_t offset) {
+static struct est memcpy_gbs(size_t size, size_t offset) {
     size_t gap = (size + 4095) / 4096 * 4096 + 4096;
     char *region = aligned_alloc(4096, (gap + offset + size + 4095) / 4096 * 4096);
     char *src = region, *dst = region + gap + offset;
@@ -85,37 +98,57 @@ static double memcpy_gbs(size_t size, size_t offset) {
 static _Alignas(128) _Atomic uint64_t line;
 static long trips;
 
+static _Atomic int give_up;
+
 static void *line_echo(void *arg) {
     (void)arg;
     pin(cpu_b);
     for (uint64_t expect = 1; expect < 2 * (uint64_t)(trips + 1); expect += 2) {
-        while (atomic_load_explicit(&line, memory_order_acquire) != expect) __builtin_ia32_pause();
+        for (uint32_t spins = 0; atomic_load_explicit(&line, memory_order_acquire) != expect;) {
+            __builtin_ia32_pause();
+            if (++spins % 4096 == 0 && atomic_load_explicit(&give_up, memory_order_relaxed))
+                return NULL;
+        }
         atomic_store_explicit(&line, expect + 1, memory_order_release);
     }
     return NULL;
 }
 
-static double cache_line_ns(void) {
+/* One sample, over `trips` round trips or as many as fit in BUDGET (checked every 256,
+ * as xferbench does). */
+static double cache_line_sample(void) {
+    atomic_store(&line, 0);
+    atomic_store(&give_up, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, line_echo, NULL);
+    pin(cpu_a);
+    double start = now();
+    long timed = 0;
+    for (uint64_t next = 1; next < 2 * (uint64_t)(trips + 1); next += 2) {
+        atomic_store_explicit(&line, next, memory_order_release);
+        while (atomic_load_explicit(&line, memory_order_acquire) != next + 1) __builtin_ia32_pause();
+        if (next == 1) {
+            start = now(); /* the first trip waits for the echo's start */
+        } else if (++timed % 256 == 0 && now() - start > BUDGET) {
+            break;
+        }
+    }
+    double took = now() - start;
+    atomic_store(&give_up, 1);
+    pthread_join(t, NULL);
+    return took * 1e9 / timed;
+}
+
+static struct est cache_line_ns(void) {
     double v[SAMPLES];
     trips = 6000;
-    for (int s = 0; s < SAMPLES; s++) {
-        atomic_store(&line, 0);
-        pthread_t t;
-        pthread_create(&t, NULL, line_echo, NULL);
-        pin(cpu_a);
-        double start = now();
-        for (uint64_t next = 1; next < 2 * (uint64_t)(trips + 1); next += 2) {
-            atomic_store_explicit(&line, next, memory_order_release);
-            while (atomic_load_explicit(&line, memory_order_acquire) != next + 1) __builtin_ia32_pause();
-            if (next == 1) start = now(); /* the first trip waits for the echo's start */
-        }
-        v[s] = (now() - start) * 1e9 / trips;
-        pthread_join(t, NULL);
-    }
+    cache_line_sample(); /* not counted, as in xferbench */
+    for (int s = 0; s < SAMPLES; s++) v[s] = cache_line_sample();
     return median(v, SAMPLES);
 }
 
-static _Atomic uint32_t word;
+/* 0: the echo's turn is over; 1: its turn; 2: the measuring side left (as xferbench). */
+static _Alignas(128) _Atomic uint32_t word;
 static int echo_cpu;
 
 static void fwait(uint32_t val) { syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0); }
@@ -125,37 +158,50 @@ static void *futex_echo(void *arg) {
     (void)arg;
     pin(echo_cpu);
     for (long i = 0; i <= trips; i++) {
-        while (atomic_load(&word) != 1) fwait(0);
+        for (uint32_t w; (w = atomic_load(&word)) != 1; fwait(0))
+            if (w == 2) return NULL;
         atomic_store(&word, 0);
         fwake();
     }
     return NULL;
 }
 
-static double futex_ns(int a, int b) {
+/* One sample, over `trips` round trips or as many as fit in BUDGET. */
+static double futex_sample(int a) {
+    atomic_store(&word, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, futex_echo, NULL);
+    pin(a);
+    double start = now();
+    long timed = 0;
+    for (long i = 0; i <= trips; i++) {
+        atomic_store(&word, 1);
+        fwake();
+        while (atomic_load(&word) != 0) fwait(1);
+        if (i == 0) {
+            start = now(); /* the first trip waits for the echo's start */
+        } else if (++timed, now() - start > BUDGET) {
+            break;
+        }
+    }
+    double took = now() - start;
+    atomic_store(&word, 2); /* the echo leaves, woken in case it sleeps */
+    fwake();
+    pthread_join(t, NULL);
+    return took * 1e9 / timed;
+}
+
+static struct est futex_ns(int a, int b) {
     double v[SAMPLES];
     trips = 300;
     echo_cpu = b;
-    for (int s = 0; s < SAMPLES; s++) {
-        atomic_store(&word, 0);
-        pthread_t t;
-        pthread_create(&t, NULL, futex_echo, NULL);
-        pin(a);
-        double start = now();
-        for (long i = 0; i <= trips; i++) {
-            atomic_store(&word, 1);
-            fwake();
-            while (atomic_load(&word) != 0) fwait(1);
-            if (i == 0) start = now();
-        }
-        v[s] = (now() - start) * 1e9 / trips;
-        pthread_join(t, NULL);
-    }
+    futex_sample(a); /* not counted, as in xferbench */
+    for (int s = 0; s < SAMPLES; s++) v[s] = futex_sample(a);
     return median(v, SAMPLES);
 }
 
 /* As xferbench: 6,000 calls per sample (20 x 300 trips), after one unrecorded sample. */
-static double syscall_ns(void) {
+static struct est syscall_ns(void) {
     double v[SAMPLES];
     for (int s = -1; s < SAMPLES; s++) {
         double start = now();
@@ -176,33 +222,42 @@ static void *pipe_echo(void *arg) {
     return NULL;
 }
 
-static double pipe_ns(void) {
-    double v[SAMPLES];
-    for (int s = 0; s < SAMPLES; s++) {
-        if (pipe(up) || pipe(down)) return -1;
-        pthread_t t;
-        pthread_create(&t, NULL, pipe_echo, NULL);
-        pin(cpu_a);
-        char c = 7;
-        double start = now();
-        for (int i = 0; i <= 300; i++) {
-            if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) return -1;
-            if (i == 0) start = now();
+/* One sample, over 300 round trips or as many as fit in BUDGET. */
+static double pipe_sample(void) {
+    if (pipe(up) || pipe(down)) return -1;
+    pthread_t t;
+    pthread_create(&t, NULL, pipe_echo, NULL);
+    pin(cpu_a);
+    char c = 7;
+    double start = now();
+    long timed = 0;
+    for (int i = 0; i <= 300; i++) {
+        if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) return -1;
+        if (i == 0) {
+            start = now(); /* the first trip waits for the echo's start */
+        } else if (++timed, now() - start > BUDGET) {
+            break;
         }
-        v[s] = (now() - start) * 1e9 / 300;
-        close(up[1]);
-        pthread_join(t, NULL);
-        close(up[0]);
-        close(down[0]);
-        close(down[1]);
     }
+    double took = now() - start;
+    close(up[1]); /* the echo reads the end and leaves */
+    pthread_join(t, NULL);
+    close(up[0]);
+    close(down[0]);
+    close(down[1]);
+    return took * 1e9 / timed;
+}
+
+static struct est pipe_ns(void) {
+    double v[SAMPLES];
+    pipe_sample(); /* not counted, as in xferbench */
+    for (int s = 0; s < SAMPLES; s++) v[s] = pipe_sample();
     return median(v, SAMPLES);
 }
 
 /* The hand-over: two pools of page-aligned slots, the flag's odd values the echo's. */
 #define POOL (4 << 20)
 static _Alignas(128) _Atomic uint64_t flag;
-static _Atomic int give_up;
 static char *request, *reply;
 static size_t ho_size, ho_stride, ho_slots;
 
@@ -226,7 +281,7 @@ static void *handover_echo(void *arg) {
 
 static volatile uint64_t ho_sink;
 
-/* Mean ns per round trip over `trips`, or as many as fit in 40 ms (xferbench's budget). */
+/* Mean ns per round trip over `trips`, or as many as fit in BUDGET. */
 static double handover_sample(size_t size) {
     ho_size = size;
     ho_stride = (size + 4095) / 4096 * 4096;
@@ -255,7 +310,7 @@ static double handover_sample(size_t size) {
             start = now(); /* the first trip waits for the echo's start */
         } else {
             timed++;
-            if (now() - start > 0.040) break;
+            if (now() - start > BUDGET) break;
         }
     }
     double took = now() - start;
@@ -269,12 +324,16 @@ static double handover_sample(size_t size) {
 
 /* As xferbench: 300 round trips of 64 KiB per sample, proportionally more of smaller
  * buffers; one sample first, not counted (it warms the allocator and the CPUs). */
-static double handover_ns(size_t size) {
+static struct est handover_ns(size_t size) {
     double v[SAMPLES];
     trips = 300 * (size < 65536 ? 65536 / size : 1);
     handover_sample(size);
     for (int s = 0; s < SAMPLES; s++) v[s] = handover_sample(size);
     return median(v, SAMPLES);
+}
+
+static void put(const char *name, struct est e, const char *unit) {
+    printf("%s\t%.3f\t%s\t%.3f\t%.3f\n", name, e.median, unit, e.min, e.max);
 }
 
 int main(int argc, char **argv) {
@@ -283,17 +342,20 @@ int main(int argc, char **argv) {
     size_t sizes[] = {4 << 10, 64 << 10, 2 << 20, 64 << 20};
     const char *names[] = {"memcpy 4 KiB", "memcpy 64 KiB", "memcpy 2 MiB", "memcpy 64 MiB"};
     size_t offsets[] = {16, 64, 2048};
-    for (int i = 0; i < 4; i++) printf("%s\t%.3f\tGB/s\n", names[i], memcpy_gbs(sizes[i], 0));
+    char name[64];
+    for (int i = 0; i < 4; i++) put(names[i], memcpy_gbs(sizes[i], 0), "GB/s");
     for (int i = 0; i < 3; i++)
-        for (int o = 0; o < 3; o++)
-            printf("%s at %zu\t%.3f\tGB/s\n", names[i], offsets[o], memcpy_gbs(sizes[i], offsets[o]));
-    printf("cache-line round trip\t%.1f\tns\n", cache_line_ns());
-    printf("futex wake round trip, across\t%.1f\tns\n", futex_ns(cpu_a, cpu_b));
-    printf("futex wake round trip, one CPU\t%.1f\tns\n", futex_ns(cpu_a, cpu_a));
-    printf("pipe round trip\t%.1f\tns\n", pipe_ns());
-    printf("hand-over round trip 4 KiB\t%.1f\tns\n", handover_ns(4 << 10));
-    printf("hand-over round trip 64 KiB\t%.1f\tns\n", handover_ns(64 << 10));
+        for (int o = 0; o < 3; o++) {
+            snprintf(name, sizeof name, "%s at %zu", names[i], offsets[o]);
+            put(name, memcpy_gbs(sizes[i], offsets[o]), "GB/s");
+        }
+    put("cache-line round trip", cache_line_ns(), "ns");
+    put("futex wake round trip, across", futex_ns(cpu_a, cpu_b), "ns");
+    put("futex wake round trip, one CPU", futex_ns(cpu_a, cpu_a), "ns");
+    put("pipe round trip", pipe_ns(), "ns");
+    put("hand-over round trip 4 KiB", handover_ns(4 << 10), "ns");
+    put("hand-over round trip 64 KiB", handover_ns(64 << 10), "ns");
     /* last, as xferbench measures it */
-    printf("system call (getppid)\t%.1f\tns\n", syscall_ns());
+    put("system call (getppid)", syscall_ns(), "ns");
     return 0;
 }
