@@ -23,6 +23,13 @@
  * timed (it waits for the echo thread to start), and a round-trip sample stops when it
  * has spent 40 ms (xferbench's budget per sample). Build and compare with
  * scripts/limits-check.sh.
+ *
+ *   limits-ref trips futex-across|futex-one|pipe [N]
+ *
+ * times each of N round trips (3,000 by default) of one wake-up probe on its own and
+ * prints how they spread: the idle entries of CPUs 0 and 1 per round trip (cpuidle),
+ * the median and 10th/90th percentiles of every block of 100 round trips in order,
+ * and a histogram. scripts/limits-wakeups.sh runs it.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -332,11 +339,93 @@ static struct est handover_ns(size_t size) {
     return median(v, SAMPLES);
 }
 
+/* Entries into any idle state of CPUs 0 and 1 so far (0 without cpuidle). */
+static long long idle_entries(void) {
+    long long sum = 0, v;
+    char path[96];
+    for (int cpu = 0; cpu < 2; cpu++)
+        for (int state = 0; state < 8; state++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/usage", cpu, state);
+            FILE *f = fopen(path, "r");
+            if (!f) break;
+            if (fscanf(f, "%lld", &v) == 1) sum += v;
+            fclose(f);
+        }
+    return sum;
+}
+
+/* `trips` mode: every round trip of one probe timed on its own. */
+static int trip_series(const char *kind, long n) {
+    int is_pipe = !strcmp(kind, "pipe");
+    if (!is_pipe && strcmp(kind, "futex-across") && strcmp(kind, "futex-one")) {
+        fprintf(stderr, "unknown probe %s: futex-across, futex-one or pipe\n", kind);
+        return 2;
+    }
+    if (n < 100) {
+        fprintf(stderr, "at least 100 round trips\n");
+        return 2;
+    }
+    double *t = malloc(sizeof *t * (n + 1));
+    trips = n;
+    echo_cpu = !strcmp(kind, "futex-one") ? cpu_a : cpu_b;
+    atomic_store(&word, 0);
+    if (is_pipe && (pipe(up) || pipe(down))) return 1;
+    pthread_t e;
+    pthread_create(&e, NULL, is_pipe ? pipe_echo : futex_echo, NULL);
+    pin(cpu_a);
+    long long idle0 = 0;
+    double last = now();
+    for (long i = 0; i <= n; i++) {
+        if (is_pipe) {
+            char c = 7;
+            if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) return 1;
+        } else {
+            atomic_store(&word, 1);
+            fwake();
+            while (atomic_load(&word) != 0) fwait(1);
+        }
+        double at = now();
+        t[i] = (at - last) * 1e9;
+        last = at;
+        if (i == 0) idle0 = idle_entries(); /* the first trip waits for the echo's start */
+    }
+    long long idle = idle_entries() - idle0;
+    if (is_pipe) close(up[1]);
+    pthread_join(e, NULL);
+    printf("%s: %ld round trips, %.2f idle entries of CPUs 0-1 per round trip\n", kind, n, (double)idle / n);
+    printf("blocks of 100 round trips in order, us: median [10th-90th percentile]\n");
+    double b[100];
+    for (long s = 1; s + 100 <= n + 1; s += 100) {
+        memcpy(b, t + s, sizeof b);
+        qsort(b, 100, sizeof *b, cmp);
+        printf("%7.1f [%6.1f-%6.1f]%s", b[50] / 1e3, b[10] / 1e3, b[90] / 1e3, (s / 100) % 5 == 4 ? "\n" : "  ");
+    }
+    qsort(t + 1, n, sizeof *t, cmp);
+    printf("\nall, us: 10th %.1f, 25th %.1f, median %.1f, 75th %.1f, 90th %.1f\n", t[1 + n / 10] / 1e3,
+           t[1 + n / 4] / 1e3, t[1 + n / 2] / 1e3, t[1 + 3 * n / 4] / 1e3, t[1 + 9 * n / 10] / 1e3);
+    long bins[21] = {0}; /* 10 us wide, the last from 200 us */
+    for (long i = 1; i <= n; i++) bins[t[i] >= 200e3 ? 20 : (int)(t[i] / 10e3)]++;
+    long fast = 0;
+    for (long i = 1; i <= n; i++) fast += t[i] < 1e3;
+    printf("under 1 us (no side slept): %ld; histogram, us:", fast);
+    for (int k = 0; k < 21; k++)
+        if (bins[k] && k < 20) printf(" %d-%d: %ld,", k * 10, k * 10 + 10, bins[k]);
+        else if (bins[k]) printf(" %d+: %ld", k * 10, bins[k]);
+    printf("\n");
+    free(t);
+    return 0;
+}
+
 static void put(const char *name, struct est e, const char *unit) {
     printf("%s\t%.3f\t%s\t%.3f\t%.3f\n", name, e.median, unit, e.min, e.max);
 }
 
 int main(int argc, char **argv) {
+    if (argc > 2 && !strcmp(argv[1], "trips")) {
+        cpu_a = 0;
+        cpu_b = 1;
+        return trip_series(argv[2], argc > 3 ? atol(argv[3]) : 3000);
+    }
     cpu_a = argc > 1 ? atoi(argv[1]) : 0;
     cpu_b = argc > 2 ? atoi(argv[2]) : 1;
     size_t sizes[] = {4 << 10, 64 << 10, 2 << 20, 64 << 20};
