@@ -72,6 +72,28 @@ static struct est median(double *v, int n) {
 /* xferbench's budget per sample of a round-trip probe (the full set's). */
 #define BUDGET 0.040
 
+/* As in xferbench, the measuring side of every two-thread sample runs on a thread of
+ * its own, started for the sample after the echo and pinned by itself; the main thread
+ * is never pinned. */
+struct job {
+    double (*fn)(void);
+    double out;
+};
+
+static void *job_run(void *p) {
+    struct job *j = p;
+    j->out = j->fn();
+    return NULL;
+}
+
+static double on_own_thread(double (*fn)(void)) {
+    struct job j = {fn, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, job_run, &j);
+    pthread_join(t, NULL);
+    return j.out;
+}
+
 static void pin(int cpu) {
     cpu_set_t s;
     CPU_ZERO(&s);
@@ -123,11 +145,7 @@ static void *line_echo(void *arg) {
 
 /* One sample, over `trips` round trips or as many as fit in BUDGET (checked every 256,
  * as xferbench does). */
-static double cache_line_sample(void) {
-    atomic_store(&line, 0);
-    atomic_store(&give_up, 0);
-    pthread_t t;
-    pthread_create(&t, NULL, line_echo, NULL);
+static double cache_line_measure(void) {
     pin(cpu_a);
     double start = now();
     long timed = 0;
@@ -140,10 +158,18 @@ static double cache_line_sample(void) {
             break;
         }
     }
-    double took = now() - start;
+    return (now() - start) * 1e9 / timed;
+}
+
+static double cache_line_sample(void) {
+    atomic_store(&line, 0);
+    atomic_store(&give_up, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, line_echo, NULL);
+    double ns = on_own_thread(cache_line_measure);
     atomic_store(&give_up, 1);
     pthread_join(t, NULL);
-    return took * 1e9 / timed;
+    return ns;
 }
 
 static struct est cache_line_ns(void) {
@@ -174,11 +200,8 @@ static void *futex_echo(void *arg) {
 }
 
 /* One sample, over `trips` round trips or as many as fit in BUDGET. */
-static double futex_sample(int a) {
-    atomic_store(&word, 0);
-    pthread_t t;
-    pthread_create(&t, NULL, futex_echo, NULL);
-    pin(a);
+static double futex_measure(void) {
+    pin(cpu_a);
     double start = now();
     long timed = 0;
     for (long i = 0; i <= trips; i++) {
@@ -191,19 +214,27 @@ static double futex_sample(int a) {
             break;
         }
     }
-    double took = now() - start;
+    return (now() - start) * 1e9 / timed;
+}
+
+static double futex_sample(void) {
+    atomic_store(&word, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, futex_echo, NULL);
+    double ns = on_own_thread(futex_measure);
     atomic_store(&word, 2); /* the echo leaves, woken in case it sleeps */
     fwake();
     pthread_join(t, NULL);
-    return took * 1e9 / timed;
+    return ns;
 }
 
-static struct est futex_ns(int a, int b) {
+/* The measuring side on cpu_a, the echo on `echo`. */
+static struct est futex_ns(int echo) {
     double v[SAMPLES];
     trips = 300;
-    echo_cpu = b;
-    futex_sample(a); /* not counted, as in xferbench */
-    for (int s = 0; s < SAMPLES; s++) v[s] = futex_sample(a);
+    echo_cpu = echo;
+    futex_sample(); /* not counted, as in xferbench */
+    for (int s = 0; s < SAMPLES; s++) v[s] = futex_sample();
     return median(v, SAMPLES);
 }
 
@@ -230,16 +261,16 @@ static void *pipe_echo(void *arg) {
 }
 
 /* One sample, over 300 round trips or as many as fit in BUDGET. */
-static double pipe_sample(void) {
-    if (pipe(up) || pipe(down)) return -1;
-    pthread_t t;
-    pthread_create(&t, NULL, pipe_echo, NULL);
+static double pipe_measure(void) {
     pin(cpu_a);
     char c = 7;
     double start = now();
     long timed = 0;
     for (int i = 0; i <= 300; i++) {
-        if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) return -1;
+        if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) {
+            close(up[1]);
+            return -1;
+        }
         if (i == 0) {
             start = now(); /* the first trip waits for the echo's start */
         } else if (++timed, now() - start > BUDGET) {
@@ -248,11 +279,19 @@ static double pipe_sample(void) {
     }
     double took = now() - start;
     close(up[1]); /* the echo reads the end and leaves */
+    return took * 1e9 / timed;
+}
+
+static double pipe_sample(void) {
+    if (pipe(up) || pipe(down)) return -1;
+    pthread_t t;
+    pthread_create(&t, NULL, pipe_echo, NULL);
+    double ns = on_own_thread(pipe_measure);
     pthread_join(t, NULL);
     close(up[0]);
     close(down[0]);
     close(down[1]);
-    return took * 1e9 / timed;
+    return ns;
 }
 
 static struct est pipe_ns(void) {
@@ -289,6 +328,8 @@ static void *handover_echo(void *arg) {
 static volatile uint64_t ho_sink;
 
 /* Mean ns per round trip over `trips`, or as many as fit in BUDGET. */
+static double handover_measure(void);
+
 static double handover_sample(size_t size) {
     ho_size = size;
     ho_stride = (size + 4095) / 4096 * 4096;
@@ -303,6 +344,16 @@ static double handover_sample(size_t size) {
     atomic_store(&give_up, 0);
     pthread_t t;
     pthread_create(&t, NULL, handover_echo, NULL);
+    double ns = on_own_thread(handover_measure);
+    atomic_store(&give_up, 1);
+    pthread_join(t, NULL);
+    free(request);
+    free(reply);
+    return ns;
+}
+
+static double handover_measure(void) {
+    size_t size = ho_size;
     pin(cpu_a);
     uint64_t sink = 0;
     long timed = 0;
@@ -322,10 +373,6 @@ static double handover_sample(size_t size) {
     }
     double took = now() - start;
     ho_sink = sink;
-    atomic_store(&give_up, 1);
-    pthread_join(t, NULL);
-    free(request);
-    free(reply);
     return took * 1e9 / timed;
 }
 
@@ -439,8 +486,8 @@ int main(int argc, char **argv) {
             put(name, memcpy_gbs(sizes[i], offsets[o]), "GB/s");
         }
     put("cache-line round trip", cache_line_ns(), "ns");
-    put("futex wake round trip, across", futex_ns(cpu_a, cpu_b), "ns");
-    put("futex wake round trip, one CPU", futex_ns(cpu_a, cpu_a), "ns");
+    put("futex wake round trip, across", futex_ns(cpu_b), "ns");
+    put("futex wake round trip, one CPU", futex_ns(cpu_a), "ns");
     put("pipe round trip", pipe_ns(), "ns");
     put("hand-over round trip 4 KiB", handover_ns(4 << 10), "ns");
     put("hand-over round trip 64 KiB", handover_ns(64 << 10), "ns");
