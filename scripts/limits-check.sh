@@ -44,7 +44,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # The steal time and idle entries of the two probe CPUs (0 and 1), and the clock.
 snap() {
     { date +%s.%N; grep -E '^cpu[01] ' /proc/stat
-      cat /sys/devices/system/cpu/cpu[01]/cpuidle/state*/usage 2>/dev/null | paste -sd' '; } >"$1"
+      { cat /sys/devices/system/cpu/cpu[01]/cpuidle/state*/usage 2>/dev/null || true; } | paste -sd' '; } >"$1"
 }
 xb_run() { snap "$out/xb.$1.pre"; "$xb" limits --json >"$out/xb.$1.json"; snap "$out/xb.$1.post"; }
 c_run() { snap "$out/$2.$1.pre"; "$ref" >"$out/$2.$1.tsv"; snap "$out/$2.$1.post"; }

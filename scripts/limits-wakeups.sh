@@ -23,7 +23,7 @@ show /sys/devices/system/cpu/cpuidle/current_driver "cpuidle driver"
 show /sys/devices/system/cpu/cpuidle/current_governor_ro "cpuidle governor"
 show /sys/module/haltpoll/parameters/guest_halt_poll_ns "guest halt-polling limit, ns (haltpoll.guest_halt_poll_ns)"
 for s in /sys/devices/system/cpu/cpu0/cpuidle/state*; do
-    [ -d "$s" ] && echo "idle state $(basename "$s"): $(cat "$s/name"), disabled $(cat "$s/disable")"
+    if [ -d "$s" ]; then echo "idle state $(basename "$s"): $(cat "$s/name"), disabled $(cat "$s/disable")"; fi
 done
 echo "boot parameters on idle: $(tr ' ' '\n' </proc/cmdline | grep -Ei 'idle|halt|poll' | paste -sd' ' || true)"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
