@@ -6,7 +6,8 @@
  *   4 KiB, 64 KiB and 2 MiB with the destination moved 16, 64 and 2048 bytes further
  *   (dst - src = 16, 64, 2048 mod 4096)
  *   cache-line round trip between two pinned threads, spinning (ns)
- *   futex wake round trip between two pinned threads, across CPUs and on one (ns)
+ *   futex wake round trip between two pinned threads, across CPUs and on one (ns), the
+ *   system call made inline as rustix makes it
  *   pipe round trip of one byte between two pinned threads (ns)
  *   hand-over round trip of 4 KiB and 64 KiB between two pinned threads (ns): one
  *   writes every byte of a request buffer and raises a flag; the other, spinning on
@@ -30,6 +31,10 @@
  * prints how they spread: the idle entries of CPUs 0 and 1 per round trip (cpuidle),
  * the median and 10th/90th percentiles of every block of 100 round trips in order,
  * and a histogram. scripts/limits-wakeups.sh runs it.
+ *
+ *   limits-ref futex
+ *
+ * measures the two futex probes alone (scripts/limits-futex-call.sh).
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -184,8 +189,38 @@ static struct est cache_line_ns(void) {
 static _Alignas(128) _Atomic uint32_t word;
 static int echo_cpu;
 
-static void fwait(uint32_t val) { syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0); }
-static void fwake(void) { syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+/* The futex system call is made where it is used, with no call and return around it,
+ * as rustix makes it for xferbench's probe and its transports. On a VM that stuffs the
+ * return predictor when it switches threads, a function that returns right after a
+ * futex call that slept (glibc's syscall(), or one of our own) made the round trip on
+ * one CPU measurably longer (docs/limits.md). Built with -DFUTEX_CALL=1 the call goes
+ * through glibc's syscall(), with -DFUTEX_CALL=2 through a function of this file that is
+ * never inlined: scripts/limits-futex-call.sh compares the three. */
+#ifndef FUTEX_CALL
+#define FUTEX_CALL 0
+#endif
+#if FUTEX_CALL == 1 || !defined(__x86_64__)
+static long futex_call(uint32_t op, uint32_t val) {
+    return syscall(SYS_futex, &word, op, val, NULL, NULL, 0);
+}
+#else
+#if FUTEX_CALL == 2
+__attribute__((noinline))
+#else
+__attribute__((always_inline)) inline
+#endif
+static long futex_call(uint32_t op, uint32_t val) {
+    long r;
+    register long timeout __asm__("r10") = 0;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "a"((long)SYS_futex), "D"(&word), "S"((long)op), "d"((long)val), "r"(timeout)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+#endif
+static void fwait(uint32_t val) { futex_call(FUTEX_WAIT_PRIVATE, val); }
+static void fwake(void) { futex_call(FUTEX_WAKE_PRIVATE, 1); }
 
 static void *futex_echo(void *arg) {
     (void)arg;
@@ -468,6 +503,14 @@ static void put(const char *name, struct est e, const char *unit) {
 }
 
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "futex")) {
+        /* the two futex probes alone, CPUs 0 and 1 (scripts/limits-futex-call.sh) */
+        cpu_a = 0;
+        cpu_b = 1;
+        put("futex wake round trip, across", futex_ns(cpu_b), "ns");
+        put("futex wake round trip, one CPU", futex_ns(cpu_a), "ns");
+        return 0;
+    }
     if (argc > 2 && !strcmp(argv[1], "trips")) {
         cpu_a = 0;
         cpu_b = 1;
