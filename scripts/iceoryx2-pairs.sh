@@ -2,13 +2,17 @@
 # xferbench's iceoryx2 ping-pong beside iceoryx2's own publish-subscribe benchmark,
 # in adjacent pairs, one or more builds of each.
 #
-#   scripts/iceoryx2-pairs.sh PAIRS OUT LABEL=BENCHMARK:XFERBENCH...
+#   scripts/iceoryx2-pairs.sh PAIRS OUT LABEL=BENCHMARK:XFERBENCH[:ARGS]...
 #   scripts/iceoryx2-pairs.sh --summary OUT      (the summary of an existing OUT)
 #
 # BENCHMARK is a build of iceoryx2's benchmarks/publish-subscribe (from the iceoryx2
 # repository, against the iceoryx2 release this workspace uses; not part of this
 # repository), XFERBENCH a build of xferbench; LABEL names the pair's build (e.g.
-# `lto=/path/bench-lto:target/release-lto/xferbench`). Each round runs every label's
+# `lto=/path/bench-lto:target/release-lto/xferbench`); ARGS, if given, are more
+# arguments for that label's xferbench run, split at spaces (e.g.
+# `static=/path/bench:target/release/xferbench:-p max_message=64 -p pause=false`, the
+# transport configured as the benchmark configures iceoryx2: a static data segment of
+# 64-byte slices, receivers polling back to back). Each round runs every label's
 # pair, the two programs in turn (benchmark first in odd rounds, xferbench first in
 # even ones), both pinned to CPUs 0 and 1, both the same quantity:
 #
@@ -77,18 +81,23 @@ trap 'rm -rf "$tmp"; clean_iox2' EXIT
 labels=()
 benches=()
 xbs=()
+extras=()
 for spec in "$@"; do
     label=${spec%%=*}
     progs=${spec#*=}
     bench=${progs%%:*}
-    xb=${progs#*:}
+    rest=${progs#*:}
+    xb=${rest%%:*}
+    extra=
+    [ "$rest" = "$xb" ] || extra=${rest#*:}
     [ -x "$bench" ] && [ -x "$xb" ] || {
-        echo "$spec: not LABEL=BENCHMARK:XFERBENCH with both executable" >&2
+        echo "$spec: not LABEL=BENCHMARK:XFERBENCH[:ARGS] with both executable" >&2
         exit 2
     }
     labels+=("$label")
     benches+=("$bench")
     xbs+=("$xb")
+    extras+=("$extra")
 done
 
 xb_args=(run pingpong -t iceoryx2 -s 64 -p wait=spin --zero-copy -p touch=none
@@ -113,8 +122,10 @@ run_bench() {
 }
 
 # Prints xferbench's mean, p50 and wall time per round trip in ns, or "- - -".
+# $2: the label's extra arguments, split at spaces.
 run_xb() {
-    if "$1" "${xb_args[@]}" --export-json "$tmp/xb.json" >/dev/null 2>"$tmp/xb.err"; then
+    # shellcheck disable=SC2086
+    if "$1" "${xb_args[@]}" $2 --export-json "$tmp/xb.json" >/dev/null 2>"$tmp/xb.err"; then
         jq -r '.points[0].runs[0] | [.latency.mean_ns, .latency.p50_ns,
             1e9 / .figures.messages_per_s] | map(. * 10 | round / 10) | @tsv' "$tmp/xb.json"
     else
@@ -131,7 +142,7 @@ run_xb() {
     echo "# xferbench: XFERBENCH ${xb_args[*]}   (mean of the round-trip histogram)"
     [ -n "${NOTE:-}" ] && printf '%s\n' "$NOTE" | sed 's/^/# /'
     for i in "${!labels[@]}"; do
-        echo "# ${labels[$i]}: BENCHMARK ${benches[$i]}, XFERBENCH ${xbs[$i]}"
+        echo "# ${labels[$i]}: BENCHMARK ${benches[$i]}, XFERBENCH ${xbs[$i]}${extras[$i]:+ (with ${extras[$i]})}"
     done
     echo "# columns: round, label, order, benchmark round trip ns, xferbench mean ns, p50 ns, wall per trip ns, ratio (mean / benchmark), load before, load after"
 } >"$out"
@@ -142,10 +153,10 @@ for round in $(seq "$pairs"); do
         if [ $((round % 2)) -eq 1 ]; then
             order=bench-first
             b=$(run_bench "${benches[$i]}")
-            x=$(run_xb "${xbs[$i]}")
+            x=$(run_xb "${xbs[$i]}" "${extras[$i]}")
         else
             order=xferbench-first
-            x=$(run_xb "${xbs[$i]}")
+            x=$(run_xb "${xbs[$i]}" "${extras[$i]}")
             b=$(run_bench "${benches[$i]}")
         fi
         read -r mean p50 wall <<<"$x"

@@ -69,6 +69,13 @@ conformance_suite!(
     .unwrap()
 );
 
+// A static data segment of 64-byte slices, as iceoryx2's own benchmark configures
+// its publishers: larger messages are refused.
+conformance_suite!(
+    iceoryx2_spin_static_segment,
+    Iceoryx2::from_params(&with(&[("wait", "spin"), ("max_message", "64")])).unwrap()
+);
+
 #[test]
 fn unknown_and_invalid_parameters_are_named_in_errors() {
     let e = Pipe::from_params(&with(&[("pipesize", "1MiB")]))

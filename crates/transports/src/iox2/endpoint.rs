@@ -118,14 +118,26 @@ fn pubsub_service<H: Header>(
     }
 }
 
-/// A publisher that retries a full buffer while the peer is worth waiting for.
-fn publisher<H: Header>(service: &PubSub<H>, peer: &Arc<PeerWatch>) -> Result<Pub<H>, String> {
+/// A publisher that retries a full buffer while the peer is worth waiting for. Its
+/// data segment holds slices of `slice` bytes at most and never grows
+/// (`AllocationStrategy::Static`, as iceoryx2's own benchmark configures it), or,
+/// without `slice`, starts at [`INITIAL_SLICE`] bytes and grows by powers of two.
+fn publisher<H: Header>(
+    service: &PubSub<H>,
+    peer: &Arc<PeerWatch>,
+    slice: Option<usize>,
+) -> Result<Pub<H>, String> {
     let watched = peer.clone();
-    service
-        .publisher_builder()
-        .initial_max_slice_len(INITIAL_SLICE)
-        .allocation_strategy(AllocationStrategy::PowerOfTwo)
-        .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+    let b = service.publisher_builder();
+    let b = match slice {
+        Some(n) => b
+            .initial_max_slice_len(n)
+            .allocation_strategy(AllocationStrategy::Static),
+        None => b
+            .initial_max_slice_len(INITIAL_SLICE)
+            .allocation_strategy(AllocationStrategy::PowerOfTwo),
+    };
+    b.backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
         .set_backpressure_handler(move |info: &BackpressureInfo| {
             if info.elapsed_time < PEER_CHECK || watched.worth_waiting() {
                 BackpressureAction::Retry
@@ -202,9 +214,10 @@ impl Ports {
         let rx_service = data(inn)?;
         let ctl_tx_service = control(out)?;
         let ctl_rx_service = control(inn)?;
-        let tx = publisher(&tx_service, peer)?;
+        // The data publisher's slices also fit the connector's hello.
+        let tx = publisher(&tx_service, peer, t.max_message.map(|n| n.max(HELLO_LEN)))?;
         let rx = subscriber(&rx_service, t.buffer)?;
-        let ctl_tx = publisher(&ctl_tx_service, peer)?;
+        let ctl_tx = publisher(&ctl_tx_service, peer, None)?;
         let ctl_rx = subscriber(&ctl_rx_service, CONTROL_BUFFER)?;
         let (notifier, listener, events) = match t.wait {
             Wait::Spin => (None, None, None),
@@ -256,6 +269,8 @@ pub struct Iceoryx2Listener {
     pub(super) ports: Ports,
     pub(super) peer: Arc<PeerWatch>,
     pub(super) wait: Wait,
+    pub(super) max_message: Option<usize>,
+    pub(super) pause: bool,
 }
 
 impl std::fmt::Debug for Iceoryx2Listener {
@@ -297,6 +312,10 @@ pub struct Iceoryx2Endpoint {
     pub(super) ready: bool,
     /// How long the connector waits for the acceptance: its connect deadline.
     pub(super) accept_by: Option<Instant>,
+    /// The largest message (`max_message`), if the data segment is static.
+    pub(super) max_message: Option<usize>,
+    /// Busy polling: a pause hint between two empty turns (`pause`).
+    pub(super) pause: bool,
 }
 
 impl std::fmt::Debug for Iceoryx2Endpoint {
@@ -384,6 +403,18 @@ impl Iceoryx2Endpoint {
         // Best effort: without a spare the next send loans on its own.
         self.spare = self.ports.tx.loan_slice_uninit(len).ok();
         Ok(())
+    }
+
+    /// Refuses a message longer than `max_message`.
+    #[inline]
+    fn check_size(&self, len: usize) -> io::Result<()> {
+        match self.max_message {
+            Some(max) if len > max => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{NAME}: a {len}-byte message is longer than max_message ({max} bytes)"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Fails once `close_send` was called.
@@ -525,8 +556,12 @@ impl Iceoryx2Endpoint {
             // Busy polling, the control service (the acceptance and the end of the
             // stream: once a connection each) is polled every `CONTROL_EVERY` empty
             // turns only, so that waiting for a message costs one receive per turn.
+            // With `pause=false` the turns follow back to back, as in iceoryx2's own
+            // benchmark; else a pause hint separates them.
             if self.wait == Wait::Spin && !polls.is_multiple_of(CONTROL_EVERY) {
-                std::hint::spin_loop();
+                if self.pause {
+                    std::hint::spin_loop();
+                }
                 continue;
             }
             if let Some(s) = self
@@ -627,6 +662,7 @@ impl Endpoint for Iceoryx2Endpoint {
     #[inline]
     fn send_in_place<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
         self.check_open()?;
+        self.check_size(len)?;
         self.send_data(len, fill)
     }
 
@@ -658,6 +694,7 @@ impl Endpoint for Iceoryx2Endpoint {
         };
         check_len(s.payload().len(), len)?;
         self.check_open()?;
+        self.check_size(len)?;
         let mut r = None;
         let reply = self.fill_data(len, |out| r = Some(f(s.payload(), out)))?;
         // The request goes back to the peer's publisher before the reply is

@@ -29,7 +29,12 @@
 //! `None`): publishers start with slices of [`INITIAL_SLICE`] bytes and grow their data
 //! segment by powers of two (`AllocationStrategy::PowerOfTwo`) when a larger message
 //! comes, so the first large message of a run pays for one reallocation and the
-//! warm-up absorbs it. Nothing is batched: every `send` publishes its sample (and
+//! warm-up absorbs it. `max_message=N` sets a limit instead
+//! ([`Transport::max_message`]): the data publishers' segments hold slices of `N`
+//! bytes and never grow (`AllocationStrategy::Static`, as iceoryx2's own benchmark
+//! configures its publishers), which spares every loan, receive and return the
+//! dynamic segment's bookkeeping; a longer message is refused with
+//! [`io::ErrorKind::InvalidInput`]. Nothing is batched: every `send` publishes its sample (and
 //! notifies, with `wait=event`), so `flush` has nothing to do. The control samples
 //! (the acceptance, the end-of-stream mark `close_send` sends, and its
 //! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each
@@ -48,7 +53,9 @@
 //!
 //! # Waiting
 //!
-//! * `wait=spin`: the receiver polls `Subscriber::receive` in a busy loop.
+//! * `wait=spin`: the receiver polls `Subscriber::receive` in a busy loop, with a
+//!   pause hint (`std::hint::spin_loop`) between two empty polls; `pause=false`
+//!   polls back to back, as iceoryx2's own benchmark does.
 //! * `wait=event`: the sender notifies the peer's event listener after each sample;
 //!   the receiver, finding nothing, sleeps in `Listener::timed_wait` (10 ms slices).
 //!
@@ -137,6 +144,8 @@ pub const INITIAL_SLICE: usize = 64;
 const PEER_CHECK: Duration = Duration::from_millis(10);
 
 const HELLO_MAGIC: [u8; 8] = *b"xfbiox2\0";
+/// The connector's hello: the magic, then its pid.
+const HELLO_LEN: usize = 12;
 
 /// `wait`: how a receiver waits.
 pub const WAIT: ParamDef = ParamDef::choice(
@@ -170,7 +179,23 @@ pub const OVERFLOW: ParamDef = ParamDef::choice(
     "a full subscriber buffer: the publisher waits until the sample is delivered (lossless), or replaces the oldest sample with iceoryx2's safe overflow (what iceoryx2's own benchmark uses; lossless only while one message is in flight, as in pingpong)",
 );
 
-const PARAMS: &[ParamDef] = &[WAIT, BUFFER, HISTORY, OVERFLOW];
+/// `max_message`: the largest message, for a static data segment.
+pub const MAX_MESSAGE_SIZE: ParamDef = ParamDef::bytes_or_unset(
+    "max_message",
+    1,
+    1 << 30,
+    "grow",
+    "largest message: each publisher's data segment holds slices of this size and never grows (iceoryx2's static allocation, as its own benchmark configures it); a longer message is refused. `grow` starts at 64 bytes and grows by powers of two",
+);
+
+/// `pause`: a pause hint between two empty polls of a busy-polling receiver.
+pub const PAUSE: ParamDef = ParamDef::boolean(
+    "pause",
+    true,
+    "wait=spin: a pause hint (x86 `pause`) between two empty polls; false polls back to back, as iceoryx2's own benchmark does",
+);
+
+const PARAMS: &[ParamDef] = &[WAIT, BUFFER, HISTORY, OVERFLOW, MAX_MESSAGE_SIZE, PAUSE];
 
 /// How a receiver waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,6 +233,10 @@ pub struct Iceoryx2 {
     history: usize,
     /// iceoryx2's safe overflow: a full buffer drops its oldest sample.
     safe_overflow: bool,
+    /// The largest message, with a static data segment; `None`: the segment grows.
+    max_message: Option<usize>,
+    /// Busy polling: a pause hint between two empty polls.
+    pause: bool,
 }
 
 impl Default for Iceoryx2 {
@@ -224,6 +253,8 @@ impl Iceoryx2 {
             buffer,
             history,
             safe_overflow: false,
+            max_message: None,
+            pause: true,
         }
     }
 }
@@ -254,11 +285,17 @@ impl Transport for Iceoryx2 {
         PARAMS
     }
 
+    fn max_message(&self) -> Option<usize> {
+        self.max_message
+    }
+
     fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
         values.check(NAME, PARAMS)?;
         let overflow: Overflow = values.choice(&OVERFLOW);
         Ok(Iceoryx2 {
             safe_overflow: overflow == Overflow::Safe,
+            max_message: values.opt_bytes(&MAX_MESSAGE_SIZE).map(|n| n as usize),
+            pause: values.boolean(&PAUSE),
             ..Iceoryx2::new(
                 values.choice(&WAIT),
                 values.integer(&BUFFER) as usize,
@@ -285,6 +322,8 @@ impl Transport for Iceoryx2 {
             ports,
             peer,
             wait: self.wait,
+            max_message: self.max_message,
+            pause: self.pause,
         })
     }
 
@@ -324,12 +363,16 @@ impl Transport for Iceoryx2 {
             acked: false,
             ready: true,
             accept_by: Some(deadline),
+            // Set after the hello, which is longer than the smallest limits.
+            max_message: None,
+            pause: self.pause,
         };
-        let mut hello = [0u8; 12];
+        let mut hello = [0u8; HELLO_LEN];
         hello[..8].copy_from_slice(&HELLO_MAGIC);
         hello[8..].copy_from_slice(&std::process::id().to_le_bytes());
         let sent = ep.send(&hello);
         ep.ready = false;
+        ep.max_message = self.max_message;
         sent.map_err(|source| TransportError::Io {
             transport: NAME,
             op: "connect",
@@ -356,7 +399,7 @@ impl Listener for Iceoryx2Listener {
                 .map_err(io_err("accept"))?;
             if let Some(s) = got {
                 let p = s.payload();
-                let pid = (p.len() == 12 && p[..8] == HELLO_MAGIC)
+                let pid = (p.len() == HELLO_LEN && p[..8] == HELLO_MAGIC)
                     .then(|| i32::from_le_bytes(p[8..].try_into().expect("4 bytes")))
                     .filter(|pid| *pid > 0)
                     .ok_or_else(|| "a malformed hello from the connector".to_string())
@@ -374,6 +417,8 @@ impl Listener for Iceoryx2Listener {
                     acked: false,
                     ready: true,
                     accept_by: None,
+                    max_message: self.max_message,
+                    pause: self.pause,
                 };
                 ep.send_control(endpoint::ACCEPTED)
                     .map_err(|e| e.to_string())
