@@ -70,7 +70,8 @@ pub unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
             dst.add(len - W).cast::<[u8; W]>().write_unaligned(b);
         }
     }
-    // SAFETY (every branch): the caller's contract, and each branch's bounds on `len`.
+    // SAFETY: the caller's contract, and in every branch that branch's bounds on `len`
+    // (`two::<W>` needs `W ≤ len ≤ 2·W`).
     unsafe {
         match len {
             0 => {}
