@@ -319,10 +319,18 @@ impl Producer {
 
     /// Waits until `need` bytes are free (`need ≤ capacity`). Publishes first, and
     /// calls `before_wait` (to publish the caller's other ring) if it has to wait.
+    #[inline(always)]
     fn wait_free(&mut self, need: u64, before_wait: &mut impl FnMut()) -> io::Result<()> {
         if self.free() >= need {
             return Ok(());
         }
+        self.wait_free_slow(need, before_wait)
+    }
+
+    /// [`wait_free`](Producer::wait_free) once our copy of `tail` says "full": kept
+    /// out of line, so that the path of a send that finds room stays short.
+    #[inline(never)]
+    fn wait_free_slow(&mut self, need: u64, before_wait: &mut impl FnMut()) -> io::Result<()> {
         self.load_tail()?;
         if self.free() >= need {
             return Ok(());
@@ -359,7 +367,31 @@ impl Producer {
     /// reader closed once its buffer fills: checking on every send would pull the
     /// consumer's cache line across for every message.
     #[inline]
-    pub fn send(&mut self, mut msg: &[u8], before_wait: &mut impl FnMut()) -> io::Result<()> {
+    pub fn send(&mut self, msg: &[u8], before_wait: &mut impl FnMut()) -> io::Result<()> {
+        let len = msg.len() as u64;
+        if len <= self.s.batch && len <= self.free() {
+            // The common case: the whole message fits the room we know of and one
+            // batch, so it is one copy and no wait.
+            // SAFETY: as in `send_pieces`, with `k = len`.
+            unsafe {
+                crate::copy::copy_short(
+                    msg.as_ptr(),
+                    self.s.data.add(self.offset(self.head)),
+                    msg.len(),
+                );
+            }
+            self.head += len;
+            if self.head - self.published >= self.s.batch {
+                self.publish();
+            }
+            return Ok(());
+        }
+        self.send_pieces(msg, before_wait)
+    }
+
+    /// [`send`](Producer::send) in pieces of at most a batch, waiting for room.
+    #[inline(never)]
+    fn send_pieces(&mut self, mut msg: &[u8], before_wait: &mut impl FnMut()) -> io::Result<()> {
         while !msg.is_empty() {
             let want = (msg.len() as u64).min(self.s.capacity / 2).max(1);
             self.wait_free(want, before_wait)?;
@@ -401,6 +433,7 @@ impl Producer {
     }
 
     /// Zero-copy: appends the first `n` bytes of the last reservation.
+    #[inline]
     pub fn commit(&mut self, n: usize) {
         assert!(
             n as u64 <= self.free(),
@@ -489,6 +522,7 @@ impl Consumer {
     /// (see [`Producer::send`]), and a producer waiting for `a` free bytes and a
     /// consumer waiting for `b` readable ones can both wait for ever exactly when
     /// `a + b > capacity` (found by the model check in `tests/ring_model.rs`).
+    #[inline(always)]
     fn wait_data(&mut self, n: u64, before_wait: &mut impl FnMut()) -> io::Result<Available> {
         let need = n.min(self.s.capacity / 2).min(self.s.batch).max(1);
         if self.available() >= need {
@@ -534,6 +568,36 @@ impl Consumer {
     /// Fills `buf` completely. `Ok(false)`: the producer closed before the first byte.
     #[inline]
     pub fn recv(&mut self, buf: &mut [u8], before_wait: &mut impl FnMut()) -> io::Result<bool> {
+        let len = buf.len() as u64;
+        if self.available() < len && self.wait_data(len, before_wait)? == Available::Closed {
+            // `Closed` means nothing is left to read.
+            return Ok(false);
+        }
+        if self.available() < len {
+            // A message longer than a batch or half the ring, or the end of a stream.
+            return self.recv_pieces(buf, before_wait);
+        }
+        // The common case: the whole message has arrived, one copy.
+        // SAFETY: `len ≤ available`: those bytes were published by the producer
+        // (Acquire on `head`) and are ours until we publish `tail`; the mirror makes
+        // them contiguous.
+        unsafe {
+            crate::copy::copy_short(
+                self.s.data.add(self.offset(self.tail)),
+                buf.as_mut_ptr(),
+                buf.len(),
+            );
+        }
+        self.tail += len;
+        if self.tail - self.published >= self.s.batch {
+            self.publish();
+        }
+        Ok(true)
+    }
+
+    /// [`recv`](Consumer::recv) piece by piece, as the bytes arrive.
+    #[inline(never)]
+    fn recv_pieces(&mut self, buf: &mut [u8], before_wait: &mut impl FnMut()) -> io::Result<bool> {
         let mut filled = 0usize;
         while filled < buf.len() {
             if self.available() == 0
@@ -602,6 +666,7 @@ impl Consumer {
     }
 
     /// Zero-copy: gives `n` peeked bytes back to the producer.
+    #[inline]
     pub fn release(&mut self, n: usize) {
         assert!(
             n as u64 <= self.available(),
