@@ -15,8 +15,9 @@
 //!    this thread with `inherit`, so the shell and everything it starts is
 //!    counted and nothing is added to the command line; software counters always,
 //!    hardware ones (instructions, cycles, stalls, misses) with a PMU. Without a
-//!    PMU, instructions come from one run of each command under callgrind
-//!    (deterministic; with simulated cache misses).
+//!    PMU, instructions come from passes of each command under callgrind (with
+//!    simulated cache misses), made deterministic: address-space randomisation off
+//!    and interpreters' hash seeds fixed ([`fixed_seeds`]).
 //! 5. **Named events and the stall search** ([`stalls`]): `--events LIST` counts
 //!    model-specific events by name through `perf stat -x,`; `--search-stalls`
 //!    counts every `stall|penalty|miss` event of `perf list` on A and B and ranks
