@@ -17,8 +17,19 @@
  *
  * in xferbench's order, so that each probe finds the machine as xferbench's does.
  *
- * Each is the median of 15 samples; the first round trip of a sample is not timed (it
- * waits for the echo thread to start). Build and compare with scripts/limits-check.sh.
+ * Each is the median of 15 samples, printed with the smallest and the largest (name,
+ * median, unit, min, max, tab-separated). As in xferbench, every probe of two threads
+ * first takes one sample that is not counted, the first round trip of a sample is not
+ * timed (it waits for the echo thread to start), and a round-trip sample stops when it
+ * has spent 40 ms (xferbench's budget per sample). Build and compare with
+ * scripts/limits-check.sh.
+ *
+ *   limits-ref trips futex-across|futex-one|pipe [N]
+ *
+ * times each of N round trips (3,000 by default) of one wake-up probe on its own and
+ * prints how they spread: the idle entries of CPUs 0 and 1 per round trip (cpuidle),
+ * the median and 10th/90th percentiles of every block of 100 round trips in order,
+ * and a histogram. scripts/limits-wakeups.sh runs it.
  */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -47,9 +58,40 @@ static int cmp(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-static double median(double *v, int n) {
+/* A probe's samples: the median with the smallest and the largest. */
+struct est {
+    double median, min, max;
+};
+
+static struct est median(double *v, int n) {
     qsort(v, n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    struct est e = {n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+    return e;
+}
+
+/* xferbench's budget per sample of a round-trip probe (the full set's). */
+#define BUDGET 0.040
+
+/* As in xferbench, the measuring side of every two-thread sample runs on a thread of
+ * its own, started for the sample after the echo and pinned by itself; the main thread
+ * is never pinned. */
+struct job {
+    double (*fn)(void);
+    double out;
+};
+
+static void *job_run(void *p) {
+    struct job *j = p;
+    j->out = j->fn();
+    return NULL;
+}
+
+static double on_own_thread(double (*fn)(void)) {
+    struct job j = {fn, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, job_run, &j);
+    pthread_join(t, NULL);
+    return j.out;
 }
 
 static void pin(int cpu) {
@@ -60,7 +102,7 @@ static void pin(int cpu) {
 }
 
 /* Both buffers start on a page (one page apart), then dst moves `offset` further. */
-static double memcpy_gbs(size_t size, size_t offset) {
+static struct est memcpy_gbs(size_t size, size_t offset) {
     size_t gap = (size + 4095) / 4096 * 4096 + 4096;
     char *region = aligned_alloc(4096, (gap + offset + size + 4095) / 4096 * 4096);
     char *src = region, *dst = region + gap + offset;
@@ -85,37 +127,61 @@ static double memcpy_gbs(size_t size, size_t offset) {
 static _Alignas(128) _Atomic uint64_t line;
 static long trips;
 
+static _Atomic int give_up;
+
 static void *line_echo(void *arg) {
     (void)arg;
     pin(cpu_b);
     for (uint64_t expect = 1; expect < 2 * (uint64_t)(trips + 1); expect += 2) {
-        while (atomic_load_explicit(&line, memory_order_acquire) != expect) __builtin_ia32_pause();
+        for (uint32_t spins = 0; atomic_load_explicit(&line, memory_order_acquire) != expect;) {
+            __builtin_ia32_pause();
+            if (++spins % 4096 == 0 && atomic_load_explicit(&give_up, memory_order_relaxed))
+                return NULL;
+        }
         atomic_store_explicit(&line, expect + 1, memory_order_release);
     }
     return NULL;
 }
 
-static double cache_line_ns(void) {
+/* One sample, over `trips` round trips or as many as fit in BUDGET (checked every 256,
+ * as xferbench does). */
+static double cache_line_measure(void) {
+    pin(cpu_a);
+    double start = now();
+    long timed = 0;
+    for (uint64_t next = 1; next < 2 * (uint64_t)(trips + 1); next += 2) {
+        atomic_store_explicit(&line, next, memory_order_release);
+        while (atomic_load_explicit(&line, memory_order_acquire) != next + 1) __builtin_ia32_pause();
+        if (next == 1) {
+            start = now(); /* the first trip waits for the echo's start */
+        } else if (++timed % 256 == 0 && now() - start > BUDGET) {
+            break;
+        }
+    }
+    return (now() - start) * 1e9 / timed;
+}
+
+static double cache_line_sample(void) {
+    atomic_store(&line, 0);
+    atomic_store(&give_up, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, line_echo, NULL);
+    double ns = on_own_thread(cache_line_measure);
+    atomic_store(&give_up, 1);
+    pthread_join(t, NULL);
+    return ns;
+}
+
+static struct est cache_line_ns(void) {
     double v[SAMPLES];
     trips = 6000;
-    for (int s = 0; s < SAMPLES; s++) {
-        atomic_store(&line, 0);
-        pthread_t t;
-        pthread_create(&t, NULL, line_echo, NULL);
-        pin(cpu_a);
-        double start = now();
-        for (uint64_t next = 1; next < 2 * (uint64_t)(trips + 1); next += 2) {
-            atomic_store_explicit(&line, next, memory_order_release);
-            while (atomic_load_explicit(&line, memory_order_acquire) != next + 1) __builtin_ia32_pause();
-            if (next == 1) start = now(); /* the first trip waits for the echo's start */
-        }
-        v[s] = (now() - start) * 1e9 / trips;
-        pthread_join(t, NULL);
-    }
+    cache_line_sample(); /* not counted, as in xferbench */
+    for (int s = 0; s < SAMPLES; s++) v[s] = cache_line_sample();
     return median(v, SAMPLES);
 }
 
-static _Atomic uint32_t word;
+/* 0: the echo's turn is over; 1: its turn; 2: the measuring side left (as xferbench). */
+static _Alignas(128) _Atomic uint32_t word;
 static int echo_cpu;
 
 static void fwait(uint32_t val) { syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0); }
@@ -125,37 +191,55 @@ static void *futex_echo(void *arg) {
     (void)arg;
     pin(echo_cpu);
     for (long i = 0; i <= trips; i++) {
-        while (atomic_load(&word) != 1) fwait(0);
+        for (uint32_t w; (w = atomic_load(&word)) != 1; fwait(0))
+            if (w == 2) return NULL;
         atomic_store(&word, 0);
         fwake();
     }
     return NULL;
 }
 
-static double futex_ns(int a, int b) {
+/* One sample, over `trips` round trips or as many as fit in BUDGET. */
+static double futex_measure(void) {
+    pin(cpu_a);
+    double start = now();
+    long timed = 0;
+    for (long i = 0; i <= trips; i++) {
+        atomic_store(&word, 1);
+        fwake();
+        while (atomic_load(&word) != 0) fwait(1);
+        if (i == 0) {
+            start = now(); /* the first trip waits for the echo's start */
+        } else if (++timed, now() - start > BUDGET) {
+            break;
+        }
+    }
+    return (now() - start) * 1e9 / timed;
+}
+
+static double futex_sample(void) {
+    atomic_store(&word, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, futex_echo, NULL);
+    double ns = on_own_thread(futex_measure);
+    atomic_store(&word, 2); /* the echo leaves, woken in case it sleeps */
+    fwake();
+    pthread_join(t, NULL);
+    return ns;
+}
+
+/* The measuring side on cpu_a, the echo on `echo`. */
+static struct est futex_ns(int echo) {
     double v[SAMPLES];
     trips = 300;
-    echo_cpu = b;
-    for (int s = 0; s < SAMPLES; s++) {
-        atomic_store(&word, 0);
-        pthread_t t;
-        pthread_create(&t, NULL, futex_echo, NULL);
-        pin(a);
-        double start = now();
-        for (long i = 0; i <= trips; i++) {
-            atomic_store(&word, 1);
-            fwake();
-            while (atomic_load(&word) != 0) fwait(1);
-            if (i == 0) start = now();
-        }
-        v[s] = (now() - start) * 1e9 / trips;
-        pthread_join(t, NULL);
-    }
+    echo_cpu = echo;
+    futex_sample(); /* not counted, as in xferbench */
+    for (int s = 0; s < SAMPLES; s++) v[s] = futex_sample();
     return median(v, SAMPLES);
 }
 
 /* As xferbench: 6,000 calls per sample (20 x 300 trips), after one unrecorded sample. */
-static double syscall_ns(void) {
+static struct est syscall_ns(void) {
     double v[SAMPLES];
     for (int s = -1; s < SAMPLES; s++) {
         double start = now();
@@ -176,33 +260,50 @@ static void *pipe_echo(void *arg) {
     return NULL;
 }
 
-static double pipe_ns(void) {
-    double v[SAMPLES];
-    for (int s = 0; s < SAMPLES; s++) {
-        if (pipe(up) || pipe(down)) return -1;
-        pthread_t t;
-        pthread_create(&t, NULL, pipe_echo, NULL);
-        pin(cpu_a);
-        char c = 7;
-        double start = now();
-        for (int i = 0; i <= 300; i++) {
-            if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) return -1;
-            if (i == 0) start = now();
+/* One sample, over 300 round trips or as many as fit in BUDGET. */
+static double pipe_measure(void) {
+    pin(cpu_a);
+    char c = 7;
+    double start = now();
+    long timed = 0;
+    for (int i = 0; i <= 300; i++) {
+        if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) {
+            close(up[1]);
+            return -1;
         }
-        v[s] = (now() - start) * 1e9 / 300;
-        close(up[1]);
-        pthread_join(t, NULL);
-        close(up[0]);
-        close(down[0]);
-        close(down[1]);
+        if (i == 0) {
+            start = now(); /* the first trip waits for the echo's start */
+        } else if (++timed, now() - start > BUDGET) {
+            break;
+        }
     }
+    double took = now() - start;
+    close(up[1]); /* the echo reads the end and leaves */
+    return took * 1e9 / timed;
+}
+
+static double pipe_sample(void) {
+    if (pipe(up) || pipe(down)) return -1;
+    pthread_t t;
+    pthread_create(&t, NULL, pipe_echo, NULL);
+    double ns = on_own_thread(pipe_measure);
+    pthread_join(t, NULL);
+    close(up[0]);
+    close(down[0]);
+    close(down[1]);
+    return ns;
+}
+
+static struct est pipe_ns(void) {
+    double v[SAMPLES];
+    pipe_sample(); /* not counted, as in xferbench */
+    for (int s = 0; s < SAMPLES; s++) v[s] = pipe_sample();
     return median(v, SAMPLES);
 }
 
 /* The hand-over: two pools of page-aligned slots, the flag's odd values the echo's. */
 #define POOL (4 << 20)
 static _Alignas(128) _Atomic uint64_t flag;
-static _Atomic int give_up;
 static char *request, *reply;
 static size_t ho_size, ho_stride, ho_slots;
 
@@ -226,7 +327,9 @@ static void *handover_echo(void *arg) {
 
 static volatile uint64_t ho_sink;
 
-/* Mean ns per round trip over `trips`, or as many as fit in 40 ms (xferbench's budget). */
+/* Mean ns per round trip over `trips`, or as many as fit in BUDGET. */
+static double handover_measure(void);
+
 static double handover_sample(size_t size) {
     ho_size = size;
     ho_stride = (size + 4095) / 4096 * 4096;
@@ -241,6 +344,16 @@ static double handover_sample(size_t size) {
     atomic_store(&give_up, 0);
     pthread_t t;
     pthread_create(&t, NULL, handover_echo, NULL);
+    double ns = on_own_thread(handover_measure);
+    atomic_store(&give_up, 1);
+    pthread_join(t, NULL);
+    free(request);
+    free(reply);
+    return ns;
+}
+
+static double handover_measure(void) {
+    size_t size = ho_size;
     pin(cpu_a);
     uint64_t sink = 0;
     long timed = 0;
@@ -255,21 +368,17 @@ static double handover_sample(size_t size) {
             start = now(); /* the first trip waits for the echo's start */
         } else {
             timed++;
-            if (now() - start > 0.040) break;
+            if (now() - start > BUDGET) break;
         }
     }
     double took = now() - start;
     ho_sink = sink;
-    atomic_store(&give_up, 1);
-    pthread_join(t, NULL);
-    free(request);
-    free(reply);
     return took * 1e9 / timed;
 }
 
 /* As xferbench: 300 round trips of 64 KiB per sample, proportionally more of smaller
  * buffers; one sample first, not counted (it warms the allocator and the CPUs). */
-static double handover_ns(size_t size) {
+static struct est handover_ns(size_t size) {
     double v[SAMPLES];
     trips = 300 * (size < 65536 ? 65536 / size : 1);
     handover_sample(size);
@@ -277,23 +386,112 @@ static double handover_ns(size_t size) {
     return median(v, SAMPLES);
 }
 
+/* Entries into any idle state of CPUs 0 and 1 so far (0 without cpuidle). */
+static long long idle_entries(void) {
+    long long sum = 0, v;
+    char path[96];
+    for (int cpu = 0; cpu < 2; cpu++)
+        for (int state = 0; state < 8; state++) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/usage", cpu, state);
+            FILE *f = fopen(path, "r");
+            if (!f) break;
+            if (fscanf(f, "%lld", &v) == 1) sum += v;
+            fclose(f);
+        }
+    return sum;
+}
+
+/* `trips` mode: every round trip of one probe timed on its own. */
+static int trip_series(const char *kind, long n) {
+    int is_pipe = !strcmp(kind, "pipe");
+    if (!is_pipe && strcmp(kind, "futex-across") && strcmp(kind, "futex-one")) {
+        fprintf(stderr, "unknown probe %s: futex-across, futex-one or pipe\n", kind);
+        return 2;
+    }
+    if (n < 100) {
+        fprintf(stderr, "at least 100 round trips\n");
+        return 2;
+    }
+    double *t = malloc(sizeof *t * (n + 1));
+    trips = n;
+    echo_cpu = !strcmp(kind, "futex-one") ? cpu_a : cpu_b;
+    atomic_store(&word, 0);
+    if (is_pipe && (pipe(up) || pipe(down))) return 1;
+    pthread_t e;
+    pthread_create(&e, NULL, is_pipe ? pipe_echo : futex_echo, NULL);
+    pin(cpu_a);
+    long long idle0 = 0;
+    double last = now();
+    for (long i = 0; i <= n; i++) {
+        if (is_pipe) {
+            char c = 7;
+            if (write(up[1], &c, 1) != 1 || read(down[0], &c, 1) != 1) return 1;
+        } else {
+            atomic_store(&word, 1);
+            fwake();
+            while (atomic_load(&word) != 0) fwait(1);
+        }
+        double at = now();
+        t[i] = (at - last) * 1e9;
+        last = at;
+        if (i == 0) idle0 = idle_entries(); /* the first trip waits for the echo's start */
+    }
+    long long idle = idle_entries() - idle0;
+    if (is_pipe) close(up[1]);
+    pthread_join(e, NULL);
+    printf("%s: %ld round trips, %.2f idle entries of CPUs 0-1 per round trip\n", kind, n, (double)idle / n);
+    printf("blocks of 100 round trips in order, us: median [10th-90th percentile]\n");
+    double b[100];
+    for (long s = 1; s + 100 <= n + 1; s += 100) {
+        memcpy(b, t + s, sizeof b);
+        qsort(b, 100, sizeof *b, cmp);
+        printf("%7.1f [%6.1f-%6.1f]%s", b[50] / 1e3, b[10] / 1e3, b[90] / 1e3, (s / 100) % 5 == 4 ? "\n" : "  ");
+    }
+    qsort(t + 1, n, sizeof *t, cmp);
+    printf("\nall, us: 10th %.1f, 25th %.1f, median %.1f, 75th %.1f, 90th %.1f\n", t[1 + n / 10] / 1e3,
+           t[1 + n / 4] / 1e3, t[1 + n / 2] / 1e3, t[1 + 3 * n / 4] / 1e3, t[1 + 9 * n / 10] / 1e3);
+    long bins[21] = {0}; /* 10 us wide, the last from 200 us */
+    for (long i = 1; i <= n; i++) bins[t[i] >= 200e3 ? 20 : (int)(t[i] / 10e3)]++;
+    long fast = 0;
+    for (long i = 1; i <= n; i++) fast += t[i] < 1e3;
+    printf("under 1 us (no side slept): %ld; histogram, us:", fast);
+    for (int k = 0; k < 21; k++)
+        if (bins[k] && k < 20) printf(" %d-%d: %ld,", k * 10, k * 10 + 10, bins[k]);
+        else if (bins[k]) printf(" %d+: %ld", k * 10, bins[k]);
+    printf("\n");
+    free(t);
+    return 0;
+}
+
+static void put(const char *name, struct est e, const char *unit) {
+    printf("%s\t%.3f\t%s\t%.3f\t%.3f\n", name, e.median, unit, e.min, e.max);
+}
+
 int main(int argc, char **argv) {
+    if (argc > 2 && !strcmp(argv[1], "trips")) {
+        cpu_a = 0;
+        cpu_b = 1;
+        return trip_series(argv[2], argc > 3 ? atol(argv[3]) : 3000);
+    }
     cpu_a = argc > 1 ? atoi(argv[1]) : 0;
     cpu_b = argc > 2 ? atoi(argv[2]) : 1;
     size_t sizes[] = {4 << 10, 64 << 10, 2 << 20, 64 << 20};
     const char *names[] = {"memcpy 4 KiB", "memcpy 64 KiB", "memcpy 2 MiB", "memcpy 64 MiB"};
     size_t offsets[] = {16, 64, 2048};
-    for (int i = 0; i < 4; i++) printf("%s\t%.3f\tGB/s\n", names[i], memcpy_gbs(sizes[i], 0));
+    char name[64];
+    for (int i = 0; i < 4; i++) put(names[i], memcpy_gbs(sizes[i], 0), "GB/s");
     for (int i = 0; i < 3; i++)
-        for (int o = 0; o < 3; o++)
-            printf("%s at %zu\t%.3f\tGB/s\n", names[i], offsets[o], memcpy_gbs(sizes[i], offsets[o]));
-    printf("cache-line round trip\t%.1f\tns\n", cache_line_ns());
-    printf("futex wake round trip, across\t%.1f\tns\n", futex_ns(cpu_a, cpu_b));
-    printf("futex wake round trip, one CPU\t%.1f\tns\n", futex_ns(cpu_a, cpu_a));
-    printf("pipe round trip\t%.1f\tns\n", pipe_ns());
-    printf("hand-over round trip 4 KiB\t%.1f\tns\n", handover_ns(4 << 10));
-    printf("hand-over round trip 64 KiB\t%.1f\tns\n", handover_ns(64 << 10));
+        for (int o = 0; o < 3; o++) {
+            snprintf(name, sizeof name, "%s at %zu", names[i], offsets[o]);
+            put(name, memcpy_gbs(sizes[i], offsets[o]), "GB/s");
+        }
+    put("cache-line round trip", cache_line_ns(), "ns");
+    put("futex wake round trip, across", futex_ns(cpu_b), "ns");
+    put("futex wake round trip, one CPU", futex_ns(cpu_a), "ns");
+    put("pipe round trip", pipe_ns(), "ns");
+    put("hand-over round trip 4 KiB", handover_ns(4 << 10), "ns");
+    put("hand-over round trip 64 KiB", handover_ns(64 << 10), "ns");
     /* last, as xferbench measures it */
-    printf("system call (getppid)\t%.1f\tns\n", syscall_ns());
+    put("system call (getppid)", syscall_ns(), "ns");
     return 0;
 }
