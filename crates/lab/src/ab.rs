@@ -15,8 +15,9 @@
 //!    this thread with `inherit`, so the shell and everything it starts is
 //!    counted and nothing is added to the command line; software counters always,
 //!    hardware ones (instructions, cycles, stalls, misses) with a PMU. Without a
-//!    PMU, instructions come from one run of each command under callgrind
-//!    (deterministic; with simulated cache misses).
+//!    PMU, instructions come from passes of each command under callgrind (with
+//!    simulated cache misses), made deterministic: address-space randomisation off
+//!    and interpreters' hash seeds fixed ([`fixed_seeds`]).
 //! 5. **Named events and the stall search** ([`stalls`]): `--events LIST` counts
 //!    model-specific events by name through `perf stat -x,`; `--search-stalls`
 //!    counts every `stall|penalty|miss` event of `perf list` on A and B and ranks
@@ -376,8 +377,51 @@ fn run_once(
     })
 }
 
+/// Hash seeds that interpreters otherwise randomise per process, set to 0 for the
+/// counting passes unless the user set them: with a random seed, `python3`'s
+/// instruction count varies by several per cent from run to run.
+pub const FIXED_HASH_SEEDS: [&str; 2] = ["PYTHONHASHSEED", "PERL_HASH_SEED"];
+
+/// What the counting passes fix so that a command executes the same instructions
+/// every run: the hash seeds of [`FIXED_HASH_SEEDS`] the environment leaves unset.
+/// (Address-space randomisation is always off in them.)
+pub fn fixed_seeds() -> Vec<&'static str> {
+    FIXED_HASH_SEEDS
+        .into_iter()
+        .filter(|v| std::env::var_os(v).is_none())
+        .collect()
+}
+
+/// How the counting passes were made deterministic, in words.
+pub fn determinism_note(seeds: &[&str]) -> String {
+    let mut s = "counted with address-space randomisation off".to_string();
+    for v in seeds {
+        s.push_str(&format!(", {v}=0"));
+    }
+    s.push_str(" (the timed runs as users run them)");
+    s
+}
+
+/// Turns address-space layout randomisation off for the calling process and what it
+/// executes (`personality(ADDR_NO_RANDOMIZE)`, as `setarch -R` does); for a
+/// `pre_exec` hook, so it touches nothing but the one system call.
+fn no_aslr() -> std::io::Result<()> {
+    // SAFETY: personality(2) only reads and sets the calling process's execution
+    // domain flags; 0xffffffff queries them without changing anything.
+    let current = unsafe { libc::personality(0xffff_ffff) };
+    if current == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above; the flags are the current ones plus ADDR_NO_RANDOMIZE.
+    if unsafe { libc::personality((current | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Runs `command` once under callgrind (following `sh` into its children) and sums
-/// the totals of every process.
+/// the totals of every process. The pass is deterministic where the platform allows:
+/// address-space randomisation off, and the hash seeds of [`fixed_seeds`] set to 0.
 pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError> {
     let err = |message: String| AbError::Callgrind {
         command: command.into(),
@@ -389,12 +433,19 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
         .tempdir()
         .map_err(|e| err(e.to_string()))?;
     let dir = tmp.path().to_path_buf();
-    let output = Command::new("valgrind")
+    let mut valgrind = Command::new("valgrind");
+    valgrind
         .args(callgrind::valgrind_args(&dir, None))
         .args(["sh", "-c", command])
+        .envs(fixed_seeds().into_iter().map(|v| (v, "0")))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .output();
+        .stdout(Stdio::null());
+    // SAFETY: the hook makes one system call and allocates nothing, as is required
+    // between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut valgrind, no_aslr);
+    }
+    let output = valgrind.output();
     let result = match output {
         Err(e) => Err(err(format!("cannot start valgrind: {e}"))),
         Ok(o) if !o.status.success() => {
@@ -537,8 +588,9 @@ pub fn run(
         }
         notes.push(format!(
             "no hardware PMU: instructions and cache misses simulated by callgrind ({} pass(es) \
-             of each, interleaved)",
-            ca.len()
+             of each, interleaved; {})",
+            ca.len(),
+            determinism_note(&fixed_seeds())
         ));
     } else if !pmu {
         notes.push(
@@ -673,6 +725,30 @@ pub(crate) mod tests {
             })
             .collect();
         side(command, runs, Vec::new())
+    }
+
+    #[test]
+    fn counting_passes_run_without_address_space_randomisation() {
+        let mut c = Command::new("cat");
+        c.arg("/proc/self/personality");
+        // SAFETY: as in `callgrind_totals`.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut c, no_aslr);
+        }
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let flags = u32::from_str_radix(text.trim(), 16).unwrap();
+        assert_ne!(flags & libc::ADDR_NO_RANDOMIZE as u32, 0, "{text}");
+    }
+
+    #[test]
+    fn the_determinism_note_names_what_was_fixed() {
+        assert_eq!(
+            determinism_note(&["PYTHONHASHSEED"]),
+            "counted with address-space randomisation off, PYTHONHASHSEED=0 (the timed runs \
+             as users run them)"
+        );
+        assert!(fixed_seeds().iter().all(|v| FIXED_HASH_SEEDS.contains(v)));
     }
 
     #[test]
