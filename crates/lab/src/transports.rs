@@ -19,6 +19,7 @@
 
 use crate::plugins;
 use std::borrow::Cow;
+#[cfg(feature = "iceoryx2")]
 use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
 use xferbench_transports::plugin::{PluginError, PluginTransport};
@@ -57,6 +58,7 @@ pub fn all() -> Vec<Descriptor> {
         Pipe::descriptor(),
         Unix::descriptor(),
         Tcp::descriptor(),
+        #[cfg(feature = "iceoryx2")]
         Iceoryx2::descriptor(),
         rpmsg(),
     ];
@@ -181,6 +183,7 @@ pub fn dispatch<W: WithTransport>(
         "pipe" => w.with(Pipe::from_values(values)?),
         "unix" => w.with(Unix::from_values(values)?),
         "tcp" => w.with(Tcp::from_values(values)?),
+        #[cfg(feature = "iceoryx2")]
         "iceoryx2" => w.with(Iceoryx2::from_values(values)?),
         RPMSG => return Err(TransportLookupError::OwnRig(name.to_string())),
         _ if plugins::is_plugin(name) => w.with(PluginTransport::open_values(

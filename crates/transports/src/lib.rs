@@ -4,7 +4,7 @@
 //! This crate knows nothing of the measurement lab, the command line or reports. It
 //! offers one extension point, the [`Transport`] trait, and one file per
 //! implementation (`os/pipe.rs`, `os/unix.rs`, `os/tcp.rs`, `shm/mod.rs`,
-//! `rpmsg/transport.rs`, `iox2/`), and [`plugin`], which loads a user's shared library
+//! `rpmsg/transport.rs`, `iox2/`, behind the default `iceoryx2` feature), and [`plugin`], which loads a user's shared library
 //! (the C ABI of `include/xferbench/plugin.h`) as a transport.
 //!
 //! # The transport contract
@@ -51,6 +51,7 @@ pub mod buffer;
 pub mod conformance;
 pub mod copy;
 pub mod daq;
+#[cfg(feature = "iceoryx2")]
 pub mod iox2;
 pub mod kv;
 pub mod os;

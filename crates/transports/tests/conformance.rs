@@ -1,6 +1,7 @@
 //! Every transport passes the whole conformance suite, with default and with
 //! non-default parameters (RPMsg with its 496-byte message limit).
 
+#[cfg(feature = "iceoryx2")]
 use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
 use xferbench_transports::rpmsg::Rpmsg;
@@ -53,12 +54,15 @@ conformance_suite!(
     rpmsg_poll_small_rings,
     Rpmsg::from_params(&with(&[("notify", "poll"), ("num", "8")])).unwrap()
 );
+#[cfg(feature = "iceoryx2")]
 conformance_suite!(iceoryx2_event, Iceoryx2::default());
+#[cfg(feature = "iceoryx2")]
 conformance_suite!(
     iceoryx2_spin,
     Iceoryx2::from_params(&with(&[("wait", "spin")])).unwrap()
 );
 // A deeper subscriber buffer and a publisher history.
+#[cfg(feature = "iceoryx2")]
 conformance_suite!(
     iceoryx2_spin_buffered_history,
     Iceoryx2::from_params(&with(&[

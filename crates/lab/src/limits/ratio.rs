@@ -187,6 +187,7 @@ pub fn fraction(
 /// The floor of a round trip of `transport`, whose waits (shm's `wait`, RPMsg's
 /// `notify`) are read through their definitions, defaults included.
 fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'static>> {
+    #[cfg(feature = "iceoryx2")]
     use xferbench_transports::iox2::{WAIT as IOX2_WAIT, Wait as Iox2Wait};
     use xferbench_transports::rpmsg::{NOTIFY, Notify};
     use xferbench_transports::shm::{WAIT, wait::Strategy};
@@ -201,6 +202,7 @@ fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'st
             Strategy::Block => Floor::Futex,
             Strategy::Spin | Strategy::Hybrid => Floor::CacheLine,
         },
+        #[cfg(feature = "iceoryx2")]
         "iceoryx2" => match Iox2Wait::from_name(&or_default(&IOX2_WAIT))? {
             Iox2Wait::Spin => Floor::CacheLine,
             Iox2Wait::Event => Floor::Futex,
