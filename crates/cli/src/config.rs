@@ -606,6 +606,75 @@ mod tests {
     }
 
     #[test]
+    fn rpmsg_points_above_a_packet_run_at_its_largest_size_with_a_note() {
+        use super::{PointSpec, Touch, fit_default_sizes_to_rpmsg, transports};
+        let max = transports::RPMSG_MAX_SIZE;
+        let point = |transport: &str, size| PointSpec {
+            transport: transport.into(),
+            transport_params: Default::default(),
+            size,
+            channels: 1,
+            zero_copy: false,
+            touch: Touch::All,
+        };
+        let mut points = vec![
+            point("rpmsg", 64),
+            point("rpmsg", 4096),
+            point("rpmsg", 65536),
+            point("shm", 64),
+            point("shm", 65536),
+        ];
+        let note = fit_default_sizes_to_rpmsg(&mut points).unwrap();
+        // 4 KiB and 64 KiB both become the largest packet, which runs once.
+        assert_eq!(
+            points,
+            [
+                point("rpmsg", 64),
+                point("rpmsg", max),
+                point("shm", 64),
+                point("shm", 65536),
+            ]
+        );
+        assert!(
+            note.starts_with(
+                "rpmsg: the default sizes 4 KiB and 64 KiB do not fit an RPMsg packet"
+            ),
+            "{note}"
+        );
+        assert!(
+            note.contains(&format!("rpmsg ran at {max} bytes instead")),
+            "{note}"
+        );
+        // One size too large reads in the singular; sizes that fit leave no note.
+        let mut one = vec![point("rpmsg", 4096)];
+        let note = fit_default_sizes_to_rpmsg(&mut one).unwrap();
+        assert!(
+            note.starts_with("rpmsg: the default size 4 KiB does not fit"),
+            "{note}"
+        );
+        let mut fits = vec![point("rpmsg", 64), point("rpmsg", max), point("shm", 65536)];
+        let before = fits.clone();
+        assert_eq!(fit_default_sizes_to_rpmsg(&mut fits), None);
+        assert_eq!(fits, before);
+    }
+
+    #[test]
+    fn run_with_rpmsg_and_no_size_fits_the_default_sizes_and_says_so() {
+        let c = config(&["xferbench", "run", "pingpong", "-t", "rpmsg"]).unwrap();
+        let sizes: Vec<u64> = c.points.iter().map(|p| p.size).collect();
+        assert_eq!(sizes, [64, super::transports::RPMSG_MAX_SIZE]);
+        assert!(
+            c.notes.iter().any(|n| n.starts_with(
+                "rpmsg: the default sizes 4 KiB and 64 KiB do not fit an RPMsg packet"
+            )),
+            "{:?}",
+            c.notes
+        );
+        // Sizes given on the command line are the user's: too large is an error.
+        assert!(config(&["xferbench", "run", "pingpong", "-t", "rpmsg", "-s", "4KiB"]).is_err());
+    }
+
+    #[test]
     fn a_value_given_twice_is_a_usage_error() {
         for (argv, want) in [
             (

@@ -12,6 +12,7 @@ use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
 use xferbench_lab::rig::{Rig, RunControl, RunError};
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::RpmsgPoint;
+use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{Buffers, Notify};
 
 fn remote() -> RemoteKind {
@@ -377,6 +378,31 @@ fn rpmsg_in_run_refuses_stream_and_large_sizes_with_the_reason() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(needle), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn rpmsg_in_run_without_sizes_runs_the_defaults_that_fit_and_warns() {
+    let out = assert_cmd::Command::cargo_bin("xferbench")
+        .unwrap()
+        .args(["run", "pingpong", "-t", "rpmsg"])
+        .args(["-r", "1", "-w", "0", "-d", "0.2", "--no-limits", "--json"])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("rpmsg: the default sizes 4 KiB and 64 KiB do not fit an RPMsg packet"),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sizes: Vec<&str> = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["params"]["size"].as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["64", &MAX_PAYLOAD.to_string()], "{doc}");
 }
 
 #[test]

@@ -166,6 +166,24 @@ fn run_members(r: &ProcReading, roots: &BTreeSet<u32>) -> BTreeSet<u32> {
     members
 }
 
+/// The nearest ancestor of `pid` (a process in `start`) that is still in `end`:
+/// the one that reaped it, when its parent or a chain of exited parents did.
+fn surviving_ancestor(start: &ProcReading, end: &ProcReading, pid: u32) -> Option<u32> {
+    let mut p = pid;
+    // Bounded, as in `run_members`.
+    for _ in 0..64 {
+        let e = start.processes.get(&p)?;
+        if e.ppid == 0 || e.ppid == p {
+            return None;
+        }
+        p = e.ppid;
+        if end.processes.contains_key(&p) {
+            return Some(p);
+        }
+    }
+    None
+}
+
 /// A process outside the run that used CPU during it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Contender {
@@ -173,7 +191,8 @@ pub struct Contender {
     pub pid: u32,
     /// Its command name.
     pub command: String,
-    /// CPUs it used on average over the window(s).
+    /// CPUs it used on average over the window(s), with what its children that
+    /// exited in the window used within it.
     pub cpus: f64,
 }
 
@@ -201,7 +220,7 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
     let mut run = run_members(start, &roots);
     run.extend(run_members(end, &roots));
     let window_s = end.at.saturating_duration_since(start.at).as_secs_f64();
-    let mut per_process: Vec<(u32, &ProcEntry, i64)> = Vec::new();
+    let mut per_process: BTreeMap<u32, (&ProcEntry, i64)> = BTreeMap::new();
     let mut kernel = 0i64;
     for (pid, e) in &end.processes {
         if run.contains(pid) {
@@ -212,18 +231,25 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
         if e.kernel {
             kernel += d;
         } else {
-            per_process.push((*pid, e, d));
+            per_process.insert(*pid, (e, d));
         }
     }
-    // A process that exited during the window: its parent's children's time now
-    // holds all it ever used, so what it had used before the window comes off.
-    let mut gone = 0i64;
+    // A process that exited during the window: whoever reaped it now holds all it
+    // ever used in its children's time, so what it had used before the window comes
+    // off that process (its nearest ancestor still there at the end), leaving it the
+    // exited child's use within the window. With no such ancestor outside the run it
+    // comes off the total only.
+    let mut unplaced = 0i64;
     for (pid, s) in &start.processes {
-        if !end.processes.contains_key(pid) && !run.contains(pid) && !s.kernel {
-            gone += s.ticks as i64;
+        if end.processes.contains_key(pid) || run.contains(pid) || s.kernel {
+            continue;
+        }
+        match surviving_ancestor(start, end, *pid).and_then(|a| per_process.get_mut(&a)) {
+            Some((_, d)) => *d -= s.ticks as i64,
+            None => unplaced += s.ticks as i64,
         }
     }
-    let others: i64 = per_process.iter().map(|(_, _, d)| d).sum::<i64>() - gone;
+    let others: i64 = per_process.values().map(|(_, d)| d).sum::<i64>() - unplaced;
     let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     let cpus = |ticks: i64| {
         if window_s > 0.0 {
@@ -232,6 +258,10 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
             0.0
         }
     };
+    let mut per_process: Vec<(u32, &ProcEntry, i64)> = per_process
+        .into_iter()
+        .map(|(p, (e, d))| (p, e, d))
+        .collect();
     per_process.sort_by_key(|(_, _, d)| std::cmp::Reverse(*d));
     let busiest = per_process
         .iter()
@@ -593,6 +623,36 @@ mod tests {
             }
         });
         assert!((c.others_cpus - 0.5).abs() < 0.02, "{c:?}");
+    }
+
+    #[test]
+    fn a_parent_whose_child_exits_in_the_window_reads_what_was_used_in_it() {
+        // On a two-CPU machine over one second: cargo (299) runs a quarter second
+        // itself and reaps a compiler (300) that had used 30 s before the window and
+        // 0.5 s in it; a build script (302) that had used 10 s exits with its own
+        // parent (301, 2 s before, 0.25 s in) and is reaped through it, both by cargo.
+        let c = window(|p, end| {
+            let t = if end { hz() } else { 0 };
+            p.machine(2 * t, 0, 0, 2.0);
+            p.process(1, 0, "init", 0, 0, false);
+            p.process(100, 1, "xferbench", t / 4, 0, false);
+            if end {
+                p.exit(300);
+                p.exit(301);
+                p.exit(302);
+                let reaped = 30 * hz() + hz() / 2 + 2 * hz() + hz() / 4 + 10 * hz();
+                p.process(299, 1, "cargo", 5 * hz() + hz() / 4, reaped, false);
+            } else {
+                p.process(299, 1, "cargo", 5 * hz(), 0, false);
+                p.process(300, 299, "rustc", 30 * hz(), 0, false);
+                p.process(301, 299, "build-script", 2 * hz(), 0, false);
+                p.process(302, 301, "cc", 10 * hz(), 0, false);
+            }
+        });
+        assert_eq!(c.busiest.len(), 1, "{c:?}");
+        assert_eq!(c.busiest[0].pid, 299);
+        assert!((c.busiest[0].cpus - 1.0).abs() < 0.02, "{c:?}");
+        assert!((c.others_cpus - 1.0).abs() < 0.02, "{c:?}");
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! ```
 //!
 //! `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench-studies --lib docs_data` rewrites
-//! the blocks from the files.
+//! each data folder's `summary.md` as its writer renders it from the folder's
+//! `results.json`, and the blocks from the files.
 
 use crate::folder::write_folder;
 use std::path::{Path, PathBuf};
@@ -125,6 +126,46 @@ fn docs_data_results_parse_under_the_current_schema_and_render() {
     }
 }
 
+/// The data folders whose `summary.md` is not what their writer renders from their
+/// `results.json`; with `update`, rewritten so that it is.
+fn stale_summaries(update: bool) -> Vec<String> {
+    let mut stale = Vec::new();
+    for (_, dir) in data_folders() {
+        let text = std::fs::read_to_string(dir.join("results.json")).unwrap();
+        let Ok(doc) = serde_json::from_str::<ResultDoc>(&text) else {
+            continue; // the test above names it
+        };
+        let out = tempfile::tempdir().unwrap();
+        if write_folder(out.path(), &doc).is_err() {
+            continue; // likewise
+        }
+        let path = dir.join("summary.md");
+        let rendered = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(rendered.as_str()) {
+            if update {
+                std::fs::write(&path, rendered).unwrap();
+            } else {
+                stale.push(path.display().to_string());
+            }
+        }
+    }
+    stale
+}
+
+#[test]
+fn docs_data_summaries_are_what_their_writers_render() {
+    if std::env::var_os("XFERBENCH_UPDATE_DOCS").is_some() {
+        return; // the blocks' test rewrites them before it quotes them
+    }
+    let stale = stale_summaries(false);
+    assert!(
+        stale.is_empty(),
+        "the writers render these summaries differently from their results.json: {}; run \
+         `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench-studies --lib docs_data` and commit",
+        stale.join(", ")
+    );
+}
+
 #[test]
 fn docs_data_every_study_has_committed_data() {
     for r in crate::registry() {
@@ -143,6 +184,10 @@ fn docs_data_every_study_has_committed_data() {
 #[test]
 fn docs_data_blocks_are_the_files_they_quote() {
     let update = std::env::var_os("XFERBENCH_UPDATE_DOCS").is_some();
+    if update {
+        // The summaries first, so that the blocks quote them as rendered.
+        stale_summaries(true);
+    }
     let mut stale = Vec::new();
     let mut docs_files: Vec<PathBuf> = std::fs::read_dir(docs())
         .unwrap()

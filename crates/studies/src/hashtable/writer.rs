@@ -10,7 +10,7 @@
 //! throughput is the steady rate of all clients over a common window
 //! ([`f::REQUESTS_PER_S_STEADY`]), never derived from whole-process time.
 
-use crate::folder::{median, param, summary_header};
+use crate::folder::{median, param, summary_header_with};
 use anyhow::Result;
 use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
@@ -378,9 +378,15 @@ fn ratio_text(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? / b?).filter(|v| v.is_finite())
 }
 
+/// What a figure of the study is: a median over visits, each visit warming up on its
+/// own before its timed runs (the study's settings count no warm-up runs of their own).
+const STATISTIC: &str = "the median over visits ({runs} per point), {order}; each visit is a \
+     session of its own, as the seed's hyperfine, whose warm-up runs precede its timed runs (below); \
+     intervals are order-statistic intervals of the median at the level they state";
+
 /// `summary.md`.
 pub fn summary(doc: &ResultDoc) -> String {
-    let mut s = summary_header(doc, "Hash-table study — summary");
+    let mut s = summary_header_with(doc, "Hash-table study — summary", STATISTIC);
     let extras = doc.study.as_ref().map(|i| &i.extras);
     if let Some(t) = extras.and_then(|e| e.get("timing")) {
         let _ = writeln!(
