@@ -119,9 +119,26 @@ pub fn memfd(name: &str, len: u64) -> Result<OwnedFd, BackingError> {
     Ok(fd)
 }
 
+/// How often [`seal`] tries a write seal again that the kernel refused as busy.
+const SEAL_BUSY_TRIES: u32 = 20;
+
 /// Adds [`SEALS`] and `extra` to `fd`.
+///
+/// A write seal fails with `EBUSY` while the kernel holds one of the file's pages for
+/// a moment (page migration, memory monitoring): such a seal is tried again, up to
+/// [`SEAL_BUSY_TRIES`] times 10 ms apart, before the refusal is an error.
 pub fn seal(fd: impl AsFd, extra: SealFlags) -> Result<(), BackingError> {
-    rustix::fs::fcntl_add_seals(fd, SEALS | extra).map_err(io_err("F_ADD_SEALS"))
+    let fd = fd.as_fd();
+    let mut tries = 1;
+    loop {
+        match rustix::fs::fcntl_add_seals(fd, SEALS | extra) {
+            Err(rustix::io::Errno::BUSY) if tries < SEAL_BUSY_TRIES => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => return r.map_err(io_err("F_ADD_SEALS")),
+        }
+    }
 }
 
 /// A sealed memfd of `len` bytes called `xferbench-<name>`, and its address.
