@@ -6,12 +6,7 @@
 
 use assert_cmd::Command;
 
-fn have(program: &str, arg: &str) -> bool {
-    std::process::Command::new(program)
-        .arg(arg)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+mod common;
 
 /// The interpreter itself, not a wrapper script (such as a version manager's shim)
 /// that would run under callgrind too.
@@ -27,8 +22,7 @@ fn python() -> Option<String> {
 
 #[test]
 fn python_loops_read_as_more_instructions_and_a_number_of_runs() {
-    if !have("valgrind", "--version") {
-        println!("skipped: valgrind is not installed (apt-get install valgrind)");
+    if common::skip_without_valgrind() {
         return;
     }
     let Some(python) = python() else {

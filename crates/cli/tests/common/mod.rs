@@ -26,6 +26,18 @@ pub fn skip_without_perf_record() -> bool {
     !usable
 }
 
+/// True (after printing why) when valgrind is not installed; the test then skips.
+pub fn skip_without_valgrind() -> bool {
+    let usable = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !usable {
+        println!("skipped: valgrind is not installed (apt-get install valgrind)");
+    }
+    !usable
+}
+
 /// Held by tests that profile with `perf record`, so that one test's sampled CPU time
 /// is not shared out among several recordings at once (their checks count samples).
 pub fn sampling_lock() -> std::sync::MutexGuard<'static, ()> {
