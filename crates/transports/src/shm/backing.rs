@@ -126,7 +126,7 @@ const SEAL_BUSY_TRIES: u32 = 20;
 ///
 /// A write seal fails with `EBUSY` while the kernel holds one of the file's pages for
 /// a moment (page migration, memory monitoring): such a seal is tried again, up to
-/// [`SEAL_BUSY_TRIES`] times 10 ms apart, before the refusal is an error.
+/// `SEAL_BUSY_TRIES` times 10 ms apart, before the refusal is an error.
 pub fn seal(fd: impl AsFd, extra: SealFlags) -> Result<(), BackingError> {
     let fd = fd.as_fd();
     let mut tries = 1;
