@@ -307,7 +307,7 @@ fn plugin_points_record_the_machines_load_like_built_ins() {
     let Some(lib) = pipe_plugin() else { return };
     let out = run_stream(
         &format!("pipe,{}", plugin(&lib, None)),
-        &["-n", "2000", "-r", "2", "--json"],
+        &["-n", "2000", "--json"],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     let doc = stdout_json(&out);
