@@ -17,7 +17,8 @@ Examples:
   xferbench ab --runs 10 'xferbench run stream -t shm -s 64 -n 200000 -r 1 -w 0 -q --peer thread' \\
                         'xferbench run stream -t pipe -s 64 -n 200000 -r 1 -w 0 -q --peer thread'
 
-Without a hardware PMU, instructions come from one run of each command under callgrind.
+Without a hardware PMU, instructions come from --callgrind-runs passes (3 by default) of each \
+command under callgrind, interleaved.
 Exit status: 0 no regression; 4 B is significantly slower than A by more than --threshold; \
 1 a command failed; 2 bad usage; 130/143/129 stopped by SIGINT/SIGTERM/SIGHUP.")]
 pub struct AbArgs {

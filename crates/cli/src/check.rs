@@ -23,7 +23,7 @@ Every check runs in a process of its own: a transport that crashes or hangs fail
 Examples:
   xferbench check
   xferbench check -t plugin:./libxb_posix_mq.so
-  xferbench check -t plugin:./libxb_posix_mq.so -p depth=1,64 --only back-pressure,integrity
+  xferbench check -t plugin:./libxb_posix_mq.so -p depth=1,10 --only back-pressure,integrity
   xferbench check -t shm -p wait=spin,block --json
 
 Exit status: 0 every check passed (or does not apply), 5 a check failed, 2 bad usage (a plugin \
@@ -61,14 +61,13 @@ fn configurations(
         .context("--transport")?;
     let names = crate::config::expand_plugins(words, launcher)?;
     for t in &names {
-        transports::descriptor(t)
-            .map_err(|e| anyhow::anyhow!("--transport: {e}; or plugin:PATH[:NAME]"))?;
+        transports::descriptor(t).context("--transport")?;
     }
     let mut extra: Vec<(String, String)> = Vec::new();
     for p in &args.params {
         let (name, list) = p
             .split_once('=')
-            .with_context(|| format!("-p {p:?}: expected NAME=LIST, for example -p depth=1,64"))?;
+            .with_context(|| format!("-p {p:?}: expected NAME=LIST, for example -p depth=1,10"))?;
         extra.push((name.trim().to_string(), list.to_string()));
     }
     let spec = SweepSpec {

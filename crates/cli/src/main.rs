@@ -455,6 +455,18 @@ mod tests {
                 };
                 let default = if !takes_value(a) {
                     String::new()
+                } else if a.get_default_values().is_empty() {
+                    // A default the code applies itself is written in the long help
+                    // as a paragraph of its own, `[default: ...]`, as clap writes one.
+                    a.get_long_help()
+                        .map(|h| h.to_string())
+                        .unwrap_or_default()
+                        .lines()
+                        .filter_map(|l| l.trim().strip_prefix("[default: "))
+                        .filter_map(|l| l.strip_suffix(']'))
+                        .map(|d| format!("`{d}`"))
+                        .next()
+                        .unwrap_or_default()
                 } else {
                     a.get_default_values()
                         .iter()

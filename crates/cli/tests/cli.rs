@@ -94,7 +94,24 @@ mod usage {
             (&["--duration", "NaN"], "--duration"),
             (&["--runs", "0"], "--runs"),
             (&["-p", "pipe_size"], "NAME=LIST"),
-            (&["-p", "nosuch=1"], "pipe_size(pipe)"),
+            (&["-p", "nosuch=1"], "pipe takes pipe_size"),
+            (
+                &["-t", "pipe", "-p", "pipe_sz=1MiB"],
+                "no selected transport takes parameter `pipe_sz` (did you mean `pipe_size`?)",
+            ),
+            (
+                &["--transport", "pip"],
+                "unknown transport `pip` (did you mean `pipe`?)",
+            ),
+            (&["--transport", "pip"], "or plugin:PATH[:NAME]"),
+            (
+                &["--size", "64kb"],
+                "did you mean 64kB (decimal) or 64KiB (binary)?",
+            ),
+            (
+                &["--size", "1..64kib:x4"],
+                "did you mean 64kB (decimal) or 64KiB (binary)?",
+            ),
             (&["-t", "pipe", "-p", "pipe_size=lots"], "pipe_size"),
             (&["-t", "tcp", "-p", "nodelay=maybe"], "true or false"),
             (&["--verify", "--size", "8"], "at least 16 bytes"),

@@ -301,6 +301,30 @@ fn every_bad_plugin_file_is_a_usage_error_that_names_it() {
 }
 
 #[test]
+fn plugin_points_record_the_machines_load_like_built_ins() {
+    // The plugin rig once watched the window only when counters were asked for, so
+    // its points had no `contention` and the table showed "others' CPU" as `-`.
+    let Some(lib) = pipe_plugin() else { return };
+    let out = run_stream(
+        &format!("pipe,{}", plugin(&lib, None)),
+        &["-n", "2000", "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        let name = &p["params"]["transport"];
+        let c = &p["contention"];
+        assert!(c.is_object(), "{name}: no contention: {p}");
+        assert!(c["others_cpus"].is_number(), "{name}: {c}");
+        for r in p["runs"].as_array().unwrap() {
+            assert!(r["contention"].is_object(), "{name}: a run without it: {r}");
+        }
+    }
+}
+
+#[test]
 fn plugin_parameters_are_listed_swept_and_checked_like_built_ins() {
     let Some(mq) = posix_mq_plugin() else { return };
     let out = xferbench()

@@ -60,6 +60,10 @@ impl PointSpec {
     }
 }
 
+/// The names `-p` takes besides transport parameters (the axes, which the command
+/// line reads itself): offered for a misspelt `-p` name.
+const AXES: [&str; 5] = ["transport", "size", "channels", "zero_copy", "touch"];
+
 /// The axes of a sweep, before expansion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepSpec {
@@ -78,13 +82,13 @@ pub struct SweepSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SweepPlanError {
     /// A `-p` name that no selected transport declares.
-    #[error("no selected transport takes parameter `{name}`; parameters of {transports}: {known}")]
+    #[error("no selected transport takes parameter `{name}`{suggestion}; {known}")]
     UnknownParam {
         /// The parameter.
         name: String,
-        /// The selected transports.
-        transports: String,
-        /// What they accept.
+        /// ` (did you mean `NAME`?)` when a known name is close, else empty.
+        suggestion: String,
+        /// What the selected transports accept, per transport.
         known: String,
     },
     /// A transport is not known.
@@ -159,20 +163,27 @@ impl SweepSpec {
         }
         for (name, _) in &self.params {
             if !descriptors.iter().any(|d| d.param(name).is_some()) {
-                let mut known: Vec<String> = Vec::new();
-                for d in &descriptors {
-                    for p in d.params.iter() {
-                        known.push(format!("{}({})", p.name, d.name));
-                    }
-                }
+                let known: Vec<String> = descriptors
+                    .iter()
+                    .map(|d| {
+                        let names: Vec<&str> = d.params.iter().map(|p| p.name()).collect();
+                        if names.is_empty() {
+                            format!("{} takes none", d.name)
+                        } else {
+                            format!("{} takes {}", d.name, names.join(", "))
+                        }
+                    })
+                    .collect();
+                let candidates = descriptors
+                    .iter()
+                    .flat_map(|d| d.params.iter().map(|p| p.name()))
+                    .chain(AXES);
                 return Err(SweepPlanError::UnknownParam {
                     name: name.clone(),
-                    transports: self.transports.join(", "),
-                    known: if known.is_empty() {
-                        "(none)".into()
-                    } else {
-                        known.join(", ")
-                    },
+                    suggestion: xferbench_params::suggest::closest(name, candidates)
+                        .map(|c| format!(" (did you mean `{c}`?)"))
+                        .unwrap_or_default(),
+                    known: known.join("; "),
                 });
             }
         }
@@ -288,8 +299,31 @@ mod tests {
         };
         let e = spec.plan().unwrap_err().to_string();
         assert!(
-            e.contains("nodelay") && e.contains("pipe_size(pipe)"),
+            e.contains("nodelay") && e.contains("pipe takes pipe_size"),
             "{e}"
         );
+        assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn a_misspelt_param_is_refused_naming_the_one_meant() {
+        let spec = SweepSpec {
+            transports: vec!["shm".into(), "tcp".into()],
+            sizes: vec![64],
+            channels: vec![1],
+            params: vec![("capacty".into(), "1MiB".into())],
+        };
+        let e = spec.plan().unwrap_err().to_string();
+        assert!(e.contains("(did you mean `capacity`?)"), "{e}");
+        assert!(
+            e.contains("shm takes wait, spin_us, capacity, batch; tcp takes nodelay"),
+            "{e}"
+        );
+        let spec = SweepSpec {
+            params: vec![("chanels".into(), "1,2".into())],
+            ..spec
+        };
+        let e = spec.plan().unwrap_err().to_string();
+        assert!(e.contains("(did you mean `channels`?)"), "{e}");
     }
 }

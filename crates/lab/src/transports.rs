@@ -74,10 +74,7 @@ pub fn descriptor(name: &str) -> Result<Descriptor, TransportLookupError> {
     all()
         .into_iter()
         .find(|t| t.name == name)
-        .ok_or_else(|| TransportLookupError::Unknown {
-            name: name.to_string(),
-            known: names(all().iter()),
-        })
+        .ok_or_else(|| TransportLookupError::unknown(name))
 }
 
 fn names<'a>(ts: impl Iterator<Item = &'a Descriptor>) -> String {
@@ -144,10 +141,14 @@ pub trait WithTransport {
 #[derive(Debug, thiserror::Error)]
 pub enum TransportLookupError {
     /// No transport has that name.
-    #[error("unknown transport `{name}`; choose from: {known}")]
+    #[error(
+        "unknown transport `{name}`{suggestion}; choose from: {known}, or plugin:PATH[:NAME] for a transport of your own (docs/plugins.md)"
+    )]
     Unknown {
         /// The name given.
         name: String,
+        /// ` (did you mean `NAME`?)` when a known name is close, else empty.
+        suggestion: String,
         /// The known names.
         known: String,
     },
@@ -163,6 +164,18 @@ pub enum TransportLookupError {
 }
 
 impl TransportLookupError {
+    /// The error for a name no built-in transport has, naming a close one if any.
+    fn unknown(name: &str) -> Self {
+        let all = all();
+        TransportLookupError::Unknown {
+            name: name.to_string(),
+            suggestion: xferbench_params::suggest::closest(name, all.iter().map(|t| &*t.name))
+                .map(|c| format!(" (did you mean `{c}`?)"))
+                .unwrap_or_default(),
+            known: names(all.iter()),
+        }
+    }
+
     /// Whether the user's input is at fault (exit 2) rather than the system.
     pub fn is_usage(&self) -> bool {
         match self {
@@ -192,10 +205,7 @@ pub fn dispatch<W: WithTransport>(
             &plugins::host_from_env(),
         )?),
         _ => {
-            return Err(TransportLookupError::Unknown {
-                name: name.to_string(),
-                known: names(all().iter()),
-            });
+            return Err(TransportLookupError::unknown(name));
         }
     })
 }

@@ -34,6 +34,31 @@ pub fn parse(s: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
+/// For text that fails to parse only because of the case of its unit (`64kb`,
+/// `1mib`, `2GB` is fine), the two sizes it may mean, as [`parse`] reads them:
+/// `did you mean 64kB (decimal) or 64KiB (binary)?`. `None` for anything else.
+pub fn unit_case_hint(s: &str) -> Option<String> {
+    let s = s.trim();
+    if parse(s).is_some() {
+        return None;
+    }
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    if digits.is_empty() {
+        return None;
+    }
+    let (decimal, binary) = match unit.trim().to_ascii_lowercase().as_str() {
+        "kb" | "kib" => ("kB", "KiB"),
+        "mb" | "mib" => ("MB", "MiB"),
+        "gb" | "gib" => ("GB", "GiB"),
+        "tb" | "tib" => ("TB", "TiB"),
+        _ => return None,
+    };
+    Some(format!(
+        "units are case-sensitive: did you mean {digits}{decimal} (decimal) or {digits}{binary} (binary)?"
+    ))
+}
+
 const BINARY: [(u64, &str); 4] = [
     (1 << 40, "TiB"),
     (1 << 30, "GiB"),
@@ -80,6 +105,26 @@ mod tests {
         assert_eq!(parse("-1"), None);
         assert_eq!(parse("1.5MiB"), None);
         assert_eq!(parse("99999999999999999999G"), None);
+    }
+
+    #[test]
+    fn a_unit_in_the_wrong_case_gets_both_readings() {
+        assert_eq!(
+            unit_case_hint("64kb").as_deref(),
+            Some("units are case-sensitive: did you mean 64kB (decimal) or 64KiB (binary)?")
+        );
+        assert!(
+            unit_case_hint("1 mib")
+                .unwrap()
+                .contains("1MB (decimal) or 1MiB (binary)")
+        );
+        assert!(unit_case_hint("2Gb").unwrap().contains("2GiB"));
+        // Text that parses, or whose unit is no size unit in any case, gets none.
+        assert_eq!(unit_case_hint("64kB"), None);
+        assert_eq!(unit_case_hint("4KiB"), None);
+        assert_eq!(unit_case_hint("12XB"), None);
+        assert_eq!(unit_case_hint("kb"), None);
+        assert_eq!(unit_case_hint("-1"), None);
     }
 
     #[test]

@@ -223,7 +223,9 @@ impl ParamDef {
         let bad = || self.invalid(t, self.accepts());
         let v = match &self.kind {
             Kind::Integer { .. } => Value::Integer(t.parse().map_err(|_| bad())?),
-            Kind::Bytes { .. } => Value::Bytes(bytes::parse(t).ok_or_else(bad)?),
+            Kind::Bytes { .. } => {
+                Value::Bytes(bytes::parse(t).ok_or_else(|| self.invalid(t, self.accepts_given(t)))?)
+            }
             Kind::Duration { .. } => Value::Duration(duration::parse(t).ok_or_else(bad)?),
             Kind::Enum(choices) => {
                 let c = choices
@@ -394,6 +396,17 @@ impl ParamDef {
             s.push_str(&format!(", or `{word}`"));
         }
         s
+    }
+
+    /// What it accepts, for the error on `text` that did not parse: [`Self::accepts`],
+    /// and for a byte size whose unit is only in the wrong case (`64kb`), the two
+    /// sizes it may mean.
+    pub(crate) fn accepts_given(&self, text: &str) -> String {
+        let accepts = self.accepts();
+        match (&self.kind, bytes::unit_case_hint(text)) {
+            (Kind::Bytes { .. }, Some(hint)) => format!("{accepts}; {hint}"),
+            _ => accepts,
+        }
     }
 
     /// Checks that the definition is whole: a name, and a default of its own kind

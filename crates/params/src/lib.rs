@@ -30,6 +30,7 @@ mod choices;
 mod def;
 pub mod duration;
 mod list;
+pub mod suggest;
 mod value;
 mod values;
 

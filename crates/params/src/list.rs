@@ -53,7 +53,7 @@ impl ParamDef {
         n.ok_or_else(|| ParamError::Invalid {
             name: self.name.to_string(),
             value: text.trim().to_string(),
-            accepts: self.accepts(),
+            accepts: self.accepts_given(text),
         })
     }
 

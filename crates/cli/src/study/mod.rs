@@ -29,10 +29,10 @@ Examples:
   xferbench study rpmsg --out rpmsg-study --runs 5
   xferbench study rpmsg --full
   xferbench study sis8300 --quick --profile --only group=test3
-  xferbench study warp-pipe --only group=threads --only threads=16|64
+  xferbench study warp-pipe --only group=threads --only 'threads=16|64'
 
 --only KEY=VALUE[|VALUE] (repeatable: all must hold) runs only the points whose \
-parameters match, exactly as the whole study runs them.
+parameters match, exactly as the whole study runs them; quote a value with `|` for the shell.
 
 Exit status: 0 success, 1 a point failed, 2 bad usage, 3 data verification failed, \
 128+N stopped by signal N: 130 SIGINT, 143 SIGTERM, 129 SIGHUP (the points finished so far are written).")]
@@ -40,7 +40,8 @@ pub struct StudyArgs {
     /// The study (`xferbench list` describes them).
     #[arg(value_parser = study_names())]
     pub name: String,
-    /// A smaller version of the same study (under a minute).
+    /// A smaller version of the same study, for a first look (from seconds to a
+    /// minute or two, by study; the full ones take minutes to most of an hour).
     #[arg(long)]
     pub quick: bool,
     /// Every cell of the original's matrix, where the default plan leaves some out
@@ -51,7 +52,8 @@ pub struct StudyArgs {
     /// Output folder [default: `xferbench-<study>-<YYYYmmdd-HHMMSS>`].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Measured runs per point [default: the study's own, 3; 1 with --quick for some]
+    /// Measured runs per point [default: the study's own: 30 for perf-stat, 2 for
+    /// sis8300, 3 for the others; fewer with --quick for some]
     #[arg(short, long, value_name = "N")]
     pub runs: Option<usize>,
     /// Discarded warm-up runs per visit of a point [default: the study's own]

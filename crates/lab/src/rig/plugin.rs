@@ -440,15 +440,18 @@ impl Rig for PluginRig {
                         // measuring process's own watch over progress bounds them.
                         Limit::Count(_) => Instant::now() + Duration::from_secs(86_400 * 365),
                     };
+                    // The window's notice starts what this process watches over it
+                    // (the machine's load, and counters when asked); only counters
+                    // make the measuring process wait for the go-ahead.
+                    ctl.window_started();
                     if self.counters {
-                        ctl.window_started();
                         self.send(&Command::Go)?;
                     }
                 }
                 Reply::WindowEnded => {
                     deadline = Instant::now() + connect_limit;
+                    ctl.window_ended();
                     if self.counters {
-                        ctl.window_ended();
                         self.send(&Command::Go)?;
                     }
                 }
