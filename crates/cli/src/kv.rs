@@ -236,6 +236,9 @@ pub fn server_process(json: &str) -> Result<u8> {
 /// JSON line; exits 3 when a reply failed verification.
 pub fn client_process(json: &str) -> Result<u8> {
     die_with_parent();
+    // First: the rig may stop a client that is still starting (SIGINT), and one
+    // without the handler dies of it.
+    let stop = crate::stop::stop_flag()?;
     let spec: KvClientSpec = match serde_json::from_str(json) {
         Ok(s) => s,
         Err(e) => return bad_spec(crate::flags::role::KV_CLIENT, e),
@@ -243,7 +246,6 @@ pub fn client_process(json: &str) -> Result<u8> {
     if let Some(cpu) = spec.pin {
         pin_self("kv client", cpu)?;
     }
-    let stop = crate::stop::stop_flag()?;
     let run = run_client(&spec, &stop)?;
     let mut out = crate::out::stdout();
     serde_json::to_writer(&mut out, &run)?;
@@ -359,6 +361,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         seed: a.seed,
         hang_timeout_ms: hang_timeout.as_millis() as u64,
         pin: plan_cpu(a.pin, false),
+        limit_ms: None,
     };
     if let Some(cpu) = spec.pin {
         pin_self("kv client", cpu)?;

@@ -6,6 +6,8 @@
 //! Every command here names its own history file (`XFERBENCH_HISTORY` in a temporary
 //! folder), so nothing is written to the user's.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 use rustix::process::{Pid, Signal, kill_process};
@@ -317,14 +319,7 @@ fn bad_ids_baselines_and_files_are_clear_errors() {
 fn a_baseline_then_a_slower_run_makes_compare_exit_4_naming_the_point() {
     // The slower run is the same point with its peer under callgrind: tens of times
     // slower, every time.
-    if std::process::Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        println!(
-            "skipped: valgrind is not installed (the slow-down comes from --counters=callgrind)"
-        );
+    if common::skip_without_valgrind() {
         return;
     }
     // The same point (the message count is a setting, not a parameter): the baseline

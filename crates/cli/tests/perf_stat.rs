@@ -11,16 +11,7 @@ fn launcher() -> Launcher {
         .with_role(Role::PerfStatBench, ["__perfstat-bench"])
 }
 
-fn skip_without_valgrind() -> bool {
-    let ok = std::process::Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("skipped: valgrind is not installed (apt-get install valgrind)");
-    }
-    !ok
-}
+use common::skip_without_valgrind;
 
 #[test]
 fn the_alignment_variants_run_the_same_instructions_under_callgrind() {
@@ -260,7 +251,7 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
             .count(),
         6
     );
-    let counted = if skip_without_valgrind() { 0 } else { 6 };
+    let counted = if common::have_valgrind() { 6 } else { 0 };
     assert_eq!(in_group("callgrind"), counted);
     let perf = std::process::Command::new("perf")
         .arg("--version")

@@ -297,6 +297,7 @@ fn a_pinned_kv_rig_pins_its_server_and_every_visitor() {
         seed: 1,
         steady_ms: 0,
         pin: true,
+        run_limit_ms: 0,
     };
     let mut rig = KvRig::start(point, Some(launcher())).unwrap();
     let server = rig

@@ -166,10 +166,11 @@ fn a_remote_killed_mid_run_is_reported_and_leaves_no_shared_memory() {
         );
     });
     let started = std::time::Instant::now();
-    let mut ctl = RunControl::new(&stop, Duration::from_secs(10), None);
+    // Noticed well before the hang timeout, however loaded the machine.
+    let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
     let err = rig.run_once(&mut ctl).unwrap_err();
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        started.elapsed() < Duration::from_secs(30),
         "noticed promptly"
     );
     assert!(matches!(err, RunError::Participant(_)), "{err}");

@@ -32,6 +32,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                     integrity: None,
                     counters: None,
                     contention: None,
+                    collapsed: None,
                 })
                 .collect();
             let summary = [figure::THROUGHPUT, figure::MESSAGE_RATE]

@@ -619,6 +619,19 @@ pub fn summarise(
                 w.median * 1e3
             ));
     }
+    let collapsed: Vec<(usize, &crate::result::Collapse)> = runs
+        .iter()
+        .filter_map(|r| r.collapsed.as_ref().map(|c| (r.run, c)))
+        .collect();
+    if let Some((run, c)) = collapsed.first() {
+        warnings.push(format!(
+            "collapsed in {} of {} runs: {} (measured run {}); its figures are of the work done",
+            collapsed.len(),
+            runs.len(),
+            c.describe(),
+            run + 1
+        ));
+    }
     let contention = PointContention::of_runs(runs.iter().filter_map(|r| r.contention.as_ref()));
     if let Some(c) = contention.as_ref().filter(|c| c.contended) {
         warnings.push(c.warning());

@@ -135,5 +135,6 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
         integrity: integrity_total,
         counters: None,
         contention: None,
+        collapsed: None,
     }
 }

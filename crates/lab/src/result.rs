@@ -290,6 +290,43 @@ pub struct RunRecord {
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contention: Option<crate::contention::RunContention>,
+    /// The run was cut short because the system under test collapsed: a participant
+    /// could not finish its work within the run's time limit (added in schema 1;
+    /// absent when the run finished).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collapsed: Option<Collapse>,
+}
+
+/// A run cut short because the system under test collapsed: a participant could not
+/// finish its planned work within the run's time limit and was stopped, as hyperfine
+/// and fio report a timeout. The run's figures are those of the work it did; a failure
+/// (a mismatched reply, a crash) is an error of the point instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Collapse {
+    /// The participant that did not finish (`timed client`).
+    pub participant: String,
+    /// The units of its work (`requests`).
+    pub unit: String,
+    /// Units it completed within the limit…
+    pub completed: u64,
+    /// …of those planned.
+    pub planned: u64,
+    /// The time limit, seconds.
+    pub limit_s: f64,
+}
+
+impl Collapse {
+    /// "the timed client completed 120 of 300 requests in its 20 s limit".
+    pub fn describe(&self) -> String {
+        format!(
+            "the {} completed {} of {} {} in its {} s limit",
+            self.participant,
+            self.completed,
+            self.planned,
+            self.unit,
+            (self.limit_s * 1e3).round() / 1e3
+        )
+    }
 }
 
 /// A new latency histogram: 1 ns to 1 h (longer samples are clamped), 3

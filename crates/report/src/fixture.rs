@@ -148,6 +148,7 @@ pub fn run(
         integrity,
         counters: None,
         contention: None,
+        collapsed: None,
     }
 }
 

@@ -26,12 +26,17 @@ pub fn skip_without_perf_record() -> bool {
     !usable
 }
 
-/// True (after printing why) when valgrind is not installed; the test then skips.
-pub fn skip_without_valgrind() -> bool {
-    let usable = std::process::Command::new("valgrind")
+/// Whether valgrind is installed and runs (`valgrind --version` succeeds).
+pub fn have_valgrind() -> bool {
+    std::process::Command::new("valgrind")
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success());
+        .is_ok_and(|o| o.status.success())
+}
+
+/// True (after printing why) when valgrind is not installed; the test then skips.
+pub fn skip_without_valgrind() -> bool {
+    let usable = have_valgrind();
     if !usable {
         println!("skipped: valgrind is not installed (apt-get install valgrind)");
     }

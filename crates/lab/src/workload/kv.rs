@@ -50,6 +50,11 @@ pub struct KvClientSpec {
     /// With `--pin`: the CPU the client's process (or thread) runs on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<usize>,
+    /// A time limit, milliseconds: once the client has run this long it stops at the
+    /// next safe point, as a stop does, and its run says so
+    /// ([`KvClientRun::timed_out`]). None: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_ms: Option<u64>,
 }
 
 /// What a client did: what [`run_client`] returns, and what a client process
@@ -74,6 +79,10 @@ pub struct KvClientRun {
     pub cpu: Option<ProcessCpu>,
     /// Stopped before the planned iterations.
     pub interrupted: bool,
+    /// Stopped by its time limit ([`KvClientSpec::limit_ms`]) before the planned
+    /// iterations (then `interrupted` too).
+    #[serde(default)]
+    pub timed_out: bool,
 }
 
 impl KvClientRun {
@@ -87,6 +96,7 @@ impl KvClientRun {
             latency_buckets: Vec::new(),
             cpu: None,
             interrupted: false,
+            timed_out: false,
         }
     }
 }
@@ -195,11 +205,85 @@ enum Phase {
     Delete,
 }
 
-/// Runs the workload; `stop` ends a visitor (or a timed client) at a safe point.
+/// Raises the client's own stop flag when the caller's `stop` rises or the time
+/// limit has passed, checking every [`LIMIT_SLICE`] until the run ends.
+struct Watchdog {
+    done: Arc<AtomicBool>,
+    timed_out: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// How often the [`Watchdog`] looks at the caller's flag and the clock.
+const LIMIT_SLICE: Duration = Duration::from_millis(5);
+
+impl Watchdog {
+    fn start(limit: Duration, stop: &Arc<AtomicBool>, own: &Arc<AtomicBool>) -> Watchdog {
+        let done = Arc::new(AtomicBool::new(false));
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let (d, t, stop, own) = (
+            Arc::clone(&done),
+            Arc::clone(&timed_out),
+            Arc::clone(stop),
+            Arc::clone(own),
+        );
+        let deadline = Instant::now() + limit;
+        let thread = std::thread::spawn(move || {
+            while !d.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    own.store(true, Ordering::Relaxed);
+                }
+                let now = Instant::now();
+                if now >= deadline {
+                    t.store(true, Ordering::Relaxed);
+                    own.store(true, Ordering::Relaxed);
+                    return;
+                }
+                std::thread::park_timeout((deadline - now).min(LIMIT_SLICE));
+            }
+        });
+        Watchdog {
+            done,
+            timed_out,
+            thread,
+        }
+    }
+
+    /// Ends the watch: whether the limit had passed.
+    fn finish(self) -> bool {
+        self.done.store(true, Ordering::Relaxed);
+        self.thread.thread().unpark();
+        let _ = self.thread.join();
+        self.timed_out.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs the workload; `stop` ends a visitor (or a timed client) at a safe point, and
+/// so does the spec's time limit. A stop while connecting is a run with no request.
 pub fn run_client(spec: &KvClientSpec, stop: &Arc<AtomicBool>) -> Result<KvClientRun, KvRunError> {
     if spec.inner == 0 {
         return Err(KvRunError::Spec("INNER must be at least 1".into()));
     }
+    let (stop, watchdog) = match spec.limit_ms {
+        Some(ms) => {
+            let own = Arc::new(AtomicBool::new(stop.load(Ordering::Relaxed)));
+            let w = Watchdog::start(Duration::from_millis(ms), stop, &own);
+            (own, Some(w))
+        }
+        None => (Arc::clone(stop), None),
+    };
+    let stop = &stop;
+    let run = run_client_until(spec, stop);
+    let timed_out = watchdog.is_some_and(Watchdog::finish);
+    run.map(|mut r| {
+        r.timed_out = timed_out && r.interrupted;
+        r
+    })
+}
+
+fn run_client_until(
+    spec: &KvClientSpec,
+    stop: &Arc<AtomicBool>,
+) -> Result<KvClientRun, KvRunError> {
     let cpu0 = CpuSnapshot::now();
     let mut rng = match spec.seed {
         Some(s) => Rng::new(u64::from(s) ^ 0x5eed),
@@ -214,18 +298,22 @@ pub fn run_client(spec: &KvClientSpec, stop: &Arc<AtomicBool>) -> Result<KvClien
     let result = match &spec.backend {
         Backend::Shm(name) => {
             let client_id = Rng::from_entropy().next_u32() ^ rng.next_u32();
-            let mut c = Client::connect(
+            match Client::connect(
                 name,
                 ClientOptions {
                     client_id,
                     stop: Arc::clone(stop),
                     hang_timeout: hang,
                 },
-            )?;
-            tally.run.start = Stamp::now();
-            let r = shm_loop(&mut c, client_id, spec, seed, &mut rng, &mut tally, stop);
-            let left = c.leave();
-            r.and(left.map_err(KvRunError::from))
+            ) {
+                Ok(mut c) => {
+                    tally.run.start = Stamp::now();
+                    let r = shm_loop(&mut c, client_id, spec, seed, &mut rng, &mut tally, stop);
+                    let left = c.leave();
+                    r.and(left.map_err(KvRunError::from))
+                }
+                Err(e) => Err(e.into()),
+            }
         }
         Backend::Redis(path) => {
             tally.run.start = Stamp::now();
@@ -302,6 +390,11 @@ fn shm_loop(
             batch.refill(rng, seed);
         }
         for phase in [Phase::Insert, Phase::Read, Phase::Delete] {
+            // A stop between phases leaves at once: a starved server may take seconds
+            // per phase (its replies are awaited in slices that see the stop too).
+            if phase != Phase::Insert && stop.load(Ordering::Relaxed) {
+                return Err(KvError::Interrupted.into());
+            }
             for (i, k) in batch.keys.iter().enumerate() {
                 let p = match phase {
                     Phase::Insert => RequestPayload::insert(*k, i as u32),
@@ -441,6 +534,7 @@ mod tests {
                 seed: Some(7),
                 hang_timeout_ms: 10_000,
                 pin: None,
+                limit_ms: None,
             };
             let r = run_client(&spec, &Arc::new(AtomicBool::new(false))).unwrap();
             assert_eq!(

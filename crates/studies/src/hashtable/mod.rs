@@ -195,6 +195,7 @@ fn point(scale: &Scale, target: Target, visitors: usize) -> KvPoint {
         seed: SEED,
         steady_ms: scale.steady_ms,
         pin: false,
+        run_limit_ms: 0,
     }
 }
 
@@ -370,5 +371,49 @@ mod tests {
         let o = loop_options(&Scale::FULL);
         assert!(o.interleave && o.runs == 3 && o.warmup == 0);
         assert_eq!(loop_options(&Scale::QUICK).runs, 2);
+    }
+
+    #[test]
+    fn a_collapsed_point_is_recorded_and_the_study_completes() {
+        use std::sync::atomic::AtomicBool;
+        // Two quick points, in this process: one alone, one whose timed client cannot
+        // finish in its 20 ms run limit.
+        let mut pts: Vec<_> = study_points(&Scale::QUICK, false)
+            .into_iter()
+            .filter(|(pp, _)| pp.params["arch"] == "sharded" && pp.params["visitors"] == "0")
+            .take(2)
+            .collect();
+        pts[1].1.outer = 1_000_000;
+        pts[1].1.run_limit_ms = 20;
+        let mut bench = KvBench::new(pts, None);
+        let mut options = loop_options(&Scale::QUICK);
+        options.runs = 1;
+        let settings = StudyEnv::default().settings("kv", &options, true);
+        let doc = xferbench_lab::measure::run_plan(
+            xferbench_lab::result::test_context(settings),
+            &mut bench,
+            &options,
+            &AtomicBool::new(false),
+            &mut [],
+        );
+        assert!(
+            matches!(doc.outcome, xferbench_lab::result::Outcome::Complete),
+            "{:?}",
+            doc.outcome
+        );
+        let (fine, cut) = (&doc.points[0], &doc.points[1]);
+        assert!(fine.runs[0].collapsed.is_none() && fine.warnings.is_empty());
+        assert!(fine.summary.contains_key(figures::TIME_MEAN_S));
+        let c = cut.runs[0].collapsed.as_ref().expect("collapsed");
+        assert!(c.completed < c.planned);
+        assert!(
+            cut.warnings
+                .iter()
+                .any(|w| w.starts_with("collapsed in 1 of 1 runs: the timed client completed")),
+            "{:?}",
+            cut.warnings
+        );
+        assert!(writer::collapse(cut).is_some());
+        assert!(cut.integrity.unwrap().is_clean());
     }
 }

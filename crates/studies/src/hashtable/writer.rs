@@ -102,6 +102,20 @@ fn mismatches(p: &PointResult) -> u64 {
     p.integrity.map_or(0, |k| k.corrupt + k.lost + k.duplicated)
 }
 
+/// The point's collapse in words, when a visit's timed client could not finish in
+/// its run limit: "1 of 2 visits: the timed client completed 120 of 300 requests in
+/// its 20 s limit" (the first collapsed visit's figures).
+pub fn collapse(p: &PointResult) -> Option<String> {
+    let cut: Vec<_> = p.runs.iter().filter_map(|r| r.collapsed.as_ref()).collect();
+    let first = cut.first()?;
+    Some(format!(
+        "{} of {} visits: {}",
+        cut.len(),
+        p.runs.len(),
+        first.describe()
+    ))
+}
+
 /// One row per point: hyperfine's columns, throughput, latency and CPU.
 pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
     let headers = [
@@ -127,6 +141,7 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
         "server CPU s",
         "visitors CPU s",
         "mismatches",
+        "collapsed",
     ];
     let rows = points
         .iter()
@@ -157,6 +172,7 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
             row.push(cpu(f::SERVER_CPU_S));
             row.push(cpu(f::VISITORS_CPU_S));
             row.push(mismatches(p).to_string());
+            row.push(collapse(p).unwrap_or_else(|| "-".into()));
             row
         })
         .collect();
@@ -423,7 +439,16 @@ pub fn summary(doc: &ResultDoc) -> String {
                     );
                 }
                 None => {
-                    let _ = writeln!(s, "{label}: not measured (a case is missing)");
+                    let (_, subject, reference) = SENTENCES[i];
+                    let cut = [subject, reference].into_iter().find_map(|c| {
+                        find(doc, "cases", CASES[c].0, a)
+                            .and_then(collapse)
+                            .map(|t| format!("{} collapsed ({t})", CASES[c].1))
+                    });
+                    let _ = match cut {
+                        Some(t) => writeln!(s, "{label}: not measured: {t}"),
+                        None => writeln!(s, "{label}: not measured (a case is missing)"),
+                    };
                 }
             }
         }
@@ -481,6 +506,28 @@ pub fn summary(doc: &ResultDoc) -> String {
         ring.map_or("-".into(), |x| format!("{x:.1}×"))
     );
     redis_lines(&mut s, doc);
+    let cut: Vec<String> = doc
+        .points
+        .iter()
+        .filter_map(|p| {
+            collapse(p).map(|t| {
+                format!(
+                    "{} ({}, {} workers, {} visitors): {t}",
+                    param(p, "case"),
+                    param(p, "arch"),
+                    param(p, "workers"),
+                    param(p, "visitors")
+                )
+            })
+        })
+        .collect();
+    if !cut.is_empty() {
+        let _ = writeln!(
+            s,
+            "- **Collapsed**: a timed run could not finish in its limit; the point is recorded with the work it did: {}.",
+            cut.join("; ")
+        );
+    }
     let total: u64 = doc.points.iter().map(mismatches).sum();
     let checked: u64 = doc
         .points

@@ -108,6 +108,7 @@ mod tests {
             seed: Some(5),
             hang_timeout_ms: 10_000,
             pin: None,
+            limit_ms: None,
         }
     }
 

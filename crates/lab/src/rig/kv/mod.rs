@@ -36,6 +36,17 @@
 //! next `steady_ms` divided by that window is [`figures::REQUESTS_PER_S_STEADY`]: the
 //! request rate of all clients once all of them run, over one common window.
 //!
+//! # A collapse is a result
+//!
+//! A timed run may last at most [`KvPoint::run_limit`] (the budget, at least
+//! [`HANG`]). A server so starved that the timed client cannot finish in it (the
+//! seed's collapse, as ring does with 16 visitors and 16 workers on 2 loaded CPUs)
+//! does not fail the point: the client stops where it is, the session ends, and the
+//! record says so ([`RunRecord::collapsed`]: "the timed client completed N of M
+//! requests in its 20 s limit"), with the figures it has: the requests and latency
+//! of every run, times per run of the runs that finished, the aggregate and CPU. A
+//! warm-up run cut short ends the warm-up.
+//!
 //! Every reply is checked: a mismatch of the timed client fails its run, and the
 //! visitors' mismatches are reported when they are stopped ([`Rig::finish`]).
 //!
@@ -47,11 +58,12 @@ use crate::clock::Stamp;
 use crate::counters::Participant;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
 use crate::process::{Child, Launcher, Role, Streams, Supervised};
-use crate::result::RunRecord;
+use crate::result::{Collapse, RunRecord};
 use crate::stats;
 use crate::verify::Integrity;
 use crate::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
 use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -80,11 +92,13 @@ pub mod figures {
     pub const USER_MEAN_S: &str = "user_mean_s";
     /// Mean system CPU time per run, seconds.
     pub const SYS_MEAN_S: &str = "sys_mean_s";
-    /// Timed runs in the window.
+    /// Timed runs in the window that finished (a run cut short by the run limit, a
+    /// collapse, is not counted).
     pub const TIMED_RUNS: &str = "timed_runs";
     /// Requests served to all clients (timed and visitors) per second of the window.
     pub const REQUESTS_PER_S_ALL: &str = "requests_per_s_all";
-    /// The timed client's requests per second of its own running time.
+    /// The timed client's requests per second of its own running time (a run cut
+    /// short included).
     pub const REQUESTS_PER_S_TIMED: &str = "requests_per_s_timed";
     /// CPU seconds of the server over the window.
     pub const SERVER_CPU_S: &str = "server_cpu_s";
@@ -121,20 +135,25 @@ struct Timed {
     run: KvClientRun,
 }
 
-/// The spec of the timed client, or of a visitor, running on `pin` when given.
+/// The spec of the timed client, or of a visitor, running on `pin` when given. The
+/// timed client stops at the point's run limit ([`KvPoint::run_limit`]); its own hang
+/// timeout is longer, so that a starved server cuts the run short (a collapse) rather
+/// than failing it.
 fn client_spec(
     point: &KvPoint,
     backend: Backend,
     visitor: bool,
     pin: Option<usize>,
 ) -> KvClientSpec {
+    let limit = (!visitor).then(|| point.run_limit());
     KvClientSpec {
         backend,
         outer: if visitor { 0 } else { point.outer },
         inner: point.inner,
         seed: (!visitor).then_some(point.seed),
-        hang_timeout_ms: HANG.as_millis() as u64,
+        hang_timeout_ms: (HANG + limit.unwrap_or_default()).as_millis() as u64,
         pin,
+        limit_ms: limit.map(|l| l.as_millis() as u64),
     }
 }
 
@@ -175,7 +194,10 @@ impl KvRig {
             if i > 0 && warm.elapsed() >= Duration::from_millis(rig.point.budget_ms) / 4 {
                 break;
             }
-            rig.timed_run()?;
+            // A warm-up run cut short by the run limit: the timed runs will say so.
+            if rig.timed_run()?.run.timed_out {
+                break;
+            }
         }
         Ok(rig)
     }
@@ -333,6 +355,12 @@ fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
                 None => c.kill(),
             };
             let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
+            // Ended by the stop signal's default action: it had not yet installed its
+            // handler, which a client does before it connects, so it sent no request
+            // (a stand-in stopped while still starting on a starved machine).
+            if out.is_empty() && ended.status.signal() == Some(libc::SIGINT) {
+                return Ok(());
+            }
             serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
         }
         Visitor::Thread { stop, handle } => {
@@ -457,8 +485,21 @@ impl Rig for KvRig {
                 return Err(RunError::Interrupted);
             }
             let t = self.timed_run()?;
+            let cut = t.run.timed_out;
             runs.push(t);
+            if cut {
+                break;
+            }
         }
+        // A run cut short by the run limit is the collapse: its requests and latency
+        // count, its time (a lower bound) does not enter the times per run.
+        let collapsed = runs.last().filter(|t| t.run.timed_out).map(|t| Collapse {
+            participant: "timed client".into(),
+            unit: "requests".into(),
+            completed: t.run.requests,
+            planned: self.point.outer * u64::from(self.point.inner) * 3,
+            limit_s: self.point.run_limit().as_secs_f64(),
+        });
         let served1 = self
             .server
             .as_mut()
@@ -489,7 +530,8 @@ impl Rig for KvRig {
             }
         }
         let window_s = t1.since(t0).max(1) as f64 / 1e9;
-        let walls: Vec<f64> = runs.iter().map(|t| t.wall_s).collect();
+        let complete: Vec<&Timed> = runs.iter().filter(|t| !t.run.timed_out).collect();
+        let walls: Vec<f64> = complete.iter().map(|t| t.wall_s).collect();
         // One timed run has no spread: its sd is 0 (no runs: 0 and 0).
         let (mean, sd) =
             stats::mean_sd(&walls).unwrap_or((stats::mean(&walls).unwrap_or(0.0), 0.0));
@@ -510,6 +552,8 @@ impl Rig for KvRig {
         cpu.extend(server_cpu);
         let user: f64 = runs.iter().map(|t| t.user_s).sum();
         let sys: f64 = runs.iter().map(|t| t.sys_s).sum();
+        let complete_user: f64 = complete.iter().map(|t| t.user_s).sum();
+        let complete_sys: f64 = complete.iter().map(|t| t.sys_s).sum();
         cpu.push(ProcessCpu {
             role: format!("timed client ({} runs)", runs.len()),
             pid: 0,
@@ -540,24 +584,28 @@ impl Rig for KvRig {
             }),
         };
         let mut record = aggregate(vec![channel], cpu);
+        record.collapsed = collapsed;
         let f = &mut record.figures;
-        let n = runs.len() as f64;
-        f.insert(figures::TIME_MEAN_S.into(), mean);
-        f.insert(figures::TIME_SD_S.into(), sd);
-        f.insert(
-            figures::TIME_MEDIAN_S.into(),
-            stats::median(&walls).unwrap_or(0.0),
-        );
-        f.insert(
-            figures::TIME_MIN_S.into(),
-            walls.iter().copied().fold(f64::INFINITY, f64::min),
-        );
-        f.insert(
-            figures::TIME_MAX_S.into(),
-            walls.iter().copied().fold(0.0, f64::max),
-        );
-        f.insert(figures::USER_MEAN_S.into(), user / n);
-        f.insert(figures::SYS_MEAN_S.into(), sys / n);
+        let n = complete.len() as f64;
+        // Times per run are of the runs that finished: none when the first collapsed.
+        if !complete.is_empty() {
+            f.insert(figures::TIME_MEAN_S.into(), mean);
+            f.insert(figures::TIME_SD_S.into(), sd);
+            f.insert(
+                figures::TIME_MEDIAN_S.into(),
+                stats::median(&walls).unwrap_or(0.0),
+            );
+            f.insert(
+                figures::TIME_MIN_S.into(),
+                walls.iter().copied().fold(f64::INFINITY, f64::min),
+            );
+            f.insert(
+                figures::TIME_MAX_S.into(),
+                walls.iter().copied().fold(0.0, f64::max),
+            );
+            f.insert(figures::USER_MEAN_S.into(), complete_user / n);
+            f.insert(figures::SYS_MEAN_S.into(), complete_sys / n);
+        }
         f.insert(figures::TIMED_RUNS.into(), n);
         f.insert(
             figures::REQUESTS_PER_S_ALL.into(),
@@ -565,7 +613,7 @@ impl Rig for KvRig {
         );
         f.insert(
             figures::REQUESTS_PER_S_TIMED.into(),
-            requests as f64 / walls.iter().sum::<f64>().max(1e-9),
+            requests as f64 / runs.iter().map(|t| t.wall_s).sum::<f64>().max(1e-9),
         );
         if let Some(s) = server_cpu_s {
             f.insert(figures::SERVER_CPU_S.into(), s);
@@ -638,6 +686,7 @@ mod tests {
             seed: 1,
             steady_ms: 0,
             pin: false,
+            run_limit_ms: 0,
         }
     }
 
@@ -681,6 +730,48 @@ mod tests {
         let r = rig.run_once(&mut ctl).unwrap();
         rig.finish().unwrap();
         assert!(!r.figures.contains_key(figures::REQUESTS_PER_S_STEADY));
+    }
+
+    #[test]
+    fn a_timed_client_past_its_run_limit_is_recorded_as_a_collapse_with_its_work() {
+        // A client of a million iterations cannot finish in 50 ms: the warm-up run is
+        // cut short, then the first timed run, and the session ends there.
+        let mut p = point(Arch::Sharded, 1);
+        p.outer = 1_000_000;
+        p.run_limit_ms = 50;
+        p.min_runs = 3;
+        let mut rig: Box<dyn Rig> = Box::new(KvRig::start(p, None).unwrap());
+        let stop = AtomicBool::new(false);
+        let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+        let r = rig.run_once(&mut ctl).unwrap();
+        rig.finish().unwrap();
+        let c = r.collapsed.clone().expect("collapsed");
+        assert_eq!(c.participant, "timed client");
+        assert_eq!(c.planned, 1_000_000 * 10 * 3);
+        assert!(c.completed < c.planned);
+        assert_eq!(c.limit_s, 0.05);
+        assert!(
+            c.describe().ends_with("requests in its 0.05 s limit"),
+            "{}",
+            c.describe()
+        );
+        // The figures it has: the requests it completed, checked; no time per run.
+        assert_eq!(r.messages, c.completed);
+        assert!(r.integrity.unwrap().is_clean());
+        assert_eq!(r.figures[figures::TIMED_RUNS], 0.0);
+        assert!(!r.figures.contains_key(figures::TIME_MEAN_S));
+        assert!(r.figures.contains_key(figures::REQUESTS_PER_S_ALL));
+    }
+
+    #[test]
+    fn the_run_limit_is_the_budget_at_least_the_hang_timeout_unless_set() {
+        let mut p = point(Arch::Sharded, 0);
+        p.budget_ms = 2_000;
+        assert_eq!(p.run_limit(), HANG);
+        p.budget_ms = 40_000;
+        assert_eq!(p.run_limit(), Duration::from_secs(40));
+        p.run_limit_ms = 5;
+        assert_eq!(p.run_limit(), Duration::from_millis(5));
     }
 
     #[test]

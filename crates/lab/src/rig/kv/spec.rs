@@ -101,6 +101,10 @@ pub struct KvPoint {
     /// that are threads of this process (tests, without a launcher) are not pinned.
     #[serde(default)]
     pub pin: bool,
+    /// The longest one timed run may last, milliseconds; 0 (the default): the
+    /// budget, at least [`HANG`] ([`KvPoint::run_limit`]).
+    #[serde(default)]
+    pub run_limit_ms: u64,
 }
 
 /// Where the participants of a pinned point run ([`KvPoint::pin`]).
@@ -120,6 +124,17 @@ impl KvPoint {
             server: crate::affinity::pin_plan(0, cpus).1,
             timed: crate::affinity::pin_plan(0, cpus).0,
         })
+    }
+
+    /// The longest one timed run may last: a timed client still running then stops
+    /// where it is, and its point is recorded as collapsed with what it completed
+    /// ([`crate::result::RunRecord::collapsed`]). [`KvPoint::run_limit_ms`], else
+    /// the budget, at least [`HANG`].
+    pub fn run_limit(&self) -> Duration {
+        match self.run_limit_ms {
+            0 => Duration::from_millis(self.budget_ms).max(HANG),
+            ms => Duration::from_millis(ms),
+        }
     }
 
     /// With [`KvPoint::pin`], the CPU of visitor `i` (0-based): the 2(i+1)-th allowed.

@@ -3,7 +3,7 @@
 
 use super::*;
 use std::collections::BTreeMap;
-use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
+use xferbench_lab::result::{Collapse, Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
 use xferbench_lab::stats::Estimate;
 use xferbench_lab::verify::Integrity;
 
@@ -50,6 +50,7 @@ fn session(mean_ms: f64, all_per_s: f64, runs: u64) -> RunRecord {
         }),
         counters: None,
         contention: None,
+        collapsed: None,
     }
 }
 
@@ -299,4 +300,45 @@ fn the_throughput_target_gives_its_visit_by_visit_ratios() {
         s.contains("visit by visit 0.80× to 1.00× over 3 interleaved visits; target ≥ 0.90×"),
         "{s}"
     );
+}
+
+#[test]
+fn a_collapsed_case_is_named_in_the_table_the_sentences_and_the_summary() {
+    let mut d = doc();
+    let p = d
+        .points
+        .iter_mut()
+        .find(|p| param(p, "case") == "ManyClientsST" && param(p, "arch") == "ring")
+        .unwrap();
+    // Its only visit was cut short: no time per run, the work it did.
+    let run = &mut p.runs[0];
+    run.figures.retain(|k, _| !k.starts_with("time_"));
+    run.figures.insert(f::TIMED_RUNS.into(), 0.0);
+    run.collapsed = Some(Collapse {
+        participant: "timed client".into(),
+        unit: "requests".into(),
+        completed: 120,
+        planned: 3000,
+        limit_s: 40.0,
+    });
+    p.summary.retain(|k, _| !k.starts_with("time_"));
+    let cut = "1 of 1 visits: the timed client completed 120 of 3000 requests in its 40 s limit";
+    let table = points_table("cases", &[&*p]).rows.remove(0);
+    assert_eq!(table.last().unwrap(), cut);
+    assert_eq!(table[5], "-", "no mean time: {table:?}");
+    let s = summary(&d);
+    assert!(
+        s.contains(&format!(
+            "S4: not measured: 16 visitors at 1 thread collapsed ({cut})"
+        )),
+        "{s}"
+    );
+    assert!(
+        s.contains(&format!(
+            "- **Collapsed**: a timed run could not finish in its limit; the point is recorded with the work it did: ManyClientsST (ring, 1 workers, 16 visitors): {cut}."
+        )),
+        "{s}"
+    );
+    // Uncollapsed documents say nothing of it.
+    assert!(!summary(&doc()).contains("Collapsed"));
 }

@@ -40,6 +40,7 @@ fn run(i: usize, time_s: f64) -> RunRecord {
         integrity: None,
         counters: None,
         contention: None,
+        collapsed: None,
     }
 }
 

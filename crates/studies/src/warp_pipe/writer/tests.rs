@@ -37,6 +37,7 @@ fn run(i: usize, messages: u64, tps: f64) -> RunRecord {
         integrity: None,
         counters: None,
         contention: None,
+        collapsed: None,
     }
 }
 
