@@ -80,6 +80,15 @@ conformance_suite!(
     Iceoryx2::from_params(&with(&[("wait", "spin"), ("max_message", "64")])).unwrap()
 );
 
+// The default `max_message=auto` once the run told its message size, as both sides
+// of every point of `run` do: a static segment of slices of that size.
+#[cfg(feature = "iceoryx2")]
+conformance_suite!(iceoryx2_spin_sized_by_the_run, {
+    let mut t = Iceoryx2::from_params(&with(&[("wait", "spin")])).unwrap();
+    t.size_for(4096);
+    t
+});
+
 #[test]
 fn unknown_and_invalid_parameters_are_named_in_errors() {
     let e = Pipe::from_params(&with(&[("pipesize", "1MiB")]))
