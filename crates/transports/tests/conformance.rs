@@ -75,6 +75,7 @@ conformance_suite!(
 
 // A static data segment of 64-byte slices, as iceoryx2's own benchmark configures
 // its publishers: larger messages are refused.
+#[cfg(feature = "iceoryx2")]
 conformance_suite!(
     iceoryx2_spin_static_segment,
     Iceoryx2::from_params(&with(&[("wait", "spin"), ("max_message", "64")])).unwrap()
