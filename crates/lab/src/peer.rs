@@ -562,7 +562,9 @@ fn serve_commands(
     }
     impl<N: FnMut() -> Option<PeerCommand>> WithTransport for Serve<'_, N> {
         type Output = ();
-        fn with<T: Transport + Clone>(mut self, transport: T) {
+        fn with<T: Transport + Clone>(mut self, mut transport: T) {
+            // The driver's side was told the same (`PeerRig::start`).
+            transport.size_for(self.spec.spec.size);
             if let Some(cpu) = self.spec.pin_cpu
                 && let Err(e) = pin_current_thread(cpu)
             {

@@ -1,6 +1,6 @@
 //! The definition of a parameter: its name, kind, default and help.
 
-use crate::{ParamError, Value, bytes, duration};
+use crate::{AUTO, ParamError, Value, bytes, duration};
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -139,6 +139,34 @@ impl ParamDef {
         }
     }
 
+    /// A byte count from `min` to `max`, `word` for "none" ([`Value::Unset`]), or
+    /// [`AUTO`], the default ([`Value::Auto`]): the owner chooses from what the run
+    /// tells it, and says in `help` how.
+    pub const fn bytes_auto(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        word: &'static str,
+        help: &'static str,
+    ) -> ParamDef {
+        ParamDef {
+            name: Cow::Borrowed(name),
+            kind: Kind::Bytes {
+                min,
+                max,
+                power_of_two: false,
+            },
+            default: Value::Auto,
+            unset: Some(Cow::Borrowed(word)),
+            help: Cow::Borrowed(help),
+        }
+    }
+
+    /// Whether it accepts [`Value::Auto`]: when that is its default.
+    fn takes_auto(&self) -> bool {
+        matches!(self.default, Value::Auto)
+    }
+
     /// A length of time from `min` to `max`.
     pub const fn duration(
         name: &'static str,
@@ -220,6 +248,9 @@ impl ParamDef {
         if self.unset.as_deref() == Some(t) {
             return Ok(Value::Unset);
         }
+        if self.takes_auto() && t == AUTO {
+            return Ok(Value::Auto);
+        }
         let bad = || self.invalid(t, self.accepts());
         let v = match &self.kind {
             Kind::Integer { .. } => Value::Integer(t.parse().map_err(|_| bad())?),
@@ -259,6 +290,7 @@ impl ParamDef {
         let out_of = |what: String| Err(self.invalid(written, what));
         match (&self.kind, v) {
             (_, Value::Unset) if self.unset.is_some() => Ok(()),
+            (_, Value::Auto) if self.takes_auto() => Ok(()),
             (Kind::Integer { min, max }, Value::Integer(n)) => {
                 if n < min {
                     out_of(format!("at least {min}"))
@@ -332,6 +364,7 @@ impl ParamDef {
             Value::Bool(b) => b.to_string(),
             Value::Text(t) => t.to_string(),
             Value::Unset => self.unset.as_deref().unwrap_or("os").to_string(),
+            Value::Auto => AUTO.to_string(),
         }
     }
 
@@ -392,8 +425,11 @@ impl ParamDef {
             Kind::Bool => "true or false".into(),
             Kind::Text { accepts } => accepts.to_string(),
         };
-        if let Some(word) = &self.unset {
-            s.push_str(&format!(", or `{word}`"));
+        match (&self.unset, self.takes_auto()) {
+            (Some(word), true) => s.push_str(&format!(", `{word}` or `{AUTO}`")),
+            (Some(word), false) => s.push_str(&format!(", or `{word}`")),
+            (None, true) => s.push_str(&format!(", or `{AUTO}`")),
+            (None, false) => {}
         }
         s
     }
@@ -503,6 +539,22 @@ mod tests {
         assert!(e.contains("true or false"), "{e}");
         assert!(SPIN.parse("-1").is_err() && SPIN.parse("1000001").is_err());
         assert!(TIMEOUT.parse("0").is_err());
+    }
+
+    #[test]
+    fn auto_is_a_value_only_where_it_is_the_default() {
+        const SLICE: ParamDef = ParamDef::bytes_auto("slice", 1, 1 << 30, "grow", "");
+        assert_eq!(SLICE.parse("auto"), Ok(Value::Auto));
+        assert_eq!(SLICE.parse("grow"), Ok(Value::Unset));
+        assert_eq!(SLICE.parse("64"), Ok(Value::Bytes(64)));
+        assert_eq!(SLICE.machine(&Value::Auto), "auto");
+        assert_eq!(SLICE.default_display(), "auto");
+        let e = SLICE.parse("big").unwrap_err().to_string();
+        assert!(e.contains("`grow` or `auto`"), "{e}");
+        SLICE.self_check().unwrap();
+        assert!(SNDBUF.parse("auto").is_err());
+        assert!(SNDBUF.check(&Value::Auto).is_err());
+        assert!(SIZE.check(&Value::Auto).is_err());
     }
 
     #[test]

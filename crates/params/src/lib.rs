@@ -37,7 +37,7 @@ mod values;
 pub use choices::{ChoiceError, Choices, by_name};
 pub use def::{Choice, Kind, ParamDef};
 pub use list::MAX_LIST;
-pub use value::Value;
+pub use value::{AUTO, Value};
 pub use values::{ParamValues, Params};
 
 /// A value or a parameter name that its definitions refuse.

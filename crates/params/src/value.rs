@@ -24,7 +24,14 @@ pub enum Value {
     Text(Cow<'static, str>),
     /// The definition's word for "leave the system's default" (`os`).
     Unset,
+    /// [`AUTO`]: the owner chooses from what the run tells it (a transport, from the
+    /// size of the messages a point sends). Only a definition whose default it is
+    /// accepts it ([`crate::ParamDef::bytes_auto`]).
+    Auto,
 }
+
+/// How [`Value::Auto`] is written.
+pub const AUTO: &str = "auto";
 
 impl Value {
     /// A choice by its name, for definitions' defaults.

@@ -235,6 +235,19 @@ pub trait Transport: Send + Sync + Sized + 'static {
         Self::ZERO_COPY
     }
 
+    /// Tells the transport, before it listens or connects, that every message on its
+    /// channels is at most `largest` bytes long: both sides of a point of `run` call
+    /// it with the point's message size. A transport may size its buffers to it (an
+    /// `iceoryx2` data segment of exactly that many bytes per sample, unless a
+    /// parameter says otherwise), and then carries no longer message: it reports the
+    /// limit through [`Transport::max_message`] and refuses a longer `send` as one
+    /// above that. Callers whose message sizes vary or are not known in advance (the
+    /// [`conformance`] suite, studies, a plugin's own code) do not call it, so a
+    /// transport works without it; the default ignores it.
+    fn size_for(&mut self, largest: usize) {
+        let _ = largest;
+    }
+
     /// Creates a listener for one connection.
     fn listen(&self) -> Result<Self::Listener, TransportError>;
 

@@ -75,10 +75,20 @@ conformance_suite!(
 
 // A static data segment of 64-byte slices, as iceoryx2's own benchmark configures
 // its publishers: larger messages are refused.
+#[cfg(feature = "iceoryx2")]
 conformance_suite!(
     iceoryx2_spin_static_segment,
     Iceoryx2::from_params(&with(&[("wait", "spin"), ("max_message", "64")])).unwrap()
 );
+
+// The default `max_message=auto` once the run told its message size, as both sides
+// of every point of `run` do: a static segment of slices of that size.
+#[cfg(feature = "iceoryx2")]
+conformance_suite!(iceoryx2_spin_sized_by_the_run, {
+    let mut t = Iceoryx2::from_params(&with(&[("wait", "spin")])).unwrap();
+    t.size_for(4096);
+    t
+});
 
 #[test]
 fn unknown_and_invalid_parameters_are_named_in_errors() {

@@ -92,6 +92,10 @@ impl<T: Transport + Clone> PeerRig<T> {
         opts: &PeerOptions,
         source: Option<&dyn CounterSource>,
     ) -> Result<PeerRig<T>, RunError> {
+        // Every message of the point has its size, and the peer is told the same
+        // (`PeerSpec::spec`): a transport may size its buffers to it.
+        let mut transport = transport;
+        transport.size_for(point.size as usize);
         if point.zero_copy && !transport.zero_copy() {
             return Err(RunError::Config(crate::transports::no_zero_copy(
                 &point.transport,

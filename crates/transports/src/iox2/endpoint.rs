@@ -215,7 +215,11 @@ impl Ports {
         let ctl_tx_service = control(out)?;
         let ctl_rx_service = control(inn)?;
         // The data publisher's slices also fit the connector's hello.
-        let tx = publisher(&tx_service, peer, t.max_message.map(|n| n.max(HELLO_LEN)))?;
+        let tx = publisher(
+            &tx_service,
+            peer,
+            t.slices.limit().map(|n| n.max(HELLO_LEN)),
+        )?;
         let rx = subscriber(&rx_service, t.buffer)?;
         let ctl_tx = publisher(&ctl_tx_service, peer, None)?;
         let ctl_rx = subscriber(&ctl_rx_service, CONTROL_BUFFER)?;
@@ -269,7 +273,7 @@ pub struct Iceoryx2Listener {
     pub(super) ports: Ports,
     pub(super) peer: Arc<PeerWatch>,
     pub(super) wait: Wait,
-    pub(super) max_message: Option<usize>,
+    pub(super) slices: Slices,
     pub(super) pause: bool,
 }
 
@@ -312,8 +316,8 @@ pub struct Iceoryx2Endpoint {
     pub(super) ready: bool,
     /// How long the connector waits for the acceptance: its connect deadline.
     pub(super) accept_by: Option<Instant>,
-    /// The largest message (`max_message`), if the data segment is static.
-    pub(super) max_message: Option<usize>,
+    /// The data samples (`max_message`): a static segment refuses longer messages.
+    pub(super) slices: Slices,
     /// Busy polling: a pause hint between two empty turns (`pause`).
     pub(super) pause: bool,
 }
@@ -331,6 +335,20 @@ impl std::fmt::Debug for Iceoryx2Endpoint {
 // side, its spare loaned sample included, and the samples it receives are dropped
 // before each call returns.
 unsafe impl Send for Iceoryx2Endpoint {}
+
+#[cold]
+fn too_long(len: usize, slices: Slices) -> io::Error {
+    let why = match slices {
+        Slices::Sized(max) => format!(
+            "the {max} bytes per sample its data segment was sized for (max_message=auto: the run's message size; -p max_message=grow lets the segment grow)"
+        ),
+        other => format!("max_message ({} bytes)", other.limit().unwrap_or_default()),
+    };
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{NAME}: a {len}-byte message is longer than {why}"),
+    )
+}
 
 fn gone(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::BrokenPipe, format!("{NAME}: {what}"))
@@ -405,14 +423,13 @@ impl Iceoryx2Endpoint {
         Ok(())
     }
 
-    /// Refuses a message longer than `max_message`.
+    /// Refuses a message longer than a static segment's slices.
     #[inline]
     fn check_size(&self, len: usize) -> io::Result<()> {
-        match self.max_message {
-            Some(max) if len > max => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{NAME}: a {len}-byte message is longer than max_message ({max} bytes)"),
-            )),
+        match self.slices {
+            Slices::Static(max) | Slices::Sized(max) if len > max => {
+                Err(too_long(len, self.slices))
+            }
             _ => Ok(()),
         }
     }

@@ -25,16 +25,26 @@
 //! One `send` is one sample of exactly the message's length; one `recv` takes one
 //! sample, which must be exactly as long as the buffer (shorter:
 //! [`io::ErrorKind::UnexpectedEof`], longer: [`io::ErrorKind::InvalidData`]; the sample
-//! is consumed either way). There is no size limit ([`Transport::MAX_MESSAGE`] is
-//! `None`): publishers start with slices of [`INITIAL_SLICE`] bytes and grow their data
-//! segment by powers of two (`AllocationStrategy::PowerOfTwo`) when a larger message
-//! comes, so the first large message of a run pays for one reallocation and the
-//! warm-up absorbs it. `max_message=N` sets a limit instead
-//! ([`Transport::max_message`]): the data publishers' segments hold slices of `N`
-//! bytes and never grow (`AllocationStrategy::Static`, as iceoryx2's own benchmark
-//! configures its publishers), which spares every loan, receive and return the
-//! dynamic segment's bookkeeping; a longer message is refused with
-//! [`io::ErrorKind::InvalidInput`]. Nothing is batched: every `send` publishes its sample (and
+//! is consumed either way). How large a data publisher's samples are is
+//! `max_message` ([`Slices`]):
+//!
+//! * `auto`, the default: where the run tells the size of its messages
+//!   ([`Transport::size_for`]; both sides of every point of `run` do), the data
+//!   publishers' segments hold slices of exactly that size and never grow
+//!   (`AllocationStrategy::Static`, as iceoryx2's own benchmark configures its
+//!   publishers), which spares every loan, receive and return the dynamic segment's
+//!   bookkeeping. Where it does not (the conformance suite, a caller of this crate),
+//!   as `grow`.
+//! * `N`: the same static segment, of slices of `N` bytes.
+//! * `grow`: no size limit: publishers start with slices of [`INITIAL_SLICE`] bytes
+//!   and grow their data segment by powers of two (`AllocationStrategy::PowerOfTwo`)
+//!   when a larger message comes, so the first large message of a run pays for one
+//!   reallocation and the warm-up absorbs it.
+//!
+//! A static segment's limit is [`Transport::max_message`], and a longer message is
+//! refused with [`io::ErrorKind::InvalidInput`] (the message says where the limit
+//! came from). [`Transport::MAX_MESSAGE`] is `None`: no configuration is bounded
+//! by the transport itself. Nothing is batched: every `send` publishes its sample (and
 //! notifies, with `wait=event`), so `flush` has nothing to do. The control samples
 //! (the acceptance, the end-of-stream mark `close_send` sends, and its
 //! acknowledgement) travel on the `.ctl` services, a `u64` user header naming each
@@ -180,12 +190,12 @@ pub const OVERFLOW: ParamDef = ParamDef::choice(
 );
 
 /// `max_message`: the largest message, for a static data segment.
-pub const MAX_MESSAGE_SIZE: ParamDef = ParamDef::bytes_or_unset(
+pub const MAX_MESSAGE_SIZE: ParamDef = ParamDef::bytes_auto(
     "max_message",
     1,
     1 << 30,
     "grow",
-    "largest message: each publisher's data segment holds slices of this size and never grows (iceoryx2's static allocation, as its own benchmark configures it); a longer message is refused. `grow` starts at 64 bytes and grows by powers of two",
+    "largest message: each publisher's data segment holds slices of this size and never grows (iceoryx2's static allocation, as its own benchmark configures it); a longer message is refused. `auto`: the run's message size where the run has one (every point of `run`), else `grow`; `grow`: slices start at 64 bytes and the segment grows by powers of two",
 );
 
 /// `pause`: a pause hint between two empty polls of a busy-polling receiver.
@@ -225,6 +235,34 @@ xferbench_params::choices!(Overflow {
     Safe => "safe": "the oldest buffered sample is replaced (iceoryx2's safe overflow)",
 });
 
+/// The data publishers' samples: how large, and whether their segment grows
+/// (`max_message`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slices {
+    /// `auto`: [`Slices::Sized`] once the run tells the message size
+    /// ([`Transport::size_for`]); until then, and without it, as [`Slices::Grow`].
+    Auto,
+    /// `grow`: slices of [`INITIAL_SLICE`] bytes at first, the segment growing by
+    /// powers of two (`AllocationStrategy::PowerOfTwo`) when a longer message comes.
+    Grow,
+    /// A static segment of slices of this many bytes, never growing
+    /// (`AllocationStrategy::Static`): `max_message=N`.
+    Static(usize),
+    /// A static segment sized to the run's messages (`auto` told by
+    /// [`Transport::size_for`]).
+    Sized(usize),
+}
+
+impl Slices {
+    /// The longest message a static segment carries; `None` when it grows.
+    pub fn limit(self) -> Option<usize> {
+        match self {
+            Slices::Static(n) | Slices::Sized(n) => Some(n),
+            Slices::Auto | Slices::Grow => None,
+        }
+    }
+}
+
 /// The iceoryx2 transport.
 #[derive(Debug, Clone)]
 pub struct Iceoryx2 {
@@ -233,8 +271,8 @@ pub struct Iceoryx2 {
     history: usize,
     /// iceoryx2's safe overflow: a full buffer drops its oldest sample.
     safe_overflow: bool,
-    /// The largest message, with a static data segment; `None`: the segment grows.
-    max_message: Option<usize>,
+    /// The data publishers' samples.
+    slices: Slices,
     /// Busy polling: a pause hint between two empty polls.
     pause: bool,
 }
@@ -253,9 +291,14 @@ impl Iceoryx2 {
             buffer,
             history,
             safe_overflow: false,
-            max_message: None,
+            slices: Slices::Auto,
             pause: true,
         }
+    }
+
+    /// How the data publishers' samples are sized.
+    pub fn slices(&self) -> Slices {
+        self.slices
     }
 }
 
@@ -286,7 +329,15 @@ impl Transport for Iceoryx2 {
     }
 
     fn max_message(&self) -> Option<usize> {
-        self.max_message
+        self.slices.limit()
+    }
+
+    /// With `max_message=auto` (the default), a static data segment of slices of
+    /// `largest` bytes.
+    fn size_for(&mut self, largest: usize) {
+        if matches!(self.slices, Slices::Auto | Slices::Sized(_)) {
+            self.slices = Slices::Sized(largest.max(1));
+        }
     }
 
     fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
@@ -294,7 +345,11 @@ impl Transport for Iceoryx2 {
         let overflow: Overflow = values.choice(&OVERFLOW);
         Ok(Iceoryx2 {
             safe_overflow: overflow == Overflow::Safe,
-            max_message: values.opt_bytes(&MAX_MESSAGE_SIZE).map(|n| n as usize),
+            slices: match values.value(&MAX_MESSAGE_SIZE) {
+                xferbench_params::Value::Bytes(n) => Slices::Static(*n as usize),
+                xferbench_params::Value::Unset => Slices::Grow,
+                _ => Slices::Auto,
+            },
             pause: values.boolean(&PAUSE),
             ..Iceoryx2::new(
                 values.choice(&WAIT),
@@ -322,7 +377,7 @@ impl Transport for Iceoryx2 {
             ports,
             peer,
             wait: self.wait,
-            max_message: self.max_message,
+            slices: self.slices,
             pause: self.pause,
         })
     }
@@ -364,7 +419,7 @@ impl Transport for Iceoryx2 {
             ready: true,
             accept_by: Some(deadline),
             // Set after the hello, which is longer than the smallest limits.
-            max_message: None,
+            slices: Slices::Grow,
             pause: self.pause,
         };
         let mut hello = [0u8; HELLO_LEN];
@@ -372,7 +427,7 @@ impl Transport for Iceoryx2 {
         hello[8..].copy_from_slice(&std::process::id().to_le_bytes());
         let sent = ep.send(&hello);
         ep.ready = false;
-        ep.max_message = self.max_message;
+        ep.slices = self.slices;
         sent.map_err(|source| TransportError::Io {
             transport: NAME,
             op: "connect",
@@ -417,7 +472,7 @@ impl Listener for Iceoryx2Listener {
                     acked: false,
                     ready: true,
                     accept_by: None,
-                    max_message: self.max_message,
+                    slices: self.slices,
                     pause: self.pause,
                 };
                 ep.send_control(endpoint::ACCEPTED)
@@ -570,6 +625,101 @@ mod tests {
             c.acked,
             "the acknowledgement of the end-of-stream mark was lost"
         );
+    }
+
+    fn with_params(pairs: &[(&str, &str)]) -> Iceoryx2 {
+        Iceoryx2::from_params(
+            &pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    /// A connected pair of endpoints of `t`: the connector, then the listener.
+    fn pair(t: &Iceoryx2) -> (Iceoryx2Endpoint, Iceoryx2Endpoint) {
+        let listener = t.listen().unwrap();
+        let far = Instant::now() + Duration::from_secs(10);
+        let c = t.connect(listener.address(), far).unwrap();
+        (c, listener.accept(far).unwrap())
+    }
+
+    /// By default the data segment is static and sized to the run's messages, once the
+    /// run says their size: a message of that size goes through in both directions, a
+    /// longer one is refused with a message that names the limit and the way out.
+    #[test]
+    fn the_default_segment_is_static_and_sized_to_the_run() {
+        let mut t = with_params(&[("wait", "spin")]);
+        assert_eq!(t.slices(), Slices::Auto);
+        assert_eq!(t.max_message(), None, "unsized, auto grows");
+        t.size_for(64);
+        assert_eq!(t.slices(), Slices::Sized(64));
+        assert_eq!(t.max_message(), Some(64));
+        let (mut c, mut l) = pair(&t);
+        let mut buf = [0u8; 64];
+        c.send(&[7; 64]).unwrap();
+        assert_eq!(l.recv(&mut buf).unwrap(), Recv::Message);
+        assert_eq!(buf, [7; 64]);
+        l.send(&[9; 64]).unwrap();
+        assert_eq!(c.recv(&mut buf).unwrap(), Recv::Message);
+        assert_eq!(buf, [9; 64]);
+        for ep in [&mut c, &mut l] {
+            let e = ep.send(&[0; 65]).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+            let e = e.to_string();
+            assert!(
+                e.contains("65-byte") && e.contains("64 bytes") && e.contains("max_message=grow"),
+                "{e}"
+            );
+            let e = ep.send_in_place(65, |_| {}).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        }
+        // The channel still works after a refusal.
+        c.send(&[1; 64]).unwrap();
+        assert_eq!(l.recv(&mut buf).unwrap(), Recv::Message);
+        assert_eq!(buf, [1; 64]);
+    }
+
+    /// `max_message=grow` keeps the growing segment whatever the run's size, and
+    /// `max_message=N` keeps its own limit.
+    #[test]
+    fn an_explicit_max_message_outranks_the_run_s_size() {
+        let mut grow = with_params(&[("wait", "spin"), ("max_message", "grow")]);
+        grow.size_for(64);
+        assert_eq!(grow.slices(), Slices::Grow);
+        assert_eq!(grow.max_message(), None);
+        let (mut c, mut l) = pair(&grow);
+        let mut big = vec![0u8; 4096];
+        c.send(&[5; 4096]).unwrap();
+        assert_eq!(l.recv(&mut big).unwrap(), Recv::Message);
+        assert!(big.iter().all(|&b| b == 5));
+
+        let mut fixed = with_params(&[("max_message", "32")]);
+        fixed.size_for(64);
+        assert_eq!(fixed.slices(), Slices::Static(32));
+        assert_eq!(fixed.max_message(), Some(32));
+        let (mut c, _l) = pair(&fixed);
+        let e = c.send(&[0; 64]).unwrap_err().to_string();
+        assert!(e.contains("longer than max_message (32 bytes)"), "{e}");
+    }
+
+    #[test]
+    fn max_message_reads_auto_grow_and_sizes() {
+        assert_eq!(with_params(&[]).slices(), Slices::Auto);
+        assert_eq!(
+            with_params(&[("max_message", "auto")]).slices(),
+            Slices::Auto
+        );
+        assert_eq!(
+            with_params(&[("max_message", "grow")]).slices(),
+            Slices::Grow
+        );
+        assert_eq!(
+            with_params(&[("max_message", "4KiB")]).slices(),
+            Slices::Static(4096)
+        );
+        assert_eq!(MAX_MESSAGE_SIZE.default_display(), "auto");
     }
 
     #[test]

@@ -196,7 +196,7 @@ pub fn c_value(def: &ParamDef, v: &Value) -> (String, i64) {
                 .map_or(0, |i| i as i64),
             _ => 0,
         },
-        Value::Text(_) | Value::Unset => 0,
+        Value::Text(_) | Value::Unset | Value::Auto => 0,
     };
     (def.machine(v), number)
 }
