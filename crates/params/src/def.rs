@@ -126,17 +126,7 @@ impl ParamDef {
         word: &'static str,
         help: &'static str,
     ) -> ParamDef {
-        ParamDef {
-            name: Cow::Borrowed(name),
-            kind: Kind::Bytes {
-                min,
-                max,
-                power_of_two: false,
-            },
-            default: Value::Unset,
-            unset: Some(Cow::Borrowed(word)),
-            help: Cow::Borrowed(help),
-        }
+        Self::bytes_with_word(name, min, max, word, Value::Unset, help)
     }
 
     /// A byte count from `min` to `max`, `word` for "none" ([`Value::Unset`]), or
@@ -149,6 +139,18 @@ impl ParamDef {
         word: &'static str,
         help: &'static str,
     ) -> ParamDef {
+        Self::bytes_with_word(name, min, max, word, Value::Auto, help)
+    }
+
+    /// A byte count from `min` to `max` that also takes `word` for [`Value::Unset`].
+    const fn bytes_with_word(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        word: &'static str,
+        default: Value,
+        help: &'static str,
+    ) -> ParamDef {
         ParamDef {
             name: Cow::Borrowed(name),
             kind: Kind::Bytes {
@@ -156,7 +158,7 @@ impl ParamDef {
                 max,
                 power_of_two: false,
             },
-            default: Value::Auto,
+            default,
             unset: Some(Cow::Borrowed(word)),
             help: Cow::Borrowed(help),
         }
