@@ -167,10 +167,45 @@ impl LastNode {
             .config(config())
             .signal_handling_mode(SignalHandlingMode::Disabled)
             .create::<ipc::Service>()
-            .map_err(|e| format!("node: {e:?}"))?;
+            .map_err(|e| {
+                let root = Path::new(config().global.root_path().as_str()).to_path_buf();
+                match unwritable_hint(Path::new("/dev/shm"), &root, may_write) {
+                    Some(hint) => format!("node: {e:?}: {hint}"),
+                    None => format!("node: {e:?}"),
+                }
+            })?;
         *live += 1;
         Ok(LastNode(Some(node)))
     }
+}
+
+/// A hint for a node that could not be created: which of `shm` (iceoryx2's shared
+/// memory) and `root` (its nodes' files) this user cannot write to, by `writable`;
+/// `None` when it can write to both. A directory that does not exist yet counts as its
+/// nearest existing ancestor, where iceoryx2 would create it.
+fn unwritable_hint(shm: &Path, root: &Path, writable: impl Fn(&Path) -> bool) -> Option<String> {
+    let blocked: Vec<String> = [shm, root]
+        .into_iter()
+        .filter(|d| {
+            let there = d.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
+            !writable(there)
+        })
+        .map(|d| d.display().to_string())
+        .collect();
+    (!blocked.is_empty()).then(|| {
+        format!(
+            "this user cannot write to {} (iceoryx2 keeps its shared memory in {} and its \
+             nodes' files under {}): check that it is mounted read-write and that this user may write there",
+            blocked.join(" and "),
+            shm.display(),
+            root.display(),
+        )
+    })
+}
+
+/// Whether this user may write to `dir` (`access(W_OK)`: a read-only mount refuses).
+fn may_write(dir: &Path) -> bool {
+    rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_ok()
 }
 
 impl Drop for LastNode {
@@ -215,4 +250,33 @@ pub(super) fn peer_alive(pid: i32) -> bool {
         rustix::process::test_kill_process(pid),
         Err(rustix::io::Errno::SRCH)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_that_cannot_be_created_names_the_directory_not_writable() {
+        let tmp = std::env::temp_dir();
+        let root = tmp.join("xferbench-no-such-dir").join("iceoryx2");
+        assert_eq!(
+            unwritable_hint(Path::new("/dev/shm"), &root, |_| true),
+            None
+        );
+        let hint = unwritable_hint(Path::new("/dev/shm"), &root, |d| d != Path::new("/dev/shm"))
+            .expect("a hint");
+        assert!(
+            hint.contains("cannot write to /dev/shm (") && hint.contains("mounted read-write"),
+            "{hint}"
+        );
+        // The root does not exist: its nearest existing ancestor decides.
+        let hint =
+            unwritable_hint(Path::new("/dev/shm"), &root, |d| d != tmp.as_path()).expect("a hint");
+        assert!(
+            hint.contains(&format!("cannot write to {} (", root.display())),
+            "{hint}"
+        );
+        assert!(may_write(&tmp));
+    }
 }
