@@ -340,11 +340,7 @@ impl PluginRig {
         loop {
             match self.events.recv_timeout(Duration::from_millis(20)) {
                 Ok(Event::Reply(Reply::Failed { message, kind })) => {
-                    return Err(match kind {
-                        FailKind::Interrupted => RunError::Interrupted,
-                        FailKind::Usage => RunError::Config(message),
-                        FailKind::Failed => RunError::Participant(message),
-                    });
+                    return Err(failure(message, kind));
                 }
                 Ok(Event::Reply(r)) => return Ok(r),
                 Ok(Event::Garbage(line)) => {
@@ -360,6 +356,12 @@ impl PluginRig {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     if let Some(e) = self.child.exited() {
+                        // A process that reports a failure and exits does both at once:
+                        // its last reply can still be on its way from the reader, and it
+                        // says more than the exit status.
+                        if let Some(failed) = self.reply_left_after_exit() {
+                            return Err(failed);
+                        }
                         return Err(RunError::Participant(format!(
                             "the measuring process of plugin transport `{}` {e}",
                             self.name
@@ -393,6 +395,22 @@ impl PluginRig {
         }
     }
 
+    /// After the measuring process exited: a `failed` reply it wrote before it went,
+    /// read until its output closes (at most a second).
+    fn reply_left_after_exit(&mut self) -> Option<RunError> {
+        let until = Instant::now() + Duration::from_secs(1);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(Event::Reply(Reply::Failed { message, kind })) => {
+                    return Some(failure(message, kind));
+                }
+                Ok(Event::Reply(_) | Event::Garbage(_)) => {}
+                Ok(Event::Closed) | Err(_) => return None,
+            }
+        }
+    }
+
     fn clean_up(&mut self) {
         if self.cleaned {
             return;
@@ -409,6 +427,15 @@ impl Drop for PluginRig {
     fn drop(&mut self) {
         self.child.kill();
         self.clean_up();
+    }
+}
+
+/// The error a `failed` reply stands for.
+fn failure(message: String, kind: FailKind) -> RunError {
+    match kind {
+        FailKind::Interrupted => RunError::Interrupted,
+        FailKind::Usage => RunError::Config(message),
+        FailKind::Failed => RunError::Participant(message),
     }
 }
 
