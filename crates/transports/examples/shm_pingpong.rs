@@ -7,8 +7,10 @@
 //! target/release/examples/shm_pingpong 2000000 copy
 //! ```
 //!
-//! Arguments: the number of round trips, and `copy` (send/recv) or `in-place`
-//! (send_in_place/recv_in_place, echo_in_place on the other side). It prints the mean
+//! Arguments: the number of round trips, `copy` (send/recv) or `in-place`
+//! (send_in_place/recv_in_place, echo_in_place on the other side), and optionally the
+//! bytes of each ring (a power of two from 4096; `run`'s default 4 MiB gives every
+//! message fresh lines, a small ring writes the same lines again). It prints the mean
 //! round trip. Pin it (`taskset -c 0,1`) to compare builds.
 
 use std::time::{Duration, Instant};
@@ -20,7 +22,7 @@ fn main() {
     let n: u64 = match args.next().map(|a| a.parse()) {
         Some(Ok(n)) => n,
         _ => {
-            eprintln!("usage: shm_pingpong ROUND_TRIPS [copy|in-place]");
+            eprintln!("usage: shm_pingpong ROUND_TRIPS [copy|in-place] [RING_BYTES]");
             std::process::exit(2);
         }
     };
@@ -32,8 +34,17 @@ fn main() {
             std::process::exit(2);
         }
     };
-    // `run`'s defaults but for the wait: 4 MiB rings, 16 KiB batches.
-    let t = Shm::new(WaitMode::Spin, 4 << 20, 16 << 10);
+    let capacity: usize = match args.next().map(|a| a.parse::<usize>()) {
+        None => 4 << 20,
+        Some(Ok(c)) if c >= 4096 && c.is_power_of_two() => c,
+        Some(_) => {
+            eprintln!("RING_BYTES must be a power of two from 4096");
+            std::process::exit(2);
+        }
+    };
+    // `run`'s defaults but for the wait (and the ring when given): 4 MiB rings, 16 KiB
+    // batches.
+    let t = Shm::new(WaitMode::Spin, capacity, 16 << 10);
     let l = t.listen().expect("listen");
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut b = t.connect(l.address(), deadline).expect("connect");
