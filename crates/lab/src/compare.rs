@@ -16,9 +16,15 @@
 //! was slower". The verdict stays on the raw figures, which the test is about. A
 //! point whose fraction of its limit is suspect on either side (above 110 %, see
 //! [`crate::limits::ratio`]) is not normalised: its limit does not bound it.
+//!
+//! A side that did not measure what it planned says so in [`Comparison::cautions`]: a
+//! document that was interrupted or ended at a failed point, and a point measured
+//! while processes outside the run used the machine (contended, see
+//! [`crate::contention`]). The verdicts stand on the figures; the cautions say which
+//! of them describe a shared or cut-short run.
 
 use crate::params::{describe as describe_params, same_point};
-use crate::result::{PointResult, ResultDoc, SCHEMA_VERSION};
+use crate::result::{Outcome, PointResult, ResultDoc, SCHEMA_VERSION};
 use crate::stats::{mean, welch_t_test};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -112,6 +118,56 @@ pub struct Comparison {
     /// file), or in one document only, described.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugin_builds: Vec<String>,
+    /// What limits the comparison: a side interrupted or ended by a failed point, and
+    /// matched points measured on a contended machine, described.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cautions: Vec<String>,
+}
+
+/// The cautions of a comparison (see [`Comparison::cautions`]): each side's outcome
+/// when it is not complete, then each compared point that either side measured while
+/// the machine was contended, with what its verdict was.
+fn cautions(
+    base: &ResultDoc,
+    new: &ResultDoc,
+    points: &[(&PointResult, &PointResult, &str)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (which, d) in [("BASE", base), ("NEW", new)] {
+        match &d.outcome {
+            Outcome::Complete => {}
+            Outcome::Interrupted => out.push(format!(
+                "{which} was interrupted: it holds only the points that finished ({} of them)",
+                d.points.len()
+            )),
+            Outcome::Failed { error } => out.push(format!(
+                "{which} ended at a failed point ({}): it holds only the {} point(s) before it",
+                error.lines().next().unwrap_or_default(),
+                d.points.len()
+            )),
+        }
+    }
+    for (b, n, verdict) in points {
+        let busy: Vec<String> = [("BASE", b), ("NEW", n)]
+            .into_iter()
+            .filter_map(|(which, p)| {
+                let c = p.contention.as_ref().filter(|c| c.contended)?;
+                Some(format!(
+                    "{which} while processes outside the run used {:.2} CPUs (steal {:.1} %)",
+                    c.others_cpus,
+                    c.steal * 100.0
+                ))
+            })
+            .collect();
+        if !busy.is_empty() {
+            out.push(format!(
+                "{}: measured contended, {}: its verdict ({verdict}) describes a shared machine; measure again on a quiet one",
+                describe_params(&b.params),
+                busy.join(", and ")
+            ));
+        }
+    }
+    out
 }
 
 /// How the plugin transports of two documents differ: one line per transport whose
@@ -187,6 +243,7 @@ pub fn compare_docs(
         });
     }
     let mut points = Vec::new();
+    let mut pairs: Vec<(&PointResult, &PointResult)> = Vec::new();
     let mut only_in_base = Vec::new();
     for b in &base.points {
         let Some(n) = new.points.iter().find(|n| same_point(&n.params, &b.params)) else {
@@ -231,6 +288,7 @@ pub fn compare_docs(
             }
             _ => None,
         };
+        pairs.push((b, n));
         points.push(PointComparison {
             params: b.params.clone(),
             figure: fig.into(),
@@ -268,6 +326,12 @@ pub fn compare_docs(
         });
     }
     let regressions = points.iter().filter(|p| p.verdict == "regression").count();
+    let judged: Vec<(&PointResult, &PointResult, &str)> = pairs
+        .iter()
+        .zip(&points)
+        .map(|(&(b, n), c)| (b, n, c.verdict.as_str()))
+        .collect();
+    let cautions = cautions(base, new, &judged);
     Ok(Comparison {
         points,
         only_in_base,
@@ -275,5 +339,6 @@ pub fn compare_docs(
         regressions,
         threshold,
         plugin_builds: plugin_builds(base, new),
+        cautions,
     })
 }

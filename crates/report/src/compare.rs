@@ -286,6 +286,9 @@ pub fn render_compare(c: &Comparison) -> String {
             ));
         }
     }
+    for s in &c.cautions {
+        out.push_str(&format!("caution: {s}\n"));
+    }
     for s in &c.plugin_builds {
         out.push_str(&format!("note: {s}\n"));
     }
@@ -302,4 +305,50 @@ pub fn render_compare(c: &Comparison) -> String {
         xferbench_lab::ab::ALPHA
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::fixture;
+    use xferbench_lab::compare::compare_docs;
+    use xferbench_lab::result::Outcome;
+
+    #[test]
+    fn a_contended_or_cut_short_side_is_named_beside_the_verdicts() {
+        // BASE quiet throughout; NEW measured its second point beside a compiler and
+        // was interrupted.
+        let mut base = fixture::contended_doc();
+        base.points[1].contention = base.points[0].contention.clone();
+        let mut new = fixture::contended_doc();
+        new.outcome = Outcome::Interrupted;
+        let c = compare_docs(&base, &new, 0.05).unwrap();
+        assert_eq!(c.cautions.len(), 2, "{:?}", c.cautions);
+        assert!(
+            c.cautions[0].starts_with(
+                "NEW was interrupted: it holds only the points that finished (2 of them)"
+            ),
+            "{:?}",
+            c.cautions
+        );
+        let second = xferbench_lab::params::describe(&new.points[1].params);
+        assert!(
+            c.cautions[1].starts_with(&format!(
+                "{second}: measured contended, NEW while processes outside the run used 1.85 CPUs"
+            )),
+            "{:?}",
+            c.cautions
+        );
+        assert!(c.cautions[1].contains("measure again on a quiet one"));
+        let text = super::render_compare(&c);
+        assert!(text.contains("caution: NEW was interrupted"), "{text}");
+        assert!(
+            text.contains("caution: ") && text.contains("1.85 CPUs"),
+            "{text}"
+        );
+
+        // Two complete, quiet documents carry no caution.
+        let c = compare_docs(&base, &base, 0.05).unwrap();
+        assert!(c.cautions.is_empty(), "{:?}", c.cautions);
+        assert!(!super::render_compare(&c).contains("caution:"));
+    }
 }
