@@ -402,7 +402,14 @@ mod tests {
             doc.outcome
         );
         let (fine, cut) = (&doc.points[0], &doc.points[1]);
-        assert!(fine.runs[0].collapsed.is_none() && fine.warnings.is_empty());
+        // The machine's own warnings (noise, contention) may come with any point; a
+        // collapse may not come with the one that finished.
+        assert!(
+            fine.runs[0].collapsed.is_none()
+                && !fine.warnings.iter().any(|w| w.starts_with("collapsed")),
+            "{:?}",
+            fine.warnings
+        );
         assert!(fine.summary.contains_key(figures::TIME_MEAN_S));
         let c = cut.runs[0].collapsed.as_ref().expect("collapsed");
         assert!(c.completed < c.planned);
