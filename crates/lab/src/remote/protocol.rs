@@ -198,7 +198,7 @@ pub fn decode(line: &[u8]) -> Result<Request, ProtocolError> {
     let text = text.trim_end_matches(['\n', '\r']);
     let mut msg = serde_json::from_str::<Request>(text).map_err(|e| {
         let mut s = e.to_string();
-        s.truncate(200);
+        truncate_chars(&mut s, 200);
         ProtocolError::Invalid(s)
     })?;
     if let Request::Hello { host, .. } = &mut msg {
@@ -223,7 +223,7 @@ pub fn decode_reply(line: &[u8]) -> Result<Reply, ProtocolError> {
     let text = std::str::from_utf8(line).map_err(|_| ProtocolError::NotUtf8)?;
     serde_json::from_str(text.trim_end_matches(['\n', '\r'])).map_err(|e| {
         let mut s = e.to_string();
-        s.truncate(200);
+        truncate_chars(&mut s, 200);
         ProtocolError::Invalid(s)
     })
 }
@@ -290,6 +290,27 @@ pub fn read_line_into(r: &mut impl BufRead, pending: &mut Vec<u8>) -> std::io::R
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_parse_error_cut_inside_a_multibyte_character_is_an_error_not_a_panic() {
+        // A line the fuzzer found: serde's message about it has a multibyte character
+        // across byte 200, where the message is cut for the log.
+        let line = include_bytes!("testdata/invalid-request-multibyte-error.bin");
+        for l in line.split(|&b| b == b'\n') {
+            let _ = decode(l);
+            let _ = decode_reply(l);
+        }
+        let long = format!("{{\"{}\": 1}}", "é".repeat(300));
+        assert!(matches!(
+            decode(long.as_bytes()),
+            Err(ProtocolError::Invalid(_))
+        ));
+        assert!(matches!(
+            decode_reply(long.as_bytes()),
+            Err(ProtocolError::Invalid(_))
+        ));
+    }
+
     use super::*;
 
     #[test]
