@@ -564,7 +564,7 @@ fn serve_commands(
         type Output = ();
         fn with<T: Transport + Clone>(mut self, mut transport: T) {
             // The driver's side was told the same (`PeerRig::start`).
-            transport.size_for(self.spec.spec.size);
+            transport.size_for(self.spec.spec.traffic());
             if let Some(cpu) = self.spec.pin_cpu
                 && let Err(e) = pin_current_thread(cpu)
             {

@@ -235,17 +235,20 @@ pub trait Transport: Send + Sync + Sized + 'static {
         Self::ZERO_COPY
     }
 
-    /// Tells the transport, before it listens or connects, that every message on its
-    /// channels is at most `largest` bytes long: both sides of a point of `run` call
-    /// it with the point's message size. A transport may size its buffers to it (an
-    /// `iceoryx2` data segment of exactly that many bytes per sample, unless a
-    /// parameter says otherwise), and then carries no longer message: it reports the
-    /// limit through [`Transport::max_message`] and refuses a longer `send` as one
-    /// above that. Callers whose message sizes vary or are not known in advance (the
+    /// Tells the transport, before it listens or connects, what every channel will
+    /// carry: messages of at most [`Traffic::largest`] bytes, and at most
+    /// [`Traffic::in_flight`] of them at a time in each direction. Both sides of a
+    /// point of `run` call it with the point's message size and workload. A
+    /// transport may size its buffers to it (an `iceoryx2` data segment of exactly
+    /// that many bytes per sample, a small `shm` ring for a ping-pong of small
+    /// messages, unless a parameter says otherwise); one that sizes a buffer to
+    /// `largest` carries no longer message: it reports the limit through
+    /// [`Transport::max_message`] and refuses a longer `send` as one above that.
+    /// Callers whose message sizes vary or are not known in advance (the
     /// [`conformance`] suite, studies, a plugin's own code) do not call it, so a
     /// transport works without it; the default ignores it.
-    fn size_for(&mut self, largest: usize) {
-        let _ = largest;
+    fn size_for(&mut self, traffic: Traffic) {
+        let _ = traffic;
     }
 
     /// Creates a listener for one connection.
@@ -253,6 +256,36 @@ pub trait Transport: Send + Sync + Sized + 'static {
 
     /// Connects to a listener's address, at most until `deadline`.
     fn connect(&self, address: &str, deadline: Instant) -> Result<Self::Endpoint, TransportError>;
+}
+
+/// What a point will carry on each channel ([`Transport::size_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Traffic {
+    /// The longest message, in bytes.
+    pub largest: usize,
+    /// The most messages in flight at once in each direction: `Some(1)` for a
+    /// ping-pong (a request waits for its reply), `None` for a stream (as many as the
+    /// transport's buffers hold).
+    pub in_flight: Option<usize>,
+}
+
+impl Traffic {
+    /// A stream of messages of at most `largest` bytes.
+    pub fn stream(largest: usize) -> Traffic {
+        Traffic {
+            largest,
+            in_flight: None,
+        }
+    }
+
+    /// Request/reply round trips of messages of at most `largest` bytes, one in
+    /// flight.
+    pub fn round_trips(largest: usize) -> Traffic {
+        Traffic {
+            largest,
+            in_flight: Some(1),
+        }
+    }
 }
 
 /// What is known of a transport before it runs: plain data, so that a transport

@@ -86,7 +86,7 @@ conformance_suite!(
 #[cfg(feature = "iceoryx2")]
 conformance_suite!(iceoryx2_spin_sized_by_the_run, {
     let mut t = Iceoryx2::from_params(&with(&[("wait", "spin")])).unwrap();
-    t.size_for(4096);
+    t.size_for(xferbench_transports::Traffic::round_trips(4096));
     t
 });
 

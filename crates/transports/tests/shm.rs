@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use xferbench_transports::shm::backing;
 use xferbench_transports::shm::region::{LAYOUT_VERSION, MAGIC, RegionHeader};
 use xferbench_transports::shm::{Shm, ShmEndpoint};
-use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
+use xferbench_transports::{Endpoint, Listener, Params, Recv, Traffic, Transport};
 
 fn deadline() -> Instant {
     Instant::now() + Duration::from_secs(5)
@@ -353,4 +353,56 @@ fn abandoned_thread_peers_stop_waiting_in_every_mode() {
             );
         }
     }
+}
+
+/// The ring size a region's header records.
+fn ring_capacity(address: &str) -> u64 {
+    let fd = backing::open(address).unwrap().fd;
+    let mut b = [0u8; 8];
+    rustix::io::pread(&fd, &mut b, offset_of!(RegionHeader, ring_capacity) as u64).unwrap();
+    u64::from_le_bytes(b)
+}
+
+#[test]
+fn an_auto_ring_is_sized_by_the_listener_and_attached_at_that_size() {
+    let mut listener_side = Shm::default();
+    listener_side.size_for(Traffic::round_trips(64));
+    let small = listener_side.capacity();
+    assert!(
+        small < 4 << 20,
+        "a ping-pong of 64 B gets a small ring: {small}"
+    );
+    let l = listener_side.listen().unwrap();
+    assert_eq!(ring_capacity(l.address()), small as u64);
+    // The connecting side was told a stream (or nothing): it attaches to the ring the
+    // header describes, whatever its own setting.
+    let mut connector_side = Shm::default();
+    connector_side.size_for(Traffic::stream(64));
+    let mut b = connector_side.connect(l.address(), deadline()).unwrap();
+    let mut a = l.accept(deadline()).unwrap();
+    // Many more messages than the ring holds, each way, in place and copied; and a
+    // copied message larger than the ring, in pieces.
+    let mut buf = [0u8; 64];
+    for i in 0..10_000u32 {
+        let msg = [i as u8; 64];
+        a.send(&msg).unwrap();
+        a.flush().unwrap();
+        assert!(matches!(b.recv(&mut buf).unwrap(), Recv::Message));
+        assert_eq!(buf, msg, "message {i}");
+        let w = b.reserve(64).unwrap();
+        w.fill(!(i as u8));
+        b.commit(64);
+        b.flush().unwrap();
+        assert_eq!(a.peek(64).unwrap().expect("data"), &[!(i as u8); 64]);
+        a.release(64);
+    }
+    let big: Vec<u8> = (0..3 * small).map(|i| (i % 251) as u8).collect();
+    let sender = std::thread::spawn(move || {
+        a.send(&big).unwrap();
+        a.flush().unwrap();
+        big
+    });
+    let mut got = vec![0u8; 3 * small];
+    assert!(matches!(b.recv(&mut got).unwrap(), Recv::Message));
+    assert_eq!(got, sender.join().unwrap());
 }

@@ -92,15 +92,6 @@ impl<T: Transport + Clone> PeerRig<T> {
         opts: &PeerOptions,
         source: Option<&dyn CounterSource>,
     ) -> Result<PeerRig<T>, RunError> {
-        // Every message of the point has its size, and the peer is told the same
-        // (`PeerSpec::spec`): a transport may size its buffers to it.
-        let mut transport = transport;
-        transport.size_for(point.size as usize);
-        if point.zero_copy && !transport.zero_copy() {
-            return Err(RunError::Config(crate::transports::no_zero_copy(
-                &point.transport,
-            )));
-        }
         let spec = ChannelSpec {
             workload: opts.workload,
             size: point.size as usize,
@@ -110,6 +101,16 @@ impl<T: Transport + Clone> PeerRig<T> {
             zero_copy: point.zero_copy,
             touch: point.touch,
         };
+        // Every message of the point has its size and the workload its depth, and the
+        // peer is told the same (`PeerSpec::spec`): a transport may size its buffers
+        // to them.
+        let mut transport = transport;
+        transport.size_for(spec.traffic());
+        if point.zero_copy && !transport.zero_copy() {
+            return Err(RunError::Config(crate::transports::no_zero_copy(
+                &point.transport,
+            )));
+        }
         let cpus = allowed_cpus();
         let session = match &opts.peer {
             PeerMode::Remote(target) => {

@@ -120,6 +120,17 @@ pub struct ChannelSpec {
     pub touch: Touch,
 }
 
+impl ChannelSpec {
+    /// What the channel carries, as a transport is told it before it listens or
+    /// connects ([`Transport::size_for`](xferbench_transports::Transport::size_for)).
+    pub fn traffic(&self) -> xferbench_transports::Traffic {
+        match self.workload {
+            WorkloadKind::Stream => xferbench_transports::Traffic::stream(self.size),
+            WorkloadKind::Pingpong => xferbench_transports::Traffic::round_trips(self.size),
+        }
+    }
+}
+
 /// What the two ends of a channel do with the payload of a message written and read
 /// in place (`-p touch=all|write|read|none`); copied messages are always copied whole.
 ///

@@ -120,7 +120,7 @@ use domain::{io_err, prepare_process};
 use endpoint::{PeerWatch, Ports};
 
 use crate::{
-    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
+    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Traffic, Transport, TransportError,
 };
 use iceoryx2::port::listener::Listener as EventListener;
 use iceoryx2::port::notifier::Notifier;
@@ -334,9 +334,9 @@ impl Transport for Iceoryx2 {
 
     /// With `max_message=auto` (the default), a static data segment of slices of
     /// `largest` bytes.
-    fn size_for(&mut self, largest: usize) {
+    fn size_for(&mut self, traffic: Traffic) {
         if matches!(self.slices, Slices::Auto | Slices::Sized(_)) {
-            self.slices = Slices::Sized(largest.max(1));
+            self.slices = Slices::Sized(traffic.largest.max(1));
         }
     }
 
@@ -653,7 +653,7 @@ mod tests {
         let mut t = with_params(&[("wait", "spin")]);
         assert_eq!(t.slices(), Slices::Auto);
         assert_eq!(t.max_message(), None, "unsized, auto grows");
-        t.size_for(64);
+        t.size_for(Traffic::round_trips(64));
         assert_eq!(t.slices(), Slices::Sized(64));
         assert_eq!(t.max_message(), Some(64));
         let (mut c, mut l) = pair(&t);
@@ -686,7 +686,7 @@ mod tests {
     #[test]
     fn an_explicit_max_message_outranks_the_run_s_size() {
         let mut grow = with_params(&[("wait", "spin"), ("max_message", "grow")]);
-        grow.size_for(64);
+        grow.size_for(Traffic::round_trips(64));
         assert_eq!(grow.slices(), Slices::Grow);
         assert_eq!(grow.max_message(), None);
         let (mut c, mut l) = pair(&grow);
@@ -696,7 +696,7 @@ mod tests {
         assert!(big.iter().all(|&b| b == 5));
 
         let mut fixed = with_params(&[("max_message", "32")]);
-        fixed.size_for(64);
+        fixed.size_for(Traffic::round_trips(64));
         assert_eq!(fixed.slices(), Slices::Static(32));
         assert_eq!(fixed.max_message(), Some(32));
         let (mut c, _l) = pair(&fixed);

@@ -21,7 +21,7 @@ pub mod ring;
 pub mod wait;
 
 use crate::{
-    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
+    Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Traffic, Transport, TransportError,
 };
 use region::{Region, RegionError};
 use ring::{Consumer, Producer};
@@ -50,7 +50,7 @@ pub const SPIN_US: ParamDef = ParamDef::integer(
     50,
     "how long wait=hybrid spins before sleeping, in microseconds",
 );
-/// `capacity`: the bytes of each ring.
+/// `capacity`: the bytes of each ring, or `auto` (the default): see [`auto_capacity`].
 pub const CAPACITY: ParamDef = ParamDef {
     name: Cow::Borrowed("capacity"),
     kind: Kind::Bytes {
@@ -58,10 +58,77 @@ pub const CAPACITY: ParamDef = ParamDef {
         max: 1 << 30,
         power_of_two: true,
     },
-    default: Value::Bytes(4 << 20),
+    default: Value::Auto,
     unset: None,
-    help: Cow::Borrowed("bytes of each ring (one per direction), a multiple of the page size"),
+    help: Cow::Borrowed(
+        "bytes of each ring (one per direction), a multiple of the page size; `auto`: for a ping-pong whose two rings of two messages each fit in half the L1 data cache, the smallest such ring (hot lines, lower latency), else 4 MiB (fresh lines, higher throughput)",
+    ),
 };
+
+/// The ring size of `capacity=auto` when nothing says otherwise: a stream, large
+/// messages, or a caller that does not tell the traffic.
+pub const DEFAULT_CAPACITY: usize = 4 << 20;
+
+/// The smallest ring: one page.
+const MIN_CAPACITY: usize = 4 << 10;
+
+/// The ring size `capacity=auto` gives `traffic` on a CPU whose L1 data cache holds
+/// `l1d` bytes.
+///
+/// A ring of [`DEFAULT_CAPACITY`] writes every message on lines that no CPU has
+/// touched for a long while, which keeps a stream's producer and consumer from
+/// contending for lines. A ping-pong has one message in flight: it needs a ring of
+/// only two messages, and when both rings of such size sit in the L1 data caches
+/// (half of it, leaving the rest to the application's own buffers), each message
+/// goes to lines both sides hold already, which costs fewer and shorter transfers
+/// than fresh ones. Rings larger than that gain nothing and lose the fresh lines'
+/// advantage for larger messages; `docs/transports.md` ("Fresh lines against
+/// reused ones") has the measurements behind the rule.
+pub fn auto_capacity(traffic: Traffic, l1d: usize) -> usize {
+    let Some(depth) = traffic.in_flight else {
+        return DEFAULT_CAPACITY;
+    };
+    let fit = traffic
+        .largest
+        .max(1)
+        .saturating_mul(2 * depth.max(1))
+        .checked_next_power_of_two()
+        .unwrap_or(usize::MAX)
+        .max(MIN_CAPACITY);
+    if fit.saturating_mul(2) <= l1d / 2 {
+        fit
+    } else {
+        DEFAULT_CAPACITY
+    }
+}
+
+/// The L1 data cache of the CPU this runs on, in bytes, from sysfs; 32 KiB (every
+/// x86-64 core since 2006 has at least that) where sysfs does not say.
+fn l1_data_cache() -> usize {
+    fn read() -> Option<usize> {
+        let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+        for entry in std::fs::read_dir(dir).ok()?.flatten() {
+            let path = entry.path();
+            let field = |name: &str| std::fs::read_to_string(path.join(name)).ok();
+            if field("level")?.trim() == "1" && field("type")?.trim() == "Data" {
+                let size = field("size")?;
+                let size = size.trim();
+                let (n, unit) = size.split_at(size.find(|c: char| !c.is_ascii_digit())?);
+                let n: usize = n.parse().ok()?;
+                return match unit {
+                    "K" => Some(n << 10),
+                    "M" => Some(n << 20),
+                    "" => Some(n),
+                    _ => None,
+                };
+            }
+        }
+        None
+    }
+    static L1D: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *L1D.get_or_init(|| read().filter(|&n| n > 0).unwrap_or(32 << 10))
+}
+
 /// `batch`: bytes moved before an index is published.
 pub const BATCH: ParamDef = ParamDef::bytes(
     "batch",
@@ -78,6 +145,8 @@ const PARAMS: &[ParamDef] = &[WAIT, SPIN_US, CAPACITY, BATCH];
 pub struct Shm {
     mode: WaitMode,
     capacity: usize,
+    /// `capacity=auto`: [`Transport::size_for`] may choose another size.
+    auto: bool,
     batch: usize,
 }
 
@@ -93,8 +162,14 @@ impl Shm {
         Shm {
             mode,
             capacity,
+            auto: false,
             batch,
         }
+    }
+
+    /// The bytes of each ring this transport creates.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 }
 
@@ -342,21 +417,31 @@ impl Transport for Shm {
         values.check(NAME, PARAMS)?;
         let spin = Duration::from_micros(values.integer(&SPIN_US).unsigned_abs());
         let mode = WaitMode::new(values.choice(&WAIT), spin);
-        let capacity = values.bytes(&CAPACITY);
-        if !region::valid_capacity(capacity) {
-            return Err(ParamError::Invalid {
-                name: CAPACITY.name.to_string(),
-                value: CAPACITY.display(&Value::Bytes(capacity)),
-                accepts: format!("{}, a multiple of the page size", CAPACITY.accepts()),
-            });
-        }
-        let capacity = capacity as usize;
+        let (capacity, auto) = match values.value(&CAPACITY) {
+            Value::Bytes(n) if !region::valid_capacity(*n) => {
+                return Err(ParamError::Invalid {
+                    name: CAPACITY.name.to_string(),
+                    value: CAPACITY.display(&Value::Bytes(*n)),
+                    accepts: format!("{}, a multiple of the page size", CAPACITY.accepts()),
+                });
+            }
+            Value::Bytes(n) => (*n as usize, false),
+            _ => (DEFAULT_CAPACITY, true),
+        };
         let batch = values.bytes(&BATCH) as usize;
         Ok(Shm {
             mode,
             capacity,
+            auto,
             batch,
         })
+    }
+
+    /// With `capacity=auto` (the default), rings of [`auto_capacity`].
+    fn size_for(&mut self, traffic: Traffic) {
+        if self.auto {
+            self.capacity = auto_capacity(traffic, l1_data_cache());
+        }
     }
 
     fn listen(&self) -> Result<ShmListener, TransportError> {
@@ -407,5 +492,79 @@ impl Listener for ShmListener {
             }
             std::thread::sleep(Duration::from_micros(100));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const L1D: usize = 32 << 10;
+
+    #[test]
+    fn auto_gives_a_ping_pong_of_small_messages_a_ring_of_two_that_fits_the_l1() {
+        let rt = Traffic::round_trips;
+        assert_eq!(auto_capacity(rt(1), L1D), 4 << 10);
+        assert_eq!(auto_capacity(rt(64), L1D), 4 << 10);
+        assert_eq!(auto_capacity(rt(2048), L1D), 4 << 10);
+        assert_eq!(auto_capacity(rt(2049), L1D), 8 << 10);
+        assert_eq!(auto_capacity(rt(4096), L1D), 8 << 10);
+        // Two rings of 16 KiB would fill the whole L1: fresh lines instead.
+        assert_eq!(auto_capacity(rt(4097), L1D), DEFAULT_CAPACITY);
+        assert_eq!(auto_capacity(rt(64 << 10), L1D), DEFAULT_CAPACITY);
+        assert_eq!(auto_capacity(rt(usize::MAX), L1D), DEFAULT_CAPACITY);
+        // A larger L1 takes larger messages; a tiny one none.
+        assert_eq!(auto_capacity(rt(8 << 10), 64 << 10), 16 << 10);
+        assert_eq!(auto_capacity(rt(64), 8 << 10), DEFAULT_CAPACITY);
+    }
+
+    #[test]
+    fn auto_gives_streams_and_deeper_traffic_what_they_need() {
+        assert_eq!(auto_capacity(Traffic::stream(64), L1D), DEFAULT_CAPACITY);
+        assert_eq!(auto_capacity(Traffic::stream(1), L1D), DEFAULT_CAPACITY);
+        let deep = |n| Traffic {
+            largest: 1024,
+            in_flight: Some(n),
+        };
+        assert_eq!(auto_capacity(deep(0), L1D), 4 << 10);
+        assert_eq!(auto_capacity(deep(4), L1D), 8 << 10);
+        assert_eq!(auto_capacity(deep(8), L1D), DEFAULT_CAPACITY);
+    }
+
+    #[test]
+    fn every_auto_capacity_is_a_valid_ring() {
+        for l1d in [0, 16 << 10, 32 << 10, 48 << 10, 1 << 20] {
+            for largest in [0, 1, 63, 64, 1000, 4096, 1 << 20, usize::MAX] {
+                for in_flight in [None, Some(1), Some(3)] {
+                    let c = auto_capacity(Traffic { largest, in_flight }, l1d);
+                    assert!(region::valid_capacity(c as u64), "{c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn size_for_changes_an_auto_capacity_and_never_an_explicit_one() {
+        let mut t = Shm::default();
+        assert_eq!(t.capacity(), DEFAULT_CAPACITY);
+        t.size_for(Traffic::round_trips(64));
+        assert_eq!(
+            t.capacity(),
+            auto_capacity(Traffic::round_trips(64), l1_data_cache())
+        );
+        t.size_for(Traffic::stream(64));
+        assert_eq!(t.capacity(), DEFAULT_CAPACITY);
+
+        let mut values = ParamValues::new();
+        values.set(&CAPACITY, Value::Bytes(64 << 10)).unwrap();
+        let mut t = Shm::from_values(&values).unwrap();
+        t.size_for(Traffic::round_trips(64));
+        assert_eq!(t.capacity(), 64 << 10);
+    }
+
+    #[test]
+    fn the_l1_data_cache_is_read_or_assumed() {
+        let l1d = l1_data_cache();
+        assert!((4 << 10..=16 << 20).contains(&l1d), "{l1d}");
     }
 }
