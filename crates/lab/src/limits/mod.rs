@@ -446,7 +446,7 @@ pub fn measure(depth: Depth) -> Limits {
             .iter()
             .filter_map(|&size| {
                 let n = trips * ((64 << 10) / size).max(1);
-                let rtt_ns = repeat(&|| probes::handover_rtt(a, b, size as usize, n, budget))?;
+                let rtt_ns = repeat(&|| probes::handover_floor(a, b, size as usize, n, budget))?;
                 Some(HandoverLimit {
                     size_bytes: size,
                     rtt_ns,

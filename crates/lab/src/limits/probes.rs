@@ -32,8 +32,9 @@ use xferbench_transports::buffer::{PAGE, PageBuf};
 /// How long a two-thread probe may take before it is abandoned.
 const DEADLINE: Duration = Duration::from_secs(2);
 
-/// Bytes of buffers per direction the hand-over cycles through: the `shm`
-/// transport's default ring, more than a CPU's private caches hold.
+/// Bytes of buffers per direction the hand-over cycles through when it gives every
+/// message fresh lines: the `shm` transport's ring for a stream, more than a CPU's
+/// private caches hold.
 pub const HANDOVER_POOL: usize = 4 << 20;
 
 /// Buffers for the memcpy probe at one size and one placement, touched once so page
@@ -333,12 +334,21 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64>
 /// least. Every buffer starts on a page ([`PageBuf`]), so the copy never meets
 /// glibc's slow `rep movsb` distances.
 ///
-/// Each round trip uses the next request and reply buffer of a pool of
-/// [`HANDOVER_POOL`] bytes per direction, as a ring transport writes each message at
-/// the next place in its ring: re-using one buffer would keep its lines in the two
-/// CPUs' private caches, where writing them again costs differently from writing
-/// lines that have aged out, and the probe would not be a floor for a ring.
-pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duration) -> Option<f64> {
+/// Each round trip uses the next request and reply buffer of a pool of `pool` bytes
+/// per direction (at least two buffers), as a ring transport writes each message at
+/// the next place in its ring. A pool of [`HANDOVER_POOL`] gives every message lines
+/// that have aged out of the two CPUs' private caches; a pool of two buffers re-uses
+/// lines both CPUs hold, as a small ring does. Which costs less depends on the size
+/// and the machine, so the floor of a ping-pong is the lower of the two
+/// ([`handover_floor`]).
+pub fn handover_rtt(
+    a: usize,
+    b: usize,
+    size: usize,
+    pool: usize,
+    trips: u64,
+    budget: Duration,
+) -> Option<f64> {
     /// The two pools of buffers, each buffer owned in turn by one side, as the flag
     /// says.
     struct Shared {
@@ -352,7 +362,7 @@ pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duratio
     unsafe impl Sync for Shared {}
     // Buffers of the pool, each on a page; a trip's buffers are slot `trip % slots`.
     let stride = size.max(1).next_multiple_of(PAGE);
-    let slots = (HANDOVER_POOL / stride).max(2);
+    let slots = (pool / stride).max(2);
     let pool = |fill: u8| {
         let mut p = PageBuf::zeroed(stride * slots);
         // Written through once, so page faults stay out of the timing.
@@ -441,6 +451,21 @@ pub fn handover_rtt(a: usize, b: usize, size: usize, trips: u64, budget: Duratio
     per_trip(took)
 }
 
+/// The floor of a ping-pong of `size` bytes: the lower of the hand-over round trip
+/// through two re-used buffers and the one through a pool of fresh ones
+/// ([`handover_rtt`]), each over `trips` round trips or `budget`.
+pub fn handover_floor(
+    a: usize,
+    b: usize,
+    size: usize,
+    trips: u64,
+    budget: Duration,
+) -> Option<f64> {
+    let reused = handover_rtt(a, b, size, 0, trips, budget)?;
+    let fresh = handover_rtt(a, b, size, HANDOVER_POOL, trips, budget)?;
+    Some(reused.min(fresh))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -500,7 +525,10 @@ mod tests {
         assert!(syscall_cost(100) > 0.0);
         if a != b {
             assert!(cache_line_rtt(a, b, 500, BUDGET).unwrap() > 0.0);
-            assert!(handover_rtt(a, b, 4096, 50, BUDGET).unwrap() > 0.0);
+            for pool in [0, HANDOVER_POOL] {
+                assert!(handover_rtt(a, b, 4096, pool, 50, BUDGET).unwrap() > 0.0);
+            }
+            assert!(handover_floor(a, b, 4096, 50, BUDGET).unwrap() > 0.0);
         }
     }
 
@@ -521,6 +549,7 @@ mod tests {
         let bad = rustix::thread::CpuSet::MAX_CPU - 1;
         assert_eq!(futex_rtt(bad, bad, 10, BUDGET), None);
         assert_eq!(pipe_rtt(bad, 0, 10, BUDGET), None);
-        assert_eq!(handover_rtt(bad, 0, 4096, 10, BUDGET), None);
+        assert_eq!(handover_rtt(bad, 0, 4096, HANDOVER_POOL, 10, BUDGET), None);
+        assert_eq!(handover_floor(bad, 0, 4096, 10, BUDGET), None);
     }
 }
