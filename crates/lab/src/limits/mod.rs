@@ -107,6 +107,12 @@ pub struct Limits {
     pub futex_rtt_same_ns: Option<Estimate>,
     /// One `getppid` system call, ns.
     pub syscall_ns: Estimate,
+    /// One read of the clock the workloads time each message with
+    /// ([`crate::clock::Stamp::now`], `clock_gettime(CLOCK_MONOTONIC)`), ns: about
+    /// what each timed round trip of a ping-pong carries of the measurement itself
+    /// (absent in results of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_read_ns: Option<Estimate>,
     /// One byte round two pipes between the two CPUs, ns per round trip.
     pub pipe_rtt_ns: Option<Estimate>,
     /// A buffer written on one CPU, copied into a second one on the other and read
@@ -315,6 +321,13 @@ impl Limits {
             unit: "ns",
             estimate: &self.syscall_ns,
         });
+        if let Some(estimate) = &self.clock_read_ns {
+            rows.push(LimitRow {
+                name: "clock read (clock_gettime, the per-message timestamp)".into(),
+                unit: "ns",
+                estimate,
+            });
+        }
         rows
     }
 
@@ -460,6 +473,7 @@ pub fn measure(depth: Depth) -> Limits {
     probes::syscall_cost(calls);
     let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
         .expect("at least one sample");
+    let clock_read_ns = estimate((0..n).map(|_| probes::clock_read_cost(calls)).collect());
     Limits {
         depth,
         cpus,
@@ -469,6 +483,7 @@ pub fn measure(depth: Depth) -> Limits {
         futex_rtt_cross_ns,
         futex_rtt_same_ns,
         syscall_ns,
+        clock_read_ns,
         pipe_rtt_ns,
         handover_rtt_ns,
         took_s: start.elapsed().as_secs_f64(),

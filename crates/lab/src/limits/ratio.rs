@@ -282,6 +282,7 @@ pub(crate) mod tests {
             futex_rtt_cross_ns: Some(est(20e3)),
             futex_rtt_same_ns: Some(est(5e3)),
             syscall_ns: est(80.0),
+            clock_read_ns: Some(est(20.0)),
             pipe_rtt_ns: Some(est(25e3)),
             handover_rtt_ns: crate::limits::HANDOVER_SIZES
                 .iter()
