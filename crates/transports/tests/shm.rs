@@ -458,3 +458,72 @@ fn large_messages_with_batch_1_arrive_intact_copied_and_in_place() {
         );
     }
 }
+
+/// Regression: a peek waited for only a piece of the range (the batch), so when a
+/// copying sender's pieces had brought part of it, the next wait found that part
+/// already there and returned at once, without reading `head` again: the receiver
+/// spun for ever. Each side may use either mode.
+#[test]
+fn regression_a_peek_of_a_message_copied_in_pieces_sees_all_of_it() {
+    for batch in ["1", "16KiB"] {
+        let t = with(&[("capacity", "256KiB"), ("batch", batch)]);
+        let n = 128usize << 10;
+        exchange(
+            &t,
+            &format!("batch {batch}, copy to in place"),
+            move |ep| {
+                for i in 0..16 {
+                    ep.send(&pattern(n, i)).unwrap();
+                }
+            },
+            move |ep| {
+                for i in 0..16 {
+                    let got = ep.peek(n).unwrap().expect("a message, not the end");
+                    assert!(got == pattern(n, i), "message {i} corrupt");
+                    ep.release(n);
+                }
+            },
+        );
+        exchange(
+            &t,
+            &format!("batch {batch}, in place to copy"),
+            move |ep| {
+                for i in 0..16 {
+                    ep.reserve(n).unwrap().copy_from_slice(&pattern(n, i));
+                    ep.commit(n);
+                }
+            },
+            move |ep| {
+                let mut buf = vec![0u8; n];
+                for i in 0..16 {
+                    assert_eq!(ep.recv(&mut buf).unwrap(), Recv::Message);
+                    assert!(buf == pattern(n, i), "message {i} corrupt");
+                }
+            },
+        );
+    }
+}
+
+/// A stream that ends inside the range a peek asks for is an error that says so, not
+/// a wait for bytes that will never come.
+#[test]
+fn a_peek_cut_short_by_the_end_of_the_stream_is_an_error() {
+    let t = with(&[("capacity", "64KiB")]);
+    exchange(
+        &t,
+        "truncated peek",
+        |ep| {
+            ep.send(&[5u8; 100]).unwrap();
+        },
+        |ep| {
+            let e = ep
+                .peek(1000)
+                .expect_err("a peek past the end of the stream");
+            assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof, "{e}");
+            assert!(
+                e.to_string().contains("100 bytes into a 1000-byte peek"),
+                "{e}"
+            );
+        },
+    );
+}

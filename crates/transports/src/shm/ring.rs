@@ -677,14 +677,21 @@ impl Consumer {
                 ),
             ));
         }
-        while self.available() < n as u64 {
-            if self.wait_data((n as u64).min(self.s.wait_most), before_wait)? == Available::Closed {
-                if self.available() == 0 {
+        if self.available() < n as u64 {
+            // The whole range, not a piece: a wait for less would come back with part of
+            // it, and the next wait would find that part and never look at `head` again.
+            // So a wait that comes back short means the producer closed (or died).
+            let end = self.wait_data(n as u64, before_wait)?;
+            if self.available() < n as u64 {
+                if end == Available::Closed {
                     return Ok(None);
                 }
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
-                    "stream ended inside the peeked range",
+                    format!(
+                        "stream ended {} bytes into a {n}-byte peek",
+                        self.available()
+                    ),
                 ));
             }
         }
