@@ -44,6 +44,12 @@ conformance_suite!(
     shm_small_ring_unbatched,
     Shm::from_params(&with(&[("capacity", "4KiB"), ("batch", "1")])).unwrap()
 );
+// Every message published at once, large ones in pieces of the floor (4 KiB), far
+// smaller than the ring.
+conformance_suite!(
+    shm_unbatched,
+    Shm::from_params(&with(&[("batch", "1")])).unwrap()
+);
 conformance_suite!(rpmsg_kick, Rpmsg::default());
 conformance_suite!(
     rpmsg_event_idx_zero_copy,

@@ -31,6 +31,12 @@
 //! (`broken_recv_waiting_for_more_than_half_the_ring_deadlocks`), and every small
 //! configuration is checked safe and deadlock-free.
 //!
+//! Pieces were once exactly `batch` bytes; now a piece is `batch` but at least
+//! `MIN_PIECE`, so with a small batch every piece is published as soon as it is copied
+//! and a receiver waits for more than a batch. The sweep covers every (batch, piece)
+//! pair that rule gives in small rings, with floors of 1 (pieces of a batch, as
+//! before), 2 and the whole ring.
+//!
 //! # Correspondence with ring.rs
 //!
 //! | ring.rs | model |
@@ -39,12 +45,13 @@
 //! | `Consumer::{tail, published, cached_head}` | [`Cons::tail`], [`Cons::published`], [`Cons::cached_head`] |
 //! | `ctl.prod.head`, `ctl.cons.tail`, `ctl.prod.closed` | [`State::head`], [`State::tail`], [`State::closed`] |
 //! | the data bytes (the mirror makes no difference to indices) | [`State::cells`], index `seq % capacity` |
-//! | `send`: `want = min(len, capacity / 2).max(1)`, `k = min(len, free, batch)` | [`ProdPc::Top`] |
+//! | `piece(batch, capacity)`: `max(batch, MIN_PIECE).min(capacity)` | [`Config::min_piece`] ([`Config::piece`]) |
+//! | `send`: `want = min(len, capacity / 2).max(1)`, `k = min(len, free, piece)` | [`ProdPc::Top`] |
 //! | `wait_free`: reload `tail`, publish, wait until `capacity - (head - tail) ≥ want` | [`ProdPc::ReloadTail`], [`ProdPc::PublishBeforeWait`], [`ProdPc::Wait`] |
 //! | `copy_nonoverlapping` into the ring, then `head += k`, publish on `batch` | [`ProdPc::Write`] (one step per byte), [`ProdPc::PublishBatch`] |
 //! | `close`: publish, then store `closed` | [`ProdPc::ClosePublish`], [`ProdPc::CloseFlag`] |
 //! | `recv`: when `available == 0`, `wait_data(len - filled)` | [`ConsPc::Top`] |
-//! | `wait_data`: `need = min(n, capacity / 2, batch).max(1)`, reload `head`, publish, wait | [`ConsPc::ReloadHead`], [`ConsPc::PublishBeforeWait`] |
+//! | `recv`: `wait_data(min(n, capacity / 2, piece))`; `wait_data`: reload `head`, publish, wait | [`ConsPc::ReloadHead`], [`ConsPc::PublishBeforeWait`] |
 //! | `wait_data`'s `ready()`: load `closed`, then `head` | [`ConsPc::WaitFirst`], [`ConsPc::WaitLoadHead`] |
 //! | `copy_nonoverlapping` out of the ring, `tail += k`, publish on `batch` | [`ConsPc::Read`] (one step per byte), [`ConsPc::PublishBatch`] |
 //!
@@ -102,9 +109,13 @@ enum Need {
     /// The first ring.rs: `min(left, capacity).max(1)`, the rest of the message up to
     /// a whole ring. Deadlocks: see `broken_recv_waiting_for_more_than_half_the_ring_deadlocks`.
     UpToCapacity,
-    /// What ring.rs does: `min(left, capacity / 2, batch).max(1)`, matching the
-    /// producer's `want` (and its pieces of at most `batch`).
+    /// What ring.rs does: `min(left, capacity / 2, piece).max(1)`, matching the
+    /// producer's `want` (and its pieces of at most `piece`).
     UpToHalf,
+    /// `min(left, piece).max(1)`: a receiver waiting for a whole piece even when a
+    /// piece is more than half the ring. Deadlocks: see
+    /// `broken_recv_waiting_for_a_piece_above_half_the_ring_deadlocks`.
+    Piece,
 }
 
 /// What to check.
@@ -114,6 +125,8 @@ struct Config {
     capacity: u32,
     /// Publication batch, clamped to `1..=capacity` as ring.rs does.
     batch: u32,
+    /// Most bytes copied in one piece, in `batch..=capacity`: ring.rs's `piece`.
+    piece: u32,
     /// Sizes of the messages sent (and received, one `recv` each).
     messages: Vec<u32>,
     variant: Variant,
@@ -124,15 +137,25 @@ struct Config {
 }
 
 impl Config {
+    /// A ring whose pieces are a batch (a floor of 1): see [`Config::min_piece`].
     fn new(capacity: u32, batch: u32, messages: &[u32]) -> Config {
+        let batch = batch.clamp(1, capacity);
         Config {
             capacity,
-            batch: batch.clamp(1, capacity),
+            batch,
+            piece: batch,
             messages: messages.to_vec(),
             variant: Variant::Faithful,
             need: Need::UpToHalf,
             liveness: true,
         }
+    }
+
+    /// Pieces of at least `floor` bytes (ring.rs's `MIN_PIECE`, scaled down to the
+    /// model's rings), at most the ring, and at least a batch, as ring.rs's `piece`.
+    fn min_piece(mut self, floor: u32) -> Config {
+        self.piece = self.batch.max(floor).min(self.capacity);
+        self
     }
 
     fn with(mut self, variant: Variant) -> Config {
@@ -159,8 +182,8 @@ impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "capacity {}, batch {}, messages {:?}, {:?}, need {:?}",
-            self.capacity, self.batch, self.messages, self.variant, self.need
+            "capacity {}, batch {}, piece {}, messages {:?}, {:?}, need {:?}",
+            self.capacity, self.batch, self.piece, self.messages, self.variant, self.need
         )
     }
 }
@@ -342,7 +365,7 @@ impl State {
                     }
                     let want = self.p.left.min(cfg.capacity / 2).max(1);
                     if self.free(cfg) >= want {
-                        let k = self.p.left.min(self.free(cfg)).min(cfg.batch);
+                        let k = self.p.left.min(self.free(cfg)).min(cfg.piece);
                         self.p.pc = if cfg.variant == Variant::PublishHeadBeforeWrite {
                             ProdPc::PublishEarly { k }
                         } else {
@@ -395,7 +418,8 @@ impl State {
                         // `wait_data(left)`; with `available == 0` its first check fails.
                         let up_to = match cfg.need {
                             Need::UpToCapacity => cfg.capacity,
-                            Need::UpToHalf => (cfg.capacity / 2).min(cfg.batch),
+                            Need::UpToHalf => (cfg.capacity / 2).min(cfg.piece),
+                            Need::Piece => cfg.piece,
                         };
                         let need = self.c.left.min(up_to).max(1);
                         self.c.pc = ConsPc::ReloadHead { need };
@@ -904,6 +928,27 @@ model_tests! {
     capacity_8_batch_8_message_9: capacity 8, batch 8, messages [9];
 }
 
+macro_rules! piece_tests {
+    ($($name:ident: capacity $cap:expr, batch $batch:expr, min piece $floor:expr, messages $msgs:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check(&Config::new($cap, $batch, &$msgs).min_piece($floor));
+            }
+        )*
+    };
+}
+
+// A batch below the floor: pieces larger than a batch, each published at once.
+piece_tests! {
+    capacity_4_batch_1_piece_2_messages_3_5_2: capacity 4, batch 1, min piece 2, messages [3, 5, 2];
+    capacity_4_batch_1_piece_4_messages_3_5_2: capacity 4, batch 1, min piece 4, messages [3, 5, 2];
+    capacity_4_batch_1_piece_4_message_9: capacity 4, batch 1, min piece 4, messages [9];
+    capacity_8_batch_1_piece_4_messages_3_5_2: capacity 8, batch 1, min piece 4, messages [3, 5, 2];
+    capacity_8_batch_2_piece_8_messages_8_1: capacity 8, batch 2, min piece 8, messages [8, 1];
+    capacity_8_batch_1_piece_8_message_9: capacity 8, batch 1, min piece 8, messages [9];
+}
+
 /// Message-size lists for the sweeps: every list of one or two messages of 1 to 9
 /// bytes, and of three messages of 1 to 5 bytes.
 fn small_message_lists() -> Vec<Vec<u32>> {
@@ -925,7 +970,8 @@ fn small_message_lists() -> Vec<Vec<u32>> {
 }
 
 /// Runs `configure` on every small configuration (capacities 2, 4, 8; batches 1, 2
-/// and the capacity; [`small_message_lists`]) and explores each.
+/// and the capacity; piece floors 1, 2 and the capacity, each distinct (batch, piece)
+/// pair once; [`small_message_lists`]) and explores each.
 fn sweep(configure: impl Fn(Config) -> Config) -> (usize, Vec<Failure>, Stats) {
     let mut failures = Vec::new();
     let mut configs = 0;
@@ -934,18 +980,28 @@ fn sweep(configure: impl Fn(Config) -> Config) -> (usize, Vec<Failure>, Stats) {
         max_depth: 0,
         deadlocks: 0,
     };
+    let mut pairs = Vec::new();
     for capacity in [2, 4, 8] {
         for batch in [1, 2, capacity] {
-            for messages in small_message_lists() {
-                configs += 1;
-                match explore(&configure(Config::new(capacity, batch, &messages))) {
-                    Ok(stats) => {
-                        sum.states += stats.states;
-                        sum.max_depth = sum.max_depth.max(stats.max_depth);
-                        sum.deadlocks += stats.deadlocks;
-                    }
-                    Err(f) => failures.push(f),
+            for floor in [1, 2, capacity] {
+                let cfg = Config::new(capacity, batch, &[]).min_piece(floor);
+                if !pairs.contains(&(capacity, cfg.batch, cfg.piece)) {
+                    pairs.push((capacity, cfg.batch, cfg.piece));
                 }
+            }
+        }
+    }
+    for &(capacity, batch, piece) in &pairs {
+        for messages in small_message_lists() {
+            configs += 1;
+            let cfg = Config::new(capacity, batch, &messages).min_piece(piece);
+            match explore(&configure(cfg)) {
+                Ok(stats) => {
+                    sum.states += stats.states;
+                    sum.max_depth = sum.max_depth.max(stats.max_depth);
+                    sum.deadlocks += stats.deadlocks;
+                }
+                Err(f) => failures.push(f),
             }
         }
     }
@@ -971,7 +1027,7 @@ fn broken_recv_waiting_for_more_than_half_the_ring_deadlocks() {
 }
 
 /// ring.rs in every small configuration (capacities 2, 4, 8; batches 1, 2, capacity;
-/// up to three messages): no path loses, duplicates, reorders or corrupts a byte or
+/// pieces of a batch up to the ring; up to three messages): no path loses, duplicates, reorders or corrupts a byte or
 /// ends the stream early, and no state is a deadlock.
 #[test]
 fn ring_rs_is_safe_and_live_in_every_small_configuration() {
@@ -1003,6 +1059,15 @@ fn the_first_ring_rs_was_safe_apart_from_its_deadlock() {
         sum.deadlocks > 0,
         "the known deadlock was not found ({sum:?})"
     );
+}
+
+/// A receiver must not wait for a whole piece when a piece is more than half the
+/// ring: with pieces of a whole ring, the same deadlock as waiting for the rest of the
+/// message (`broken_recv_waiting_for_more_than_half_the_ring_deadlocks`).
+#[test]
+#[should_panic(expected = "deadlock: no step is enabled, producer at Wait")]
+fn broken_recv_waiting_for_a_piece_above_half_the_ring_deadlocks() {
+    check(&Config::new(4, 1, &[1, 5]).min_piece(4).need(Need::Piece));
 }
 
 // The checker can fail: each deliberately broken protocol is caught.

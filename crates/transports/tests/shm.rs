@@ -1,5 +1,6 @@
 //! The shared-memory transport beyond the conformance suite: header validation on
-//! attach, the zero-copy API, and what waiting costs.
+//! attach, the zero-copy API, large messages whatever the batch, and what waiting
+//! costs.
 
 use std::mem::offset_of;
 use std::time::{Duration, Instant};
@@ -405,4 +406,176 @@ fn an_auto_ring_is_sized_by_the_listener_and_attached_at_that_size() {
     let mut got = vec![0u8; 3 * small];
     assert!(matches!(b.recv(&mut got).unwrap(), Recv::Message));
     assert_eq!(got, sender.join().unwrap());
+}
+
+/// A message of `len` bytes that differs from every other `seed`'s.
+fn pattern(len: usize, seed: u64) -> Vec<u8> {
+    (0..len as u64)
+        .map(|i| (i.wrapping_mul(31) ^ seed.wrapping_mul(0x9e37_79b9)) as u8)
+        .collect()
+}
+
+/// Runs `sender` and `receiver` on a fresh pair of `t`, each on its own thread, and
+/// fails (rather than hangs) if the receiver has not finished within a minute.
+fn exchange(
+    t: &Shm,
+    what: &str,
+    sender: impl FnOnce(&mut ShmEndpoint) + Send + 'static,
+    receiver: impl FnOnce(&mut ShmEndpoint) + Send + 'static,
+) {
+    let (mut a, mut b) = pair(t);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let rx = std::thread::spawn(move || {
+        receiver(&mut b);
+        let _ = done_tx.send(());
+    });
+    let tx = std::thread::spawn(move || {
+        sender(&mut a);
+        a.close_send().unwrap();
+    });
+    match done_rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(()) => {
+            rx.join().unwrap();
+            tx.join().unwrap();
+        }
+        // A panic on either side ends up here too: show it.
+        Err(_) if rx.is_finished() => rx.join().expect("receiver panicked"),
+        Err(_) if tx.is_finished() => {
+            tx.join().expect("sender panicked");
+            panic!("{what}: the receiver never finished");
+        }
+        Err(_) => panic!("{what}: sender and receiver never finished"),
+    }
+}
+
+/// Regression: with `batch=1` ("publish every message at once") a copied message was
+/// also copied and published one byte at a time. Pieces now have a floor; whatever
+/// the batch and the ring, large messages arrive whole, in order and intact, copied
+/// and in place, one after the other as a stream.
+#[test]
+fn large_messages_with_batch_1_arrive_intact_copied_and_in_place() {
+    for (capacity, cap) in [
+        ("4KiB", 4usize << 10),
+        ("64KiB", 64 << 10),
+        ("4MiB", 4 << 20),
+    ] {
+        let t = with(&[("capacity", capacity), ("batch", "1")]);
+        // Copying: smaller and larger than a piece, than half the ring and than the
+        // ring, odd sizes among them.
+        let sizes = [1usize, 64, 5_000, 65_536, 100_003, 1 << 20, 3 * cap + 7, 2];
+        exchange(
+            &t,
+            &format!("capacity {capacity}, copying"),
+            move |ep| {
+                for (i, &n) in sizes.iter().enumerate() {
+                    ep.send(&pattern(n, i as u64)).unwrap();
+                }
+            },
+            move |ep| {
+                for (i, &n) in sizes.iter().enumerate() {
+                    let mut buf = vec![0u8; n];
+                    assert_eq!(ep.recv(&mut buf).unwrap(), Recv::Message, "message {i}");
+                    assert!(buf == pattern(n, i as u64), "message {i} ({n} B) corrupt");
+                }
+                assert_eq!(ep.recv(&mut [0u8; 1]).unwrap(), Recv::Closed);
+            },
+        );
+        // In place: a stream of reservations up to half the ring, the largest allowed.
+        let sizes = [cap / 2, 1, cap / 2 - 1, cap / 2, 3_000.min(cap / 2)];
+        exchange(
+            &t,
+            &format!("capacity {capacity}, in place"),
+            move |ep| {
+                for round in 0..4u64 {
+                    for (i, &n) in sizes.iter().enumerate() {
+                        let msg = pattern(n, round * 10 + i as u64);
+                        ep.reserve(n).unwrap().copy_from_slice(&msg);
+                        ep.commit(n);
+                    }
+                }
+            },
+            move |ep| {
+                for round in 0..4u64 {
+                    for (i, &n) in sizes.iter().enumerate() {
+                        let got = ep.peek(n).unwrap().expect("a message, not the end");
+                        assert!(
+                            got == pattern(n, round * 10 + i as u64),
+                            "round {round}, message {i} ({n} B) corrupt"
+                        );
+                        ep.release(n);
+                    }
+                }
+                assert!(ep.peek(1).unwrap().is_none());
+            },
+        );
+    }
+}
+
+/// Regression: a peek waited for only a piece of the range (the batch), so when a
+/// copying sender's pieces had brought part of it, the next wait found that part
+/// already there and returned at once, without reading `head` again: the receiver
+/// spun for ever. Each side may use either mode.
+#[test]
+fn regression_a_peek_of_a_message_copied_in_pieces_sees_all_of_it() {
+    for batch in ["1", "16KiB"] {
+        let t = with(&[("capacity", "256KiB"), ("batch", batch)]);
+        let n = 128usize << 10;
+        exchange(
+            &t,
+            &format!("batch {batch}, copy to in place"),
+            move |ep| {
+                for i in 0..16 {
+                    ep.send(&pattern(n, i)).unwrap();
+                }
+            },
+            move |ep| {
+                for i in 0..16 {
+                    let got = ep.peek(n).unwrap().expect("a message, not the end");
+                    assert!(got == pattern(n, i), "message {i} corrupt");
+                    ep.release(n);
+                }
+            },
+        );
+        exchange(
+            &t,
+            &format!("batch {batch}, in place to copy"),
+            move |ep| {
+                for i in 0..16 {
+                    ep.reserve(n).unwrap().copy_from_slice(&pattern(n, i));
+                    ep.commit(n);
+                }
+            },
+            move |ep| {
+                let mut buf = vec![0u8; n];
+                for i in 0..16 {
+                    assert_eq!(ep.recv(&mut buf).unwrap(), Recv::Message);
+                    assert!(buf == pattern(n, i), "message {i} corrupt");
+                }
+            },
+        );
+    }
+}
+
+/// A stream that ends inside the range a peek asks for is an error that says so, not
+/// a wait for bytes that will never come.
+#[test]
+fn a_peek_cut_short_by_the_end_of_the_stream_is_an_error() {
+    let t = with(&[("capacity", "64KiB")]);
+    exchange(
+        &t,
+        "truncated peek",
+        |ep| {
+            ep.send(&[5u8; 100]).unwrap();
+        },
+        |ep| {
+            let e = ep
+                .peek(1000)
+                .expect_err("a peek past the end of the stream");
+            assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof, "{e}");
+            assert!(
+                e.to_string().contains("100 bytes into a 1000-byte peek"),
+                "{e}"
+            );
+        },
+    );
 }

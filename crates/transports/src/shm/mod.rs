@@ -135,7 +135,7 @@ pub const BATCH: ParamDef = ParamDef::bytes(
     1,
     1 << 30,
     16 << 10,
-    "bytes written (read) before the producer (consumer) publishes its index; 1 publishes every message at once; larger messages are copied and published in pieces of this size",
+    "bytes written (read) before the producer (consumer) publishes its index; 1 publishes every message at once; a larger message is copied and published in pieces of this size, but of at least 4 KiB",
 );
 
 const PARAMS: &[ParamDef] = &[WAIT, SPIN_US, CAPACITY, BATCH];

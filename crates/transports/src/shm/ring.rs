@@ -29,10 +29,17 @@
 //! symmetrically for `tail` and the space it frees). Invariant:
 //! `tail ≤ head ≤ tail + capacity`.
 //!
-//! A message longer than `batch` is copied in and published in pieces of at most
-//! `batch` bytes, and a receiver waits for at most `batch` bytes before it copies out
-//! what has arrived: both copies of a large message run at once on the two CPUs
-//! instead of one after the other.
+//! # Pieces
+//!
+//! A message longer than a *piece* is copied in and published in pieces, and a
+//! receiver waits for at most a piece before it copies out what has arrived: both
+//! copies of a large message run at once on the two CPUs instead of one after the
+//! other. A piece is `batch` bytes, but never fewer than [`MIN_PIECE`]: a small
+//! `batch` says "publish soon", not "copy in small bits", and a piece of a few bytes
+//! would make every large message pay a publication (a store to a shared line) and a
+//! short copy per few bytes. With `batch` below [`MIN_PIECE`] every piece is
+//! published as soon as it is copied (it is at least `batch` bytes), so `batch = 1`
+//! still publishes every message at once.
 //!
 //! # Small messages
 //!
@@ -111,6 +118,17 @@ pub struct RingId {
     pub ring: usize,
 }
 
+/// The fewest bytes a piece of a large message holds, whatever `batch` says (see
+/// "Pieces" in the module doc; the ring's capacity caps it too).
+pub const MIN_PIECE: u64 = 4 << 10;
+
+/// The bytes of each piece of a large message for a `batch` (already in
+/// `1..=capacity`) in a ring of `capacity` bytes: `batch`, but at least
+/// [`MIN_PIECE`], and at most the ring.
+pub fn piece(batch: u64, capacity: u64) -> u64 {
+    batch.max(MIN_PIECE).min(capacity)
+}
+
 /// Shared pieces of both ends.
 struct Shared {
     id: RingId,
@@ -118,7 +136,12 @@ struct Shared {
     data: *mut u8,
     capacity: u64,
     mask: u64,
+    /// Bytes written (read) before the index is published, in `1..=capacity`.
     batch: u64,
+    /// Most bytes copied in one piece ([`piece`]), in `batch..=capacity`.
+    piece: u64,
+    /// Most bytes a consumer waits for before it copies: `min(piece, capacity / 2)`.
+    wait_most: u64,
     mode: WaitMode,
     fences: Fences,
     peer_pid: i32,
@@ -158,13 +181,17 @@ impl Shared {
 
     fn new(id: RingId, ctl: &RingControl, data: &Mirror, batch: usize, w: Waiting) -> Shared {
         let capacity = data.capacity() as u64;
+        let batch = (batch as u64).clamp(1, capacity);
+        let piece = piece(batch, capacity);
         Shared {
             id,
             ctl,
             data: data.base(),
             capacity,
             mask: capacity - 1,
-            batch: (batch as u64).clamp(1, capacity),
+            batch,
+            piece,
+            wait_most: piece.min(capacity / 2).max(1),
             mode: w.mode,
             fences: w.fences,
             peer_pid: w.peer_pid,
@@ -369,9 +396,9 @@ impl Producer {
     #[inline]
     pub fn send(&mut self, msg: &[u8], before_wait: &mut impl FnMut()) -> io::Result<()> {
         let len = msg.len() as u64;
-        if len <= self.s.batch && len <= self.free() {
+        if len <= self.s.piece && len <= self.free() {
             // The common case: the whole message fits the room we know of and one
-            // batch, so it is one copy and no wait.
+            // piece, so it is one copy and no wait.
             // SAFETY: as in `send_pieces`, with `k = len`.
             unsafe {
                 crate::copy::copy_short(
@@ -389,13 +416,14 @@ impl Producer {
         self.send_pieces(msg, before_wait)
     }
 
-    /// [`send`](Producer::send) in pieces of at most a batch, waiting for room.
+    /// [`send`](Producer::send) in pieces of at most a piece, waiting for room; each
+    /// piece published once a batch is unpublished.
     #[inline(never)]
     fn send_pieces(&mut self, mut msg: &[u8], before_wait: &mut impl FnMut()) -> io::Result<()> {
         while !msg.is_empty() {
             let want = (msg.len() as u64).min(self.s.capacity / 2).max(1);
             self.wait_free(want, before_wait)?;
-            let k = (msg.len() as u64).min(self.free()).min(self.s.batch) as usize;
+            let k = (msg.len() as u64).min(self.free()).min(self.s.piece) as usize;
             // SAFETY: `k ≤ free`, so the `k` bytes at `head` are not readable by the
             // consumer (the protocol gives them to us); thanks to the mirror, `k ≤
             // capacity` bytes from any offset below `capacity` are mapped contiguously.
@@ -515,16 +543,16 @@ impl Consumer {
         self.cached_head - self.tail
     }
 
-    /// Waits until at least `min(n, capacity / 2)` bytes can be read or the producer
-    /// closed.
+    /// Waits until at least `need` bytes (`need ≤ capacity / 2`; 0 counts as 1) can be
+    /// read or the producer closed.
     ///
     /// Never more than half the ring: a producer waits for at most half the ring free
     /// (see [`Producer::send`]), and a producer waiting for `a` free bytes and a
     /// consumer waiting for `b` readable ones can both wait for ever exactly when
     /// `a + b > capacity` (found by the model check in `tests/ring_model.rs`).
     #[inline(always)]
-    fn wait_data(&mut self, n: u64, before_wait: &mut impl FnMut()) -> io::Result<Available> {
-        let need = n.min(self.s.capacity / 2).min(self.s.batch).max(1);
+    fn wait_data(&mut self, need: u64, before_wait: &mut impl FnMut()) -> io::Result<Available> {
+        let need = need.max(1);
         if self.available() >= need {
             return Ok(Available::Data);
         }
@@ -569,12 +597,14 @@ impl Consumer {
     #[inline]
     pub fn recv(&mut self, buf: &mut [u8], before_wait: &mut impl FnMut()) -> io::Result<bool> {
         let len = buf.len() as u64;
-        if self.available() < len && self.wait_data(len, before_wait)? == Available::Closed {
+        if self.available() < len
+            && self.wait_data(len.min(self.s.wait_most), before_wait)? == Available::Closed
+        {
             // `Closed` means nothing is left to read.
             return Ok(false);
         }
         if self.available() < len {
-            // A message longer than a batch or half the ring, or the end of a stream.
+            // A message longer than a piece or half the ring, or the end of a stream.
             return self.recv_pieces(buf, before_wait);
         }
         // The common case: the whole message has arrived, one copy.
@@ -595,14 +625,14 @@ impl Consumer {
         Ok(true)
     }
 
-    /// [`recv`](Consumer::recv) piece by piece, as the bytes arrive.
+    /// [`recv`](Consumer::recv) piece by piece, as the bytes arrive: each wait is for
+    /// the rest of the message, but at most a piece and half the ring.
     #[inline(never)]
     fn recv_pieces(&mut self, buf: &mut [u8], before_wait: &mut impl FnMut()) -> io::Result<bool> {
         let mut filled = 0usize;
         while filled < buf.len() {
-            if self.available() == 0
-                && self.wait_data((buf.len() - filled) as u64, before_wait)? == Available::Closed
-            {
+            let need = ((buf.len() - filled) as u64).min(self.s.wait_most);
+            if self.available() == 0 && self.wait_data(need, before_wait)? == Available::Closed {
                 if filled == 0 {
                     return Ok(false);
                 }
@@ -647,14 +677,21 @@ impl Consumer {
                 ),
             ));
         }
-        while self.available() < n as u64 {
-            if self.wait_data(n as u64, before_wait)? == Available::Closed {
-                if self.available() == 0 {
+        if self.available() < n as u64 {
+            // The whole range, not a piece: a wait for less would come back with part of
+            // it, and the next wait would find that part and never look at `head` again.
+            // So a wait that comes back short means the producer closed (or died).
+            let end = self.wait_data(n as u64, before_wait)?;
+            if self.available() < n as u64 {
+                if end == Available::Closed {
                     return Ok(None);
                 }
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
-                    "stream ended inside the peeked range",
+                    format!(
+                        "stream ended {} bytes into a {n}-byte peek",
+                        self.available()
+                    ),
                 ));
             }
         }
@@ -786,6 +823,27 @@ mod tests {
         // A tail near u64::MAX and a head that wrapped is "behind", not huge.
         assert!(readable(u64::MAX, 3, 8).is_err());
         assert!(writable(0, u64::MAX, 8).is_err());
+    }
+
+    #[test]
+    fn pieces_are_a_batch_but_at_least_the_floor_and_at_most_the_ring() {
+        let mib = 1 << 20;
+        assert_eq!(piece(1, 4 * mib), MIN_PIECE);
+        assert_eq!(piece(MIN_PIECE - 1, 4 * mib), MIN_PIECE);
+        assert_eq!(piece(16 << 10, 4 * mib), 16 << 10);
+        assert_eq!(piece(4 * mib, 4 * mib), 4 * mib);
+        // Never more than the ring, even when the floor is more.
+        assert_eq!(piece(1, MIN_PIECE / 2), MIN_PIECE / 2);
+    }
+
+    #[test]
+    fn the_batch_help_names_the_floor() {
+        let floor = format!("at least {} KiB", MIN_PIECE >> 10);
+        assert!(
+            super::super::BATCH.help.contains(&floor),
+            "{}",
+            super::super::BATCH.help
+        );
     }
 
     #[test]
