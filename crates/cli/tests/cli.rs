@@ -160,6 +160,52 @@ mod outputs {
     use super::support::{read_json, xferbench};
     use predicates::prelude::*;
 
+    /// A point records what `capacity=auto` chose, in every format: a small ring for
+    /// a ping-pong of 64 B, 4 MiB for a stream; an explicit capacity chooses nothing.
+    #[test]
+    fn results_record_what_auto_parameters_chose() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |workload: &str, extra: &[&str]| {
+            let json = dir.path().join(format!("{workload}.json"));
+            let csv = dir.path().join(format!("{workload}.csv"));
+            let md = dir.path().join(format!("{workload}.md"));
+            xferbench()
+                .args([
+                    "run", workload, "-t", "shm", "-s", "64", "-n", "2000", "-r", "1",
+                ])
+                .args(["-w", "0", "--no-limits", "--no-history", "--export-json"])
+                .arg(&json)
+                .arg("--export-csv")
+                .arg(&csv)
+                .arg("--export-md")
+                .arg(&md)
+                .args(extra)
+                .assert()
+                .success()
+                .stdout(predicate::str::contains("(auto)").count(usize::from(extra.is_empty())));
+            let csv = std::fs::read_to_string(csv).unwrap();
+            let md = std::fs::read_to_string(md).unwrap();
+            (read_json(&json), csv, md)
+        };
+        let (pp, csv, md) = run("pingpong", &[]);
+        let ring: u64 = pp["points"][0]["chosen"]["capacity"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(ring.is_power_of_two() && ring < 4 << 20, "{ring}");
+        assert!(
+            csv.lines().next().unwrap().contains("chosen_capacity"),
+            "{csv}"
+        );
+        assert!(md.contains("(auto)"), "{md}");
+        let (stream, _, _) = run("stream", &[]);
+        assert_eq!(stream["points"][0]["chosen"]["capacity"], "4194304");
+        let (fixed, csv, _) = run("pingpong", &["-p", "capacity=64KiB"]);
+        assert!(fixed["points"][0].get("chosen").is_none(), "{fixed}");
+        assert!(!csv.contains("chosen_"), "{csv}");
+    }
+
     /// Every output path is checked before anything runs: the command fails at once,
     /// names the flag and the path as given, and measures nothing.
     #[test]

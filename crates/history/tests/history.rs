@@ -52,6 +52,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                     ("size".to_string(), "64".to_string()),
                     ("channels".to_string(), "1".to_string()),
                 ]),
+                chosen: Default::default(),
                 size_bytes: 64,
                 channels: 1,
                 primary: Some(Primary {

@@ -95,6 +95,8 @@ impl LoopOptions {
 struct Visit {
     records: Vec<RunRecord>,
     point_counters: Option<RunCounters>,
+    /// [`Rig::chosen`].
+    chosen: BTreeMap<String, String>,
 }
 
 /// Runs a plan and returns the document of everything that finished, whatever
@@ -158,6 +160,7 @@ pub fn run_plan(
     // Per point: the kept runs and point-level counters gathered so far.
     let mut kept: Vec<Vec<RunRecord>> = (0..n).map(|_| Vec::new()).collect();
     let mut point_counters: Vec<Vec<RunCounters>> = (0..n).map(|_| Vec::new()).collect();
+    let mut chosen: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); n];
     let mut warnings: Vec<Vec<String>> = (0..n).map(|_| Vec::new()).collect();
     let schedule = schedule(&planned, opts);
     // The step of each point's last visit: once it is done the point is summarised.
@@ -231,6 +234,7 @@ pub fn run_plan(
                     kept[index].push(r);
                 }
                 point_counters[index].extend(v.point_counters);
+                chosen[index] = v.chosen;
             }
             Err(RunError::Interrupted) => {
                 doc.outcome = Outcome::Interrupted;
@@ -257,6 +261,7 @@ pub fn run_plan(
                 std::mem::take(&mut warnings[index]),
                 opts,
             );
+            result.chosen = std::mem::take(&mut chosen[index]);
             if let Some(w) = &opts.watch {
                 drift_log.sample(w.probe.as_ref());
                 let span = drift_log.since(first_sample[index]);
@@ -299,6 +304,7 @@ pub fn run_plan(
                 w,
                 opts,
             );
+            result.chosen = std::mem::take(&mut chosen[index]);
             attach_limits(&mut result, &doc.context);
             let _ = observers
                 .iter_mut()
@@ -437,6 +443,7 @@ fn visit(
     let mut source = counters::source_for(opts.counters, crate::context::pmu_available());
     let mut rig = bench.rig(index, source.as_deref())?;
     let participants = rig.participants();
+    let chosen = rig.chosen();
     tracing::debug!(
         point = index + 1,
         participants = ?participants.iter().map(|p| (p.name.as_str(), p.pid)).collect::<Vec<_>>(),
@@ -516,6 +523,7 @@ fn visit(
     Ok(Visit {
         records,
         point_counters,
+        chosen,
     })
 }
 
@@ -658,6 +666,7 @@ pub fn summarise(
     PointResult {
         index,
         params: point.params.clone(),
+        chosen: Default::default(),
         size_bytes: point.size_bytes,
         channels: point.channels,
         primary: Some(Primary {

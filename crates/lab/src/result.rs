@@ -189,6 +189,11 @@ pub struct PointResult {
     /// The sweep parameters of this point, as strings: `workload`, `transport`,
     /// `size`, `channels` and any `-p` parameters.
     pub params: BTreeMap<String, String>,
+    /// What the transport chose for its parameters set to `auto`, by name, as
+    /// parameters are stored (`capacity`: `4096`): the configuration the figures were
+    /// measured with (absent where nothing was chosen, and in older files).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub chosen: BTreeMap<String, String>,
     /// Message size in bytes, as delivered.
     pub size_bytes: u64,
     /// Number of concurrent channels.

@@ -33,6 +33,12 @@ impl Exporter for Csv {
             .iter()
             .flat_map(|p| p.params.keys().map(String::as_str))
             .collect();
+        // What `auto` parameters chose, a column each (`chosen_capacity`).
+        let chosen: BTreeSet<&str> = doc
+            .points
+            .iter()
+            .flat_map(|p| p.chosen.keys().map(String::as_str))
+            .collect();
         let figures: BTreeSet<&str> = doc
             .points
             .iter()
@@ -42,6 +48,7 @@ impl Exporter for Csv {
         let mut w = ::csv::Writer::from_writer(out);
         let mut header: Vec<String> = vec!["index".into()];
         header.extend(params.iter().map(|p| p.to_string()));
+        header.extend(chosen.iter().map(|c| format!("chosen_{c}")));
         header.push("runs".into());
         for f in &figures {
             header.extend(STATS.iter().map(|s| format!("{f}_{s}")));
@@ -92,6 +99,11 @@ impl Exporter for Csv {
                 params
                     .iter()
                     .map(|k| p.params.get(*k).cloned().unwrap_or_default()),
+            );
+            row.extend(
+                chosen
+                    .iter()
+                    .map(|k| p.chosen.get(*k).cloned().unwrap_or_default()),
             );
             row.push(p.runs.len().to_string());
             for f in &figures {

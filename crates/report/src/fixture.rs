@@ -201,6 +201,7 @@ pub fn point(
     PointResult {
         index,
         params,
+        chosen: Default::default(),
         size_bytes: size,
         channels,
         primary: xferbench_lab::workload::WorkloadKind::from_name(workload).map(|w| {

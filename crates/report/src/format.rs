@@ -181,3 +181,13 @@ mod tests {
         assert_eq!(spread(0.021), "±2.1%");
     }
 }
+
+/// The value `auto` chose for parameter `name` of a point, the way people read it:
+/// `4 KiB (auto)`; `None` where nothing was chosen for it.
+pub fn chosen(p: &xferbench_lab::result::PointResult, name: &str) -> Option<String> {
+    let v = p.chosen.get(name)?;
+    Some(format!(
+        "{} (auto)",
+        xferbench_lab::params::display(&p.params, name, v)
+    ))
+}

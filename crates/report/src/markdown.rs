@@ -109,7 +109,7 @@ pub fn points_table(doc: &ResultDoc) -> Table {
     let mut extra: Vec<&str> = doc
         .points
         .iter()
-        .flat_map(|p| p.params.keys().map(String::as_str))
+        .flat_map(|p| p.params.keys().chain(p.chosen.keys()).map(String::as_str))
         .filter(|k| !["workload", "transport", "size", "channels"].contains(k))
         .collect();
     extra.sort();
@@ -143,11 +143,11 @@ pub fn points_table(doc: &ResultDoc) -> Table {
             format::size(p.size_bytes),
             p.channels.to_string(),
         ];
-        row.extend(
-            extra
-                .iter()
-                .map(|k| p.params.get(*k).cloned().unwrap_or_else(|| "-".into())),
-        );
+        row.extend(extra.iter().map(|k| {
+            format::chosen(p, k)
+                .or_else(|| p.params.get(*k).cloned())
+                .unwrap_or_else(|| "-".into())
+        }));
         let dash = || "-".to_string();
         if pingpong {
             for name in &figure::LATENCY[..5] {

@@ -20,7 +20,7 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     let extra = doc
         .points
         .iter()
-        .any(|p| p.params.keys().any(|k| !FIXED.contains(&k.as_str())));
+        .any(|p| !p.chosen.is_empty() || p.params.keys().any(|k| !FIXED.contains(&k.as_str())));
     let mut header = vec!["transport", "size", "ch"];
     if extra {
         header.push("params");
@@ -129,8 +129,13 @@ fn point_row(p: &PointResult, pingpong: bool, extra: bool, peers: bool, verify: 
         let params: BTreeSet<String> = p
             .params
             .iter()
-            .filter(|(k, _)| !FIXED.contains(&k.as_str()))
+            .filter(|(k, _)| !FIXED.contains(&k.as_str()) && !p.chosen.contains_key(*k))
             .map(|(k, v)| format!("{k}={}", xferbench_lab::params::display(&p.params, k, v)))
+            .chain(
+                p.chosen
+                    .keys()
+                    .filter_map(|k| Some(format!("{k}={}", format::chosen(p, k)?))),
+            )
             .collect();
         row.push(Cell::new(params.into_iter().collect::<Vec<_>>().join(" ")));
     }

@@ -251,6 +251,15 @@ pub trait Transport: Send + Sync + Sized + 'static {
         let _ = traffic;
     }
 
+    /// The values this configuration has chosen for its parameters set to `auto`
+    /// (after [`Transport::size_for`], or without it), by parameter name, each as
+    /// result files store values (`4096`); empty where it has no such parameter.
+    /// Results record them beside the point's parameters, so that a figure says which
+    /// ring or segment it was measured with.
+    fn chosen(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
     /// Creates a listener for one connection.
     fn listen(&self) -> Result<Self::Listener, TransportError>;
 

@@ -60,6 +60,12 @@ pub trait Rig {
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError>;
     /// Stops and reaps every participant.
     fn finish(self: Box<Self>) -> Result<(), RunError>;
+    /// What the transport chose for its parameters set to `auto`
+    /// ([`Transport::chosen`](xferbench_transports::Transport::chosen)), recorded in
+    /// the point's result; empty for rigs without such parameters.
+    fn chosen(&self) -> std::collections::BTreeMap<String, String> {
+        std::collections::BTreeMap::new()
+    }
 }
 
 /// The loop's side of one run, handed to [`Rig::run_once`].

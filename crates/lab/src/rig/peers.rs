@@ -159,6 +159,14 @@ impl<T: Transport + Clone> PeerRig<T> {
 type DriverResult = (usize, Result<DriverOutcome, WorkloadError>);
 
 impl<T: Transport + Clone> Rig for PeerRig<T> {
+    fn chosen(&self) -> std::collections::BTreeMap<String, String> {
+        self.transport
+            .chosen()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
+
     /// `main`, then `peerN` for each process peer.
     fn participants(&self) -> Vec<Participant> {
         let mut all = vec![Participant::main()];

@@ -139,6 +139,7 @@ pub fn sis8300_doc() -> ResultDoc {
         out.push(PointResult {
             index,
             params: params(&p),
+            chosen: Default::default(),
             size_bytes: s.nbytes_raw(),
             channels: s.links.len(),
             primary: None,

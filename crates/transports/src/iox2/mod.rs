@@ -340,6 +340,16 @@ impl Transport for Iceoryx2 {
         }
     }
 
+    /// With `max_message=auto`, the slice size it chose, or `grow` until told one.
+    fn chosen(&self) -> Vec<(&'static str, String)> {
+        let name = "max_message";
+        match self.slices {
+            Slices::Sized(n) => vec![(name, n.to_string())],
+            Slices::Auto => vec![(name, "grow".to_string())],
+            Slices::Static(_) | Slices::Grow => Vec::new(),
+        }
+    }
+
     fn from_values(values: &ParamValues) -> Result<Self, ParamError> {
         values.check(NAME, PARAMS)?;
         let overflow: Overflow = values.choice(&OVERFLOW);
@@ -656,6 +666,7 @@ mod tests {
         t.size_for(Traffic::round_trips(64));
         assert_eq!(t.slices(), Slices::Sized(64));
         assert_eq!(t.max_message(), Some(64));
+        assert_eq!(t.chosen(), vec![("max_message", "64".to_string())]);
         let (mut c, mut l) = pair(&t);
         let mut buf = [0u8; 64];
         c.send(&[7; 64]).unwrap();

@@ -50,9 +50,11 @@ pub const SPIN_US: ParamDef = ParamDef::integer(
     50,
     "how long wait=hybrid spins before sleeping, in microseconds",
 );
+const CAPACITY_NAME: &str = "capacity";
+
 /// `capacity`: the bytes of each ring, or `auto` (the default): see [`auto_capacity`].
 pub const CAPACITY: ParamDef = ParamDef {
-    name: Cow::Borrowed("capacity"),
+    name: Cow::Borrowed(CAPACITY_NAME),
     kind: Kind::Bytes {
         min: 4 << 10,
         max: 1 << 30,
@@ -444,6 +446,15 @@ impl Transport for Shm {
         }
     }
 
+    /// With `capacity=auto`, the ring size it chose.
+    fn chosen(&self) -> Vec<(&'static str, String)> {
+        if self.auto {
+            vec![(CAPACITY_NAME, self.capacity.to_string())]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn listen(&self) -> Result<ShmListener, TransportError> {
         let region = Region::create(self.capacity, self.mode.code()).map_err(region_err)?;
         let address = region
@@ -554,12 +565,14 @@ mod tests {
         );
         t.size_for(Traffic::stream(64));
         assert_eq!(t.capacity(), DEFAULT_CAPACITY);
+        assert_eq!(t.chosen(), vec![("capacity", (4u64 << 20).to_string())]);
 
         let mut values = ParamValues::new();
         values.set(&CAPACITY, Value::Bytes(64 << 10)).unwrap();
         let mut t = Shm::from_values(&values).unwrap();
         t.size_for(Traffic::round_trips(64));
         assert_eq!(t.capacity(), 64 << 10);
+        assert!(t.chosen().is_empty());
     }
 
     #[test]

@@ -90,6 +90,7 @@ fn point(index: usize, group: &str, case: &str, arch: &str, w: u32, v: usize) ->
     PointResult {
         index,
         params,
+        chosen: Default::default(),
         size_bytes: 0,
         channels: 1,
         primary: None,

@@ -67,6 +67,7 @@ fn point(index: usize, bench: &str, variant: &str, times: &[f64]) -> PointResult
             .into_iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
+        chosen: Default::default(),
         size_bytes: 1024,
         channels: 1,
         primary: None,

@@ -68,6 +68,7 @@ fn point(index: usize, params: &[(&str, &str)], rates: &[f64]) -> PointResult {
     PointResult {
         index,
         params,
+        chosen: Default::default(),
         size_bytes: 2048,
         channels: 1,
         primary: None,
