@@ -71,9 +71,6 @@ pub const CAPACITY: ParamDef = ParamDef {
 /// messages, or a caller that does not tell the traffic.
 pub const DEFAULT_CAPACITY: usize = 4 << 20;
 
-/// The smallest ring: one page.
-const MIN_CAPACITY: usize = 4 << 10;
-
 /// The ring size `capacity=auto` gives `traffic` on a CPU whose L1 data cache holds
 /// `l1d` bytes.
 ///
@@ -96,7 +93,7 @@ pub fn auto_capacity(traffic: Traffic, l1d: usize) -> usize {
         .saturating_mul(2 * depth.max(1))
         .checked_next_power_of_two()
         .unwrap_or(usize::MAX)
-        .max(MIN_CAPACITY);
+        .max(region::page_size());
     if fit.saturating_mul(2) <= l1d / 2 {
         fit
     } else {
@@ -113,16 +110,8 @@ fn l1_data_cache() -> usize {
             let path = entry.path();
             let field = |name: &str| std::fs::read_to_string(path.join(name)).ok();
             if field("level")?.trim() == "1" && field("type")?.trim() == "Data" {
-                let size = field("size")?;
-                let size = size.trim();
-                let (n, unit) = size.split_at(size.find(|c: char| !c.is_ascii_digit())?);
-                let n: usize = n.parse().ok()?;
-                return match unit {
-                    "K" => Some(n << 10),
-                    "M" => Some(n << 20),
-                    "" => Some(n),
-                    _ => None,
-                };
+                // `32K`, as the byte sizes of parameters are written.
+                return usize::try_from(xferbench_params::bytes::parse(&field("size")?)?).ok();
             }
         }
         None
