@@ -199,6 +199,18 @@ mod outputs {
             "{csv}"
         );
         assert!(md.contains("(auto)"), "{md}");
+        // The round trips' clock is named: the counter exactly where the kernel keeps
+        // time with it.
+        let source = std::fs::read_to_string(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        )
+        .unwrap_or_default();
+        let clock = &pp["context"]["capabilities"]["trip_clock"];
+        if source.trim() != "tsc" {
+            assert_eq!(clock, "monotonic", "{source}");
+        } else {
+            assert!(clock == "tsc" || clock == "monotonic", "{clock}");
+        }
         let (stream, _, _) = run("stream", &[]);
         assert_eq!(stream["points"][0]["chosen"]["capacity"], "4194304");
         let (fixed, csv, _) = run("pingpong", &["-p", "capacity=64KiB"]);

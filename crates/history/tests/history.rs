@@ -90,6 +90,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                 perf: None,
                 valgrind: None,
                 perf_event_paranoid: None,
+                trip_clock: None,
             },
             settings: Settings {
                 workload: "stream".into(),

@@ -75,6 +75,7 @@ pub fn capabilities() -> Capabilities {
         perf_event_paranoid: std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
             .ok()
             .and_then(|s| s.trim().parse().ok()),
+        trip_clock: Some(crate::clock::trip_source()),
     }
 }
 

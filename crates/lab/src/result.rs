@@ -52,6 +52,7 @@ pub fn test_context(settings: Settings) -> Context {
             perf: None,
             valgrind: None,
             perf_event_paranoid: None,
+            trip_clock: None,
         },
         settings,
         limits: None,
@@ -154,6 +155,10 @@ pub struct Capabilities {
     pub valgrind: Option<String>,
     /// `/proc/sys/kernel/perf_event_paranoid`, if readable.
     pub perf_event_paranoid: Option<i32>,
+    /// The clock that timed each message's latency ([`crate::clock::TripClock`];
+    /// `null` in results of earlier versions, which all used `monotonic`).
+    #[serde(default)]
+    pub trip_clock: Option<crate::clock::TripSource>,
 }
 
 /// Run-control settings, as validated.

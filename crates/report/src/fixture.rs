@@ -23,6 +23,7 @@ pub fn context(workload: &str, verify: bool, peer: &str) -> Context {
             perf: None,
             valgrind: None,
             perf_event_paranoid: Some(2),
+            trip_clock: Some(xferbench_lab::clock::TripSource::Tsc),
         },
         settings: Settings {
             workload: workload.into(),
@@ -74,6 +75,7 @@ pub fn limits() -> xferbench_lab::limits::Limits {
         futex_rtt_same_ns: Some(est(5e3)),
         syscall_ns: est(80.0),
         clock_read_ns: Some(est(20.0)),
+        clock_source: Some(xferbench_lab::clock::TripSource::Tsc),
         pipe_rtt_ns: Some(est(25e3)),
         handover_rtt_ns: Vec::new(),
         took_s: 0.2,

@@ -108,11 +108,15 @@ pub struct Limits {
     /// One `getppid` system call, ns.
     pub syscall_ns: Estimate,
     /// One read of the clock the workloads time each message with
-    /// ([`crate::clock::Stamp::now`], `clock_gettime(CLOCK_MONOTONIC)`), ns: about
-    /// what each timed round trip of a ping-pong carries of the measurement itself
-    /// (absent in results of earlier versions).
+    /// ([`crate::clock::TripClock`]), ns: about what each timed round trip of a
+    /// ping-pong carries of the measurement itself (absent in results of earlier
+    /// versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_read_ns: Option<Estimate>,
+    /// Which clock [`Limits::clock_read_ns`] read (absent in results of earlier
+    /// versions, whose clock was `monotonic`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_source: Option<crate::clock::TripSource>,
     /// One byte round two pipes between the two CPUs, ns per round trip.
     pub pipe_rtt_ns: Option<Estimate>,
     /// A buffer written on one CPU, copied into a second one on the other and read
@@ -322,8 +326,12 @@ impl Limits {
             estimate: &self.syscall_ns,
         });
         if let Some(estimate) = &self.clock_read_ns {
+            let call = self
+                .clock_source
+                .unwrap_or(crate::clock::TripSource::Monotonic)
+                .call();
             rows.push(LimitRow {
-                name: "clock read (clock_gettime, the per-message timestamp)".into(),
+                name: format!("clock read ({call}, the per-message timestamp)"),
                 unit: "ns",
                 estimate,
             });
@@ -473,7 +481,12 @@ pub fn measure(depth: Depth) -> Limits {
     probes::syscall_cost(calls);
     let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
         .expect("at least one sample");
-    let clock_read_ns = estimate((0..n).map(|_| probes::clock_read_cost(calls)).collect());
+    let clock = crate::clock::TripClock::new();
+    let clock_read_ns = estimate(
+        (0..n)
+            .map(|_| probes::clock_read_cost(&clock, calls))
+            .collect(),
+    );
     Limits {
         depth,
         cpus,
@@ -484,6 +497,7 @@ pub fn measure(depth: Depth) -> Limits {
         futex_rtt_same_ns,
         syscall_ns,
         clock_read_ns,
+        clock_source: Some(clock.source()),
         pipe_rtt_ns,
         handover_rtt_ns,
         took_s: start.elapsed().as_secs_f64(),

@@ -274,12 +274,12 @@ pub fn syscall_cost(calls: u64) -> f64 {
     start.elapsed().as_nanos() as f64 / calls.max(1) as f64
 }
 
-/// Mean nanoseconds per read of the workloads' clock ([`crate::clock::Stamp::now`]),
-/// over `calls` reads.
-pub fn clock_read_cost(calls: u64) -> f64 {
+/// Mean nanoseconds per read of the clock the workloads time each message with
+/// (`clock`, a [`crate::clock::TripClock`]), over `calls` reads.
+pub fn clock_read_cost(clock: &crate::clock::TripClock, calls: u64) -> f64 {
     let start = Instant::now();
     for _ in 0..calls {
-        black_box(crate::clock::Stamp::now());
+        black_box(clock.read());
     }
     start.elapsed().as_nanos() as f64 / calls.max(1) as f64
 }
@@ -533,7 +533,12 @@ mod tests {
         assert!(futex_rtt(a, a, 50, BUDGET).unwrap() > 0.0);
         assert!(pipe_rtt(a, b, 50, BUDGET).unwrap() > 0.0);
         assert!(syscall_cost(100) > 0.0);
-        assert!(clock_read_cost(100) > 0.0);
+        for clock in [
+            crate::clock::TripClock::new(),
+            crate::clock::TripClock::monotonic(),
+        ] {
+            assert!(clock_read_cost(&clock, 100) > 0.0);
+        }
         if a != b {
             assert!(cache_line_rtt(a, b, 500, BUDGET).unwrap() > 0.0);
             for pool in [0, HANDOVER_POOL] {

@@ -283,6 +283,7 @@ pub(crate) mod tests {
             futex_rtt_same_ns: Some(est(5e3)),
             syscall_ns: est(80.0),
             clock_read_ns: Some(est(20.0)),
+            clock_source: Some(crate::clock::TripSource::Tsc),
             pipe_rtt_ns: Some(est(25e3)),
             handover_rtt_ns: crate::limits::HANDOVER_SIZES
                 .iter()

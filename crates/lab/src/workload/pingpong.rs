@@ -6,7 +6,7 @@ use super::{
     CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
     io_err, new_histogram, recv_or_closed, send_message, take_message,
 };
-use crate::clock::Stamp;
+use crate::clock::{Stamp, TripClock};
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
 use crate::verify::{Verifier, fill_pattern, touch};
@@ -55,15 +55,15 @@ impl Workload for Pingpong {
         let mut hist = new_histogram();
         let mut verifier = spec.verify.then(Verifier::new);
         let (max, duration_ns) = spec.bounds();
+        let clock = TripClock::new();
         let mut sink = 0u64;
         let mut stopped = false;
         let start = Stamp::now();
-        let mut end = start;
         let mut seq = 0u64;
         while seq < max {
             if let Some(ns) = duration_ns
                 && seq.is_multiple_of(CLOCK_CHECK_EVERY)
-                && end.since(start) >= ns
+                && Stamp::now().since(start) >= ns
             {
                 break;
             }
@@ -71,7 +71,7 @@ impl Workload for Pingpong {
                 stopped = true;
                 break;
             }
-            let t0 = Stamp::now();
+            let t0 = clock.read();
             send_message(ep, &mut out, spec, seq)?;
             ep.flush().map_err(io_err("flush", seq))?;
             // In place, the reply is read (or checked) where it lies, inside the round
@@ -91,8 +91,8 @@ impl Workload for Pingpong {
             if closed {
                 return Err(WorkloadError::PeerClosed { seq });
             }
-            end = Stamp::now();
-            hist.saturating_record(end.since(t0).max(1));
+            let t1 = clock.read();
+            hist.saturating_record(clock.nanos(t0, t1).max(1));
             if !spec.zero_copy {
                 match &mut verifier {
                     Some(v) => v.check(&back),
@@ -102,6 +102,7 @@ impl Workload for Pingpong {
             seq += 1;
             ctl.progress.store(seq, Relaxed);
         }
+        let end = Stamp::now();
         ep.close_send().map_err(io_err("close", seq))?;
         std::hint::black_box(sink);
         Ok(DriverOutcome {
