@@ -148,8 +148,9 @@ pub fn run_plan(
         });
     }
     let mut drift_log = DriftLog::default();
-    // Per point: the first drift sample of its span.
+    // Per point: the first and the last drift sample of its span.
     let mut first_sample = vec![0; n];
+    let mut last_sample: Vec<Option<usize>> = vec![None; n];
     let failed = |e: &dyn std::error::Error| Outcome::Failed { error: chain(e) };
     for o in observers.iter_mut() {
         if let Err(e) = o.sweep_started(&doc.context, &planned) {
@@ -263,11 +264,16 @@ pub fn run_plan(
             );
             result.chosen = std::mem::take(&mut chosen[index]);
             if let Some(w) = &opts.watch {
-                drift_log.sample(w.probe.as_ref());
-                let span = drift_log.since(first_sample[index]);
+                let last = drift_log.sample(w.probe.as_ref());
+                last_sample[index] = Some(last);
+                let span = drift_log.between(first_sample[index], last);
                 result.drift = drift::worst(span, w.drift_threshold, opts.interleave);
             }
-            attach_limits(&mut result, &doc.context);
+            let span = match last_sample[index] {
+                Some(last) => drift_log.between(first_sample[index], last),
+                None => &[],
+            };
+            attach_limits(&mut result, &doc.context, span);
             let r = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -305,7 +311,11 @@ pub fn run_plan(
                 opts,
             );
             result.chosen = std::mem::take(&mut chosen[index]);
-            attach_limits(&mut result, &doc.context);
+            let span = match opts.watch {
+                Some(_) => drift_log.since(first_sample[index]),
+                None => &[],
+            };
+            attach_limits(&mut result, &doc.context, span);
             let _ = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -341,28 +351,40 @@ pub fn run_plan(
                 d.consequence()
             ));
         }
-        // Each point is now held against the better of the start and the end.
+        // Each point is now held against the better of the start and the end, and
+        // the floors sampled around it.
         let floor = limits.floor();
         for p in &mut doc.points {
-            hold_against(p, &floor);
+            let span = match last_sample.get(p.index).copied().flatten() {
+                Some(last) => drift_log.between(first_sample[p.index], last),
+                None => drift_log.since(first_sample.get(p.index).copied().unwrap_or(0)),
+            };
+            hold_against(p, &floor, span);
         }
     }
     finish(doc, observers)
 }
 
-/// The point's fraction of its natural limit, and its drift warning.
-fn attach_limits(result: &mut PointResult, context: &Context) {
+/// The point's fraction of its natural limit, and its drift warning; `span` holds
+/// the drift samples around the point.
+fn attach_limits(result: &mut PointResult, context: &Context, span: &[drift::DriftSample]) {
     if let Some(l) = &context.limits {
-        hold_against(result, &l.floor());
+        hold_against(result, &l.floor(), span);
     }
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
     }
 }
 
-/// Sets the point's fraction of its natural limit in `limits`, replacing an earlier
-/// one and its warning.
-fn hold_against(result: &mut PointResult, limits: &crate::limits::Limits) {
+/// Sets the point's fraction of its natural limit in `limits`, with the floors the
+/// drift samples in `span` measured around the point ([`crate::limits::Limits::around`]),
+/// replacing an earlier fraction and its warning.
+fn hold_against(
+    result: &mut PointResult,
+    limits: &crate::limits::Limits,
+    span: &[drift::DriftSample],
+) {
+    let around = limits.around(span);
     if result.limit.take().is_some_and(|f| f.suspect) {
         result
             .warnings
@@ -373,8 +395,11 @@ fn hold_against(result: &mut PointResult, limits: &crate::limits::Limits) {
         result.size_bytes,
         result.channels,
         &result.summary,
-        limits,
+        &around.limits,
     );
+    if let Some(f) = result.limit.as_mut() {
+        f.around = around.replaced.contains(&f.limit);
+    }
     if let Some(w) = result.limit.as_ref().and_then(|f| f.warning()) {
         result.warnings.push(w);
     }

@@ -29,6 +29,21 @@ pub const FUTEX: &str = "futex wake round trip";
 /// The memcpy probe's name.
 pub const MEMCPY: &str = "memcpy 2 MiB";
 
+/// The probes whose movement flags a point. A sample also holds the hand-over round
+/// trips ([`handover`]), which serve only as the floors of the points around them
+/// ([`super::Limits::around`]): their short batches are too noisy to flag by.
+pub const DRIFT_PROBES: [&str; 3] = [CACHE_LINE, FUTEX, MEMCPY];
+
+/// The name of the hand-over probe at `size` bytes: `hand-over round trip 64 KiB`, as
+/// a point's limit names it.
+pub fn handover(size: u64) -> String {
+    format!("hand-over round trip {}", super::size_words(size))
+}
+
+/// Bytes a sample's hand-over batch moves at each size (256 round trips of 4 KiB, 16
+/// of 64 KiB).
+const HANDOVER_BATCH_BYTES: u64 = 1 << 20;
+
 /// One cheap sample of the machine: each probe's median over a few short batches.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DriftSample {
@@ -57,6 +72,15 @@ pub fn sample_machine() -> DriftSample {
         && let Some(ns) = median3(&|| super::probes::cache_line_rtt(a, b, 2_000, SAMPLE_BUDGET))
     {
         probes.insert(CACHE_LINE.to_string(), ns);
+    }
+    if a != b {
+        for size in super::HANDOVER_SIZES {
+            let trips = (HANDOVER_BATCH_BYTES / size).max(1);
+            let floor = || super::probes::handover_floor(a, b, size as usize, trips, SAMPLE_BUDGET);
+            if let Some(ns) = median3(&floor) {
+                probes.insert(handover(size), ns);
+            }
+        }
     }
     if let Some(ns) = median3(&|| super::probes::futex_rtt(a, b, 60, SAMPLE_BUDGET)) {
         probes.insert(FUTEX.to_string(), ns);
@@ -146,8 +170,11 @@ pub fn worst(samples: &[DriftSample], threshold: f64, interleaved: bool) -> Opti
     if samples.len() < 2 {
         return None;
     }
-    let names: std::collections::BTreeSet<&String> =
-        samples.iter().flat_map(|s| s.probes.keys()).collect();
+    let names: std::collections::BTreeSet<&String> = samples
+        .iter()
+        .flat_map(|s| s.probes.keys())
+        .filter(|name| DRIFT_PROBES.contains(&name.as_str()))
+        .collect();
     names
         .into_iter()
         .filter_map(|name| {
@@ -215,6 +242,11 @@ impl DriftLog {
     pub fn since(&self, first: usize) -> &[DriftSample] {
         self.samples.get(first..).unwrap_or(&[])
     }
+
+    /// The samples from `first` to `last`, both included.
+    pub fn between(&self, first: usize, last: usize) -> &[DriftSample] {
+        self.samples.get(first..=last).unwrap_or(&[])
+    }
 }
 
 #[cfg(test)]
@@ -267,5 +299,19 @@ mod tests {
         assert!(sample.probes.contains_key(MEMCPY));
         assert!(sample.probes.contains_key(FUTEX));
         assert!(sample.probes.values().all(|v| *v > 0.0));
+        if super::super::probe_cpus().len() > 1 {
+            for size in super::super::HANDOVER_SIZES {
+                assert!(sample.probes.contains_key(&handover(size)), "{sample:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_hand_over_probe_that_moves_does_not_flag() {
+        let h = |ns: f64| DriftSample {
+            probes: [(handover(64 << 10), ns)].into_iter().collect(),
+        };
+        assert_eq!(worst(&[h(5e3), h(25e3)], 0.25, false), None);
+        assert_eq!(handover(64 << 10), "hand-over round trip 64 KiB");
     }
 }

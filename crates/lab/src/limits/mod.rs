@@ -179,6 +179,16 @@ pub struct HandoverLimit {
     pub rtt_ns: Estimate,
 }
 
+/// A point's limits with the floors measured around it ([`Limits::around`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Around {
+    /// The limits.
+    pub limits: Limits,
+    /// The floors taken from the samples around the point, in the words a point's
+    /// limit uses (`cache-line round trip`, `hand-over round trip 64 KiB`).
+    pub replaced: Vec<String>,
+}
+
 /// The limits recorded in a result's context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MachineLimits {
@@ -337,6 +347,38 @@ impl Limits {
             });
         }
         rows
+    }
+
+    /// These limits with each round-trip floor that the drift samples hold (the
+    /// cache-line, futex and hand-over round trips) replaced by its median over
+    /// `span`, the samples taken from just before a point's first run to just after
+    /// its last: the floor in the state the machine was in while the point ran. The
+    /// start's and the end's measurements can catch a machine that changes speed
+    /// (a VM switching modes within minutes) in another state than the points.
+    pub fn around(&self, span: &[drift::DriftSample]) -> Around {
+        let median = |name: &str| {
+            crate::stats::Estimate::from_values(
+                span.iter().filter_map(|s| s.probes.get(name).copied()),
+            )
+        };
+        let mut limits = self.clone();
+        let mut replaced = Vec::new();
+        let mut swap = |name: String, slot: &mut Estimate| {
+            if let Some(e) = median(&name) {
+                *slot = e;
+                replaced.push(name);
+            }
+        };
+        if let Some(e) = limits.cache_line_rtt_ns.as_mut() {
+            swap(drift::CACHE_LINE.to_string(), e);
+        }
+        if let Some(e) = limits.futex_rtt_cross_ns.as_mut() {
+            swap(drift::FUTEX.to_string(), e);
+        }
+        for h in &mut limits.handover_rtt_ns {
+            swap(drift::handover(h.size_bytes), &mut h.rtt_ns);
+        }
+        Around { limits, replaced }
     }
 
     /// The drift probes' values in these limits, to hold two measurements against
@@ -586,6 +628,47 @@ mod tests {
         assert_eq!(near(300 << 10), 64 << 10);
         assert_eq!(near(1 << 20), 2 << 20);
         assert_eq!(near(1 << 30), 64 << 20);
+    }
+
+    #[test]
+    fn around_a_point_the_sampled_round_trip_floors_replace_the_start_and_end() {
+        let l = ratio::tests::machine();
+        let sample = |cache: f64, futex: f64, h64: f64| drift::DriftSample {
+            probes: [
+                (drift::CACHE_LINE.to_string(), cache),
+                (drift::FUTEX.to_string(), futex),
+                (drift::handover(64 << 10), h64),
+                (drift::MEMCPY.to_string(), 1e9),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let span = [
+            sample(400.0, 40e3, 20e3),
+            sample(300.0, 50e3, 30e3),
+            sample(500.0, 60e3, 25e3),
+        ];
+        let around = l.around(&span);
+        let a = &around.limits;
+        assert_eq!(a.cache_line_rtt_ns.unwrap().median, 400.0);
+        assert_eq!(a.cache_line_rtt_ns.unwrap().n, 3);
+        assert_eq!(a.futex_rtt_cross_ns.unwrap().median, 50e3);
+        let h = |l: &Limits, size: u64| l.handover_near(size).unwrap().rtt_ns.median;
+        assert_eq!(h(a, 64 << 10), 25e3);
+        // A floor the samples do not hold, and every other limit, stay as measured.
+        assert_eq!(h(a, 4 << 10), h(&l, 4 << 10));
+        assert_eq!(a.memcpy, l.memcpy);
+        assert_eq!(a.pipe_rtt_ns, l.pipe_rtt_ns);
+        assert_eq!(
+            around.replaced,
+            [
+                "cache-line round trip",
+                "futex wake round trip",
+                "hand-over round trip 64 KiB"
+            ]
+        );
+        let none = l.around(&[]);
+        assert_eq!((none.limits, none.replaced.len()), (l, 0));
     }
 
     #[test]

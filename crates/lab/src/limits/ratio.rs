@@ -16,7 +16,10 @@
 //! which cross TCP and a protocol stack) carry none.
 //!
 //! The limits are the better of the start's and the end's measurement
-//! ([`super::MachineLimits::floor`]).
+//! ([`super::MachineLimits::floor`]), except the round-trip floors that the drift
+//! samples between a point's runs also measure (cache-line, futex, hand-over): those
+//! are the median of the samples around the point ([`super::Limits::around`]), taken
+//! in the state the machine was in while the point ran.
 //!
 //! A point above [`SUSPECT`] (110 %) beat what was meant to be its floor: the limit
 //! was measured under other conditions than the point ran in (a machine that changed
@@ -55,6 +58,11 @@ pub struct LimitFraction {
     /// fraction is not a result (added in schema 1; `false` when absent).
     #[serde(default)]
     pub suspect: bool,
+    /// The limit is the median of the machine samples taken between the point's own
+    /// runs ([`super::Limits::around`]), not the start's and end's measurement
+    /// (added within schema 1; `false` when absent).
+    #[serde(default)]
+    pub around: bool,
 }
 
 /// A point that reaches more than this fraction of its limit makes the limit suspect.
@@ -108,6 +116,7 @@ impl LimitFraction {
             figure_value,
             fraction,
             suspect: fraction > SUSPECT,
+            around: false,
         }
     }
 }

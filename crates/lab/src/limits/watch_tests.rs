@@ -1,7 +1,7 @@
 //! The point loop with a watched machine: limits in the context, a fraction of the
 //! limit per point, and the drift flag, on the fake rig and a scripted machine.
 
-use super::drift::{DriftSample, FUTEX, MEMCPY};
+use super::drift::{CACHE_LINE, DriftSample, FUTEX, MEMCPY};
 use super::{Limits, MachineProbe, Watch};
 use crate::counters::CounterMode;
 use crate::measure::{LoopOptions, run_plan};
@@ -55,9 +55,13 @@ impl MachineProbe for ScriptedMachine {
             13.0
         };
         DriftSample {
-            probes: [(FUTEX.to_string(), futex * 1e3), (MEMCPY.to_string(), 9e9)]
-                .into_iter()
-                .collect(),
+            probes: [
+                (FUTEX.to_string(), futex * 1e3),
+                (MEMCPY.to_string(), 9e9),
+                (CACHE_LINE.to_string(), 400.0),
+            ]
+            .into_iter()
+            .collect(),
         }
     }
 }
@@ -132,6 +136,54 @@ fn a_point_is_held_against_the_better_of_the_start_and_the_end() {
             p.warnings
         );
     }
+}
+
+#[test]
+fn a_round_trip_is_held_against_the_floor_sampled_around_it() {
+    // The start and end measure a 200 ns cache-line round trip; the samples between
+    // the runs measure 400 ns (the machine ran in a slower state meanwhile). An RPMsg
+    // point of 1000 round trips a second (1 ms each) that polls is held against the
+    // 400 ns the samples saw.
+    let machine = ScriptedMachine::new(usize::MAX, 0.0);
+    let mut bench = FakeBench::new(1, |_, _| {
+        Scripted::Lanes(vec![(0, 1_000_000_000, 1000, 1000)])
+    });
+    bench.points[0]
+        .params
+        .insert("notify".into(), "poll".into());
+    let opts = LoopOptions {
+        runs: 2,
+        warmup: 0,
+        interleave: false,
+        hang_timeout: Duration::from_secs(1),
+        counters: CounterMode::Off,
+        profile: None,
+        watch: Some(Watch {
+            probe: machine,
+            drift_threshold: 0.25,
+        }),
+        until_stopped: false,
+    };
+    let context = crate::result::test_context(Settings {
+        workload: "rpmsg".into(),
+        runs: 2,
+        warmup: 0,
+        count: None,
+        duration_s: None,
+        peer: "thread".into(),
+        pin: false,
+        verify: false,
+        interleave: false,
+    });
+    let doc = run_plan(context, &mut bench, &opts, &AtomicBool::new(false), &mut []);
+    let f = doc.points[0].limit.as_ref().expect("a fraction");
+    assert_eq!(f.limit, "cache-line round trip");
+    assert!(f.around);
+    assert_eq!(f.limit_value, 400.0);
+    assert!((f.fraction - 400e-9 / 1e-3).abs() < 1e-12, "{}", f.fraction);
+    // The context keeps the start's and the end's own measurement.
+    let limits = doc.context.limits.as_ref().unwrap();
+    assert_eq!(limits.floor().cache_line_rtt_ns.unwrap().median, 200.0);
 }
 
 #[test]
