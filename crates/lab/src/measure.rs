@@ -148,9 +148,10 @@ pub fn run_plan(
         });
     }
     let mut drift_log = DriftLog::default();
-    // Per point: the first and the last drift sample of its span.
+    // Per point: the first drift sample of its span. Per run (by sequence): the
+    // sample taken just before its visit, the floor it is held against.
     let mut first_sample = vec![0; n];
-    let mut last_sample: Vec<Option<usize>> = vec![None; n];
+    let mut sample_before: Vec<usize> = Vec::new();
     let failed = |e: &dyn std::error::Error| Outcome::Failed { error: chain(e) };
     for o in observers.iter_mut() {
         if let Err(e) = o.sweep_started(&doc.context, &planned) {
@@ -197,6 +198,7 @@ pub fn run_plan(
                 first_sample[index] = drift_log.latest();
             }
         }
+        let before = drift_log.latest();
         if first_visit || opts.interleave {
             for o in observers.iter_mut() {
                 if let Err(e) = o.point_started(index, &planned[index]) {
@@ -231,6 +233,7 @@ pub fn run_plan(
                 for mut r in v.records {
                     r.run = kept[index].len();
                     r.sequence = Some(sequence);
+                    sample_before.push(before);
                     sequence += 1;
                     kept[index].push(r);
                 }
@@ -264,16 +267,12 @@ pub fn run_plan(
             );
             result.chosen = std::mem::take(&mut chosen[index]);
             if let Some(w) = &opts.watch {
-                let last = drift_log.sample(w.probe.as_ref());
-                last_sample[index] = Some(last);
-                let span = drift_log.between(first_sample[index], last);
+                drift_log.sample(w.probe.as_ref());
+                let span = drift_log.since(first_sample[index]);
                 result.drift = drift::worst(span, w.drift_threshold, opts.interleave);
             }
-            let span = match last_sample[index] {
-                Some(last) => drift_log.between(first_sample[index], last),
-                None => &[],
-            };
-            attach_limits(&mut result, &doc.context, span);
+            let paired = paired_samples(&result, &sample_before, &drift_log);
+            attach_limits(&mut result, &doc.context, &paired);
             let r = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -311,11 +310,8 @@ pub fn run_plan(
                 opts,
             );
             result.chosen = std::mem::take(&mut chosen[index]);
-            let span = match opts.watch {
-                Some(_) => drift_log.since(first_sample[index]),
-                None => &[],
-            };
-            attach_limits(&mut result, &doc.context, span);
+            let paired = paired_samples(&result, &sample_before, &drift_log);
+            attach_limits(&mut result, &doc.context, &paired);
             let _ = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -352,54 +348,96 @@ pub fn run_plan(
             ));
         }
         // Each point is now held against the better of the start and the end, and
-        // the floors sampled around it.
+        // its runs against the floors sampled before them.
         let floor = limits.floor();
         for p in &mut doc.points {
-            let span = match last_sample.get(p.index).copied().flatten() {
-                Some(last) => drift_log.between(first_sample[p.index], last),
-                None => drift_log.since(first_sample.get(p.index).copied().unwrap_or(0)),
-            };
-            hold_against(p, &floor, span);
+            let paired = paired_samples(p, &sample_before, &drift_log);
+            hold_against(p, &floor, &paired);
         }
     }
     finish(doc, observers)
 }
 
-/// The point's fraction of its natural limit, and its drift warning; `span` holds
-/// the drift samples around the point.
-fn attach_limits(result: &mut PointResult, context: &Context, span: &[drift::DriftSample]) {
+/// The drift sample taken just before each of the point's runs (in the order of its
+/// runs; `None` for a run without one).
+fn paired_samples<'a>(
+    result: &PointResult,
+    sample_before: &[usize],
+    log: &'a DriftLog,
+) -> Vec<Option<&'a drift::DriftSample>> {
+    result
+        .runs
+        .iter()
+        .map(|r| {
+            let k = *sample_before.get(r.sequence?)?;
+            log.between(k, k).first()
+        })
+        .collect()
+}
+
+/// The point's fraction of its natural limit, and its drift warning; `paired` holds
+/// the drift sample taken just before each of its runs.
+fn attach_limits(
+    result: &mut PointResult,
+    context: &Context,
+    paired: &[Option<&drift::DriftSample>],
+) {
     if let Some(l) = &context.limits {
-        hold_against(result, &l.floor(), span);
+        hold_against(result, &l.floor(), paired);
     }
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
     }
 }
 
-/// Sets the point's fraction of its natural limit in `limits`, with the floors the
-/// drift samples in `span` measured around the point ([`crate::limits::Limits::around`]),
-/// replacing an earlier fraction and its warning.
+/// Sets the point's fraction of its natural limit in `limits`, replacing an earlier
+/// fraction and its warning. Where the drift sample taken just before each run
+/// (`paired`) measured the point's floor, each run is held against its own sample
+/// and the point gets the median of those fractions ([`ratio::LimitFraction::paired`]).
 fn hold_against(
     result: &mut PointResult,
     limits: &crate::limits::Limits,
-    span: &[drift::DriftSample],
+    paired: &[Option<&drift::DriftSample>],
 ) {
-    let around = limits.around(span);
     if result.limit.take().is_some_and(|f| f.suspect) {
         result
             .warnings
             .retain(|w| !w.starts_with(ratio::SUSPECT_WARNING));
     }
-    result.limit = ratio::fraction(
+    let whole = ratio::fraction(
         &result.params,
         result.size_bytes,
         result.channels,
         &result.summary,
-        &around.limits,
+        limits,
     );
-    if let Some(f) = result.limit.as_mut() {
-        f.around = around.replaced.contains(&f.limit);
-    }
+    let per_run: Vec<ratio::LimitFraction> = result
+        .runs
+        .iter()
+        .zip(paired)
+        .filter_map(|(run, sample)| {
+            let around = limits.around(std::slice::from_ref((*sample)?));
+            let figures: BTreeMap<String, Estimate> = run
+                .figures
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), Estimate::from_values([*v])?)))
+                .collect();
+            let f = ratio::fraction(
+                &result.params,
+                result.size_bytes,
+                result.channels,
+                &figures,
+                &around.limits,
+            )?;
+            around.replaced.contains(&f.limit).then_some(f)
+        })
+        .collect();
+    result.limit = match whole {
+        Some(whole) if !per_run.is_empty() && per_run.len() == result.runs.len() => {
+            Some(ratio::LimitFraction::paired(&whole, &per_run))
+        }
+        whole => whole,
+    };
     if let Some(w) = result.limit.as_ref().and_then(|f| f.warning()) {
         result.warnings.push(w);
     }

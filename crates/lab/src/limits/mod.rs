@@ -179,13 +179,12 @@ pub struct HandoverLimit {
     pub rtt_ns: Estimate,
 }
 
-/// A point's limits with the floors measured around it ([`Limits::around`]).
+/// Limits with the floors sampled next to a run ([`Limits::around`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Around {
     /// The limits.
     pub limits: Limits,
-    /// The floors taken from the samples around the point, in the words a point's
-    /// limit uses (`cache-line round trip`, `hand-over round trip 64 KiB`).
+    /// The floors taken from the samples, in the words a point's limit uses (`cache-line round trip`, `hand-over round trip 64 KiB`).
     pub replaced: Vec<String>,
 }
 
@@ -351,10 +350,10 @@ impl Limits {
 
     /// These limits with each round-trip floor that the drift samples hold (the
     /// cache-line, futex and hand-over round trips) replaced by its median over
-    /// `span`, the samples taken from just before a point's first run to just after
-    /// its last: the floor in the state the machine was in while the point ran. The
-    /// start's and the end's measurements can catch a machine that changes speed
-    /// (a VM switching modes within minutes) in another state than the points.
+    /// `span`, samples taken next to a run (the one just before it, for
+    /// [`ratio::LimitFraction::paired`]): the floor in the state the machine was in
+    /// while the run ran. The start's and the end's measurements can catch a machine
+    /// that changes speed (a VM switching modes within minutes) in another state.
     pub fn around(&self, span: &[drift::DriftSample]) -> Around {
         let median = |name: &str| {
             crate::stats::Estimate::from_values(

@@ -17,9 +17,10 @@
 //!
 //! The limits are the better of the start's and the end's measurement
 //! ([`super::MachineLimits::floor`]), except the round-trip floors that the drift
-//! samples between a point's runs also measure (cache-line, futex, hand-over): those
-//! are the median of the samples around the point ([`super::Limits::around`]), taken
-//! in the state the machine was in while the point ran.
+//! samples between a point's runs also measure (cache-line, futex, hand-over): each
+//! run is then held against the sample taken just before it, in the state the machine
+//! was in while it ran, and the point's fraction is the median of its runs'
+//! ([`LimitFraction::paired`]).
 //!
 //! A point above [`SUSPECT`] (110 %) beat what was meant to be its floor: the limit
 //! was measured under other conditions than the point ran in (a machine that changed
@@ -58,11 +59,12 @@ pub struct LimitFraction {
     /// fraction is not a result (added in schema 1; `false` when absent).
     #[serde(default)]
     pub suspect: bool,
-    /// The limit is the median of the machine samples taken between the point's own
-    /// runs ([`super::Limits::around`]), not the start's and end's measurement
-    /// (added within schema 1; `false` when absent).
+    /// Each run was held against the floor sampled just before it (a drift sample,
+    /// [`super::Limits::around`]): `fraction` is the median of the runs' fractions and
+    /// `limit_value` the median of their floors, not the start's and end's
+    /// measurement (added within schema 1; `false` when absent).
     #[serde(default)]
-    pub around: bool,
+    pub paired: bool,
 }
 
 /// A point that reaches more than this fraction of its limit makes the limit suspect.
@@ -100,6 +102,23 @@ impl LimitFraction {
         })
     }
 
+    /// The point's fraction from its runs', each held against the floor sampled
+    /// just before it (`runs`): their median fraction and floor, with `whole`'s names
+    /// and figure.
+    pub fn paired(whole: &LimitFraction, runs: &[LimitFraction]) -> LimitFraction {
+        let median = |f: fn(&LimitFraction) -> f64| {
+            Estimate::from_values(runs.iter().map(f)).map_or(f64::NAN, |e| e.median)
+        };
+        let fraction = median(|r| r.fraction);
+        LimitFraction {
+            limit_value: median(|r| r.limit_value),
+            fraction,
+            suspect: fraction > SUSPECT,
+            paired: true,
+            ..whole.clone()
+        }
+    }
+
     fn new(
         limit: String,
         limit_value: f64,
@@ -116,7 +135,7 @@ impl LimitFraction {
             figure_value,
             fraction,
             suspect: fraction > SUSPECT,
-            around: false,
+            paired: false,
         }
     }
 }

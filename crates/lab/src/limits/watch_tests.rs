@@ -21,6 +21,9 @@ struct ScriptedMachine {
     shifted: f64,
     /// The first limits (the start) copy at this many bytes/s instead of 10 GB/s.
     slow_start: Option<f64>,
+    /// The cache-line round trip of the `k`-th drift sample, ns (the last one from
+    /// then on); none when empty.
+    cache_lines: Vec<f64>,
 }
 
 impl ScriptedMachine {
@@ -31,6 +34,7 @@ impl ScriptedMachine {
             shift_at,
             shifted,
             slow_start: None,
+            cache_lines: Vec::new(),
         })
     }
 }
@@ -54,15 +58,15 @@ impl MachineProbe for ScriptedMachine {
         } else {
             13.0
         };
-        DriftSample {
-            probes: [
-                (FUTEX.to_string(), futex * 1e3),
-                (MEMCPY.to_string(), 9e9),
-                (CACHE_LINE.to_string(), 400.0),
-            ]
-            .into_iter()
-            .collect(),
+        let mut probes: std::collections::BTreeMap<String, f64> =
+            [(FUTEX.to_string(), futex * 1e3), (MEMCPY.to_string(), 9e9)]
+                .into_iter()
+                .collect();
+        if let Some(&last) = self.cache_lines.last() {
+            let ns = self.cache_lines.get(k).copied().unwrap_or(last);
+            probes.insert(CACHE_LINE.to_string(), ns);
         }
+        DriftSample { probes }
     }
 }
 
@@ -139,22 +143,27 @@ fn a_point_is_held_against_the_better_of_the_start_and_the_end() {
 }
 
 #[test]
-fn a_round_trip_is_held_against_the_floor_sampled_around_it() {
-    // The start and end measure a 200 ns cache-line round trip; the samples between
-    // the runs measure 400 ns (the machine ran in a slower state meanwhile). An RPMsg
-    // point of 1000 round trips a second (1 ms each) that polls is held against the
-    // 400 ns the samples saw.
-    let machine = ScriptedMachine::new(usize::MAX, 0.0);
-    let mut bench = FakeBench::new(1, |_, _| {
-        Scripted::Lanes(vec![(0, 1_000_000_000, 1000, 1000)])
+fn each_run_is_held_against_the_floor_sampled_just_before_it() {
+    // An interleaved RPMsg point that polls, three runs of one round each. The start
+    // and end measure a 200 ns cache-line round trip; the samples before the three
+    // rounds measure 400, 400 and 4000 ns (the machine slowed for the last round),
+    // and the runs make 1000, 1000 and 100 round trips a second (1, 1 and 10 ms).
+    // Each run reached 0.04 % of the floor sampled before it.
+    let machine = Arc::new(ScriptedMachine {
+        cache_lines: vec![400.0, 400.0, 4000.0, 4000.0],
+        ..Arc::try_unwrap(ScriptedMachine::new(usize::MAX, 0.0)).unwrap()
+    });
+    let mut bench = FakeBench::new(1, |_, call| {
+        let trips = if call < 2 { 1000 } else { 100 };
+        Scripted::Lanes(vec![(0, 1_000_000_000, trips, trips)])
     });
     bench.points[0]
         .params
         .insert("notify".into(), "poll".into());
     let opts = LoopOptions {
-        runs: 2,
+        runs: 3,
         warmup: 0,
-        interleave: false,
+        interleave: true,
         hang_timeout: Duration::from_secs(1),
         counters: CounterMode::Off,
         profile: None,
@@ -166,24 +175,38 @@ fn a_round_trip_is_held_against_the_floor_sampled_around_it() {
     };
     let context = crate::result::test_context(Settings {
         workload: "rpmsg".into(),
-        runs: 2,
+        runs: 3,
         warmup: 0,
         count: None,
         duration_s: None,
         peer: "thread".into(),
         pin: false,
         verify: false,
-        interleave: false,
+        interleave: true,
     });
     let doc = run_plan(context, &mut bench, &opts, &AtomicBool::new(false), &mut []);
-    let f = doc.points[0].limit.as_ref().expect("a fraction");
+    let p = &doc.points[0];
+    assert_eq!(p.runs.len(), 3);
+    let f = p.limit.as_ref().expect("a fraction");
     assert_eq!(f.limit, "cache-line round trip");
-    assert!(f.around);
+    assert!(f.paired);
+    // The median of the runs' floors, and of their fractions.
     assert_eq!(f.limit_value, 400.0);
-    assert!((f.fraction - 400e-9 / 1e-3).abs() < 1e-12, "{}", f.fraction);
+    assert!((f.fraction - 4e-4).abs() < 1e-12, "{}", f.fraction);
+    // The point's own figure is still the median of its runs.
+    assert!((f.figure_value - 1e6).abs() < 1.0, "{}", f.figure_value);
     // The context keeps the start's and the end's own measurement.
     let limits = doc.context.limits.as_ref().unwrap();
     assert_eq!(limits.floor().cache_line_rtt_ns.unwrap().median, 200.0);
+}
+
+#[test]
+fn a_point_whose_floor_the_samples_do_not_measure_is_not_paired() {
+    // A stream is held against memcpy at its size, which the samples do not measure.
+    let doc = run(1, true, ScriptedMachine::new(usize::MAX, 0.0));
+    let f = doc.points[0].limit.as_ref().unwrap();
+    assert_eq!(f.limit, "memcpy 64 KiB");
+    assert!(!f.paired);
 }
 
 #[test]
