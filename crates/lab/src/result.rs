@@ -155,7 +155,7 @@ pub struct Capabilities {
     pub valgrind: Option<String>,
     /// `/proc/sys/kernel/perf_event_paranoid`, if readable.
     pub perf_event_paranoid: Option<i32>,
-    /// The clock that timed each message's latency ([`crate::clock::TripClock`];
+    /// The clock that timed each round trip of a ping-pong ([`crate::clock::TripClock`];
     /// `null` in results of earlier versions, which all used `monotonic`).
     #[serde(default)]
     pub trip_clock: Option<crate::clock::TripSource>,

@@ -107,7 +107,7 @@ pub struct Limits {
     pub futex_rtt_same_ns: Option<Estimate>,
     /// One `getppid` system call, ns.
     pub syscall_ns: Estimate,
-    /// One read of the clock the workloads time each message with
+    /// One read of the clock a ping-pong times each round trip with
     /// ([`crate::clock::TripClock`]), ns: about what each timed round trip of a
     /// ping-pong carries of the measurement itself (absent in results of earlier
     /// versions).

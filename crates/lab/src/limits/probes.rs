@@ -274,7 +274,7 @@ pub fn syscall_cost(calls: u64) -> f64 {
     start.elapsed().as_nanos() as f64 / calls.max(1) as f64
 }
 
-/// Mean nanoseconds per read of the clock the workloads time each message with
+/// Mean nanoseconds per read of the clock a ping-pong times each round trip with
 /// (`clock`, a [`crate::clock::TripClock`]), over `calls` reads.
 pub fn clock_read_cost(clock: &crate::clock::TripClock, calls: u64) -> f64 {
     let start = Instant::now();
