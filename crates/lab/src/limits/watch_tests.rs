@@ -78,8 +78,19 @@ fn run(points: usize, interleave: bool, machine: Arc<ScriptedMachine>) -> Result
         p.params.insert("workload".into(), "stream".into());
         p.size_bytes = 64 << 10;
     }
+    run_bench(&mut bench, "stream", 2, interleave, machine)
+}
+
+/// `bench`'s points, `runs` runs each after no warm-up, watched on `machine`.
+fn run_bench(
+    bench: &mut FakeBench,
+    workload: &str,
+    runs: usize,
+    interleave: bool,
+    machine: Arc<ScriptedMachine>,
+) -> ResultDoc {
     let opts = LoopOptions {
-        runs: 2,
+        runs,
         warmup: 0,
         interleave,
         hang_timeout: Duration::from_secs(1),
@@ -92,8 +103,8 @@ fn run(points: usize, interleave: bool, machine: Arc<ScriptedMachine>) -> Result
         until_stopped: false,
     };
     let context = crate::result::test_context(Settings {
-        workload: "stream".into(),
-        runs: 2,
+        workload: workload.into(),
+        runs,
         warmup: 0,
         count: None,
         duration_s: None,
@@ -102,7 +113,7 @@ fn run(points: usize, interleave: bool, machine: Arc<ScriptedMachine>) -> Result
         verify: false,
         interleave,
     });
-    run_plan(context, &mut bench, &opts, &AtomicBool::new(false), &mut [])
+    run_plan(context, bench, &opts, &AtomicBool::new(false), &mut [])
 }
 
 #[test]
@@ -160,31 +171,7 @@ fn each_run_is_held_against_the_floor_sampled_just_before_it() {
     bench.points[0]
         .params
         .insert("notify".into(), "poll".into());
-    let opts = LoopOptions {
-        runs: 3,
-        warmup: 0,
-        interleave: true,
-        hang_timeout: Duration::from_secs(1),
-        counters: CounterMode::Off,
-        profile: None,
-        watch: Some(Watch {
-            probe: machine,
-            drift_threshold: 0.25,
-        }),
-        until_stopped: false,
-    };
-    let context = crate::result::test_context(Settings {
-        workload: "rpmsg".into(),
-        runs: 3,
-        warmup: 0,
-        count: None,
-        duration_s: None,
-        peer: "thread".into(),
-        pin: false,
-        verify: false,
-        interleave: true,
-    });
-    let doc = run_plan(context, &mut bench, &opts, &AtomicBool::new(false), &mut []);
+    let doc = run_bench(&mut bench, "rpmsg", 3, true, machine);
     let p = &doc.points[0];
     assert_eq!(p.runs.len(), 3);
     let f = p.limit.as_ref().expect("a fraction");
