@@ -368,10 +368,7 @@ fn paired_samples<'a>(
     result
         .runs
         .iter()
-        .map(|r| {
-            let k = *sample_before.get(r.sequence?)?;
-            log.between(k, k).first()
-        })
+        .map(|r| log.get(*sample_before.get(r.sequence?)?))
         .collect()
 }
 

@@ -243,9 +243,9 @@ impl DriftLog {
         self.samples.get(first..).unwrap_or(&[])
     }
 
-    /// The samples from `first` to `last`, both included.
-    pub fn between(&self, first: usize, last: usize) -> &[DriftSample] {
-        self.samples.get(first..=last).unwrap_or(&[])
+    /// The `k`-th sample.
+    pub fn get(&self, k: usize) -> Option<&DriftSample> {
+        self.samples.get(k)
     }
 }
 
