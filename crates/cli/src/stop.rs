@@ -1,4 +1,4 @@
-//! Stopping cleanly on SIGINT, SIGTERM and SIGHUP.
+//! Stopping cleanly on SIGINT, SIGTERM and SIGHUP, and noticing SIGCONT.
 //!
 //! Ctrl-C, `kill`, `timeout`, a CI cancellation and `systemd` all mean "finish what you
 //! can and go": the first of these signals sets the stop flag, the measurement ends at
@@ -6,9 +6,14 @@
 //! exit status is then 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 129
 //! for SIGHUP), as a shell reports a process killed by it. A second signal exits at
 //! once; peers die with the tool (`PR_SET_PDEATHSIG`).
+//!
+//! SIGCONT (a shell's `fg` after Ctrl-Z) does not stop anything: the same thread counts
+//! it ([`xferbench_lab::clock::note_continued`]), and a point that ran while the
+//! process was stopped gets a `paused:` warning, since the pause lies inside its
+//! measured windows.
 
 use anyhow::{Context, Result};
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -20,12 +25,16 @@ static RECEIVED: AtomicI32 = AtomicI32::new(0);
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
-    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])
-        .context("cannot install the SIGINT/SIGTERM/SIGHUP handler")?;
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP, SIGCONT])
+        .context("cannot install the SIGINT/SIGTERM/SIGHUP/SIGCONT handler")?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || {
             for signal in signals.forever() {
+                if signal == SIGCONT {
+                    xferbench_lab::clock::note_continued();
+                    continue;
+                }
                 if flag.swap(true, Ordering::SeqCst) {
                     std::process::exit(128 + signal);
                 }

@@ -754,6 +754,51 @@ mod robustness {
         assert_eq!(regions_left_by(pid), Vec::<String>::new());
     }
 
+    /// Ctrl-Z then `fg`, as a shell does it: the whole process group stopped, then
+    /// continued. The run goes on; the point that ran across the stop says so.
+    #[test]
+    fn a_point_that_ran_while_the_process_was_stopped_says_so() {
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let child = Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+            .args(["run", "pingpong", "-t", "shm"])
+            .args(["-s", "64,128,256", "-d", "2"])
+            .args(["-r", "1", "-w", "0", "--peer", "process", "--no-limits"])
+            .args(["--no-history", "--export-json"])
+            .arg(&json)
+            .process_group(0)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let group = Pid::from_raw(child.id() as i32).unwrap();
+        wait_points(&dir.path().join("r.json.jsonl"), 1);
+        rustix::process::kill_process_group(group, Signal::STOP).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        rustix::process::kill_process_group(group, Signal::CONT).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let doc = read_json(&json);
+        assert_eq!(doc["outcome"]["status"], "complete");
+        let paused: Vec<bool> = doc["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["warnings"].to_string().contains("paused:"))
+            .collect();
+        // The first point finished before the stop; one of the others ran across it.
+        assert_eq!(paused.len(), 3);
+        assert!(!paused[0] && paused[1..].contains(&true), "{paused:?}");
+        let warnings = doc["warnings"].to_string();
+        assert!(
+            warnings.contains("stopped and continued while"),
+            "{warnings}"
+        );
+        assert!(stderr.contains("paused:"), "{stderr}");
+    }
+
     #[test]
     fn ctrl_c_keeps_finished_points_and_reaps_every_tcp_peer() {
         stopped_by("tcp", Signal::INT, 130);

@@ -13,6 +13,24 @@
 //! measurement out of sub-microsecond figures.
 
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Times this process was continued after a stop, counted by [`note_continued`].
+static CONTINUED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one continue after a stop (`SIGCONT`: a shell's `fg` after Ctrl-Z, or `kill
+/// -CONT`), for the signal handler of whoever installs one (the command line does).
+/// Every clock here keeps running while a process is stopped, so a measurement that
+/// spans a stop includes it ([`continued`]).
+pub fn note_continued() {
+    CONTINUED.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many continues [`note_continued`] has counted; a change between two readings
+/// means the process was stopped in between. Stays 0 where no handler counts.
+pub fn continued() -> u64 {
+    CONTINUED.load(Ordering::Relaxed)
+}
 
 /// A `CLOCK_MONOTONIC` reading in nanoseconds.
 #[derive(

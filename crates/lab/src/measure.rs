@@ -212,6 +212,7 @@ pub fn run_plan(
             }
         }
         let mut on_run = |p| observers.iter_mut().for_each(|o| o.run_finished(index, p));
+        let continued = crate::clock::continued();
         let visited = visit(
             bench,
             index,
@@ -226,6 +227,15 @@ pub fn run_plan(
             &mut on_run,
         );
         drift_log.visited();
+        if crate::clock::continued() != continued
+            && !warnings[index].iter().any(|w| w.starts_with(PAUSED))
+        {
+            warnings[index].push(format!(
+                "{PAUSED} the process was stopped and continued (Ctrl-Z and fg, or SIGSTOP \
+                 and SIGCONT) while this point ran; the pause lies inside its runs' windows \
+                 and latencies: rerun it"
+            ));
+        }
         // An open-ended run ended by the stop flag: the plan's planned end.
         let ended = opts.until_stopped && visited.is_ok() && stop.load(Ordering::Relaxed);
         match visited {
@@ -440,8 +450,23 @@ fn hold_against(
     }
 }
 
+/// How the warning of a point during which the process was stopped begins.
+pub const PAUSED: &str = "paused:";
+
 fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc {
     tracing::info!(points = doc.points.len(), outcome = ?doc.outcome, "plan finished");
+    let paused = doc
+        .points
+        .iter()
+        .filter(|p| p.warnings.iter().any(|w| w.starts_with(PAUSED)))
+        .count();
+    if paused > 0 {
+        doc.warnings.push(format!(
+            "{PAUSED} the process was stopped and continued while {paused} of {} points ran \
+             (see their warnings)",
+            doc.points.len()
+        ));
+    }
     if doc
         .points
         .iter()
