@@ -222,7 +222,13 @@ impl DriftLog {
         if due {
             let start = std::time::Instant::now();
             self.samples.push(probe.drift_sample());
-            self.last = Some((std::time::Instant::now(), start.elapsed()));
+            let cost = start.elapsed();
+            tracing::debug!(
+                sample = self.samples.len() - 1,
+                cost_ms = cost.as_secs_f64() * 1e3,
+                "drift sample"
+            );
+            self.last = Some((std::time::Instant::now(), cost));
             self.fresh = true;
         }
         self.samples.len() - 1
