@@ -372,7 +372,12 @@ pub fn handover_rtt(
     unsafe impl Sync for Shared {}
     // Buffers of the pool, each on a page; a trip's buffers are slot `trip % slots`.
     let stride = size.max(1).next_multiple_of(PAGE);
-    let slots = (pool / stride).max(2);
+    // A batch of fewer trips than the pool has slots never comes back to a slot, so
+    // it needs only as many (the first trip, untimed, takes one more).
+    let trips_slots = usize::try_from(trips)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1);
+    let slots = (pool / stride).min(trips_slots).max(2);
     let pool = |fill: u8| {
         let mut p = PageBuf::zeroed(stride * slots);
         // Written through once, so page faults stay out of the timing.
