@@ -755,7 +755,8 @@ mod robustness {
     }
 
     /// Ctrl-Z then `fg`, as a shell does it: the whole process group stopped, then
-    /// continued. The run goes on; the point that ran across the stop says so.
+    /// continued, longer than `--timeout`. The run goes on (a pause is not a hang);
+    /// the point that ran across the stop says so.
     #[test]
     fn a_point_that_ran_while_the_process_was_stopped_says_so() {
         use std::os::unix::process::CommandExt;
@@ -765,7 +766,7 @@ mod robustness {
             .args(["run", "pingpong", "-t", "shm"])
             .args(["-s", "64,128,256", "-d", "2"])
             .args(["-r", "1", "-w", "0", "--peer", "process", "--no-limits"])
-            .args(["--no-history", "--export-json"])
+            .args(["--timeout", "2", "--no-history", "--export-json"])
             .arg(&json)
             .process_group(0)
             .stdout(Stdio::piped())
@@ -775,7 +776,7 @@ mod robustness {
         let group = Pid::from_raw(child.id() as i32).unwrap();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
         rustix::process::kill_process_group(group, Signal::STOP).unwrap();
-        std::thread::sleep(Duration::from_millis(300));
+        std::thread::sleep(Duration::from_millis(2500));
         rustix::process::kill_process_group(group, Signal::CONT).unwrap();
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -64,6 +64,45 @@ impl Stamp {
     }
 }
 
+/// A wall-clock limit that a stop of the process does not use up: the time since it
+/// started, or since the process was last continued after a stop ([`continued`]),
+/// whichever is later. A run paused with Ctrl-Z for longer than its hang timeout is
+/// not taken for a hung one once it is resumed.
+#[derive(Debug, Clone, Copy)]
+pub struct Watchdog {
+    since: std::time::Instant,
+    continued: u64,
+}
+
+impl Watchdog {
+    /// Starts counting now.
+    pub fn start() -> Self {
+        Watchdog {
+            since: std::time::Instant::now(),
+            continued: continued(),
+        }
+    }
+
+    /// Starts counting again now.
+    pub fn restart(&mut self) {
+        *self = Watchdog::start();
+    }
+
+    /// The time counted so far.
+    pub fn elapsed(&mut self) -> std::time::Duration {
+        self.elapsed_seeing(continued())
+    }
+
+    /// [`Watchdog::elapsed`] when the continue count reads `count`.
+    fn elapsed_seeing(&mut self, count: u64) -> std::time::Duration {
+        if count != self.continued {
+            self.continued = count;
+            self.since = std::time::Instant::now();
+        }
+        self.since.elapsed()
+    }
+}
+
 /// Which clock times single messages ([`TripClock`]), as results record it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -206,6 +245,20 @@ mod tests {
         let drifting = "flags\t\t: fpu tsc rdtscp constant_tsc sse2\n";
         assert!(!tsc_trusted_by("tsc\n", drifting));
         assert!(!tsc_trusted_by("tsc\n", "processor\t: 0\n"));
+    }
+
+    #[test]
+    fn a_watchdog_starts_again_when_the_process_was_continued() {
+        let mut w = Watchdog::start();
+        let count = w.continued;
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert!(w.elapsed_seeing(count) >= std::time::Duration::from_millis(30));
+        // A continue since it last looked: the stop does not count.
+        assert!(w.elapsed_seeing(count + 1) < std::time::Duration::from_millis(30));
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        assert!(w.elapsed_seeing(count + 1) >= std::time::Duration::from_millis(30));
+        w.restart();
+        assert!(w.elapsed() < std::time::Duration::from_millis(30));
     }
 
     #[test]

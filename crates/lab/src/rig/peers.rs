@@ -308,7 +308,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         let mut outcomes: Vec<Option<DriverOutcome>> = (0..n).map(|_| None).collect();
         let mut first_error: Option<RunError> = None;
         let mut last_total = 0u64;
-        let mut last_change = Instant::now();
+        let mut last_change = crate::clock::Watchdog::start();
         let mut done = 0;
         while done < n {
             match rx.recv_timeout(Duration::from_millis(50)) {
@@ -350,13 +350,13 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                         halt.store(true, Ordering::Relaxed);
                         abandon.store(true, Ordering::Relaxed);
                         peers.iter_mut().for_each(Peer::kill);
-                        last_change = Instant::now();
+                        last_change.restart();
                         continue;
                     }
                     let total: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
                     if total != last_total {
                         last_total = total;
-                        last_change = Instant::now();
+                        last_change.restart();
                     } else if last_change.elapsed() >= ctl.hang_timeout {
                         let channel = progress
                             .iter()
@@ -370,7 +370,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                         halt.store(true, Ordering::Relaxed);
                         abandon.store(true, Ordering::Relaxed);
                         peers.iter_mut().for_each(Peer::kill);
-                        last_change = Instant::now();
+                        last_change.restart();
                     }
                 }
             }

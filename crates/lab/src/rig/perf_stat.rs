@@ -25,7 +25,7 @@ use crate::stats;
 use crate::workload::perf_stat::{BenchOutput, BenchSpec, run_harness};
 use std::io::Read;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The figures of a perf-stat run.
 pub mod figures {
@@ -74,7 +74,7 @@ impl PerfStatRig {
             let r = stdout.read_to_end(&mut out).map(|_| out);
             let _ = tx.send(r);
         });
-        let started = Instant::now();
+        let mut started = crate::clock::Watchdog::start();
         let out = loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(r) => break r,
