@@ -248,6 +248,9 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         // never answer stops waiting ([`Endpoint::abandon_when`]) and drops its end.
         let abandon = Arc::new(AtomicBool::new(false));
         let (pin_tx, pin_rx) = mpsc::channel::<Result<(), RunError>>();
+        // A process's first trip clock calibrates the time-stamp counter (up to 200
+        // ms): done here, before any channel is released, never inside a window.
+        crate::clock::TripClock::new();
         for (channel, mut ep) in endpoints.into_iter().enumerate() {
             let barrier = barrier.clone();
             let progress = progress.clone();
