@@ -195,17 +195,22 @@ pub fn trip_source() -> TripSource {
 
 /// Whether the kernel keeps time with the time-stamp counter and the CPU says it
 /// runs at a constant rate and can be read with `rdtscp` (what `quanta` needs).
+/// Read once per process: a driver makes a clock every run.
 fn tsc_is_trusted() -> bool {
-    if !cfg!(target_arch = "x86_64") {
-        return false;
-    }
-    let source =
-        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo");
-    match (source, cpuinfo) {
-        (Ok(source), Ok(cpuinfo)) => tsc_trusted_by(&source, &cpuinfo),
-        _ => false,
-    }
+    static TRUSTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRUSTED.get_or_init(|| {
+        if !cfg!(target_arch = "x86_64") {
+            return false;
+        }
+        let source = std::fs::read_to_string(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        );
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo");
+        match (source, cpuinfo) {
+            (Ok(source), Ok(cpuinfo)) => tsc_trusted_by(&source, &cpuinfo),
+            _ => false,
+        }
+    })
 }
 
 /// [`tsc_is_trusted`] from the texts of the clocksource file and `/proc/cpuinfo`.
