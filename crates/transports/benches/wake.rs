@@ -1,6 +1,6 @@
 //! Blocking round trip of the shm transport against the machine's futex round trip,
 //! measured interleaved: this machine's wake-up cost drifts over minutes (vCPU
-//! placement; see docs/transports.md, "Noise"), so the two are alternated in short
+//! placement; see docs/transports-log.md, "Noise"), so the two are alternated in short
 //! rounds and the figure of merit is the median of the per-round ratios.
 //!
 //! `cargo bench -p xferbench-transports --bench wake`

@@ -1,6 +1,6 @@
 //! A 64-byte spin ping-pong over the `shm` transport between two threads, without the
 //! lab: the ring's own round trip, as `run` measures it but with no clock read per
-//! round trip (see docs/transports.md, "The 64 B spin round trip, line by line"):
+//! round trip (see docs/transports-log.md, "The 64 B spin round trip, line by line"):
 //!
 //! ```sh
 //! cargo build --release -p xferbench-transports --example shm_pingpong

@@ -5,7 +5,7 @@
 //! with FSRM) up to the L2 size, and with a vector loop otherwise. On Zen 3 `rep
 //! movsb` runs about 18× slower when the destination lies a little ahead of the
 //! source modulo a page: `(dst − src) mod 4096` in 1..=31 (a 64 KiB copy falls from
-//! about 45 GB/s to 2.5–3 GB/s; docs/transports.md, "Where copies go slow"). Every
+//! about 45 GB/s to 2.5–3 GB/s; docs/limits.md, "Where the buffers lie: page-aligned copies and slow placements"). Every
 //! other distance, and every size outside that range, copies at full speed.
 //!
 //! A ring position and a caller's buffer can stand at any distance, so [`copy`]

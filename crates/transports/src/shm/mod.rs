@@ -81,7 +81,7 @@ pub const DEFAULT_CAPACITY: usize = 4 << 20;
 /// (half of it, leaving the rest to the application's own buffers), each message
 /// goes to lines both sides hold already, which costs fewer and shorter transfers
 /// than fresh ones. Rings larger than that gain nothing and lose the fresh lines'
-/// advantage for larger messages; `docs/transports.md` ("Fresh lines against
+/// advantage for larger messages; `docs/transports-log.md` ("Fresh lines against
 /// reused ones") has the measurements behind the rule.
 pub fn auto_capacity(traffic: Traffic, l1d: usize) -> usize {
     let Some(depth) = traffic.in_flight else {

@@ -29,7 +29,7 @@
 //! `membarrier` interrupts the other CPU (a VM exit on a virtual machine), which is
 //! cheap next to a hybrid wait's spin, where sleeping is rare, but would add an
 //! interrupt to every `block` round trip, which sleeps on every wait (see
-//! docs/transports.md, "Waiting").
+//! docs/transports-log.md, "How the shm transport works", "Waiting").
 //!
 //! # Bounded waits
 //!
