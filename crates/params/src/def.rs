@@ -1,6 +1,6 @@
 //! The definition of a parameter: its name, kind, default and help.
 
-use crate::{AUTO, ParamError, Value, bytes, duration};
+use crate::{AUTO, ParamError, Value, bytes, duration, rate};
 use std::borrow::Cow;
 use std::time::Duration;
 
@@ -49,6 +49,14 @@ pub enum Kind {
         /// Longest accepted.
         max: Duration,
     },
+    /// Events per second from `min` to `max`, written with an SI prefix or without
+    /// (`250000`, `10k`, `2.5M`, `1G`; see [`crate::rate`]); a [`Value::Integer`].
+    Rate {
+        /// Smallest accepted.
+        min: i64,
+        /// Largest accepted.
+        max: i64,
+    },
     /// One of these names (ASCII case does not matter when reading).
     Enum(Cow<'static, [Choice]>),
     /// `true` or `false` (also `1`/`0`, `on`/`off`, `yes`/`no`).
@@ -91,6 +99,23 @@ impl ParamDef {
         ParamDef {
             name: Cow::Borrowed(name),
             kind: Kind::Integer { min, max },
+            default: Value::Integer(default),
+            unset: None,
+            help: Cow::Borrowed(help),
+        }
+    }
+
+    /// A rate, events per second from `min` to `max` (see [`Kind::Rate`]).
+    pub const fn rate(
+        name: &'static str,
+        min: i64,
+        max: i64,
+        default: i64,
+        help: &'static str,
+    ) -> ParamDef {
+        ParamDef {
+            name: Cow::Borrowed(name),
+            kind: Kind::Rate { min, max },
             default: Value::Integer(default),
             unset: None,
             help: Cow::Borrowed(help),
@@ -256,6 +281,7 @@ impl ParamDef {
         let bad = || self.invalid(t, self.accepts());
         let v = match &self.kind {
             Kind::Integer { .. } => Value::Integer(t.parse().map_err(|_| bad())?),
+            Kind::Rate { .. } => Value::Integer(rate::parse(t).ok_or_else(bad)?),
             Kind::Bytes { .. } => {
                 Value::Bytes(bytes::parse(t).ok_or_else(|| self.invalid(t, self.accepts_given(t)))?)
             }
@@ -293,7 +319,7 @@ impl ParamDef {
         match (&self.kind, v) {
             (_, Value::Unset) if self.unset.is_some() => Ok(()),
             (_, Value::Auto) if self.takes_auto() => Ok(()),
-            (Kind::Integer { min, max }, Value::Integer(n)) => {
+            (Kind::Integer { min, max } | Kind::Rate { min, max }, Value::Integer(n)) => {
                 if n < min {
                     out_of(format!("at least {min}"))
                 } else if n > max {
@@ -350,6 +376,9 @@ impl ParamDef {
     /// A value the way people read it: `64 KiB`, `250 ms`, `kick`, `true`.
     pub fn display(&self, v: &Value) -> String {
         match v {
+            Value::Integer(n) if matches!(self.kind, Kind::Rate { .. }) => {
+                format!("{}/s", rate::display(*n))
+            }
             Value::Bytes(n) => bytes::display(*n),
             Value::Duration(d) => duration::display(*d),
             other => self.machine(other),
@@ -404,6 +433,11 @@ impl ParamDef {
     pub fn accepts(&self) -> String {
         let mut s = match &self.kind {
             Kind::Integer { min, max } => format!("a whole number from {min} to {max}"),
+            Kind::Rate { min, max } => format!(
+                "a rate per second such as 250000, 10k or 1M, from {} to {}",
+                rate::display(*min),
+                rate::display(*max)
+            ),
             Kind::Bytes {
                 min,
                 max,

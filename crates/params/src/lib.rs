@@ -30,6 +30,8 @@ mod choices;
 mod def;
 pub mod duration;
 mod list;
+pub mod point;
+pub mod rate;
 pub mod suggest;
 mod value;
 mod values;
@@ -37,6 +39,7 @@ mod values;
 pub use choices::{ChoiceError, Choices, by_name};
 pub use def::{Choice, Kind, ParamDef};
 pub use list::MAX_LIST;
+pub use point::{ParamMap, PointParams};
 pub use value::{AUTO, Value};
 pub use values::{ParamValues, Params};
 

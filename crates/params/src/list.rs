@@ -23,7 +23,10 @@ impl ParamDef {
             if item.is_empty() {
                 return Err(self.list_error(format!("empty item in list {list:?}")));
             }
-            let ranged = matches!(self.kind, Kind::Integer { .. } | Kind::Bytes { .. });
+            let ranged = matches!(
+                self.kind,
+                Kind::Integer { .. } | Kind::Rate { .. } | Kind::Bytes { .. }
+            );
             let values = match item.split_once("..") {
                 Some((lo, rest)) if ranged => self.range(item, lo, rest)?,
                 _ => vec![self.parse(item)?],
@@ -48,6 +51,7 @@ impl ParamDef {
     fn number(&self, text: &str) -> Result<u64, ParamError> {
         let n = match self.kind {
             Kind::Bytes { .. } => bytes::parse(text),
+            Kind::Rate { .. } => crate::rate::parse(text).and_then(|n| u64::try_from(n).ok()),
             _ => text.trim().parse().ok(),
         };
         n.ok_or_else(|| ParamError::Invalid {
