@@ -75,6 +75,8 @@ fn configurations(
         sizes: vec![1],
         channels: vec![1],
         params: extra,
+        schedules: Vec::new(),
+        neighbours: Vec::new(),
     };
     let points = spec.plan().map_err(|e| anyhow::anyhow!("-p: {e}"))?;
     let mut out = Vec::with_capacity(points.len());

@@ -7,6 +7,8 @@ use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
+use xferbench_lab::knee::SearchOptions;
+use xferbench_lab::neighbours::{NEIGHBOURS, Neighbours};
 use xferbench_lab::params::{TOUCH, ZERO_COPY};
 use xferbench_lab::process::Launcher;
 use xferbench_lab::profile::ProfileRequest;
@@ -18,6 +20,7 @@ use xferbench_lab::sweep::{
 };
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
+use xferbench_lab::workload::load::{ARRIVALS, Arrivals, BURST, RATE, Schedule};
 use xferbench_lab::workload::{Limit, Touch, WorkloadKind};
 use xferbench_params::Value;
 
@@ -54,6 +57,8 @@ pub struct RunConfig {
     pub remote: Option<xferbench_lab::remote::RemoteTarget>,
     /// What the plan changed from what was asked, for the result's warnings.
     pub notes: Vec<String>,
+    /// `--rate auto`: search each point's knee instead of running fixed rates.
+    pub search: Option<SearchOptions>,
 }
 
 /// Where results go.
@@ -133,6 +138,10 @@ impl RunConfig {
         let mut extra: Vec<(String, String)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
         let mut touch_axis: Option<Vec<Touch>> = None;
+        let mut rate = a.rate.clone();
+        let mut bursts: Option<String> = None;
+        let mut arrivals: Option<String> = None;
+        let mut neighbours = a.neighbours.clone();
         let mut seen: Vec<&str> = Vec::new();
         for p in &a.params {
             let (name, list) = p.split_once('=').with_context(|| {
@@ -153,6 +162,8 @@ impl RunConfig {
                     Some(a.transport.as_str()).filter(|v| given("--transport", v)),
                 ),
                 ("size", "--size", a.size.as_deref()),
+                (RATE.name(), "--rate", a.rate.as_deref()),
+                (NEIGHBOURS.name(), "--neighbours", a.neighbours.as_deref()),
                 (
                     "channels",
                     "--channels",
@@ -175,6 +186,10 @@ impl RunConfig {
                 "channels" => channels = list.to_string(),
                 _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
                 _ if name == TOUCH.name() => touch_axis = Some(parse_touch(list, a.verify)?),
+                _ if name == RATE.name() => rate = Some(list.to_string()),
+                _ if name == BURST.name() => bursts = Some(list.to_string()),
+                _ if name == ARRIVALS.name() => arrivals = Some(list.to_string()),
+                _ if name == NEIGHBOURS.name() => neighbours = Some(list.to_string()),
                 _ => {
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
                         e.1 = list.to_string();
@@ -266,11 +281,33 @@ impl RunConfig {
         if let Some(n) = a.inject_corruption {
             ensure!(n >= 1, "--inject-corruption: N must be at least 1");
         }
+        let (schedules, search) = schedules(
+            workload,
+            rate.as_deref(),
+            bursts.as_deref(),
+            arrivals.as_deref(),
+            a.search_budget,
+        )?;
+        if workload == WorkloadKind::Load {
+            let min = xferbench_lab::workload::load::min_size(a.verify) as u64;
+            if let Some(&s) = sizes.iter().find(|&&s| s < min) {
+                bail!(
+                    "--size: the load workload needs messages of at least {min} bytes (sequence number{} and intended send time); got {s}",
+                    if a.verify { ", checksum" } else { "" }
+                );
+            }
+        }
+        let neighbours = match &neighbours {
+            Some(list) => Neighbours::parse_list(list).context("--neighbours")?,
+            None => Vec::new(),
+        };
         let spec = SweepSpec {
             transports,
             sizes,
             channels: channel_counts,
             params: extra,
+            schedules,
+            neighbours,
         };
         let mut points = spec.plan().map_err(|e| match e {
             SweepPlanError::Param { .. } => anyhow::anyhow!("-p {e}"),
@@ -369,6 +406,7 @@ impl RunConfig {
             (None, None) => None,
         };
         Ok(RunConfig {
+            search,
             remote,
             notes,
             points,
@@ -383,6 +421,87 @@ impl RunConfig {
             },
         })
     }
+}
+
+/// The `load` workload's schedules: every rate × burst × spacing, or, for `--rate
+/// auto`, one schedule per burst × spacing whose rate the search sets. Refused for
+/// the other workloads.
+fn schedules(
+    workload: WorkloadKind,
+    rate: Option<&str>,
+    bursts: Option<&str>,
+    arrivals: Option<&str>,
+    budget_s: f64,
+) -> Result<(Vec<Schedule>, Option<SearchOptions>)> {
+    if workload != WorkloadKind::Load {
+        for (given, flag) in [
+            (rate, "--rate"),
+            (bursts, "-p burst"),
+            (arrivals, "-p arrivals"),
+        ] {
+            ensure!(
+                given.is_none(),
+                "{flag} applies to the load workload only (`xferbench run load {flag} ...`)"
+            );
+        }
+        return Ok((Vec::new(), None));
+    }
+    ensure!(
+        budget_s.is_finite() && budget_s >= 1.0 && budget_s <= 86_400.0,
+        "--search-budget: {budget_s} is not a number of seconds between 1 and 86400"
+    );
+    let ints = |def: &xferbench_params::ParamDef, list: &str, flag: &str| -> Result<Vec<i64>> {
+        def.parse_list(list)
+            .map_err(|e| anyhow::anyhow!("{flag}: {e}"))
+            .map(|v| {
+                v.into_iter()
+                    .filter_map(|v| match v {
+                        Value::Integer(n) => Some(n),
+                        _ => None,
+                    })
+                    .collect()
+            })
+    };
+    let auto = rate.is_some_and(|r| r.trim() == xferbench_params::AUTO);
+    let rates: Vec<i64> = match rate {
+        None => vec![10_000],
+        Some(_) if auto => vec![0],
+        Some(list) => ints(&RATE, list, "--rate")?,
+    };
+    let bursts = match bursts {
+        Some(list) => ints(&BURST, list, "-p burst")?,
+        None => vec![1],
+    };
+    let spacings: Vec<Arrivals> = match arrivals {
+        Some(list) => list
+            .split(',')
+            .map(|w| {
+                ARRIVALS
+                    .parse(w)
+                    .map_err(|e| anyhow::anyhow!("-p arrivals: {e}"))
+                    .map(|v| Arrivals::from_name(&ARRIVALS.machine(&v)).unwrap_or_default())
+            })
+            .collect::<Result<_>>()?,
+        None => vec![Arrivals::Uniform],
+    };
+    let mut out = Vec::new();
+    for &rate in &rates {
+        for &burst in &bursts {
+            for &arrivals in &spacings {
+                out.push(Schedule {
+                    rate: rate as u64,
+                    burst: burst as u32,
+                    arrivals,
+                    echo: false,
+                });
+            }
+        }
+    }
+    let search = auto.then(|| SearchOptions {
+        budget: Duration::from_secs_f64(budget_s),
+        ..SearchOptions::default()
+    });
+    Ok((out, search))
 }
 
 /// The transports with every `plugin:PATH[:NAME]` described (in a child process)
@@ -579,12 +698,8 @@ mod tests {
     fn touch_rules_multiply_in_place_points_only() {
         use super::{PointSpec, Touch, parse_touch, touch_points};
         let point = |zero_copy| PointSpec {
-            transport: "shm".into(),
-            transport_params: Default::default(),
-            size: 64,
-            channels: 1,
             zero_copy,
-            touch: Touch::All,
+            ..PointSpec::new("shm", 64, 1)
         };
         let rules = parse_touch("none,all,none", false).unwrap();
         assert_eq!(rules, [Touch::Nothing, Touch::All]);
@@ -607,16 +722,9 @@ mod tests {
 
     #[test]
     fn rpmsg_points_above_a_packet_run_at_its_largest_size_with_a_note() {
-        use super::{PointSpec, Touch, fit_default_sizes_to_rpmsg, transports};
+        use super::{PointSpec, fit_default_sizes_to_rpmsg, transports};
         let max = transports::RPMSG_MAX_SIZE;
-        let point = |transport: &str, size| PointSpec {
-            transport: transport.into(),
-            transport_params: Default::default(),
-            size,
-            channels: 1,
-            zero_copy: false,
-            touch: Touch::All,
-        };
+        let point = |transport: &str, size| PointSpec::new(transport, size, 1);
         let mut points = vec![
             point("rpmsg", 64),
             point("rpmsg", 4096),

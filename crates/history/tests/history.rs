@@ -112,6 +112,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
         points,
         warnings: vec![],
         outcome: Outcome::Complete,
+        knees: Vec::new(),
     }
 }
 

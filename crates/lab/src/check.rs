@@ -368,6 +368,7 @@ fn connected_peer<T: Transport>(
             corrupt_every: None,
             zero_copy: false,
             touch: Default::default(),
+            load: None,
         },
         pin_cpu: None,
     };
@@ -503,13 +504,9 @@ fn integrity<T: Transport + Clone>(
     let stop = AtomicBool::new(false);
     for &size in &sizes {
         let point = PointSpec {
-            transport: spec.transport.clone(),
             transport_params: crate::transports::resolve(&spec.transport, &spec.params)
                 .map_err(|e| e.to_string())?,
-            size: size as u64,
-            channels: 1,
-            zero_copy: false,
-            touch: Default::default(),
+            ..PointSpec::new(&spec.transport, size as u64, 1)
         };
         let opts = PeerOptions {
             workload: WorkloadKind::Stream,

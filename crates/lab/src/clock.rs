@@ -167,6 +167,20 @@ impl TripClock {
         }
     }
 
+    /// Raw readings per nanosecond: 1 for `CLOCK_MONOTONIC`, the counter's
+    /// calibrated rate for the time-stamp counter. A schedule in nanoseconds is
+    /// laid out in raw readings with it, so that a reading taken in another process
+    /// can be compared with one of this clock.
+    pub fn ticks_per_ns(&self) -> f64 {
+        match &self.tsc {
+            Some(c) => {
+                const SPAN: u64 = 1 << 40;
+                SPAN as f64 / c.delta_as_nanos(0, SPAN).max(1) as f64
+            }
+            None => 1.0,
+        }
+    }
+
     /// Nanoseconds from the reading `start` to the reading `end`, zero if `end` is
     /// earlier.
     #[inline(always)]

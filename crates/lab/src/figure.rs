@@ -24,3 +24,19 @@ pub const CPU_PEERS: &str = "cpu_peers_cpus";
 /// CPU nanoseconds (user + sys) of all participating processes per message
 /// (pingpong: per round trip), each process over its own window.
 pub const CPU_PER_MESSAGE: &str = "cpu_ns_per_message";
+/// The 99.99th latency percentile, nanoseconds (load).
+pub const LATENCY_P9999: &str = "latency_p9999_ns";
+/// The offered rate of a load point, messages per second (all channels).
+pub const OFFERED_RATE: &str = "offered_per_s";
+/// How late a load driver's sends began after their intended times: p50, p99, p99.9
+/// and max, nanoseconds.
+pub const BEHIND: [&str; 4] = [
+    "behind_p50_ns",
+    "behind_p99_ns",
+    "behind_p999_ns",
+    "behind_max_ns",
+];
+/// Messages a load schedule called for before the run's end that were never sent.
+pub const UNSENT: &str = "unsent_messages";
+/// Messages a load driver sent that never arrived.
+pub const LOST: &str = "lost_messages";

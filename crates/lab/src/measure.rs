@@ -116,6 +116,7 @@ pub fn run_plan(
         points: Vec::new(),
         warnings: Vec::new(),
         outcome: Outcome::Complete,
+        knees: Vec::new(),
     };
     if let Some(w) = doc.context.build.as_ref().and_then(|b| b.warning()) {
         doc.warnings.push(w);

@@ -78,6 +78,10 @@ fn points() -> Vec<ParamDef> {
         pcie::server::IO,
         kv::ARCH,
         daq::convert::KERNELS,
+        crate::workload::load::RATE,
+        crate::workload::load::BURST,
+        crate::workload::load::ARRIVALS,
+        crate::neighbours::NEIGHBOURS,
     ]
 }
 

@@ -573,6 +573,7 @@ fn serve_commands(
                 });
                 return;
             }
+            crate::workload::prepare(&self.spec.spec);
             while let Some(cmd) = (self.next)() {
                 let address = match cmd {
                     PeerCommand::Run { address } => address,

@@ -40,6 +40,8 @@ pub struct ChannelOutcome {
     pub latency: Option<Histogram<u64>>,
     /// What verification found.
     pub integrity: Option<Integrity>,
+    /// What a `load` driver measured of its schedule.
+    pub schedule: Option<crate::workload::load::ScheduleOutcome>,
 }
 
 /// Builds a run's record from what each channel did and the CPU of every process,
@@ -61,6 +63,8 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
     let window_ns = last.since(first).max(1);
     let mut merged = crate::result::new_histogram();
     let mut integrity_total: Option<Integrity> = None;
+    let mut lag = crate::result::new_histogram();
+    let mut schedule: Option<(f64, u64, u64)> = None;
     let mut rows = Vec::with_capacity(channels.len());
     for (i, c) in channels.into_iter().enumerate() {
         let end = c.end.max(c.start);
@@ -72,6 +76,15 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
         }
         if let Some(h) = &c.latency {
             let _ = merged.add(h);
+        }
+        if let Some(s) = &c.schedule {
+            if let Some(h) = &s.lag {
+                let _ = lag.add(h);
+            }
+            let (offered, unsent, lost) = schedule.get_or_insert((0.0, 0, 0));
+            *offered += s.offered_per_s;
+            *unsent += s.unsent;
+            *lost += s.lost;
         }
         rows.push(ChannelRun {
             channel: i,
@@ -106,6 +119,22 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
     if let Some(l) = &latency {
         for (name, v) in l.figures() {
             figures.insert(name.to_string(), v);
+        }
+    }
+    if let Some((offered, unsent, lost)) = schedule {
+        figures.insert(figure::OFFERED_RATE.to_string(), offered);
+        figures.insert(figure::UNSENT.to_string(), unsent as f64);
+        figures.insert(figure::LOST.to_string(), lost as f64);
+        if !merged.is_empty() {
+            figures.insert(
+                figure::LATENCY_P9999.to_string(),
+                merged.value_at_quantile(0.9999) as f64,
+            );
+        }
+        if !lag.is_empty() {
+            for (name, q) in figure::BEHIND.iter().zip([0.5, 0.99, 0.999, 1.0]) {
+                figures.insert(name.to_string(), lag.value_at_quantile(q) as f64);
+            }
         }
     }
     if let Some(main) = cpu.first() {

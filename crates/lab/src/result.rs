@@ -31,6 +31,11 @@ pub struct ResultDoc {
     pub warnings: Vec<String>,
     /// How the run ended.
     pub outcome: Outcome,
+    /// The knees of the `load` workload's latency–rate curves: one per curve (its
+    /// points' parameters but the rate), found from a sweep of rates or by the
+    /// search of `--rate auto` ([`crate::knee`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knees: Vec<crate::knee::Knee>,
 }
 
 /// A context with placeholder host facts, for tests of the lab and the studies.
@@ -474,6 +479,7 @@ impl ResultDoc {
                         outcome: Outcome::Failed {
                             error: "the stream ended before the run did".into(),
                         },
+                        knees: Vec::new(),
                     })
                 }
                 StreamRecord::Point(p) => doc.as_mut()?.points.push(*p),

@@ -9,6 +9,7 @@
 
 use crate::counters::{CounterMode, CounterSource};
 use crate::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use crate::neighbours::NeighbourRig;
 use crate::observer::Observer;
 use crate::result::{Context, ResultDoc};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
@@ -193,18 +194,23 @@ impl Bench for SweepBench<'_> {
             return bench.rig(i, source);
         }
         let point = &self.specs[index];
-        if crate::plugins::is_plugin(&point.transport) {
-            return Ok(Box::new(PluginRig::start(point, &self.peer, source)?));
-        }
-        dispatch(
-            &point.transport,
-            &point.transport_params,
-            Start {
-                point,
-                opts: &self.peer,
-                source,
-            },
-        )?
+        let rig = if crate::plugins::is_plugin(&point.transport) {
+            Box::new(PluginRig::start(point, &self.peer, source)?)
+        } else {
+            dispatch(
+                &point.transport,
+                &point.transport_params,
+                Start {
+                    point,
+                    opts: &self.peer,
+                    source,
+                },
+            )??
+        };
+        // Neighbours start once the point's own participants stand, and share the
+        // CPUs `--pin` gives the channels.
+        let cpus = self.peer.pin.then(crate::affinity::allowed_cpus);
+        NeighbourRig::wrap(rig, point.neighbours, cpus.as_deref())
     }
 }
 
@@ -218,5 +224,9 @@ pub fn run_sweep(
     observers: &mut [&mut dyn Observer],
 ) -> ResultDoc {
     let mut bench = SweepBench::new(points, opts);
-    run_plan(context, &mut bench, &opts.loop_options(), stop, observers)
+    let mut doc = run_plan(context, &mut bench, &opts.loop_options(), stop, observers);
+    if opts.workload == WorkloadKind::Load {
+        doc.knees = crate::knee::knees(&doc);
+    }
+    doc
 }

@@ -9,11 +9,13 @@
 //! only multiply the points of transports that declare them, each read by that
 //! transport's own definition.
 
-use crate::params::{CHANNELS, SIZE, TOUCH, ZERO_COPY};
+use crate::neighbours::Neighbours;
+use crate::params::{CHANNELS, SIZE, TOUCH, TRANSPORT, WORKLOAD, ZERO_COPY};
 use crate::workload::Touch;
+use crate::workload::load::Schedule;
 use std::collections::BTreeMap;
-use xferbench_params::{MAX_LIST, Value};
-use xferbench_transports::{ParamError, ParamValues};
+use xferbench_params::{MAX_LIST, ParamMap, PointParams, Value};
+use xferbench_transports::{ParamDef, ParamError, ParamValues};
 
 /// Largest number of points a sweep may expand to.
 pub const MAX_POINTS: usize = MAX_LIST;
@@ -33,36 +35,64 @@ pub struct PointSpec {
     pub zero_copy: bool,
     /// What in-place messages' ends do with the payload (`-p touch=...`).
     pub touch: Touch,
+    /// The `load` workload's schedule (`--rate`, `-p burst`, `-p arrivals`); `None`
+    /// for the other workloads.
+    pub schedule: Option<Schedule>,
+    /// Background work beside the point (`--neighbours`).
+    pub neighbours: Neighbours,
 }
 
 impl PointSpec {
-    /// The point's parameters as results store them (machine form).
+    /// A point of `transport` with `size`-byte messages on `channels` channels,
+    /// copying, with no schedule and no neighbours.
+    pub fn new(transport: &str, size: u64, channels: usize) -> PointSpec {
+        PointSpec {
+            transport: transport.to_string(),
+            transport_params: ParamValues::new(),
+            size,
+            channels,
+            zero_copy: false,
+            touch: Touch::All,
+            schedule: None,
+            neighbours: Neighbours::default(),
+        }
+    }
+
+    /// The point's parameters as results store them (machine form), each written
+    /// through its definition.
     pub fn params(&self, workload: &str) -> BTreeMap<String, String> {
-        let mut p = BTreeMap::new();
-        p.insert("workload".to_string(), workload.to_string());
-        p.insert(
-            "transport".to_string(),
-            crate::plugins::display_name(&self.transport),
-        );
-        p.insert(SIZE.name().to_string(), self.size.to_string());
-        p.insert(CHANNELS.name().to_string(), self.channels.to_string());
+        let mut p = ParamMap::new();
+        p.put_text(&WORKLOAD, workload);
+        p.put_text(&TRANSPORT, &crate::plugins::display_name(&self.transport));
+        p.put(&SIZE, &Value::Bytes(self.size));
+        p.put(&CHANNELS, &Value::Integer(self.channels as i64));
         let defs = crate::transports::descriptor(&self.transport)
             .map(|d| d.params.into_owned())
             .unwrap_or_default();
-        p.extend(self.transport_params.machine(&defs));
+        p.put_all(&self.transport_params, &defs);
         if self.zero_copy {
-            p.insert(ZERO_COPY.name().to_string(), "true".to_string());
+            p.put(&ZERO_COPY, &Value::Bool(true));
             if self.touch != Touch::All {
-                p.insert(TOUCH.name().to_string(), self.touch.name().to_string());
+                p.put_text(&TOUCH, self.touch.name());
             }
         }
-        p
+        if let Some(s) = &self.schedule {
+            s.write(&mut p);
+        }
+        self.neighbours.write(&mut p);
+        p.into_params()
     }
 }
 
 /// The names `-p` takes besides transport parameters (the axes, which the command
 /// line reads itself): offered for a misspelt `-p` name.
-const AXES: [&str; 5] = ["transport", "size", "channels", "zero_copy", "touch"];
+fn axes() -> [ParamDef; 9] {
+    use crate::neighbours::NEIGHBOURS;
+    use crate::workload::load::{ARRIVALS, BURST, RATE};
+    [
+        TRANSPORT, SIZE, CHANNELS, ZERO_COPY, TOUCH, RATE, BURST, ARRIVALS, NEIGHBOURS,
+    ]
+}
 
 /// The axes of a sweep, before expansion.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +106,11 @@ pub struct SweepSpec {
     /// Extra parameter axes (`-p NAME=LIST`) as written, in the order given; each
     /// transport that declares NAME reads LIST with its definition.
     pub params: Vec<(String, String)>,
+    /// The `load` workload's schedules, innermost (a rate curve's points are
+    /// neighbours in the plan); empty for the other workloads.
+    pub schedules: Vec<Schedule>,
+    /// Background work, one set of points per entry; empty means none.
+    pub neighbours: Vec<Neighbours>,
 }
 
 /// Why a sweep cannot be planned.
@@ -174,10 +209,11 @@ impl SweepSpec {
                         }
                     })
                     .collect();
+                let axes = axes();
                 let candidates = descriptors
                     .iter()
                     .flat_map(|d| d.params.iter().map(|p| p.name()))
-                    .chain(AXES);
+                    .chain(axes.iter().map(|a| a.name()));
                 return Err(SweepPlanError::UnknownParam {
                     name: name.clone(),
                     suggestion: xferbench_params::suggest::closest(name, candidates)
@@ -210,19 +246,31 @@ impl SweepSpec {
                     return Err(SweepPlanError::TooLarge(combos.len()));
                 }
             }
+            let schedules: Vec<Option<Schedule>> = if self.schedules.is_empty() {
+                vec![None]
+            } else {
+                self.schedules.iter().copied().map(Some).collect()
+            };
+            let neighbours: &[Neighbours] = if self.neighbours.is_empty() {
+                &[Neighbours(None)]
+            } else {
+                &self.neighbours
+            };
             for params in &combos {
                 for &size in &self.sizes {
                     for &channels in &self.channels {
-                        points.push(PointSpec {
-                            transport: d.name.to_string(),
-                            transport_params: params.clone(),
-                            size,
-                            channels,
-                            zero_copy: false,
-                            touch: Touch::All,
-                        });
-                        if points.len() > MAX_POINTS {
-                            return Err(SweepPlanError::TooLarge(points.len()));
+                        for &neighbours in neighbours {
+                            for &schedule in &schedules {
+                                points.push(PointSpec {
+                                    transport_params: params.clone(),
+                                    schedule,
+                                    neighbours,
+                                    ..PointSpec::new(&d.name, size, channels)
+                                });
+                                if points.len() > MAX_POINTS {
+                                    return Err(SweepPlanError::TooLarge(points.len()));
+                                }
+                            }
                         }
                     }
                 }
@@ -256,6 +304,8 @@ mod tests {
             sizes: vec![64, 4096],
             channels: vec![1, 2],
             params: vec![("pipe_size".into(), "64KiB,1MiB".into())],
+            schedules: Vec::new(),
+            neighbours: Vec::new(),
         };
         let points = spec.plan().unwrap();
         assert_eq!(points.len(), 2 * 2 * 2 + 2 * 2);
@@ -279,6 +329,8 @@ mod tests {
             sizes: vec![64],
             channels: vec![1],
             params: vec![("wait".into(), "spin".into())],
+            schedules: Vec::new(),
+            neighbours: Vec::new(),
         };
         assert_eq!(spec.plan().unwrap().len(), 2);
         let spec = SweepSpec {
@@ -290,12 +342,39 @@ mod tests {
     }
 
     #[test]
+    fn rates_are_the_innermost_axis_and_written_through_their_definitions() {
+        let spec = SweepSpec {
+            transports: vec!["shm".into()],
+            sizes: vec![64],
+            channels: vec![1],
+            params: Vec::new(),
+            schedules: vec![Schedule::at(10_000), Schedule::at(1_000_000)],
+            neighbours: vec![
+                Neighbours::default(),
+                Neighbours::parse("memory:1").unwrap(),
+            ],
+        };
+        let points = spec.plan().unwrap();
+        assert_eq!(points.len(), 4);
+        let p0 = points[0].params("load");
+        let p1 = points[1].params("load");
+        assert_eq!(p0["rate"], "10000");
+        assert_eq!(p1["rate"], "1000000");
+        assert!(!p0.contains_key("neighbours"));
+        assert_eq!(points[2].params("load")["neighbours"], "memory:1");
+        assert!(!points[0].params("load").contains_key("burst"));
+        assert!(crate::params::describe(&p1).contains("rate=1M/s"), "{p1:?}");
+    }
+
+    #[test]
     fn an_undeclared_param_is_refused_with_the_known_ones() {
         let spec = SweepSpec {
             transports: vec!["pipe".into()],
             sizes: vec![64],
             channels: vec![1],
             params: vec![("nodelay".into(), "true".into())],
+            schedules: Vec::new(),
+            neighbours: Vec::new(),
         };
         let e = spec.plan().unwrap_err().to_string();
         assert!(
@@ -312,6 +391,8 @@ mod tests {
             sizes: vec![64],
             channels: vec![1],
             params: vec![("capacty".into(), "1MiB".into())],
+            schedules: Vec::new(),
+            neighbours: Vec::new(),
         };
         let e = spec.plan().unwrap_err().to_string();
         assert!(e.contains("(did you mean `capacity`?)"), "{e}");

@@ -272,6 +272,7 @@ pub fn stream_doc() -> ResultDoc {
         points,
         warnings: vec!["counters: no hardware PMU".into()],
         outcome: Outcome::Complete,
+        knees: Vec::new(),
     }
 }
 
@@ -294,6 +295,7 @@ pub fn pingpong_doc() -> ResultDoc {
         points,
         warnings: vec![],
         outcome: Outcome::Interrupted,
+        knees: Vec::new(),
     }
 }
 

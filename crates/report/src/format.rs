@@ -106,6 +106,86 @@ fn sig3(v: f64) -> String {
     }
 }
 
+/// Whether the document holds `load` points (open loop at an offered rate), whose
+/// tables show the offered and achieved rates and the one-way percentiles.
+pub fn load_points(doc: &xferbench_lab::result::ResultDoc) -> bool {
+    doc.points.iter().any(|p| {
+        p.summary
+            .contains_key(xferbench_lab::result::figure::OFFERED_RATE)
+    })
+}
+
+/// The headers of a `load` point's columns, in the order of [`load_cells`].
+pub const LOAD_COLUMNS: [&str; 7] = [
+    "offered",
+    "achieved",
+    "p50",
+    "p99",
+    "p99.9",
+    "max",
+    "behind p99",
+];
+
+/// A `load` point's cells: offered and achieved rates, latency percentiles from the
+/// intended send times, and how far the sender fell behind its schedule (p99).
+pub fn load_cells(p: &PointResult) -> Vec<String> {
+    use xferbench_lab::result::figure;
+    let m = |name: &str| p.summary.get(name).map(|e| e.median);
+    let dash = || "-".to_string();
+    let mut row = vec![
+        m(figure::OFFERED_RATE).map_or_else(dash, rate_count),
+        m(figure::MESSAGE_RATE).map_or_else(dash, rate_count),
+    ];
+    for name in [
+        figure::LATENCY[0],
+        figure::LATENCY[2],
+        figure::LATENCY[3],
+        figure::LATENCY[4],
+        figure::BEHIND[1],
+    ] {
+        row.push(m(name).map_or_else(dash, nanos));
+    }
+    row
+}
+
+/// A `load` point's channel row under [`load_cells`]: its achieved rate and p50.
+pub fn load_cells_of_channel(c: &xferbench_lab::result::ChannelSummary) -> Vec<String> {
+    let mut row = vec![String::new(), rate_count(c.messages_per_s.median)];
+    row.push(
+        c.latency_p50_ns
+            .map(|e| nanos(e.median))
+            .unwrap_or_default(),
+    );
+    row.extend(std::iter::repeat_n(String::new(), LOAD_COLUMNS.len() - 3));
+    row
+}
+
+/// One line per knee of `doc` (`load` curves): the knee, the rate above it, and the
+/// reference it was held against.
+pub fn knee_lines(doc: &xferbench_lab::result::ResultDoc) -> Vec<String> {
+    doc.knees
+        .iter()
+        .map(|k| {
+            let curve = xferbench_lab::params::describe(&k.params);
+            let knee = match k.knee_per_s {
+                Some(r) => rate_count(r),
+                None => "below the lowest rate".into(),
+            };
+            let above = match k.above_per_s {
+                Some(r) => format!("not sustained at {}", rate_count(r)),
+                None => "sustained up to the highest rate measured".into(),
+            };
+            format!(
+                "knee ({}, {} points): {knee}; {above}; reference p99 {} at {}",
+                k.method,
+                k.points,
+                nanos(k.low_p99_ns),
+                rate_count(k.low_rate_per_s)
+            ) + &format!(" — {curve}")
+        })
+        .collect()
+}
+
 /// Whether the document's points are measured by their round trip (their workload
 /// declared a latency as the primary figure), so tables show percentiles.
 pub fn latency_primary(doc: &xferbench_lab::result::ResultDoc) -> bool {

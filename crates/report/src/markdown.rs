@@ -72,6 +72,13 @@ impl Exporter for Markdown {
         for row in &table.rows {
             writeln!(out, "| {} |", row.join(" | "))?;
         }
+        let knees = format::knee_lines(doc);
+        if !knees.is_empty() {
+            writeln!(out, "\n## Knees\n")?;
+            for k in knees {
+                writeln!(out, "- {k}")?;
+            }
+        }
         write_counters(doc, out)?;
         if let Some(l) = &c.limits {
             write!(out, "{}", crate::limits::markdown(l))?;
@@ -105,18 +112,22 @@ impl Exporter for Markdown {
 /// interval of its median for throughput), message rate and CPU; shared by the
 /// Markdown and HTML reports.
 pub fn points_table(doc: &ResultDoc) -> Table {
-    let pingpong = crate::format::latency_primary(doc);
+    let open_loop = crate::format::load_points(doc);
+    let pingpong = !open_loop && crate::format::latency_primary(doc);
     let mut extra: Vec<&str> = doc
         .points
         .iter()
         .flat_map(|p| p.params.keys().chain(p.chosen.keys()).map(String::as_str))
         .filter(|k| !["workload", "transport", "size", "channels"].contains(k))
+        .filter(|k| !(open_loop && *k == "rate"))
         .collect();
     extra.sort();
     extra.dedup();
     let mut header = vec!["transport", "size", "channels"];
     header.extend(&extra);
-    if pingpong {
+    if open_loop {
+        header.extend(format::LOAD_COLUMNS);
+    } else if pingpong {
         header.extend(["p50", "p90", "p99", "p99.9", "max", "round trips/s"]);
     } else {
         header.extend([
@@ -149,7 +160,9 @@ pub fn points_table(doc: &ResultDoc) -> Table {
                 .unwrap_or_else(|| "-".into())
         }));
         let dash = || "-".to_string();
-        if pingpong {
+        if open_loop {
+            row.extend(format::load_cells(p));
+        } else if pingpong {
             for name in &figure::LATENCY[..5] {
                 row.push(m(name).map_or_else(dash, |e| format::nanos(e.median)));
             }

@@ -8,11 +8,12 @@ use std::collections::BTreeSet;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 
 /// Parameters shown in their own columns; any others go in the `params` column.
-const FIXED: [&str; 4] = ["workload", "transport", "size", "channels"];
+const FIXED: [&str; 5] = ["workload", "transport", "size", "channels", "rate"];
 
 /// Renders the points of `doc` as a table (`per_channel` adds a row per channel).
 pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
-    let pingpong = crate::format::latency_primary(doc);
+    let open_loop = crate::format::load_points(doc);
+    let pingpong = !open_loop && crate::format::latency_primary(doc);
     let peers = doc
         .points
         .iter()
@@ -25,7 +26,9 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     if extra {
         header.push("params");
     }
-    if pingpong {
+    if open_loop {
+        header.extend(format::LOAD_COLUMNS);
+    } else if pingpong {
         header.extend(["p50", "p90", "p99", "p99.9", "max", "round trips/s"]);
     } else {
         header.extend(["throughput", "±", "messages/s"]);
@@ -63,7 +66,14 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
         }
     }
     for p in &doc.points {
-        let mut row = point_row(p, pingpong, extra, peers, doc.context.settings.verify);
+        let mut row = point_row(
+            p,
+            open_loop,
+            pingpong,
+            extra,
+            peers,
+            doc.context.settings.verify,
+        );
         if limits {
             row.push(Cell::new(
                 p.limit.as_ref().map_or_else(|| "-".into(), |l| l.short()),
@@ -90,7 +100,9 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
                 if extra {
                     row.push(String::new());
                 }
-                if pingpong {
+                if open_loop {
+                    row.extend(format::load_cells_of_channel(c));
+                } else if pingpong {
                     let p50 = c
                         .latency_p50_ns
                         .map(|e| format::nanos(e.median))
@@ -118,7 +130,14 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     t.to_string()
 }
 
-fn point_row(p: &PointResult, pingpong: bool, extra: bool, peers: bool, verify: bool) -> Vec<Cell> {
+fn point_row(
+    p: &PointResult,
+    open_loop: bool,
+    pingpong: bool,
+    extra: bool,
+    peers: bool,
+    verify: bool,
+) -> Vec<Cell> {
     let median = |name: &str| p.summary.get(name).map(|e| e.median);
     let mut row = vec![
         Cell::new(p.params.get("transport").cloned().unwrap_or_default()),
@@ -140,7 +159,9 @@ fn point_row(p: &PointResult, pingpong: bool, extra: bool, peers: bool, verify: 
         row.push(Cell::new(params.into_iter().collect::<Vec<_>>().join(" ")));
     }
     let or_dash = |v: Option<String>| Cell::new(v.unwrap_or_else(|| "-".into()));
-    if pingpong {
+    if open_loop {
+        row.extend(format::load_cells(p).into_iter().map(Cell::new));
+    } else if pingpong {
         for name in &figure::LATENCY[..5] {
             row.push(or_dash(median(name).map(format::nanos)));
         }

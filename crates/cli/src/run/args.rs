@@ -39,6 +39,8 @@ Examples:
   xferbench run stream --transport shm,pipe,unix,tcp --size 64,2KiB,64KiB --export-md r.md
   xferbench run pingpong --transport unix --size 64 --channels 1,2 --peer process --json
   xferbench run stream -t pipe -s 64KiB -p pipe_size=64KiB,1MiB --verify
+  xferbench run load -t shm,unix -s 64 --rate 10k..1M:x4 --neighbours none,memory:1
+  xferbench run load -t shm -s 64 --rate auto
 
 Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 128+N stopped by \
 signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP; finished points and exports are written).")]
@@ -63,13 +65,34 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "LIST", default_value = "1")]
     pub channels: String,
 
+    /// load: offered messages per second of each point, all channels together, to
+    /// sweep (250000, 10k, 1M; ranges like 10k..1M:x2), or `auto` to search for the
+    /// knee, the highest rate sustained (docs/load.md). Also -p rate=LIST; spacing
+    /// with -p burst=N and -p arrivals=uniform|poisson
+    ///
+    /// [default: 10k]
+    #[arg(long, value_name = "LIST|auto")]
+    pub rate: Option<String>,
+
+    /// Background work beside every point, to sweep: none, cpu:N (busy loops),
+    /// memory:N (streams over a buffer larger than the last-level cache), cache:N
+    /// (sweeps of an L2-sized buffer); started before the point, pinned with --pin,
+    /// their CPU and bandwidth recorded. Also -p neighbours=LIST
+    #[arg(long, value_name = "LIST")]
+    pub neighbours: Option<String>,
+
+    /// load with --rate auto: how long the search for one knee may probe before it
+    /// settles on the bracket it has (250ms, 1s, 2m or bare seconds)
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = seconds)]
+    pub search_budget: f64,
+
     /// Sweep a parameter: a transport parameter (see `xferbench list`) or an axis
     /// (transport, size, channels); numeric ranges as in --size (spin_us=1..64:x4).
     /// Repeatable.
     #[arg(short = 'p', long = "param", value_name = "NAME=LIST")]
     pub params: Vec<String>,
 
-    /// Messages (stream) or round trips (pingpong) per channel per run.
+    /// Messages (stream, load) or round trips (pingpong) per channel per run.
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     pub count: Option<u64>,
 

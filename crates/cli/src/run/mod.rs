@@ -39,7 +39,13 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         ),
         None => None,
     };
-    let runs_per_point = (config.options.runs + config.options.warmup) as u64;
+    // A search's probes are one measured run each.
+    let runs = if config.search.is_some() {
+        1
+    } else {
+        config.options.runs
+    };
+    let runs_per_point = (runs + config.options.warmup) as u64;
     let mut progress = xferbench_report::progress::Progress::new(
         !out.quiet && std::io::stderr().is_terminal(),
         runs_per_point,
@@ -48,13 +54,23 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(j) = journal.as_mut() {
         observers.push(j);
     }
-    let mut doc = xferbench_lab::run_sweep(
-        context,
-        &config.points,
-        &config.options,
-        &stop,
-        &mut observers,
-    );
+    let mut doc = match &config.search {
+        Some(how) => xferbench_lab::knee::search(
+            context,
+            &config.points,
+            &config.options,
+            how,
+            &stop,
+            &mut observers,
+        ),
+        None => xferbench_lab::run_sweep(
+            context,
+            &config.points,
+            &config.options,
+            &stop,
+            &mut observers,
+        ),
+    };
     drop(observers);
     doc.warnings.extend(config.notes.iter().cloned());
 
@@ -102,6 +118,9 @@ fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
             "{}",
             xferbench_report::table::render(doc, out.per_channel)
         )?;
+        for line in xferbench_report::format::knee_lines(doc) {
+            writeln!(w, "{line}")?;
+        }
     }
     w.flush()?;
     if !out.quiet {

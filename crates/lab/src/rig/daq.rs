@@ -165,6 +165,7 @@ pub fn record(run: &DaqRun, primary: &str) -> RunRecord {
             bytes: r.bytes_raw * r.passes,
             latency: None,
             integrity: None,
+            schedule: None,
         })
         .collect();
     let mut rec = aggregate(channels, vec![run.cpu.process.clone()]);

@@ -137,6 +137,7 @@ impl Rig for FakeRig {
                 bytes,
                 latency: None,
                 integrity: self.integrity,
+                schedule: None,
             })
             .collect();
         let cpu = vec![ProcessCpu {

@@ -141,6 +141,7 @@ pub fn record(out: &BenchOutput, counters: Option<crate::counters::RunCounters>)
         bytes: out.work_per_run * runs,
         latency: None,
         integrity: None,
+        schedule: None,
     };
     let mut record = aggregate(vec![channel], vec![out.cpu.clone()]);
     let times = &out.times_s;

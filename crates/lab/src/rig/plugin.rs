@@ -60,6 +60,9 @@ pub struct DriverSpec {
     pub zero_copy: bool,
     /// The workload.
     pub workload: WorkloadKind,
+    /// The `load` workload's schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::workload::load::Schedule>,
     /// Run length per channel.
     pub limit: Limit,
     /// Verify payloads.
@@ -214,6 +217,7 @@ impl PluginRig {
             channels: point.channels,
             zero_copy: point.zero_copy,
             workload: opts.workload,
+            schedule: point.schedule,
             limit: opts.limit,
             verify: opts.verify,
             thread_peers,
@@ -638,12 +642,10 @@ pub fn driver_main(spec_json: &str) -> i32 {
         }
     };
     let point = PointSpec {
-        transport: spec.transport.clone(),
         transport_params: values.clone(),
-        size: spec.size,
-        channels: spec.channels,
         zero_copy: spec.zero_copy,
-        touch: Default::default(),
+        schedule: spec.schedule,
+        ..PointSpec::new(&spec.transport, spec.size, spec.channels)
     };
     let hang_timeout = Duration::from_millis(spec.hang_timeout_ms);
     let opts = PeerOptions {

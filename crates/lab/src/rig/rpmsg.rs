@@ -477,6 +477,7 @@ impl Rig for RpmsgRig {
                 bytes: d.bytes,
                 latency: Some(d.latency),
                 integrity: d.integrity,
+                schedule: None,
             })
             .collect();
         let mut cpu = vec![main_cpu];

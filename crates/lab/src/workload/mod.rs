@@ -26,12 +26,14 @@
 
 pub mod daq;
 pub mod kv;
+pub mod load;
 pub mod perf_stat;
 pub mod pingpong;
 pub mod rpmsg;
 pub mod stream;
 pub mod warp;
 
+pub use load::Load;
 pub use pingpong::Pingpong;
 pub use stream::Stream;
 
@@ -50,11 +52,14 @@ pub enum WorkloadKind {
     Stream,
     /// Request/response latency.
     Pingpong,
+    /// Open-loop messages at an offered rate.
+    Load,
 }
 
 xferbench_params::choices!(WorkloadKind {
     Stream => "stream": Stream::DESCRIPTION,
     Pingpong => "pingpong": Pingpong::DESCRIPTION,
+    Load => "load": Load::DESCRIPTION,
 });
 
 impl WorkloadKind {
@@ -68,6 +73,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Stream => Stream::RULES,
             WorkloadKind::Pingpong => Pingpong::RULES,
+            WorkloadKind::Load => Load::RULES,
         }
     }
 
@@ -81,6 +87,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Stream => Stream::channel_outcome(size, driver, served),
             WorkloadKind::Pingpong => Pingpong::channel_outcome(size, driver, served),
+            WorkloadKind::Load => Load::channel_outcome(size, driver, served),
         }
     }
 }
@@ -98,7 +105,7 @@ pub enum Limit {
 }
 
 /// What both ends of one channel need to know.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChannelSpec {
     /// The workload.
     pub workload: WorkloadKind,
@@ -118,6 +125,9 @@ pub struct ChannelSpec {
     /// What the two ends do with an in-place message's payload (`-p touch=...`).
     #[serde(default)]
     pub touch: Touch,
+    /// The `load` workload's schedule for this channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<load::ChannelSchedule>,
 }
 
 impl ChannelSpec {
@@ -127,6 +137,10 @@ impl ChannelSpec {
         match self.workload {
             WorkloadKind::Stream => xferbench_transports::Traffic::stream(self.size),
             WorkloadKind::Pingpong => xferbench_transports::Traffic::round_trips(self.size),
+            WorkloadKind::Load if self.load.is_some_and(|l| l.echo) => {
+                xferbench_transports::Traffic::round_trips(self.size)
+            }
+            WorkloadKind::Load => xferbench_transports::Traffic::stream(self.size),
         }
     }
 }
@@ -241,6 +255,8 @@ pub struct DriverOutcome {
     pub integrity: Option<Integrity>,
     /// True if [`Control::stop`] ended the run early.
     pub stopped: bool,
+    /// What a `load` driver measured of its schedule.
+    pub schedule: Option<load::ScheduleOutcome>,
 }
 
 /// What the serving side measured.
@@ -254,6 +270,9 @@ pub struct ServeOutcome {
     pub next_expected: u64,
     /// What the serving side verified (stream with `verify`).
     pub integrity: Option<Integrity>,
+    /// One-way latencies the serving side measured (`load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<load::Recorded>,
 }
 
 /// A failed message transfer.
@@ -315,6 +334,7 @@ pub fn drive<E: Endpoint>(
     match spec.workload {
         WorkloadKind::Stream => Stream::drive(ep, spec, ctl),
         WorkloadKind::Pingpong => Pingpong::drive(ep, spec, ctl),
+        WorkloadKind::Load => Load::drive(ep, spec, ctl),
     }
 }
 
@@ -327,6 +347,16 @@ pub fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome
     match spec.workload {
         WorkloadKind::Stream => Stream::serve(ep, spec),
         WorkloadKind::Pingpong => Pingpong::serve(ep, spec),
+        WorkloadKind::Load => Load::serve(ep, spec),
+    }
+}
+
+/// What a side does once, before its first run: a `load` side calibrates its clock
+/// (up to 200 ms, on a process's first [`crate::clock::TripClock`]), never inside a
+/// window.
+pub fn prepare(spec: &ChannelSpec) {
+    if spec.workload == WorkloadKind::Load {
+        crate::clock::TripClock::new();
     }
 }
 
@@ -335,6 +365,14 @@ fn check_size(spec: &ChannelSpec) -> Result<(), WorkloadError> {
         return Err(WorkloadError::Config(
             "message size must be at least 1 byte".into(),
         ));
+    }
+    if spec.workload == WorkloadKind::Load && spec.size < load::min_size(spec.verify) {
+        return Err(WorkloadError::Config(format!(
+            "the load workload needs messages of at least {} bytes (sequence number{} and intended send time), got {}",
+            load::min_size(spec.verify),
+            if spec.verify { ", checksum" } else { "" },
+            spec.size
+        )));
     }
     if spec.verify && spec.size < crate::verify::HEADER_LEN {
         return Err(WorkloadError::Config(format!(

@@ -41,6 +41,7 @@ impl Workload for Pingpong {
             bytes: driver.sent * size as u64,
             latency: driver.latency,
             integrity: driver.integrity,
+            schedule: None,
         }
     }
 
@@ -112,6 +113,7 @@ impl Workload for Pingpong {
             latency: Some(hist),
             integrity: verifier.map(|v| v.finish(Some(seq))),
             stopped,
+            schedule: None,
         })
     }
 
@@ -144,6 +146,7 @@ impl Workload for Pingpong {
             received,
             next_expected: received,
             integrity: None,
+            latency: None,
         })
     }
 }

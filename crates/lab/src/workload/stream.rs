@@ -45,6 +45,7 @@ impl Workload for Stream {
                 c.lost += driver.sent.saturating_sub(served.next_expected);
                 c
             }),
+            schedule: None,
         }
     }
 
@@ -83,6 +84,7 @@ impl Workload for Stream {
             latency: None,
             integrity: None,
             stopped,
+            schedule: None,
         })
     }
 
@@ -108,6 +110,7 @@ impl Workload for Stream {
             received,
             next_expected: verifier.as_ref().map_or(received, Verifier::next_expected),
             integrity: verifier.map(|v| v.finish(None)),
+            latency: None,
         })
     }
 }

@@ -135,6 +135,7 @@ pub(super) fn counting_run<T>(
         bytes: 0,
         latency: None,
         integrity: None,
+        schedule: None,
     };
     let main = cpu0.until(&cpu1, "main", std::process::id());
     let mut rec = aggregate(vec![channel], vec![main]);

@@ -110,5 +110,6 @@ pub fn rpmsg_doc() -> ResultDoc {
         points,
         warnings: vec![],
         outcome: Outcome::Complete,
+        knees: Vec::new(),
     }
 }

@@ -172,5 +172,6 @@ pub fn sis8300_doc() -> ResultDoc {
         points: out,
         warnings: vec![],
         outcome: Outcome::Complete,
+        knees: Vec::new(),
     }
 }

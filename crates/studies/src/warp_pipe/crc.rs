@@ -92,6 +92,7 @@ impl Rig for CrcRig {
             bytes,
             latency: None,
             integrity: None,
+            schedule: None,
         };
         let main = cpu0.until(&cpu1, "main", std::process::id());
         let mut rec = aggregate(vec![channel], vec![main]);

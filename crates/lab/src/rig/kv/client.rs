@@ -60,6 +60,7 @@ pub fn record(run: &KvClientRun) -> RunRecord {
             corrupt: run.mismatches,
             ..Integrity::default()
         }),
+        schedule: None,
     };
     aggregate(vec![channel], run.cpu.clone().into_iter().collect())
 }

@@ -582,6 +582,7 @@ impl Rig for KvRig {
                 checked: requests,
                 ..Integrity::default()
             }),
+            schedule: None,
         };
         let mut record = aggregate(vec![channel], cpu);
         record.collapsed = collapsed;

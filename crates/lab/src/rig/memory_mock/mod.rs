@@ -219,6 +219,7 @@ pub fn outcome(run: &ClientRun, ops: Ops) -> ChannelOutcome {
         bytes: run.payload_bytes,
         latency: Some(hist),
         integrity,
+        schedule: None,
     }
 }
 

@@ -145,6 +145,7 @@ fn vm_doc(passes: Passes) -> ResultDoc {
         points,
         warnings: vec![],
         outcome: Outcome::Complete,
+        knees: Vec::new(),
     }
 }
 

@@ -190,6 +190,7 @@ pub(crate) fn doc() -> ResultDoc {
         points,
         warnings: vec![],
         outcome: Outcome::Complete,
+        knees: Vec::new(),
     }
 }
 
