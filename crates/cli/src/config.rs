@@ -26,6 +26,9 @@ use xferbench_params::Value;
 
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
+/// The note of a `load` run across hosts.
+pub const ECHOED: &str = "load across hosts: the two hosts share no clock, so the serving side echoes every message and its latency is the round trip from the message's intended send time, one message in flight per channel (the figures are round trips, not one-way times)";
+
 /// `--size` when not given.
 pub const DEFAULT_SIZES: &str = "64,4KiB,64KiB";
 
@@ -326,6 +329,9 @@ impl RunConfig {
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
         if let Some(t) = &remote {
             remote_points(t, a, &mut points)?;
+            if workload == WorkloadKind::Load {
+                notes.push(ECHOED.to_string());
+            }
         }
         let peer = match (&remote, a.peer) {
             (Some(t), _) => PeerMode::Remote(t.clone()),
@@ -465,7 +471,8 @@ fn schedules(
     let auto = rate.is_some_and(|r| r.trim() == xferbench_params::AUTO);
     let rates: Vec<i64> = match rate {
         None => vec![10_000],
-        Some(_) if auto => vec![0],
+        // The search sets each probe's rate; the plan's points carry its reference.
+        Some(_) if auto => vec![SearchOptions::default().low_rate as i64],
         Some(list) => ints(&RATE, list, "--rate")?,
     };
     let bursts = match bursts {

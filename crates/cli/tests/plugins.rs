@@ -705,3 +705,37 @@ fn a_plugin_built_against_header_revision_1_keeps_loading_and_running() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
     assert_eq!(doc["context"]["plugins"][0]["abi_version"], 1);
 }
+
+/// A plugin transport runs the open-loop workload like a built-in one: no ABI
+/// change, the intended time travels in the payload.
+#[test]
+fn plugins_run_the_load_workload() {
+    let Some(pipe) = pipe_plugin() else { return };
+    let Some(zmq) = zeromq_plugin() else { return };
+    let out = xferbench()
+        .args(["run", "load", "-t"])
+        .arg(format!("{},{}", plugin(&pipe, None), plugin(&zmq, None)))
+        .args([
+            "-s",
+            "64",
+            "--rate",
+            "2k",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--duration",
+            "0.1",
+        ])
+        .args(["--verify", "--json", "--no-limits", "-q", "--no-history"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    for p in doc["points"].as_array().unwrap() {
+        assert!(p["summary"]["latency_p99_ns"]["median"].as_f64().unwrap() > 0.0);
+        assert_eq!(p["integrity"]["corrupt"], 0);
+        let achieved = p["summary"]["messages_per_s"]["median"].as_f64().unwrap();
+        assert!(achieved > 1_800.0 && achieved < 2_100.0, "{achieved}");
+    }
+}

@@ -119,6 +119,52 @@ fn tcp_stream_and_pingpong_cross_the_namespaces() {
     assert_eq!(status(&ns).1, 0);
 }
 
+/// Across hosts no clock is shared: the serving side echoes and the latency is the
+/// round trip from each message's intended time, and the result says so.
+#[test]
+fn load_crosses_the_namespaces_as_round_trips_from_the_intended_time() {
+    let Some(ns) = Netns::create() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), "token", TOKEN);
+    let agent = AgentProc::start(&ns, dir.path(), &["--token-file", token.to_str().unwrap()]);
+    let common = common_flags(&token);
+    let out_json = dir.path().join("load.json");
+    let extra = [
+        "run",
+        "load",
+        "-t",
+        "tcp",
+        "-s",
+        "64",
+        "--rate",
+        "2k",
+        "--duration",
+        "0.2",
+        "-r",
+        "1",
+        "-w",
+        "0",
+        "--verify",
+        "--export-json",
+        out_json.to_str().unwrap(),
+    ];
+    let o = measure(&ns, &run_args(&extra, &common), Duration::from_secs(60));
+    assert!(o.status.success(), "{}", text(&o));
+    let doc = json(&out_json);
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("round trip from the message's intended send time"),
+        "{warnings}"
+    );
+    let p = &doc["points"][0];
+    let achieved = p["summary"]["messages_per_s"]["median"].as_f64().unwrap();
+    assert!(achieved > 1_800.0 && achieved < 2_100.0, "{achieved}");
+    assert!(p["summary"]["latency_p50_ns"]["median"].as_f64().unwrap() > 0.0);
+    assert_eq!(p["integrity"]["corrupt"], 0);
+    assert_eq!(p["integrity"]["lost"], 0);
+    assert!(agent.no_children_within(Duration::from_secs(10)));
+}
+
 #[test]
 fn a_warp_pipe_point_runs_against_a_remote_memory_mock() {
     let Some(ns) = Netns::create() else { return };

@@ -180,7 +180,11 @@ pub fn search(
     let planned: Vec<PlannedPoint> = bases
         .iter()
         .map(|b| PlannedPoint {
-            params: b.params(opts.workload.name()),
+            params: {
+                let mut p = b.params(opts.workload.name());
+                p.remove(RATE.name());
+                p
+            },
             size_bytes: b.size,
             channels: b.channels,
             rules: opts.workload.rules(),
@@ -236,8 +240,9 @@ pub fn search(
             if doc.context.limits.is_none() {
                 doc.context.limits = one.context.limits.clone();
             }
+            // A probe's own contention summary is replaced by one for the search.
             for w in one.warnings {
-                if !doc.warnings.contains(&w) {
+                if !w.starts_with("contended:") && !doc.warnings.contains(&w) {
                     doc.warnings.push(w);
                 }
             }
@@ -315,6 +320,19 @@ pub fn search(
             points: measured.len(),
             seconds: Some(started.elapsed().as_secs_f64()),
         });
+    }
+    let contended = doc
+        .points
+        .iter()
+        .filter(|p| p.contention.as_ref().is_some_and(|c| c.contended))
+        .count();
+    if contended > 0 {
+        doc.warnings.push(format!(
+            "contended: {contended} of {} probes were measured while processes outside the run \
+             used the machine (see their warnings); a knee found on a shared machine is the \
+             machine's",
+            doc.points.len()
+        ));
     }
     if stop.load(Ordering::Relaxed) && doc.outcome == Outcome::Complete {
         doc.outcome = Outcome::Interrupted;

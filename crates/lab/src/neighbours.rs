@@ -224,6 +224,22 @@ impl Crowd {
             }
             crowd.pids.push(pid);
         }
+        // Each neighbour is at work (its buffer mapped and populated, its first
+        // stretch done) before the point's first run.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while (0..crowd.pids.len()).any(|i| {
+            // SAFETY: `i` is below the number of slots mapped.
+            unsafe { &*crowd.slots.add(i) }.work.load(Ordering::Relaxed) == 0
+        }) {
+            crowd.alive()?;
+            if std::time::Instant::now() > deadline {
+                return Err(RunError::Participant(format!(
+                    "neighbours ({}) did not start working within 10 s",
+                    n.text()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         tracing::debug!(neighbours = %n.text(), pids = ?crowd.pids, "neighbours started");
         Ok(crowd)
     }
@@ -307,26 +323,31 @@ fn neighbour_main(kind: Kind, bytes: usize, cpu: Option<usize>, slot: &Slot, par
             std::ptr::null_mut()
         };
         let words = bytes / 8;
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut at = 0usize;
+        let x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut y = x;
         loop {
             let done = match kind {
                 Kind::Cpu => {
                     // A chain of dependent multiplies: busy, no memory traffic.
-                    for _ in 0..(1 << 20) {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    for _ in 0..(1 << 18) {
+                        y = y.wrapping_mul(6364136223846793005).wrapping_add(1);
                     }
-                    std::hint::black_box(x);
-                    1 << 20
+                    std::hint::black_box(y);
+                    1 << 18
                 }
                 Kind::Memory | Kind::Cache => {
-                    // Read and write one word of every cache line, in order.
+                    // Read and write one word of every cache line, in order, a
+                    // stretch of at most 1 MiB at a time.
+                    let stretch = words.min(1 << 17);
                     let mut i = 0;
-                    while i < words {
-                        let w = buf.add(i);
+                    while i < stretch {
+                        let w = buf.add((at + i) % words);
                         w.write_volatile(w.read_volatile().wrapping_add(x));
                         i += 8;
                     }
-                    bytes as u64
+                    at = (at + stretch) % words;
+                    (stretch * 8) as u64
                 }
             };
             slot.work.fetch_add(done, Ordering::Relaxed);

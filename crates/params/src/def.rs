@@ -319,7 +319,16 @@ impl ParamDef {
         match (&self.kind, v) {
             (_, Value::Unset) if self.unset.is_some() => Ok(()),
             (_, Value::Auto) if self.takes_auto() => Ok(()),
-            (Kind::Integer { min, max } | Kind::Rate { min, max }, Value::Integer(n)) => {
+            (Kind::Rate { min, max }, Value::Integer(n)) => {
+                if n < min {
+                    out_of(format!("at least {}", rate::display(*min)))
+                } else if n > max {
+                    out_of(format!("at most {}", rate::display(*max)))
+                } else {
+                    Ok(())
+                }
+            }
+            (Kind::Integer { min, max }, Value::Integer(n)) => {
                 if n < min {
                     out_of(format!("at least {min}"))
                 } else if n > max {

@@ -247,9 +247,11 @@ impl Workload for Load {
         higher_is_better: false,
     };
 
-    /// The window runs from the driver's first scheduled send to the last arrival;
-    /// what counts is what arrived, with the receiver's latencies (or the driver's
-    /// round trips, echoing) and the driver's lag.
+    /// The window is the schedule's: from the driver's first scheduled send over
+    /// the span the schedule offered (longer if the sender ran late), so the
+    /// achieved rate is what arrived per second of offered schedule, whatever the
+    /// last message's latency; what counts is what arrived, with the receiver's
+    /// latencies (or the driver's round trips, echoing) and the driver's lag.
     fn channel_outcome(
         size: usize,
         driver: DriverOutcome,
@@ -264,9 +266,10 @@ impl Workload for Load {
                 served.latency.as_ref().map(Recorded::histogram),
             )
         };
+        let span = driver.schedule.as_ref().map_or(0, |s| s.span_ns);
         ChannelOutcome {
             start: driver.start,
-            end: served.end.max(driver.end).max(driver.start),
+            end: Stamp(driver.start.0 + span).max(driver.end),
             messages,
             bytes: messages * size as u64,
             latency,
@@ -405,6 +408,7 @@ impl Workload for Load {
                 lag: Some(lag),
                 unsent,
                 lost: 0,
+                span_ns: duration_ns.unwrap_or((seq as f64 / sched.rate * 1e9) as u64),
             }),
         })
     }
@@ -525,6 +529,9 @@ pub struct ScheduleOutcome {
     pub unsent: u64,
     /// Messages sent that never arrived.
     pub lost: u64,
+    /// The schedule's span, nanoseconds: the run's duration, or its count at its
+    /// rate.
+    pub span_ns: u64,
 }
 
 #[cfg(test)]
