@@ -114,7 +114,7 @@ fn limits_json_matches_its_schema_and_runs_carry_limits_and_fractions() {
 
 #[test]
 fn run_json_matches_the_result_schema() {
-    for workload in ["stream", "pingpong"] {
+    for workload in ["stream", "pingpong", "load"] {
         let doc = stdout_json(xferbench().args([
             "run", workload, "-t", "pipe,shm", "-s", "64", "-c", "1,2", "-n", "2000", "-r", "2",
             "-w", "0", "--peer", "thread", "--verify", "--json",
