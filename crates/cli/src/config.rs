@@ -379,6 +379,7 @@ impl RunConfig {
             }),
             watch: watch(&a.watch)?,
             launcher: Some(launcher),
+            fail_fast: a.fail_fast,
         };
         let settings = Settings {
             workload: workload.name().to_string(),

@@ -113,6 +113,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }
 

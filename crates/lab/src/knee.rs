@@ -203,6 +203,7 @@ pub fn search(
         warnings: Vec::new(),
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     };
     for o in observers.iter_mut() {
         if let Err(e) = o.sweep_started(&doc.context, &planned) {
@@ -213,6 +214,9 @@ pub fn search(
         }
     }
     'bases: for base in bases {
+        if stop.load(Ordering::Relaxed) || doc.outcome != Outcome::Complete {
+            break;
+        }
         let started = Instant::now();
         let mut measured: Vec<CurvePoint> = Vec::new();
         let mut probe = |rate: u64, doc: &mut ResultDoc| -> Option<CurvePoint> {
@@ -246,7 +250,12 @@ pub fn search(
                     doc.warnings.push(w);
                 }
             }
+            // A probe that failed is recorded, and ends its curve's search.
             let ended = one.outcome != Outcome::Complete;
+            for mut f in one.failed {
+                f.index = doc.points.len() + doc.failed.len();
+                doc.failed.push(f);
+            }
             for mut p in one.points {
                 p.index = doc.points.len();
                 let c = CurvePoint::of(&p);
@@ -256,7 +265,9 @@ pub fn search(
                 }
             }
             if ended {
-                doc.outcome = one.outcome;
+                if one.outcome == Outcome::Interrupted || doc.failed.is_empty() {
+                    doc.outcome = one.outcome;
+                }
                 return None;
             }
             measured.last().copied()
@@ -264,13 +275,13 @@ pub fn search(
         // The reference, then the saturated rate: the knee lies at or below what
         // the transport delivers when offered far more.
         let Some(low) = probe(how.low_rate, &mut doc) else {
-            break 'bases;
+            continue 'bases;
         };
         let mut good: Option<f64> = low.sustained(low.p99_ns).then_some(low.offered);
         let mut bad: Option<f64> = None;
         if good.is_some() {
             let Some(top) = probe(how.ceiling, &mut doc) else {
-                break 'bases;
+                continue 'bases;
             };
             if top.sustained(low.p99_ns) {
                 good = Some(top.offered);
@@ -281,7 +292,7 @@ pub fn search(
                 let guess = (top.achieved * 0.95).max(low.offered * how.precision);
                 if guess < top.offered {
                     let Some(p) = probe(guess as u64, &mut doc) else {
-                        break 'bases;
+                        continue 'bases;
                     };
                     if p.sustained(low.p99_ns) {
                         good = Some(p.offered);
@@ -296,11 +307,11 @@ pub fn search(
                 break;
             }
             if stop.load(Ordering::Relaxed) {
-                break 'bases;
+                continue 'bases;
             }
             let mid = (g * b).sqrt();
             let Some(p) = probe(mid as u64, &mut doc) else {
-                break 'bases;
+                continue 'bases;
             };
             if p.sustained(low.p99_ns) {
                 good = Some(p.offered);
@@ -333,6 +344,11 @@ pub fn search(
              machine's",
             doc.points.len()
         ));
+    }
+    if let (Some(first), Outcome::Complete) = (doc.failed.first(), &doc.outcome) {
+        doc.outcome = Outcome::Failed {
+            error: first.error.clone(),
+        };
     }
     if stop.load(Ordering::Relaxed) && doc.outcome == Outcome::Complete {
         doc.outcome = Outcome::Interrupted;

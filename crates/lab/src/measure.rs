@@ -45,8 +45,8 @@ use crate::limits::{MachineLimits, Watch, ratio};
 use crate::observer::Observer;
 pub use crate::plan::{Bench, PlannedPoint, RunCount, RunProgress, describe_params};
 use crate::result::{
-    ChannelRun, ChannelSummary, Context, Outcome, PointResult, Primary, ResultDoc, RunRecord,
-    SCHEMA_VERSION, figure,
+    ChannelRun, ChannelSummary, Context, FailedPoint, Outcome, PointResult, Primary, ResultDoc,
+    RunRecord, SCHEMA_VERSION, figure,
 };
 use crate::rig::{RunControl, RunError};
 use crate::stats::Estimate;
@@ -117,6 +117,7 @@ pub fn run_plan(
         warnings: Vec::new(),
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     };
     if let Some(w) = doc.context.build.as_ref().and_then(|b| b.warning()) {
         doc.warnings.push(w);
@@ -181,7 +182,12 @@ pub fn run_plan(
     );
     let mut sequence = 0usize;
     let mut broke = false;
+    // Points that failed in a plan that goes on past them.
+    let mut dead = vec![false; n];
     for (step, &(index, runs)) in schedule.iter().enumerate() {
+        if dead[index] {
+            continue;
+        }
         // A new round: the plan's first visit, or one of a point not after the last.
         let round_starts = step == 0 || index <= schedule[step - 1].0;
         if stop.load(Ordering::Relaxed) {
@@ -258,11 +264,23 @@ pub fn run_plan(
             }
             Err(e) => {
                 let what = format!("point {} ({})", index + 1, planned[index].describe());
-                doc.outcome = Outcome::Failed {
-                    error: format!("{what}: {}", chain(&e)),
-                };
-                broke = true;
-                break;
+                let error = format!("{what}: {}", chain(&e));
+                if !bench.keep_going() {
+                    doc.outcome = Outcome::Failed { error };
+                    broke = true;
+                    break;
+                }
+                // The point is recorded as failed and never visited again; the
+                // plan goes on.
+                tracing::warn!(%error, "point failed; the plan goes on");
+                dead[index] = true;
+                doc.failed.push(FailedPoint {
+                    index,
+                    params: planned[index].params.clone(),
+                    error,
+                });
+                kept[index].clear();
+                continue;
             }
         }
         // A point is finished once its last visit is done: in order for sequential
@@ -332,6 +350,16 @@ pub fn run_plan(
     // Points finish out of order when interleaved ones have their own run counts
     // (or are partial): the document lists them in plan order.
     doc.points.sort_by_key(|p| p.index);
+    // A plan that went on past failed points still failed: the first one names why.
+    if let (Some(first), Outcome::Complete) = (doc.failed.first(), &doc.outcome) {
+        let more = match doc.failed.len() {
+            1 => String::new(),
+            n => format!(" (and {} more failed points: see `failed`)", n - 1),
+        };
+        doc.outcome = Outcome::Failed {
+            error: format!("{}{more}", first.error),
+        };
+    }
     let all_runs: Vec<&crate::contention::RunContention> = doc
         .points
         .iter()

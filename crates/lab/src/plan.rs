@@ -111,6 +111,13 @@ pub trait Bench {
     fn machine_load(&self) -> Option<crate::contention::ProcFs> {
         Some(crate::contention::ProcFs::real())
     }
+    /// Whether the plan goes on past a failed point (recording it in
+    /// [`ResultDoc::failed`](crate::result::ResultDoc::failed)) instead of ending there:
+    /// `run`'s sweeps do, unless `--fail-fast`; a study's plan ends at its first
+    /// failure.
+    fn keep_going(&self) -> bool {
+        false
+    }
 }
 
 /// Progress within a point, for progress bars.

@@ -36,6 +36,22 @@ pub struct ResultDoc {
     /// search of `--rate auto` ([`crate::knee`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub knees: Vec<crate::knee::Knee>,
+    /// Points that failed while the plan went on past them (`run` without
+    /// `--fail-fast`), in the order they failed; `outcome` is then `failed`, naming
+    /// the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<FailedPoint>,
+}
+
+/// A point that failed, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FailedPoint {
+    /// Its index in the plan.
+    pub index: usize,
+    /// Its parameters (machine form).
+    pub params: BTreeMap<String, String>,
+    /// The error, with its causes.
+    pub error: String,
 }
 
 /// A context with placeholder host facts, for tests of the lab and the studies.
@@ -480,6 +496,7 @@ impl ResultDoc {
                             error: "the stream ended before the run did".into(),
                         },
                         knees: Vec::new(),
+                        failed: Vec::new(),
                     })
                 }
                 StreamRecord::Point(p) => doc.as_mut()?.points.push(*p),

@@ -56,6 +56,9 @@ pub struct RunOptions {
     /// How to start the binary's hidden roles (plugin transports need it whatever
     /// `peer` is; see [`crate::plugins`]).
     pub launcher: Option<crate::process::Launcher>,
+    /// End the sweep at its first failed point (`--fail-fast`); otherwise a failed
+    /// point is recorded and the others run.
+    pub fail_fast: bool,
 }
 
 impl RunOptions {
@@ -99,6 +102,8 @@ pub struct SweepBench<'a> {
     /// For each `rpmsg` point of the sweep: its index in `rpmsg`, or why it cannot
     /// run.
     rpmsg_index: Vec<Option<Result<usize, String>>>,
+    /// Go on past a failed point.
+    keep_going: bool,
 }
 
 impl<'a> SweepBench<'a> {
@@ -140,6 +145,7 @@ impl<'a> SweepBench<'a> {
             peer,
             rpmsg,
             rpmsg_index,
+            keep_going: !opts.fail_fast,
         }
     }
 }
@@ -165,6 +171,10 @@ fn rpmsg_point(point: &PointSpec, peer: &PeerOptions) -> Result<RpmsgPoint, Stri
 impl Bench for SweepBench<'_> {
     fn points(&self) -> &[PlannedPoint] {
         &self.planned
+    }
+
+    fn keep_going(&self) -> bool {
+        self.keep_going
     }
 
     fn rig(

@@ -273,6 +273,7 @@ pub fn stream_doc() -> ResultDoc {
         warnings: vec!["counters: no hardware PMU".into()],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }
 
@@ -296,6 +297,7 @@ pub fn pingpong_doc() -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Interrupted,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }
 

@@ -42,7 +42,7 @@ Examples:
   xferbench run load -t shm,unix -s 64 --rate 10k..1M:x4 --neighbours none,memory:1
   xferbench run load -t shm -s 64 --rate auto
 
-Exit status: 0 success, 1 a point failed, 2 bad usage, 3 --verify found faults, 128+N stopped by \
+Exit status: 0 success, 1 a point failed (the others ran, unless --fail-fast), 2 bad usage, 3 --verify found faults, 128+N stopped by \
 signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP; finished points and exports are written).")]
 pub struct RunArgs {
     /// The workload to run.
@@ -137,6 +137,12 @@ pub struct RunArgs {
     /// benchmark sends its samples); the default, all, is the rule above.
     #[arg(long)]
     pub zero_copy: bool,
+
+    /// End the sweep at its first failed point; without it a failed point (a peer
+    /// that died, a transport that refused) is recorded in the result's `failed` with
+    /// its cause, the other points run, and the exit status is 1
+    #[arg(long)]
+    pub fail_fast: bool,
 
     /// Time without progress on any channel before a run is declared hung (250ms,
     /// 1s, 2m or bare seconds).

@@ -111,5 +111,6 @@ pub fn rpmsg_doc() -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }

@@ -173,5 +173,6 @@ pub fn sis8300_doc() -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }

@@ -185,6 +185,7 @@ pub(crate) fn doc() -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }
 

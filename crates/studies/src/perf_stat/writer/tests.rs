@@ -146,6 +146,7 @@ fn vm_doc(passes: Passes) -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }
 

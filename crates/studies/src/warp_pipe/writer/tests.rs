@@ -191,6 +191,7 @@ pub(crate) fn doc() -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     }
 }
 

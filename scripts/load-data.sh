@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The data of docs/load.md, from a release build: every transport's knee at 64 B and
+# 4 KiB (`--rate auto`), its percentiles at 10, 50 and 90 % of each knee, the same at
+# 64 B beside one memory neighbour, the one-way time against ping-pong (shm, spin,
+# 64 B, alternating invocations), and `--rate auto` against a dense sweep of 16 rates.
+#
+#   scripts/load-data.sh [OUT]        (OUT defaults to docs/data/load)
+#
+# Run it on a quiet machine: every file records the machine's load, and `load.txt`
+# the load average before each step. Needs cc and libzmq's headers for the ZeroMQ
+# example plugin (`apt-get install gcc libzmq3-dev`) and python3 to read the results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-docs/data/load}
+mkdir -p "$out"
+cargo build --release -q -p xferbench
+xb=target/release/xferbench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cc -shared -fPIC -O2 -I include -o "$tmp/libxb_zeromq.so" examples/plugins/zeromq/zeromq.c -lzmq
+zmq="plugin:$tmp/libxb_zeromq.so"
+transports="shm,iceoryx2,unix,tcp,pipe,$zmq"
+common=(--pin --no-history -q)
+note() { echo "$(date -u +%FT%TZ) $1: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/load.txt"; }
+: > "$out/load.txt"
+echo "build: $("$xb" --version) ($(git rev-parse --short HEAD))" >> "$out/load.txt"
+
+# 1. The knees.
+note knees
+"$xb" run load -t "$transports" -s 64,4KiB --rate auto "${common[@]}" \
+    --export-json "$out/knees.json" --export-md "$out/knees.md"
+
+# 2. Each curve at 10, 50 and 90 % of its knee (five interleaved runs), and at 64 B
+#    with a memory neighbour at the same rates.
+python3 - "$out/knees.json" > "$tmp/fractions" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for k in doc["knees"]:
+    if not k["knee_per_s"]:
+        continue
+    rates = ",".join(str(max(1, round(k["knee_per_s"] * f))) for f in (0.1, 0.5, 0.9))
+    print(k["params"]["transport"], k["params"]["size"], rates)
+EOF
+while read -r transport size rates; do
+    name=$(basename "${transport##*:}" .so | sed 's/^libxb_//')-$size
+    t=$transport
+    [ "${transport#plugin:}" != "$transport" ] && t=$zmq
+    note "fractions $name"
+    "$xb" run load -t "$t" -s "$size" --rate "$rates" -r 5 --interleave "${common[@]}" \
+        --export-json "$out/fractions-$name.json"
+    if [ "$size" = 64 ]; then
+        note "neighbours $name"
+        "$xb" run load -t "$t" -s "$size" --rate "$rates" -r 5 --interleave \
+            --neighbours memory:1 "${common[@]}" \
+            --export-json "$out/neighbours-$name.json"
+    fi
+done < "$tmp/fractions"
+
+# 3. One way against a round trip: shm, 64 B, spin, 10,000 messages/s, five pairs of
+#    invocations taken in turn.
+for i in 1 2 3 4 5; do
+    note "physics $i"
+    "$xb" run pingpong -t shm -s 64 -p wait=spin -n 20000 "${common[@]}" \
+        --export-json "$out/physics-pingpong-$i.json"
+    "$xb" run load -t shm -s 64 -p wait=spin --rate 10k -n 20000 "${common[@]}" \
+        --export-json "$out/physics-load-$i.json"
+done
+
+# 4. `--rate auto` against a dense sweep of 16 rates spaced ×1.2 around its knee
+#    (unix, 64 B), each timed whole.
+note "search"
+start=$(date +%s.%N)
+"$xb" run load -t unix -s 64 --rate auto "${common[@]}" --export-json "$out/search-auto.json"
+auto_s=$(echo "$(date +%s.%N) - $start" | bc)
+rates=$(python3 - "$out/search-auto.json" <<'EOF'
+import json, sys
+k = json.load(open(sys.argv[1]))["knees"][0]["knee_per_s"]
+print(",".join(str(round(k / 4 * 1.2 ** i)) for i in range(16)))
+EOF
+)
+note "dense"
+start=$(date +%s.%N)
+"$xb" run load -t unix -s 64 --rate "$rates" "${common[@]}" --export-json "$out/search-dense.json"
+dense_s=$(echo "$(date +%s.%N) - $start" | bc)
+echo "search: auto ${auto_s} s, dense ${dense_s} s" >> "$out/load.txt"
+note done
