@@ -345,6 +345,7 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
                     y: Axis::new(name, Unit::of_figure(figure), Scale::Log),
                     lines,
                     intervals: Intervals::Bars,
+                    markers: Vec::new(),
                 },
                 level,
             )

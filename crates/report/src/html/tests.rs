@@ -79,6 +79,7 @@ fn a_chart_page_holds_its_notes_chart_and_escaped_table_and_its_title_once() {
             reference: false,
         }],
         intervals: Intervals::Band,
+        markers: Vec::new(),
     };
     let t = Table {
         title: String::new(),
