@@ -198,3 +198,35 @@ fn a_load_page_draws_both_axes_in_units_and_lists_the_knees() {
         assert!(knees.contains(cell), "{cell}: {knees}");
     }
 }
+
+#[test]
+fn a_load_point_shows_its_percentile_spectrum_and_how_far_behind_its_sender_fell() {
+    let doc = fixture::load_doc();
+    let h = point::detail(&doc.points[0]).into_string();
+    assert!(h.contains("Latency percentiles from the intended send times"));
+    let latency = &h[h.find("id=\"point-1-latency\"").unwrap()..];
+    let latency = &latency[..latency.find("</table>").unwrap()];
+    let rows: Vec<&str> = ["p50", "p90", "p99", "p99.9", "p99.99", "max", "mean"]
+        .into_iter()
+        .filter(|r| latency.contains(&format!(">{r}</td>")))
+        .collect();
+    assert_eq!(rows.len(), 7, "{latency}");
+    assert!(latency.contains("16.0\u{a0}µs"), "p99.99: {latency}");
+    let behind = &h[h.find("id=\"point-1-behind\"").unwrap()..];
+    let behind = &behind[..behind.find("</table>").unwrap()];
+    assert!(h.contains("Behind schedule"));
+    for cell in [">p50</td>", "100\u{a0}ns", ">p99.9</td>", "4.00\u{a0}µs"] {
+        assert!(behind.contains(cell), "{cell}: {behind}");
+    }
+}
+
+#[test]
+fn pages_without_load_points_have_no_knees_markers_or_behind_schedule() {
+    for doc in [fixture::stream_doc(), fixture::pingpong_doc()] {
+        let html = run_page(&doc);
+        assert!(!html.contains("id=\"knees\"") && !html.contains("class=\"marker\""));
+        assert!(!html.contains("Behind schedule") && !html.contains("p99.99"));
+    }
+    let html = run_page(&fixture::pingpong_doc());
+    assert!(html.contains("Latency percentiles (median over the runs)"));
+}
