@@ -146,10 +146,10 @@ pub fn charts(doc: &ResultDoc) -> Option<Vec<RunChart>> {
     let mut achieved_lines: Vec<Line> = curves
         .iter()
         .map(|c| {
-            let label = if curves.len() > 1 {
-                c.label.clone()
+            let label = if c.label.is_empty() {
+                "achieved".into()
             } else {
-                String::new()
+                c.label.clone()
             };
             line(label, c, figure::MESSAGE_RATE)
         })
@@ -183,8 +183,8 @@ pub fn charts(doc: &ResultDoc) -> Option<Vec<RunChart>> {
     ])
 }
 
-/// The knees of `doc`'s curves as a table: the curve, its knee, the lowest rate not
-/// sustained, the reference it was held against and how it was found.
+/// Knees as a table: the curve, its knee, the lowest rate not sustained, the
+/// reference it was held against and how it was found; `None` without knees.
 pub fn knees_table(knees: &[Knee]) -> Option<Table> {
     let rows: Vec<Vec<String>> = knees
         .iter()

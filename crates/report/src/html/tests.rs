@@ -230,3 +230,34 @@ fn pages_without_load_points_have_no_knees_markers_or_behind_schedule() {
     let html = run_page(&fixture::pingpong_doc());
     assert!(html.contains("Latency percentiles (median over the runs)"));
 }
+
+#[test]
+fn one_curve_s_lines_are_named_by_their_percentile_and_its_knee_alone() {
+    let mut doc = fixture::load_doc();
+    doc.points.retain(|p| p.params["transport"] == "shm");
+    doc.knees.truncate(1);
+    let charts = run_charts(&doc);
+    let [
+        RunChart::One { chart: latency, .. },
+        RunChart::One {
+            chart: achieved, ..
+        },
+    ] = &charts[..]
+    else {
+        panic!("{charts:?}");
+    };
+    let labels: Vec<&str> = latency.lines.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["p50", "p99", "p99.9", "max"]);
+    assert_eq!(latency.markers[0].label, "knee 1.00 M/s");
+    let labels: Vec<&str> = achieved.lines.iter().map(|l| l.label.as_str()).collect();
+    assert_eq!(labels, ["achieved", "achieved = offered"]);
+}
+
+#[test]
+fn load_points_at_one_rate_keep_the_usual_charts() {
+    let mut doc = fixture::load_doc();
+    doc.points.retain(|p| p.params["rate"] == "10000");
+    doc.knees.clear();
+    assert!(load::charts(&doc).is_none());
+    assert!(!run_page(&doc).contains("id=\"knees\""));
+}
