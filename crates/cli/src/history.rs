@@ -594,6 +594,7 @@ fn trend_chart(t: &Trend) -> xferbench_report::chart::Chart {
         ),
         lines,
         intervals: Intervals::Band,
+        markers: Vec::new(),
     }
 }
 

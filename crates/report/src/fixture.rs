@@ -403,3 +403,47 @@ pub fn contended_doc() -> ResultDoc {
     doc.context.load = Some(load);
     doc
 }
+
+/// A `load` sweep over shm and unix at 10 k/s, 100 k/s and 1 M/s, one 64-byte
+/// channel, with its knees: shm sustains every rate (p99 4 µs to 6 µs), unix
+/// sustains 100 k/s but at 1 M/s delivers 400 k/s with a p99 of 10 ms.
+pub fn load_doc() -> ResultDoc {
+    let curves = [
+        ("shm", [(1e4, 1e4, 2e3), (1e5, 1e5, 2.2e3), (1e6, 1e6, 3e3)]),
+        ("unix", [(1e4, 1e4, 8e3), (1e5, 1e5, 9e3), (1e6, 4e5, 5e6)]),
+    ];
+    let mut points = Vec::new();
+    for (t, rates) in curves {
+        for (offered, achieved, p50) in rates {
+            let runs = (0..5)
+                .map(|r| {
+                    let k = 1.0 + 0.001 * (r as f64 - 2.0);
+                    let mut run = run(r, achieved * k * 64.0, 64, 1, Some(p50 * k), None);
+                    let f = &mut run.figures;
+                    f.insert(figure::OFFERED_RATE.into(), offered);
+                    f.insert(figure::LATENCY_P9999.into(), p50 * k * 8.0);
+                    for (name, x) in figure::BEHIND.iter().zip([0.05, 0.25, 0.5, 2.0]) {
+                        f.insert(name.to_string(), p50 * k * x);
+                    }
+                    f.insert(figure::UNSENT.into(), 0.0);
+                    f.insert(figure::LOST.into(), 0.0);
+                    run
+                })
+                .collect();
+            let mut p = point(points.len(), t, 64, 1, runs, "load");
+            p.params.insert("rate".into(), format!("{offered:.0}"));
+            points.push(p);
+        }
+    }
+    let mut doc = ResultDoc {
+        schema_version: SCHEMA_VERSION,
+        study: None,
+        context: context("load", false, "process"),
+        points,
+        warnings: vec![],
+        outcome: Outcome::Complete,
+        knees: Vec::new(),
+    };
+    doc.knees = xferbench_lab::knee::knees(&doc);
+    doc
+}

@@ -88,6 +88,7 @@ impl From<&LineChart> for Chart {
                 })
                 .collect(),
             intervals: Intervals::Bars,
+            markers: Vec::new(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! probe page then loads each report in a frame as wide as a desktop window and as
 //! a phone's, measures that nothing is wider than the window but what the tables'
 //! and charts' own scroll boxes hold, and picks another latency percentile to see its
-//! chart replace the p50 one. Skipped, saying why, when no Chromium is installed (`.ci/run` installs
+//! chart replace the p50 one; a `load` run's page, with its charts against the offered
+//! rate and its knees, must load and fit too. Skipped, saying why, when no Chromium is installed (`.ci/run` installs
 //! Debian's `chromium`).
 //!
 //! With `XFERBENCH_SCREENSHOTS=DIR` set, [`screenshots_for_review`] also renders the
@@ -218,6 +219,20 @@ fn a_browser_switches_the_latency_percentile_and_the_page_fits_a_phone() {
         assert_eq!(p.shown, ["p50"], "the p50 chart alone at first");
         assert_eq!(p.after, ["p99"], "choosing p99 shows its chart alone");
     }
+}
+
+#[test]
+fn a_browser_draws_latency_against_the_offered_rate_and_the_page_fits_a_phone() {
+    let Some(bin) = browser() else {
+        eprintln!("skipped: no chromium on PATH (install Debian's `chromium` package)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("load.html");
+    std::fs::write(&run, xferbench_report::html::run_page(&fixture::load_doc())).unwrap();
+    // The results and knees tables; latency and the achieved rate against the offered.
+    check(&bin, &run, 2, 2);
+    assert_fits(&bin, &run);
 }
 
 /// The result files the screenshots in `docs/img/` show.

@@ -4,7 +4,8 @@
 //!
 //! A [`Chart`] is plain data: a title, two [`Axis`]es (label, [`Unit`], [`Scale`]),
 //! and [`Line`]s of [`Point`]s, each point with an optional [`Interval`] (drawn as
-//! error bars or as a band, [`Intervals`]). Study writers build a simpler line chart of
+//! error bars or as a band, [`Intervals`]), and [`Marker`]s: labelled vertical lines
+//! at values of the horizontal axis (the knee of a latency–rate curve). Study writers build a simpler line chart of
 //! labelled series, which converts into a `Chart` ([`Axis::from_label`]: a unit in
 //! parentheses at the end of an axis label becomes the axis's unit).
 //!
@@ -35,6 +36,18 @@ pub struct Chart {
     pub lines: Vec<Line>,
     /// How the points' intervals are drawn.
     pub intervals: Intervals,
+    /// Vertical lines at values of the horizontal axis, drawn over the lines.
+    pub markers: Vec<Marker>,
+}
+
+/// A labelled vertical line across the plot at one horizontal value; the axis's
+/// extent includes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    /// Where, in the horizontal axis's values.
+    pub x: f64,
+    /// What it marks, in a few words (`knee 1.00 M/s`), written beside the line.
+    pub label: String,
 }
 
 /// One axis.

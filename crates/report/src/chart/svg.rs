@@ -6,10 +6,12 @@
 //! Geometry: an 800 × 440 frame; the left margin grows with the longest y tick label.
 //! Every point is a group with its `<title>` (the hover text: the line, both values as
 //! the tables write them, and the interval), a dot, a larger invisible target, and
-//! its interval bar when intervals are drawn as bars.
+//! its interval bar when intervals are drawn as bars. Markers are dashed vertical
+//! lines over the lines, their labels stacked from the top, beside the line on the
+//! side with more room.
 
 use super::scale::{Role, Span};
-use super::{Chart, Interval, Intervals, Line, Point, Scale, Unit};
+use super::{Chart, Interval, Intervals, Line, Marker, Point, Scale, Unit};
 use crate::format;
 use maud::{Markup, PreEscaped, html};
 use xferbench_lab::stats::Estimate;
@@ -29,6 +31,7 @@ type Drawn<'a> = (usize, &'a Line, Vec<Point>);
 struct Layout<'a> {
     chart: &'a Chart,
     lines: Vec<Drawn<'a>>,
+    markers: Vec<&'a Marker>,
     x: Span,
     y: Span,
     x_ticks: Vec<(f64, String)>,
@@ -70,8 +73,13 @@ impl<'a> Layout<'a> {
                 (i, l, pts)
             })
             .collect();
+        let markers: Vec<&Marker> = chart.markers.iter().filter(|m| drawable(xs, m.x)).collect();
         let points = || lines.iter().flat_map(|(_, _, p)| p.iter());
-        let x = Span::of(points().map(|p| p.x), xs, Role::Across);
+        let x = Span::of(
+            points().map(|p| p.x).chain(markers.iter().map(|m| m.x)),
+            xs,
+            Role::Across,
+        );
         let y = Span::of(
             points().flat_map(|p| {
                 let (lo, hi) = p.interval.map_or((p.y, p.y), |i| (i.low, i.high));
@@ -96,6 +104,7 @@ impl<'a> Layout<'a> {
         Layout {
             chart,
             lines,
+            markers,
             x,
             y,
             x_ticks,
@@ -246,6 +255,16 @@ fn body(l: &Layout) -> Markup {
                         circle.dot cx=(x) cy=(y) r="4" {}
                     }
                 }
+            }
+        }
+        @for (k, m) in l.markers.iter().enumerate() {
+            @let x = l.px(m.x);
+            // The label goes on the side of the line with more room.
+            @let (tx, anchor) = if x < (l.left + right) / 2.0 { (x + 5.0, "start") } else { (x - 5.0, "end") };
+            g.marker {
+                title { (m.label) " (" (c.x.label) " " (c.x.unit.value(m.x)) ")" }
+                line x1=(n(x)) x2=(n(x)) y1=(TOP) y2=(bottom) {}
+                text x=(n(tx)) y=(n(TOP + 14.0 + 16.0 * k as f64)) text-anchor=(anchor) { (m.label) }
             }
         }
     }
@@ -420,6 +439,7 @@ mod tests {
                 },
             ],
             intervals,
+            markers: Vec::new(),
         }
     }
 
@@ -498,6 +518,40 @@ mod tests {
         c.lines.clear();
         let svg = standalone(&c);
         assert!(svg.contains("message size") && !svg.contains("<circle"));
+    }
+
+    #[test]
+    fn a_marker_is_a_labelled_vertical_line_and_widens_the_axis_to_reach_it() {
+        let mut c = chart(Intervals::Bars);
+        c.markers = vec![
+            Marker {
+                x: 1024.0,
+                label: "knee <1>".into(),
+            },
+            Marker {
+                x: 1e6,
+                label: "beyond".into(),
+            },
+            Marker {
+                x: 0.0,
+                label: "off a log axis".into(),
+            },
+        ];
+        let l = Layout::new(&c);
+        assert!(l.x.hi > 1e6, "the axis reaches the marker");
+        let svg = inline(&c).into_string();
+        assert_eq!(svg.matches("<g class=\"marker\">").count(), 2, "{svg}");
+        assert!(svg.contains(">knee &lt;1&gt;</text>"), "{svg}");
+        assert!(svg.contains("<title>knee &lt;1&gt; (message size 1 KiB)</title>"));
+        // Labels are stacked, and sit on the side of their line with more room.
+        let x = n(l.px(1024.0));
+        assert!(
+            svg.contains(&format!("x1=\"{x}\" x2=\"{x}\" y1=\"12\"")),
+            "{svg}"
+        );
+        assert!(svg.contains("y=\"26.0\" text-anchor=\"start\""), "{svg}");
+        assert!(svg.contains("y=\"42.0\" text-anchor=\"end\""), "{svg}");
+        assert!(!svg.contains("off a log axis"));
     }
 
     #[test]

@@ -76,6 +76,7 @@ mod tests {
                 reference: false,
             }],
             intervals: Intervals::Bars,
+            markers: Vec::new(),
         }
     }
 

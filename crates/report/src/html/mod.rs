@@ -8,11 +8,13 @@
 //! study's `summary.md`) is rendered with its raw HTML shown as text.
 //!
 //! - [`mod@chart`]: charts as figures, and a choice of charts (latency percentiles).
+//! - [`mod@load`]: `load` points: latency against the offered rate, the knees.
 //! - [`mod@table`]: sortable tables.
 //! - [`mod@point`]: one point in detail.
 //! - [`mod@summary`]: Markdown findings.
 
 pub mod chart;
+pub mod load;
 pub mod point;
 pub mod summary;
 pub mod table;
@@ -152,9 +154,10 @@ fn points_section(doc: &ResultDoc) -> Markup {
     }
 }
 
-/// The page of a `run`: context, the points table, charts of the primary figure (the
-/// latency percentiles to choose from for a round-trip workload) and every point in
-/// detail.
+/// The page of a `run`: context, the points table, the knees of `load` curves,
+/// charts of the primary figure (the latency percentiles to choose from for a
+/// round-trip workload; latency against the offered rate for `load` points at several
+/// rates) and every point in detail.
 pub fn run_page(doc: &ResultDoc) -> String {
     let title = format!("xferbench {} results", doc.context.settings.workload);
     let mut points_table = crate::markdown::points_table(doc);
@@ -165,10 +168,12 @@ pub fn run_page(doc: &ResultDoc) -> String {
         row.insert(0, format!("{}{mark}", p.index + 1));
     }
     let charts = run_charts(doc);
+    let knees = load::knees_table(&doc.knees);
     let body = html! {
         (context_header(doc, &title))
         nav.toc aria-label="contents" { ul {
             li { a href="#results" { "Results" } }
+            @if knees.is_some() { li { a href="#knees" { "Knees" } } }
             @if !charts.is_empty() { li { a href="#plots" { "Plots" } } }
             li { a href="#points" { "Points in detail" } }
         } }
@@ -176,6 +181,13 @@ pub fn run_page(doc: &ResultDoc) -> String {
             h2 { "Results" }
             p.note { "Medians over the measured runs. Click a column header to sort; a point's number links to its detail (⚠: the point has warnings)." }
             (table::table(&points_table, "results-table", Some(&links)))
+        }
+        @if let Some(t) = &knees {
+            section id="knees" {
+                h2 { "Knees" }
+                p.note { (load::knees_note()) }
+                (table::table(t, "knees-table", None))
+            }
         }
         @if !charts.is_empty() {
             section id="plots" {
@@ -260,11 +272,33 @@ fn line_label(p: &PointResult, varying: &[&str]) -> String {
         .join(", ")
 }
 
+/// The parameters whose values differ between the points of `doc`, other than
+/// `except` (the x axis) and the workload; the transport first, as the tables have it.
+fn varying<'a>(doc: &'a ResultDoc, except: &str) -> Vec<&'a str> {
+    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for p in &doc.points {
+        for (k, v) in &p.params {
+            values.entry(k).or_default().insert(v);
+        }
+    }
+    let mut varying: Vec<&str> = values
+        .iter()
+        .filter(|(k, v)| v.len() > 1 && **k != except && **k != "workload")
+        .map(|(k, _)| *k)
+        .collect();
+    varying.sort_by_key(|k| *k != "transport");
+    varying
+}
+
 /// The charts of a sweep: the primary figure against message size (or channels, when
 /// only they vary), one line per combination of the other parameters, each point the
 /// median with the interval of the median as a bar. A round-trip workload gets its
-/// p50, p99 and p99.9 latencies to choose from.
+/// p50, p99 and p99.9 latencies to choose from; `load` points at several offered
+/// rates get [`load::charts`] instead.
 pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
+    if let Some(charts) = load::charts(doc) {
+        return charts;
+    }
     let distinct =
         |f: &dyn Fn(&PointResult) -> u64| doc.points.iter().map(f).collect::<BTreeSet<u64>>().len();
     let (x_key, x) = if distinct(&|p| p.size_bytes) > 1 {
@@ -282,19 +316,7 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
         }
     };
     // Parameters that vary, other than the x axis, name the lines.
-    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for p in &doc.points {
-        for (k, v) in &p.params {
-            values.entry(k).or_default().insert(v);
-        }
-    }
-    let mut varying: Vec<&str> = values
-        .iter()
-        .filter(|(k, v)| v.len() > 1 && **k != x_key && **k != "workload")
-        .map(|(k, _)| *k)
-        .collect();
-    // The transport first, as the tables have it.
-    varying.sort_by_key(|k| *k != "transport");
+    let varying = varying(doc, x_key);
     // One chart per primary figure (a document holds one workload, so one figure).
     let mut figures: Vec<(String, bool)> = Vec::new();
     for p in &doc.points {
@@ -345,6 +367,7 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
                     y: Axis::new(name, Unit::of_figure(figure), Scale::Log),
                     lines,
                     intervals: Intervals::Bars,
+                    markers: Vec::new(),
                 },
                 level,
             )

@@ -1,5 +1,6 @@
 //! One point in detail: the runs of its primary figure as a strip, every summarised
-//! figure, the channels, the latency percentiles, the CPU of each process, the
+//! figure, the channels, the latency percentiles (for a `load` point p50 … p99.99 and
+//! max, and how far behind its schedule the sender was), the CPU of each process, the
 //! counters, integrity and the point's warnings.
 
 use super::figure_name;
@@ -193,12 +194,12 @@ fn channels_table(p: &PointResult) -> Option<Table> {
     })
 }
 
-fn latency_table(p: &PointResult) -> Option<Table> {
-    let names = ["p50", "p90", "p99", "p99.9", "max", "mean"];
-    let rows: Vec<Vec<String>> = figure::LATENCY
+/// Percentiles of the median over the runs: one row per figure of `figures` the point
+/// has, `(label, figure)`.
+fn percentiles_table(p: &PointResult, title: &str, figures: &[(&str, &str)]) -> Option<Table> {
+    let rows: Vec<Vec<String>> = figures
         .iter()
-        .zip(names)
-        .filter_map(|(f, label)| {
+        .filter_map(|(label, f)| {
             let e = p.summary.get(*f)?;
             Some(vec![
                 label.to_string(),
@@ -210,12 +211,46 @@ fn latency_table(p: &PointResult) -> Option<Table> {
         })
         .collect();
     (!rows.is_empty()).then(|| Table {
-        title: "Latency percentiles (median over the runs)".into(),
+        title: title.into(),
         headers: ["percentile", "median", "interval", "min", "max"]
             .map(String::from)
             .to_vec(),
         rows,
     })
+}
+
+/// Whether the point was measured open loop at an offered rate (`load`).
+fn open_loop(p: &PointResult) -> bool {
+    p.summary.contains_key(figure::OFFERED_RATE)
+}
+
+fn latency_table(p: &PointResult) -> Option<Table> {
+    let l = figure::LATENCY;
+    let rows = [
+        ("p50", l[0]),
+        ("p90", l[1]),
+        ("p99", l[2]),
+        ("p99.9", l[3]),
+        ("p99.99", figure::LATENCY_P9999),
+        ("max", l[4]),
+        ("mean", l[5]),
+    ];
+    let title = if open_loop(p) {
+        "Latency percentiles from the intended send times (median over the runs)"
+    } else {
+        "Latency percentiles (median over the runs)"
+    };
+    percentiles_table(p, title, &rows)
+}
+
+/// How late a `load` point's sends began after their intended times.
+fn behind_table(p: &PointResult) -> Option<Table> {
+    let b = figure::BEHIND;
+    percentiles_table(
+        p,
+        "Behind schedule: how late the sender began each send (median over the runs)",
+        &[("p50", b[0]), ("p99", b[1]), ("p99.9", b[2]), ("max", b[3])],
+    )
 }
 
 fn cpu_table(p: &PointResult) -> Option<Table> {
@@ -354,6 +389,7 @@ pub fn detail(p: &PointResult) -> Markup {
             }
             (table(&figures_table(p), &format!("{id}-figures"), None))
             @if let Some(t) = latency_table(p) { (table(&t, &format!("{id}-latency"), None)) }
+            @if let Some(t) = behind_table(p) { (table(&t, &format!("{id}-behind"), None)) }
             @if let Some(t) = channels_table(p) { (table(&t, &format!("{id}-channels"), None)) }
             @if let Some(t) = cpu_table(p) { (table(&t, &format!("{id}-cpu"), None)) }
             @if let Some((t, note)) = counters_table(p) {
