@@ -606,28 +606,29 @@ mod robustness {
         false
     }
 
-    fn killed_peer(transport: &str) {
+    fn killed_peer(transport: &str, fail_fast: bool) {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
-        let child = spawn(
-            &[
-                "run",
-                "stream",
-                "-t",
-                transport,
-                "-s",
-                "64,128,256",
-                "-d",
-                "1",
-                "-r",
-                "1",
-                "-w",
-                "0",
-                "--peer",
-                "process",
-            ],
-            &json,
-        );
+        let mut args = vec![
+            "run",
+            "stream",
+            "-t",
+            transport,
+            "-s",
+            "64,128,256",
+            "-d",
+            "1",
+            "-r",
+            "1",
+            "-w",
+            "0",
+            "--peer",
+            "process",
+        ];
+        if fail_fast {
+            args.push("--fail-fast");
+        }
+        let child = spawn(&args, &json);
         let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
         // The second point is running: kill its peer.
@@ -643,10 +644,30 @@ mod robustness {
             "{stderr}"
         );
         assert!(stderr.contains("peer 0"), "{stderr}");
-        assert!(stderr.contains("1 finished point(s) kept"), "{stderr}");
         let doc = read_json(&json);
-        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
-        assert_eq!(doc["points"][0]["size_bytes"], 64);
+        let sizes: Vec<u64> = doc["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["size_bytes"].as_u64().unwrap())
+            .collect();
+        if fail_fast {
+            // The sweep ended at the dead point.
+            assert!(stderr.contains("1 finished point(s) kept"), "{stderr}");
+            assert_eq!(sizes, [64]);
+            assert!(doc.get("failed").is_none());
+        } else {
+            // The dead point is recorded with its cause, and the last point ran.
+            assert!(stderr.contains("2 finished point(s) kept"), "{stderr}");
+            assert_eq!(sizes, [64, 256]);
+            assert_eq!(doc["failed"][0]["params"]["size"], "128");
+            assert!(
+                doc["failed"][0]["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("SIGKILL")
+            );
+        }
         assert_eq!(doc["outcome"]["status"], "failed");
         assert!(
             doc["outcome"]["error"]
@@ -658,13 +679,18 @@ mod robustness {
     }
 
     #[test]
-    fn a_killed_pipe_peer_fails_the_run_clearly_and_keeps_finished_points() {
-        killed_peer("pipe");
+    fn a_killed_pipe_peer_fails_its_point_clearly_and_the_sweep_goes_on() {
+        killed_peer("pipe", false);
     }
 
     #[test]
-    fn a_killed_shm_peer_fails_the_run_clearly_and_keeps_finished_points() {
-        killed_peer("shm");
+    fn a_killed_shm_peer_fails_its_point_clearly_and_the_sweep_goes_on() {
+        killed_peer("shm", false);
+    }
+
+    #[test]
+    fn fail_fast_ends_the_sweep_at_a_killed_peer() {
+        killed_peer("pipe", true);
     }
 
     fn hung_peer(transport: &str, params: &[&str]) {

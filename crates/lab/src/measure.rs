@@ -1105,6 +1105,34 @@ mod tests {
     }
 
     #[test]
+    fn a_plan_that_goes_on_records_the_failed_point_and_runs_the_others() {
+        for interleave in [false, true] {
+            let mut bench = FakeBench::new(3, |p, _| {
+                if p == 1 {
+                    Scripted::Fail("the peer was killed by signal 9".into())
+                } else {
+                    steady(100)
+                }
+            });
+            bench.keep_going = true;
+            let doc = run(&mut bench, &opts(2, 0, interleave));
+            let kept: Vec<usize> = doc.points.iter().map(|p| p.index).collect();
+            assert_eq!(kept, [0, 2], "interleave {interleave}");
+            assert!(doc.points.iter().all(|p| p.runs.len() == 2));
+            assert_eq!(doc.failed.len(), 1);
+            assert_eq!(doc.failed[0].index, 1);
+            assert_eq!(doc.failed[0].params["point"], "1");
+            assert!(doc.failed[0].error.contains("signal 9"));
+            match &doc.outcome {
+                Outcome::Failed { error } => assert!(error.starts_with("point 2"), "{error}"),
+                o => panic!("{o:?}"),
+            }
+            // The failed point was visited once, never again.
+            assert_eq!(bench.log().iter().filter(|(p, _)| *p == 1).count(), 1);
+        }
+    }
+
+    #[test]
     fn an_interrupted_interleaved_plan_keeps_partial_points() {
         // Ctrl-C during the second round's visit of point 1.
         let mut bench = FakeBench::new(2, |p, call| {

@@ -39,6 +39,8 @@ pub struct FakeBench {
     pub integrity: Option<Integrity>,
     /// The `/proc` the loop reads the machine's load from (none by default).
     pub machine: Option<crate::contention::ProcFs>,
+    /// Go on past a failed point ([`Bench::keep_going`]).
+    pub keep_going: bool,
 }
 
 impl FakeBench {
@@ -63,6 +65,7 @@ impl FakeBench {
             log: Rc::default(),
             integrity: None,
             machine: None,
+            keep_going: false,
         }
     }
 
@@ -86,6 +89,10 @@ impl Bench for FakeBench {
 
     fn machine_load(&self) -> Option<crate::contention::ProcFs> {
         self.machine.clone()
+    }
+
+    fn keep_going(&self) -> bool {
+        self.keep_going
     }
 
     fn rig(

@@ -235,8 +235,24 @@ const PERCENTILES: [(&str, &str); 3] = [
 /// A figure as people say it: `throughput`, `round-trip latency p99`, `CPU main`;
 /// unknown names lose their unit suffix and underscores.
 pub fn figure_name(name: &str) -> String {
+    figure_name_of(name, false)
+}
+
+/// [`figure_name`] of a point's figure: a `load` point's latencies are one-way, from
+/// each message's intended send time.
+pub fn point_figure_name(p: &PointResult, name: &str) -> String {
+    figure_name_of(name, p.summary.contains_key(figure::OFFERED_RATE))
+}
+
+fn figure_name_of(name: &str, open_loop: bool) -> String {
+    if open_loop && name == figure::LATENCY_P9999 {
+        return "latency p99.99 from the intended send time".into();
+    }
     let latency = ["p50", "p90", "p99", "p99.9", "max", "mean"];
     if let Some(i) = figure::LATENCY.iter().position(|f| *f == name) {
+        if open_loop {
+            return format!("latency {} from the intended send time", latency[i]);
+        }
         return format!("round-trip latency {}", latency[i]);
     }
     match name {

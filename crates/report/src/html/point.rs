@@ -3,7 +3,7 @@
 //! max, and how far behind its schedule the sender was), the CPU of each process, the
 //! counters, integrity and the point's warnings.
 
-use super::figure_name;
+use super::point_figure_name;
 use super::table::table;
 use crate::chart::{Unit, svg::strip};
 use crate::format;
@@ -143,7 +143,7 @@ fn figures_table(p: &PointResult) -> Table {
             .into_iter()
             .map(|(n, e)| {
                 vec![
-                    figure_name(n),
+                    point_figure_name(p, n),
                     show(n, e.median),
                     interval(n, e),
                     format::spread(e.rcv),
@@ -358,7 +358,7 @@ pub fn headline(p: &PointResult) -> String {
         "Point {}: {} — {} {value}",
         p.index + 1,
         describe(p),
-        figure_name(&primary.figure)
+        point_figure_name(p, &primary.figure)
     )
 }
 
@@ -367,7 +367,7 @@ pub fn detail(p: &PointResult) -> Markup {
     let primary = p.primary();
     let runs = crate::format::run_values(p, &primary.figure);
     let id = anchor(p);
-    let name = figure_name(&primary.figure);
+    let name = point_figure_name(p, &primary.figure);
     html! {
         details.point id=(id) {
             summary {
