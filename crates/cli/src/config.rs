@@ -454,7 +454,7 @@ fn schedules(
         return Ok((Vec::new(), None));
     }
     ensure!(
-        budget_s.is_finite() && budget_s >= 1.0 && budget_s <= 86_400.0,
+        budget_s.is_finite() && (1.0..=86_400.0).contains(&budget_s),
         "--search-budget: {budget_s} is not a number of seconds between 1 and 86400"
     );
     let ints = |def: &xferbench_params::ParamDef, list: &str, flag: &str| -> Result<Vec<i64>> {

@@ -56,6 +56,7 @@ fn spec(n: u64) -> ChannelSpec {
         corrupt_every: None,
         zero_copy: false,
         touch: Default::default(),
+        load: None,
     }
 }
 

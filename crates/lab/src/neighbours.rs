@@ -481,7 +481,7 @@ mod tests {
 
     #[test]
     fn neighbours_run_use_cpu_and_stop() {
-        let mut crowd = Crowd::start(Neighbours::parse("cache:1").unwrap(), None).unwrap();
+        let crowd = Crowd::start(Neighbours::parse("cache:1").unwrap(), None).unwrap();
         let pid = crowd.pids[0];
         let a = crowd.reading();
         std::thread::sleep(std::time::Duration::from_millis(300));

@@ -443,6 +443,7 @@ pub fn load_doc() -> ResultDoc {
         warnings: vec![],
         outcome: Outcome::Complete,
         knees: Vec::new(),
+        failed: Vec::new(),
     };
     doc.knees = xferbench_lab::knee::knees(&doc);
     doc
