@@ -173,15 +173,17 @@ pub fn knee_lines(doc: &xferbench_lab::result::ResultDoc) -> Vec<String> {
             };
             let above = match k.above_per_s {
                 Some(r) => format!("not sustained at {}", rate_count(r)),
-                None => "sustained up to the highest rate measured".into(),
+                None => "sustained at every rate measured (it may lie higher)".into(),
+            };
+            let how = match k.method.as_str() {
+                "search" => format!("searched in {} probes", k.points),
+                _ => format!("sweep of {} rates", k.points),
             };
             format!(
-                "knee ({}, {} points): {knee}; {above}; reference p99 {} at {}",
-                k.method,
-                k.points,
+                "knee of {curve}: {knee}, {above} ({how}; reference p99 {} at {})",
                 nanos(k.low_p99_ns),
                 rate_count(k.low_rate_per_s)
-            ) + &format!(" — {curve}")
+            )
         })
         .collect()
 }
