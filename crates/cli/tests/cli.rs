@@ -1682,3 +1682,107 @@ mod conventions {
             .code(1);
     }
 }
+
+/// Exports never replace what is not a regular file: a device, a FIFO, a symbolic
+/// link (its target is written), stdout (`-`).
+mod export_targets {
+    use super::support::xferbench;
+    use predicates::prelude::*;
+    use std::os::unix::fs::FileTypeExt as _;
+
+    /// A small run with `extra` flags.
+    fn run(extra: &[&str]) -> assert_cmd::assert::Assert {
+        xferbench()
+            .args([
+                "run",
+                "stream",
+                "-t",
+                "pipe",
+                "-s",
+                "64",
+                "-n",
+                "100",
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "--peer",
+                "thread",
+                "--no-limits",
+                "--no-history",
+                "-q",
+            ])
+            .args(extra)
+            .assert()
+    }
+
+    #[test]
+    fn an_export_to_dev_full_fails_and_the_device_stays() {
+        run(&["--export-md", "/dev/full"])
+            .code(1)
+            .stderr(predicate::str::contains("No space left on device"));
+        let kind = std::fs::symlink_metadata("/dev/full").unwrap().file_type();
+        assert!(kind.is_char_device());
+    }
+
+    #[test]
+    fn an_export_to_dev_null_succeeds_and_the_device_stays() {
+        run(&["--export-json", "/dev/null", "--export-html", "/dev/null"]).success();
+        let kind = std::fs::symlink_metadata("/dev/null").unwrap().file_type();
+        assert!(kind.is_char_device());
+        assert!(!std::path::Path::new("/dev/null.jsonl").exists());
+    }
+
+    #[test]
+    fn an_export_through_a_symlink_writes_its_target_and_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("r.csv");
+        let link = dir.path().join("latest.csv");
+        std::os::unix::fs::symlink("r.csv", &link).unwrap();
+        run(&["--export-csv", link.to_str().unwrap()]).success();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::read_to_string(&target)
+                .unwrap()
+                .starts_with("index,")
+        );
+    }
+
+    #[test]
+    fn an_export_to_a_fifo_reaches_its_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("r.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        run(&["--export-json", fifo.to_str().unwrap()]).success();
+        let doc: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).unwrap();
+        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        // Nothing beside it: no journal, no temporary file.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_export_to_a_dash_goes_to_stdout() {
+        let out = run(&["--export-json", "-"]).success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+        assert!(!std::path::Path::new("-").exists());
+        assert!(!std::path::Path::new("-.jsonl").exists());
+    }
+}
