@@ -219,3 +219,24 @@ Examples:
     /// Write the man pages (xferbench.1 and one per subcommand).
     Man(ManArgs),
 }
+
+impl Command {
+    /// A hidden role (`__peer`, `__kv-server`, ...): a child of the lab, not a
+    /// user's command.
+    pub fn is_role(&self) -> bool {
+        matches!(
+            self,
+            Command::Peer
+                | Command::RpmsgRemote { .. }
+                | Command::MemoryMock { .. }
+                | Command::WarpClient { .. }
+                | Command::KvServer { .. }
+                | Command::KvClient { .. }
+                | Command::PerfStatBench { .. }
+                | Command::PluginProbe { .. }
+                | Command::PluginDriver { .. }
+                | Command::PluginCleanup { .. }
+                | Command::CheckOne { .. }
+        )
+    }
+}

@@ -405,12 +405,18 @@ impl RunConfig {
         };
         let jsonl = match (&a.jsonl, &a.export.export_json) {
             (Some(p), _) => Some((p.clone(), false)),
-            (None, Some(j)) => {
+            // Only beside a file: not `-.jsonl` for stdout, nor `/dev/null.jsonl`.
+            (None, Some(j))
+                if matches!(
+                    xferbench_report::output::target(j),
+                    Ok(xferbench_report::output::Target::Replace(_))
+                ) =>
+            {
                 let mut p = j.clone().into_os_string();
                 p.push(".jsonl");
                 Some((PathBuf::from(p), true))
             }
-            (None, None) => None,
+            (None, _) => None,
         };
         Ok(RunConfig {
             search,

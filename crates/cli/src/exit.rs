@@ -54,7 +54,17 @@ pub fn usage(subcommand: &str, message: impl std::fmt::Display) -> u8 {
 /// The exit status of a finished plan (a `run` or a study), after its outputs were
 /// written: how it ended first, then integrity. Says why on stderr.
 pub fn for_doc(doc: &ResultDoc, outputs_failed: bool) -> u8 {
+    // A plan that runs until stopped (`kv client 0 10`) completes on the signal.
+    let stopped = matches!(doc.outcome, Outcome::Complete) && crate::stop::received();
     match &doc.outcome {
+        _ if stopped => {
+            eprintln!(
+                "stopped ({}): {} finished point(s) kept",
+                crate::stop::received_name(),
+                doc.points.len()
+            );
+            crate::stop::interrupted_status()
+        }
         Outcome::Interrupted => {
             eprintln!(
                 "interrupted ({}): {} finished point(s) kept",

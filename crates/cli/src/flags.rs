@@ -98,18 +98,25 @@ pub struct WatchArgs {
 }
 
 /// The files a measuring command writes its result document to, one flag per format.
+/// `-` is stdout; a regular file is replaced atomically; a symbolic link is followed
+/// and kept; a FIFO or a device is written in place, never replaced
+/// ([`xferbench_report::output`], docs/results-schema.md).
 #[derive(Debug, Clone, Default, Args)]
 pub struct ExportArgs {
-    /// Write the result document as JSON.
+    /// Write the result document as JSON (`-`: stdout; a FIFO or device is written in
+    /// place, never replaced).
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
-    /// Write one CSV row per point.
+    /// Write one CSV row per point (`-`: stdout; a FIFO or device is written in
+    /// place, never replaced).
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
-    /// Write a Markdown report.
+    /// Write a Markdown report (`-`: stdout; a FIFO or device is written in place,
+    /// never replaced).
     #[arg(long, visible_alias = "export-markdown", value_name = "FILE")]
     pub export_md: Option<PathBuf>,
-    /// Write a self-contained HTML report (tables, plots, every point in detail).
+    /// Write a self-contained HTML report (tables, plots, every point in detail;
+    /// `-`: stdout; a FIFO or device is written in place, never replaced).
     #[arg(long, value_name = "FILE")]
     pub export_html: Option<PathBuf>,
 }

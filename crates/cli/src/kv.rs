@@ -39,12 +39,12 @@ Examples:
   xferbench kv client 100 10 --seed 42
   xferbench kv client 0 10 --server memfd:4242:5:1035
 
-OUTER 0 runs until Ctrl-C, which ends the run and keeps it (exit 0). The summary line \
+OUTER 0 runs until Ctrl-C, which ends the run and keeps it (exit 130). The summary line \
 and --json are drawn from the result document: the requests are its messages, the \
 mismatched replies its corrupt ones.
 
 Exit status: 0 success, 1 failure, 2 bad usage, 3 a reply failed verification, 128+N \
-a finite client (OUTER > 0) stopped by signal N.")]
+stopped by signal N (130 SIGINT, 143 SIGTERM), a visitor (OUTER 0) included.")]
     Client(KvClientArgs),
 }
 

@@ -32,6 +32,9 @@ pub fn run(args: &LimitsArgs) -> Result<u8> {
     } else {
         Depth::Full
     };
+    // A signal does not cut a probe short (the full set takes a few seconds): the
+    // limits measured are printed, and the exit status says the run was stopped.
+    let _stop = crate::stop::stop_flag()?;
     let measured = limits::measure(depth);
     if let Some(w) = measured.build.as_ref().and_then(|b| b.warning()) {
         eprintln!("warning: {w}");
@@ -55,6 +58,13 @@ pub fn run(args: &LimitsArgs) -> Result<u8> {
                  xferbench's own message buffers start on a page and avoid it."
             )?;
         }
+    }
+    if crate::stop::received() {
+        eprintln!(
+            "interrupted ({}): the limits measured are printed",
+            crate::stop::received_name()
+        );
+        return Ok(crate::stop::interrupted_status());
     }
     Ok(0)
 }

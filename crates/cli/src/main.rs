@@ -41,6 +41,8 @@ fn main() -> ExitCode {
     } else {
         logging::init(cli.verbose);
     }
+    // A hidden role's parent judges its status itself (it stops some with SIGINT).
+    let users_command = !cli.command.is_role();
     let code = match cli.command {
         cli::Command::Peer => {
             let _span = tracing::info_span!("peer", pid = std::process::id()).entered();
@@ -113,6 +115,16 @@ fn main() -> ExitCode {
     };
     // What is still buffered goes out now, where a failure can still be reported.
     let code = code.and_then(|c| out::flush().map(|()| c).map_err(Into::into));
+    // A command stopped by a signal exits 128 + N whatever it did after it: kept its
+    // finished results, or failed because the signal cut something short.
+    let code = match code {
+        Ok(c) if users_command && stop::received() && c < 128 => Ok(stop::interrupted_status()),
+        Err(e) if users_command && stop::received() && !out::is_closed(&e) => {
+            let _ = writeln!(std::io::stderr(), "error: {}", exit::chain(&e));
+            Ok(stop::interrupted_status())
+        }
+        code => code,
+    };
     match code {
         Ok(c) => ExitCode::from(c),
         Err(e) if out::is_closed(&e) => ExitCode::SUCCESS,

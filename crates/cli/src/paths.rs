@@ -7,14 +7,40 @@
 
 use std::path::{Path, PathBuf};
 
-/// An output file of `flag` (`--export-json`): refused when it is a folder, when its
-/// folder does not exist or takes no new file.
+/// An output file of `flag` (`--export-json`), where it leads
+/// ([`xferbench_report::output::target`]): `-` (stdout) is always fine; a regular file
+/// (or a new one, or a symbolic link's target) is refused when its folder does not
+/// exist or takes no new file; an existing FIFO, device or socket when it cannot be
+/// opened for writing; a folder always.
 pub fn file(flag: &str, given: &Path) -> Result<(), String> {
+    use xferbench_report::output::{Target, target};
     let at = |why: String| format!("{flag} {}: {why}", given.display());
-    if given.is_dir() {
-        return Err(at("is a folder; give a file name".into()));
+    match target(given) {
+        Ok(Target::Stdout) => Ok(()),
+        Ok(Target::Replace(path)) => probe_folder(parent(&path)).map_err(at),
+        Ok(Target::InPlace(path)) => writable_in_place(&path).map_err(at),
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => {
+            Err(at("is a folder; give a file name".into()))
+        }
+        Err(e) => Err(at(e.to_string())),
     }
-    probe_folder(parent(given)).map_err(at)
+}
+
+/// An existing FIFO, device or socket that is written in place. A FIFO is not
+/// opened (that waits for its reader, who may come later); a socket cannot be
+/// opened at all.
+fn writable_in_place(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = std::fs::metadata(path)
+        .map_err(|e| e.to_string())?
+        .file_type();
+    if kind.is_socket() {
+        return Err("is a socket; give a file, a FIFO or a device".into());
+    }
+    if kind.is_fifo() {
+        return Ok(());
+    }
+    appendable(path)
 }
 
 /// A file the program derives from the user's `given` path for `flag` (the JSON Lines
@@ -39,7 +65,12 @@ pub fn derived(flag: &str, given: &Path, derived: &Path, what: &str) -> Result<(
 /// folder takes new files and, when it exists, it may be written.
 pub fn file_in_place(flag: &str, given: &Path) -> Result<(), String> {
     file(flag, given)?;
-    appendable(given).map_err(|why| format!("{flag} {}: {why}", given.display()))
+    match xferbench_report::output::target(given) {
+        Ok(xferbench_report::output::Target::Replace(path)) => {
+            appendable(&path).map_err(|why| format!("{flag} {}: {why}", given.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// An output folder of `flag` (`--out DIR`): an existing folder that takes new files,

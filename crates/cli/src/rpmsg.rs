@@ -221,11 +221,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     }
     let jsonl_stdout = a.jsonl.as_deref() == Some(std::path::Path::new("-"));
     if let Some(path) = a.jsonl.as_ref().filter(|_| !jsonl_stdout) {
-        let lines = || -> std::io::Result<()> {
-            let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-            write_lines(&mut f, point)?;
-            f.flush()
-        };
+        let lines = || xferbench_report::write_atomic(path, |mut w| write_lines(&mut w, point));
         if let Err(e) = lines() {
             outputs_failed = true;
             eprintln!("error: cannot write --jsonl {}: {e}", path.display());

@@ -35,10 +35,12 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
                     xferbench_lab::clock::note_continued();
                     continue;
                 }
+                // Recorded before the flag is raised, so whoever sees the flag reads
+                // the signal.
+                let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
                 if flag.swap(true, Ordering::SeqCst) {
                     std::process::exit(128 + signal);
                 }
-                let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
             }
         })
         .context("cannot start the signal thread")?;
@@ -52,6 +54,12 @@ pub fn interrupted_status() -> u8 {
         0 => (128 + SIGINT) as u8,
         s => (128 + s) as u8,
     }
+}
+
+/// Whether a stopping signal was received (after [`stop_flag`] installed the
+/// handler; before, the signal's default action ends the process).
+pub fn received() -> bool {
+    RECEIVED.load(Ordering::SeqCst) != 0
 }
 
 /// The name of the stopping signal received, for messages.

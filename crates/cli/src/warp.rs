@@ -215,7 +215,7 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
         "served {} connections: {} reads, {} writes, {} bad LCRC, {} bad frames, {} closed on bad input",
         stats.connections, t.reads, t.writes, t.bad_lcrc, t.bad_frames, stats.closed_on_error
     );
-    Ok(0)
+    Ok(crate::stop::interrupted_status())
 }
 
 /// Pins every thread of this process to `cpu` (threads started later inherit it).

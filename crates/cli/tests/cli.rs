@@ -1708,3 +1708,389 @@ mod conventions {
             .code(1);
     }
 }
+
+/// Every command that runs until it is done or stopped exits 128 + N when signal N
+/// stops it (130 for Ctrl-C), having kept what it finished.
+mod signals {
+    use rustix::process::{Pid, Signal, kill_process};
+    use std::io::{BufRead, BufReader};
+    use std::process::{Child, Command, Output, Stdio};
+    use std::time::{Duration, Instant};
+
+    fn spawn(args: &[&str]) -> Child {
+        Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// Whether `pid` catches SIGINT: its handler is installed (`SigCgt`, bit N − 1 for
+    /// signal N, in `/proc/PID/status`).
+    fn catches_sigint(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << (Signal::INT.as_raw() - 1)) != 0)
+    }
+
+    /// Waits until `child` catches SIGINT, lets it work for `settle`, sends `sig`, and
+    /// returns how it ended.
+    fn stop(mut child: Child, settle: Duration, sig: Signal) -> Output {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !catches_sigint(child.id()) {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the command ended before it caught SIGINT"
+            );
+            assert!(Instant::now() < deadline, "SIGINT is never caught");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(settle);
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the command ended before the signal; give it more work"
+        );
+        let _ = kill_process(Pid::from_raw(child.id() as i32).unwrap(), sig);
+        child.wait_with_output().unwrap()
+    }
+
+    /// `args` stopped by Ctrl-C after `settle`: exit 130; its stdout.
+    fn ctrl_c(args: &[&str], settle: Duration) -> String {
+        let out = stop(spawn(args), settle, Signal::INT);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    }
+
+    /// A `kv serve` or `warp serve` running until dropped; the first line of its
+    /// stdout (its announcement), or of its stderr when `on_stderr`.
+    struct Server(Child, String);
+
+    impl Server {
+        fn start(args: &[&str], on_stderr: bool) -> Server {
+            let mut child = spawn(args);
+            let mut line = String::new();
+            let read = if on_stderr {
+                BufReader::new(child.stderr.take().unwrap()).read_line(&mut line)
+            } else {
+                BufReader::new(child.stdout.take().unwrap()).read_line(&mut line)
+            };
+            read.unwrap();
+            Server(child, line.trim().to_string())
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// What a stopped run keeps is checked in `robustness` (`stopped_by`).
+    #[test]
+    fn run_exits_130() {
+        ctrl_c(
+            &[
+                "run",
+                "stream",
+                "-t",
+                "pipe",
+                "-s",
+                "64",
+                "-d",
+                "0.05",
+                "-r",
+                "1000",
+                "-w",
+                "0",
+                "--peer",
+                "thread",
+                "--no-limits",
+                "--no-history",
+            ],
+            Duration::from_millis(300),
+        );
+    }
+
+    #[test]
+    fn study_exits_130() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("study");
+        ctrl_c(
+            &[
+                "study",
+                "rpmsg",
+                "--quick",
+                "--allow-debug",
+                "--no-limits",
+                "--no-history",
+                "-q",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            Duration::from_millis(500),
+        );
+        assert!(
+            out.join("results.json").is_file(),
+            "the study folder is kept"
+        );
+    }
+
+    #[test]
+    fn serve_exits_130() {
+        ctrl_c(&["serve", "--listen", "127.0.0.1:0"], Duration::ZERO);
+    }
+
+    #[test]
+    fn warp_serve_exits_130_and_sigterm_143() {
+        ctrl_c(&["warp", "serve", "--port", "0"], Duration::ZERO);
+        let out = stop(
+            spawn(&["warp", "serve", "--port", "0"]),
+            Duration::ZERO,
+            Signal::TERM,
+        );
+        assert_eq!(out.status.code(), Some(143));
+    }
+
+    #[test]
+    fn warp_client_exits_130() {
+        // "memory mock listening on ADDR (Ctrl-C to stop)", on stderr.
+        let server = Server::start(&["warp", "serve", "--port", "0"], true);
+        let addr = server
+            .1
+            .split_once("listening on ")
+            .and_then(|(_, rest)| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("no address in {:?}", server.1))
+            .to_string();
+        ctrl_c(
+            &[
+                "warp",
+                "client",
+                "--connect",
+                &addr,
+                "-n",
+                "1000000000",
+                "--no-history",
+            ],
+            Duration::from_millis(300),
+        );
+    }
+
+    #[test]
+    fn kv_serve_exits_130() {
+        ctrl_c(&["kv", "serve", "-n", "1"], Duration::ZERO);
+    }
+
+    #[test]
+    fn kv_client_until_stopped_exits_130_and_keeps_its_run() {
+        let server = Server::start(&["kv", "serve", "-n", "1"], false);
+        let name = server
+            .1
+            .strip_prefix("serving on ")
+            .unwrap_or_else(|| panic!("no announcement: {:?}", server.1))
+            .to_string();
+        let stdout = ctrl_c(
+            &["kv", "client", "--server", &name, "--no-history", "0", "10"],
+            Duration::from_millis(300),
+        );
+        assert!(stdout.contains("interrupted"), "{stdout}");
+    }
+
+    #[test]
+    fn daq_exits_130() {
+        ctrl_c(
+            &[
+                "daq",
+                "b0",
+                "-S",
+                "30000",
+                "-l",
+                "100000000",
+                "--no-history",
+            ],
+            Duration::from_millis(300),
+        );
+    }
+
+    #[test]
+    fn rpmsg_exits_130() {
+        ctrl_c(
+            &[
+                "rpmsg",
+                "--transfer",
+                "64KB",
+                "-r",
+                "1000000",
+                "-w",
+                "0",
+                "--no-limits",
+            ],
+            Duration::from_millis(300),
+        );
+    }
+
+    #[test]
+    fn limits_exits_130_and_prints_what_it_measured() {
+        let stdout = ctrl_c(&["limits"], Duration::ZERO);
+        assert!(!stdout.is_empty());
+    }
+
+    #[test]
+    fn ab_exits_130() {
+        ctrl_c(
+            &[
+                "ab",
+                "--no-callgrind",
+                "-r",
+                "1000",
+                "-w",
+                "0",
+                "sleep 0.05",
+                "sleep 0.05",
+            ],
+            Duration::from_millis(300),
+        );
+    }
+
+    #[test]
+    fn check_exits_130() {
+        ctrl_c(
+            &["check", "-t", "pipe,unix,tcp,shm"],
+            Duration::from_millis(200),
+        );
+    }
+
+    #[test]
+    fn profile_exits_130() {
+        if super::common::skip_without_perf_record() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        ctrl_c(
+            &[
+                "profile",
+                "--out",
+                dir.path().to_str().unwrap(),
+                "--",
+                "sleep",
+                "30",
+            ],
+            Duration::from_millis(500),
+        );
+    }
+}
+
+/// Exports never replace what is not a regular file: a device, a FIFO, a symbolic
+/// link (its target is written), stdout (`-`).
+mod export_targets {
+    use super::support::xferbench;
+    use predicates::prelude::*;
+    use std::os::unix::fs::FileTypeExt as _;
+
+    /// A small run with `extra` flags.
+    fn run(extra: &[&str]) -> assert_cmd::assert::Assert {
+        xferbench()
+            .args([
+                "run",
+                "stream",
+                "-t",
+                "pipe",
+                "-s",
+                "64",
+                "-n",
+                "100",
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "--peer",
+                "thread",
+                "--no-limits",
+                "--no-history",
+                "-q",
+            ])
+            .args(extra)
+            .assert()
+    }
+
+    #[test]
+    fn an_export_to_dev_full_fails_and_the_device_stays() {
+        run(&["--export-md", "/dev/full"])
+            .code(1)
+            .stderr(predicate::str::contains("No space left on device"));
+        let kind = std::fs::symlink_metadata("/dev/full").unwrap().file_type();
+        assert!(kind.is_char_device());
+    }
+
+    #[test]
+    fn an_export_to_dev_null_succeeds_and_the_device_stays() {
+        run(&["--export-json", "/dev/null", "--export-html", "/dev/null"]).success();
+        let kind = std::fs::symlink_metadata("/dev/null").unwrap().file_type();
+        assert!(kind.is_char_device());
+        assert!(!std::path::Path::new("/dev/null.jsonl").exists());
+    }
+
+    #[test]
+    fn an_export_through_a_symlink_writes_its_target_and_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("r.csv");
+        let link = dir.path().join("latest.csv");
+        std::os::unix::fs::symlink("r.csv", &link).unwrap();
+        run(&["--export-csv", link.to_str().unwrap()]).success();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert!(
+            std::fs::read_to_string(&target)
+                .unwrap()
+                .starts_with("index,")
+        );
+    }
+
+    #[test]
+    fn an_export_to_a_fifo_reaches_its_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("r.json");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        run(&["--export-json", fifo.to_str().unwrap()]).success();
+        let doc: serde_json::Value = serde_json::from_str(&reader.join().unwrap()).unwrap();
+        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        // Nothing beside it: no journal, no temporary file.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_export_to_a_dash_goes_to_stdout() {
+        let out = run(&["--export-json", "-"]).success();
+        let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(doc["points"].as_array().unwrap().len(), 1);
+        assert!(!std::path::Path::new("-").exists());
+        assert!(!std::path::Path::new("-.jsonl").exists());
+    }
+}

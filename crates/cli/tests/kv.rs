@@ -275,9 +275,10 @@ fn a_client_finds_its_server_while_a_visitor_holds_the_same_objects() {
 }
 
 /// A visitor (`OUTER` 0) runs until Ctrl-C; the run Ctrl-C ends is its result: kept
-/// in the document, exported, recorded in the history, and the exit status is 0.
+/// in the document, exported, recorded in the history, and the exit status is 130
+/// (128 + SIGINT), as for every command a signal stops.
 #[test]
-fn a_visitor_ended_by_ctrl_c_keeps_its_run_exports_and_records_it() {
+fn a_visitor_ended_by_ctrl_c_keeps_its_run_exports_and_records_it_and_exits_130() {
     let _one = one_server();
     let serve = Serve::start("sharded", 1);
     let dir = tempfile::tempdir().unwrap();
@@ -311,7 +312,7 @@ fn a_visitor_ended_by_ctrl_c_keeps_its_run_exports_and_records_it() {
     let out = visitor.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stdout}{stderr}");
     assert!(
         stdout.contains("requests in") && stdout.contains("0 mismatches, interrupted"),
         "{stdout}"

@@ -9,8 +9,8 @@ use xferbench_plugin::abi::*;
 
 fn c_layout() -> Option<Vec<(String, usize)>> {
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
-    let dir = std::env::temp_dir().join(format!("xferbench-abi-layout-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let src = dir.join("layout.c");
     let mut body = String::from(
         "#include <stdio.h>\n#include <stddef.h>\n#include <xferbench/plugin.h>\n\
@@ -49,7 +49,6 @@ fn c_layout() -> Option<Vec<(String, usize)>> {
         String::from_utf8_lossy(&built.stderr)
     );
     let out = Command::new(&exe).output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     Some(
         String::from_utf8(out.stdout)
             .unwrap()
@@ -156,8 +155,8 @@ fn every_structure_has_the_headers_size_and_offsets() {
 #[test]
 fn the_header_compiles_as_c_plus_plus_and_pedantic_c() {
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../include");
-    let dir = std::env::temp_dir().join(format!("xferbench-abi-cxx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let src = dir.join("only.c");
     std::fs::write(
         &src,
@@ -187,7 +186,6 @@ fn the_header_compiles_as_c_plus_plus_and_pedantic_c() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

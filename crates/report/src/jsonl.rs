@@ -15,14 +15,30 @@ use xferbench_lab::result::{Context, PointResult, ResultDoc, SCHEMA_VERSION, Str
 pub struct JsonLinesWriter {
     path: PathBuf,
     file: File,
+    /// Whether the file is a regular one, which is synced after each line (a FIFO,
+    /// a device or stdout cannot be).
+    sync: bool,
 }
 
 impl JsonLinesWriter {
-    /// Creates (or truncates) the file.
+    /// Creates (or truncates) the file, written in place line by line: `-` is
+    /// stdout; a symbolic link is followed and kept; a FIFO or a device is opened
+    /// and written, never replaced (see [`crate::output`]).
     pub fn create(path: &Path) -> std::io::Result<Self> {
+        use std::os::fd::AsFd as _;
+        let file = match crate::output::target(path)? {
+            crate::output::Target::Stdout => {
+                File::from(std::io::stdout().as_fd().try_clone_to_owned()?)
+            }
+            crate::output::Target::Replace(p) => File::create(p)?,
+            crate::output::Target::InPlace(p) => {
+                std::fs::OpenOptions::new().append(true).open(p)?
+            }
+        };
         Ok(Self {
             path: path.to_path_buf(),
-            file: File::create(path)?,
+            sync: file.metadata()?.is_file(),
+            file,
         })
     }
 
@@ -35,7 +51,10 @@ impl JsonLinesWriter {
         let mut line = serde_json::to_vec(r)?;
         line.push(b'\n');
         self.file.write_all(&line)?;
-        self.file.sync_data()
+        if self.sync {
+            self.file.sync_data()?;
+        }
+        Ok(())
     }
 }
 
@@ -101,9 +120,8 @@ mod tests {
 
     #[test]
     fn a_stream_cut_short_keeps_its_finished_points() {
-        let dir = std::env::temp_dir().join(format!("xferbench-jsonl-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("r.jsonl");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
         let doc = fixture::stream_doc();
         let mut w = JsonLinesWriter::create(&path).unwrap();
         w.sweep_started(&doc.context, &[]).unwrap();
@@ -114,6 +132,35 @@ mod tests {
         let back = read(&path).unwrap();
         assert_eq!(back.points, vec![doc.points[0].clone()]);
         assert!(matches!(back.outcome, Outcome::Failed { .. }));
-        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_fifo_is_written_in_place_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("r.jsonl");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+        };
+        let doc = fixture::stream_doc();
+        let mut w = JsonLinesWriter::create(&fifo).unwrap();
+        w.sweep_started(&doc.context, &[]).unwrap();
+        w.point_finished(&doc.points[0]).unwrap();
+        drop(w);
+        assert_eq!(reader.join().unwrap().lines().count(), 2);
+        use std::os::unix::fs::FileTypeExt as _;
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    #[test]
+    fn dev_full_is_an_error() {
+        let doc = fixture::stream_doc();
+        let mut w = JsonLinesWriter::create(Path::new("/dev/full")).unwrap();
+        assert!(w.sweep_started(&doc.context, &[]).is_err());
     }
 }

@@ -25,6 +25,7 @@ pub mod jsonl;
 pub mod limits;
 pub mod machine;
 pub mod markdown;
+pub mod output;
 pub mod plot;
 pub mod profile;
 pub mod progress;
@@ -51,12 +52,34 @@ pub fn export_to_path(
     write_atomic(path, |w| exporter.export(doc, w))
 }
 
-/// Writes a file atomically: `body` writes a temporary file with an unpredictable name
-/// (`tempfile`) in `path`'s folder, which is synced, renamed over `path`, and the
-/// folder synced, so a crash or power loss leaves either the old file or the whole new
-/// one, never half a file. The new file gets the permissions a plain create would
-/// (0666 less the umask). On an error the temporary file is removed.
+/// Writes an output file the way every export, report page and study file is
+/// written. Where the output goes ([`output::Target`]):
+///
+/// - `-` is stdout, written directly; a closed stdout (`| head`) is not an error.
+/// - A symbolic link is followed to its final target, which is written as below; the
+///   link stays in place (a dangling link gets its target created).
+/// - A regular file, or a path where nothing exists yet, is written atomically:
+///   `body` writes a temporary file with an unpredictable name (`tempfile`) in the
+///   folder of the file, which is synced, renamed over it, and the folder synced, so a
+///   crash or power loss leaves either the old file or the whole new one, never half a
+///   file. The new file gets the permissions a plain create would (0666 less the
+///   umask). On an error the temporary file is removed.
+/// - Anything else that exists (a FIFO, a character or block device, a socket) is
+///   opened for writing and written directly, never replaced, and any write error
+///   (`ENOSPC` of `/dev/full`) is returned. A folder is an error.
 pub fn write_atomic(
+    path: &std::path::Path,
+    body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    match output::target(path)? {
+        output::Target::Stdout => output::write_stdout(body),
+        output::Target::InPlace(path) => output::write_in_place(&path, body),
+        output::Target::Replace(path) => replace(&path, body),
+    }
+}
+
+/// Writes a regular file (or a new one) through a renamed temporary file.
+fn replace(
     path: &std::path::Path,
     body: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {

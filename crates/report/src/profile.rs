@@ -138,7 +138,8 @@ mod tests {
 
     #[test]
     fn every_output_is_written_and_the_svg_names_the_functions() {
-        let dir = std::env::temp_dir().join(format!("xferbench-prof-test-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("profile");
         let f = Folded::parse("t;main;crc32 7\nt;main;copy 3\n");
         let paths = write_outputs(&dir, &f, "test").unwrap();
         assert_eq!(paths.len(), 5);
@@ -147,6 +148,5 @@ mod tests {
         let md = std::fs::read_to_string(dir.join("top-functions.md")).unwrap();
         assert!(md.contains("| 1 | `crc32` | 70.0 % | 70.0 % |"), "{md}");
         assert!(md.contains("| 3 | `main` | 0.0 % | 100.0 % |"), "{md}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use xferbench_transports::conformance::{Check, Verdict, run};
 use xferbench_transports::plugin::{PluginHost, PluginTransport};
 use xferbench_transports::{Params, Transport};
@@ -14,31 +13,28 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Builds `examples/plugins/<dir>/*.c` into a shared library, once per test binary.
-fn build(dir: &str, libs: &[&str]) -> Option<PathBuf> {
-    static OUT: OnceLock<PathBuf> = OnceLock::new();
-    let out = OUT.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("xb-plugins-test-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    });
-    let lib = out.join(format!("libxb_{}.so", dir.replace('-', "_")));
-    if lib.exists() {
-        return Some(lib);
-    }
+/// Builds `examples/plugins/<dir>/*.c` into a shared library in a temporary folder,
+/// removed when the returned guard drops (at the end of the test, passed or failed).
+fn build(dir: &str, libs: &[&str]) -> Option<(tempfile::TempDir, PathBuf)> {
+    let out = tempfile::Builder::new()
+        .prefix("xb-plugins-test-")
+        .tempdir()
+        .unwrap();
+    let lib = out
+        .path()
+        .join(format!("libxb_{}.so", dir.replace('-', "_")));
     let sources: Vec<PathBuf> = std::fs::read_dir(root().join("examples/plugins").join(dir))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
         .collect();
-    let tmp = out.join(format!("{dir}.tmp.so"));
     let r = Command::new("cc")
         .args([
             "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
         ])
         .arg(root().join("include"))
         .arg("-o")
-        .arg(&tmp)
+        .arg(&lib)
         .args(&sources)
         .args(libs)
         .output();
@@ -55,10 +51,7 @@ fn build(dir: &str, libs: &[&str]) -> Option<PathBuf> {
             }
             panic!("building {dir} failed:\n{stderr}");
         }
-        Ok(_) => {
-            std::fs::rename(&tmp, &lib).unwrap();
-            Some(lib)
-        }
+        Ok(_) => Some((out, lib)),
     }
 }
 
@@ -86,7 +79,7 @@ fn suite(lib: &Path, params: &[(&str, &str)]) {
 
 #[test]
 fn the_pipe_example_conforms() {
-    if let Some(lib) = build("pipe", &[]) {
+    if let Some((_dir, lib)) = build("pipe", &[]) {
         suite(&lib, &[]);
         suite(&lib, &[("wait", "poll")]);
     }
@@ -94,7 +87,7 @@ fn the_pipe_example_conforms() {
 
 #[test]
 fn the_posix_mq_example_conforms() {
-    if let Some(lib) = build("posix-mq", &["-lrt"]) {
+    if let Some((_dir, lib)) = build("posix-mq", &["-lrt"]) {
         suite(&lib, &[]);
         suite(&lib, &[("depth", "2"), ("max_message", "64")]);
     }
@@ -102,7 +95,7 @@ fn the_posix_mq_example_conforms() {
 
 #[test]
 fn the_zeromq_example_conforms() {
-    if let Some(lib) = build("zeromq", &["-lzmq"]) {
+    if let Some((_dir, lib)) = build("zeromq", &["-lzmq"]) {
         suite(&lib, &[]);
         suite(&lib, &[("hwm", "4")]);
     }

@@ -79,7 +79,11 @@ pub fn run(args: &RunArgs) -> Result<u8> {
     if let Some(req) = &config.options.profile {
         export_failed |= !crate::profile::render_run_profiles(req, &doc, out.quiet);
     }
-    if let (Some((path, true)), false) = (&out.jsonl, export_failed) {
+    // The journal derived from --export-json goes once the export is written; only a
+    // regular file (never a link, a FIFO or a device someone put in its place).
+    if let (Some((path, true)), false) = (&out.jsonl, export_failed)
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+    {
         let _ = std::fs::remove_file(path);
     }
     crate::history::record(&args.record, &doc, out.quiet);

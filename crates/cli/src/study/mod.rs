@@ -471,7 +471,7 @@ fn write_top5(
             top.replace('|', "\\|")
         ));
     }
-    std::fs::write(out.join("profile-top5.md"), md)?;
+    xferbench_report::write_atomic(&out.join("profile-top5.md"), |w| w.write_all(md.as_bytes()))?;
     Ok(())
 }
 

@@ -249,14 +249,13 @@ totals: 1000 300 200 10 20 5 3 4 1
 
     #[test]
     fn a_directory_sums_every_process_and_skips_empty_files() {
-        let dir = std::env::temp_dir().join(format!("xferbench-cg-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         std::fs::write(dir.join("callgrind.out.1"), FIXTURE).unwrap();
         std::fs::write(dir.join("callgrind.out.2"), FIXTURE).unwrap();
         std::fs::write(dir.join("callgrind.out.3"), "").unwrap();
         std::fs::write(dir.join("unrelated.txt"), "x").unwrap();
-        let sum = sum_dir(&dir);
-        std::fs::remove_dir_all(&dir).unwrap();
+        let sum = sum_dir(dir);
         let sum = sum.unwrap();
         assert_eq!(sum["Ir"], 2000.0);
         assert_eq!(sum["DLmw"], 2.0);

@@ -919,8 +919,8 @@ mod tests {
         .unwrap_err();
         assert!(e.is_usage());
         assert_eq!(e.to_string(), "plugin /no/such/libxb.so: no such file");
-        let dir = std::env::temp_dir().join(format!("xb-plugin-unit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
         let text = dir.join("notes.txt");
         std::fs::write(&text, "hello, this is not a library\n").unwrap();
         let e = PluginTransport::open(
@@ -942,6 +942,5 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("is a directory"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
