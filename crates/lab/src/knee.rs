@@ -177,6 +177,12 @@ pub fn search(
         runs: 1,
         ..opts.clone()
     };
+    // The machine's limits are measured around the first probe only: a probe is a
+    // second long, the limits a few seconds.
+    let later_opts = RunOptions {
+        watch: None,
+        ..probe_opts.clone()
+    };
     let planned: Vec<PlannedPoint> = bases
         .iter()
         .map(|b| PlannedPoint {
@@ -240,7 +246,9 @@ pub fn search(
             for r in relays.iter_mut() {
                 refs.push(r);
             }
-            let one = run_sweep(doc.context.clone(), &[spec], &probe_opts, stop, &mut refs);
+            let first = doc.points.is_empty() && doc.failed.is_empty();
+            let opts = if first { &probe_opts } else { &later_opts };
+            let one = run_sweep(doc.context.clone(), &[spec], opts, stop, &mut refs);
             if doc.context.limits.is_none() {
                 doc.context.limits = one.context.limits.clone();
             }

@@ -140,7 +140,17 @@ impl ChannelSpec {
             WorkloadKind::Load if self.load.is_some_and(|l| l.echo) => {
                 xferbench_transports::Traffic::round_trips(self.size)
             }
-            WorkloadKind::Load => xferbench_transports::Traffic::stream(self.size),
+            // One way at a rate: as many messages in flight as the offered rate sends
+            // in 100 µs (a burst at least), so that a transport sizing its buffers to
+            // the traffic keeps a slow link's ring small, and so hot, and a fast
+            // one's large enough to ride out a receiver's hiccup.
+            WorkloadKind::Load => xferbench_transports::Traffic {
+                largest: self.size,
+                in_flight: self.load.map(|l| {
+                    let per_100us = (l.rate * 1e-4).ceil() as usize;
+                    per_100us.max(l.burst as usize).max(1)
+                }),
+            },
         }
     }
 }

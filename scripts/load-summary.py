@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The tables of docs/load.md from the result files of scripts/load-data.sh.
+
+    scripts/load-summary.py [DIR]      (DIR defaults to docs/data/load)
+
+Writes DIR/summary.md: the knees, each curve at 10/50/90 % of its knee (alone and
+beside a memory neighbour), one way against ping-pong, and the search against the
+dense sweep. Every figure is a median over a point's runs, read from the JSON files.
+"""
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+
+d = sys.argv[1] if len(sys.argv) > 1 else "docs/data/load"
+
+
+def load(name):
+    with open(os.path.join(d, name)) as f:
+        return json.load(f)
+
+
+def med(p, fig):
+    s = p["summary"].get(fig)
+    return None if s is None else s["median"]
+
+
+def ns(v):
+    if v is None:
+        return "-"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if v >= scale:
+            x = v / scale
+            return f"{x:.3g} {unit}" if x < 100 else f"{x:.0f} {unit}"
+    return f"{v:.0f} ns"
+
+
+def rate(v):
+    if v is None:
+        return "-"
+    for unit, scale in (("M/s", 1e6), ("k/s", 1e3)):
+        if v >= scale:
+            x = v / scale
+            return f"{x:.3g} {unit}" if x < 100 else f"{x:.0f} {unit}"
+    return f"{v:.0f} /s"
+
+
+def size(b):
+    b = int(b)
+    return f"{b // 1024} KiB" if b >= 1024 else f"{b} B"
+
+
+def pacing(p):
+    """The pacing target: achieved within 1 % of offered, and the sender's lag p99
+    under 10 % of the gap between its messages."""
+    offered, achieved = med(p, "offered_per_s"), med(p, "messages_per_s")
+    lag = med(p, "behind_p99_ns")
+    gap_ns = 1e9 * int(p["channels"]) / offered
+    kept = abs(achieved / offered - 1) <= 0.01
+    on_time = lag < 0.1 * gap_ns
+    return f"{achieved / offered * 100:.1f} %, lag {lag / gap_ns * 100:.0f} % of gap" + (
+        " ✓" if kept and on_time else ""
+    )
+
+
+def transport(t):
+    return t.split(":")[-1] if t.startswith("plugin:") else t
+
+
+def context_line(doc, name):
+    c = doc["context"]
+    load = c.get("load") or {}
+    b = c.get("build") or {}
+    return (
+        f"`{name}`: {c['cpu_model']}, {c['cores']} CPUs, kernel {c['kernel']}, "
+        f"{b.get('profile', '?')} build, load average {load.get('load_1m_start', '?')} at the start; "
+        f"{load.get('contended_points', 0)} of {load.get('points', len(doc['points']))} points contended"
+    )
+
+
+out = []
+knees = load("knees.json")
+out.append("## Knees (`--rate auto`)\n")
+out.append(context_line(knees, "knees.json") + "\n")
+out.append("| transport | size | knee | first rate not sustained | reference p99 at 1 k/s | probes | search time |")
+out.append("|---|--:|--:|--:|--:|--:|--:|")
+for k in knees["knees"]:
+    p = k["params"]
+    out.append(
+        f"| {transport(p['transport'])} | {size(p['size'])} | {rate(k['knee_per_s'])} | "
+        f"{rate(k['above_per_s'])} | {ns(k['low_p99_ns'])} | {k['points']} | {k.get('seconds', 0):.1f} s |"
+    )
+
+for kind, title in (("fractions", "alone"), ("neighbours", "beside one `memory:1` neighbour")):
+    files = sorted(glob.glob(os.path.join(d, f"{kind}-*.json")))
+    if not files:
+        continue
+    out.append(f"\n## At 10, 50 and 90 % of each knee, {title}\n")
+    out.append("Medians of 5 interleaved runs per point.\n")
+    cols = "| transport | size | offered | achieved | p50 | p99 | p99.9 | max | behind p99 | pacing | contended |"
+    if kind == "neighbours":
+        cols = cols + " neighbour CPUs |"
+    out.append(cols)
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|--|--:|" + ("--:|" if kind == "neighbours" else ""))
+    for f in files:
+        doc = load(os.path.basename(f))
+        for p in doc["points"]:
+            row = (
+                f"| {transport(p['params']['transport'])} | {size(p['size_bytes'])} | "
+                f"{rate(med(p, 'offered_per_s'))} | {rate(med(p, 'messages_per_s'))} | "
+                f"{ns(med(p, 'latency_p50_ns'))} | {ns(med(p, 'latency_p99_ns'))} | "
+                f"{ns(med(p, 'latency_p999_ns'))} | {ns(med(p, 'latency_max_ns'))} | "
+                f"{ns(med(p, 'behind_p99_ns'))} | {pacing(p)} | "
+                f"{'yes' if (p.get('contention') or {}).get('contended') else 'no'} |"
+            )
+            if kind == "neighbours":
+                row += f" {med(p, 'neighbours_cpus') or 0:.2f} |"
+            out.append(row)
+    out.append("")
+    out.append(context_line(load(os.path.basename(files[0])), os.path.basename(files[0])))
+
+pairs = []
+for i in range(1, 10):
+    try:
+        pp = load(f"physics-pingpong-{i}.json")["points"][0]
+        ld = load(f"physics-load-{i}.json")["points"][0]
+    except FileNotFoundError:
+        break
+    pairs.append((med(pp, "latency_p50_ns"), med(ld, "latency_p50_ns"), med(ld, "behind_p99_ns")))
+if pairs:
+    out.append("\n## One way against a round trip (shm, 64 B, `wait=spin`, `--pin`)\n")
+    out.append("Each pair: `run pingpong -n 20000`, then `run load --rate 10k -n 20000`, in turn.\n")
+    out.append("| pair | ping-pong p50 | load one-way p50 | ratio | load behind p99 |")
+    out.append("|--:|--:|--:|--:|--:|")
+    for i, (a, b, lag) in enumerate(pairs, 1):
+        out.append(f"| {i} | {ns(a)} | {ns(b)} | {b / a:.2f} | {ns(lag)} |")
+    ratios = [b / a for a, b, _ in pairs]
+    out.append(f"\nMedian ratio {statistics.median(ratios):.2f}, range {min(ratios):.2f}–{max(ratios):.2f}.")
+
+try:
+    auto = load("search-auto.json")
+    dense = load("search-dense.json")
+    times = open(os.path.join(d, "load.txt")).read()
+    m = re.search(r"search: auto ([\d.]+) s, dense ([\d.]+) s", times)
+    ka = auto["knees"][0]
+    kd = dense["knees"][0]
+    out.append("\n## `--rate auto` against a dense sweep (unix, 64 B)\n")
+    out.append("| method | knee | first rate not sustained | points | wall time |")
+    out.append("|---|--:|--:|--:|--:|")
+    ta, td = (float(m.group(1)), float(m.group(2))) if m else (None, None)
+    out.append(f"| search | {rate(ka['knee_per_s'])} | {rate(ka['above_per_s'])} | {ka['points']} | {ta:.1f} s |")
+    out.append(f"| sweep of 1 k/s and 16 rates ×1.2 | {rate(kd['knee_per_s'])} | {rate(kd['above_per_s'])} | {kd['points']} | {td:.1f} s |")
+    if ka["knee_per_s"] and kd["knee_per_s"] and ta and td:
+        out.append(
+            f"\nThe search's knee is {ka['knee_per_s'] / kd['knee_per_s']:.2f}× the sweep's, "
+            f"in {ta / td * 100:.0f} % of its time."
+        )
+except FileNotFoundError:
+    pass
+
+with open(os.path.join(d, "summary.md"), "w") as f:
+    f.write("\n".join(out) + "\n")
+print("\n".join(out))
