@@ -252,6 +252,21 @@ pub fn search(
             if doc.context.limits.is_none() {
                 doc.context.limits = one.context.limits.clone();
             }
+            // The machine's load over the whole search: the first probe's start, the
+            // last one's end, every probe's points.
+            match (&mut doc.context.load, &one.context.load) {
+                (None, Some(l)) => doc.context.load = Some(l.clone()),
+                (Some(all), Some(l)) => {
+                    let n = (all.points + l.points).max(1) as f64;
+                    all.others_cpus =
+                        (all.others_cpus * all.points as f64 + l.others_cpus * l.points as f64) / n;
+                    all.steal = (all.steal * all.points as f64 + l.steal * l.points as f64) / n;
+                    all.points += l.points;
+                    all.contended_points += l.contended_points;
+                    all.load_1m_end = l.load_1m_end;
+                }
+                _ => {}
+            }
             // A probe's own contention summary is replaced by one for the search.
             for w in one.warnings {
                 if !w.starts_with("contended:") && !doc.warnings.contains(&w) {
