@@ -71,12 +71,15 @@ def transport(t):
 
 def context_line(doc, name):
     c = doc["context"]
-    load = c.get("load") or {}
     b = c.get("build") or {}
+    contended = sum(1 for p in doc["points"] if (p.get("contention") or {}).get("contended"))
+    load = c.get("load") or {}
+    start = load.get("load_1m_start")
+    start = f", load average {start} at the start" if start is not None else ""
     return (
         f"`{name}`: {c['cpu_model']}, {c['cores']} CPUs, kernel {c['kernel']}, "
-        f"{b.get('profile', '?')} build, load average {load.get('load_1m_start', '?')} at the start; "
-        f"{load.get('contended_points', 0)} of {load.get('points', len(doc['points']))} points contended"
+        f"{b.get('profile', '?')} build{start}; {contended} of {len(doc['points'])} points "
+        f"contended (each point's own record)"
     )
 
 
