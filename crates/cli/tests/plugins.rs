@@ -736,6 +736,6 @@ fn plugins_run_the_load_workload() {
         assert!(p["summary"]["latency_p99_ns"]["median"].as_f64().unwrap() > 0.0);
         assert_eq!(p["integrity"]["corrupt"], 0);
         let achieved = p["summary"]["messages_per_s"]["median"].as_f64().unwrap();
-        assert!(achieved > 1_800.0 && achieved < 2_100.0, "{achieved}");
+        assert!(achieved > 1_000.0 && achieved < 2_100.0, "{achieved}");
     }
 }
