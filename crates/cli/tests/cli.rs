@@ -1336,6 +1336,36 @@ mod profiling {
         assert!(top.contains("serve"), "the peer serves: {top}");
     }
 
+    /// A `load` point is profiled like any other: its receiving peer serves.
+    #[test]
+    fn run_profiles_a_load_point_s_receiver() {
+        let _quiet = super::support::timing_lock();
+        if super::tools::skip_without_perf() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("prof");
+        xferbench()
+            .args(["run", "load", "-t", "pipe", "-s", "64", "--rate", "20k"])
+            .args([
+                "-d",
+                "0.3",
+                "-r",
+                "1",
+                "-w",
+                "0",
+                "-q",
+                "--profile-peer",
+                "peer0",
+            ])
+            .arg(format!("--profile={}", out.display()))
+            .assert()
+            .success();
+        check_outputs(&out.join("point-0"));
+        let top = std::fs::read_to_string(out.join("point-0/top-functions.md")).unwrap();
+        assert!(top.contains("serve"), "the peer serves: {top}");
+    }
+
     #[test]
     fn an_unknown_participant_is_named_with_the_choices() {
         if super::tools::skip_without_perf() {
