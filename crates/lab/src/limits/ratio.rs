@@ -6,6 +6,7 @@
 //! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), `iceoryx2` `wait=spin`, RPMsg `notify=poll` | messages of 1 KiB to 256 KiB: the hand-over round trip at the nearest measured size; smaller ones: the cache-line round trip between the two CPUs | limit round trip ÷ median round trip |
 //! | ping-pong that sleeps: `shm` `wait=block`, `iceoryx2` `wait=event`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
 //! | `pipe` ping-pong | the pipe round trip | pipe round trip ÷ median round trip |
+//! | `load` (one way at a rate) | half the round-trip floor its ping-pong would have | half that round trip ÷ median one-way latency |
 //! | a conversion kernel (`convert`, the SIS8300 study's test 3) | memcpy at the measured size nearest the input bytes | the boards' input rate over the common window ÷ memcpy bandwidth |
 //!
 //! The fraction is always "how much of its limit the point reached", so it is at most
@@ -195,6 +196,30 @@ pub fn fraction(
                 limits,
             )
         }
+        // One way at a rate: half the floor of the same transport's round trip.
+        Some("load") => {
+            let floor = match floor(p("transport")?, params)? {
+                Floor::CacheLine => match limits.handover_near(size_bytes) {
+                    Some(h) => Floor::Handover(h),
+                    None => Floor::CacheLine,
+                },
+                other => other,
+            };
+            let whole = round_trip_fraction(
+                figure::LATENCY[0],
+                median(figure::LATENCY[0])?,
+                floor,
+                limits,
+            )?;
+            Some(LimitFraction::new(
+                format!("half the {}", whole.limit),
+                whole.limit_value / 2.0,
+                "ns",
+                figure::LATENCY[0],
+                whole.figure_value,
+                whole.fraction / 2.0,
+            ))
+        }
         // RPMsg study points: packets echoed over a link.
         None if p("notify").is_some() => {
             let floor = floor(crate::transports::RPMSG, params)?;
@@ -355,6 +380,33 @@ pub(crate) mod tests {
         assert_eq!(f.limit, "memcpy 4 KiB");
         assert!((f.fraction - 0.5).abs() < 1e-12);
         assert_eq!(f.short(), "50 % of memcpy 4 KiB");
+    }
+
+    #[test]
+    fn one_way_at_a_rate_is_held_against_half_its_round_trip_floor() {
+        let one_way = [(figure::LATENCY[0], 100.0)];
+        let l = point(
+            &[("workload", "load"), ("transport", "shm"), ("wait", "spin")],
+            &one_way,
+        )
+        .unwrap();
+        assert!(
+            l.limit.starts_with("half the cache-line round trip"),
+            "{}",
+            l.limit
+        );
+        let pp = point(
+            &[
+                ("workload", "pingpong"),
+                ("transport", "shm"),
+                ("wait", "spin"),
+            ],
+            &[(figure::LATENCY[0], 200.0)],
+        )
+        .unwrap();
+        // A one-way trip of half a round trip is as far from its floor as the round trip.
+        assert!((l.fraction - pp.fraction).abs() < 1e-12);
+        assert!((l.limit_value * 2.0 - pp.limit_value).abs() < 1e-9);
     }
 
     #[test]
