@@ -26,6 +26,14 @@ use xferbench_params::Value;
 
 /// Default seconds per run.
 pub const DEFAULT_DURATION_S: f64 = 0.25;
+/// Whether the sweep has RPMsg points.
+fn spec_has_rpmsg(transports: &[String]) -> bool {
+    transports.iter().any(|t| t == transports::RPMSG)
+}
+
+/// The note of a `load` run with RPMsg points.
+pub const RPMSG_ECHOED: &str = "load over rpmsg: the RPMsg remote echoes every packet, so its points' latencies are round trips from each packet's intended send time, one packet in flight per channel (not one-way times)";
+
 /// The note of a `load` run across hosts.
 pub const ECHOED: &str = "load across hosts: the two hosts share no clock, so the serving side echoes every message and its latency is the round trip from the message's intended send time, one message in flight per channel (the figures are round trips, not one-way times)";
 
@@ -218,8 +226,8 @@ impl RunConfig {
         }
         if transports.iter().any(|t| t == transports::RPMSG) {
             ensure!(
-                workload == WorkloadKind::Pingpong,
-                "--transport rpmsg: the RPMsg remote echoes every message back; use the pingpong workload (`xferbench run pingpong -t rpmsg`)"
+                workload != WorkloadKind::Stream,
+                "--transport rpmsg: the RPMsg remote echoes every message back; use the pingpong or load workload (`xferbench run pingpong -t rpmsg`)"
             );
         }
         for d in &selected {
@@ -291,6 +299,15 @@ impl RunConfig {
             arrivals.as_deref(),
             a.search_budget,
         )?;
+        let rpmsg = spec_has_rpmsg(&transports);
+        if workload == WorkloadKind::Load && rpmsg {
+            ensure!(
+                schedules
+                    .iter()
+                    .all(|s| s.burst == 1 && s.arrivals == Arrivals::Uniform),
+                "--transport rpmsg: the RPMsg remote echoes one packet at a time, so its load is evenly spaced one packet at a time; drop -p burst and -p arrivals"
+            );
+        }
         if workload == WorkloadKind::Load {
             let min = xferbench_lab::workload::load::min_size(a.verify) as u64;
             if let Some(&s) = sizes.iter().find(|&&s| s < min) {
@@ -321,6 +338,9 @@ impl RunConfig {
                 .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
         }
         let mut notes = Vec::new();
+        if workload == WorkloadKind::Load && rpmsg {
+            notes.push(RPMSG_ECHOED.to_string());
+        }
         if !size_given {
             notes.extend(fit_default_sizes_to_rpmsg(&mut points));
         }

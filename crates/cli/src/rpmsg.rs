@@ -141,6 +141,7 @@ pub(crate) fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
         suffix: a.suffix,
         verify: a.verify,
         zero_copy: false,
+        pace_ns: None,
     };
     p.check()?;
     Ok((p, transfer))

@@ -79,11 +79,48 @@ fn bad_rates_are_usage_errors_naming_the_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("load workload only"));
     let out = xferbench()
-        .args(["run", "load", "-t", "rpmsg", "--no-history"])
+        .args([
+            "run",
+            "load",
+            "-t",
+            "rpmsg",
+            "-p",
+            "burst=4",
+            "--no-history",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("pingpong"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one packet at a time"));
+}
+
+/// RPMsg's remote echoes: its load points are round trips from each packet's
+/// intended time, and the result says so.
+#[test]
+fn rpmsg_runs_load_as_round_trips_from_the_intended_time() {
+    let doc = load(&[
+        "--duration",
+        "0.2",
+        "-t",
+        "rpmsg",
+        "--rate",
+        "2k,4k",
+        "-c",
+        "1,2",
+    ]);
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 4);
+    for p in points {
+        let offered = median(p, "offered_per_s");
+        let achieved = median(p, "messages_per_s");
+        assert!(
+            achieved > 0.5 * offered && achieved < 1.05 * offered,
+            "{achieved} of {offered}"
+        );
+        assert!(median(p, "latency_p99_ns") > 0.0);
+    }
+    assert!(doc["warnings"].to_string().contains("load over rpmsg"));
+    assert_eq!(doc["knees"].as_array().unwrap().len(), 2);
 }
 
 /// Every built-in transport runs `load` at its defaults, the rate kept, the

@@ -152,6 +152,7 @@ fn a_remote_killed_mid_run_is_reported_and_leaves_no_shared_memory() {
         suffix: false,
         verify: true,
         zero_copy: false,
+        pace_ns: None,
     };
     let mut rig = RpmsgRig::start(point, &remote()).unwrap();
     let pid = rig.remote_pid();
@@ -430,6 +431,7 @@ fn a_pinned_rpmsg_link_pins_its_remote_process_and_records_it() {
         suffix: false,
         verify: false,
         zero_copy: false,
+        pace_ns: None,
     };
     let cpus = xferbench_lab::affinity::allowed_cpus();
     let mut rig = RpmsgRig::start_pinned(p, &remote(), true).unwrap();

@@ -152,9 +152,25 @@ impl<'a> SweepBench<'a> {
 
 /// The RPMsg point of a sweep point: pingpong round trips over one link.
 fn rpmsg_point(point: &PointSpec, peer: &PeerOptions) -> Result<RpmsgPoint, String> {
-    if peer.workload != WorkloadKind::Pingpong {
-        return Err("the RPMsg remote echoes: run it with the pingpong workload".into());
-    }
+    // The remote echoes: a load point is open loop over round trips, timed from each
+    // packet's intended time, one packet in flight per channel.
+    let pace_ns = match peer.workload {
+        WorkloadKind::Pingpong => None,
+        WorkloadKind::Load => {
+            let s = point.schedule.unwrap_or_default();
+            if s.burst != 1 || s.arrivals != crate::workload::load::Arrivals::Uniform {
+                return Err(
+                    "the RPMsg remote echoes one packet at a time: its load is evenly spaced, burst=1".into(),
+                );
+            }
+            Some((1e9 * point.channels as f64 / s.rate.max(1) as f64).max(1.0) as u64)
+        }
+        WorkloadKind::Stream => {
+            return Err(
+                "the RPMsg remote echoes: run it with the pingpong or load workload".into(),
+            );
+        }
+    };
     let (notify, buffers) = rpmsg_settings(&point.transport_params, point.zero_copy)?;
     Ok(RpmsgPoint {
         channels: u32::try_from(point.channels).map_err(|_| "too many channels".to_string())?,
@@ -165,6 +181,7 @@ fn rpmsg_point(point: &PointSpec, peer: &PeerOptions) -> Result<RpmsgPoint, Stri
         suffix: false,
         verify: peer.verify,
         zero_copy: point.zero_copy,
+        pace_ns,
     })
 }
 

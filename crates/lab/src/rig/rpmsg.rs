@@ -477,7 +477,19 @@ impl Rig for RpmsgRig {
                 bytes: d.bytes,
                 latency: Some(d.latency),
                 integrity: d.integrity,
-                schedule: None,
+                // Open loop: the channel's offered rate, over its schedule.
+                schedule: point
+                    .pace_ns
+                    .map(|gap| crate::workload::load::ScheduleOutcome {
+                        offered_per_s: 1e9 / gap as f64,
+                        lag: None,
+                        unsent: 0,
+                        lost: 0,
+                        span_ns: match point.limit {
+                            crate::workload::Limit::Duration(ns) => ns,
+                            crate::workload::Limit::Count(n) => n.saturating_mul(gap),
+                        },
+                    }),
             })
             .collect();
         let mut cpu = vec![main_cpu];
@@ -550,6 +562,7 @@ mod tests {
             suffix: false,
             verify: false,
             zero_copy: false,
+            pace_ns: None,
         }
     }
 
@@ -639,6 +652,7 @@ mod tests {
             let p = RpmsgPoint {
                 verify: true,
                 zero_copy: false,
+                pace_ns: None,
                 notify,
                 buffers,
                 ..point(32, 64, 300)
@@ -673,6 +687,7 @@ mod tests {
         let p = RpmsgPoint {
             verify: true,
             zero_copy: false,
+            pace_ns: None,
             ..point(1, 8, 1)
         };
         let e = RpmsgRig::start(p, &RemoteKind::Thread).unwrap_err();

@@ -78,6 +78,10 @@ pub struct RpmsgPoint {
     /// the zero-copy rule of [`crate::verify`] (`--zero-copy`; implies
     /// [`Buffers::ZeroCopy`]).
     pub zero_copy: bool,
+    /// Open loop (`run load -t rpmsg`): each channel sends its packet `n` at
+    /// `n × pace_ns` after its start, and a round trip is timed from that intended
+    /// time, not from the previous reply; `None`: back to back, as the original.
+    pub pace_ns: Option<u64>,
 }
 
 impl RpmsgPoint {
@@ -201,6 +205,31 @@ pub fn drive(
                 return Err(DriveError::Stopped);
             }
             progress.store(seq, Ordering::Relaxed);
+        }
+        if let Some(gap) = p.pace_ns {
+            // Open loop: the packet's intended time, however late the last reply was.
+            let due = began + Duration::from_nanos(seq.saturating_mul(gap));
+            if duration.is_some_and(|d| due.duration_since(began) >= d) {
+                break;
+            }
+            loop {
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                if halt.load(Ordering::Relaxed) {
+                    return Err(DriveError::Stopped);
+                }
+                let left = due - now;
+                if left > Duration::from_micros(200) {
+                    std::thread::sleep(
+                        (left - Duration::from_micros(200)).min(Duration::from_millis(20)),
+                    );
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+            t0 = due;
         }
         if duration.is_some_and(|d| t0.duration_since(began) >= d) {
             break;

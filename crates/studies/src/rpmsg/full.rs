@@ -67,6 +67,7 @@ pub fn calibration_point(channels: u32) -> Planned {
             suffix: false,
             verify: false,
             zero_copy: false,
+            pace_ns: None,
         },
     }
 }

@@ -189,6 +189,7 @@ pub fn points(scale: &Scale) -> (Vec<Planned>, Vec<SkippedPoint>) {
         suffix,
         verify: false,
         zero_copy: false,
+        pace_ns: None,
     };
     let mut out = Vec::new();
     let mut skipped = Vec::new();
