@@ -254,8 +254,10 @@ mod tests {
     fn another_process_counts_the_switches_of_all_its_threads() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let me = std::process::id();
-        let before = CpuSnapshot::of_pid(me).unwrap();
         let done = AtomicUsize::new(0);
+        // Each sleeping thread's own count of voluntary switches, from its own
+        // status file.
+        let own = std::sync::atomic::AtomicU64::new(0);
         let hold = std::sync::Barrier::new(3);
         std::thread::scope(|s| {
             for _ in 0..2 {
@@ -263,6 +265,13 @@ mod tests {
                     for _ in 0..50 {
                         std::thread::sleep(std::time::Duration::from_micros(200));
                     }
+                    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+                    let mine: u64 = status
+                        .lines()
+                        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap();
+                    own.fetch_add(mine, Ordering::SeqCst);
                     done.fetch_add(1, Ordering::SeqCst);
                     hold.wait();
                 });
@@ -271,10 +280,17 @@ mod tests {
             while done.load(Ordering::SeqCst) < 2 {
                 std::hint::spin_loop();
             }
+            // Both sleepers are alive (held at the barrier): the process's count holds
+            // theirs, whatever other tests' threads came and went meanwhile.
             let during = CpuSnapshot::of_pid(me).unwrap();
             hold.wait();
-            let switched = during.voluntary_switches - before.voluntary_switches;
-            assert!(switched >= 100, "{switched} voluntary switches");
+            let theirs = own.load(Ordering::SeqCst);
+            assert!(theirs >= 100, "the sleepers switched {theirs} times");
+            assert!(
+                during.voluntary_switches >= theirs,
+                "{} voluntary switches in the process, {theirs} in two of its threads",
+                during.voluntary_switches
+            );
         });
     }
 
