@@ -258,6 +258,7 @@ fn peer_control() -> Vec<Seed> {
             corrupt_every: None,
             zero_copy: false,
             touch: Default::default(),
+            load: None,
         },
         pin_cpu: Some(1),
         plugin_sha256: None,
@@ -283,6 +284,7 @@ fn peer_control() -> Vec<Seed> {
                     reordered: 0,
                     corrupt: 0,
                 }),
+                latency: None,
             },
             cpu: Some(ProcessCpu {
                 role: "peer 1".into(),
