@@ -392,6 +392,7 @@ pub fn run_plan(
         for p in &mut doc.points {
             let paired = paired_samples(p, &sample_before, &drift_log);
             hold_against(p, &floor, &paired);
+            hold_to_schedule(p, &floor);
         }
     }
     finish(doc, observers)
@@ -419,11 +420,27 @@ fn attach_limits(
     paired: &[Option<&drift::DriftSample>],
 ) {
     if let Some(l) = &context.limits {
-        hold_against(result, &l.floor(), paired);
+        let floor = l.floor();
+        hold_against(result, &floor, paired);
+        hold_to_schedule(result, &floor);
     }
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
     }
+}
+
+/// Sets the warning of a load point whose sender fell behind its schedule, against
+/// the CPUs' own stalls in `limits`, replacing an earlier one.
+fn hold_to_schedule(result: &mut PointResult, limits: &crate::limits::Limits) {
+    use crate::workload::load;
+    result
+        .warnings
+        .retain(|w| !w.starts_with(load::BEHIND_WARNING));
+    result.warnings.extend(load::pacing_warning(
+        &result.summary,
+        result.channels,
+        limits.stall_p99_ns(None),
+    ));
 }
 
 /// Sets the point's fraction of its natural limit in `limits`, replacing an earlier

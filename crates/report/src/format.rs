@@ -61,6 +61,15 @@ pub fn counters_brief(p: &xferbench_lab::result::PointResult) -> Option<String> 
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// A limit's value in its unit (`bytes/s`, `fraction` or `ns`).
+pub fn limit_value(unit: &str, v: f64) -> String {
+    match unit {
+        "bytes/s" => rate_bytes(v),
+        "fraction" => format!("{:.2} %", v * 100.0),
+        _ => nanos(v),
+    }
+}
+
 /// `950`, `12.3k`, `4.56M`, `7.89G`: a count with a decimal suffix.
 pub fn count(v: f64) -> String {
     scaled(v, &["", "k", "M", "G", "T"], 1000.0)

@@ -7,10 +7,7 @@ use xferbench_lab::limits::{LimitRow, Limits, MachineLimits};
 use xferbench_lab::stats::Estimate;
 
 fn value(unit: &str, v: f64) -> String {
-    match unit {
-        "bytes/s" => format::rate_bytes(v),
-        _ => format::nanos(v),
-    }
+    format::limit_value(unit, v)
 }
 
 fn spread(row: &LimitRow<'_>) -> String {

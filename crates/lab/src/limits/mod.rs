@@ -73,6 +73,15 @@ impl Depth {
         }
     }
 
+    /// How long each window of the stall probe lasts: stalls are rare events, so
+    /// long windows, as few as the depth allows.
+    pub fn stall_window(self) -> Duration {
+        match self {
+            Depth::Full => Duration::from_millis(100),
+            Depth::Quick => Duration::from_millis(20),
+        }
+    }
+
     /// The copy sizes measured at every placement of [`COPY_OFFSETS`].
     fn placement_sizes(self) -> &'static [u64] {
         match self {
@@ -124,12 +133,33 @@ pub struct Limits {
     /// in results of earlier versions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handover_rtt_ns: Vec<HandoverLimit>,
+    /// What a thread that only reads the clock loses of each probe CPU while every
+    /// one of them is busy, as under a spinning transport: the CPU's own stalls, the
+    /// floor under a load sender's lag behind its schedule (empty in results of
+    /// earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<StallLimit>,
     /// Seconds the measurement took.
     pub took_s: f64,
     /// How the measuring binary was built (added in schema 1; absent in older
     /// files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build: Option<crate::build::BuildInfo>,
+}
+
+/// One CPU's stalls ([`probes::stalls`]), over windows of [`Depth::stall_window`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StallLimit {
+    /// The CPU.
+    pub cpu: usize,
+    /// The fraction of each window taken from the thread, in stalls longer than 1 µs.
+    pub lost_fraction: Estimate,
+    /// The p99 of the wait for the CPU of a moment drawn at random from a window, ns
+    /// ([`probes::StallSample::wait_quantile`]): no sender on this CPU begins 99 % of
+    /// its sends closer to their time.
+    pub wait_p99_ns: Estimate,
+    /// The longest stall seen in any window, ns.
+    pub longest_ns: f64,
 }
 
 /// memcpy bandwidth at one size.
@@ -271,6 +301,13 @@ impl Limits {
         if other.syscall_ns.median < self.syscall_ns.median {
             best.syscall_ns = other.syscall_ns;
         }
+        for st in &mut best.stalls {
+            if let Some(o) = other.stalls.iter().find(|o| o.cpu == st.cpu)
+                && o.wait_p99_ns.median < st.wait_p99_ns.median
+            {
+                *st = o.clone();
+            }
+        }
         best
     }
 
@@ -327,6 +364,18 @@ impl Limits {
                 name: format!("hand-over round trip {}, {cross}", size_words(h.size_bytes)),
                 unit: "ns",
                 estimate: &h.rtt_ns,
+            });
+        }
+        for st in &self.stalls {
+            rows.push(LimitRow {
+                name: format!("CPU {} stalls: time lost, all CPUs busy", st.cpu),
+                unit: "fraction",
+                estimate: &st.lost_fraction,
+            });
+            rows.push(LimitRow {
+                name: format!("CPU {} stalls: p99 wait of a random moment", st.cpu),
+                unit: "ns",
+                estimate: &st.wait_p99_ns,
             });
         }
         rows.push(LimitRow {
@@ -394,6 +443,19 @@ impl Limits {
             probes.insert(drift::MEMCPY.to_string(), c.bytes_per_s.median);
         }
         drift::DriftSample { probes }
+    }
+
+    /// The p99 wait for the CPU of a random moment on `cpu` ([`StallLimit`]), or the
+    /// longest of the probe CPUs' when `cpu` is not one of them or not known.
+    pub fn stall_p99_ns(&self, cpu: Option<usize>) -> Option<f64> {
+        let on = |st: &&StallLimit| cpu.is_none_or(|c| st.cpu == c);
+        let wait = |st: &StallLimit| st.wait_p99_ns.median;
+        self.stalls
+            .iter()
+            .filter(on)
+            .map(wait)
+            .reduce(f64::max)
+            .or_else(|| self.stalls.iter().map(wait).reduce(f64::max))
     }
 
     /// The slow placements of a copy, as findings in words (empty when every
@@ -528,6 +590,7 @@ pub fn measure(depth: Depth) -> Limits {
             .map(|_| probes::clock_read_cost(&clock, calls))
             .collect(),
     );
+    let stalls = measure_stalls(&cpus, n, depth.stall_window());
     Limits {
         depth,
         cpus,
@@ -541,9 +604,36 @@ pub fn measure(depth: Depth) -> Limits {
         clock_source: Some(clock.source()),
         pipe_rtt_ns,
         handover_rtt_ns,
+        stalls,
         took_s: start.elapsed().as_secs_f64(),
         build: Some(crate::build::BuildInfo::current()),
     }
+}
+
+/// `n` windows of the stall probe on all of `cpus` at once, summarised per CPU.
+fn measure_stalls(cpus: &[usize], n: usize, window: Duration) -> Vec<StallLimit> {
+    let mut per_cpu: Vec<Vec<probes::StallSample>> = vec![Vec::new(); cpus.len()];
+    for _ in 0..n {
+        for (i, s) in probes::stalls(cpus, window).into_iter().enumerate() {
+            per_cpu[i].extend(s);
+        }
+    }
+    cpus.iter()
+        .zip(per_cpu)
+        .filter_map(|(&cpu, samples)| {
+            Some(StallLimit {
+                cpu,
+                lost_fraction: Estimate::from_values(
+                    samples.iter().map(probes::StallSample::lost_fraction),
+                )?,
+                wait_p99_ns: Estimate::from_values(samples.iter().map(|s| s.wait_quantile(0.99)))?,
+                longest_ns: samples
+                    .iter()
+                    .flat_map(|s| s.stalls_ns.iter().copied())
+                    .fold(0.0, f64::max),
+            })
+        })
+        .collect()
 }
 
 /// Where the point loop gets the machine's limits and drift samples: the real

@@ -481,6 +481,115 @@ pub fn handover_floor(
     Some(reused.min(fresh))
 }
 
+/// Gaps between two readings of the clock shorter than this are the loop's own cost
+/// (a reading, a compare): only longer ones are stalls.
+pub const STALL_NS: f64 = 1_000.0;
+
+/// How many stalls one window of [`stalls`] keeps; beyond it the window still counts
+/// their time, not their lengths.
+const STALLS_KEPT: usize = 1 << 16;
+
+/// What a thread that does nothing but read the clock saw of its CPU in one window:
+/// the time taken from it (interrupts, other threads, the hypervisor), as jHiccup
+/// measures a process's hiccups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StallSample {
+    /// The CPU the thread ran on.
+    pub cpu: usize,
+    /// The window's length, ns.
+    pub window_ns: f64,
+    /// Every gap longer than [`STALL_NS`] between two consecutive readings, ns.
+    pub stalls_ns: Vec<f64>,
+    /// Their sum, ns (stalls beyond [`STALLS_KEPT`] included).
+    pub lost_ns: f64,
+}
+
+impl StallSample {
+    /// The fraction of the window the CPU was taken from the thread.
+    pub fn lost_fraction(&self) -> f64 {
+        self.lost_ns / self.window_ns.max(1.0)
+    }
+
+    /// The `q` quantile (0.99: p99) of the wait for the CPU of a moment drawn at
+    /// random from the window, ns: a moment inside a stall of length `g` waits for
+    /// what is left of it. It is the `x` at which the stalls' parts beyond `x` add up
+    /// to `1 − q` of the window, 0 when all stalls together take less than that. A
+    /// sender whose messages fall due at such moments cannot begin them closer to
+    /// their time.
+    pub fn wait_quantile(&self, q: f64) -> f64 {
+        let target = (1.0 - q).max(0.0) * self.window_ns;
+        if self.lost_ns <= target {
+            return 0.0;
+        }
+        let mut gaps = self.stalls_ns.clone();
+        gaps.sort_unstable_by(|a, b| b.total_cmp(a));
+        // With the k longest stalls beyond x: Σ_{i<k} g_i − k·x = target.
+        let mut sum = 0.0;
+        for (i, g) in gaps.iter().enumerate() {
+            sum += g;
+            let k = (i + 1) as f64;
+            let x = (sum - target) / k;
+            let next = gaps.get(i + 1).copied().unwrap_or(0.0);
+            if x >= next {
+                return x.min(*g).max(0.0);
+            }
+        }
+        0.0
+    }
+}
+
+/// One thread per CPU of `cpus`, all at once (every CPU busy, as while a spinning
+/// transport runs), each reading the clock for `window` and keeping every gap
+/// longer than [`STALL_NS`]. `None` for a CPU whose thread could not be placed.
+pub fn stalls(cpus: &[usize], window: Duration) -> Vec<Option<StallSample>> {
+    let clock = crate::clock::TripClock::new();
+    let ticks = clock.ticks_per_ns();
+    let span = (window.as_nanos() as f64 * ticks) as u64;
+    let threshold = (STALL_NS * ticks) as u64;
+    let start = std::sync::Barrier::new(cpus.len());
+    std::thread::scope(|s| {
+        let threads: Vec<_> = cpus
+            .iter()
+            .map(|&cpu| {
+                let (clock, start) = (&clock, &start);
+                s.spawn(move || {
+                    let placed = crate::affinity::pin_current_thread(cpu).is_ok();
+                    start.wait();
+                    if !placed {
+                        return None;
+                    }
+                    let mut stalls = Vec::with_capacity(STALLS_KEPT);
+                    let mut lost = 0u64;
+                    let first = clock.read();
+                    let end = first + span;
+                    let mut last = first;
+                    while last < end {
+                        let now = clock.read();
+                        let gap = now.saturating_sub(last);
+                        if gap > threshold {
+                            lost += gap;
+                            if stalls.len() < STALLS_KEPT {
+                                stalls.push(gap as f64 / ticks);
+                            }
+                        }
+                        last = now;
+                    }
+                    Some(StallSample {
+                        cpu,
+                        window_ns: last.saturating_sub(first) as f64 / ticks,
+                        stalls_ns: stalls,
+                        lost_ns: lost as f64 / ticks,
+                    })
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().ok().flatten())
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,5 +681,40 @@ mod tests {
         assert_eq!(pipe_rtt(bad, 0, 10, BUDGET), None);
         assert_eq!(handover_rtt(bad, 0, 4096, HANDOVER_POOL, 10, BUDGET), None);
         assert_eq!(handover_floor(bad, 0, 4096, 10, BUDGET), None);
+    }
+
+    #[test]
+    fn a_random_moment_waits_for_what_is_left_of_its_stall() {
+        let sample = |stalls: &[f64]| StallSample {
+            cpu: 0,
+            window_ns: 1e9,
+            stalls_ns: stalls.to_vec(),
+            lost_ns: stalls.iter().sum(),
+        };
+        // 10 ms of one second: exactly 1 % of the moments wait, so p99 waits nothing
+        // and p99.5 waits for the last half of the stall.
+        let one = sample(&[10e6]);
+        assert_eq!(one.lost_fraction(), 0.01);
+        assert_eq!(one.wait_quantile(0.99), 0.0);
+        assert!((one.wait_quantile(0.995) - 5e6).abs() < 1.0);
+        // 6 and 4 ms: the 0.5 % of moments that wait longest wait more than 2.5 ms
+        // (3.5 ms of the first and 1.5 ms of the second lie beyond it).
+        let two = sample(&[4e6, 6e6]);
+        assert!((two.wait_quantile(0.995) - 2.5e6).abs() < 1.0);
+        // Without a stall nothing waits.
+        assert_eq!(sample(&[]).wait_quantile(0.99), 0.0);
+    }
+
+    #[test]
+    fn a_spinning_thread_sees_its_window_and_no_negative_stall() {
+        let cpus = crate::affinity::allowed_cpus();
+        let got = stalls(&cpus[..cpus.len().min(2)], Duration::from_millis(20));
+        for s in got.into_iter().flatten() {
+            assert!(s.window_ns >= 20e6, "window {} ns", s.window_ns);
+            assert!(s.stalls_ns.iter().all(|&g| g > STALL_NS));
+            assert!((0.0..=1.0).contains(&s.lost_fraction()));
+        }
+        let bad = rustix::thread::CpuSet::MAX_CPU - 1;
+        assert_eq!(stalls(&[bad], Duration::from_millis(1)), vec![None]);
     }
 }

@@ -345,6 +345,14 @@ pub(crate) mod tests {
                     rtt_ns: est(s as f64 / 8.0),
                 })
                 .collect(),
+            stalls: [0, 1]
+                .map(|cpu| crate::limits::StallLimit {
+                    cpu,
+                    lost_fraction: est(0.012),
+                    wait_p99_ns: est(2e3),
+                    longest_ns: 1.5e6,
+                })
+                .to_vec(),
             took_s: 0.1,
             build: None,
         }

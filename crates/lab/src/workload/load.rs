@@ -521,6 +521,65 @@ fn send_stamped<E: Endpoint>(
     r.map_err(io_err("send", seq))
 }
 
+/// The share of the gap between a channel's messages its sender may begin 99 % of
+/// its sends behind their time and still be on schedule.
+pub const PACING: f64 = 0.10;
+
+/// How the warning of a point whose sender fell behind its schedule begins.
+pub const BEHIND_WARNING: &str = "behind schedule:";
+
+/// The warning of a load point whose sender began 1 % of its sends later than
+/// [`PACING`] of the gap between a channel's messages, from the point's `summary`
+/// figures, or `None` on schedule (or not a load point). `stall_p99_ns` is the
+/// machine's own p99 wait for a CPU ([`crate::limits::Limits::stall_p99_ns`]): when it
+/// reaches the allowance too, no sender keeps closer on this machine, and the warning
+/// says so.
+pub fn pacing_warning(
+    summary: &std::collections::BTreeMap<String, crate::stats::Estimate>,
+    channels: usize,
+    stall_p99_ns: Option<f64>,
+) -> Option<String> {
+    let offered = summary.get(figure::OFFERED_RATE)?.median;
+    let lag = summary.get(figure::BEHIND[1])?.median;
+    let gap = channels.max(1) as f64 * 1e9 / offered.max(1e-9);
+    let allowed = PACING * gap;
+    if lag <= allowed {
+        return None;
+    }
+    let why = match stall_p99_ns {
+        Some(stall) if stall >= allowed => format!(
+            "; a thread that only reads the clock on this machine's busy CPUs waits {} for \
+             its CPU at p99 (the stalls of `xferbench limits`), so no sender keeps closer here",
+            words_ns(stall)
+        ),
+        Some(stall) => format!(
+            "; the CPUs' own stalls are {} at p99, so the sends themselves fall behind: \
+             the latencies include the time each message waited for its sender",
+            words_ns(stall)
+        ),
+        None => String::new(),
+    };
+    Some(format!(
+        "{BEHIND_WARNING} the sender began 1 % of its sends {} or more after their time, \
+         {:.0} % of the {} between a channel's messages (on schedule: within {:.0} %){why}",
+        words_ns(lag),
+        lag / gap * 100.0,
+        words_ns(gap),
+        PACING * 100.0
+    ))
+}
+
+/// `870 ns`, `12.3 µs`, `1.25 ms`.
+fn words_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        format!("{:.1} µs", ns / 1e3)
+    } else {
+        format!("{:.2} ms", ns / 1e6)
+    }
+}
+
 /// What a load driver measured of its schedule.
 #[derive(Debug, Clone)]
 pub struct ScheduleOutcome {
@@ -702,5 +761,34 @@ mod open_loop_tests {
             "sent {sent}, unsent {}, expected {expected}",
             schedule.unsent
         );
+    }
+
+    #[test]
+    fn a_sender_behind_its_schedule_is_told_whether_the_machine_or_its_sends_hold_it_back() {
+        let est = |v: f64| crate::stats::Estimate::from_values([v]).unwrap();
+        let summary = |lag: f64| {
+            [(figure::OFFERED_RATE, 1e6), (figure::BEHIND[1], lag)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), est(v)))
+                .collect()
+        };
+        // 1 M/s on one channel: a gap of 1 µs, on schedule within 100 ns.
+        assert_eq!(pacing_warning(&summary(90.0), 1, Some(5e3)), None);
+        let machine = pacing_warning(&summary(12e3), 1, Some(5e3)).unwrap();
+        assert!(machine.starts_with(BEHIND_WARNING), "{machine}");
+        assert!(
+            machine.contains("12.0 µs") && machine.contains("1200 %"),
+            "{machine}"
+        );
+        assert!(machine.contains("no sender keeps closer"), "{machine}");
+        let sends = pacing_warning(&summary(12e3), 1, Some(20.0)).unwrap();
+        assert!(
+            sends.contains("the sends themselves fall behind"),
+            "{sends}"
+        );
+        // Two channels share the rate: each one's gap is 2 µs.
+        assert_eq!(pacing_warning(&summary(150.0), 2, None), None);
+        // Not a load point.
+        assert_eq!(pacing_warning(&Default::default(), 1, None), None);
     }
 }

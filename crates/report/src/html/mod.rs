@@ -59,10 +59,7 @@ fn page(title: &str, body: Markup) -> String {
 pub fn machine_limits(context: &Context) -> Option<Markup> {
     let m = context.limits.as_ref()?;
     let end = m.end.as_ref().map(|e| e.rows());
-    let value = |unit: &str, v: f64| match unit {
-        "bytes/s" => crate::format::rate_bytes(v),
-        _ => crate::format::nanos(v),
-    };
+    let value = crate::format::limit_value;
     Some(html! {
         section.limits {
             h2 { "Machine limits" }
