@@ -80,6 +80,62 @@ fn knee_markers(doc: &ResultDoc, curves: &[Curve]) -> Vec<Marker> {
         .collect()
 }
 
+/// Each curve's floor as a dashed level line across its rates: the one-way floor
+/// its points are held against (half the round-trip floor of the transport's
+/// ping-pong, [`xferbench_lab::limits::ratio`]), the median over its points. Curves
+/// with the same floor share one line.
+fn floor_lines(curves: &[Curve]) -> Vec<Line> {
+    let mut lines: Vec<(String, f64, Line)> = Vec::new();
+    for c in curves {
+        let floors: Vec<(&str, f64)> = c
+            .points
+            .iter()
+            .filter_map(|(_, p)| p.limit.as_ref())
+            .filter(|l| !l.suspect)
+            .map(|l| (l.limit.as_str(), l.limit_value))
+            .collect();
+        let Some(&(name, _)) = floors.first() else {
+            continue;
+        };
+        let Some(level) = xferbench_lab::stats::Estimate::from_values(
+            floors.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v),
+        ) else {
+            continue;
+        };
+        let (lo, hi) = (c.points[0].0, c.points[c.points.len() - 1].0);
+        match lines
+            .iter_mut()
+            .find(|(n, v, _)| n == name && (v - level.median).abs() <= 1e-9 * v.abs())
+        {
+            Some((_, _, l)) => {
+                let (first, last) = (l.points[0].x.min(lo), l.points[1].x.max(hi));
+                l.points = vec![
+                    Point::new(first, level.median),
+                    Point::new(last, level.median),
+                ];
+                l.label = format!("floor: {name}");
+            }
+            None => {
+                let label = if c.label.is_empty() {
+                    format!("floor: {name}")
+                } else {
+                    format!("{} — floor: {name}", c.label)
+                };
+                lines.push((
+                    name.to_string(),
+                    level.median,
+                    Line {
+                        label,
+                        points: vec![Point::new(lo, level.median), Point::new(hi, level.median)],
+                        reference: true,
+                    },
+                ));
+            }
+        }
+    }
+    lines.into_iter().map(|(_, _, l)| l).collect()
+}
+
 /// A line of one figure against the offered rate.
 fn line(label: String, c: &Curve, name: &str) -> Line {
     Line {
@@ -133,6 +189,7 @@ pub fn charts(doc: &ResultDoc) -> Option<Vec<RunChart>> {
                 })
             })
             .filter(|l| !l.points.is_empty())
+            .chain(floor_lines(&curves))
             .collect(),
         intervals: Intervals::Bars,
         markers: markers.clone(),
@@ -171,7 +228,7 @@ pub fn charts(doc: &ResultDoc) -> Option<Vec<RunChart>> {
         RunChart::One {
             chart: latency,
             note: format!(
-                "Medians of {runs} runs at each offered rate; latency from each message's intended send time, so a sender held up by a stall counts the delay; both axes logarithmic.{knees} Lower is better. Hover a point for its values."
+                "Medians of {runs} runs at each offered rate; latency from each message's intended send time, so a sender held up by a stall counts the delay; both axes logarithmic. Dashed: the one-way floor each curve's points are held against (half its transport's round-trip floor, measured on this machine).{knees} Lower is better. Hover a point for its values."
             ),
         },
         RunChart::One {

@@ -261,3 +261,41 @@ fn load_points_at_one_rate_keep_the_usual_charts() {
     assert!(load::charts(&doc).is_none());
     assert!(!run_page(&doc).contains("id=\"knees\""));
 }
+
+#[test]
+fn each_load_curve_draws_the_floor_its_points_are_held_against() {
+    use xferbench_lab::limits::ratio::LimitFraction;
+    let mut doc = fixture::load_doc();
+    let held = |limit: &str, value: f64, suspect: bool| LimitFraction {
+        limit: limit.into(),
+        limit_value: value,
+        unit: "ns".into(),
+        figure: figure::LATENCY[0].into(),
+        figure_value: 1e3,
+        fraction: value / 1e3,
+        suspect,
+        paired: false,
+    };
+    for p in &mut doc.points {
+        p.limit = Some(match p.params["transport"].as_str() {
+            "shm" => held("half the cache-line round trip", 40.0, false),
+            // A suspect floor bounds nothing: no line.
+            _ => held("half the futex wake round trip", 10e3, true),
+        });
+    }
+    let charts = run_charts(&doc);
+    let RunChart::One { chart, note } = &charts[0] else {
+        panic!("{charts:?}");
+    };
+    let floors: Vec<&Line> = chart.lines.iter().filter(|l| l.reference).collect();
+    assert_eq!(floors.len(), 1, "{floors:?}");
+    assert_eq!(
+        floors[0].label,
+        "shm — floor: half the cache-line round trip"
+    );
+    let ys: Vec<f64> = floors[0].points.iter().map(|p| p.y).collect();
+    assert_eq!(ys, [40.0, 40.0]);
+    let xs: Vec<f64> = floors[0].points.iter().map(|p| p.x).collect();
+    assert_eq!(xs.first(), Some(&1e4), "from the curve's lowest rate");
+    assert!(note.contains("Dashed: the one-way floor"), "{note}");
+}
