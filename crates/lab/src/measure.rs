@@ -447,7 +447,7 @@ fn hold_to_schedule(result: &mut PointResult, limits: &crate::limits::Limits) {
 /// fraction and its warning. Where the drift sample taken just before each run
 /// (`paired`) measured the point's floor, each run is held against its own sample
 /// and the point gets the median of those fractions ([`ratio::LimitFraction::paired`]).
-fn hold_against(
+pub(crate) fn hold_against(
     result: &mut PointResult,
     limits: &crate::limits::Limits,
     paired: &[Option<&drift::DriftSample>],
@@ -482,7 +482,8 @@ fn hold_against(
                 &figures,
                 &around.limits,
             )?;
-            around.replaced.contains(&f.limit).then_some(f)
+            let floor = ratio::floor_of(&f.limit);
+            around.replaced.iter().any(|r| r == floor).then_some(f)
         })
         .collect();
     result.limit = match whole {

@@ -68,6 +68,16 @@ pub struct LimitFraction {
     pub paired: bool,
 }
 
+/// How the limit of a one-way figure held against half a round-trip floor begins
+/// (`half the cache-line round trip`).
+pub const HALF: &str = "half the ";
+
+/// The floor a limit is taken from: `cache-line round trip` for itself and for
+/// `half the cache-line round trip`.
+pub fn floor_of(limit: &str) -> &str {
+    limit.strip_prefix(HALF).unwrap_or(limit)
+}
+
 /// A point that reaches more than this fraction of its limit makes the limit suspect.
 pub const SUSPECT: f64 = 1.1;
 
@@ -212,7 +222,7 @@ pub fn fraction(
                 limits,
             )?;
             Some(LimitFraction::new(
-                format!("half the {}", whole.limit),
+                format!("{HALF}{}", whole.limit),
                 whole.limit_value / 2.0,
                 "ns",
                 figure::LATENCY[0],

@@ -278,3 +278,37 @@ fn without_a_watch_nothing_is_measured_or_attached() {
     assert!(doc.context.limits.is_none());
     assert!(doc.points[0].limit.is_none() && doc.points[0].drift.is_none());
 }
+
+#[test]
+fn a_load_point_is_held_run_by_run_against_half_the_floor_sampled_before_it() {
+    // A spinning shm load point of three runs whose one-way p50 is 400 ns each; the
+    // samples before them measured cache-line round trips of 400, 400 and 4000 ns.
+    // Each run is held against half its own sample: 0.5, 0.5 and 5; the median 0.5.
+    let mut doc = run(1, true, ScriptedMachine::new(usize::MAX, 0.0));
+    let p = &mut doc.points[0];
+    for (k, v) in [("workload", "load"), ("transport", "shm"), ("wait", "spin")] {
+        p.params.insert(k.into(), v.into());
+    }
+    p.size_bytes = 64;
+    p.runs.push(p.runs[0].clone());
+    for r in &mut p.runs {
+        r.figures.insert(figure::LATENCY[0].into(), 400.0);
+    }
+    p.summary.insert(
+        figure::LATENCY[0].into(),
+        crate::stats::Estimate::from_values([400.0; 3]).unwrap(),
+    );
+    let samples: Vec<DriftSample> = [400.0, 400.0, 4000.0]
+        .map(|ns| DriftSample {
+            probes: [(CACHE_LINE.to_string(), ns)].into_iter().collect(),
+        })
+        .to_vec();
+    let paired: Vec<Option<&DriftSample>> = samples.iter().map(Some).collect();
+    let floor = doc.context.limits.as_ref().unwrap().floor();
+    crate::measure::hold_against(&mut doc.points[0], &floor, &paired);
+    let f = doc.points[0].limit.as_ref().expect("a fraction");
+    assert_eq!(f.limit, "half the cache-line round trip");
+    assert!(f.paired, "{f:?}");
+    assert_eq!(f.limit_value, 200.0, "the median of the runs' half floors");
+    assert!((f.fraction - 0.5).abs() < 1e-9, "{}", f.fraction);
+}
