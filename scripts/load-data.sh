@@ -2,7 +2,8 @@
 # The data of docs/load.md, from a release build: every transport's knee at 64 B and
 # 4 KiB (`--rate auto`), its percentiles at 10, 50 and 90 % of each knee, the same at
 # 64 B beside one memory neighbour, the one-way time against ping-pong (shm, spin,
-# 64 B, alternating invocations), and `--rate auto` against a dense sweep of 16 rates.
+# 64 B, alternating invocations), `--rate auto` against a dense sweep of 16 rates, and
+# iceoryx2's subscriber buffer beside a neighbour.
 #
 #   scripts/load-data.sh [OUT]        (OUT defaults to docs/data/load)
 #
@@ -87,5 +88,11 @@ start=$(date +%s.%N)
 "$xb" run load -t unix -s 64 --rate "$rates" "${common[@]}" --export-json "$out/search-dense.json"
 dense_s=$(echo "$(date +%s.%N) - $start" | bc)
 echo "search: auto ${auto_s} s, dense ${dense_s} s" >> "$out/load.txt"
+
+# 5. iceoryx2 beside a memory neighbour: its default subscriber buffer (two samples)
+#    against a buffer of 64, at 50,000 messages/s, interleaved.
+note "iceoryx2 buffer"
+"$xb" run load -t iceoryx2 -s 64 --rate 50k -p buffer=2,64 --neighbours memory:1 -r 5 \
+    --interleave "${common[@]}" --export-json "$out/iceoryx2-buffer.json"
 note done
 python3 scripts/load-summary.py "$out"

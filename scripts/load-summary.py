@@ -183,6 +183,25 @@ try:
 except FileNotFoundError:
     pass
 
+try:
+    doc = load("iceoryx2-buffer.json")
+    out.append("\n## iceoryx2 beside a memory neighbour: its subscriber buffer (64 B, 50 k/s)\n")
+    out.append("Medians of 5 interleaved runs per point.\n")
+    out.append("| buffer | offered | achieved | p50 | p99 | behind p99 | CPU main | CPU peers | contended |")
+    out.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    for p in doc["points"]:
+        out.append(
+            f"| {p['params'].get('buffer', '-')} | {rate(med(p, 'offered_per_s'))} | "
+            f"{rate(med(p, 'messages_per_s'))} | {ns(med(p, 'latency_p50_ns'))} | "
+            f"{ns(med(p, 'latency_p99_ns'))} | {ns(med(p, 'behind_p99_ns'))} | "
+            f"{med(p, 'cpu_main_cpus') or 0:.2f} | {med(p, 'cpu_peers_cpus') or 0:.2f} | "
+            f"{'yes' if (p.get('contention') or {}).get('contended') else 'no'} |"
+        )
+    out.append("")
+    out.append(context_line(doc, "iceoryx2-buffer.json"))
+except FileNotFoundError:
+    pass
+
 with open(os.path.join(d, "summary.md"), "w") as f:
     f.write("\n".join(out) + "\n")
 print("\n".join(out))
