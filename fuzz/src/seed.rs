@@ -295,6 +295,7 @@ fn peer_control() -> Vec<Seed> {
                 cpus_utilised: 0.75,
                 voluntary_switches: 3,
                 involuntary_switches: 1,
+                runqueue_wait_s: None,
             }),
         },
         PeerReply::Failed {

@@ -24,6 +24,11 @@ pub struct CpuSnapshot {
     /// [`CpuSnapshot::of_pid`]. `None` for this process and where schedstat is missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_ns: Option<ThreadRunTime>,
+    /// Time the process's live threads spent runnable but waiting for a CPU,
+    /// nanoseconds, summed (the second field of `/proc/<pid>/task/*/schedstat`);
+    /// `None` where schedstat is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ns: Option<u64>,
 }
 
 /// Run time summed over a process's live threads, and which threads they were (so
@@ -57,6 +62,7 @@ impl CpuSnapshot {
             voluntary_switches: ru.ru_nvcsw as u64,
             involuntary_switches: ru.ru_nivcsw as u64,
             run_ns: None,
+            wait_ns: thread_wait_time("self"),
         }
     }
 
@@ -89,6 +95,7 @@ impl CpuSnapshot {
             voluntary_switches: voluntary,
             involuntary_switches: involuntary,
             run_ns: thread_run_time(pid),
+            wait_ns: thread_wait_time(&pid.to_string()),
         })
     }
 
@@ -137,6 +144,10 @@ impl CpuSnapshot {
             involuntary_switches: later
                 .involuntary_switches
                 .saturating_sub(self.involuntary_switches),
+            runqueue_wait_s: match (self.wait_ns, later.wait_ns) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a) as f64 / 1e9),
+                _ => None,
+            },
         }
     }
 }
@@ -165,6 +176,12 @@ pub struct ProcessCpu {
     pub voluntary_switches: u64,
     /// Involuntary context switches in the window.
     pub involuntary_switches: u64,
+    /// Seconds the process's threads spent runnable but waiting for a CPU in the
+    /// window, summed over its threads (schedstat; threads that exited in the window
+    /// are not counted). Busy threads that outnumber the CPUs wait here. Absent where
+    /// schedstat is missing and in results of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runqueue_wait_s: Option<f64>,
 }
 
 /// The run time of every live thread of `pid` from its `schedstat` (first field:
@@ -194,6 +211,27 @@ fn thread_run_time(pid: u32) -> Option<ThreadRunTime> {
         t.tid_sum += tid;
     }
     (t.threads > 0).then_some(t)
+}
+
+/// The run-queue wait of every live thread of `/proc/<pid>` (`self` for this
+/// process), nanoseconds summed (schedstat's second field); `None` when there is no
+/// schedstat to read.
+fn thread_wait_time(pid: &str) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut sum = None;
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) else {
+            continue;
+        };
+        if let Some(ns) = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|v| v.parse::<u64>().ok())
+        {
+            *sum.get_or_insert(0) += ns;
+        }
+    }
+    sum
 }
 
 /// Voluntary and involuntary context switches of every live thread of `pid`.
@@ -337,5 +375,40 @@ mod tests {
         std::thread::available_parallelism()
             .map(|n| n.get() as f64)
             .unwrap_or(64.0)
+    }
+
+    #[test]
+    fn threads_that_outnumber_their_cpu_wait_on_the_run_queue() {
+        let Some(&cpu) = crate::affinity::allowed_cpus().first() else {
+            return;
+        };
+        let before = CpuSnapshot::now();
+        if before.wait_ns.is_none() {
+            eprintln!("skipped: no schedstat on this kernel");
+            return;
+        }
+        // Three threads busy for 60 ms on one CPU: each waits while another runs.
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(move || {
+                    crate::affinity::pin_current_thread(cpu).unwrap();
+                    let start = std::time::Instant::now();
+                    let mut x = 0u64;
+                    while start.elapsed() < std::time::Duration::from_millis(60) {
+                        x = std::hint::black_box(x.wrapping_add(1));
+                    }
+                    // Read while alive: an exited thread's wait leaves the sum.
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    std::hint::black_box(x)
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let during = CpuSnapshot::now();
+            let waited = during.wait_ns.unwrap() - before.wait_ns.unwrap();
+            assert!(
+                waited >= 20_000_000,
+                "three threads on one CPU waited {waited} ns"
+            );
+        });
     }
 }

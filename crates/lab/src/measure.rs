@@ -497,6 +497,49 @@ pub(crate) fn hold_against(
     }
 }
 
+/// How the warning of a point whose threads waited for CPUs begins.
+pub const CPU_BOUND: &str = "cpu-bound:";
+
+/// Threads that waited for a CPU at least this share of the time they ran make a
+/// point CPU-bound.
+pub const CPU_BOUND_WAIT: f64 = 0.10;
+
+/// The `cpu-bound` warning of a point whose participants' threads, in the median
+/// run, waited on the run queue for at least [`CPU_BOUND_WAIT`] of the time they ran
+/// on a CPU: busy threads outnumbered the `cpus` the run may use, so its figures
+/// measure those CPUs as much as the design. Names the wait and the CPUs the
+/// participants used of `cpus`.
+fn cpu_bound_warning(
+    runs: &[RunRecord],
+    summary: &BTreeMap<String, Estimate>,
+    cpus: usize,
+) -> Option<String> {
+    let shares = runs.iter().filter_map(|r| {
+        let timed: Vec<_> = r
+            .cpu
+            .iter()
+            .filter(|c| c.runqueue_wait_s.is_some())
+            .collect();
+        let ran: f64 = timed.iter().map(|c| c.user_s + c.sys_s).sum();
+        let waited: f64 = timed.iter().filter_map(|c| c.runqueue_wait_s).sum();
+        (ran > 0.0).then_some(waited / ran)
+    });
+    let share = Estimate::from_values(shares)?.median;
+    if share < CPU_BOUND_WAIT {
+        return None;
+    }
+    let used: f64 = [figure::CPU_MAIN, figure::CPU_PEERS]
+        .iter()
+        .filter_map(|f| summary.get(*f).map(|e| e.median))
+        .sum();
+    Some(format!(
+        "{CPU_BOUND} its threads waited for a CPU {:.0} % as long as they ran, and used {used:.2} \
+         of the {cpus} CPUs they may use: more busy threads than CPUs, so its figures measure \
+         this machine's CPUs as much as the design",
+        share * 100.0
+    ))
+}
+
 /// How the warning of a point during which the process was stopped begins.
 pub const PAUSED: &str = "paused:";
 
@@ -776,6 +819,11 @@ pub fn summarise(
     if let Some(c) = contention.as_ref().filter(|c| c.contended) {
         warnings.push(c.warning());
     }
+    warnings.extend(cpu_bound_warning(
+        &runs,
+        &summary,
+        crate::affinity::allowed_cpus().len(),
+    ));
     if let Some(c) = &integrity
         && !c.is_clean()
     {
@@ -1249,5 +1297,43 @@ mod tests {
         assert_eq!(doc.outcome, Outcome::Interrupted);
         assert!(doc.points.is_empty());
         assert!(bench.log().is_empty());
+    }
+
+    #[test]
+    fn threads_that_waited_for_cpus_make_a_point_cpu_bound() {
+        let mut bench = FakeBench::new(1, |_, _| steady(1000));
+        let doc = run(&mut bench, &opts(3, 0, false));
+        let point = &doc.points[0];
+        let with_wait = |ran: f64, waited: f64| -> Vec<RunRecord> {
+            let mut runs = point.runs.clone();
+            for r in &mut runs {
+                for c in &mut r.cpu {
+                    (c.user_s, c.sys_s, c.runqueue_wait_s) = (ran, 0.0, Some(waited));
+                }
+            }
+            runs
+        };
+        let summary: BTreeMap<String, Estimate> = [
+            (
+                figure::CPU_MAIN.to_string(),
+                Estimate::from_values([1.2]).unwrap(),
+            ),
+            (
+                figure::CPU_PEERS.to_string(),
+                Estimate::from_values([0.8]).unwrap(),
+            ),
+        ]
+        .into();
+        // 16 busy threads on 2 CPUs: each ran an eighth of the window, waited the rest.
+        let w = cpu_bound_warning(&with_wait(1.0, 7.0), &summary, 2).expect("cpu-bound");
+        assert!(w.starts_with(CPU_BOUND), "{w}");
+        assert!(
+            w.contains("700 %") && w.contains("used 2.00 of the 2 CPUs"),
+            "{w}"
+        );
+        // A thread per CPU hardly waits.
+        assert_eq!(cpu_bound_warning(&with_wait(1.0, 0.01), &summary, 2), None);
+        // Without schedstat nothing is claimed.
+        assert_eq!(cpu_bound_warning(&point.runs, &summary, 2), None);
     }
 }

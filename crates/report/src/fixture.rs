@@ -153,6 +153,7 @@ pub fn run(
             cpus_utilised: 0.9,
             voluntary_switches: 10,
             involuntary_switches: 2,
+            runqueue_wait_s: None,
         }],
         integrity,
         counters: None,

@@ -156,6 +156,7 @@ impl Rig for FakeRig {
             cpus_utilised: 0.75,
             voluntary_switches: 0,
             involuntary_switches: 0,
+            runqueue_wait_s: None,
         }];
         Ok(aggregate(channels, cpu))
     }

@@ -87,6 +87,7 @@ pub fn sis8300_doc() -> ResultDoc {
                             cpus_utilised: host / 100.0,
                             voluntary_switches: 10,
                             involuntary_switches: 2,
+                            runqueue_wait_s: None,
                         },
                         engines_s: 0.01,
                         verify_s: 0.0,

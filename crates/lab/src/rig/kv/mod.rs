@@ -563,6 +563,7 @@ impl Rig for KvRig {
             cpus_utilised: (user + sys) / window_s,
             voluntary_switches: 0,
             involuntary_switches: 0,
+            runqueue_wait_s: None,
         });
         let mut visitors_cpu_s = 0.0;
         for (i, (&pid, (a, b))) in visitor_pids.iter().zip(vis0.iter().zip(&vis1)).enumerate() {

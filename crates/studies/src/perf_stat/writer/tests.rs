@@ -36,6 +36,7 @@ fn run(i: usize, time_s: f64) -> RunRecord {
             cpus_utilised: 1.0,
             voluntary_switches: 0,
             involuntary_switches: 1,
+            runqueue_wait_s: None,
         }],
         integrity: None,
         counters: None,
