@@ -497,24 +497,31 @@ pub(crate) fn hold_against(
     }
 }
 
-/// How the warning of a point whose threads waited for CPUs begins.
+/// How the warning of a point whose threads wanted more CPUs than it had begins.
 pub const CPU_BOUND: &str = "cpu-bound:";
 
-/// Threads that waited for a CPU at least this share of the time they ran make a
-/// point CPU-bound.
+/// Participants that use at least this share of the CPUs while their threads still
+/// wait for one at least [`CPU_BOUND_WAIT`] as long as they run are CPU-bound too.
+pub const CPU_BOUND_USE: f64 = 0.9;
+
+/// See [`CPU_BOUND_USE`].
 pub const CPU_BOUND_WAIT: f64 = 0.10;
 
-/// The `cpu-bound` warning of a point whose participants' threads, in the median
-/// run, waited on the run queue for at least [`CPU_BOUND_WAIT`] of the time they ran
-/// on a CPU: busy threads outnumbered the `cpus` the run may use, so its figures
-/// measure those CPUs as much as the design. Names the wait and the CPUs the
-/// participants used of `cpus`.
+/// The `cpu-bound` warning of a point that wanted more CPUs than the `cpus` it may
+/// use, in its median run: its participants' threads were runnable (on a CPU or
+/// waiting on the run queue for one) as many at a time on average as more than
+/// `cpus`, or they used at least [`CPU_BOUND_USE`] of them and still waited. Its
+/// figures then measure the machine's CPUs as much as the design. Names the busy
+/// threads, the CPUs used and the CPUs allowed. Runs without schedstat readings
+/// claim nothing.
 fn cpu_bound_warning(
     runs: &[RunRecord],
     summary: &BTreeMap<String, Estimate>,
     cpus: usize,
 ) -> Option<String> {
-    let shares = runs.iter().filter_map(|r| {
+    let mut busy = Vec::new();
+    let mut waits = Vec::new();
+    for r in runs {
         let timed: Vec<_> = r
             .cpu
             .iter()
@@ -522,22 +529,33 @@ fn cpu_bound_warning(
             .collect();
         let ran: f64 = timed.iter().map(|c| c.user_s + c.sys_s).sum();
         let waited: f64 = timed.iter().filter_map(|c| c.runqueue_wait_s).sum();
-        (ran > 0.0).then_some(waited / ran)
-    });
-    let share = Estimate::from_values(shares)?.median;
-    if share < CPU_BOUND_WAIT {
-        return None;
+        let runnable: f64 = timed
+            .iter()
+            .filter(|c| c.window_s > 0.0)
+            .map(|c| (c.user_s + c.sys_s + c.runqueue_wait_s.unwrap_or(0.0)) / c.window_s)
+            .sum();
+        if ran > 0.0 {
+            busy.push(runnable);
+            waits.push(waited / ran);
+        }
     }
+    let busy = Estimate::from_values(busy)?.median;
+    let wait = Estimate::from_values(waits)?.median;
     let used: f64 = [figure::CPU_MAIN, figure::CPU_PEERS]
         .iter()
         .filter_map(|f| summary.get(*f).map(|e| e.median))
         .sum();
-    Some(format!(
-        "{CPU_BOUND} its threads waited for a CPU {:.0} % as long as they ran, and used {used:.2} \
-         of the {cpus} CPUs they may use: more busy threads than CPUs, so its figures measure \
-         this machine's CPUs as much as the design",
-        share * 100.0
-    ))
+    let cpus_f = cpus.max(1) as f64;
+    let outnumbered = busy > cpus_f;
+    let saturated = used >= CPU_BOUND_USE * cpus_f && wait >= CPU_BOUND_WAIT;
+    (outnumbered || saturated).then(|| {
+        format!(
+            "{CPU_BOUND} {busy:.1} of its threads were runnable at a time on average for the \
+             {cpus} CPUs it may use (they used {used:.2} and waited for one {:.0} % as long as \
+             they ran): its figures measure this machine's CPUs as much as the design",
+            wait * 100.0
+        )
+    })
 }
 
 /// How the warning of a point during which the process was stopped begins.
@@ -1300,40 +1318,56 @@ mod tests {
     }
 
     #[test]
-    fn threads_that_waited_for_cpus_make_a_point_cpu_bound() {
+    fn threads_that_outnumber_the_cpus_make_a_point_cpu_bound() {
         let mut bench = FakeBench::new(1, |_, _| steady(1000));
         let doc = run(&mut bench, &opts(3, 0, false));
         let point = &doc.points[0];
-        let with_wait = |ran: f64, waited: f64| -> Vec<RunRecord> {
+        // Every process of every run: `ran` and `waited` seconds in a 1 s window.
+        let runs_with = |ran: f64, waited: f64| -> Vec<RunRecord> {
             let mut runs = point.runs.clone();
             for r in &mut runs {
                 for c in &mut r.cpu {
+                    c.window_s = 1.0;
                     (c.user_s, c.sys_s, c.runqueue_wait_s) = (ran, 0.0, Some(waited));
                 }
             }
             runs
         };
-        let summary: BTreeMap<String, Estimate> = [
-            (
+        let used = |cpus: f64| -> BTreeMap<String, Estimate> {
+            [(
                 figure::CPU_MAIN.to_string(),
-                Estimate::from_values([1.2]).unwrap(),
-            ),
-            (
-                figure::CPU_PEERS.to_string(),
-                Estimate::from_values([0.8]).unwrap(),
-            ),
-        ]
-        .into();
-        // 16 busy threads on 2 CPUs: each ran an eighth of the window, waited the rest.
-        let w = cpu_bound_warning(&with_wait(1.0, 7.0), &summary, 2).expect("cpu-bound");
+                Estimate::from_values([cpus]).unwrap(),
+            )]
+            .into()
+        };
+        let processes = point.runs[0].cpu.len() as f64;
+        // 16 busy threads on 2 CPUs: together they ran 2 s and waited 14 s of each
+        // second (spread over the run's processes).
+        let w = cpu_bound_warning(&runs_with(2.0 / processes, 14.0 / processes), &used(2.0), 2)
+            .expect("cpu-bound");
         assert!(w.starts_with(CPU_BOUND), "{w}");
         assert!(
-            w.contains("700 %") && w.contains("used 2.00 of the 2 CPUs"),
+            w.contains("16.0 of its threads") && w.contains("the 2 CPUs"),
             "{w}"
         );
-        // A thread per CPU hardly waits.
-        assert_eq!(cpu_bound_warning(&with_wait(1.0, 0.01), &summary, 2), None);
+        assert!(w.contains("used 2.00") && w.contains("700 %"), "{w}");
+        // Two spinning threads on two CPUs: all of both, no waiting.
+        assert_eq!(
+            cpu_bound_warning(&runs_with(2.0 / processes, 0.0), &used(2.0), 2),
+            None
+        );
+        // Threads that sleep between messages wait a while at each wake-up, but are
+        // runnable a small part of the time: not CPU-bound.
+        assert_eq!(
+            cpu_bound_warning(&runs_with(0.1 / processes, 0.1 / processes), &used(0.1), 2),
+            None
+        );
+        // Nearly all of both CPUs and still waiting.
+        assert!(
+            cpu_bound_warning(&runs_with(1.9 / processes, 0.3 / processes), &used(1.9), 2)
+                .is_some()
+        );
         // Without schedstat nothing is claimed.
-        assert_eq!(cpu_bound_warning(&point.runs, &summary, 2), None);
+        assert_eq!(cpu_bound_warning(&point.runs, &used(2.0), 2), None);
     }
 }
