@@ -680,6 +680,10 @@ pub fn compare_with(
         &moves,
         instructions.as_ref(),
     );
+    let diagnosis = match diagnosis::off_cpu(&a, &b) {
+        Some(off) if significant => off,
+        _ => diagnosis,
+    };
     let faster = match (significant, slower) {
         (false, _) => "neither",
         (true, true) => "A",

@@ -61,6 +61,38 @@ pub fn diagnose(
     }
 }
 
+/// A CPU-time difference below this share of the wall-time difference leaves the
+/// rest off the CPU.
+pub const OFF_CPU: f64 = 0.5;
+
+/// The diagnosis of two commands whose wall times differ by more than their CPU
+/// times can account for ([`OFF_CPU`]): the difference is time the command spent off
+/// the CPU (asleep, waiting for I/O, a lock or another process), which no instruction
+/// or stall count explains. `None` when the CPU time accounts for the difference.
+pub fn off_cpu(a: &AbSide, b: &AbSide) -> Option<String> {
+    let mean =
+        |s: &AbSide| s.runs.iter().map(|r| r.cpu_s).sum::<f64>() / s.runs.len().max(1) as f64;
+    let wall = b.mean_s - a.mean_s;
+    let cpu = mean(b) - mean(a);
+    if wall == 0.0 || cpu.abs() >= OFF_CPU * wall.abs() {
+        return None;
+    }
+    let how = if wall > 0.0 { "slower" } else { "faster" };
+    Some(format!(
+        "{how} off the CPU: wall time {} but CPU time {} per run, so the difference is time \
+         spent waiting (sleep, I/O, locks, another process), which instruction and stall \
+         counts do not explain",
+        signed_ms(wall),
+        signed_ms(cpu)
+    ))
+}
+
+/// `+10.2 ms`, `−0.3 ms`.
+fn signed_ms(s: f64) -> String {
+    let sign = if s < 0.0 { "−" } else { "+" };
+    format!("{sign}{:.1} ms", s.abs() * 1e3)
+}
+
 /// Every counter that can explain a difference: the PMU's stall and miss counters,
 /// callgrind's simulated misses, the named events and the search.
 pub fn evidence(
@@ -216,5 +248,44 @@ mod tests {
         assert!(d.contains("--search-stalls"), "{d}");
         let d = diagnose(false, 0.43, true, Some(1e-6), &[], None);
         assert_eq!(d, "not significant: noise (p = 0.430)");
+    }
+
+    #[test]
+    fn a_difference_the_cpu_time_does_not_share_is_off_the_cpu() {
+        // `sleep 0.01` against `sleep 0.02`: 10 ms more wall time, the same 1 ms of CPU.
+        let sleeper = |name: &str, wall: f64| {
+            let mut s = fake(
+                name,
+                &[wall, wall * 1.01, wall * 0.99, wall, wall * 1.005],
+                None,
+            );
+            for r in &mut s.runs {
+                (r.cpu_s, r.user_s) = (0.001, 0.001);
+            }
+            s
+        };
+        let r = compare_with(
+            sleeper("a", 0.011),
+            sleeper("b", 0.021),
+            0.05,
+            vec![],
+            None,
+            None,
+        );
+        assert!(r.significant, "{r:?}");
+        assert!(
+            r.diagnosis.starts_with("slower off the CPU"),
+            "{}",
+            r.diagnosis
+        );
+        assert!(
+            r.diagnosis.contains("+10.0 ms") && r.diagnosis.contains("+0.0 ms"),
+            "{}",
+            r.diagnosis
+        );
+        // CPU time that grows with the wall time is on the CPU: the usual diagnosis.
+        let a = fake("a", &[1.0, 1.01, 0.99, 1.0, 1.02], Some(1e9));
+        let b = fake("b", &[2.0, 2.02, 1.98, 2.0, 2.01], Some(2e9));
+        assert_eq!(off_cpu(&a, &b), None);
     }
 }
