@@ -70,6 +70,14 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
             format!("--pid {pid}: no such process"),
         ));
     }
+    if let Some(program) = args.command.first()
+        && !runnable(program)
+    {
+        return Ok(crate::exit::usage(
+            "profile",
+            format!("{program}: no such command (not a file, nor found on PATH)"),
+        ));
+    }
     let dir = args.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "xferbench-profile-{}",
@@ -79,7 +87,28 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
     if let Err(e) = crate::paths::folder("--out", &dir) {
         return Ok(crate::exit::usage("profile", e));
     }
+    let created = !dir.exists();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let outcome = record_and_render(args, &dir);
+    if outcome.is_err() && created {
+        // Nothing of a failed profile is worth keeping: leave no folder behind.
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    outcome
+}
+
+/// Whether `program` names something to run: a path to a file, or a name found in
+/// one of `PATH`'s folders.
+fn runnable(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()))
+}
+
+/// Records the command or pid of `args` into `dir` and writes the outputs there.
+fn record_and_render(args: &ProfileArgs, dir: &Path) -> Result<u8> {
     let data = dir.join("perf.data");
     // SIGTERM, SIGHUP or Ctrl-C end the recording early; what was recorded is kept.
     let stop = crate::stop::stop_flag()?;
@@ -100,7 +129,7 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
             (args.command.join(" "), Some(status))
         }
     };
-    let summary = render(&data, &dir, &title)?;
+    let summary = render(&data, dir, &title)?;
     if args.json {
         let mut out = crate::out::stdout();
         serde_json::to_writer_pretty(&mut out, &summary)?;
@@ -125,6 +154,9 @@ pub fn run(args: &ProfileArgs) -> Result<u8> {
     })
 }
 
+/// Below this much sampled CPU (ten samples) a profile says too little to read.
+const FEW_SAMPLES_NS: u64 = 10_000_000;
+
 /// How many of the top functions `profile --json` lists.
 const JSON_TOP: usize = 20;
 
@@ -132,6 +164,15 @@ const JSON_TOP: usize = 20;
 /// returns the summary `profile --json` prints.
 fn render(data: &Path, dir: &Path, title: &str) -> Result<profile::ProfileSummary> {
     let folded = profile::analyse(data)?;
+    if folded.total() < FEW_SAMPLES_NS {
+        eprintln!(
+            "profile: only {:.1} ms of CPU sampled (cpu-clock at 999 Hz, about 1 ms each): too \
+             few samples to tell where time goes; the command used little CPU or spent its \
+             time off the CPU (asleep, waiting for I/O or another process): profile a longer \
+             or busier run",
+            folded.total() as f64 / 1e6
+        );
+    }
     let written = xferbench_report::profile::write_outputs(dir, &folded, title)
         .with_context(|| format!("cannot write the profile outputs to {}", dir.display()))?;
     eprintln!(

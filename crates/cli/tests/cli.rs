@@ -976,6 +976,48 @@ mod warp {
     }
 
     #[test]
+    fn profiling_a_missing_command_names_it_and_leaves_no_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        xferbench()
+            .current_dir(dir.path())
+            .args(["profile", "--", "/nonexistent/cmd", "x"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "/nonexistent/cmd: no such command",
+            ));
+        xferbench()
+            .current_dir(dir.path())
+            .args(["profile", "--", "no-such-command-anywhere"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "no-such-command-anywhere: no such command",
+            ));
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn a_profile_without_samples_says_why() {
+        let _quiet = super::support::timing_lock();
+        if super::tools::skip_without_perf() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        xferbench()
+            .args(["profile", "--out"])
+            .arg(dir.path().join("p"))
+            .args(["--", "sleep", "0.2"])
+            .assert()
+            .success()
+            .stderr(
+                predicate::str::contains("too few samples")
+                    .and(predicate::str::contains("off the CPU")),
+            );
+    }
+
+    #[test]
     fn profiling_a_process_that_is_gone_says_so() {
         let dir = tempfile::tempdir().unwrap();
         xferbench()
