@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use xferbench_lab::ab::AbConfig;
+use xferbench_lab::ab::{AbConfig, AbProgress};
 
 /// `xferbench ab`.
 #[derive(Debug, Args)]
@@ -43,6 +43,12 @@ pub struct AbArgs {
     /// diagnosis to tell a real instruction difference from noise.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub callgrind_runs: usize,
+
+    /// The time all callgrind passes together may take (250ms, 1s, 2m or bare
+    /// seconds): fewer passes than --callgrind-runs when they would take longer,
+    /// estimated at 50× the timed runs, then from the first pass (at least one)
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = crate::flags::seconds)]
+    pub callgrind_budget: f64,
 
     /// Also count these events on A and B with `perf stat` (comma-separated; named
     /// model-specific events such as `dsb2mite_switches.penalty_cycles` are resolved
@@ -162,6 +168,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         threshold,
         callgrind: !a.no_callgrind && caps.valgrind.is_some(),
         callgrind_runs: a.callgrind_runs,
+        callgrind_budget_s: a.callgrind_budget,
         events: a
             .events
             .iter()
@@ -183,9 +190,31 @@ pub fn run(a: &AbArgs) -> Result<u8> {
 
     let tty = !a.quiet && std::io::stderr().is_terminal();
     let stop = crate::stop::stop_flag()?;
-    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut |done, total| {
-        if tty {
-            eprint!("\rab: run {done}/{total}");
+    let quiet = a.quiet;
+    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut |p| match p {
+        AbProgress::Run { done, total } => {
+            if tty {
+                eprint!("\rab: run {done}/{total}");
+            }
+        }
+        AbProgress::Callgrind {
+            passes,
+            asked,
+            estimate_s,
+        } => {
+            if !quiet {
+                let fewer = if passes < asked {
+                    format!(" (of {asked} asked: --callgrind-budget)")
+                } else {
+                    String::new()
+                };
+                eprintln!(
+                    "{}ab: counting instructions under callgrind: {passes} pass(es) of each{fewer}, \
+                     about {} s per pass of both (50× the timed runs)",
+                    if tty { "\r\x1b[K" } else { "" },
+                    estimate_s.ceil()
+                );
+            }
         }
     }) {
         Ok(r) => r,

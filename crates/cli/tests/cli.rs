@@ -1530,6 +1530,42 @@ mod ab {
     }
 
     #[test]
+    fn callgrind_passes_keep_to_their_budget_and_say_so() {
+        if super::common::skip_without_valgrind() || xferbench_lab::context::pmu_available() {
+            return;
+        }
+        let _quiet = timing_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("ab.json");
+        // Two 50 ms sleeps: about 5 s per pair of passes by the estimate, over 1 s.
+        let assert = xferbench()
+            .args([
+                "ab",
+                "--runs",
+                "2",
+                "--callgrind-budget",
+                "1s",
+                "--export-json",
+            ])
+            .arg(&json)
+            .args(["sleep 0.05", "sleep 0.05"])
+            .assert();
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        assert!(
+            err.contains("1 pass(es) of each (of 3 asked: --callgrind-budget)"),
+            "{err}"
+        );
+        let r = read_json(&json);
+        let notes = r["notes"].to_string();
+        assert!(notes.contains("1 pass(es) of each instead of 3"), "{notes}");
+        assert_eq!(
+            r["a"]["instruction_runs"].as_array().map(Vec::len),
+            Some(1),
+            "{r}"
+        );
+    }
+
+    #[test]
     fn a_command_against_itself_is_noise() {
         let _quiet = timing_lock();
         let dir = tempfile::tempdir().unwrap();

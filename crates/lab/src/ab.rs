@@ -82,6 +82,9 @@ pub struct AbConfig {
     /// Callgrind passes of each command (interleaved A, B, A, B, …), so that the
     /// counts' own run-to-run noise is measured ([`signal`]).
     pub callgrind_runs: usize,
+    /// The time all callgrind passes together may take, seconds: fewer passes than
+    /// `callgrind_runs` when their estimate exceeds it (at least one).
+    pub callgrind_budget_s: f64,
     /// Named events to count with `perf stat` on both sides (`--events`).
     pub events: Vec<String>,
     /// Count every `stall|penalty|miss` event of `perf list` and rank by B/A.
@@ -528,12 +531,46 @@ fn side(command: &str, runs: Vec<AbRun>, passes: Vec<BTreeMap<String, f64>>) -> 
     }
 }
 
-/// Runs the comparison; `progress` is called after every run with (done, total).
+/// How much slower a command runs under callgrind than alone, for the estimate of a
+/// pass before the first one is timed (valgrind's manual: 20 to 100 times).
+pub const CALLGRIND_SLOWDOWN: f64 = 50.0;
+
+/// What [`run`] tells its caller as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AbProgress {
+    /// Timed runs (warm-ups included) finished so far.
+    Run {
+        /// Runs finished.
+        done: usize,
+        /// Runs in all.
+        total: usize,
+    },
+    /// The callgrind passes are about to start.
+    Callgrind {
+        /// Passes of each command that fit the budget.
+        passes: usize,
+        /// Passes asked for (`--callgrind-runs`).
+        asked: usize,
+        /// Estimated seconds of one pass of both commands.
+        estimate_s: f64,
+    },
+}
+
+/// How many callgrind passes of each command fit `budget_s` when one pass of both
+/// takes `pair_s`: at most `asked`, at least one.
+pub fn passes_within(asked: usize, pair_s: f64, budget_s: f64) -> usize {
+    if pair_s <= 0.0 {
+        return asked.max(1);
+    }
+    ((budget_s / pair_s).floor() as usize).clamp(1, asked.max(1))
+}
+
+/// Runs the comparison, telling `progress` how it goes.
 pub fn run(
     cfg: &AbConfig,
     pmu: bool,
     stop: &std::sync::atomic::AtomicBool,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &mut dyn FnMut(AbProgress),
 ) -> Result<AbReport, AbError> {
     let mut counters = Inherited::open(pmu);
     let proc = crate::contention::ProcFs::real();
@@ -551,7 +588,7 @@ pub fn run(
             stopped()?;
             run_once(c, &mut counters, &proc)?;
             done += 1;
-            progress(done, total);
+            progress(AbProgress::Run { done, total });
         }
     }
     let (mut ra, mut rb) = (Vec::new(), Vec::new());
@@ -561,7 +598,7 @@ pub fn run(
         stopped()?;
         rb.push(run_once(&cfg.b, &mut counters, &proc)?);
         done += 2;
-        progress(done, total);
+        progress(AbProgress::Run { done, total });
     }
     let mut notes = Vec::new();
     let build = crate::build::BuildInfo::current();
@@ -580,12 +617,45 @@ pub fn run(
     let (mut ca, mut cb) = (Vec::new(), Vec::new());
     if !pmu && cfg.callgrind {
         // Interleaved like the timed runs; more than one pass each measures the
-        // counts' own noise.
-        for _ in 0..cfg.callgrind_runs.max(1) {
+        // counts' own noise. As many as the budget allows: estimated from the timed
+        // runs first, then from the first pass itself.
+        let mean_wall =
+            |r: &[AbRun]| r.iter().map(|r| r.wall_s).sum::<f64>() / r.len().max(1) as f64;
+        let estimate_s = (mean_wall(&ra) + mean_wall(&rb)) * CALLGRIND_SLOWDOWN;
+        let asked = cfg.callgrind_runs.max(1);
+        let mut passes = passes_within(asked, estimate_s, cfg.callgrind_budget_s);
+        progress(AbProgress::Callgrind {
+            passes,
+            asked,
+            estimate_s,
+        });
+        let mut pair_s = estimate_s;
+        let mut i = 0;
+        while i < passes {
+            let started = std::time::Instant::now();
             stopped()?;
             ca.push(callgrind_totals(&cfg.a)?);
             stopped()?;
             cb.push(callgrind_totals(&cfg.b)?);
+            if i == 0 {
+                pair_s = started.elapsed().as_secs_f64();
+                passes = passes_within(asked, pair_s, cfg.callgrind_budget_s);
+            }
+            i += 1;
+        }
+        if ca.len() < asked {
+            notes.push(format!(
+                "callgrind: {} pass(es) of each instead of {asked}: one pass of both takes about \
+                 {pair_s:.0} s, and {asked} would exceed the {:.0} s budget \
+                 (--callgrind-budget){}",
+                ca.len(),
+                cfg.callgrind_budget_s,
+                if ca.len() == 1 {
+                    "; with one pass the instruction counts' own noise is not measured"
+                } else {
+                    ""
+                }
+            ));
         }
         notes.push(format!(
             "no hardware PMU: instructions and cache misses simulated by callgrind ({} pass(es) \
@@ -730,6 +800,16 @@ pub(crate) mod tests {
             })
             .collect();
         side(command, runs, Vec::new())
+    }
+
+    #[test]
+    fn callgrind_passes_fit_their_budget_and_never_drop_to_none() {
+        // Two 1 s commands: about 100 s per pair of passes under callgrind.
+        assert_eq!(passes_within(3, 100.0, 120.0), 1);
+        assert_eq!(passes_within(3, 100.0, 250.0), 2);
+        assert_eq!(passes_within(3, 0.5, 120.0), 3, "never more than asked");
+        assert_eq!(passes_within(3, 1e6, 120.0), 1, "always one");
+        assert_eq!(passes_within(0, 1.0, 120.0), 1);
     }
 
     #[test]
