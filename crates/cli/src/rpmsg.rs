@@ -349,7 +349,7 @@ fn table(p: &RpmsgPoint, transfer: u64, pt: &PointResult) -> Table {
     ];
     for (name, key, show) in rows {
         let (median, spread) = match pt.summary.get(key) {
-            Some(e) => (show(e.median), format::spread(e.rcv)),
+            Some(e) => (show(e.median), format::spread(e)),
             None => ("—".into(), String::new()),
         };
         t.add_row(vec![

@@ -77,9 +77,22 @@ pub fn count(v: f64) -> String {
         .to_string()
 }
 
-/// `±2.1%`.
-pub fn spread(rcv: f64) -> String {
-    format!("±{:.1}%", rcv * 100.0)
+/// `1 run`, `5 runs`.
+pub fn runs(n: usize) -> String {
+    if n == 1 {
+        "1 run".into()
+    } else {
+        format!("{n} runs")
+    }
+}
+
+/// `±2.1%`: the robust spread of an estimate, or `-` for a single run, which has
+/// none.
+pub fn spread(e: &Estimate) -> String {
+    if e.n < 2 {
+        return "-".into();
+    }
+    format!("±{:.1}%", e.rcv * 100.0)
 }
 
 fn scaled(v: f64, units: &[&str], step: f64) -> String {
@@ -90,7 +103,9 @@ fn scaled(v: f64, units: &[&str], step: f64) -> String {
         v /= step;
         u += 1;
     }
-    format!("{} {}", sig3(v), units[u])
+    // `7.42/s`, as `7.42 k/s` reads: a bare per-second unit hangs on its number.
+    let gap = if units[u].starts_with('/') { "" } else { " " };
+    format!("{}{gap}{}", sig3(v), units[u])
 }
 
 /// `v` rounded to three significant digits.
@@ -269,7 +284,20 @@ mod tests {
         assert_eq!(nanos(850.0), "850 ns");
         assert_eq!(nanos(12_700.0), "12.7 µs");
         assert_eq!(nanos(3.1e6), "3.10 ms");
-        assert_eq!(spread(0.021), "±2.1%");
+        let mut e = Estimate::from_values([1.0, 1.0, 1.0]).unwrap();
+        e.rcv = 0.021;
+        assert_eq!(spread(&e), "±2.1%");
+        // One run has no spread.
+        assert_eq!(spread(&Estimate::from_values([1.0]).unwrap()), "-");
+        assert_eq!(
+            (runs(1), runs(5)),
+            ("1 run".to_string(), "5 runs".to_string())
+        );
+        // A bare per-second unit hangs on its number, as the scaled ones read.
+        assert_eq!(
+            (rate_count(7.42), rate_count(7420.0)),
+            ("7.42/s".into(), "7.42 k/s".into())
+        );
     }
 }
 

@@ -31,7 +31,7 @@ pub fn render(limits: &Limits) -> String {
             row.name.clone(),
             value(row.unit, row.estimate.median),
             spread(&row),
-            format::spread(row.estimate.rcv),
+            format::spread(row.estimate),
             row.estimate.n.to_string(),
         ]);
     }

@@ -32,8 +32,8 @@ impl Exporter for Markdown {
         };
         writeln!(
             out,
-            "- {} runs after {} warm-up, {length}, {} peers{}{}",
-            s.runs,
+            "- {} after {} warm-up, {length}, {} peers{}{}",
+            crate::format::runs(s.runs),
             s.warmup,
             s.peer,
             if s.pin { ", pinned" } else { "" },
@@ -178,7 +178,7 @@ pub fn points_table(doc: &ResultDoc) -> Table {
                     e.ci_level * 100.0
                 )
             }));
-            row.push(t.map_or_else(dash, |e| format::spread(e.rcv)));
+            row.push(t.map_or_else(dash, |e| format::spread(e)));
             row.push(m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)));
         }
         row.push(m(figure::CPU_MAIN).map_or_else(dash, |e| format!("{:.2}", e.median)));

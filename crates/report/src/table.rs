@@ -117,7 +117,7 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
                     row.push(format::rate_count(c.messages_per_s.median));
                 } else {
                     row.push(format::rate_bytes(c.throughput_bytes_per_s.median));
-                    row.push(format::spread(c.throughput_bytes_per_s.rcv));
+                    row.push(format::spread(&c.throughput_bytes_per_s));
                     row.push(format::rate_count(c.messages_per_s.median));
                 }
                 while row.len() < header.len() {
@@ -171,9 +171,7 @@ fn point_row(
     } else {
         row.push(or_dash(median(figure::THROUGHPUT).map(format::rate_bytes)));
         row.push(or_dash(
-            p.summary
-                .get(figure::THROUGHPUT)
-                .map(|e| format::spread(e.rcv)),
+            p.summary.get(figure::THROUGHPUT).map(|e| format::spread(e)),
         ));
         row.push(or_dash(
             median(figure::MESSAGE_RATE).map(format::rate_count),

@@ -228,13 +228,15 @@ pub fn charts(doc: &ResultDoc) -> Option<Vec<RunChart>> {
         RunChart::One {
             chart: latency,
             note: format!(
-                "Medians of {runs} runs at each offered rate; latency from each message's intended send time, so a sender held up by a stall counts the delay; both axes logarithmic. Dashed: the one-way floor each curve's points are held against (half its transport's round-trip floor, measured on this machine).{knees} Lower is better. Hover a point for its values."
+                "Medians of {} at each offered rate; latency from each message's intended send time, so a sender held up by a stall counts the delay; both axes logarithmic. Dashed: the one-way floor each curve's points are held against (half its transport's round-trip floor, measured on this machine).{knees} Lower is better. Hover a point for its values.",
+                format::runs(runs)
             ),
         },
         RunChart::One {
             chart: achieved,
             note: format!(
-                "Medians of {runs} runs; a curve below the dashed diagonal delivered less than it was offered.{knees} Hover a point for its values."
+                "Medians of {}; a curve below the dashed diagonal delivered less than it was offered.{knees} Hover a point for its values.",
+                format::runs(runs)
             ),
         },
     ])

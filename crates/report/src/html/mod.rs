@@ -388,7 +388,7 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
     };
     let runs = doc.context.settings.runs;
     let note = |higher: bool, level: Option<f64>| {
-        let mut n = format!("Medians of {runs} runs");
+        let mut n = format!("Medians of {}", crate::format::runs(runs));
         if let Some(l) = level {
             n.push_str(&format!(
                 "; bars: the {} % interval of the median (order statistics)",

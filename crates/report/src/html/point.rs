@@ -146,7 +146,7 @@ fn figures_table(p: &PointResult) -> Table {
                     point_figure_name(p, n),
                     show(n, e.median),
                     interval(n, e),
-                    format::spread(e.rcv),
+                    format::spread(e),
                     show(n, e.min),
                     show(n, e.max),
                     e.n.to_string(),
@@ -179,7 +179,7 @@ fn channels_table(p: &PointResult) -> Option<Table> {
                     c.channel.to_string(),
                     format::rate_bytes(t.median),
                     interval(figure::THROUGHPUT, t),
-                    format::spread(t.rcv),
+                    format::spread(t),
                     format::rate_count(c.messages_per_s.median),
                 ];
                 if latency {
