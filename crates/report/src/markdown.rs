@@ -178,7 +178,7 @@ pub fn points_table(doc: &ResultDoc) -> Table {
                     e.ci_level * 100.0
                 )
             }));
-            row.push(t.map_or_else(dash, |e| format::spread(e)));
+            row.push(t.map_or_else(dash, format::spread));
             row.push(m(figure::MESSAGE_RATE).map_or_else(dash, |e| format::rate_count(e.median)));
         }
         row.push(m(figure::CPU_MAIN).map_or_else(dash, |e| format!("{:.2}", e.median)));

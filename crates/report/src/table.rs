@@ -171,7 +171,7 @@ fn point_row(
     } else {
         row.push(or_dash(median(figure::THROUGHPUT).map(format::rate_bytes)));
         row.push(or_dash(
-            p.summary.get(figure::THROUGHPUT).map(|e| format::spread(e)),
+            p.summary.get(figure::THROUGHPUT).map(format::spread),
         ));
         row.push(or_dash(
             median(figure::MESSAGE_RATE).map(format::rate_count),
