@@ -4,6 +4,7 @@
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::io::IsTerminal;
 use std::io::Write;
 use std::time::Duration;
 use xferbench_lab::check::{CheckId, CheckResult, Status, run_checks};
@@ -148,12 +149,14 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
     let timeout = Duration::from_secs_f64(args.timeout);
     let stop = crate::stop::stop_flag()?;
     let mut results: Vec<CheckResult> = Vec::new();
-    let progress = !args.quiet && !args.json;
+    // Each result once: in the table at the end. On a terminal the check that just
+    // finished shows on one line, overwritten by the next and cleared before the table.
+    let progress = !args.quiet && !args.json && std::io::stderr().is_terminal();
     for (transport, params) in &configs {
         let mut on_result = |r: &CheckResult| {
             if progress {
-                eprintln!(
-                    "{:<4} {} {} ({:.1} s)",
+                eprint!(
+                    "\r\x1b[K{} {} {} ({:.1} s)",
                     status_word(r.status),
                     shown(r),
                     r.check,
@@ -170,6 +173,9 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             &stop,
             &mut on_result,
         ));
+    }
+    if progress {
+        eprint!("\r\x1b[K");
     }
     let count = |s: Status| results.iter().filter(|r| r.status == s).count();
     let (passed, failed, skipped) = (
