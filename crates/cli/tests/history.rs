@@ -313,6 +313,22 @@ fn a_history_in_a_missing_folder_is_refused_as_an_export_is() {
             "XFERBENCH_HISTORY {}: the folder",
             file.display()
         )));
+    // A study is refused the same way, before it measures anything.
+    xferbench(&unused)
+        .args([
+            "study",
+            "perf-stat",
+            "--quick",
+            "--allow-debug",
+            "--history",
+        ])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--history {}: the folder",
+            file.display()
+        )));
     assert!(!missing.exists(), "no folder is created");
     assert!(!unused.exists());
 }
