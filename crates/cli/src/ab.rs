@@ -3,7 +3,6 @@
 
 use crate::exit::EXIT_USAGE;
 use crate::flags::{HistoryFileArgs, WatchArgs};
-use crate::result_file::load;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::{IsTerminal, Write};
@@ -93,18 +92,21 @@ Examples:
   xferbench compare base.json new.json
   xferbench compare --threshold 2 xferbench-rpmsg-old/ xferbench-rpmsg-new/
   xferbench history baseline set main && xferbench compare --baseline main new.json
-  xferbench compare --baseline main          # the newest recorded run against the baseline
+  xferbench compare --baseline main          # the newest run of the baseline's workload
+  xferbench compare --baseline main 9        # run 9 of `history list` against the baseline
+  xferbench compare 7 9                      # two recorded runs
 
 Exit status: 0 no regression, 4 a significant regression beyond --threshold, 2 bad usage, \
 files that cannot be read or compared, or an unknown baseline.")]
 pub struct CompareArgs {
-    /// The baseline: a result file (`run --export-json`) or a study folder (its
-    /// `results.json`). With --baseline, the new result instead [default: the newest
-    /// run in the history].
+    /// The baseline: a result file (`run --export-json`), a study folder (its
+    /// `results.json`) or a run ID of the history (`history list`; digits that name
+    /// no file). With --baseline, the new result instead [default: the newest run of
+    /// the baseline's workload or study recorded after it].
     #[arg(value_name = "BASE", required_unless_present = "baseline")]
     pub base: Option<PathBuf>,
 
-    /// The new result file or study folder.
+    /// The new result: a result file, a study folder or a run ID of the history.
     #[arg(value_name = "NEW", required_unless_present = "baseline")]
     pub new: Option<PathBuf>,
 
@@ -310,13 +312,9 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
                 "with --baseline NAME give only NEW (or nothing: the newest recorded run)",
             ));
         }
-        (Some(name), new, None) => {
-            match crate::history::baseline_docs(name, &a.file, new.as_deref()) {
-                Ok(d) => Ok(d),
-                Err(code) => return Ok(code),
-            }
-        }
+        (Some(name), new, None) => crate::history::baseline_docs(name, &a.file, new.as_deref()),
         (None, Some(base), Some(new)) => {
+            let load = |what, path| crate::history::load_result(what, path, &a.file, None);
             load("BASE", base).and_then(|b| Ok((b, load("NEW", new)?)))
         }
         _ => {
@@ -328,10 +326,7 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
     };
     let (base, new) = match docs {
         Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            return Ok(EXIT_USAGE);
-        }
+        Err(code) => return Ok(code),
     };
     let c = match xferbench_lab::compare::compare_docs(&base, &new, threshold) {
         Ok(c) => c,

@@ -512,7 +512,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         Ok(f) => f[0].c_name(),
         Err(m) => return Ok(usage("daq", m)),
     };
-    if let Err(e) = a.export.check() {
+    if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
         return Ok(usage("daq", e));
     }
     let watch = match crate::config::watch(&a.watch) {

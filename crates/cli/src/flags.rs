@@ -182,3 +182,23 @@ pub struct RecordArgs {
     #[arg(long, conflicts_with = "history")]
     pub no_history: bool,
 }
+
+impl RecordArgs {
+    /// Checks the history file before anything is measured, as the exports are
+    /// checked ([`crate::paths::file`]): a file chosen with `--history` or
+    /// `XFERBENCH_HISTORY` whose folder does not exist is refused, named by how it was
+    /// chosen. The default location's folder is created when the run is recorded.
+    pub fn check(&self) -> Result<(), String> {
+        if self.no_history {
+            return Ok(());
+        }
+        match xferbench_history::resolve(self.file.history.as_deref()) {
+            Ok((path, chosen)) => match chosen.by_user() {
+                Some(how) => crate::paths::file(how, &path),
+                None => Ok(()),
+            },
+            // No home folder: the run is measured and says so when it cannot record.
+            Err(_) => Ok(()),
+        }
+    }
+}

@@ -164,14 +164,23 @@ pub fn record(args: &RecordArgs, doc: &ResultDoc, quiet: bool) {
     if args.no_history || doc.points.is_empty() {
         return;
     }
-    let recorded = xferbench_history::resolve_path(args.file.history.as_deref()).and_then(|p| {
+    let recorded = (|| -> Result<(i64, PathBuf, bool), String> {
+        let (p, chosen) =
+            xferbench_history::resolve(args.file.history.as_deref()).map_err(|e| e.to_string())?;
+        // A file the user named follows the exports' rules (its folder must exist);
+        // only the default location's folder is created.
+        if let Some(how) = chosen.by_user() {
+            crate::paths::file(how, &p)?;
+        }
         let git = std::env::current_dir()
             .ok()
             .and_then(|d| xferbench_history::origin::git_state(&d));
         let created = !p.exists();
-        let id = History::open(&p)?.append(doc, git.as_ref())?;
+        let id = History::open(&p)
+            .and_then(|mut h| h.append(doc, git.as_ref()))
+            .map_err(|e| e.to_string())?;
         Ok((id, p, created))
-    });
+    })();
     match recorded {
         // The run that creates the history says so, once, with what it is for.
         Ok((id, path, true)) if !quiet => eprintln!(
@@ -607,6 +616,12 @@ fn trend(a: &HistoryTrendArgs, out: &mut impl Write) -> Result<u8> {
         Ok(t) => t,
         Err(e) => return Ok(fail(&e)),
     };
+    if a.name.is_none() {
+        eprintln!(
+            "history trend: following {} {}, the only workload or study with a matching point (--name {} names it)",
+            t.name, t.label, t.name
+        );
+    }
     let table = trend_table(&t);
     if let Some(path) = &a.html {
         let page = xferbench_report::html::chart_page(
@@ -640,8 +655,59 @@ fn trend(a: &HistoryTrendArgs, out: &mut impl Write) -> Result<u8> {
     Ok(0)
 }
 
-/// `compare --baseline NAME [NEW]`: the baseline's stored document and NEW (a file,
-/// or the newest recorded run), or the exit status of the error.
+/// A result named on the command line (`compare`'s BASE and NEW): a result file or a
+/// study folder, or a run ID as `history list` prints it. A path that exists is read
+/// as a file; digits that name no file are a run of the history. `what` names the
+/// argument in errors (`NEW`); the error's exit status is returned.
+pub fn load_result(
+    what: &str,
+    given: &Path,
+    file: &HistoryFileArgs,
+    history: Option<&History>,
+) -> std::result::Result<ResultDoc, u8> {
+    if let Some(id) = run_id(given) {
+        let opened;
+        let h = match history {
+            Some(h) => h,
+            None => {
+                opened = open(file).map_err(|e| fail_for(what, id, &e))?;
+                &opened
+            }
+        };
+        return h.doc(id).map_err(|e| fail_for(what, id, &e));
+    }
+    crate::result_file::load(what, given).map_err(|e| {
+        eprintln!("error: {e:#}");
+        EXIT_USAGE
+    })
+}
+
+/// `given` as a run ID: only digits, and no file of that name.
+fn run_id(given: &Path) -> Option<i64> {
+    let s = given.to_str()?;
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || given.exists() {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn fail_for(what: &str, id: i64, e: &HistoryError) -> u8 {
+    eprintln!("error: {what} {id} (a run ID of the history): {e}");
+    if e.is_usage() {
+        EXIT_USAGE
+    } else {
+        EXIT_FAILURE
+    }
+}
+
+/// `stream run`, `rpmsg study`.
+fn what_run(r: &RunRow) -> String {
+    format!("{} {}", r.name, r.kind)
+}
+
+/// `compare --baseline NAME [NEW]`: the baseline's stored document and NEW (a file, a
+/// study folder, a run ID, or by default the newest run of the baseline's workload
+/// or study recorded after it), or the exit status of the error.
 pub fn baseline_docs(
     name: &str,
     file: &HistoryFileArgs,
@@ -651,22 +717,40 @@ pub fn baseline_docs(
     let b = h.baseline(name).map_err(|e| fail(&e))?;
     let base = h.doc(b.run.id).map_err(|e| fail(&e))?;
     let new = match new {
-        Some(path) => crate::result_file::load("NEW", path).map_err(|e| {
-            eprintln!("error: {e:#}");
-            EXIT_USAGE
-        })?,
+        Some(path) => load_result("NEW", path, file, Some(&h))?,
         None => {
-            let id = h.newest().map_err(|e| fail(&e))?;
-            if id == b.run.id {
-                eprintln!(
-                    "error: the newest recorded run ({id}) is baseline {name} itself; give NEW (a result file or study folder) or record a new run first"
-                );
+            let newest = h.newest().map_err(|e| fail(&e))?;
+            let Some(id) = h.newest_comparable(&b.run).map_err(|e| fail(&e))? else {
+                if newest == b.run.id {
+                    eprintln!(
+                        "error: the newest recorded run ({newest}) is baseline {name} itself; give NEW (a result file, a study folder or a run ID) or record a new run first"
+                    );
+                } else {
+                    let n = h.run(newest).map_err(|e| fail(&e))?;
+                    eprintln!(
+                        "error: no {} was recorded after baseline {name} (run {}); the newest run, {newest}, is a {}: give NEW (a result file, a study folder or a run ID) or record a {} first",
+                        what_run(&b.run),
+                        b.run.id,
+                        what_run(&n),
+                        what_run(&b.run),
+                    );
+                }
                 return Err(EXIT_USAGE);
+            };
+            if id == newest {
+                eprintln!(
+                    "comparing run {id} (the newest) against baseline {name} (run {})",
+                    b.run.id
+                );
+            } else {
+                let n = h.run(newest).map_err(|e| fail(&e))?;
+                eprintln!(
+                    "comparing run {id} (the newest {}; the newest run, {newest}, is a {}) against baseline {name} (run {})",
+                    what_run(&b.run),
+                    what_run(&n),
+                    b.run.id
+                );
             }
-            eprintln!(
-                "comparing run {id} (the newest) against baseline {name} (run {})",
-                b.run.id
-            );
             h.doc(id).map_err(|e| fail(&e))?
         }
     };

@@ -349,7 +349,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
-    if let Err(e) = a.export.check() {
+    if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
         return usage(e);
     }
     let name = find_server(a)?;

@@ -283,7 +283,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             ));
         }
     };
-    if let Err(e) = a.export.check() {
+    if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
         return usage(e);
     }
     let spec = ClientSpec {

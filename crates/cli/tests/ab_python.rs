@@ -4,8 +4,6 @@
 //! once the counting passes are deterministic (address-space randomisation off and a
 //! fixed hash seed: with a random one, `python3`'s count moves by per cents).
 
-use assert_cmd::Command;
-
 mod common;
 
 /// The interpreter itself, not a wrapper script (such as a version manager's shim)
@@ -38,8 +36,7 @@ fn python_loops_read_as_more_instructions_and_a_number_of_runs() {
     };
     let (a, b) = (script("c.py", 20_000), script("d.py", 23_000));
     let json = dir.path().join("ab.json");
-    let out = Command::cargo_bin("xferbench")
-        .expect("binary built")
+    let out = crate::common::xferbench()
         .env("XFERBENCH_HISTORY", dir.path().join("history.sqlite"))
         // As a user would run it: the counting passes fix the seed themselves.
         .env_remove("PYTHONHASHSEED")

@@ -7,7 +7,7 @@ mod support {
     use std::path::Path;
 
     pub fn xferbench() -> Command {
-        Command::cargo_bin("xferbench").expect("binary built")
+        crate::common::xferbench()
     }
 
     /// Held by tests whose verdict rests on timing, so they do not compete with each
@@ -140,7 +140,7 @@ mod usage {
     #[test]
     fn a_closed_stdout_is_not_an_error() {
         // `xferbench list | head -c 1`: the pipe closes under our writes.
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+        let mut child = crate::common::std_xferbench()
             .arg("list")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -536,7 +536,7 @@ mod robustness {
     use std::time::{Duration, Instant};
 
     fn spawn(args: &[&str], json: &Path) -> Child {
-        Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+        crate::common::std_xferbench()
             .args(args)
             .arg("--export-json")
             .arg(json)
@@ -788,7 +788,7 @@ mod robustness {
         use std::os::unix::process::CommandExt;
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("r.json");
-        let child = Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+        let child = crate::common::std_xferbench()
             .args(["run", "pingpong", "-t", "shm"])
             .args(["-s", "64,128,256", "-d", "2"])
             .args(["-r", "1", "-w", "0", "--peer", "process", "--no-limits"])
@@ -859,7 +859,7 @@ mod robustness {
         let path = std::path::Path::new("/dev/shm").join(&name);
         std::fs::write(&path, b"left behind by a crashed run").unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let out = Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+        let out = crate::common::std_xferbench()
             .args([
                 "run", "stream", "-t", "shm", "-s", "64", "-n", "1000", "-r", "1", "-w", "0", "-q",
             ])
@@ -877,7 +877,7 @@ mod robustness {
 
     #[test]
     fn a_garbled_peer_command_stream_is_refused_cleanly() {
-        let out = Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+        let out = crate::common::std_xferbench()
             .arg("__peer")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -1344,7 +1344,7 @@ mod profiling {
         }
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("prof");
-        let bin = assert_cmd::cargo::cargo_bin("xferbench");
+        let bin = std::path::PathBuf::from(crate::common::BIN);
         xferbench()
             .args(["profile", "--out"])
             .arg(&out)
@@ -1822,11 +1822,11 @@ mod conventions {
 mod signals {
     use rustix::process::{Pid, Signal, kill_process};
     use std::io::{BufRead, BufReader};
-    use std::process::{Child, Command, Output, Stdio};
+    use std::process::{Child, Output, Stdio};
     use std::time::{Duration, Instant};
 
     fn spawn(args: &[&str]) -> Child {
-        Command::new(assert_cmd::cargo::cargo_bin("xferbench"))
+        crate::common::std_xferbench()
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -7,11 +7,13 @@
 //! idle machine. The classifier itself, quiet and busy, is tested on synthetic
 //! `/proc` readings in the lab (`contention::tests`).
 
+mod common;
+
 use assert_cmd::Command;
 use std::process::{Child, Stdio};
 
 fn xferbench() -> Command {
-    Command::cargo_bin("xferbench").expect("binary built")
+    crate::common::xferbench()
 }
 
 /// Busy-looping shells, killed and reaped when dropped.

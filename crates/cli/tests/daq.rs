@@ -2,13 +2,13 @@
 //! end-of-acquisition mode with the sample check, and bad values refused with a
 //! message naming the flag.
 
-use assert_cmd::Command;
+mod common;
+
 use predicates::prelude::*;
 use std::time::Duration;
 
 fn daq(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("xferbench")
-        .unwrap()
+    crate::common::xferbench()
         .arg("daq")
         .args(args)
         .timeout(Duration::from_secs(120))
@@ -154,7 +154,7 @@ fn the_run_is_exported_and_recorded_as_any_run() {
     let json = dir.path().join("daq.json");
     let csv = dir.path().join("daq.csv");
     let history = dir.path().join("history.sqlite");
-    let mut cmd = Command::cargo_bin("xferbench").unwrap();
+    let mut cmd = crate::common::xferbench();
     cmd.env("XFERBENCH_HISTORY", &history)
         .args(["daq", "b0", "b1", "-S", "4096", "--link", "unthrottled"])
         .args(["--no-limits", "--quiet", "--export-json"])
@@ -170,8 +170,7 @@ fn the_run_is_exported_and_recorded_as_any_run() {
     assert_eq!(doc["context"]["settings"]["workload"], "daq");
     assert_eq!(doc["points"][0]["params"]["devices"], "b0,b1");
     assert!(std::fs::read_to_string(&csv).unwrap().contains("daq"));
-    Command::cargo_bin("xferbench")
-        .unwrap()
+    crate::common::xferbench()
         .env("XFERBENCH_HISTORY", &history)
         .args(["history", "list"])
         .assert()

@@ -7,7 +7,7 @@ mod common;
 use assert_cmd::Command;
 
 fn xferbench() -> Command {
-    Command::cargo_bin("xferbench").expect("binary built")
+    crate::common::xferbench()
 }
 
 /// `(what, arguments, expected status)`.
@@ -287,7 +287,7 @@ fn profile_stops_on_sigterm_and_keeps_what_it_recorded() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let child = crate::common::std_xferbench()
         .args(["profile", "--out"])
         .arg(dir.path())
         .args(["--", "sh", "-c", "while :; do :; done"])

@@ -36,13 +36,13 @@ const QUICK: &[&str] = &[
 ];
 
 fn xferbench(history: &Path) -> Command {
-    let mut c = Command::cargo_bin("xferbench").expect("binary built");
+    let mut c = crate::common::xferbench();
     c.env("XFERBENCH_HISTORY", history);
     c
 }
 
 fn spawn(history: &Path, args: &[&str], hook: Option<String>) -> std::process::Child {
-    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("xferbench"));
+    let mut c = crate::common::std_xferbench();
     c.env("XFERBENCH_HISTORY", history)
         .args(args)
         .stdout(Stdio::piped())
@@ -84,10 +84,253 @@ fn temp() -> (tempfile::TempDir, PathBuf) {
 }
 
 #[test]
-fn the_tests_never_write_the_users_own_history() {
-    // .cargo/config.toml points every test (and `cargo run`) at a file under target/.
-    let h = std::env::var("XFERBENCH_HISTORY").expect("XFERBENCH_HISTORY is set for tests");
-    assert!(!h.is_empty());
+fn every_test_runs_the_binary_through_the_helpers() {
+    // The helpers (tests/common) keep every run out of the user's own history; a test
+    // that ran the binary any other way could record into it.
+    let forbidden = [
+        concat!("cargo", "_bin"),
+        concat!("CARGO_BIN", "_EXE"),
+        concat!("Command::new(", "crate::common::BIN"),
+        concat!("Command::new(", "common::BIN"),
+    ];
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files = vec![tests.clone()];
+    let mut offending = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("common/mod.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if forbidden.iter().any(|f| line.contains(f)) {
+                offending.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offending.is_empty(),
+        "run the binary through common::xferbench() or common::std_xferbench():\n{}",
+        offending.join("\n")
+    );
+}
+
+#[test]
+fn the_helpers_point_the_default_history_away_from_the_users() {
+    // An XFERBENCH_HISTORY in the user's environment is dropped, and the default
+    // location is in the test data folder under target/: a test's run never records
+    // into the user's own history.
+    let mut isolated = common::std_xferbench();
+    assert!(
+        isolated
+            .get_envs()
+            .any(|(k, v)| k == "XFERBENCH_HISTORY" && v.is_none()),
+        "XFERBENCH_HISTORY is removed"
+    );
+    let data = common::test_data_home();
+    assert!(data.starts_with(env!("CARGO_TARGET_TMPDIR")), "{data:?}");
+    let out = isolated.args(&QUICK[..QUICK.len() - 1]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let expected = data.join("xferbench").join("history.sqlite");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&expected.display().to_string()),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn the_default_history_is_the_data_folders_for_every_build() {
+    // No --history, no XFERBENCH_HISTORY: $XDG_DATA_HOME/xferbench/history.sqlite,
+    // its folder created by the first run.
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let expected = data.join("xferbench").join("history.sqlite");
+    let mut run = common::xferbench();
+    run.env("XDG_DATA_HOME", &data)
+        .args(&QUICK[..QUICK.len() - 1])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!(
+            "history: created {}",
+            expected.display()
+        )));
+    assert!(expected.exists());
+}
+
+#[test]
+fn the_readmes_trend_and_compare_work_on_a_history_of_both_workloads() {
+    let (_dir, h) = temp();
+    let quick = ["-n", "2000", "-r", "2", "-w", "0", "--no-limits", "-q"];
+    let record = |args: &[&str]| {
+        xferbench(&h).args(args).args(quick).assert().success();
+    };
+    let stream = ["run", "stream", "-t", "shm", "-s", "64"];
+    record(&stream); // run 1
+    xferbench(&h)
+        .args(["history", "baseline", "set", "main"])
+        .assert()
+        .success();
+    record(&["run", "pingpong", "-t", "shm,pipe", "-s", "64"]); // run 2
+    xferbench(&h)
+        .args(["run", "load", "-t", "shm", "-s", "64", "--rate", "10k,20k"])
+        .args(["-d", "0.2", "-r", "2", "-w", "0", "--no-limits", "-q"])
+        .assert()
+        .success(); // run 3
+    // Points of three workloads: --name is asked for by name, each workload named.
+    xferbench(&h)
+        .args(["history", "trend", "-p", "transport=shm", "-p", "size=64"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "add --name with one of load, pingpong, stream",
+        ));
+    // One workload's points that differ in their rate: -p rate is asked for.
+    xferbench(&h)
+        .args(["history", "trend", "--name", "load", "-p", "transport=shm"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("differ in rate (10000, 20000)"));
+    // The README's command.
+    xferbench(&h)
+        .args(["history", "trend", "--name", "stream"])
+        .args(["-p", "transport=shm", "-p", "size=64"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "stream channels=1 size=64 B transport=shm",
+        ));
+    // Only one workload has the point: it is followed, and stderr says so.
+    xferbench(&h)
+        .args(["history", "trend", "-p", "transport=pipe"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "following pingpong channels=1 size=64 transport=pipe, the only workload",
+        ));
+    // The newest run is of another workload and no stream run came after the
+    // baseline: the error says so.
+    xferbench(&h)
+        .args(["compare", "--baseline", "main"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no stream run was recorded after baseline main (run 1); the newest run, 3, is a load run",
+        ));
+    record(&stream); // run 4
+    record(&["run", "pingpong", "-t", "shm", "-s", "64"]); // run 5
+    // The README's command: the newest stream run, named.
+    xferbench(&h)
+        .args(["compare", "--baseline", "main"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "comparing run 4 (the newest stream run; the newest run, 5, is a pingpong run) against baseline main (run 1)",
+        ));
+}
+
+#[test]
+fn every_id_history_list_prints_is_accepted_by_compare() {
+    let (dir, h) = temp();
+    xferbench(&h).args(QUICK).assert().success(); // run 1
+    xferbench(&h)
+        .args(["history", "baseline", "set", "main"])
+        .assert()
+        .success();
+    xferbench(&h).args(QUICK).assert().success(); // run 2
+    let ids: Vec<String> = runs(&h).iter().map(|r| r["id"].to_string()).collect();
+    assert_eq!(ids, ["2", "1"]);
+    for id in &ids {
+        xferbench(&h)
+            .args(["compare", "--baseline", "main", id])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(
+                "channels=1 size=64 B transport=pipe",
+            ));
+    }
+    xferbench(&h)
+        .args(["compare", &ids[1], &ids[0]])
+        .assert()
+        .success();
+    // An ID no run has, named as such.
+    xferbench(&h)
+        .args(["compare", "--baseline", "main", "9"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "NEW 9 (a run ID of the history): no run 9 in the history",
+        ));
+    // A file named like an ID is a file.
+    let file = dir.path().join("2");
+    std::fs::write(&file, "not a result").unwrap();
+    xferbench(&h)
+        .current_dir(dir.path())
+        .args(["compare", "--baseline", "main", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "NEW 2 is not an xferbench result document",
+        ));
+}
+
+#[test]
+fn a_history_in_a_missing_folder_is_refused_as_an_export_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope");
+    let file = missing.join("h.sqlite");
+    let unused = dir.path().join("unused.sqlite");
+    // The export's rule and words, before anything is measured.
+    xferbench(&unused)
+        .args(QUICK)
+        .arg("--export-json")
+        .arg(missing.join("r.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "the folder {} does not exist",
+            missing.display()
+        )));
+    xferbench(&unused)
+        .args(QUICK)
+        .arg("--history")
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--history {}: the folder {} does not exist",
+            file.display(),
+            missing.display()
+        )));
+    // The same for the environment's file, named as such.
+    xferbench(&file)
+        .args(QUICK)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "XFERBENCH_HISTORY {}: the folder",
+            file.display()
+        )));
+    // A study is refused the same way, before it measures anything.
+    xferbench(&unused)
+        .args([
+            "study",
+            "perf-stat",
+            "--quick",
+            "--allow-debug",
+            "--history",
+        ])
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "--history {}: the folder",
+            file.display()
+        )));
+    assert!(!missing.exists(), "no folder is created");
+    assert!(!unused.exists());
 }
 
 #[test]

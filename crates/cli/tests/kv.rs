@@ -22,7 +22,7 @@ fn one_server() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn xferbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    crate::common::std_xferbench()
 }
 
 /// A `kv serve` process and the name it serves on.

@@ -1,10 +1,12 @@
 //! `xferbench run load`: open-loop messages at an offered rate, the knee, neighbours.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 
 fn xferbench() -> Command {
-    Command::cargo_bin("xferbench").expect("binary built")
+    crate::common::xferbench()
 }
 
 /// Held by each test here: a `load` sender spins, and two runs at once on two CPUs

@@ -7,8 +7,7 @@ use xferbench_lab::rig::perf_stat::callgrind_totals;
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
 
 fn launcher() -> Launcher {
-    Launcher::new(env!("CARGO_BIN_EXE_xferbench"))
-        .with_role(Role::PerfStatBench, ["__perfstat-bench"])
+    Launcher::new(crate::common::BIN).with_role(Role::PerfStatBench, ["__perfstat-bench"])
 }
 
 use common::skip_without_valgrind;
@@ -76,7 +75,7 @@ fn the_list_walk_b_runs_fewer_instructions_but_misses_d1_more() {
 
 #[test]
 fn the_benchmark_role_refuses_a_bad_spec_with_a_usage_error() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let out = crate::common::std_xferbench()
         .args(["__perfstat-bench", "{\"bench\":\"nope\"}"])
         .output()
         .unwrap();
@@ -94,7 +93,7 @@ fn ab_search_stalls_without_a_pmu_says_why_in_one_line_and_exits_0() {
         println!("skipped: this machine has a PMU (the search runs; see the fixture tests)");
         return;
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let out = crate::common::std_xferbench()
         .args([
             "ab",
             "--runs",
@@ -140,7 +139,7 @@ fn ab_events_counts_software_events_and_names_unknown_ones() {
         println!("skipped: perf is not installed");
         return;
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let out = crate::common::std_xferbench()
         .args([
             "ab",
             "--runs",
@@ -184,7 +183,7 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
     let dir = tempfile::tempdir().unwrap();
     let history = tempfile::tempdir().unwrap();
     let history = history.path().join("history.sqlite");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let out = crate::common::std_xferbench()
         .env("XFERBENCH_HISTORY", &history)
         .args([
             "study",
@@ -268,7 +267,7 @@ fn the_quick_study_completes_with_p_values_and_says_what_it_could_not_measure() 
     let stalls = in_group("stalls") + in_group("search");
     assert_eq!(points.len(), 6 + counted + block + stalls);
     // The study is recorded with its name.
-    let list = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let list = crate::common::std_xferbench()
         .env("XFERBENCH_HISTORY", &history)
         .args(["history", "list", "--json"])
         .output()

@@ -2,6 +2,8 @@
 //! command or rig starts runs on the CPU `run --pin`'s plan gives its role, as the
 //! system reports it (`sched_getaffinity` of each thread in `/proc/PID/task`).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
@@ -11,11 +13,11 @@ use xferbench_lab::process::{Launcher, Role};
 use xferbench_lab::rig::{Rig, RunControl};
 
 fn xferbench() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    crate::common::std_xferbench()
 }
 
 fn launcher() -> Launcher {
-    Launcher::new(env!("CARGO_BIN_EXE_xferbench"))
+    Launcher::new(crate::common::BIN)
         .with_role(Role::MemoryMock, ["__memory-mock"])
         .with_role(Role::WarpClient, ["__warp-client"])
         .with_role(Role::KvServer, ["__kv-server"])

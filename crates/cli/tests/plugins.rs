@@ -8,6 +8,8 @@
 //! tests skip, saying why, when no C compiler (or, for ZeroMQ, no libzmq headers) is
 //! installed. CI installs both.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -15,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 fn xferbench() -> Command {
-    Command::cargo_bin("xferbench").expect("binary built")
+    crate::common::xferbench()
 }
 
 fn root() -> PathBuf {
@@ -495,7 +497,7 @@ fn run_watching_queues(args: &[String]) -> Option<(std::process::Output, Vec<Str
         "mount -t mqueue none '{dir}' || exit 97; \"$@\"; status=$?; ls -A '{dir}' > '{dir}.left'; exit $status",
         dir = mq.path().display()
     );
-    let out = std::process::Command::new("unshare")
+    let out = crate::common::isolate(&mut std::process::Command::new("unshare"))
         .args([
             "--ipc",
             "--mount",
@@ -506,9 +508,8 @@ fn run_watching_queues(args: &[String]) -> Option<(std::process::Output, Vec<Str
             &script,
             "sh",
         ])
-        .arg(assert_cmd::cargo::cargo_bin("xferbench"))
+        .arg(crate::common::BIN)
         .args(args)
-        .env("XFERBENCH_HISTORY", "/dev/null/never")
         .output()
         .unwrap();
     assert_ne!(out.status.code(), Some(97), "mount -t mqueue failed");

@@ -5,6 +5,7 @@
 //! root. Traffic stays between the namespaces, each run is bounded by a count or a
 //! few seconds and by a time limit, and the namespaces are deleted afterwards.
 
+mod common;
 mod netns;
 
 use netns::{AGENT, AgentProc, Netns, Relay, finish, measure, token_file};
@@ -466,7 +467,7 @@ fn a_delayed_link_slows_the_one_in_flight_original_per_transaction() {
 #[test]
 fn transports_that_cannot_cross_hosts_are_refused() {
     for t in ["shm", "pipe", "unix", "rpmsg"] {
-        let o = std::process::Command::new(netns::bin())
+        let o = crate::common::std_xferbench()
             .args([
                 "run",
                 "pingpong",
@@ -489,7 +490,7 @@ fn transports_that_cannot_cross_hosts_are_refused() {
         );
     }
     for study in ["rpmsg", "hashtable", "sis8300", "perf-stat"] {
-        let o = std::process::Command::new(netns::bin())
+        let o = crate::common::std_xferbench()
             .args([
                 "study",
                 study,
@@ -508,7 +509,7 @@ fn transports_that_cannot_cross_hosts_are_refused() {
             text(&o)
         );
     }
-    let o = std::process::Command::new(netns::bin())
+    let o = crate::common::std_xferbench()
         .args(["serve", "--listen", "0.0.0.0:0"])
         .output()
         .unwrap();
@@ -695,7 +696,7 @@ fn plugins_local_to_one_host_are_refused_naming_the_plugin() {
     };
     for (lib, revision) in [(&pipe, 2), (&rev1, 1)] {
         let transport = format!("plugin:{}", lib.display());
-        let o = std::process::Command::new(netns::bin())
+        let o = crate::common::std_xferbench()
             .args([
                 "run",
                 "pingpong",

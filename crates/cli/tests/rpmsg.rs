@@ -17,8 +17,7 @@ use xferbench_transports::rpmsg::{Buffers, Notify};
 
 fn remote() -> RemoteKind {
     RemoteKind::Process(
-        Launcher::new(env!("CARGO_BIN_EXE_xferbench"))
-            .with_role(Role::RpmsgRemote, ["__rpmsg-remote"]),
+        Launcher::new(crate::common::BIN).with_role(Role::RpmsgRemote, ["__rpmsg-remote"]),
     )
 }
 
@@ -29,8 +28,7 @@ fn remote() -> RemoteKind {
 fn the_quick_study_writes_every_file_of_the_folder() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("study");
-    let assert = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let assert = crate::common::xferbench()
         .args([
             "study",
             "rpmsg",
@@ -66,8 +64,7 @@ fn the_quick_study_writes_every_file_of_the_folder() {
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     check("result.schema.json", "study rpmsg results.json", &res);
     assert_eq!(printed, res, "--json prints what results.json holds");
-    let cmp = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let cmp = crate::common::xferbench()
         .arg("compare")
         .arg(&out)
         .arg(&out)
@@ -121,8 +118,7 @@ fn the_quick_study_writes_every_file_of_the_folder() {
 
 #[test]
 fn list_names_the_rpmsg_study() {
-    assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    crate::common::xferbench()
         .arg("list")
         .assert()
         .success()
@@ -132,8 +128,7 @@ fn list_names_the_rpmsg_study() {
 
 #[test]
 fn an_unknown_study_is_a_usage_error() {
-    assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    crate::common::xferbench()
         .args(["study", "nope", "--allow-debug"])
         .assert()
         .code(2)
@@ -188,8 +183,7 @@ fn a_remote_killed_mid_run_is_reported_and_leaves_no_shared_memory() {
 
 #[test]
 fn a_remote_that_cannot_attach_says_why() {
-    let out = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let out = crate::common::xferbench()
         .args(["__rpmsg-remote", "/xferbench-no-such-region"])
         .assert()
         .code(1);
@@ -202,8 +196,7 @@ fn a_remote_that_cannot_attach_says_why() {
 
 #[test]
 fn the_rpmsg_command_runs_a_verified_point_and_writes_every_run_as_json_lines() {
-    let out = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let out = crate::common::xferbench()
         .args([
             "rpmsg",
             "-c",
@@ -252,8 +245,7 @@ fn the_rpmsg_command_runs_a_verified_point_and_writes_every_run_as_json_lines() 
 fn rpmsg_json_prints_one_result_document_as_export_json_writes_it() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("r.json");
-    let out = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let out = crate::common::xferbench()
         .args(["rpmsg", "-c", "2", "-s", "64", "--transfer", "6400"])
         .args([
             "-r",
@@ -294,8 +286,7 @@ fn bad_rpmsg_flags_are_usage_errors_naming_the_flag() {
         (&["-r", "0"][..], "--runs"),
         (&["--notify", "smoke-signal"][..], "--notify"),
     ] {
-        let out = assert_cmd::Command::cargo_bin("xferbench")
-            .unwrap()
+        let out = crate::common::xferbench()
             .arg("rpmsg")
             .args(args)
             .timeout(Duration::from_secs(30))
@@ -309,8 +300,7 @@ fn bad_rpmsg_flags_are_usage_errors_naming_the_flag() {
 
 #[test]
 fn rpmsg_runs_as_a_transport_of_run_beside_shm() {
-    let out = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let out = crate::common::xferbench()
         .args([
             "run",
             "pingpong",
@@ -370,8 +360,7 @@ fn rpmsg_in_run_refuses_stream_and_large_sizes_with_the_reason() {
             "notify",
         ),
     ] {
-        let out = assert_cmd::Command::cargo_bin("xferbench")
-            .unwrap()
+        let out = crate::common::xferbench()
             .args(args)
             .timeout(Duration::from_secs(30))
             .output()
@@ -384,8 +373,7 @@ fn rpmsg_in_run_refuses_stream_and_large_sizes_with_the_reason() {
 
 #[test]
 fn rpmsg_in_run_without_sizes_runs_the_defaults_that_fit_and_warns() {
-    let out = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let out = crate::common::xferbench()
         .args(["run", "pingpong", "-t", "rpmsg"])
         .args(["-r", "1", "-w", "0", "-d", "0.2", "--no-limits", "--json"])
         .timeout(Duration::from_secs(120))
@@ -409,8 +397,7 @@ fn rpmsg_in_run_without_sizes_runs_the_defaults_that_fit_and_warns() {
 
 #[test]
 fn list_shows_rpmsg_with_its_parameters() {
-    assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    crate::common::xferbench()
         .arg("list")
         .assert()
         .success()
@@ -444,8 +431,7 @@ fn a_pinned_rpmsg_link_pins_its_remote_process_and_records_it() {
         .unwrap();
     Box::new(rig).finish().unwrap();
     // The command records it.
-    let out = assert_cmd::Command::cargo_bin("xferbench")
-        .unwrap()
+    let out = crate::common::xferbench()
         .args([
             "rpmsg",
             "-c",

@@ -9,7 +9,7 @@ use common::{check, schema};
 use std::path::Path;
 
 fn xferbench() -> Command {
-    Command::cargo_bin("xferbench").expect("binary built")
+    crate::common::xferbench()
 }
 
 /// The one JSON document a command printed. A result document whose run did not
@@ -174,7 +174,7 @@ fn rpmsg_json_matches_the_result_schema() {
 #[test]
 fn kv_client_json_is_the_result_document() {
     use std::io::BufRead;
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let mut server = crate::common::std_xferbench()
         .args(["kv", "serve", "--arch", "sharded", "-s", "1000"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -206,7 +206,7 @@ fn kv_client_json_is_the_result_document() {
 fn warp_client_json_is_the_result_document() {
     use std::io::BufRead;
     // A memory mock on a free port; its address is on stderr.
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_xferbench"))
+    let mut server = crate::common::std_xferbench()
         .args(["warp", "serve", "--port", "0"])
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -1,10 +1,12 @@
 //! What a command-line tool is expected to have: shell completions, man pages and
 //! `-v` logging.
 
+mod common;
+
 use assert_cmd::Command;
 
 fn xferbench() -> Command {
-    let mut cmd = Command::cargo_bin("xferbench").expect("binary built");
+    let mut cmd = crate::common::xferbench();
     // Logging is off unless asked for: the user's environment must not decide.
     cmd.env_remove("RUST_LOG").env_remove("XFERBENCH_LOG");
     cmd

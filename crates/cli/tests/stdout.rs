@@ -3,6 +3,8 @@
 //! (`> /dev/full`) is (exit 1, "cannot write to standard output"), and neither
 //! panics.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -52,7 +54,7 @@ fn fixture() -> Fixture {
 }
 
 fn xferbench(history: &Path) -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("xferbench"));
+    let mut c = crate::common::std_xferbench();
     c.env("XFERBENCH_HISTORY", history)
         .env_remove("RUST_LOG")
         .env_remove("XFERBENCH_LOG")

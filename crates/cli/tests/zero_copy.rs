@@ -8,7 +8,7 @@ use predicates::prelude::*;
 use std::path::Path;
 
 fn xferbench() -> Command {
-    Command::cargo_bin("xferbench").expect("binary built")
+    crate::common::xferbench()
 }
 
 fn read_json(path: &Path) -> serde_json::Value {
@@ -212,7 +212,7 @@ fn a_killed_iceoryx2_peer_leaves_nothing_behind() {
     use std::time::{Duration, Instant};
     let prefix = format!("xferbench_iox2_t{}_", std::process::id());
     for zero_copy in [false, true] {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("xferbench"));
+        let mut cmd = crate::common::std_xferbench();
         cmd.args(["run", "stream", "-t", "iceoryx2", "-s", "4KiB", "-d", "30"])
             .args(["-r", "1", "-w", "0", "--no-limits", "-q"])
             .env("XFERBENCH_IOX2_PREFIX", &prefix)

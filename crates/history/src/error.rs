@@ -107,16 +107,38 @@ pub enum HistoryError {
         "no recorded point matches ({0}); `xferbench history list` and `history show ID` show what is recorded"
     )]
     NoMatch(String),
-    /// The trend's filters match several points.
+    /// The trend's filters match points of several workloads or studies: `--name` is
+    /// missing.
     #[error(
-        "{count} different points match ({filters}); choose one with --name, --point or -p NAME=VALUE:\n{candidates}"
+        "{count} different points of {names} match ({filters}); add --name with one of {names}, such as --name {example}:\n{candidates}"
     )]
-    Ambiguous {
+    AmbiguousName {
         /// The filters, described.
         filters: String,
         /// How many points.
         count: usize,
-        /// Some of them, one per line.
+        /// The workloads or studies, comma-separated.
+        names: String,
+        /// One of them.
+        example: String,
+        /// Some of the points, one per line.
+        candidates: String,
+    },
+    /// The trend's filters match several points of one workload or study: the
+    /// parameters in which they differ are missing.
+    #[error(
+        "{count} different points of {name} match ({filters}); they differ in {differ}: add -p NAME=VALUE for each, or choose one with --point:\n{candidates}"
+    )]
+    AmbiguousParams {
+        /// The filters, described.
+        filters: String,
+        /// How many points.
+        count: usize,
+        /// The workload or study.
+        name: String,
+        /// The parameters that differ, each with its values: `rate (10000, 20000)`.
+        differ: String,
+        /// Some of the points, one per line.
         candidates: String,
     },
     /// The chosen figure is in none of the matched runs.
@@ -165,7 +187,8 @@ impl HistoryError {
                 | HistoryError::UnknownBaseline { .. }
                 | HistoryError::BadBaselineName(_)
                 | HistoryError::NoMatch(_)
-                | HistoryError::Ambiguous { .. }
+                | HistoryError::AmbiguousName { .. }
+                | HistoryError::AmbiguousParams { .. }
                 | HistoryError::UnknownFigure { .. }
         )
     }

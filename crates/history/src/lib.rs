@@ -51,16 +51,49 @@ pub fn default_path() -> Option<PathBuf> {
     dirs::data_dir().map(|d| d.join("xferbench").join("history.sqlite"))
 }
 
+/// Who chose the history file: the user (by `--history` or [`ENV`]), or nobody (the
+/// default location in the data folder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chosen {
+    /// `--history PATH`.
+    Flag,
+    /// [`ENV`].
+    Env,
+    /// [`default_path`].
+    Default,
+}
+
+impl Chosen {
+    /// How the user named the file (`--history`, `XFERBENCH_HISTORY`), or `None` for
+    /// the default location. A file the user named is held to the rules of every
+    /// other output file (its folder must exist); the default one's folder is created.
+    pub fn by_user(self) -> Option<&'static str> {
+        match self {
+            Chosen::Flag => Some("--history"),
+            Chosen::Env => Some(ENV),
+            Chosen::Default => None,
+        }
+    }
+}
+
+/// The history file to use and who chose it: `flag` (`--history`), else [`ENV`],
+/// else [`default_path`].
+pub fn resolve(flag: Option<&Path>) -> Result<(PathBuf, Chosen), HistoryError> {
+    if let Some(p) = flag {
+        return Ok((p.to_path_buf(), Chosen::Flag));
+    }
+    if let Some(p) = std::env::var_os(ENV).filter(|p| !p.is_empty()) {
+        return Ok((PathBuf::from(p), Chosen::Env));
+    }
+    default_path()
+        .map(|p| (p, Chosen::Default))
+        .ok_or(HistoryError::NoDefaultPath)
+}
+
 /// The history file to use: `flag` (`--history`), else [`ENV`], else
 /// [`default_path`].
 pub fn resolve_path(flag: Option<&Path>) -> Result<PathBuf, HistoryError> {
-    if let Some(p) = flag {
-        return Ok(p.to_path_buf());
-    }
-    if let Some(p) = std::env::var_os(ENV).filter(|p| !p.is_empty()) {
-        return Ok(PathBuf::from(p));
-    }
-    default_path().ok_or(HistoryError::NoDefaultPath)
+    resolve(flag).map(|(p, _)| p)
 }
 
 /// An open history database.

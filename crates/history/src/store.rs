@@ -243,6 +243,16 @@ impl History {
             .ok_or(HistoryError::Empty)
     }
 
+    /// The newest run of the same kind and name as `run` (a workload's runs, or a
+    /// study's) recorded after it: the one a comparison against `run` can use.
+    pub fn newest_comparable(&self, run: &RunRow) -> Result<Option<i64>, HistoryError> {
+        Ok(self.conn.query_row(
+            "SELECT max(id) FROM runs WHERE kind = ?1 AND name = ?2 AND id > ?3",
+            params![run.kind, run.name, run.id],
+            |r| r.get::<_, Option<i64>>(0),
+        )?)
+    }
+
     /// One run.
     pub fn run(&self, id: i64) -> Result<RunRow, HistoryError> {
         self.conn

@@ -114,6 +114,61 @@ struct Found {
     higher_is_better: bool,
 }
 
+/// The error for filters that match several points: the key that is missing, by
+/// name. Points of several workloads or studies ask for `--name`, each one named;
+/// points of one ask for the parameters in which they differ, with their values.
+fn ambiguous(f: &TrendFilter, found: &[(Found, BTreeMap<String, String>)]) -> HistoryError {
+    let mut points: BTreeMap<(&str, &str), &BTreeMap<String, String>> = BTreeMap::new();
+    for (r, params) in found {
+        points.insert((r.name.as_str(), r.label.as_str()), params);
+    }
+    let n = points.len();
+    let mut candidates: Vec<String> = points
+        .keys()
+        .take(20)
+        .map(|(name, label)| format!("  --name {name} --point \"{label}\""))
+        .collect();
+    if n > 20 {
+        candidates.push(format!("  ... and {} more", n - 20));
+    }
+    let candidates = candidates.join("\n");
+    let names: BTreeSet<&str> = points.keys().map(|(name, _)| *name).collect();
+    if names.len() > 1 {
+        let names: Vec<String> = names.into_iter().map(String::from).collect();
+        return HistoryError::AmbiguousName {
+            filters: f.describe(),
+            count: n,
+            example: names[names.len() - 1].clone(),
+            names: names.join(", "),
+            candidates,
+        };
+    }
+    // One workload: the parameters whose values differ between the points.
+    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for params in points.values() {
+        for (k, v) in params.iter().filter(|(k, _)| *k != "workload") {
+            values.entry(k.as_str()).or_default().insert(v.as_str());
+        }
+    }
+    let differ: Vec<String> = values
+        .iter()
+        .filter(|(k, vs)| vs.len() > 1 || points.values().any(|p| !p.contains_key(**k)))
+        .map(|(k, vs)| {
+            format!(
+                "{k} ({})",
+                vs.iter().copied().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    HistoryError::AmbiguousParams {
+        filters: f.describe(),
+        count: n,
+        name: names.into_iter().next().unwrap_or_default().to_string(),
+        differ: differ.join(", "),
+        candidates,
+    }
+}
+
 impl History {
     /// The trend the filters name.
     pub fn trend(&self, f: &TrendFilter) -> Result<Trend, HistoryError> {
@@ -164,24 +219,11 @@ impl History {
             .iter()
             .map(|(r, _)| (r.name.as_str(), r.label.as_str()))
             .collect();
-        match points.len() {
-            0 => return Err(HistoryError::NoMatch(f.describe())),
-            1 => {}
-            n => {
-                let mut candidates: Vec<String> = points
-                    .iter()
-                    .take(20)
-                    .map(|(name, label)| format!("  --name {name} --point \"{label}\""))
-                    .collect();
-                if n > 20 {
-                    candidates.push(format!("  ... and {} more", n - 20));
-                }
-                return Err(HistoryError::Ambiguous {
-                    filters: f.describe(),
-                    count: n,
-                    candidates: candidates.join("\n"),
-                });
-            }
+        if points.is_empty() {
+            return Err(HistoryError::NoMatch(f.describe()));
+        }
+        if points.len() > 1 {
+            return Err(ambiguous(f, &found));
         }
         // The same point twice in one run (a repeated -p value) counts once.
         found.dedup_by_key(|(r, _)| r.run_id);

@@ -117,6 +117,19 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
     }
 }
 
+/// [`doc`] of another workload, each point's extra parameters given.
+fn doc_of(workload: &str, points: &[(&str, &[f64])], extra: &[(&str, &str)]) -> ResultDoc {
+    let mut d = doc("here", points);
+    d.context.settings.workload = workload.into();
+    for p in &mut d.points {
+        p.params.insert("workload".into(), workload.into());
+        for (k, v) in extra {
+            p.params.insert(k.to_string(), v.to_string());
+        }
+    }
+    d
+}
+
 fn temp() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sub").join("history.sqlite");
@@ -186,9 +199,17 @@ fn a_trend_follows_one_point_and_marks_other_machines() {
     let b = h
         .append(&doc("here", &[("pipe", &[120.0]), ("tcp", &[3.0])]), None)
         .unwrap();
-    // Two points match no filter at all: the error lists them.
+    // Two points match no filter at all: the error names the parameter they differ
+    // in and lists them.
     let e = h.trend(&TrendFilter::default()).unwrap_err();
-    assert!(matches!(e, HistoryError::Ambiguous { count: 2, .. }), "{e}");
+    assert!(
+        matches!(e, HistoryError::AmbiguousParams { count: 2, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("differ in transport (pipe, tcp)"),
+        "{e}"
+    );
     assert!(e.to_string().contains("transport=tcp"), "{e}");
     let f = TrendFilter {
         params: vec![("transport".into(), "pipe".into())],
@@ -233,6 +254,80 @@ fn a_trend_follows_one_point_and_marks_other_machines() {
         })
         .unwrap_err();
     assert!(e.to_string().contains(figure::THROUGHPUT), "{e}");
+}
+
+#[test]
+fn a_trend_on_a_history_of_several_workloads_asks_for_the_missing_key_by_name() {
+    let (_dir, path) = temp();
+    let mut h = History::open(&path).unwrap();
+    h.append(&doc_of("stream", &[("shm", &[100.0])], &[]), None)
+        .unwrap();
+    h.append(&doc_of("pingpong", &[("shm", &[2.0])], &[]), None)
+        .unwrap();
+    for rate in ["10000", "20000"] {
+        h.append(&doc_of("load", &[("shm", &[3.0])], &[("rate", rate)]), None)
+            .unwrap();
+    }
+    let shm_64 = TrendFilter {
+        params: vec![
+            ("transport".into(), "shm".into()),
+            ("size".into(), "64".into()),
+        ],
+        ..TrendFilter::default()
+    };
+    // Points of three workloads: --name is asked for, with each workload named.
+    let e = h.trend(&shm_64).unwrap_err();
+    assert!(e.is_usage());
+    assert!(matches!(e, HistoryError::AmbiguousName { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("add --name with one of load, pingpong, stream"),
+        "{msg}"
+    );
+    // One workload: the trend of its point.
+    let stream = TrendFilter {
+        name: Some("stream".into()),
+        ..shm_64.clone()
+    };
+    assert_eq!(h.trend(&stream).unwrap().entries[0].value, 100.0);
+    // Two points of one workload that differ in their rate: -p rate is asked for.
+    let load = TrendFilter {
+        name: Some("load".into()),
+        ..shm_64.clone()
+    };
+    let e = h.trend(&load).unwrap_err();
+    assert!(matches!(e, HistoryError::AmbiguousParams { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("differ in rate (10000, 20000)"), "{msg}");
+    assert!(msg.contains("add -p NAME=VALUE"), "{msg}");
+    assert!(!msg.contains("transport ("), "only what differs: {msg}");
+}
+
+#[test]
+fn the_newest_comparable_run_is_of_the_same_workload_and_after_it() {
+    let (_dir, path) = temp();
+    let mut h = History::open(&path).unwrap();
+    let old = h
+        .append(&doc_of("stream", &[("shm", &[1.0])], &[]), None)
+        .unwrap();
+    let base = h
+        .append(&doc_of("stream", &[("shm", &[1.0])], &[]), None)
+        .unwrap();
+    let base = h.run(base).unwrap();
+    // Nothing of its workload after it: an older run does not count.
+    assert!(old < base.id);
+    assert_eq!(h.newest_comparable(&base).unwrap(), None);
+    h.append(&doc_of("pingpong", &[("shm", &[1.0])], &[]), None)
+        .unwrap();
+    assert_eq!(h.newest_comparable(&base).unwrap(), None);
+    let new = h
+        .append(&doc_of("stream", &[("shm", &[1.0])], &[]), None)
+        .unwrap();
+    let newest = h
+        .append(&doc_of("load", &[("shm", &[1.0])], &[]), None)
+        .unwrap();
+    assert_eq!(h.newest().unwrap(), newest);
+    assert_eq!(h.newest_comparable(&base).unwrap(), Some(new));
 }
 
 #[test]
@@ -366,4 +461,13 @@ fn the_default_path_is_in_the_data_folder_and_the_environment_overrides_it() {
     }
     let flag = Path::new("/x/h.sqlite");
     assert_eq!(xferbench_history::resolve_path(Some(flag)).unwrap(), flag);
+    // A file named by the flag is the user's choice, held to the rules of other
+    // output files; only the default location is the tool's own.
+    let (p, chosen) = xferbench_history::resolve(Some(flag)).unwrap();
+    assert_eq!((p.as_path(), chosen.by_user()), (flag, Some("--history")));
+    assert_eq!(
+        xferbench_history::Chosen::Env.by_user(),
+        Some("XFERBENCH_HISTORY")
+    );
+    assert_eq!(xferbench_history::Chosen::Default.by_user(), None);
 }

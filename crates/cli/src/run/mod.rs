@@ -18,7 +18,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         Err(e) => return Ok(crate::exit::usage("run", e)),
     };
     let out = &config.output;
-    if let Err(e) = check_outputs(&config) {
+    if let Err(e) = check_outputs(&config).and_then(|()| args.record.check()) {
         return Ok(crate::exit::usage("run", e));
     }
     let stop = crate::stop::stop_flag()?;

@@ -175,6 +175,9 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             return Ok(exit::usage("study", e));
         }
     }
+    if let Err(e) = args.record.check() {
+        return Ok(exit::usage("study", e));
+    }
     if let Some(t) = args.timeout
         && !(t.is_finite() && (0.1..=86_400.0).contains(&t))
     {

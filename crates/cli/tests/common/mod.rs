@@ -1,5 +1,44 @@
 //! Helpers shared by the CLI test binaries (each binary uses some of them).
+//!
+//! Every test runs the binary through [`xferbench`] or [`std_xferbench`] (the test
+//! `every_test_runs_the_binary_through_the_helpers` in `history.rs` checks it), so no
+//! test can record into the user's own history: both point the default location
+//! (`$XDG_DATA_HOME/xferbench/history.sqlite`) into the test folder cargo gives
+//! integration tests under `target/`, and drop an `XFERBENCH_HISTORY` the user's
+//! environment may hold. A test that checks the history sets its own file after.
 #![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The binary under test. Only for passing its path along (`profile -- BIN`, a
+/// launcher of peers); run it through [`xferbench`] or [`std_xferbench`].
+pub const BIN: &str = env!("CARGO_BIN_EXE_xferbench");
+
+/// The data folder every test's binary sees as `XDG_DATA_HOME`: inside `target/`,
+/// never the user's.
+pub fn test_data_home() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")
+}
+
+/// Points `cmd`'s default history away from the user's (see the module doc).
+pub fn isolate(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    cmd.env("XDG_DATA_HOME", test_data_home())
+        .env_remove("XFERBENCH_HISTORY")
+}
+
+/// The binary under test as an `assert_cmd` command, its history isolated.
+pub fn xferbench() -> assert_cmd::Command {
+    let mut cmd = std_xferbench();
+    isolate(&mut cmd);
+    assert_cmd::Command::from_std(cmd)
+}
+
+/// The binary under test as a `std::process::Command`, its history isolated.
+pub fn std_xferbench() -> std::process::Command {
+    let mut cmd = std::process::Command::new(BIN);
+    isolate(&mut cmd);
+    cmd
+}
 
 /// Shared-memory objects that process `pid` created and that are still in /dev/shm.
 pub fn regions_left_by(pid: u32) -> Vec<String> {

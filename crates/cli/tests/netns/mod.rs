@@ -108,6 +108,7 @@ impl Netns {
     /// `ip netns exec NS program args…`.
     pub fn command(&self, ns: &str, program: &Path) -> Command {
         let mut c = Command::new("ip");
+        crate::common::isolate(&mut c);
         c.args(["netns", "exec", ns]).arg(program);
         c
     }
@@ -143,7 +144,7 @@ pub fn enter(path: &str) {
 
 /// The xferbench binary under test.
 pub fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("xferbench")
+    std::path::PathBuf::from(crate::common::BIN)
 }
 
 /// A token file (mode 600) holding `token`.
