@@ -147,7 +147,7 @@ pub struct Limits {
     pub build: Option<crate::build::BuildInfo>,
 }
 
-/// One CPU's stalls ([`probes::stalls`]), over windows of [`Depth::stall_window`].
+/// One CPU's stalls (the `stalls` probe), over windows of [`Depth::stall_window`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StallLimit {
     /// The CPU.
@@ -155,7 +155,7 @@ pub struct StallLimit {
     /// The fraction of each window taken from the thread, in stalls longer than 1 µs.
     pub lost_fraction: Estimate,
     /// The p99 of the wait for the CPU of a moment drawn at random from a window, ns
-    /// ([`probes::StallSample::wait_quantile`]): no sender on this CPU begins 99 % of
+    /// (the probe's `StallSample::wait_quantile`): no sender on this CPU begins 99 % of
     /// its sends closer to their time.
     pub wait_p99_ns: Estimate,
     /// The longest stall seen in any window, ns.
