@@ -116,12 +116,15 @@ pub struct Drift {
 }
 
 impl Drift {
-    /// How the probe moved: `the futex wake round trip moved between 13.0 µs and
-    /// 60.0 µs (362 %) across 3 probes (first 13.0 µs, last 58.0 µs)`.
+    /// How the probe moved: `the futex wake round trip moved 13.0 µs → 60.0 µs (4.6×)
+    /// across 3 probes (first 13.0 µs, last 58.0 µs)`, low to high, in the units the
+    /// tables use.
     pub fn movement(&self) -> String {
         let show = |v: f64| {
             if self.probe == MEMCPY {
                 format!("{:.2} GB/s", v / 1e9)
+            } else if v >= 1e6 {
+                format!("{:.2} ms", v / 1e6)
             } else if v >= 1e3 {
                 format!("{:.1} µs", v / 1e3)
             } else {
@@ -129,11 +132,11 @@ impl Drift {
             }
         };
         format!(
-            "the {} moved between {} and {} ({:.0} %) across {} probes (first {}, last {})",
+            "the {} moved {} → {} ({:.1}×) across {} probes (first {}, last {})",
             self.probe,
             show(self.low),
             show(self.high),
-            self.change * 100.0,
+            self.high / self.low.max(f64::MIN_POSITIVE),
             self.samples,
             show(self.first),
             show(self.last),

@@ -103,10 +103,13 @@ impl LimitFraction {
     pub fn warning(&self) -> Option<String> {
         self.suspect.then(|| {
             format!(
-                "{SUSPECT_WARNING} the point reached {} of the {} (above {}), which was meant to \
+                "{SUSPECT_WARNING} the point reached {} the {} (above {}), which was meant to \
                  be its floor; the limit was measured under other conditions than the point ran \
                  in, or does not bound it, so no fraction is reported",
-                percent(self.fraction),
+                match percent(self.fraction) {
+                    p if p.ends_with('×') => p,
+                    p => format!("{p} of"),
+                },
                 self.limit,
                 percent(SUSPECT)
             )
@@ -154,7 +157,10 @@ impl LimitFraction {
 /// `42 %`, `4.2 %`, `0.42 %`: two significant digits below 10 %.
 pub fn percent(f: f64) -> String {
     let p = f * 100.0;
-    if p >= 10.0 {
+    if f >= 10.0 {
+        // `79×`: a ratio that large reads as a multiple.
+        format!("{f:.0}×")
+    } else if p >= 10.0 {
         format!("{p:.0} %")
     } else if p >= 1.0 {
         format!("{p:.1} %")
@@ -540,7 +546,7 @@ pub(crate) mod tests {
         assert_eq!(fast.short(), "suspect (see warnings)");
         let w = fast.warning().unwrap();
         assert!(
-            w.starts_with("limit suspect: the point reached 1250 % of the futex wake round trip"),
+            w.starts_with("limit suspect: the point reached 12× the futex wake round trip"),
             "{w}"
         );
         // A stream faster than memcpy likewise.
@@ -557,5 +563,6 @@ pub(crate) mod tests {
         assert_eq!(percent(0.456), "46 %");
         assert_eq!(percent(0.0456), "4.6 %");
         assert_eq!(percent(0.00456), "0.46 %");
+        assert_eq!(percent(78.87), "79×");
     }
 }
