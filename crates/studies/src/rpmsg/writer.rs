@@ -633,7 +633,13 @@ pub fn summary(doc: &ResultDoc) -> String {
                  of the study ({}; target within 1.2×: {})",
                 rt / f.median,
                 xferbench_report::format::nanos(f.median),
-                met(rt / f.median <= 1.2)
+                // Below the floor the floor does not bound it: no verdict.
+                if rt / f.median < 1.0 / xferbench_lab::limits::ratio::SUSPECT {
+                    "suspect, below the floor it is held against (measured under other \
+                     conditions, or not this path's floor)"
+                } else {
+                    met(rt / f.median <= 1.2)
+                }
             ),
             None => "the futex wake round trip was not measured (`--no-limits`); \
                      `xferbench limits` measures it"
