@@ -16,6 +16,9 @@
 //! reference, a probe far above any transport's reach gives the saturated rate, and
 //! a bisection on a log scale narrows the bracket between the highest sustained and
 //! the lowest unsustained rate to [`SearchOptions::precision`], within a time budget.
+//! A probe is one run, so a probe that delivers its rate but fails on its p99 alone
+//! is repeated once, and the rate counts as not sustained only if both fail
+//! ([`confirmed`]): one stall of the machine does not end a curve.
 
 use crate::observer::Observer;
 use crate::plan::{PlannedPoint, RunProgress};
@@ -83,6 +86,27 @@ impl CurvePoint {
     pub fn sustained(&self, low_p99_ns: f64) -> bool {
         self.achieved >= SUSTAINED * self.offered && self.p99_ns <= P99_GROWTH * low_p99_ns
     }
+}
+
+/// Whether the probe `p` of a search sustained its rate against `low_p99_ns`,
+/// confirmed: a probe that delivered its rate but failed on its p99 alone is probed
+/// once more at the same rate (`again`), and the rate is not sustained only if that
+/// probe fails too. A probe is one run, and one stall of the machine (a VM that loses
+/// its CPU for a millisecond now and then) lands in a run's p99; a rate beyond the
+/// knee fails every time. `None` when the second probe could not be made.
+pub fn confirmed(
+    p: &CurvePoint,
+    low_p99_ns: f64,
+    doc: &mut ResultDoc,
+    again: &mut impl FnMut(u64, &mut ResultDoc) -> Option<CurvePoint>,
+) -> Option<bool> {
+    if p.sustained(low_p99_ns) {
+        return Some(true);
+    }
+    if p.achieved < SUSTAINED * p.offered {
+        return Some(false);
+    }
+    Some(again(p.offered as u64, doc)?.sustained(low_p99_ns))
 }
 
 /// The knee of points of one curve, in any order: `(knee, above, reference)`.
@@ -317,7 +341,10 @@ pub fn search(
                     let Some(p) = probe(guess as u64, &mut doc) else {
                         continue 'bases;
                     };
-                    if p.sustained(low.p99_ns) {
+                    let Some(kept) = confirmed(&p, low.p99_ns, &mut doc, &mut probe) else {
+                        continue 'bases;
+                    };
+                    if kept {
                         good = Some(p.offered);
                     } else {
                         bad = Some(p.offered);
@@ -336,7 +363,10 @@ pub fn search(
             let Some(p) = probe(mid as u64, &mut doc) else {
                 continue 'bases;
             };
-            if p.sustained(low.p99_ns) {
+            let Some(kept) = confirmed(&p, low.p99_ns, &mut doc, &mut probe) else {
+                continue 'bases;
+            };
+            if kept {
                 good = Some(p.offered);
             } else {
                 bad = Some(p.offered);
@@ -446,5 +476,55 @@ mod tests {
         let (knee, above, _) = knee_of(&[p(1e3, 1e3, 100.0), p(1e4, 1e4, 100.0)]).unwrap();
         assert_eq!((knee, above), (Some(1e4), None));
         assert!(knee_of(&[]).is_none());
+    }
+
+    #[test]
+    fn a_rate_that_fails_on_its_p99_alone_is_probed_once_more() {
+        let mut doc: ResultDoc = serde_json::from_value(serde_json::json!({
+            "schema_version": 1,
+            "context": serde_json::to_value(crate::result::test_context(
+                crate::result::Settings {
+                    workload: "load".into(),
+                    runs: 1,
+                    warmup: 0,
+                    count: None,
+                    duration_s: None,
+                    peer: "process".into(),
+                    pin: false,
+                    verify: false,
+                    interleave: false,
+                }
+            ))
+            .unwrap(),
+            "points": [],
+            "warnings": [],
+            "outcome": {"status": "complete"}
+        }))
+        .unwrap();
+        let again = |second: CurvePoint| {
+            move |rate: u64, _: &mut ResultDoc| -> Option<CurvePoint> {
+                assert_eq!(rate, 1000);
+                Some(second)
+            }
+        };
+        let low = 10e3;
+        // Sustained: no second probe.
+        let mut never = |_: u64, _: &mut ResultDoc| -> Option<CurvePoint> {
+            panic!("no second probe for a sustained rate")
+        };
+        assert_eq!(
+            confirmed(&p(1e3, 1e3, 20e3), low, &mut doc, &mut never),
+            Some(true)
+        );
+        // Short of its rate: not sustained, no second probe.
+        assert_eq!(
+            confirmed(&p(1e3, 900.0, 20e3), low, &mut doc, &mut never),
+            Some(false)
+        );
+        // A stall in one probe's p99: the second probe decides.
+        for (second, verdict) in [(p(1e3, 1e3, 30e3), true), (p(1e3, 1e3, 2e6), false)] {
+            let got = confirmed(&p(1e3, 1e3, 2e6), low, &mut doc, &mut again(second));
+            assert_eq!(got, Some(verdict));
+        }
     }
 }
