@@ -692,7 +692,12 @@ mod tests {
         let l = measure(Depth::Quick);
         assert_eq!(l.memcpy.len(), COPY_SIZES.len());
         for row in l.rows() {
-            assert!(row.estimate.median > 0.0, "{}", row.name);
+            // A CPU may lose no time in a window: its stall rows can be 0.
+            if row.name.contains("stalls") {
+                assert!(row.estimate.min >= 0.0, "{}", row.name);
+            } else {
+                assert!(row.estimate.median > 0.0, "{}", row.name);
+            }
             assert!(row.estimate.min <= row.estimate.max, "{}", row.name);
         }
         if l.cpus.len() == 2 {
