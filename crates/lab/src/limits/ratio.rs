@@ -187,6 +187,23 @@ pub fn fraction(
 ) -> Option<LimitFraction> {
     let p = |k: &str| params.get(k).map(String::as_str);
     let median = |f: &str| summary.get(f).map(|e| e.median);
+    // The median p50 held against the round-trip floor of the point's transport: the
+    // hand-over at the nearest size where spinning would hand over a cache line.
+    let round_trip = || {
+        let floor = match floor(p("transport")?, params)? {
+            Floor::CacheLine => match limits.handover_near(size_bytes) {
+                Some(h) => Floor::Handover(h),
+                None => Floor::CacheLine,
+            },
+            other => other,
+        };
+        round_trip_fraction(
+            figure::LATENCY[0],
+            median(figure::LATENCY[0])?,
+            floor,
+            limits,
+        )
+    };
     match p("workload") {
         Some("stream" | "convert") => {
             let copy = limits.memcpy_near(size_bytes)?;
@@ -197,36 +214,10 @@ pub fn fraction(
                 copy.bytes_per_s.median,
             )
         }
-        Some("pingpong") => {
-            let floor = match floor(p("transport")?, params)? {
-                Floor::CacheLine => match limits.handover_near(size_bytes) {
-                    Some(h) => Floor::Handover(h),
-                    None => Floor::CacheLine,
-                },
-                other => other,
-            };
-            round_trip_fraction(
-                figure::LATENCY[0],
-                median(figure::LATENCY[0])?,
-                floor,
-                limits,
-            )
-        }
+        Some("pingpong") => round_trip(),
         // One way at a rate: half the floor of the same transport's round trip.
         Some("load") => {
-            let floor = match floor(p("transport")?, params)? {
-                Floor::CacheLine => match limits.handover_near(size_bytes) {
-                    Some(h) => Floor::Handover(h),
-                    None => Floor::CacheLine,
-                },
-                other => other,
-            };
-            let whole = round_trip_fraction(
-                figure::LATENCY[0],
-                median(figure::LATENCY[0])?,
-                floor,
-                limits,
-            )?;
+            let whole = round_trip()?;
             Some(LimitFraction::new(
                 format!("{HALF}{}", whole.limit),
                 whole.limit_value / 2.0,
