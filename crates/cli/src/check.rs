@@ -6,7 +6,6 @@ use clap::Args;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::io::IsTerminal;
 use std::io::Write;
-use std::time::Duration;
 use xferbench_lab::check::{CheckId, CheckResult, Status, run_checks};
 use xferbench_lab::sweep::{SweepSpec, parse_words};
 use xferbench_lab::transports;
@@ -41,10 +40,9 @@ pub struct CheckArgs {
     /// Run only these checks (comma-separated names, as the table shows them).
     #[arg(long, value_name = "LIST")]
     pub only: Option<String>,
-    /// How long a send or receive may wait (250ms, 1s, 2m or bare seconds); also the
-    /// bound on noticing a dead peer.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::flags::seconds)]
-    pub timeout: f64,
+    /// How long a send or receive may wait; also the bound on noticing a dead peer.
+    #[command(flatten)]
+    pub hang: crate::flags::TimeoutArgs,
     /// Print the results as one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -137,16 +135,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
         Ok(c) => c,
         Err(e) => return Ok(crate::exit::usage("check", e)),
     };
-    if !(args.timeout.is_finite() && (0.1..=3600.0).contains(&args.timeout)) {
-        return Ok(crate::exit::usage(
-            "check",
-            format!(
-                "--timeout: {} is not a number of seconds between 0.1 and 3600",
-                args.timeout
-            ),
-        ));
-    }
-    let timeout = Duration::from_secs_f64(args.timeout);
+    let timeout = args.hang.timeout;
     let stop = crate::stop::stop_flag()?;
     let mut results: Vec<CheckResult> = Vec::new();
     // Each result once: in the table at the end. On a terminal the check that just

@@ -9,7 +9,7 @@ use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::knee::SearchOptions;
 use xferbench_lab::neighbours::{NEIGHBOURS, Neighbours};
-use xferbench_lab::params::{TOUCH, ZERO_COPY};
+use xferbench_lab::params::{TOUCH, ZERO_COPY, names};
 use xferbench_lab::process::Launcher;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_lab::result::Settings;
@@ -24,8 +24,6 @@ use xferbench_lab::workload::load::{ARRIVALS, Arrivals, BURST, RATE, Schedule};
 use xferbench_lab::workload::{Limit, Touch, WorkloadKind};
 use xferbench_params::Value;
 
-/// Default seconds per run.
-pub const DEFAULT_DURATION_S: f64 = 0.25;
 /// Whether the sweep has RPMsg points.
 fn spec_has_rpmsg(transports: &[String]) -> bool {
     transports.iter().any(|t| t == transports::RPMSG)
@@ -168,15 +166,15 @@ impl RunConfig {
             // An axis has its own flag: the two must not disagree silently.
             for (axis, flag, value) in [
                 (
-                    "transport",
+                    names::TRANSPORT,
                     "--transport",
                     Some(a.transport.as_str()).filter(|v| given("--transport", v)),
                 ),
-                ("size", "--size", a.size.as_deref()),
+                (names::SIZE, "--size", a.size.as_deref()),
                 (RATE.name(), "--rate", a.rate.as_deref()),
                 (NEIGHBOURS.name(), "--neighbours", a.neighbours.as_deref()),
                 (
-                    "channels",
+                    names::CHANNELS,
                     "--channels",
                     Some(a.channels.as_str()).filter(|v| given("--channels", v)),
                 ),
@@ -189,12 +187,12 @@ impl RunConfig {
                 }
             }
             match name {
-                "transport" => transport = list.to_string(),
-                "size" => {
+                names::TRANSPORT => transport = list.to_string(),
+                names::SIZE => {
                     size = list.to_string();
                     size_given = true;
                 }
-                "channels" => channels = list.to_string(),
+                names::CHANNELS => channels = list.to_string(),
                 _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
                 _ if name == TOUCH.name() => touch_axis = Some(parse_touch(list, a.verify)?),
                 _ if name == RATE.name() => rate = Some(list.to_string()),
@@ -255,39 +253,16 @@ impl RunConfig {
             }
         }
         let channel_counts = parse_channels(&channels).context("--channels")?;
-        ensure!(a.runs >= 1, "--runs: at least one measured run is needed");
         ensure!(
             !(a.interleave && a.profile.is_some()),
             "--profile records one point at a time; it cannot be combined with --interleave"
-        );
-        ensure!(
-            a.warmup <= 1000,
-            "--warmup: {} is more than the 1000 maximum",
-            a.warmup
-        );
-        ensure!(
-            a.runs <= 10_000,
-            "--runs: {} is more than the 10000 maximum",
-            a.runs
-        );
-        ensure!(
-            a.timeout.is_finite() && a.timeout >= 0.1 && a.timeout <= 86_400.0,
-            "--timeout: {} is not a number of seconds between 0.1 and 86400",
-            a.timeout
         );
         let limit = match (a.count, a.duration) {
             (Some(n), _) => {
                 ensure!(n >= 1, "--count: at least one message is needed");
                 Limit::Count(n)
             }
-            (None, d) => {
-                let d = d.unwrap_or(DEFAULT_DURATION_S);
-                ensure!(
-                    d.is_finite() && d > 0.0 && d <= 86_400.0,
-                    "--duration: {d} is not a number of seconds between 0 and 86400"
-                );
-                Limit::Duration((d * 1e9) as u64)
-            }
+            (None, d) => Limit::Duration(d.as_nanos() as u64),
         };
         if let Some(n) = a.inject_corruption {
             ensure!(n >= 1, "--inject-corruption: N must be at least 1");
@@ -378,14 +353,14 @@ impl RunConfig {
         };
         let options = RunOptions {
             workload,
-            runs: a.runs,
-            warmup: a.warmup,
+            runs: a.repeat.runs,
+            warmup: a.repeat.warmup,
             interleave: a.interleave,
             limit,
             verify: a.verify,
             peer,
             pin: a.pin,
-            hang_timeout: Duration::from_secs_f64(a.timeout),
+            hang_timeout: a.hang.timeout,
             corrupt_every: a.inject_corruption,
             counters,
             profile: a.profile.as_ref().map(|dir| ProfileRequest {
@@ -403,8 +378,8 @@ impl RunConfig {
         };
         let settings = Settings {
             workload: workload.name().to_string(),
-            runs: a.runs,
-            warmup: a.warmup,
+            runs: a.repeat.runs,
+            warmup: a.repeat.warmup,
             count: match limit {
                 Limit::Count(n) => Some(n),
                 Limit::Duration(_) => None,

@@ -296,7 +296,7 @@ fn cols(cells: &[String]) -> String {
 fn params(s: &DaqSpec, primary: &str) -> BTreeMap<String, String> {
     let links: Vec<String> = s.links.iter().map(|l| l.name()).collect();
     [
-        ("workload", "daq".to_string()),
+        (xferbench_lab::params::names::WORKLOAD, "daq".to_string()),
         ("devices", s.devices.join(",")),
         ("boards", s.devices.len().to_string()),
         ("links", links.join(",")),

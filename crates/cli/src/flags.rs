@@ -1,5 +1,6 @@
 //! The flags and value parsers several commands share: the value parser of a
-//! domain enum ([`choice`]), durations ([`seconds`]), runs across hosts
+//! domain enum ([`choice`]), durations ([`seconds`]), flags a parameter definition
+//! defines ([`duration_of`], [`count_of`]: [`TimeoutArgs`], [`RunsArgs`]), runs across hosts
 //! ([`RemoteArgs`]), the machine watch ([`WatchArgs`]), the result document's files
 //! ([`ExportArgs`]), the history ([`HistoryFileArgs`], [`RecordArgs`]), and the names
 //! of the hidden roles
@@ -8,8 +9,10 @@
 
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
+use xferbench_lab::params::{RUNS, TIMEOUT, WARMUP};
 use xferbench_lab::result::ResultDoc;
-use xferbench_params::{ChoiceError, Choices};
+use xferbench_params::{ChoiceError, Choices, ParamDef, Value};
 use xferbench_report::{
     Exporter, csv::Csv, export_to_path, html::Html, json::Json, markdown::Markdown,
 };
@@ -66,6 +69,89 @@ pub fn seconds(s: &str) -> Result<f64, String> {
     xferbench_params::duration::parse(s)
         .map(|d| d.as_secs_f64())
         .ok_or_else(|| "expected a duration such as 250ms, 1s or 2m, or a number of seconds".into())
+}
+
+/// The value parser of a duration flag that `def` defines: its syntax, bounds and
+/// error message come from that one definition (`--timeout 0` names the range).
+pub fn duration_of(def: ParamDef) -> impl Fn(&str) -> Result<Duration, String> + Clone {
+    move |s| match def.parse(s) {
+        Ok(Value::Duration(d)) => Ok(d),
+        Ok(other) => Err(format!("expected a duration, not {other:?}")),
+        Err(e) => Err(expected(e)),
+    }
+}
+
+/// The value parser of a whole-number flag that `def` defines (`--runs`,
+/// `--warmup`): bounds and error message from that one definition.
+pub fn count_of(def: ParamDef) -> impl Fn(&str) -> Result<usize, String> + Clone {
+    move |s| match def.parse(s) {
+        Ok(Value::Integer(n)) => usize::try_from(n).map_err(|e| e.to_string()),
+        Ok(other) => Err(format!("expected a whole number, not {other:?}")),
+        Err(e) => Err(expected(e)),
+    }
+}
+
+/// What a flag's value should have been: the definition's own words, without the
+/// value and name the command line's error already shows.
+fn expected(e: xferbench_params::ParamError) -> String {
+    match e {
+        xferbench_params::ParamError::Invalid { accepts, .. } => format!("expected {accepts}"),
+        other => other.to_string(),
+    }
+}
+
+/// `def`'s default as the help shows it (`10 s`), for a flag's `default_value`; the
+/// text lives as long as the program, one per definition.
+pub fn default_of(def: ParamDef) -> &'static str {
+    use std::collections::BTreeMap;
+    use std::sync::{Mutex, OnceLock};
+    static SHOWN: OnceLock<Mutex<BTreeMap<String, &'static str>>> = OnceLock::new();
+    let mut shown = SHOWN
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    shown
+        .entry(def.name.to_string())
+        .or_insert_with(|| Box::leak(def.default_display().into_boxed_str()))
+}
+
+/// How long a wait may go without progress (`--timeout`), as every command that waits
+/// on a peer reads it: one definition ([`TIMEOUT`]), one syntax, one range.
+#[derive(Debug, Clone, Args)]
+pub struct TimeoutArgs {
+    /// Time without progress before a wait is declared hung: connecting, a send, a
+    /// receive, a run (250ms, 1s, 2m or bare seconds; 100ms to 24h).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = default_of(TIMEOUT),
+        value_parser = duration_of(TIMEOUT)
+    )]
+    pub timeout: Duration,
+}
+
+/// Measured and warm-up runs of each point (`--runs`, `--warmup`), read through their
+/// one definitions ([`RUNS`], [`WARMUP`]).
+#[derive(Debug, Clone, Args)]
+pub struct RunsArgs {
+    /// Measured runs per point; figures are medians over these.
+    #[arg(
+        short,
+        long,
+        value_name = "N",
+        default_value = default_of(RUNS),
+        value_parser = count_of(RUNS)
+    )]
+    pub runs: usize,
+    /// Warm-up runs per point, discarded.
+    #[arg(
+        short,
+        long,
+        value_name = "N",
+        default_value = default_of(WARMUP),
+        value_parser = count_of(WARMUP)
+    )]
+    pub warmup: usize,
 }
 
 /// Runs across hosts: where the agent is.

@@ -3,7 +3,7 @@
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{ExportArgs, RecordArgs, choice, seconds};
+use crate::flags::{ExportArgs, RecordArgs, TimeoutArgs, choice};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
@@ -60,10 +60,9 @@ pub struct KvServeArgs {
     /// Worker threads (the original's -n).
     #[arg(short = 'n', long, value_name = "WORKERS", default_value_t = 1)]
     pub workers: u32,
-    /// A wait on a client with no progress for this long is reported as a hang
-    /// (250ms, 1s, 2m or bare seconds).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
-    pub timeout: f64,
+    /// A wait on a client with no progress for this long is reported as a hang.
+    #[command(flatten)]
+    pub hang: TimeoutArgs,
     /// Pin every thread of the server to the second allowed CPU, where `run --pin`
     /// puts the first peer (`kv client --pin` runs on the first).
     #[arg(long)]
@@ -88,10 +87,9 @@ pub struct KvClientArgs {
     /// it (default: the one kv server of this user that is running).
     #[arg(long, value_name = "ADDRESS")]
     pub server: Option<String>,
-    /// A wait with no progress for this long fails the client (250ms, 1s, 2m or bare
-    /// seconds).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
-    pub timeout: f64,
+    /// A wait with no progress for this long fails the client.
+    #[command(flatten)]
+    pub hang: TimeoutArgs,
     /// Pin the client to the first allowed CPU, where `run --pin` puts the first
     /// driver (`kv serve --pin` runs on the second).
     #[arg(long)]
@@ -115,17 +113,6 @@ pub fn run(cmd: &KvCommand) -> Result<u8> {
     match cmd {
         KvCommand::Serve(a) => serve(a),
         KvCommand::Client(a) => client(a),
-    }
-}
-
-/// `--timeout` in the range every hang timeout takes.
-fn timeout(seconds: f64) -> Result<Duration, String> {
-    if seconds.is_finite() && (0.1..=86_400.0).contains(&seconds) {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        Err(format!(
-            "--timeout {seconds}: expected 100ms to 24h (0.1 to 86400 seconds)"
-        ))
     }
 }
 
@@ -187,10 +174,7 @@ fn serve(a: &KvServeArgs) -> Result<u8> {
     if a.workers == 0 || a.workers > 256 {
         return usage(format_args!("--workers {}: expected 1 to 256", a.workers));
     }
-    let hang_timeout = match timeout(a.timeout) {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
+    let hang_timeout = a.hang.timeout;
     let stop = crate::stop::stop_flag()?;
     if let Some(cpu) = plan_cpu(a.pin, true) {
         pin_self("kv server", cpu)?;
@@ -306,7 +290,10 @@ const RULES: FigureRules = FigureRules {
 /// The point's parameters.
 fn params(spec: &KvClientSpec, server: &str) -> BTreeMap<String, String> {
     [
-        ("workload", "kv-client".to_string()),
+        (
+            xferbench_lab::params::names::WORKLOAD,
+            "kv-client".to_string(),
+        ),
         ("server", server.to_string()),
         ("outer", spec.outer.to_string()),
         ("inner", spec.inner.to_string()),
@@ -345,10 +332,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
     if a.inner == 0 {
         return usage("INNER must be at least 1");
     }
-    let hang_timeout = match timeout(a.timeout) {
-        Ok(t) => t,
-        Err(e) => return usage(e),
-    };
+    let hang_timeout = a.hang.timeout;
     if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
         return usage(e);
     }

@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::json;
 use std::io::Write;
+use xferbench_lab::params::{DURATION, RUNS, TIMEOUT, WARMUP};
 use xferbench_lab::transports;
 use xferbench_lab::workload::WorkloadKind;
 
@@ -96,13 +97,13 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
         out,
         "\nSweep axes (every combination is one point):\n  \
          --transport LIST   default shm,pipe,unix,tcp\n  \
-         --size LIST        default 64,4KiB,64KiB   (64, 4KiB, 1MiB; ranges 1..64KiB:x4, 100..500:+100)\n  \
-         --channels LIST    default 1               (1..1024)\n  \
+         --size LIST        default {sizes:<16}(64, 4KiB, 1MiB; ranges 1..64KiB:x4, 100..500:+100)\n  \
+         --channels LIST    default 1               (1..{max_channels})\n  \
          -p NAME=LIST       any transport parameter above, or transport/size/channels,\n                     \
          or zero_copy=false,true (both copy modes where a transport has zero-copy),\n                     \
          or touch=all,write,read,none (what in-place messages' ends do with the payload)\n\n\
-         Run control: --count N | --duration S (default 0.25 s), --runs N (default 5), --warmup N (default 1),\n  \
-         --peer thread|process (default process), --pin, --verify, --zero-copy ({}), --timeout S (default 10).\n\
+         Run control: --count N | --duration D (default {duration}), --runs N (default {runs}), --warmup N (default {warmup}),\n  \
+         --peer thread|process (default process), --pin, --verify, --zero-copy ({}), --timeout D (default {timeout}).\n\
          See `xferbench run --help` for outputs and exit codes.\n\n\
          Your own transport: -t plugin:PATH[:NAME], a shared library built against\n  \
          include/xferbench/plugin.h (list its parameters with `xferbench list -t plugin:PATH`;\n  \
@@ -111,7 +112,13 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
             .filter(|t| t.zero_copy)
             .map(|t| xferbench_lab::plugins::display_name(&t.name))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        sizes = crate::config::DEFAULT_SIZES,
+        max_channels = xferbench_lab::params::MAX_CHANNELS,
+        duration = DURATION.default_display(),
+        runs = RUNS.default_display(),
+        warmup = WARMUP.default_display(),
+        timeout = TIMEOUT.default_display(),
     )?;
     Ok(0)
 }

@@ -4,24 +4,23 @@
 //! [`RpmsgBench`], summarised from the point's estimates (medians and their spread).
 
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{WatchArgs, choice, seconds};
+use crate::flags::{RunsArgs, TimeoutArgs, WatchArgs, choice};
 use anyhow::{Result, bail};
 use clap::Args;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgBench};
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::{
-    DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, PACKET, RpmsgPoint, SUM_OF_RATES,
-    TRANSFER,
+    DROPPED_REPLIES, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS, PACKET, RpmsgParams, RpmsgPoint,
+    SUM_OF_RATES, TRANSFER,
 };
-use xferbench_params::Value;
+use xferbench_params::{PointParams, Value};
 use xferbench_report::{Exporter, export_to_path, format, json::Json};
 use xferbench_studies::rpmsg::RULES;
 use xferbench_transports::rpmsg::{Buffers, Notify};
@@ -73,16 +72,12 @@ pub struct RpmsgArgs {
     /// the CPU after the first driver's, as `run --pin` pins drivers and peers.
     #[arg(long)]
     pub pin: bool,
-    /// Measured runs; figures are medians over these.
-    #[arg(short, long, value_name = "N", default_value_t = 5)]
-    pub runs: usize,
-    /// Warm-up runs, discarded.
-    #[arg(short, long, value_name = "N", default_value_t = 1)]
-    pub warmup: usize,
-    /// Time without progress on any channel before a run is declared hung (250ms,
-    /// 1s, 2m or bare seconds).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
-    pub timeout: f64,
+    /// Measured and warm-up runs.
+    #[command(flatten)]
+    pub repeat: RunsArgs,
+    /// Time without progress on any channel before a run is declared hung.
+    #[command(flatten)]
+    pub hang: TimeoutArgs,
     /// Write the result document as JSON.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
@@ -119,15 +114,6 @@ pub(crate) fn point(a: &RpmsgArgs) -> Result<(RpmsgPoint, u64), String> {
     let transfer = bytes("--transfer", &TRANSFER, &a.transfer)?;
     if !(1..=1024).contains(&a.channels) {
         return Err(format!("--channels {}: must be 1 to 1024", a.channels));
-    }
-    if a.runs == 0 {
-        return Err("--runs must be at least 1".into());
-    }
-    if !(a.timeout.is_finite() && a.timeout >= 0.1 && a.timeout <= 86_400.0) {
-        return Err(format!(
-            "--timeout {}: not a number of seconds between 0.1 and 86400",
-            a.timeout
-        ));
     }
     if transfer == 0 {
         return Err("--transfer: must be at least 1 byte".into());
@@ -167,13 +153,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(w) => w,
         Err(e) => return usage(e),
     };
-    let params = [
-        ("channels", p.channels.to_string()),
-        ("packet", p.packet.to_string()),
-        ("transfer", transfer.to_string()),
-        ("notify", p.notify.name().to_string()),
-        ("buffers", p.buffers.name().to_string()),
-    ];
+    let params = RpmsgParams::of(&p, transfer).to_map().into_params();
     let planned = PlannedPoint {
         size_bytes: p.packet as u64,
         channels: p.channels as usize,
@@ -183,10 +163,10 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     let mut bench = RpmsgBench::new(RemoteKind::Process(crate::launcher::launcher()?), a.pin)
         .with([(planned, p)]);
     let opts = LoopOptions {
-        runs: a.runs,
-        warmup: a.warmup,
+        runs: a.repeat.runs,
+        warmup: a.repeat.warmup,
         interleave: false,
-        hang_timeout: Duration::from_secs_f64(a.timeout),
+        hang_timeout: a.hang.timeout,
         counters: CounterMode::Off,
         profile: None,
         watch,
@@ -197,8 +177,8 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         std::env::args().collect(),
         Settings {
             workload: "rpmsg".into(),
-            runs: a.runs,
-            warmup: a.warmup,
+            runs: a.repeat.runs,
+            warmup: a.repeat.warmup,
             count: match p.limit {
                 Limit::Count(n) => Some(n),
                 Limit::Duration(_) => None,
@@ -243,7 +223,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Outcome::Interrupted => return Ok(crate::stop::interrupted_status()),
         Outcome::Failed { error } => {
             let done = point.map_or(0, |p| p.runs.len());
-            bail!("{error} ({done} of {} runs finished)", a.runs);
+            bail!("{error} ({done} of {} runs finished)", a.repeat.runs);
         }
     }
     let Some(pt) = point else {

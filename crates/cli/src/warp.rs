@@ -4,7 +4,7 @@
 //! take the lab's spec as one JSON argument.
 
 use crate::exit::EXIT_USAGE;
-use crate::flags::{ExportArgs, RecordArgs, choice, seconds};
+use crate::flags::{ExportArgs, RecordArgs, TimeoutArgs, choice};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
@@ -136,10 +136,9 @@ pub struct WarpClientArgs {
     /// each thread's CPU (figures `thread_cpu_client<i>_thread<j>`).
     #[arg(long)]
     pub pin: bool,
-    /// Connecting, every send and every wait for a completion fail after this long
-    /// (250ms, 1s, 2m or bare seconds).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
-    pub timeout: f64,
+    /// Connecting, every send and every wait for a completion fail after this long.
+    #[command(flatten)]
+    pub hang: TimeoutArgs,
     /// Print the result document as JSON on stdout instead of the lines (each client,
     /// or client process with --instances, is a channel of its run).
     #[arg(long)]
@@ -301,15 +300,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         } else {
             Ops::ReadWriteRead
         },
-        hang_timeout_ms: {
-            if !(a.timeout.is_finite() && (0.1..=86_400.0).contains(&a.timeout)) {
-                return usage(format_args!(
-                    "--timeout {}: expected 100ms to 24h (0.1 to 86400 seconds)",
-                    a.timeout
-                ));
-            }
-            (a.timeout * 1000.0).round() as u64
-        },
+        hang_timeout_ms: a.hang.timeout.as_millis() as u64,
         // The rig places the threads (MockPoint::pin).
         pin_cpus: Vec::new(),
     };
@@ -422,7 +413,10 @@ const RULES: FigureRules = FigureRules {
 fn params(p: &MockPoint, connect: &str) -> BTreeMap<String, String> {
     let c = &p.client;
     [
-        ("workload", "warp-client".to_string()),
+        (
+            xferbench_lab::params::names::WORKLOAD,
+            "warp-client".to_string(),
+        ),
         ("connect", connect.to_string()),
         ("threads", c.threads.to_string()),
         ("instances", p.instances.to_string()),

@@ -10,7 +10,7 @@
 use crate::{History, HistoryError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use xferbench_lab::params::{describe, matches};
+use xferbench_lab::params::{WORKLOAD, describe, matches};
 
 /// What to follow.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -146,7 +146,7 @@ fn ambiguous(f: &TrendFilter, found: &[(Found, BTreeMap<String, String>)]) -> Hi
     // One workload: the parameters whose values differ between the points.
     let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
     for params in points.values() {
-        for (k, v) in params.iter().filter(|(k, _)| *k != "workload") {
+        for (k, v) in params.iter().filter(|(k, _)| *k != WORKLOAD.name()) {
             values.entry(k.as_str()).or_default().insert(v.as_str());
         }
     }

@@ -9,6 +9,7 @@
 //! `history trend -p size=64KiB` finds it.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 use xferbench_params::Choices;
 use xferbench_transports::{Descriptor, ParamDef};
 
@@ -17,18 +18,34 @@ pub const MAX_SIZE: u64 = 1 << 30;
 /// Most channels in one point.
 pub const MAX_CHANNELS: i64 = 1024;
 
+/// The names of the axes, for code that matches a name against them (a `match` on a
+/// parameter's name, a table's fixed columns); each is the name of its definition
+/// below, spelled nowhere else.
+pub mod names {
+    /// [`super::WORKLOAD`].
+    pub const WORKLOAD: &str = "workload";
+    /// [`super::TRANSPORT`].
+    pub const TRANSPORT: &str = "transport";
+    /// [`super::SIZE`].
+    pub const SIZE: &str = "size";
+    /// [`super::CHANNELS`].
+    pub const CHANNELS: &str = "channels";
+    /// [`crate::workload::load::RATE`].
+    pub const RATE: &str = "rate";
+}
+
 /// `transport`: which transport (a name of [`crate::transports::all`]).
 pub const TRANSPORT: ParamDef = ParamDef::text(
-    "transport",
+    names::TRANSPORT,
     "a transport of `xferbench list`",
     "shm",
     "the transport",
 );
 /// `size`: bytes per message.
-pub const SIZE: ParamDef = ParamDef::bytes("size", 1, MAX_SIZE, 64, "bytes per message");
+pub const SIZE: ParamDef = ParamDef::bytes(names::SIZE, 1, MAX_SIZE, 64, "bytes per message");
 /// `channels`: concurrent, independent endpoint pairs.
 pub const CHANNELS: ParamDef = ParamDef::integer(
-    "channels",
+    names::CHANNELS,
     1,
     MAX_CHANNELS,
     1,
@@ -51,11 +68,56 @@ pub const TOUCH: ParamDef = ParamDef::choice(
 );
 /// `workload`: what the two ends of a channel do.
 pub const WORKLOAD: ParamDef = ParamDef::choice(
-    "workload",
+    names::WORKLOAD,
     <crate::workload::WorkloadKind as xferbench_params::Choices>::CHOICES,
     "stream",
     "what the two ends of a channel do",
 );
+
+/// `timeout`: time without progress before a wait is declared hung; every command's
+/// `--timeout` reads it.
+pub const TIMEOUT: ParamDef = ParamDef::duration(
+    "timeout",
+    Duration::from_millis(100),
+    Duration::from_secs(86_400),
+    Duration::from_secs(10),
+    "time without progress before a wait is declared hung",
+);
+/// `runs`: measured runs of a point; its figures are medians over these.
+pub const RUNS: ParamDef = ParamDef::integer(
+    "runs",
+    1,
+    10_000,
+    5,
+    "measured runs per point; figures are medians over these",
+);
+/// `warmup`: runs of a point before its measured ones, discarded.
+pub const WARMUP: ParamDef =
+    ParamDef::integer("warmup", 0, 1_000, 1, "warm-up runs per point, discarded");
+/// `duration`: time per run per channel, when no message count is given.
+pub const DURATION: ParamDef = ParamDef::duration(
+    "duration",
+    Duration::from_micros(1),
+    Duration::from_secs(86_400),
+    Duration::from_millis(250),
+    "time per run per channel",
+);
+
+/// The duration `def` holds by default.
+pub fn default_duration(def: &ParamDef) -> Duration {
+    match def.default {
+        xferbench_params::Value::Duration(d) => d,
+        _ => unreachable!("`{}` is not a duration", def.name),
+    }
+}
+
+/// The whole number `def` holds by default.
+pub fn default_integer(def: &ParamDef) -> i64 {
+    match def.default {
+        xferbench_params::Value::Integer(n) => n,
+        _ => unreachable!("`{}` is not a whole number", def.name),
+    }
+}
 
 /// The definitions of the axes and of the studies' points, beside the transports'.
 fn points() -> Vec<ParamDef> {
@@ -157,7 +219,7 @@ mod tests {
 
     #[test]
     fn every_definition_is_whole() {
-        for d in points() {
+        for d in points().iter().chain(&[TIMEOUT, RUNS, WARMUP, DURATION]) {
             d.self_check().unwrap();
         }
         for t in crate::transports::all() {

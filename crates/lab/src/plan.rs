@@ -88,7 +88,7 @@ impl PlannedPoint {
 pub fn describe_params(params: &BTreeMap<String, String>) -> String {
     params
         .iter()
-        .filter(|(k, _)| k.as_str() != "workload")
+        .filter(|(k, _)| k.as_str() != crate::params::WORKLOAD.name())
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")

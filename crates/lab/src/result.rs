@@ -266,11 +266,19 @@ pub struct Primary {
 }
 
 impl PointResult {
+    /// The text the point stores for parameter `def` (its machine form), if any.
+    pub fn param(&self, def: &xferbench_params::ParamDef) -> Option<&str> {
+        self.params.get(def.name()).map(String::as_str)
+    }
+
     /// The primary figure: as recorded, or for files that predate the field, the
     /// median round trip of `pingpong` points and the throughput of all others.
     pub fn primary(&self) -> Primary {
         self.primary.clone().unwrap_or_else(|| {
-            if self.params.get("workload").map(String::as_str) == Some("pingpong") {
+            let pingpong = crate::workload::WorkloadKind::Pingpong;
+            if self.param(&crate::params::WORKLOAD)
+                == Some(xferbench_params::Choices::name(pingpong))
+            {
                 Primary {
                     figure: figure::LATENCY[0].into(),
                     higher_is_better: false,

@@ -94,6 +94,18 @@ fn axes() -> [ParamDef; 9] {
     ]
 }
 
+#[cfg(test)]
+#[test]
+fn a_plugin_may_not_take_an_axis_name() {
+    use xferbench_transports::plugin::describe::RESERVED_PARAM_NAMES;
+    let mut names: Vec<String> = axes().iter().map(|d| d.name.to_string()).collect();
+    names.push(WORKLOAD.name.to_string());
+    names.sort();
+    let mut reserved: Vec<String> = RESERVED_PARAM_NAMES.iter().map(|n| n.to_string()).collect();
+    reserved.sort();
+    assert_eq!(names, reserved);
+}
+
 /// The axes of a sweep, before expansion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepSpec {
@@ -174,7 +186,7 @@ pub fn parse_words(list: &str) -> Result<Vec<String>, ParamError> {
     for w in list.split(',').map(str::trim) {
         if w.is_empty() {
             return Err(ParamError::List {
-                name: "transport".into(),
+                name: TRANSPORT.name.to_string(),
                 problem: format!("empty item in list {list:?}"),
             });
         }

@@ -4,6 +4,10 @@
 use crate::study::Table;
 use crate::{Exporter, format};
 use std::io::Write;
+use xferbench_lab::params::{
+    self,
+    names::{CHANNELS, RATE, SIZE, TRANSPORT, WORKLOAD},
+};
 use xferbench_lab::result::{Outcome, ResultDoc, figure};
 
 /// GitHub-flavoured Markdown.
@@ -66,7 +70,7 @@ impl Exporter for Markdown {
         let align: Vec<&str> = table
             .headers
             .iter()
-            .map(|h| if h == "transport" { ":--" } else { "--:" })
+            .map(|h| if h == TRANSPORT { ":--" } else { "--:" })
             .collect();
         writeln!(out, "| {} |", align.join(" | "))?;
         for row in &table.rows {
@@ -92,7 +96,7 @@ impl Exporter for Markdown {
                     format!(
                         "point {} ({} {}): {w}",
                         p.index + 1,
-                        p.params["transport"],
+                        p.param(&params::TRANSPORT).unwrap_or_default(),
                         format::size(p.size_bytes)
                     )
                 })
@@ -118,12 +122,12 @@ pub fn points_table(doc: &ResultDoc) -> Table {
         .points
         .iter()
         .flat_map(|p| p.params.keys().chain(p.chosen.keys()).map(String::as_str))
-        .filter(|k| !["workload", "transport", "size", "channels"].contains(k))
-        .filter(|k| !(open_loop && *k == "rate"))
+        .filter(|k| ![WORKLOAD, TRANSPORT, SIZE, CHANNELS].contains(k))
+        .filter(|k| !(open_loop && *k == RATE))
         .collect();
     extra.sort();
     extra.dedup();
-    let mut header = vec!["transport", "size", "channels"];
+    let mut header = vec![TRANSPORT, SIZE, CHANNELS];
     header.extend(&extra);
     if open_loop {
         header.extend(format::LOAD_COLUMNS);
@@ -150,7 +154,7 @@ pub fn points_table(doc: &ResultDoc) -> Table {
     for p in &doc.points {
         let m = |name: &str| p.summary.get(name);
         let mut row = vec![
-            p.params.get("transport").cloned().unwrap_or_default(),
+            p.params.get(TRANSPORT).cloned().unwrap_or_default(),
             format::size(p.size_bytes),
             p.channels.to_string(),
         ];
@@ -214,7 +218,7 @@ fn write_counters(doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
             out,
             "### Point {} ({} {}, {} ch): {}{}\n",
             p.index,
-            p.params["transport"],
+            p.param(&params::TRANSPORT).unwrap_or_default(),
             format::size(p.size_bytes),
             p.channels,
             c.source,

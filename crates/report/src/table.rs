@@ -5,10 +5,11 @@
 use crate::format;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::collections::BTreeSet;
+use xferbench_lab::params::names::{CHANNELS, RATE, SIZE, TRANSPORT, WORKLOAD};
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 
 /// Parameters shown in their own columns; any others go in the `params` column.
-const FIXED: [&str; 5] = ["workload", "transport", "size", "channels", "rate"];
+const FIXED: [&str; 5] = [WORKLOAD, TRANSPORT, SIZE, CHANNELS, RATE];
 
 /// Renders the points of `doc` as a table (`per_channel` adds a row per channel).
 pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
@@ -22,7 +23,7 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
         .points
         .iter()
         .any(|p| !p.chosen.is_empty() || p.params.keys().any(|k| !FIXED.contains(&k.as_str())));
-    let mut header = vec!["transport", "size", "ch"];
+    let mut header = vec![TRANSPORT, SIZE, "ch"];
     if extra {
         header.push("params");
     }
@@ -59,7 +60,7 @@ pub fn render(doc: &ResultDoc, per_channel: bool) -> String {
     for (i, h) in header.iter().enumerate() {
         if !matches!(
             *h,
-            "transport" | "params" | "integrity" | "counters" | "of limit" | "others' CPU"
+            TRANSPORT | "params" | "integrity" | "counters" | "of limit" | "others' CPU"
         ) && let Some(c) = t.column_mut(i)
         {
             c.set_cell_alignment(CellAlignment::Right);
@@ -140,7 +141,7 @@ fn point_row(
 ) -> Vec<Cell> {
     let median = |name: &str| p.summary.get(name).map(|e| e.median);
     let mut row = vec![
-        Cell::new(p.params.get("transport").cloned().unwrap_or_default()),
+        Cell::new(p.params.get(TRANSPORT).cloned().unwrap_or_default()),
         Cell::new(format::size(p.size_bytes)),
         Cell::new(p.channels),
     ];

@@ -26,6 +26,7 @@
 
 pub mod folder;
 pub mod hashtable;
+pub mod params;
 pub mod perf_stat;
 pub mod rpmsg;
 pub mod sis8300;

@@ -5,9 +5,14 @@
 //! terminal (`[default: …]`, `plugin:PATH[:NAME]`), not for rustdoc.
 #![allow(rustdoc::broken_intra_doc_links)]
 
-use crate::flags::{ExportArgs, RecordArgs, RemoteArgs, WatchArgs, choice, seconds};
+use crate::flags::{
+    ExportArgs, RecordArgs, RemoteArgs, RunsArgs, TimeoutArgs, WatchArgs, choice, default_of,
+    duration_of, seconds,
+};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
+use std::time::Duration;
+use xferbench_lab::params::DURATION;
 use xferbench_lab::workload::WorkloadKind;
 
 /// Where peers run.
@@ -96,18 +101,20 @@ pub struct RunArgs {
     #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
     pub count: Option<u64>,
 
-    /// Time per run per channel (250ms, 1s, 2m or bare seconds) [default: 250ms,
-    /// unless --count is given].
-    #[arg(short, long, value_name = "DURATION", value_parser = seconds)]
-    pub duration: Option<f64>,
+    /// Time per run per channel (250ms, 1s, 2m or bare seconds), unless --count is
+    /// given.
+    #[arg(
+        short,
+        long,
+        value_name = "DURATION",
+        default_value = default_of(DURATION),
+        value_parser = duration_of(DURATION)
+    )]
+    pub duration: Duration,
 
-    /// Measured runs per point; figures are medians over these.
-    #[arg(short, long, value_name = "N", default_value_t = 5)]
-    pub runs: usize,
-
-    /// Warm-up runs per point, discarded.
-    #[arg(short, long, value_name = "N", default_value_t = 1)]
-    pub warmup: usize,
+    /// Measured and warm-up runs per point.
+    #[command(flatten)]
+    pub repeat: RunsArgs,
 
     /// Where the serving side of each channel runs.
     #[arg(long, value_enum, default_value_t = PeerArg::Process)]
@@ -144,10 +151,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub fail_fast: bool,
 
-    /// Time without progress on any channel before a run is declared hung (250ms,
-    /// 1s, 2m or bare seconds).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = seconds)]
-    pub timeout: f64,
+    /// Time without progress on any channel before a run is declared hung.
+    #[command(flatten)]
+    pub hang: TimeoutArgs,
 
     /// The result document's files.
     #[command(flatten)]

@@ -149,15 +149,23 @@ fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
 /// A point in words for a warning: `shm size=2 KiB channels=1 wait=spin`, every
 /// value shown through its definition.
 fn describe(p: &xferbench_lab::result::PointResult) -> String {
-    use xferbench_lab::params::display;
+    use xferbench_lab::params::{TRANSPORT, display, names};
     let mut s = format!(
-        "{} size={} channels={}",
-        p.params["transport"],
+        "{} {}={} {}={}",
+        p.param(&TRANSPORT).unwrap_or_default(),
+        names::SIZE,
         xferbench_params::bytes::display(p.size_bytes),
+        names::CHANNELS,
         p.channels
     );
+    let fixed = [
+        names::WORKLOAD,
+        names::TRANSPORT,
+        names::SIZE,
+        names::CHANNELS,
+    ];
     for (k, v) in &p.params {
-        if !["workload", "transport", "size", "channels"].contains(&k.as_str()) {
+        if !fixed.contains(&k.as_str()) {
             s.push_str(&format!(" {k}={}", display(&p.params, k, v)));
         }
     }

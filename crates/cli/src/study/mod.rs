@@ -6,13 +6,15 @@
 //! folder and the profile, and maps the outcome to the common exit status.
 
 use crate::exit;
-use crate::flags::{RecordArgs, RemoteArgs, WatchArgs, seconds};
+use crate::flags::{RecordArgs, RemoteArgs, WatchArgs, count_of, duration_of};
 use anyhow::Result;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use xferbench_lab::observer::Observer;
+use xferbench_lab::params::{RUNS, TIMEOUT, WARMUP};
 use xferbench_lab::profile::Folded;
 use xferbench_lab::profile::ProfileRequest;
 use xferbench_report::jsonl::JsonLinesWriter;
@@ -54,10 +56,10 @@ pub struct StudyArgs {
     pub out: Option<PathBuf>,
     /// Measured runs per point [default: the study's own: 30 for perf-stat, 2 for
     /// sis8300, 3 for the others; fewer with --quick for some]
-    #[arg(short, long, value_name = "N")]
+    #[arg(short, long, value_name = "N", value_parser = count_of(RUNS))]
     pub runs: Option<usize>,
     /// Discarded warm-up runs per visit of a point [default: the study's own]
-    #[arg(short, long, value_name = "N")]
+    #[arg(short, long, value_name = "N", value_parser = count_of(WARMUP))]
     pub warmup: Option<usize>,
     /// Run all runs of one point before the next, instead of the studies' default
     /// round-robin order across points
@@ -74,9 +76,9 @@ pub struct StudyArgs {
     #[arg(long, value_name = "NAME", requires = "profile")]
     pub profile_peer: Option<String>,
     /// Time without progress before a run is declared hung (250ms, 1s, 2m or bare
-    /// seconds) [default: the study's own, 10s].
-    #[arg(long, value_name = "DURATION", value_parser = seconds)]
-    pub timeout: Option<f64>,
+    /// seconds; 100ms to 24h) [default: the study's own].
+    #[arg(long, value_name = "DURATION", value_parser = duration_of(TIMEOUT))]
+    pub timeout: Option<Duration>,
     /// Run only the study's points whose parameter KEY has VALUE, or one of the
     /// values `A|B` (repeatable: all must match), e.g. `--only group=threads --only
     /// threads=16`.
@@ -139,12 +141,6 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             ),
         ));
     }
-    if args.runs == Some(0) {
-        return Ok(exit::usage(
-            "study",
-            "--runs: at least one measured run is needed",
-        ));
-    }
     let out = out_dir(args, name);
     let peer = args
         .profile_peer
@@ -178,14 +174,6 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     if let Err(e) = args.record.check() {
         return Ok(exit::usage("study", e));
     }
-    if let Some(t) = args.timeout
-        && !(t.is_finite() && (0.1..=86_400.0).contains(&t))
-    {
-        return Ok(exit::usage(
-            "study",
-            format!("--timeout: {t} is not a number of seconds between 0.1 and 86400"),
-        ));
-    }
     let watch = match crate::config::watch(&args.watch) {
         Ok(w) => w,
         Err(e) => return Ok(exit::usage("study", e)),
@@ -209,7 +197,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         warmup: args.warmup,
         interleave: (args.no_interleave || profile.is_some()).then_some(false),
         profile: profile.clone(),
-        hang_timeout: args.timeout.map(std::time::Duration::from_secs_f64),
+        hang_timeout: args.timeout,
         watch,
         only,
         ..StudyOverrides::default()

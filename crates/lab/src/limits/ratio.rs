@@ -36,9 +36,11 @@
 
 use super::Limits;
 use crate::figure;
+use crate::params::{TRANSPORT, WORKLOAD};
 use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use xferbench_transports::rpmsg::NOTIFY;
 
 /// A point's primary figure against its natural limit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -190,7 +192,7 @@ pub fn fraction(
     // The median p50 held against the round-trip floor of the point's transport: the
     // hand-over at the nearest size where spinning would hand over a cache line.
     let round_trip = || {
-        let floor = match floor(p("transport")?, params)? {
+        let floor = match floor(p(TRANSPORT.name())?, params)? {
             Floor::CacheLine => match limits.handover_near(size_bytes) {
                 Some(h) => Floor::Handover(h),
                 None => Floor::CacheLine,
@@ -204,7 +206,7 @@ pub fn fraction(
             limits,
         )
     };
-    match p("workload") {
+    match p(WORKLOAD.name()) {
         Some("stream" | "convert") => {
             let copy = limits.memcpy_near(size_bytes)?;
             rate_fraction(
@@ -228,7 +230,7 @@ pub fn fraction(
             ))
         }
         // RPMsg study points: packets echoed over a link.
-        None if p("notify").is_some() => {
+        None if p(NOTIFY.name()).is_some() => {
             let floor = floor(crate::transports::RPMSG, params)?;
             let (name, rt) = match median(figure::LATENCY[0]) {
                 Some(ns) => (figure::LATENCY[0], ns),

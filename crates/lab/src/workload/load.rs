@@ -55,7 +55,7 @@ pub const MAX_RATE: i64 = 1_000_000_000;
 
 /// `rate`: offered messages per second of a point, all channels together.
 pub const RATE: ParamDef = ParamDef::rate(
-    "rate",
+    crate::params::names::RATE,
     1,
     MAX_RATE,
     10_000,

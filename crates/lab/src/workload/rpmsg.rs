@@ -15,15 +15,17 @@
 //! ([`SUM_OF_RATES`]) beside the aggregate over the common window.
 
 use crate::clock::Stamp;
+use crate::params::CHANNELS;
 use crate::verify::{self, Integrity, Verifier};
 use crate::workload::{Limit, new_histogram};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_params::{ParamError, ParamMap, PointParams, Value};
 use xferbench_transports::ParamDef;
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{
-    Buffers, Channel, ECHO_SUFFIX, LinkConfig, LinkError, Notify, Service,
+    BUFFERS, Buffers, Channel, ECHO_SUFFIX, LinkConfig, LinkError, NOTIFY, Notify, Service,
 };
 
 /// `packet`: bytes per packet (the original's `-s`).
@@ -42,6 +44,60 @@ pub const TRANSFER: ParamDef = ParamDef::bytes(
     1_000_000,
     "bytes each channel sends",
 );
+
+/// The parameters an RPMsg point records, as `rpmsg-xmit-p` takes them: channels,
+/// packet size, bytes per channel, notification and buffer modes. `xferbench rpmsg`
+/// and the RPMsg study write and read them through this one type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RpmsgParams {
+    /// Channels (the original's threads).
+    pub channels: u32,
+    /// Bytes per packet (`-s`).
+    pub packet: usize,
+    /// Bytes each channel sends (`-t`).
+    pub transfer: u64,
+    /// Notification mode.
+    pub notify: Notify,
+    /// Buffer mode.
+    pub buffers: Buffers,
+}
+
+impl RpmsgParams {
+    /// The parameters of `point` sending `transfer` bytes per channel.
+    pub fn of(point: &RpmsgPoint, transfer: u64) -> RpmsgParams {
+        RpmsgParams {
+            channels: point.channels,
+            packet: point.packet,
+            transfer,
+            notify: point.notify,
+            buffers: point.buffers,
+        }
+    }
+}
+
+impl PointParams for RpmsgParams {
+    fn definitions() -> Vec<ParamDef> {
+        vec![CHANNELS, PACKET, TRANSFER, NOTIFY, BUFFERS]
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        map.put(&CHANNELS, &Value::Integer(i64::from(self.channels)));
+        map.put(&PACKET, &Value::Bytes(self.packet as u64));
+        map.put(&TRANSFER, &Value::Bytes(self.transfer));
+        map.put_text(&NOTIFY, self.notify.name());
+        map.put_text(&BUFFERS, self.buffers.name());
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        Ok(RpmsgParams {
+            channels: u32::try_from(map.integer(&CHANNELS)?).unwrap_or(u32::MAX),
+            packet: map.bytes(&PACKET)? as usize,
+            transfer: map.bytes(&TRANSFER)?,
+            notify: map.choice(&NOTIFY)?,
+            buffers: map.choice(&BUFFERS)?,
+        })
+    }
+}
 
 /// The original's aggregate: the sum of per-channel rates, bytes/s.
 pub const SUM_OF_RATES: &str = "sum_of_rates_bytes_per_s";
@@ -371,5 +427,29 @@ impl SuffixCheck {
         let ok = reply.len() == self.expected_len
             && reply[self.packet..] == ECHO_SUFFIX[..self.expected_len - self.packet];
         self.corrupt += u64::from(!ok);
+    }
+}
+
+#[cfg(test)]
+mod params_tests {
+    use super::*;
+
+    #[test]
+    fn an_rpmsg_point_writes_and_reads_itself_through_its_definitions() {
+        let p = RpmsgParams {
+            channels: 8,
+            packet: 496,
+            transfer: 1_000_000,
+            notify: Notify::Poll,
+            buffers: Buffers::ZeroCopy,
+        };
+        xferbench_params::point::round_trips(&p).unwrap();
+        let map = p.to_map();
+        let keys: Vec<&str> = map.as_params().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            ["buffers", "channels", "notify", "packet", "transfer"]
+        );
+        assert_eq!(map.as_params()["transfer"], "1000000");
     }
 }

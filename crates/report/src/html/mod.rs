@@ -25,6 +25,7 @@ use crate::plot::LineChart;
 use crate::study::{Table, Written};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use std::collections::{BTreeMap, BTreeSet};
+use xferbench_lab::params::names;
 use xferbench_lab::result::{Context, Outcome, PointResult, ResultDoc, figure};
 
 const CSS: &str = include_str!("report.css");
@@ -296,10 +297,10 @@ fn varying<'a>(doc: &'a ResultDoc, except: &str) -> Vec<&'a str> {
     }
     let mut varying: Vec<&str> = values
         .iter()
-        .filter(|(k, v)| v.len() > 1 && **k != except && **k != "workload")
+        .filter(|(k, v)| v.len() > 1 && **k != except && **k != names::WORKLOAD)
         .map(|(k, _)| *k)
         .collect();
-    varying.sort_by_key(|k| *k != "transport");
+    varying.sort_by_key(|k| *k != names::TRANSPORT);
     varying
 }
 
@@ -315,14 +316,20 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
     let distinct =
         |f: &dyn Fn(&PointResult) -> u64| doc.points.iter().map(f).collect::<BTreeSet<u64>>().len();
     let (x_key, x) = if distinct(&|p| p.size_bytes) > 1 {
-        ("size", Axis::new("message size", Unit::Bytes, Scale::Log))
+        (
+            names::SIZE,
+            Axis::new("message size", Unit::Bytes, Scale::Log),
+        )
     } else if distinct(&|p| p.channels as u64) > 1 {
-        ("channels", Axis::new("channels", Unit::Number, Scale::Log))
+        (
+            names::CHANNELS,
+            Axis::new("channels", Unit::Number, Scale::Log),
+        )
     } else {
         return Vec::new();
     };
     let x_of = |p: &PointResult| {
-        if x_key == "size" {
+        if x_key == names::SIZE {
             p.size_bytes as f64
         } else {
             p.channels as f64

@@ -10,7 +10,10 @@ use crate::format;
 use crate::study::Table;
 use maud::{Markup, html};
 use std::collections::BTreeMap;
-use xferbench_lab::params;
+use xferbench_lab::params::{
+    self,
+    names::{CHANNELS, SIZE, TRANSPORT, WORKLOAD},
+};
 use xferbench_lab::result::{PointResult, figure};
 use xferbench_lab::stats::Estimate;
 
@@ -35,10 +38,10 @@ pub fn show(name: &str, v: f64) -> String {
 /// `wait=spin`.
 fn param_value(params: &BTreeMap<String, String>, key: &str, value: &str) -> String {
     match (key, value.parse::<u64>()) {
-        ("size", Ok(b)) => format::size(b),
-        ("channels", Ok(1)) => "1 channel".into(),
-        ("channels", Ok(n)) => format!("{n} channels"),
-        ("transport", _) => value.into(),
+        (SIZE, Ok(b)) => format::size(b),
+        (CHANNELS, Ok(1)) => "1 channel".into(),
+        (CHANNELS, Ok(n)) => format!("{n} channels"),
+        (TRANSPORT, _) => value.into(),
         _ => format!("{key}={}", params::display(params, key, value)),
     }
 }
@@ -46,8 +49,8 @@ fn param_value(params: &BTreeMap<String, String>, key: &str, value: &str) -> Str
 /// One parameter of a point as people write it (see [`describe_params`]).
 pub fn param(p: &PointResult, key: &str) -> String {
     match key {
-        "size" => format::size(p.size_bytes),
-        "channels" => param_value(&p.params, key, &p.channels.to_string()),
+        SIZE => format::size(p.size_bytes),
+        CHANNELS => param_value(&p.params, key, &p.channels.to_string()),
         _ => param_value(
             &p.params,
             key,
@@ -59,14 +62,14 @@ pub fn param(p: &PointResult, key: &str) -> String {
 /// Parameters as people write them, the transport, size and channels first:
 /// `shm, 64 KiB, 1 channel, wait=spin` (the workload is left out).
 pub fn describe_params(params: &BTreeMap<String, String>) -> String {
-    let first = ["transport", "size", "channels"];
+    let first = [TRANSPORT, SIZE, CHANNELS];
     first
         .iter()
         .filter_map(|k| Some((*k, params.get(*k)?.as_str())))
         .chain(
             params
                 .iter()
-                .filter(|(k, _)| k.as_str() != "workload" && !first.contains(&k.as_str()))
+                .filter(|(k, _)| k.as_str() != WORKLOAD && !first.contains(&k.as_str()))
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         )
         .map(|(k, v)| param_value(params, k, v))

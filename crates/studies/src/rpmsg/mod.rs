@@ -34,6 +34,7 @@
 //! calibration points, one visit each ([`full`]), and tells its estimate of the
 //! rest once they have finished.
 
+use crate::params::GROUP;
 use crate::{Study, StudyEnv, StudyPlan};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -42,6 +43,8 @@ use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::FigureRules;
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgBench};
+use xferbench_lab::workload::rpmsg::RpmsgParams;
+use xferbench_params::PointParams;
 
 /// The participants a profile can record: this process and the remote.
 pub const PARTICIPANTS: [&str; 2] = ["main", "remote"];
@@ -72,14 +75,8 @@ pub fn bench(points: &[Planned], remote: RemoteKind, pin: bool) -> RpmsgBench {
 /// How a point of the plan is planned: its parameters and rules.
 fn planned(p: &Planned) -> PlannedPoint {
     let q = &p.point;
-    let params = [
-        ("group", p.group.to_string()),
-        ("channels", q.channels.to_string()),
-        ("packet", q.packet.to_string()),
-        ("transfer", p.transfer.to_string()),
-        ("notify", q.notify.name().to_string()),
-        ("buffers", q.buffers.name().to_string()),
-    ];
+    let mut params = RpmsgParams::of(q, p.transfer).to_map();
+    params.put_text(&GROUP, p.group);
     PlannedPoint {
         size_bytes: q.packet as u64,
         channels: q.channels as usize,
@@ -87,7 +84,7 @@ fn planned(p: &Planned) -> PlannedPoint {
         // A calibration point: one visit of a warm-up and a measured run.
         runs: (p.group == full::GROUP)
             .then_some(xferbench_lab::plan::RunCount { runs: 1, warmup: 1 }),
-        ..PlannedPoint::from_params(params, RULES)
+        ..PlannedPoint::from_params(params.into_params(), RULES)
     }
 }
 

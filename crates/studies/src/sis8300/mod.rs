@@ -256,7 +256,7 @@ pub fn params(p: &Planned) -> BTreeMap<String, String> {
     let s = &p.spec;
     [
         (
-            "workload",
+            xferbench_lab::params::names::WORKLOAD,
             if p.group == "test3" {
                 "convert"
             } else {

@@ -17,9 +17,21 @@ pub const RESERVED_TRANSPORT_NAMES: [&str; 8] = [
     "shm", "pipe", "unix", "tcp", "iceoryx2", "iox2", "rpmsg", "plugin",
 ];
 
-/// Names a plugin parameter may not take: the lab's own axes.
-pub const RESERVED_PARAM_NAMES: [&str; 5] =
-    ["transport", "size", "channels", "workload", "zero_copy"];
+/// Names a plugin parameter may not take: the lab's own axes and the workloads'
+/// parameters, which `-p` routes to the lab (the lab's tests hold this list to its
+/// definitions).
+pub const RESERVED_PARAM_NAMES: [&str; 10] = [
+    "transport",
+    "size",
+    "channels",
+    "workload",
+    "zero_copy",
+    "touch",
+    "rate",
+    "burst",
+    "arrivals",
+    "neighbours",
+];
 
 /// Most transports in one plugin, parameters of one transport, choices of one
 /// parameter.
