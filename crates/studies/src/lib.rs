@@ -38,6 +38,8 @@ mod browser_tests;
 #[cfg(test)]
 mod docs_data_tests;
 #[cfg(test)]
+mod docs_figures_tests;
+#[cfg(test)]
 mod folder_tests;
 
 use std::collections::BTreeMap;
