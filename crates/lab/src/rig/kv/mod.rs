@@ -67,6 +67,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_transports::kv::PrivateKey;
 
 pub mod client;
 mod server;
@@ -122,6 +123,8 @@ enum Visitor {
 /// A running server, its visitors, and the timed client to run.
 pub struct KvRig {
     point: KvPoint,
+    /// The key of the rig's private server, which its clients present.
+    key: PrivateKey,
     launcher: Option<Launcher>,
     server: Option<RunningServer>,
     visitors: Vec<Visitor>,
@@ -142,6 +145,7 @@ struct Timed {
 fn client_spec(
     point: &KvPoint,
     backend: Backend,
+    key: PrivateKey,
     visitor: bool,
     pin: Option<usize>,
 ) -> KvClientSpec {
@@ -154,6 +158,7 @@ fn client_spec(
         hang_timeout_ms: (HANG + limit.unwrap_or_default()).as_millis() as u64,
         pin,
         limit_ms: limit.map(|l| l.as_millis() as u64),
+        key: Some(key),
     }
 }
 
@@ -167,18 +172,31 @@ impl KvRig {
         }
         let allowed = crate::affinity::allowed_cpus();
         let cpus = point.cpus(&allowed);
-        let mut server = start_server(&point.target, launcher.as_ref(), cpus.map(|c| c.server))?;
+        let key = PrivateKey::random();
+        let mut server = start_server(
+            &point.target,
+            launcher.as_ref(),
+            cpus.map(|c| c.server),
+            key,
+        )?;
         let backend = server.backend();
         let base = server.served()?;
         let mut rig = KvRig {
             visitors: Vec::new(),
             point,
+            key,
             launcher,
             server: None,
         };
         for i in 0..rig.point.visitors {
             let pin = rig.point.visitor_cpu(i, &allowed);
-            let v = start_visitor(&rig.point, rig.launcher.as_ref(), backend.clone(), pin)?;
+            let v = start_visitor(
+                &rig.point,
+                rig.launcher.as_ref(),
+                backend.clone(),
+                rig.key,
+                pin,
+            )?;
             rig.visitors.push(v);
         }
         // The original sleeps 1 s; we wait until every visitor could have done an
@@ -214,7 +232,7 @@ impl KvRig {
             .as_mut()
             .ok_or_else(|| RunError::Participant("the server has stopped".into()))?;
         let base = server.served()?;
-        let stand_in = start_visitor(&self.point, self.launcher.as_ref(), backend, pin)?;
+        let stand_in = start_visitor(&self.point, self.launcher.as_ref(), backend, self.key, pin)?;
         let result = (|| {
             let clients = self.point.visitors as u64 + 1;
             let want = base + clients * u64::from(self.point.inner) * 3;
@@ -257,7 +275,13 @@ impl KvRig {
 
     /// One timed client, from spawn to `wait4`.
     fn timed_run(&mut self) -> Result<Timed, RunError> {
-        let spec = client_spec(&self.point, self.backend()?, false, self.timed_cpu());
+        let spec = client_spec(
+            &self.point,
+            self.backend()?,
+            self.key,
+            false,
+            self.timed_cpu(),
+        );
         let t = match &self.launcher {
             None => {
                 let t0 = Instant::now();
@@ -291,9 +315,10 @@ fn start_visitor(
     point: &KvPoint,
     launcher: Option<&Launcher>,
     backend: Backend,
+    key: PrivateKey,
     pin: Option<usize>,
 ) -> Result<Visitor, RunError> {
-    let spec = client_spec(point, backend, true, pin);
+    let spec = client_spec(point, backend, key, true, pin);
     Ok(match launcher {
         Some(l) => Visitor::Process(
             l.spawn(
@@ -774,6 +799,44 @@ mod tests {
         assert_eq!(p.run_limit(), Duration::from_secs(40));
         p.run_limit_ms = 5;
         assert_eq!(p.run_limit(), Duration::from_millis(5));
+    }
+
+    #[test]
+    fn the_rigs_server_is_private_to_its_own_clients() {
+        use xferbench_transports::kv::{Client, ClientOptions, KvError, running_servers};
+        for arch in Arch::ALL {
+            let mut rig = KvRig::start(point(arch, 1), None).unwrap();
+            let Backend::Shm(address) = rig.backend().unwrap() else {
+                panic!("a kv server")
+            };
+            // Listed as private, so that `kv client` never picks it.
+            let listed: Vec<_> = running_servers()
+                .into_iter()
+                .filter(|s| s.address == address)
+                .collect();
+            assert!(
+                listed.len() == 1 && listed[0].private,
+                "{arch:?}: {listed:?}"
+            );
+            // A client without the rig's key is refused, by name.
+            let e = Client::connect(
+                &address,
+                ClientOptions {
+                    client_id: 9,
+                    stop: Arc::new(AtomicBool::new(false)),
+                    hang_timeout: Duration::from_secs(5),
+                    key: None,
+                },
+            )
+            .unwrap_err();
+            assert!(matches!(e, KvError::Private { .. }), "{arch:?}: {e}");
+            // The rig's own clients (the visitor, the timed client) are served.
+            let stop = AtomicBool::new(false);
+            let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+            let r = rig.run_once(&mut ctl).unwrap();
+            assert_eq!(r.messages, 2 * 90, "{arch:?}");
+            Box::new(rig).finish().unwrap();
+        }
     }
 
     #[test]
