@@ -128,6 +128,19 @@ pub struct KvRig {
     launcher: Option<Launcher>,
     server: Option<RunningServer>,
     visitors: Vec<Visitor>,
+    /// A run of this visit collapsed: participants that then hang or fail to stop
+    /// in time are its consequences, not failures of the point.
+    collapsed: bool,
+}
+
+/// How a client asked to stop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    /// It left the server and reported a clean run.
+    Left,
+    /// It did not end within [`HANG`] of its stop and was killed: a server too
+    /// starved to let it leave (a collapse).
+    Overdue,
 }
 
 /// One timed run of the client: wall time, rusage, what it reported.
@@ -187,6 +200,7 @@ impl KvRig {
             key,
             launcher,
             server: None,
+            collapsed: false,
         };
         for i in 0..rig.point.visitors {
             let pin = rig.point.visitor_cpu(i, &allowed);
@@ -223,8 +237,9 @@ impl KvRig {
     /// The steady window ([`KvPoint::steady_ms`]): the stand-in client joins the
     /// visitors; once the server has served every running client three iterations'
     /// worth since it started (at most 1 s, as the visit's start), the served requests
-    /// over `steady_ms`, per second.
-    fn steady_window(&mut self, ctl: &RunControl<'_>) -> Result<f64, RunError> {
+    /// over `steady_ms`, per second; and the stand-in's collapse when it could not leave
+    /// the server within [`HANG`] of its stop (it is killed; the rate stands).
+    fn steady_window(&mut self, ctl: &RunControl<'_>) -> Result<(f64, Option<Collapse>), RunError> {
         let backend = self.backend()?;
         let pin = self.timed_cpu();
         let server = self
@@ -255,8 +270,15 @@ impl KvRig {
         })();
         let stopped = stop_visitor(stand_in, "the timed client's stand-in");
         let rate = result?;
-        stopped?;
-        Ok(rate)
+        let collapse = (stopped? == Stopped::Overdue).then(|| Collapse {
+            participant: "timed client's stand-in".into(),
+            unit: "requests".into(),
+            completed: 0,
+            planned: 0,
+            limit_s: HANG.as_secs_f64(),
+            stuck: Some("leave the server after its stop".into()),
+        });
+        Ok((rate, collapse))
     }
 
     /// With pinning, the timed client's CPU (its stand-in's too).
@@ -347,7 +369,7 @@ fn start_visitor(
 
 /// Stops a visitor and reads what it reported: an error when it failed or had a
 /// mismatched reply.
-fn stop_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
+fn stop_visitor(v: Visitor, what: &str) -> Result<Stopped, RunError> {
     stop_signalled_visitor(signal_stop(v), what)
 }
 
@@ -361,8 +383,14 @@ fn signal_stop(mut v: Visitor) -> Visitor {
 }
 
 /// Waits for a visitor already asked to stop ([`signal_stop`]) and reads its result;
-/// killed when it has not stopped within the hang timeout.
-fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
+/// killed when it has not stopped within the hang timeout ([`Stopped::Overdue`]: a
+/// client that cannot leave a starved server is a collapse, not a failure).
+fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<Stopped, RunError> {
+    stop_signalled_within(v, what, HANG)
+}
+
+/// [`stop_signalled_visitor`] with its own deadline.
+fn stop_signalled_within(v: Visitor, what: &str, deadline: Duration) -> Result<Stopped, RunError> {
     let r: Result<KvClientRun, String> = match v {
         Visitor::Process(mut c) => {
             // Read while it stops: a long visit's result (its latency histogram) can
@@ -375,16 +403,23 @@ fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
                     out
                 })
             });
-            let ended = match c.exited_within(HANG) {
-                Some(e) => e,
-                None => c.kill(),
+            let (ended, overdue) = match c.exited_within(deadline) {
+                Some(e) => (e, false),
+                None => (c.kill(), true),
             };
             let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
+            if overdue {
+                tracing::warn!(
+                    "{what} did not stop within {:?} of its stop and was killed",
+                    deadline
+                );
+                return Ok(Stopped::Overdue);
+            }
             // Ended by the stop signal's default action: it had not yet installed its
             // handler, which a client does before it connects, so it sent no request
             // (a stand-in stopped while still starting on a starved machine).
             if out.is_empty() && ended.status.signal() == Some(libc::SIGINT) {
-                return Ok(());
+                return Ok(Stopped::Left);
             }
             serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
         }
@@ -399,7 +434,7 @@ fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
             run.mismatches,
             run.first_mismatch.unwrap_or_default()
         ))),
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(Stopped::Left),
         Err(e) => Err(RunError::Participant(e)),
     }
 }
@@ -524,6 +559,7 @@ impl Rig for KvRig {
             completed: t.run.requests,
             planned: self.point.outer * u64::from(self.point.inner) * 3,
             limit_s: self.point.run_limit().as_secs_f64(),
+            stuck: None,
         });
         let served1 = self
             .server
@@ -538,14 +574,25 @@ impl Rig for KvRig {
             .iter()
             .map(|&p| CpuSnapshot::of_pid(p))
             .collect();
-        let steady = if self.point.steady_ms > 0 {
-            Some(self.steady_window(ctl)?)
+        let (steady, stand_in_collapse) = if self.point.steady_ms > 0 {
+            let (rate, c) = self.steady_window(ctl)?;
+            (Some(rate), c)
         } else {
-            None
+            (None, None)
         };
+        // The timed client's collapse first: it is the point's figure.
+        let collapsed = collapsed.or(stand_in_collapse);
+        self.collapsed |= collapsed.is_some();
         ctl.window_ended();
         if let Some(s) = self.server.as_mut() {
-            s.check()?;
+            match s.check() {
+                // A server that gave up waiting on its starved clients is the
+                // collapse's consequence.
+                Err(e) if self.collapsed => {
+                    tracing::warn!(error = %e, "kv server failed after the collapse")
+                }
+                r => r?,
+            }
         }
         for (i, v) in self.visitors.iter_mut().enumerate() {
             if let Visitor::Process(c) = v
@@ -659,6 +706,7 @@ impl Rig for KvRig {
 
     fn finish(mut self: Box<Self>) -> Result<(), RunError> {
         let mut failure = None;
+        let mut overdue = 0;
         // All visitors are asked to stop at once, then awaited: one leaving while
         // the others still take part in a protocol round (preopt's broadcast
         // barrier) could otherwise leave the rest waiting for it.
@@ -666,14 +714,24 @@ impl Rig for KvRig {
             .into_iter()
             .map(signal_stop)
             .collect();
+        // A visitor that cannot leave a starved server in time is killed: the
+        // measurement is over, and the server's starvation is what it measured.
         for (i, v) in stopping.into_iter().enumerate() {
-            if let Err(e) = stop_signalled_visitor(v, &format!("visitor {}", i + 1)) {
-                failure = failure.or(Some(e));
+            match stop_signalled_visitor(v, &format!("visitor {}", i + 1)) {
+                Ok(Stopped::Left) => {}
+                Ok(Stopped::Overdue) => overdue += 1,
+                Err(e) => failure = failure.or(Some(e)),
             }
         }
         if let Some(s) = self.server.take() {
-            let r = s.stop();
-            failure = failure.or(r.err());
+            match s.stop() {
+                // A client killed mid-protocol, or the collapse itself, leaves the
+                // server waiting on it until its hang timeout: not a failure.
+                Err(e) if self.collapsed || overdue > 0 => {
+                    tracing::warn!(error = %e, overdue, "kv server stopped with an error after a collapse")
+                }
+                r => failure = failure.or(r.err()),
+            }
         }
         failure.map_or(Ok(()), Err)
     }
@@ -788,6 +846,38 @@ mod tests {
         assert_eq!(r.figures[figures::TIMED_RUNS], 0.0);
         assert!(!r.figures.contains_key(figures::TIME_MEAN_S));
         assert!(r.figures.contains_key(figures::REQUESTS_PER_S_ALL));
+    }
+
+    /// A process running `script` once it has installed its INT trap (it touches a
+    /// file then), so that the stop reaches the trap.
+    fn process(trap: &str) -> Visitor {
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "trap {trap} INT; touch \"$1\"; while :; do sleep 0.05; done"
+            ))
+            .arg("sh")
+            .arg(&ready);
+        let child = Child::spawn(cmd, Streams::OUTPUT).unwrap();
+        while !ready.exists() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Visitor::Process(child)
+    }
+
+    #[test]
+    fn a_client_that_cannot_leave_in_time_is_overdue_and_one_that_fails_is_an_error() {
+        // Deaf to the stop, as a client blocked leaving a starved server: killed at
+        // the deadline, and no failure.
+        let deaf = signal_stop(process("''"));
+        let r = stop_signalled_within(deaf, "the stand-in", Duration::from_millis(200));
+        assert_eq!(r.unwrap(), Stopped::Overdue);
+        // One that ends on its own with no result failed, and says how.
+        let failed = signal_stop(process("'exit 1'"));
+        let e = stop_signalled_within(failed, "visitor 1", Duration::from_secs(30)).unwrap_err();
+        assert!(e.to_string().contains("visitor 1"), "{e}");
     }
 
     #[test]
