@@ -84,7 +84,8 @@ pub struct KvClientArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u32>,
     /// The server's shared-memory address (memfd:<pid>:<fd>:<inode>), as `kv serve` prints
-    /// it (default: the one kv server of this user that is running).
+    /// it (default: the one kv server of this user that is running; a study's servers
+    /// are private to it, never picked and never joined).
     #[arg(long, value_name = "ADDRESS")]
     pub server: Option<String>,
     /// A wait with no progress for this long fails the client.
@@ -185,6 +186,7 @@ fn serve(a: &KvServeArgs) -> Result<u8> {
         buckets: a.size,
         workers: a.workers,
         hang_timeout,
+        key: None,
     };
     let code = serve_until(cfg, &stop, false)?;
     if stop.load(Ordering::Relaxed) {
@@ -245,15 +247,33 @@ fn find_server(a: &KvClientArgs) -> Result<String> {
     if let Some(n) = &a.server {
         return Ok(n.clone());
     }
-    let servers = running_servers();
-    match servers.as_slice() {
-        [] => bail!("no kv server of this user is running; start one with `xferbench kv serve`"),
-        [(name, _)] => Ok(name.clone()),
+    // A study's server is private to its own clients: never a default.
+    let (private, public): (Vec<_>, Vec<_>) =
+        running_servers().into_iter().partition(|s| s.private);
+    match public.as_slice() {
+        [] if private.is_empty() => {
+            bail!("no kv server of this user is running; start one with `xferbench kv serve`")
+        }
+        [] => bail!(
+            "no kv server of this user is running that a client may join ({} private to \
+             a running study: pid {}); start one with `xferbench kv serve`",
+            if private.len() == 1 {
+                "one is".to_string()
+            } else {
+                format!("{} are", private.len())
+            },
+            private
+                .iter()
+                .map(|s| s.pid.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        [one] => Ok(one.address.clone()),
         many => bail!(
             "{} kv servers are running ({}); choose one with --server ADDRESS",
             many.len(),
             many.iter()
-                .map(|(n, pid)| format!("{n} of pid {pid}"))
+                .map(|s| format!("{} of pid {}", s.address, s.pid))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -346,6 +366,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         hang_timeout_ms: hang_timeout.as_millis() as u64,
         pin: plan_cpu(a.pin, false),
         limit_ms: None,
+        key: None,
     };
     if let Some(cpu) = spec.pin {
         pin_self("kv client", cpu)?;

@@ -250,7 +250,8 @@ fn a_client_finds_its_server_while_a_visitor_holds_the_same_objects() {
     // Other users of the machine may run servers too: look at ours only.
     let ours: Vec<(String, i32)> = xferbench_transports::kv::running_servers()
         .into_iter()
-        .filter(|(_, pid)| *pid == server_pid || *pid == visitor_pid as i32)
+        .filter(|s| s.pid == server_pid || s.pid == visitor_pid as i32)
+        .map(|s| (s.address, s.pid))
         .collect();
     assert_eq!(ours, vec![(serve.name.clone(), server_pid)]);
     let out = xferbench()

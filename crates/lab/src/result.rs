@@ -350,21 +350,31 @@ pub struct Collapse {
     pub completed: u64,
     /// …of those planned.
     pub planned: u64,
-    /// The time limit, seconds.
+    /// The time limit, seconds: a lower bound on the time the work would have taken.
     pub limit_s: f64,
+    /// What the participant could not do in the limit, when it is not a count of
+    /// work (`leave the server after its stop`): then `completed` and `planned` are 0
+    /// (added in schema 1; absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<String>,
 }
 
 impl Collapse {
-    /// "the timed client completed 120 of 300 requests in its 20 s limit".
+    /// "the timed client completed 120 of 300 requests in its 20 s limit", or "the
+    /// timed client's stand-in could not leave the server after its stop in its 20 s
+    /// limit".
     pub fn describe(&self) -> String {
-        format!(
-            "the {} completed {} of {} {} in its {} s limit",
-            self.participant,
-            self.completed,
-            self.planned,
-            self.unit,
-            (self.limit_s * 1e3).round() / 1e3
-        )
+        let limit = (self.limit_s * 1e3).round() / 1e3;
+        match &self.stuck {
+            Some(what) => format!(
+                "the {} could not {what} in its {limit} s limit",
+                self.participant
+            ),
+            None => format!(
+                "the {} completed {} of {} {} in its {limit} s limit",
+                self.participant, self.completed, self.planned, self.unit,
+            ),
+        }
     }
 }
 

@@ -450,6 +450,7 @@ mod kv {
             client_id: 7,
             stop: Default::default(),
             hang_timeout: Duration::from_secs(2),
+            key: None,
         }
     }
 

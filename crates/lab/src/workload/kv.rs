@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use xferbench_transports::kv::wire::{Key, Reply, RequestPayload, ResponseData};
-use xferbench_transports::kv::{Client, ClientOptions, KvError};
+use xferbench_transports::kv::{Client, ClientOptions, KvError, PrivateKey};
 
 /// What a client talks to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +55,10 @@ pub struct KvClientSpec {
     /// ([`KvClientRun::timed_out`]). None: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit_ms: Option<u64>,
+    /// The key of a private kv server (a study's own): None joins public servers
+    /// only ([`xferbench_transports::kv::KvError::Private`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<PrivateKey>,
 }
 
 /// What a client did: what [`run_client`] returns, and what a client process
@@ -304,6 +308,7 @@ fn run_client_until(
                     client_id,
                     stop: Arc::clone(stop),
                     hang_timeout: hang,
+                    key: spec.key,
                 },
             ) {
                 Ok(mut c) => {
@@ -535,6 +540,7 @@ mod tests {
                 hang_timeout_ms: 10_000,
                 pin: None,
                 limit_ms: None,
+                key: None,
             };
             let r = run_client(&spec, &Arc::new(AtomicBool::new(false))).unwrap();
             assert_eq!(

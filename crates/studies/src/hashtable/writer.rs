@@ -116,6 +116,27 @@ pub fn collapse(p: &PointResult) -> Option<String> {
     ))
 }
 
+/// A point none of whose timed runs finished in the limit: "collapsed: > 20 s", the
+/// limit being a lower bound on its time per run.
+pub fn collapsed_time(p: &PointResult) -> Option<String> {
+    if median(p, f::TIME_MEAN_S).is_some_and(f64::is_finite) {
+        return None;
+    }
+    let limit = p
+        .runs
+        .iter()
+        .filter_map(|r| r.collapsed.as_ref())
+        .filter(|c| c.stuck.is_none())
+        .map(|c| c.limit_s)
+        .reduce(f64::min)?;
+    Some(format!("collapsed: > {} s", (limit * 1e3).round() / 1e3))
+}
+
+/// The mean time per run in ms, or "collapsed: > N s" ([`collapsed_time`]).
+fn mean_ms(p: &PointResult) -> String {
+    collapsed_time(p).unwrap_or_else(|| ms(med(p, f::TIME_MEAN_S)))
+}
+
 /// One row per point: hyperfine's columns, throughput, latency and CPU.
 pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
     let headers = [
@@ -151,8 +172,8 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
                 .map(|k| param(p, k).to_string())
                 .collect();
             row.push(format!("{:.0}", med(p, f::TIMED_RUNS)));
+            row.push(mean_ms(p));
             for fig in [
-                f::TIME_MEAN_S,
                 f::TIME_SD_S,
                 f::TIME_MEDIAN_S,
                 f::TIME_MIN_S,
@@ -200,11 +221,13 @@ pub fn seed_table(doc: &ResultDoc) -> Table {
                 row.push(find(doc, "cases", case, a).map_or_else(
                     || "-".into(),
                     |p| {
-                        format!(
-                            "{} ± {}",
-                            ms(med(p, f::TIME_MEAN_S)),
-                            ms(med(p, f::TIME_SD_S))
-                        )
+                        collapsed_time(p).unwrap_or_else(|| {
+                            format!(
+                                "{} ± {}",
+                                ms(med(p, f::TIME_MEAN_S)),
+                                ms(med(p, f::TIME_SD_S))
+                            )
+                        })
                     },
                 ));
             }
@@ -524,7 +547,7 @@ pub fn summary(doc: &ResultDoc) -> String {
     if !cut.is_empty() {
         let _ = writeln!(
             s,
-            "- **Collapsed**: a timed run could not finish in its limit; the point is recorded with the work it did: {}.",
+            "- **Collapsed**: a timed run, or a client's stop, could not finish in its limit; the point is recorded with the work it did: {}.",
             cut.join("; ")
         );
     }

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// `"XFBKV001"` as a little-endian u64.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"XFBKV001");
 /// Layout version; bump on any change to a kv layout.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Where the body starts.
 pub const BODY_OFFSET: usize = 128;
 /// Most workers a server may have.
@@ -67,6 +67,10 @@ pub struct KvHeader {
     pub companion_fd: u32,
     /// Preopt's main object: the response object's inode.
     pub companion_ino: u64,
+    /// 0: a public server, which [`running_servers`] lists and any client may join;
+    /// else the key of a private server ([`PrivateKey`](super::PrivateKey)), which only
+    /// a client presenting it joins and which is listed nowhere.
+    pub key: u64,
 }
 
 const _: () = assert!(std::mem::size_of::<KvHeader>() <= BODY_OFFSET);
@@ -84,6 +88,8 @@ pub struct ShmObject {
     arch: Arch,
     workers: u32,
     server_pid: u32,
+    /// The header's key, read once on open ([`KvHeader::key`]).
+    key: u64,
 }
 
 fn io(op: &'static str) -> impl FnOnce(rustix::io::Errno) -> KvError {
@@ -124,6 +130,8 @@ pub struct HeaderFields {
     /// The descriptor and inode of a companion object (preopt's response object),
     /// or zeros.
     pub companion: (u32, u64),
+    /// A private server's key ([`KvHeader::key`]), or 0.
+    pub key: u64,
 }
 
 impl ShmObject {
@@ -144,6 +152,7 @@ impl ShmObject {
             arch: fields.arch,
             workers: fields.workers,
             server_pid: std::process::id(),
+            key: fields.key,
         };
         // SAFETY: a fresh zeroed mapping of `total` ≥ BODY_OFFSET bytes that nobody
         // else has mapped yet; zero is a valid KvHeader, whose plain fields we write.
@@ -159,6 +168,7 @@ impl ShmObject {
             (&raw mut (*h).part).write(fields.part);
             (&raw mut (*h).companion_fd).write(fields.companion.0);
             (&raw mut (*h).companion_ino).write(fields.companion.1);
+            (&raw mut (*h).key).write(fields.key);
         }
         // SAFETY: the body starts at BODY_OFFSET inside the mapping.
         init(unsafe { obj.map.as_ptr().add(BODY_OFFSET) })?;
@@ -185,6 +195,7 @@ impl ShmObject {
             arch: Arch::Preopt,
             workers: 0,
             server_pid: 0,
+            key: 0,
         };
         let (arch, workers) = obj.validate(part, pid).map_err(|e| match e {
             KvError::Header(m) => KvError::Header(format!("{name}: {m}")),
@@ -193,6 +204,7 @@ impl ShmObject {
         obj.arch = arch;
         obj.workers = workers;
         obj.server_pid = pid as u32;
+        obj.key = obj.header().key;
         Ok(obj)
     }
 
@@ -274,6 +286,11 @@ impl ShmObject {
         self.server_pid
     }
 
+    /// A private server's key, or 0 (read once on open: [`KvHeader::key`]).
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
     /// Start of the body.
     pub fn body(&self) -> *mut u8 {
         // SAFETY: BODY_OFFSET is inside the mapping (checked on create and open).
@@ -308,8 +325,8 @@ impl ShmObject {
     }
 }
 
-/// The kv servers of this user that are running: (address, server pid), one per
-/// server.
+/// The kv servers of this user that are running, one per server, private ones
+/// included ([`KvHeader::key`]).
 ///
 /// Found by their main objects' memfds in `/proc/<pid>/fd` (`/memfd:xferbench-kv<n>`).
 /// Every process that maps a server's object holds it there too (a client, a visitor,
@@ -318,7 +335,7 @@ impl ShmObject {
 /// as the server: a client or visitor is never counted as a server. An object whose
 /// header names none of its holders (its server has exited and a client still holds
 /// it, or it is not initialised yet) is no running server.
-pub fn running_servers() -> Vec<(String, i32)> {
+pub fn running_servers() -> Vec<Running> {
     use std::collections::BTreeMap;
     use std::os::unix::fs::MetadataExt;
     let uid = rustix::process::getuid().as_raw();
@@ -360,22 +377,37 @@ pub fn running_servers() -> Vec<(String, i32)> {
             holders.entry(st.ino()).or_default().push((pid, fd));
         }
     }
-    let mut out: Vec<(String, i32)> = holders
+    let mut out: Vec<Running> = holders
         .into_iter()
         .filter_map(|(ino, held)| {
-            let server = held.iter().find_map(|&(p, fd)| header_server_pid(p, fd))?;
+            let (server, private) = held.iter().find_map(|&(p, fd)| header_server(p, fd))?;
             let &(pid, fd) = held.iter().find(|(p, _)| *p == server)?;
-            Some((crate::shm::backing::address(pid, fd, ino), pid))
+            Some(Running {
+                address: crate::shm::backing::address(pid, fd, ino),
+                pid,
+                private,
+            })
         })
         .collect();
-    out.sort();
+    out.sort_by(|a, b| a.address.cmp(&b.address));
     out
 }
 
+/// A running kv server, as [`running_servers`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Running {
+    /// Its address, `memfd:<server pid>:<fd>:<inode>`.
+    pub address: String,
+    /// The server's pid.
+    pub pid: i32,
+    /// A private server ([`KvHeader::key`]): only the clients its owner starts join.
+    pub private: bool,
+}
+
 /// The server pid in the header of the kv object open as descriptor `fd` of process
-/// `pid`, when the object is initialised (its magic is set); read with `pread`,
-/// without mapping it.
-fn header_server_pid(pid: i32, fd: i32) -> Option<i32> {
+/// `pid`, and whether the server is private, when the object is initialised (its
+/// magic is set); read with `pread`, without mapping it.
+fn header_server(pid: i32, fd: i32) -> Option<(i32, bool)> {
     use std::os::unix::fs::FileExt;
     let file = std::fs::File::open(format!("/proc/{pid}/fd/{fd}")).ok()?;
     let mut h = [0u8; std::mem::size_of::<KvHeader>()];
@@ -383,5 +415,7 @@ fn header_server_pid(pid: i32, fd: i32) -> Option<i32> {
     let field = |at: usize| h[at..at + 4].try_into().ok().map(u32::from_ne_bytes);
     let magic = u64::from_ne_bytes(h[..8].try_into().ok()?);
     let server = field(std::mem::offset_of!(KvHeader, server_pid))?;
-    (magic == MAGIC && server > 0).then_some(server as i32)
+    let at = std::mem::offset_of!(KvHeader, key);
+    let key = u64::from_ne_bytes(h[at..at + 8].try_into().ok()?);
+    (magic == MAGIC && server > 0).then_some((server as i32, key != 0))
 }

@@ -25,6 +25,13 @@
 //! hanging (a client that died inside preopt's barrier) ends, after the hang
 //! timeout, in [`KvError::Hung`], which names the wait.
 //!
+//! A server started with a [`PrivateKey`] ([`ServerConfig::key`]) is private: only a
+//! client presenting the same key joins it ([`ClientOptions::key`]; any other gets
+//! [`KvError::Private`]), and [`running_servers`] marks it so that no one else picks
+//! it by default. That is how a study keeps its server to its own clients; it guards
+//! against joining by mistake, not against a process of the same user that reads the
+//! key from the shared memory.
+//!
 //! The server's objects are unlinked when the [`Server`] is dropped (the CLI stops it
 //! on Ctrl-C and SIGTERM); objects of a server that was killed are removed by the
 //! stale-region sweep ([`crate::shm::region::sweep_stale`]), run by every new server.
@@ -39,6 +46,7 @@ pub mod wire;
 
 use header::ShmObject;
 use std::io;
+use std::num::NonZeroU64;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -139,6 +147,17 @@ pub enum KvError {
     /// Stopped (Ctrl-C).
     #[error("interrupted")]
     Interrupted,
+    /// The server is private to the process that started it ([`PrivateKey`]), and
+    /// the client did not present its key.
+    #[error(
+        "the kv server {address} (pid {pid}) is private to the run that started it (a study's server); start one of your own with `xferbench kv serve`"
+    )]
+    Private {
+        /// The server's address.
+        address: String,
+        /// The server's pid.
+        pid: u32,
+    },
     /// An index read from shared memory breaks its ring's invariant: another
     /// process wrote over the region.
     #[error("kv region {region}: {what} (another process wrote over the shared memory)")]
@@ -161,16 +180,20 @@ pub struct ServerConfig {
     pub workers: u32,
     /// A wait on another process with no progress for this long is a hang.
     pub hang_timeout: Duration,
+    /// A private server's key: only clients presenting it join (see the module doc).
+    /// None: a public server, which any client of this user may join.
+    pub key: Option<PrivateKey>,
 }
 
 impl ServerConfig {
-    /// The original's defaults: 10,000 buckets, one worker.
+    /// The original's defaults: 10,000 buckets, one worker, public.
     pub fn new(arch: Arch) -> ServerConfig {
         ServerConfig {
             arch,
             buckets: 10_000,
             workers: 1,
             hang_timeout: DEFAULT_HANG,
+            key: None,
         }
     }
 
@@ -191,6 +214,32 @@ impl ServerConfig {
 
 /// The default hang timeout.
 pub const DEFAULT_HANG: Duration = Duration::from_secs(10);
+
+/// The key of a private server (never 0, which the header reserves for a public
+/// one): a random value the server's owner gives its own clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct PrivateKey(NonZeroU64);
+
+impl PrivateKey {
+    /// A fresh random key (std's per-process random hasher keys, the clock and the
+    /// pid): unique among the servers of a machine.
+    pub fn random() -> PrivateKey {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        h.write_u128(now);
+        h.write_u32(std::process::id());
+        PrivateKey(NonZeroU64::new(h.finish()).unwrap_or(NonZeroU64::MIN))
+    }
+
+    /// The key as the header stores it.
+    pub fn get(self) -> u64 {
+        self.0.get()
+    }
+}
 
 /// What the server's threads share.
 pub(crate) struct ServerShared {
@@ -357,6 +406,9 @@ pub struct ClientOptions {
     pub stop: Arc<AtomicBool>,
     /// A wait with no progress for this long is [`KvError::Hung`].
     pub hang_timeout: Duration,
+    /// The key of a private server ([`ServerConfig::key`]); None joins public
+    /// servers only.
+    pub key: Option<PrivateKey>,
 }
 
 /// A connected client of any architecture.
@@ -377,9 +429,16 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// Connects to the server whose main object is `name`; its header says which
-    /// architecture it speaks.
+    /// architecture it speaks. A private server is joined only with its key
+    /// ([`KvError::Private`]).
     pub fn connect(name: &str, opts: ClientOptions) -> Result<Client, KvError> {
         let main = ShmObject::open(name, 0)?;
+        if main.key() != 0 && opts.key.map(PrivateKey::get) != Some(main.key()) {
+            return Err(KvError::Private {
+                address: name.to_string(),
+                pid: main.server_pid(),
+            });
+        }
         Ok(match main.arch() {
             Arch::Preopt => Client::Preopt(preopt::Client::connect(main, opts)?),
             Arch::Ring => Client::Ring(ring::Client::connect(main, opts)?),
@@ -462,8 +521,8 @@ impl Guard<'_> {
     }
 }
 
-/// The kv servers of this user that are running: (name, pid).
-pub fn running_servers() -> Vec<(String, i32)> {
+/// The kv servers of this user that are running, private ones marked.
+pub fn running_servers() -> Vec<header::Running> {
     header::running_servers()
 }
 

@@ -90,6 +90,7 @@ pub(crate) fn start(
         buckets: cfg.buckets as u64,
         part,
         companion,
+        key: cfg.key.map_or(0, super::PrivateKey::get),
     };
     let res_obj = ShmObject::create(&format!("{name}-res"), fields(1, (0, 0)), |body| {
         let f = body.cast::<ResponseFrame>();

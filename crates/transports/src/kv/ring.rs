@@ -85,6 +85,7 @@ pub(crate) fn start(
         buckets: cfg.buckets as u64,
         part: 0,
         companion: (0, 0),
+        key: cfg.key.map_or(0, super::PrivateKey::get),
     };
     let obj = ShmObject::create(name, fields, |p| {
         let b = p.cast::<RingBody>();

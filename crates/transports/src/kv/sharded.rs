@@ -178,6 +178,7 @@ pub(crate) fn start(
         buckets: cfg.buckets as u64,
         part: 0,
         companion: (0, 0),
+        key: cfg.key.map_or(0, super::PrivateKey::get),
     };
     // Zeroed memory is the initial state: every slot FREE, every count 0.
     let obj = Arc::new(ShmObject::create(name, fields, |_| Ok(()))?);

@@ -7,6 +7,7 @@ fn opts(id: u32) -> ClientOptions {
         client_id: id,
         stop: Arc::new(AtomicBool::new(false)),
         hang_timeout: Duration::from_secs(10),
+        key: None,
     }
 }
 
@@ -199,5 +200,69 @@ fn a_stopped_client_leaves_preopt_without_hanging_the_others() {
     });
     idle.leave().unwrap();
     busy.leave().unwrap();
+    server.stop().unwrap();
+}
+
+#[test]
+fn a_private_server_is_joined_only_with_its_key_and_listed_as_private() {
+    for arch in Arch::ALL {
+        let key = PrivateKey::random();
+        let server = Server::start(ServerConfig {
+            key: Some(key),
+            ..ServerConfig::new(arch)
+        })
+        .unwrap();
+        let name = server.name().to_string();
+        // Without the key, or with another one: refused, naming the server.
+        for wrong in [None, Some(PrivateKey::random())] {
+            let e = Client::connect(
+                &name,
+                ClientOptions {
+                    key: wrong,
+                    ..opts(1)
+                },
+            )
+            .unwrap_err();
+            assert!(matches!(e, KvError::Private { .. }), "{arch:?}: {e}");
+            let text = e.to_string();
+            assert!(
+                text.contains(&name) && text.contains("xferbench kv serve"),
+                "{text}"
+            );
+        }
+        // Discovery marks it private, so that no client picks it by default.
+        let listed: Vec<_> = running_servers()
+            .into_iter()
+            .filter(|s| s.address == name)
+            .collect();
+        assert_eq!(listed.len(), 1, "{arch:?}");
+        assert!(listed[0].private, "{arch:?}");
+        // With the key: served as any client.
+        let mut c = Client::connect(
+            &name,
+            ClientOptions {
+                key: Some(key),
+                ..opts(2)
+            },
+        )
+        .unwrap();
+        assert_eq!(workload(&mut c, 2, 2, 5), 0, "{arch:?}");
+        c.leave().unwrap();
+        server.stop().unwrap();
+    }
+}
+
+#[test]
+fn a_public_server_is_listed_as_public_and_joined_without_a_key() {
+    let server = Server::start(ServerConfig::new(Arch::Sharded)).unwrap();
+    let name = server.name().to_string();
+    let listed: Vec<_> = running_servers()
+        .into_iter()
+        .filter(|s| s.address == name)
+        .collect();
+    assert_eq!(listed.len(), 1);
+    assert!(!listed[0].private);
+    let c = Client::connect(&name, opts(1)).unwrap();
+    c.leave().unwrap();
     server.stop().unwrap();
 }

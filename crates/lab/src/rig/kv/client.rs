@@ -110,6 +110,7 @@ mod tests {
             hang_timeout_ms: 10_000,
             pin: None,
             limit_ms: None,
+            key: None,
         }
     }
 

@@ -67,6 +67,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_transports::kv::PrivateKey;
 
 pub mod client;
 mod server;
@@ -122,9 +123,24 @@ enum Visitor {
 /// A running server, its visitors, and the timed client to run.
 pub struct KvRig {
     point: KvPoint,
+    /// The key of the rig's private server, which its clients present.
+    key: PrivateKey,
     launcher: Option<Launcher>,
     server: Option<RunningServer>,
     visitors: Vec<Visitor>,
+    /// A run of this visit collapsed: participants that then hang or fail to stop
+    /// in time are its consequences, not failures of the point.
+    collapsed: bool,
+}
+
+/// How a client asked to stop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    /// It left the server and reported a clean run.
+    Left,
+    /// It did not end within [`HANG`] of its stop and was killed: a server too
+    /// starved to let it leave (a collapse).
+    Overdue,
 }
 
 /// One timed run of the client: wall time, rusage, what it reported.
@@ -142,6 +158,7 @@ struct Timed {
 fn client_spec(
     point: &KvPoint,
     backend: Backend,
+    key: PrivateKey,
     visitor: bool,
     pin: Option<usize>,
 ) -> KvClientSpec {
@@ -154,6 +171,7 @@ fn client_spec(
         hang_timeout_ms: (HANG + limit.unwrap_or_default()).as_millis() as u64,
         pin,
         limit_ms: limit.map(|l| l.as_millis() as u64),
+        key: Some(key),
     }
 }
 
@@ -167,18 +185,32 @@ impl KvRig {
         }
         let allowed = crate::affinity::allowed_cpus();
         let cpus = point.cpus(&allowed);
-        let mut server = start_server(&point.target, launcher.as_ref(), cpus.map(|c| c.server))?;
+        let key = PrivateKey::random();
+        let mut server = start_server(
+            &point.target,
+            launcher.as_ref(),
+            cpus.map(|c| c.server),
+            key,
+        )?;
         let backend = server.backend();
         let base = server.served()?;
         let mut rig = KvRig {
             visitors: Vec::new(),
             point,
+            key,
             launcher,
             server: None,
+            collapsed: false,
         };
         for i in 0..rig.point.visitors {
             let pin = rig.point.visitor_cpu(i, &allowed);
-            let v = start_visitor(&rig.point, rig.launcher.as_ref(), backend.clone(), pin)?;
+            let v = start_visitor(
+                &rig.point,
+                rig.launcher.as_ref(),
+                backend.clone(),
+                rig.key,
+                pin,
+            )?;
             rig.visitors.push(v);
         }
         // The original sleeps 1 s; we wait until every visitor could have done an
@@ -205,8 +237,9 @@ impl KvRig {
     /// The steady window ([`KvPoint::steady_ms`]): the stand-in client joins the
     /// visitors; once the server has served every running client three iterations'
     /// worth since it started (at most 1 s, as the visit's start), the served requests
-    /// over `steady_ms`, per second.
-    fn steady_window(&mut self, ctl: &RunControl<'_>) -> Result<f64, RunError> {
+    /// over `steady_ms`, per second; and the stand-in's collapse when it could not leave
+    /// the server within [`HANG`] of its stop (it is killed; the rate stands).
+    fn steady_window(&mut self, ctl: &RunControl<'_>) -> Result<(f64, Option<Collapse>), RunError> {
         let backend = self.backend()?;
         let pin = self.timed_cpu();
         let server = self
@@ -214,7 +247,7 @@ impl KvRig {
             .as_mut()
             .ok_or_else(|| RunError::Participant("the server has stopped".into()))?;
         let base = server.served()?;
-        let stand_in = start_visitor(&self.point, self.launcher.as_ref(), backend, pin)?;
+        let stand_in = start_visitor(&self.point, self.launcher.as_ref(), backend, self.key, pin)?;
         let result = (|| {
             let clients = self.point.visitors as u64 + 1;
             let want = base + clients * u64::from(self.point.inner) * 3;
@@ -237,8 +270,15 @@ impl KvRig {
         })();
         let stopped = stop_visitor(stand_in, "the timed client's stand-in");
         let rate = result?;
-        stopped?;
-        Ok(rate)
+        let collapse = (stopped? == Stopped::Overdue).then(|| Collapse {
+            participant: "timed client's stand-in".into(),
+            unit: "requests".into(),
+            completed: 0,
+            planned: 0,
+            limit_s: HANG.as_secs_f64(),
+            stuck: Some("leave the server after its stop".into()),
+        });
+        Ok((rate, collapse))
     }
 
     /// With pinning, the timed client's CPU (its stand-in's too).
@@ -257,7 +297,13 @@ impl KvRig {
 
     /// One timed client, from spawn to `wait4`.
     fn timed_run(&mut self) -> Result<Timed, RunError> {
-        let spec = client_spec(&self.point, self.backend()?, false, self.timed_cpu());
+        let spec = client_spec(
+            &self.point,
+            self.backend()?,
+            self.key,
+            false,
+            self.timed_cpu(),
+        );
         let t = match &self.launcher {
             None => {
                 let t0 = Instant::now();
@@ -291,9 +337,10 @@ fn start_visitor(
     point: &KvPoint,
     launcher: Option<&Launcher>,
     backend: Backend,
+    key: PrivateKey,
     pin: Option<usize>,
 ) -> Result<Visitor, RunError> {
-    let spec = client_spec(point, backend, true, pin);
+    let spec = client_spec(point, backend, key, true, pin);
     Ok(match launcher {
         Some(l) => Visitor::Process(
             l.spawn(
@@ -322,7 +369,7 @@ fn start_visitor(
 
 /// Stops a visitor and reads what it reported: an error when it failed or had a
 /// mismatched reply.
-fn stop_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
+fn stop_visitor(v: Visitor, what: &str) -> Result<Stopped, RunError> {
     stop_signalled_visitor(signal_stop(v), what)
 }
 
@@ -336,8 +383,14 @@ fn signal_stop(mut v: Visitor) -> Visitor {
 }
 
 /// Waits for a visitor already asked to stop ([`signal_stop`]) and reads its result;
-/// killed when it has not stopped within the hang timeout.
-fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
+/// killed when it has not stopped within the hang timeout ([`Stopped::Overdue`]: a
+/// client that cannot leave a starved server is a collapse, not a failure).
+fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<Stopped, RunError> {
+    stop_signalled_within(v, what, HANG)
+}
+
+/// [`stop_signalled_visitor`] with its own deadline.
+fn stop_signalled_within(v: Visitor, what: &str, deadline: Duration) -> Result<Stopped, RunError> {
     let r: Result<KvClientRun, String> = match v {
         Visitor::Process(mut c) => {
             // Read while it stops: a long visit's result (its latency histogram) can
@@ -350,16 +403,23 @@ fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
                     out
                 })
             });
-            let ended = match c.exited_within(HANG) {
-                Some(e) => e,
-                None => c.kill(),
+            let (ended, overdue) = match c.exited_within(deadline) {
+                Some(e) => (e, false),
+                None => (c.kill(), true),
             };
             let out = reader.and_then(|h| h.join().ok()).unwrap_or_default();
+            if overdue {
+                tracing::warn!(
+                    "{what} did not stop within {:?} of its stop and was killed",
+                    deadline
+                );
+                return Ok(Stopped::Overdue);
+            }
             // Ended by the stop signal's default action: it had not yet installed its
             // handler, which a client does before it connects, so it sent no request
             // (a stand-in stopped while still starting on a starved machine).
             if out.is_empty() && ended.status.signal() == Some(libc::SIGINT) {
-                return Ok(());
+                return Ok(Stopped::Left);
             }
             serde_json::from_slice(&out).map_err(|_| format!("{what} {ended}"))
         }
@@ -374,7 +434,7 @@ fn stop_signalled_visitor(v: Visitor, what: &str) -> Result<(), RunError> {
             run.mismatches,
             run.first_mismatch.unwrap_or_default()
         ))),
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(Stopped::Left),
         Err(e) => Err(RunError::Participant(e)),
     }
 }
@@ -499,6 +559,7 @@ impl Rig for KvRig {
             completed: t.run.requests,
             planned: self.point.outer * u64::from(self.point.inner) * 3,
             limit_s: self.point.run_limit().as_secs_f64(),
+            stuck: None,
         });
         let served1 = self
             .server
@@ -513,14 +574,25 @@ impl Rig for KvRig {
             .iter()
             .map(|&p| CpuSnapshot::of_pid(p))
             .collect();
-        let steady = if self.point.steady_ms > 0 {
-            Some(self.steady_window(ctl)?)
+        let (steady, stand_in_collapse) = if self.point.steady_ms > 0 {
+            let (rate, c) = self.steady_window(ctl)?;
+            (Some(rate), c)
         } else {
-            None
+            (None, None)
         };
+        // The timed client's collapse first: it is the point's figure.
+        let collapsed = collapsed.or(stand_in_collapse);
+        self.collapsed |= collapsed.is_some();
         ctl.window_ended();
         if let Some(s) = self.server.as_mut() {
-            s.check()?;
+            match s.check() {
+                // A server that gave up waiting on its starved clients is the
+                // collapse's consequence.
+                Err(e) if self.collapsed => {
+                    tracing::warn!(error = %e, "kv server failed after the collapse")
+                }
+                r => r?,
+            }
         }
         for (i, v) in self.visitors.iter_mut().enumerate() {
             if let Visitor::Process(c) = v
@@ -634,6 +706,7 @@ impl Rig for KvRig {
 
     fn finish(mut self: Box<Self>) -> Result<(), RunError> {
         let mut failure = None;
+        let mut overdue = 0;
         // All visitors are asked to stop at once, then awaited: one leaving while
         // the others still take part in a protocol round (preopt's broadcast
         // barrier) could otherwise leave the rest waiting for it.
@@ -641,14 +714,24 @@ impl Rig for KvRig {
             .into_iter()
             .map(signal_stop)
             .collect();
+        // A visitor that cannot leave a starved server in time is killed: the
+        // measurement is over, and the server's starvation is what it measured.
         for (i, v) in stopping.into_iter().enumerate() {
-            if let Err(e) = stop_signalled_visitor(v, &format!("visitor {}", i + 1)) {
-                failure = failure.or(Some(e));
+            match stop_signalled_visitor(v, &format!("visitor {}", i + 1)) {
+                Ok(Stopped::Left) => {}
+                Ok(Stopped::Overdue) => overdue += 1,
+                Err(e) => failure = failure.or(Some(e)),
             }
         }
         if let Some(s) = self.server.take() {
-            let r = s.stop();
-            failure = failure.or(r.err());
+            match s.stop() {
+                // A client killed mid-protocol, or the collapse itself, leaves the
+                // server waiting on it until its hang timeout: not a failure.
+                Err(e) if self.collapsed || overdue > 0 => {
+                    tracing::warn!(error = %e, overdue, "kv server stopped with an error after a collapse")
+                }
+                r => failure = failure.or(r.err()),
+            }
         }
         failure.map_or(Ok(()), Err)
     }
@@ -765,6 +848,38 @@ mod tests {
         assert!(r.figures.contains_key(figures::REQUESTS_PER_S_ALL));
     }
 
+    /// A process running `script` once it has installed its INT trap (it touches a
+    /// file then), so that the stop reaches the trap.
+    fn process(trap: &str) -> Visitor {
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "trap {trap} INT; touch \"$1\"; while :; do sleep 0.05; done"
+            ))
+            .arg("sh")
+            .arg(&ready);
+        let child = Child::spawn(cmd, Streams::OUTPUT).unwrap();
+        while !ready.exists() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Visitor::Process(child)
+    }
+
+    #[test]
+    fn a_client_that_cannot_leave_in_time_is_overdue_and_one_that_fails_is_an_error() {
+        // Deaf to the stop, as a client blocked leaving a starved server: killed at
+        // the deadline, and no failure.
+        let deaf = signal_stop(process("''"));
+        let r = stop_signalled_within(deaf, "the stand-in", Duration::from_millis(200));
+        assert_eq!(r.unwrap(), Stopped::Overdue);
+        // One that ends on its own with no result failed, and says how.
+        let failed = signal_stop(process("'exit 1'"));
+        let e = stop_signalled_within(failed, "visitor 1", Duration::from_secs(30)).unwrap_err();
+        assert!(e.to_string().contains("visitor 1"), "{e}");
+    }
+
     #[test]
     fn the_run_limit_is_the_budget_at_least_the_hang_timeout_unless_set() {
         let mut p = point(Arch::Sharded, 0);
@@ -774,6 +889,44 @@ mod tests {
         assert_eq!(p.run_limit(), Duration::from_secs(40));
         p.run_limit_ms = 5;
         assert_eq!(p.run_limit(), Duration::from_millis(5));
+    }
+
+    #[test]
+    fn the_rigs_server_is_private_to_its_own_clients() {
+        use xferbench_transports::kv::{Client, ClientOptions, KvError, running_servers};
+        for arch in Arch::ALL {
+            let mut rig = KvRig::start(point(arch, 1), None).unwrap();
+            let Backend::Shm(address) = rig.backend().unwrap() else {
+                panic!("a kv server")
+            };
+            // Listed as private, so that `kv client` never picks it.
+            let listed: Vec<_> = running_servers()
+                .into_iter()
+                .filter(|s| s.address == address)
+                .collect();
+            assert!(
+                listed.len() == 1 && listed[0].private,
+                "{arch:?}: {listed:?}"
+            );
+            // A client without the rig's key is refused, by name.
+            let e = Client::connect(
+                &address,
+                ClientOptions {
+                    client_id: 9,
+                    stop: Arc::new(AtomicBool::new(false)),
+                    hang_timeout: Duration::from_secs(5),
+                    key: None,
+                },
+            )
+            .unwrap_err();
+            assert!(matches!(e, KvError::Private { .. }), "{arch:?}: {e}");
+            // The rig's own clients (the visitor, the timed client) are served.
+            let stop = AtomicBool::new(false);
+            let mut ctl = RunControl::new(&stop, Duration::from_secs(60), None);
+            let r = rig.run_once(&mut ctl).unwrap();
+            assert_eq!(r.messages, 2 * 90, "{arch:?}");
+            Box::new(rig).finish().unwrap();
+        }
     }
 
     #[test]

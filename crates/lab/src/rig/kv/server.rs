@@ -8,7 +8,7 @@ use crate::rig::RunError;
 use crate::workload::kv::Backend;
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
-use xferbench_transports::kv::{Server, ServerStats};
+use xferbench_transports::kv::{PrivateKey, Server, ServerStats};
 
 pub(super) enum RunningServer {
     Thread(Server, ServerStats),
@@ -144,11 +144,14 @@ fn start_redis() -> Result<RunningServer, RunError> {
 }
 
 /// Starts the server of `target`: a process with a `launcher` (pinned to `pin`, every
-/// thread), else a thread (not pinned); Redis is always a process.
+/// thread), else a thread (not pinned); Redis is always a process. A kv server is
+/// private: only clients presenting `key` join it, and `xferbench kv client` neither
+/// finds nor joins it.
 pub(super) fn start_server(
     target: &Target,
     launcher: Option<&Launcher>,
     pin: Option<usize>,
+    key: PrivateKey,
 ) -> Result<RunningServer, RunError> {
     let Target::Kv {
         arch,
@@ -170,6 +173,7 @@ pub(super) fn start_server(
         workers: *workers,
         hang_timeout_ms: HANG.as_millis() as u64,
         pin,
+        key: Some(key),
     };
     let cfg = spec.config().map_err(RunError::Config)?;
     let kv =

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use xferbench_transports::kv::{Arch, ServerConfig};
+use xferbench_transports::kv::{Arch, PrivateKey, ServerConfig};
 
 /// What the server process ([`Role::KvServer`](crate::process::Role::KvServer)) serves: its one argument, as JSON. It
 /// prints `serving on NAME` on stdout once ready, serves until SIGINT or SIGTERM and
@@ -23,6 +23,10 @@ pub struct KvServerSpec {
     /// With `--pin`: the CPU every thread of the server runs on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<usize>,
+    /// A private server's key: only the rig's own clients join it
+    /// ([`ServerConfig::key`]). None: a public server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<PrivateKey>,
 }
 
 impl KvServerSpec {
@@ -33,6 +37,7 @@ impl KvServerSpec {
             buckets: self.buckets,
             workers: self.workers,
             hang_timeout: Duration::from_millis(self.hang_timeout_ms.max(1)),
+            key: self.key,
         })
     }
 }

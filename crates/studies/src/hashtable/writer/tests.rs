@@ -323,12 +323,27 @@ fn a_collapsed_case_is_named_in_the_table_the_sentences_and_the_summary() {
         completed: 120,
         planned: 3000,
         limit_s: 40.0,
+        stuck: None,
     });
     p.summary.retain(|k, _| !k.starts_with("time_"));
     let cut = "1 of 1 visits: the timed client completed 120 of 3000 requests in its 40 s limit";
     let table = points_table("cases", &[&*p]).rows.remove(0);
     assert_eq!(table.last().unwrap(), cut);
-    assert_eq!(table[5], "-", "no mean time: {table:?}");
+    // Its time per run is at least the limit.
+    assert_eq!(table[5], "collapsed: > 40 s", "{table:?}");
+    assert_eq!(table[6], "-", "no spread: {table:?}");
+    let seed = seed_table(&d);
+    let row = seed
+        .rows
+        .iter()
+        .find(|r| r[0].starts_with("ManyClientsST"))
+        .unwrap();
+    let ring = seed
+        .headers
+        .iter()
+        .position(|h| h == "ring here (ms)")
+        .unwrap();
+    assert_eq!(row[ring], "collapsed: > 40 s");
     let s = summary(&d);
     assert!(
         s.contains(&format!(
@@ -338,10 +353,39 @@ fn a_collapsed_case_is_named_in_the_table_the_sentences_and_the_summary() {
     );
     assert!(
         s.contains(&format!(
-            "- **Collapsed**: a timed run could not finish in its limit; the point is recorded with the work it did: ManyClientsST (ring, 1 workers, 16 visitors): {cut}."
+            "- **Collapsed**: a timed run, or a client's stop, could not finish in its limit; the point is recorded with the work it did: ManyClientsST (ring, 1 workers, 16 visitors): {cut}."
         )),
         "{s}"
     );
     // Uncollapsed documents say nothing of it.
     assert!(!summary(&doc()).contains("Collapsed"));
+}
+
+#[test]
+fn a_stand_in_that_could_not_leave_is_a_collapse_beside_the_times_it_measured() {
+    let mut d = doc();
+    let p = d
+        .points
+        .iter_mut()
+        .find(|p| param(p, "case") == "ManyClientsMT" && param(p, "arch") == "ring")
+        .unwrap();
+    p.runs[0].collapsed = Some(Collapse {
+        participant: "timed client's stand-in".into(),
+        unit: "requests".into(),
+        completed: 0,
+        planned: 0,
+        limit_s: 20.0,
+        stuck: Some("leave the server after its stop".into()),
+    });
+    let table = points_table("cases", &[&*p]).rows.remove(0);
+    assert_eq!(
+        table.last().unwrap(),
+        &format!(
+            "1 of {} visits: the timed client's stand-in could not leave the server after its stop in its 20 s limit",
+            p.runs.len()
+        )
+    );
+    // The timed runs finished: their time stands.
+    assert!(!table[5].starts_with("collapsed"), "{table:?}");
+    assert!(collapsed_time(p).is_none());
 }
