@@ -336,3 +336,73 @@ fn a_visitor_ended_by_ctrl_c_keeps_its_run_exports_and_records_it_and_exits_130(
     assert_eq!(code, Some(130));
     assert!(left.is_empty(), "left {left:?}");
 }
+
+/// A study's server (the hidden role, started with a key) is private: a `kv client`
+/// given its address is refused by name, one looking for a server never picks it,
+/// and the server leaves nothing behind.
+#[test]
+fn a_private_server_is_neither_joined_nor_picked_by_kv_client() {
+    let _one = one_server();
+    let spec =
+        r#"{"arch":"sharded","buckets":1000,"workers":1,"hang_timeout_ms":5000,"key":12345}"#;
+    let mut child = xferbench()
+        .args(["__kv-server", spec])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let name = line
+        .trim()
+        .strip_prefix("serving on ")
+        .unwrap_or_else(|| panic!("no announcement: {line:?}"))
+        .to_string();
+    let pid = child.id();
+    let out = xferbench()
+        .args([
+            "kv",
+            "client",
+            "1",
+            "1",
+            "--timeout",
+            "5s",
+            "--server",
+            &name,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&name) && stderr.contains("private") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    // Looking for a server: never this one (another user's public server may be
+    // picked, or none).
+    let out = xferbench()
+        .args(["kv", "client", "--json", "--timeout", "5s", "1", "1"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    if out.status.success() {
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(&name));
+    } else {
+        assert!(
+            stderr.contains(&format!("private to a running study: pid {pid}"))
+                || stderr.contains("kv servers are running"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains(&name), "{stderr}");
+    }
+    signal(pid, rustix::process::Signal::INT);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(regions_left_by(pid).is_empty());
+}
