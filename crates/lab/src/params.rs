@@ -226,6 +226,7 @@ mod tests {
             for d in t.params.iter() {
                 d.self_check().unwrap();
             }
+            t.wakeup.self_check().unwrap();
         }
     }
 

@@ -46,6 +46,8 @@ fn rpmsg() -> Descriptor {
         // Its rig writes tx buffers and reads replies in place.
         zero_copy: true,
         max_message: Some(MAX_PAYLOAD),
+        wakeup: xferbench_transports::rpmsg::WAKEUP,
+        hosts: xferbench_transports::rpmsg::HOSTS,
     }
 }
 

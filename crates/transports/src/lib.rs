@@ -196,6 +196,12 @@ pub trait Transport: Send + Sync + Sized + 'static {
     /// The definitions of the parameters this transport accepts.
     fn params() -> &'static [ParamDef];
 
+    /// What wakes its receiver ([`Descriptor::wakeup`]); unknown by default.
+    const WAKEUP: WakeupRule = WakeupRule::Unknown;
+
+    /// Whether its sides may run on two hosts ([`Descriptor::hosts`]).
+    const HOSTS: Hosts;
+
     /// Builds a transport from values checked against [`Transport::params`]; what is
     /// not set takes its default.
     fn from_values(values: &ParamValues) -> Result<Self, ParamError>;
@@ -214,6 +220,8 @@ pub trait Transport: Send + Sync + Sized + 'static {
             params: Cow::Borrowed(Self::params()),
             zero_copy: Self::ZERO_COPY,
             max_message: Self::MAX_MESSAGE,
+            wakeup: Self::WAKEUP,
+            hosts: Self::HOSTS,
         }
     }
 
@@ -297,6 +305,74 @@ impl Traffic {
     }
 }
 
+/// What tells a transport's receiver that a message arrived, and so bounds one round
+/// trip from below: the floor the lab holds its latencies against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wakeup {
+    /// The receiver spins on shared memory: a cache line's round trip between CPUs.
+    CacheLine,
+    /// The receiver sleeps in the kernel and is woken: a futex wake's round trip.
+    Futex,
+    /// A pipe's write wakes the reader: a pipe's round trip.
+    Pipe,
+}
+
+/// Which [`Wakeup`] a transport uses: one always, or one per value of a choice
+/// parameter (shm's `wait`, RPMsg's `notify`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum WakeupRule {
+    /// Not known (a plugin's transport): no floor.
+    Unknown,
+    /// Always this one.
+    Always(Wakeup),
+    /// By the value of choice parameter `param` (its default when unset): each listed
+    /// value's wakeup; a value not listed has no floor.
+    ByChoice {
+        /// The parameter (one of the transport's definitions).
+        param: ParamDef,
+        /// Each value with its wakeup.
+        cases: &'static [(&'static str, Wakeup)],
+    },
+}
+
+impl WakeupRule {
+    /// The wakeup of a point whose parameters are `params` (a result's, as text).
+    pub fn at(&self, params: &Params) -> Option<Wakeup> {
+        match self {
+            WakeupRule::Unknown => None,
+            WakeupRule::Always(w) => Some(*w),
+            WakeupRule::ByChoice { param, cases } => {
+                let value = match params.get(param.name()) {
+                    Some(t) => param.parse(t).ok()?,
+                    None => param.default.clone(),
+                };
+                let name = param.machine(&value);
+                cases.iter().find(|(v, _)| *v == name).map(|(_, w)| *w)
+            }
+        }
+    }
+
+    /// Whether every value it lists is one its parameter accepts (each transport's
+    /// tests check it).
+    pub fn self_check(&self) -> Result<(), String> {
+        if let WakeupRule::ByChoice { param, cases } = self {
+            for (v, _) in cases.iter() {
+                param.parse(v).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a transport's two sides may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hosts {
+    /// On two hosts (`--remote`) as well as on one.
+    Any,
+    /// On one host only, and why (`shares memory between processes of one host`).
+    One(Cow<'static, str>),
+}
+
 /// What is known of a transport before it runs: plain data, so that a transport
 /// described at run time (a plugin) is listed, validated and swept like a built-in.
 /// [`Transport::descriptor`] builds it from a transport's constants.
@@ -313,6 +389,10 @@ pub struct Descriptor {
     pub zero_copy: bool,
     /// The largest message it carries, if it has a limit.
     pub max_message: Option<usize>,
+    /// What wakes its receiver: the floor of its round trip.
+    pub wakeup: WakeupRule,
+    /// Whether its sides may run on two hosts.
+    pub hosts: Hosts,
 }
 
 impl Descriptor {

@@ -40,6 +40,7 @@ use crate::params::{TRANSPORT, WORKLOAD};
 use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use xferbench_transports::Wakeup;
 use xferbench_transports::rpmsg::NOTIFY;
 
 /// A point's primary figure against its natural limit.
@@ -249,33 +250,11 @@ pub fn fraction(
 /// The floor of a round trip of `transport`, whose waits (shm's `wait`, RPMsg's
 /// `notify`) are read through their definitions, defaults included.
 fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'static>> {
-    #[cfg(feature = "iceoryx2")]
-    use xferbench_transports::iox2::{WAIT as IOX2_WAIT, Wait as Iox2Wait};
-    use xferbench_transports::rpmsg::{NOTIFY, Notify};
-    use xferbench_transports::shm::{WAIT, wait::Strategy};
-    let or_default = |def: &xferbench_transports::ParamDef| {
-        params
-            .get(def.name())
-            .cloned()
-            .unwrap_or_else(|| def.machine(&def.default))
-    };
-    Some(match transport {
-        "shm" => match Strategy::from_name(&or_default(&WAIT))? {
-            Strategy::Block => Floor::Futex,
-            Strategy::Spin | Strategy::Hybrid => Floor::CacheLine,
-        },
-        #[cfg(feature = "iceoryx2")]
-        "iceoryx2" => match Iox2Wait::from_name(&or_default(&IOX2_WAIT))? {
-            Iox2Wait::Spin => Floor::CacheLine,
-            Iox2Wait::Event => Floor::Futex,
-        },
-        crate::transports::RPMSG => match Notify::from_name(&or_default(&NOTIFY))? {
-            Notify::Poll => Floor::CacheLine,
-            Notify::Kick | Notify::EventIdx => Floor::Futex,
-        },
-        "pipe" => Floor::Pipe,
-        "unix" | "tcp" => Floor::Futex,
-        _ => return None,
+    let d = crate::transports::descriptor(transport).ok()?;
+    Some(match d.wakeup.at(params)? {
+        Wakeup::CacheLine => Floor::CacheLine,
+        Wakeup::Futex => Floor::Futex,
+        Wakeup::Pipe => Floor::Pipe,
     })
 }
 

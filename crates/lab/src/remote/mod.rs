@@ -83,12 +83,10 @@ pub fn crosses_hosts(transport: &str) -> Result<(), String> {
     if crate::plugins::is_plugin(transport) {
         return crate::plugins::crosses_hosts(transport);
     }
-    let why = match transport {
-        "tcp" => return Ok(()),
-        "shm" | "iceoryx2" | "iox2" => "shares memory between processes of one host",
-        "pipe" | "unix" => "is a local IPC channel of one kernel",
-        "rpmsg" => "emulates an RPMsg link in shared memory on one host",
-        _ => "is not a network transport",
+    let why = match crate::transports::descriptor(transport).map(|d| d.hosts) {
+        Ok(xferbench_transports::Hosts::Any) => return Ok(()),
+        Ok(xferbench_transports::Hosts::One(why)) => why,
+        Err(_) => "is not a network transport".into(),
     };
     Err(format!(
         "--remote: `{transport}` cannot cross hosts: it {why}; use -t tcp"

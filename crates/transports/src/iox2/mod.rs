@@ -122,6 +122,7 @@ use endpoint::{PeerWatch, Ports};
 use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Traffic, Transport, TransportError,
 };
+use crate::{Hosts, Wakeup, WakeupRule};
 use iceoryx2::port::listener::Listener as EventListener;
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
@@ -131,6 +132,7 @@ use iceoryx2::port::{BackpressureAction, BackpressureInfo};
 use iceoryx2::prelude::*;
 use iceoryx2::sample::Sample;
 use iceoryx2::service::port_factory::{event, publish_subscribe};
+use std::borrow::Cow;
 use std::io;
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
@@ -319,6 +321,11 @@ fn parse_address(address: &str) -> Option<i32> {
 
 impl Transport for Iceoryx2 {
     type Endpoint = Iceoryx2Endpoint;
+    const WAKEUP: WakeupRule = WakeupRule::ByChoice {
+        param: WAIT,
+        cases: &[("spin", Wakeup::CacheLine), ("event", Wakeup::Futex)],
+    };
+    const HOSTS: Hosts = Hosts::One(Cow::Borrowed("shares memory between processes of one host"));
     type Listener = Iceoryx2Listener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str = "iceoryx2 publish-subscribe (ipc::Service), one service per direction, a sample per message";

@@ -12,9 +12,11 @@ use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
     read_exact_fd, wait_readable, write_all_fd,
 };
+use crate::{Hosts, Wakeup, WakeupRule};
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{Mode, OFlags};
 use rustix::pipe::{PipeFlags, pipe_with};
+use std::borrow::Cow;
 use std::io;
 use std::time::Instant;
 
@@ -58,6 +60,8 @@ pub struct PipeEndpoint {
 
 impl Transport for Pipe {
     type Endpoint = PipeEndpoint;
+    const WAKEUP: WakeupRule = WakeupRule::Always(Wakeup::Pipe);
+    const HOSTS: Hosts = Hosts::One(Cow::Borrowed("is a local IPC channel of one kernel"));
     type Listener = PipeListener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str =

@@ -4,6 +4,7 @@
 //! is `ip:port`.
 
 use super::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers};
+use crate::{Hosts, Wakeup, WakeupRule};
 use crate::{
     Listener, ParamDef, ParamError, ParamValues, Transport, TransportError, wait_readable,
 };
@@ -65,6 +66,8 @@ impl Tcp {
 
 impl Transport for Tcp {
     type Endpoint = SocketEndpoint;
+    const WAKEUP: WakeupRule = WakeupRule::Always(Wakeup::Futex);
+    const HOSTS: Hosts = Hosts::Any;
     type Listener = TcpListener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str = "TCP over loopback (or -p bind=ADDR), TCP_NODELAY by default";

@@ -4,9 +4,11 @@
 //! it, so a crashed run leaves nothing to clean up. The address is that name.
 
 use super::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers, unique_suffix};
+use crate::{Hosts, Wakeup, WakeupRule};
 use crate::{
     Listener, ParamDef, ParamError, ParamValues, Transport, TransportError, wait_readable,
 };
+use std::borrow::Cow;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener as StdListener, UnixStream};
 use std::time::{Duration, Instant};
@@ -32,6 +34,8 @@ pub struct UnixListener {
 
 impl Transport for Unix {
     type Endpoint = SocketEndpoint;
+    const WAKEUP: WakeupRule = WakeupRule::Always(Wakeup::Futex);
+    const HOSTS: Hosts = Hosts::One(Cow::Borrowed("is a local IPC channel of one kernel"));
     type Listener = UnixListener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str = "Unix-domain stream socket (abstract namespace)";

@@ -189,6 +189,15 @@ impl TransportInfo {
             params: Cow::Owned(self.defs()),
             zero_copy: self.zero_copy,
             max_message: self.max_message.and_then(|m| usize::try_from(m).ok()),
+            wakeup: crate::WakeupRule::Unknown,
+            hosts: if self.crosses_hosts {
+                crate::Hosts::Any
+            } else {
+                crate::Hosts::One(Cow::Borrowed(
+                    "does not declare reach = XB_REACH_NETWORK, so its addresses are taken as \
+                     local to this host",
+                ))
+            },
         }
     }
 }

@@ -23,10 +23,12 @@ pub use describe::{ParamInfo, ParamKind, PluginInfo, TransportInfo, c_value};
 pub use load::{Library, PluginLoadError, check_file, open as load_library, resolve, sha256_file};
 pub use xferbench_plugin::abi;
 
+use crate::Hosts;
 use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Params, Recv, Transport, TransportError,
 };
 use abi::{XB_CLOSED, XB_OK, XbError, XbHost, XbValue};
+use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::io;
 use std::sync::Arc;
@@ -477,6 +479,7 @@ fn ns_until(deadline: Instant) -> u64 {
 
 impl Transport for PluginTransport {
     type Endpoint = PluginEndpoint;
+    const HOSTS: Hosts = Hosts::One(Cow::Borrowed("is a plugin's transport"));
     type Listener = PluginListener;
     const NAME: &'static str = "plugin";
     const DESCRIPTION: &'static str = "a transport of a user's shared library (plugin:PATH[:NAME])";

@@ -85,6 +85,21 @@ xferbench_params::choices!(Notify {
     Poll => "poll": "no kicks: both sides busy-poll",
 });
 
+/// What wakes an RPMsg side, by `notify`: polling spins on the vring, kicks wake it.
+pub const WAKEUP: crate::WakeupRule = crate::WakeupRule::ByChoice {
+    param: NOTIFY,
+    cases: &[
+        ("poll", crate::Wakeup::CacheLine),
+        ("kick", crate::Wakeup::Futex),
+        ("event-idx", crate::Wakeup::Futex),
+    ],
+};
+
+/// Where an RPMsg link's sides run: one host (the link is emulated in shared memory).
+pub const HOSTS: crate::Hosts = crate::Hosts::One(std::borrow::Cow::Borrowed(
+    "emulates an RPMsg link in shared memory on one host",
+));
+
 /// `notify`: how each side learns of new buffers.
 pub const NOTIFY: crate::ParamDef = crate::ParamDef::choice(
     "notify",

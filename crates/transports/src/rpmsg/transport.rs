@@ -47,6 +47,7 @@ use super::{Buffers, Channel, HostLink, LinkConfig, LinkError, Notify, RemoteLin
 use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
 };
+use crate::{Hosts, WakeupRule};
 use std::io;
 use std::time::Instant;
 
@@ -261,6 +262,8 @@ impl Drop for RpmsgEndpoint {
 
 impl Transport for Rpmsg {
     type Endpoint = RpmsgEndpoint;
+    const WAKEUP: WakeupRule = super::WAKEUP;
+    const HOSTS: Hosts = super::HOSTS;
     type Listener = RpmsgListener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str =

@@ -23,6 +23,7 @@ pub mod wait;
 use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Traffic, Transport, TransportError,
 };
+use crate::{Hosts, Wakeup, WakeupRule};
 use region::{Region, RegionError};
 use ring::{Consumer, Producer};
 use std::borrow::Cow;
@@ -394,6 +395,15 @@ impl Drop for ShmEndpoint {
 
 impl Transport for Shm {
     type Endpoint = ShmEndpoint;
+    const WAKEUP: WakeupRule = WakeupRule::ByChoice {
+        param: WAIT,
+        cases: &[
+            ("spin", Wakeup::CacheLine),
+            ("hybrid", Wakeup::CacheLine),
+            ("block", Wakeup::Futex),
+        ],
+    };
+    const HOSTS: Hosts = Hosts::One(Cow::Borrowed("shares memory between processes of one host"));
     type Listener = ShmListener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str =
