@@ -42,7 +42,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The docs whose prose figures are checked, relative to `docs/`.
-const CHECKED: &[&str] = &["studies/perf-stat.md", "studies/sis8300.md"];
+const CHECKED: &[&str] = &[
+    "studies/perf-stat.md",
+    "studies/sis8300.md",
+    "studies/rpmsg.md",
+];
 
 /// Units that make a number a figure, longest first so that `MB/s` wins over `MB`.
 const UNITS: &[&str] = &[
