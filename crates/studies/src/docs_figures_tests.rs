@@ -46,6 +46,7 @@ const CHECKED: &[&str] = &[
     "studies/perf-stat.md",
     "studies/sis8300.md",
     "studies/rpmsg.md",
+    "studies/warp-pipe.md",
 ];
 
 /// Units that make a number a figure, longest first so that `MB/s` wins over `MB`.
