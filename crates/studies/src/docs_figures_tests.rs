@@ -47,6 +47,7 @@ const CHECKED: &[&str] = &[
     "studies/sis8300.md",
     "studies/rpmsg.md",
     "studies/warp-pipe.md",
+    "studies/hashtable.md",
 ];
 
 /// Units that make a number a figure, longest first so that `MB/s` wins over `MB`.
