@@ -42,7 +42,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The docs whose prose figures are checked, relative to `docs/`.
-const CHECKED: &[&str] = &["studies/perf-stat.md", "studies/sis8300.md"];
+const CHECKED: &[&str] = &[
+    "studies/perf-stat.md",
+    "studies/sis8300.md",
+    "studies/rpmsg.md",
+    "studies/warp-pipe.md",
+    "studies/hashtable.md",
+];
 
 /// Units that make a number a figure, longest first so that `MB/s` wins over `MB`.
 const UNITS: &[&str] = &[
@@ -308,16 +314,27 @@ fn figures(text: &str) -> Vec<Figure> {
 }
 
 /// A line of prose cut into what is checked: text (figures), and reference comments
-/// in their places. Code spans, link targets and other comments are dropped.
+/// in their places. Code spans, link targets and other comments are dropped. A code
+/// span may run on from the line before (`code` is true on entry) and on to the next
+/// (`code` is true on return), as Markdown lets it within a paragraph.
 enum Piece {
     Text(String),
     Refs(String),
 }
 
-fn pieces(line: &str) -> Vec<Piece> {
+fn pieces(line: &str, code: &mut bool) -> Vec<Piece> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut rest = line;
+    if *code {
+        match rest.find('`') {
+            Some(k) => {
+                rest = &rest[k + 1..];
+                *code = false;
+            }
+            None => return vec![Piece::Text(text)],
+        }
+    }
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix("<!--") {
             let end = r.find("-->").map(|k| k + 3).unwrap_or(r.len());
@@ -328,7 +345,10 @@ fn pieces(line: &str) -> Vec<Piece> {
             }
             rest = &r[end..];
         } else if let Some(r) = rest.strip_prefix('`') {
-            let end = r.find('`').map(|k| k + 1).unwrap_or(r.len());
+            let end = r.find('`').map(|k| k + 1).unwrap_or_else(|| {
+                *code = true;
+                r.len()
+            });
             text.push(' ');
             rest = &r[end..];
         } else if let Some(r) = rest.strip_prefix("](") {
@@ -583,9 +603,13 @@ fn check(text: &str, dir: &Path, name: &str) -> (Vec<String>, usize) {
     let mut checked = 0;
     let mut fence = false;
     let mut generated = false;
+    let mut code = false;
     for (n, line) in text.lines().enumerate() {
         let at = format!("{name}:{}", n + 1);
         let t = line.trim_start();
+        if t.is_empty() {
+            code = false; // a code span ends with its paragraph
+        }
         if t.starts_with("```") || t.starts_with("~~~") {
             fence = !fence;
             continue;
@@ -601,7 +625,7 @@ fn check(text: &str, dir: &Path, name: &str) -> (Vec<String>, usize) {
             continue;
         }
         let mut pending: Vec<Figure> = Vec::new();
-        for piece in pieces(line) {
+        for piece in pieces(line, &mut code) {
             match piece {
                 Piece::Text(s) => pending.extend(figures(&s)),
                 Piece::Refs(refs) => {
@@ -795,6 +819,36 @@ fn docs_figures_a_changed_figure_fails_naming_its_line() {
         problems
             .iter()
             .any(|p| p.starts_with(&want) && p.contains("123.4 MB/s has no reference")),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn docs_figures_a_code_span_across_lines_hides_only_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    // The span `client 10\n10` runs over the line break: the figures after it, on
+    // the second line, are still checked.
+    let doc = "at the quick size (`client 10\n10`, 0.3 s steady windows) 1.23× here\n\nnext";
+    let (problems, _) = check(doc, dir.path(), "d.md");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("d.md:2: 0.3 s has no reference")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("d.md:2: 1.23× has no reference")),
+        "{problems:?}"
+    );
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    // An unclosed span ends with its paragraph.
+    let (problems, _) = check("a `b\n\nc 4.5 ms", dir.path(), "d.md");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("d.md:3: 4.5 ms has no reference")),
         "{problems:?}"
     );
 }
