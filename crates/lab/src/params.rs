@@ -122,7 +122,7 @@ pub fn default_integer(def: &ParamDef) -> i64 {
 /// The definitions of the axes and of the studies' points, beside the transports'.
 fn points() -> Vec<ParamDef> {
     use crate::workload::{rpmsg, warp};
-    use xferbench_transports::{daq, kv, rpmsg as link, warp as pcie};
+    use xferbench_transports::{daq, rpmsg as link, warp as pcie};
     vec![
         WORKLOAD,
         TRANSPORT,
@@ -138,7 +138,7 @@ fn points() -> Vec<ParamDef> {
         warp::CONNECTION,
         pcie::crc::CRC,
         pcie::server::IO,
-        kv::ARCH,
+        crate::rig::kv::SERVER,
         daq::convert::KERNELS,
         crate::workload::load::RATE,
         crate::workload::load::BURST,

@@ -15,6 +15,7 @@ pub mod bench;
 pub mod profile;
 pub mod writer;
 
+use crate::params::GROUP;
 use crate::{Study, StudyEnv, StudyPlan};
 use bench::KvBench;
 use std::collections::BTreeMap;
@@ -22,7 +23,7 @@ use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::FigureRules;
-use xferbench_lab::rig::kv::{KvPoint, Target, figures, redis_available};
+use xferbench_lab::rig::kv::{KvPoint, SERVER, Target, figures, redis_available};
 use xferbench_transports::kv::Arch;
 
 /// One of the original benchmark's cases.
@@ -162,15 +163,20 @@ fn planned(group: &str, case: &str, target: &Target, p: &KvPoint) -> PlannedPoin
         Target::Kv { workers, .. } => workers.to_string(),
         Target::Redis => "1".into(),
     };
-    let params = [
-        ("group", group.to_string()),
-        ("case", case.to_string()),
-        ("arch", target.name().to_string()),
-        ("workers", workers),
-        ("visitors", p.visitors.to_string()),
-        ("outer", p.outer.to_string()),
-        ("inner", p.inner.to_string()),
-    ];
+    let mut params = xferbench_params::ParamMap::new();
+    params.put_text(&GROUP, group);
+    params.put_text(&SERVER, target.name());
+    let mut params = params.into_params();
+    params.extend(
+        [
+            ("case", case.to_string()),
+            ("workers", workers),
+            ("visitors", p.visitors.to_string()),
+            ("outer", p.outer.to_string()),
+            ("inner", p.inner.to_string()),
+        ]
+        .map(|(k, v)| (k.to_string(), v)),
+    );
     PlannedPoint {
         verify: true,
         ..PlannedPoint::from_params(params, RULES)

@@ -42,6 +42,37 @@ impl KvServerSpec {
     }
 }
 
+/// The kind of server a kv point measures: one of the kv architectures, or Redis. A
+/// point records it as `arch` ([`SERVER`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerKind {
+    /// [`Arch::Preopt`].
+    Preopt,
+    /// [`Arch::Ring`].
+    Ring,
+    /// [`Arch::Sharded`].
+    Sharded,
+    /// `redis-server`.
+    Redis,
+}
+
+xferbench_params::choices!(ServerKind {
+    Preopt => "preopt": "the original: one-slot request channel, broadcast responses, semaphores",
+    Ring => "ring": "the original author's MPMC request ring and broadcast response ring",
+    Sharded => "sharded": "per-client SPSC rings served by the least-loaded worker",
+    Redis => "redis": "redis-server on a Unix socket, the reference beside the kv servers",
+});
+
+/// `arch` of a kv point: the server it measures. The kv server's own `arch`
+/// ([`xferbench_transports::kv::ARCH`]) and Redis, so that every value a result
+/// records is one this definition reads.
+pub const SERVER: xferbench_transports::ParamDef = xferbench_transports::ParamDef::choice(
+    "arch",
+    <ServerKind as xferbench_params::Choices>::CHOICES,
+    "sharded",
+    "the server a kv point measures: a kv architecture, or redis",
+);
+
 /// What the point's server is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Target {
@@ -60,12 +91,21 @@ pub enum Target {
 }
 
 impl Target {
-    /// Its name in tables: the architecture, or `redis`.
-    pub fn name(&self) -> &'static str {
+    /// Its kind: the architecture, or Redis.
+    pub fn kind(&self) -> ServerKind {
         match self {
-            Target::Kv { arch, .. } => arch.name(),
-            Target::Redis => "redis",
+            Target::Kv { arch, .. } => match arch {
+                Arch::Preopt => ServerKind::Preopt,
+                Arch::Ring => ServerKind::Ring,
+                Arch::Sharded => ServerKind::Sharded,
+            },
+            Target::Redis => ServerKind::Redis,
         }
+    }
+
+    /// Its name in tables and results: the architecture, or `redis`.
+    pub fn name(&self) -> &'static str {
+        xferbench_params::Choices::name(self.kind())
     }
 }
 
@@ -153,3 +193,23 @@ pub const MIN_SLOW_RUNS: usize = 3;
 
 /// Hang timeout of servers and clients.
 pub const HANG: Duration = Duration::from_secs(20);
+
+#[cfg(test)]
+mod server_tests {
+    use super::*;
+
+    #[test]
+    fn a_points_server_is_named_as_its_architecture_or_redis_and_its_definition_reads_it() {
+        for arch in Arch::ALL {
+            let t = Target::Kv {
+                arch,
+                workers: 1,
+                buckets: 1,
+            };
+            assert_eq!(t.name(), arch.name());
+            assert!(SERVER.parse(t.name()).is_ok());
+        }
+        assert!(SERVER.parse(Target::Redis.name()).is_ok());
+        SERVER.self_check().unwrap();
+    }
+}
