@@ -20,10 +20,12 @@
 //! `park` it is `dispatch`, under a bucket's `RwLock` inside `kv::table::` it is
 //! `hashtable`.
 
+use crate::params::GROUP;
 use std::collections::BTreeMap;
 use xferbench_lab::profile::Folded;
 use xferbench_lab::profile::classify::{self, Category, CategoryShare};
 use xferbench_lab::result::ResultDoc;
+use xferbench_lab::rig::kv::SERVER;
 
 /// The categories of the seed's profile reading.
 pub const CATEGORIES: [Category; 4] = [
@@ -116,13 +118,13 @@ pub fn extras(
     for p in doc
         .points
         .iter()
-        .filter(|p| p.params.get("group").is_some_and(|g| g == "profile"))
+        .filter(|p| p.param(&GROUP) == Some("profile"))
     {
-        let (Some(arch), Some(folded)) = (p.params.get("arch"), profiles.get(&p.index)) else {
+        let (Some(arch), Some(folded)) = (p.param(&SERVER), profiles.get(&p.index)) else {
             continue;
         };
         per_arch.insert(
-            arch.clone(),
+            arch.to_string(),
             serde_json::json!({
                 "point": p.index + 1,
                 "workers": p.params.get("workers"),

@@ -11,9 +11,11 @@
 //! ([`f::REQUESTS_PER_S_STEADY`]), never derived from whole-process time.
 
 use crate::folder::{median, param, summary_header_with};
+use crate::params::GROUP;
 use anyhow::Result;
 use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
+use xferbench_lab::rig::kv::SERVER;
 use xferbench_lab::rig::kv::figures as f;
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{StudyFolder, Table};
@@ -66,7 +68,9 @@ fn arches() -> [&'static str; 3] {
 
 fn find<'a>(doc: &'a ResultDoc, group: &str, case: &str, arch: &str) -> Option<&'a PointResult> {
     doc.points.iter().find(|p| {
-        param(p, "group") == group && param(p, "case") == case && param(p, "arch") == arch
+        param(p, GROUP.name()) == group
+            && param(p, "case") == case
+            && param(p, SERVER.name()) == arch
     })
 }
 
@@ -537,7 +541,7 @@ pub fn summary(doc: &ResultDoc) -> String {
                 format!(
                     "{} ({}, {} workers, {} visitors): {t}",
                     param(p, "case"),
-                    param(p, "arch"),
+                    param(p, SERVER.name()),
                     param(p, "workers"),
                     param(p, "visitors")
                 )
