@@ -2037,9 +2037,9 @@ mod signals {
             &[
                 "rpmsg",
                 "--transfer",
-                "64KB",
+                "1MB",
                 "-r",
-                "1000000",
+                "10000",
                 "-w",
                 "0",
                 "--no-limits",
