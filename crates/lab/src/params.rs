@@ -103,22 +103,6 @@ pub const DURATION: ParamDef = ParamDef::duration(
     "time per run per channel",
 );
 
-/// The duration `def` holds by default.
-pub fn default_duration(def: &ParamDef) -> Duration {
-    match def.default {
-        xferbench_params::Value::Duration(d) => d,
-        _ => unreachable!("`{}` is not a duration", def.name),
-    }
-}
-
-/// The whole number `def` holds by default.
-pub fn default_integer(def: &ParamDef) -> i64 {
-    match def.default {
-        xferbench_params::Value::Integer(n) => n,
-        _ => unreachable!("`{}` is not a whole number", def.name),
-    }
-}
-
 /// The definitions of the axes and of the studies' points, beside the transports'.
 fn points() -> Vec<ParamDef> {
     use crate::workload::{rpmsg, warp};
