@@ -8,6 +8,11 @@ pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
     rustix::thread::sched_setaffinity(None, &set).map_err(Into::into)
 }
 
+/// The CPU the calling thread runs on now.
+pub fn current_cpu() -> usize {
+    rustix::thread::sched_getcpu()
+}
+
 /// The CPUs this process may run on, in order.
 pub fn allowed_cpus() -> Vec<usize> {
     match rustix::thread::sched_getaffinity(None) {

@@ -241,9 +241,147 @@ fn tsc_trusted_by(clocksource: &str, cpuinfo: &str) -> bool {
             .all(|f| flags.contains(f))
 }
 
+/// Gaps between two readings of the clock shorter than this are the loop's own cost
+/// (a reading, a compare): only longer ones are stalls.
+pub const STALL_NS: f64 = 1_000.0;
+
+/// How many stalls one [`StallRecorder`] keeps; beyond it the window still counts
+/// their time, not their lengths.
+const STALLS_KEPT: usize = 1 << 16;
+
+/// What a thread that does nothing but read the clock saw of its CPU in one window:
+/// the time taken from it (interrupts, other threads, the hypervisor), as jHiccup
+/// measures a process's hiccups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StallSample {
+    /// The CPU the thread ran on.
+    pub cpu: usize,
+    /// The window's length, ns.
+    pub window_ns: f64,
+    /// Every gap longer than [`STALL_NS`] between two consecutive readings, ns.
+    pub stalls_ns: Vec<f64>,
+    /// Their sum, ns (stalls beyond [`STALLS_KEPT`] included).
+    pub lost_ns: f64,
+}
+
+impl StallSample {
+    /// The fraction of the window the CPU was taken from the thread.
+    pub fn lost_fraction(&self) -> f64 {
+        self.lost_ns / self.window_ns.max(1.0)
+    }
+
+    /// The `q` quantile (0.99: p99) of the wait for the CPU of a moment drawn at
+    /// random from the window, ns: a moment inside a stall of length `g` waits for
+    /// what is left of it. It is the `x` at which the stalls' parts beyond `x` add up
+    /// to `1 − q` of the window, 0 when all stalls together take less than that. A
+    /// sender whose messages fall due at such moments cannot begin them closer to
+    /// their time.
+    pub fn wait_quantile(&self, q: f64) -> f64 {
+        let target = (1.0 - q).max(0.0) * self.window_ns;
+        if self.lost_ns <= target {
+            return 0.0;
+        }
+        let mut gaps = self.stalls_ns.clone();
+        gaps.sort_unstable_by(|a, b| b.total_cmp(a));
+        // With the k longest stalls beyond x: Σ_{i<k} g_i − k·x = target.
+        let mut sum = 0.0;
+        for (i, g) in gaps.iter().enumerate() {
+            sum += g;
+            let k = (i + 1) as f64;
+            let x = (sum - target) / k;
+            let next = gaps.get(i + 1).copied().unwrap_or(0.0);
+            if x >= next {
+                return x.min(*g).max(0.0);
+            }
+        }
+        0.0
+    }
+}
+
+/// Collects the stalls of one thread's CPU from the gaps between its consecutive
+/// readings of a [`TripClock`]: the stall probe reads the clock and nothing else, a
+/// `load` sender reads it while it waits for a message's time. The gaps it is given
+/// make its window; a gap longer than [`STALL_NS`] is a stall. Room for
+/// [`STALLS_KEPT`] stalls is taken up front, so recording never allocates.
+#[derive(Debug)]
+pub struct StallRecorder {
+    ticks_per_ns: f64,
+    threshold: u64,
+    window: u64,
+    lost: u64,
+    stalls: Vec<u64>,
+}
+
+impl StallRecorder {
+    /// An empty record for readings of `clock`.
+    pub fn new(clock: &TripClock) -> StallRecorder {
+        let ticks_per_ns = clock.ticks_per_ns();
+        StallRecorder {
+            ticks_per_ns,
+            threshold: (STALL_NS * ticks_per_ns) as u64,
+            window: 0,
+            lost: 0,
+            stalls: Vec::with_capacity(STALLS_KEPT),
+        }
+    }
+
+    /// Adds the gap between two consecutive readings, `from` then `to`.
+    #[inline(always)]
+    pub fn gap(&mut self, from: u64, to: u64) {
+        let gap = to.saturating_sub(from);
+        self.window += gap;
+        if gap > self.threshold {
+            self.lost += gap;
+            if self.stalls.len() < STALLS_KEPT {
+                self.stalls.push(gap);
+            }
+        }
+    }
+
+    /// The window seen so far, ns.
+    pub fn window_ns(&self) -> f64 {
+        self.window as f64 / self.ticks_per_ns
+    }
+
+    /// What the gaps showed of the CPU `cpu`.
+    pub fn sample(&self, cpu: usize) -> StallSample {
+        StallSample {
+            cpu,
+            window_ns: self.window_ns(),
+            stalls_ns: self
+                .stalls
+                .iter()
+                .map(|&g| g as f64 / self.ticks_per_ns)
+                .collect(),
+            lost_ns: self.lost as f64 / self.ticks_per_ns,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stall_recorder_counts_gaps_past_the_threshold_and_its_whole_window() {
+        let clock = TripClock::new();
+        let t = clock.ticks_per_ns();
+        let mut r = StallRecorder::new(&clock);
+        let at = |ns: f64| (ns * t) as u64;
+        // Readings 100 ns apart, one 5 µs hole, one exactly at the threshold.
+        let marks = [0.0, 100.0, 200.0, 5_200.0, 5_300.0, 6_300.0];
+        for w in marks.windows(2) {
+            r.gap(at(w[0]), at(w[1]));
+        }
+        let s = r.sample(3);
+        assert_eq!(s.cpu, 3);
+        assert!((s.window_ns - 6_300.0).abs() < 2.0, "{s:?}");
+        assert_eq!(s.stalls_ns.len(), 1, "{s:?}");
+        assert!((s.lost_ns - 5_000.0).abs() < 2.0, "{s:?}");
+        // A reading behind the one before it adds nothing.
+        r.gap(at(10.0), at(5.0));
+        assert_eq!(r.sample(3).stalls_ns.len(), 1);
+    }
 
     #[test]
     fn the_clock_does_not_go_backwards() {

@@ -36,6 +36,16 @@ pub const BEHIND: [&str; 4] = [
     "behind_p999_ns",
     "behind_max_ns",
 ];
+/// The p99 wait for its CPU of a moment drawn at random from a load sender's waits
+/// for its messages' times, nanoseconds: the stalls of the sender's own CPU during
+/// the run (as `xferbench limits` measures every CPU's), the floor under its lag.
+pub const SENDER_STALL_P99: &str = "sender_stall_p99_ns";
+/// The share of a load sender's waits for its messages' times its CPU was taken from
+/// it (0.01 = 1 %).
+pub const SENDER_STALL_FRACTION: &str = "sender_stall_fraction";
+/// A sender's waits shorter than this in all, nanoseconds, say too little of its CPU's
+/// stalls for the two figures above.
+pub const SENDER_STALL_MIN_WINDOW_NS: f64 = 1e6;
 /// Messages a load schedule called for before the run's end that were never sent.
 pub const UNSENT: &str = "unsent_messages";
 /// Messages a load driver sent that never arrived.

@@ -64,6 +64,7 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
     let mut merged = crate::result::new_histogram();
     let mut integrity_total: Option<Integrity> = None;
     let mut lag = crate::result::new_histogram();
+    let mut stalls: Option<crate::clock::StallSample> = None;
     let mut schedule: Option<(f64, u64, u64)> = None;
     let mut rows = Vec::with_capacity(channels.len());
     for (i, c) in channels.into_iter().enumerate() {
@@ -80,6 +81,17 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
         if let Some(s) = &c.schedule {
             if let Some(h) = &s.lag {
                 let _ = lag.add(h);
+            }
+            if let Some(st) = &s.stalls {
+                let all = stalls.get_or_insert_with(|| crate::clock::StallSample {
+                    cpu: st.cpu,
+                    window_ns: 0.0,
+                    stalls_ns: Vec::new(),
+                    lost_ns: 0.0,
+                });
+                all.window_ns += st.window_ns;
+                all.lost_ns += st.lost_ns;
+                all.stalls_ns.extend_from_slice(&st.stalls_ns);
             }
             let (offered, unsent, lost) = schedule.get_or_insert((0.0, 0, 0));
             *offered += s.offered_per_s;
@@ -135,6 +147,13 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
             for (name, q) in figure::BEHIND.iter().zip([0.5, 0.99, 0.999, 1.0]) {
                 figures.insert(name.to_string(), lag.value_at_quantile(q) as f64);
             }
+        }
+        if let Some(st) = stalls.filter(|s| s.window_ns >= figure::SENDER_STALL_MIN_WINDOW_NS) {
+            figures.insert(figure::SENDER_STALL_P99.to_string(), st.wait_quantile(0.99));
+            figures.insert(
+                figure::SENDER_STALL_FRACTION.to_string(),
+                st.lost_fraction(),
+            );
         }
     }
     if let Some(main) = cpu.first() {

@@ -481,71 +481,15 @@ pub fn handover_floor(
     Some(reused.min(fresh))
 }
 
-/// Gaps between two readings of the clock shorter than this are the loop's own cost
-/// (a reading, a compare): only longer ones are stalls.
-pub const STALL_NS: f64 = 1_000.0;
-
-/// How many stalls one window of [`stalls`] keeps; beyond it the window still counts
-/// their time, not their lengths.
-const STALLS_KEPT: usize = 1 << 16;
-
-/// What a thread that does nothing but read the clock saw of its CPU in one window:
-/// the time taken from it (interrupts, other threads, the hypervisor), as jHiccup
-/// measures a process's hiccups.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StallSample {
-    /// The CPU the thread ran on.
-    pub cpu: usize,
-    /// The window's length, ns.
-    pub window_ns: f64,
-    /// Every gap longer than [`STALL_NS`] between two consecutive readings, ns.
-    pub stalls_ns: Vec<f64>,
-    /// Their sum, ns (stalls beyond [`STALLS_KEPT`] included).
-    pub lost_ns: f64,
-}
-
-impl StallSample {
-    /// The fraction of the window the CPU was taken from the thread.
-    pub fn lost_fraction(&self) -> f64 {
-        self.lost_ns / self.window_ns.max(1.0)
-    }
-
-    /// The `q` quantile (0.99: p99) of the wait for the CPU of a moment drawn at
-    /// random from the window, ns: a moment inside a stall of length `g` waits for
-    /// what is left of it. It is the `x` at which the stalls' parts beyond `x` add up
-    /// to `1 − q` of the window, 0 when all stalls together take less than that. A
-    /// sender whose messages fall due at such moments cannot begin them closer to
-    /// their time.
-    pub fn wait_quantile(&self, q: f64) -> f64 {
-        let target = (1.0 - q).max(0.0) * self.window_ns;
-        if self.lost_ns <= target {
-            return 0.0;
-        }
-        let mut gaps = self.stalls_ns.clone();
-        gaps.sort_unstable_by(|a, b| b.total_cmp(a));
-        // With the k longest stalls beyond x: Σ_{i<k} g_i − k·x = target.
-        let mut sum = 0.0;
-        for (i, g) in gaps.iter().enumerate() {
-            sum += g;
-            let k = (i + 1) as f64;
-            let x = (sum - target) / k;
-            let next = gaps.get(i + 1).copied().unwrap_or(0.0);
-            if x >= next {
-                return x.min(*g).max(0.0);
-            }
-        }
-        0.0
-    }
-}
+pub use crate::clock::StallSample;
 
 /// One thread per CPU of `cpus`, all at once (every CPU busy, as while a spinning
 /// transport runs), each reading the clock for `window` and keeping every gap
-/// longer than [`STALL_NS`]. `None` for a CPU whose thread could not be placed.
+/// longer than [`STALL_NS`](crate::clock::STALL_NS). `None` for a CPU whose thread could not be placed.
 pub fn stalls(cpus: &[usize], window: Duration) -> Vec<Option<StallSample>> {
     let clock = crate::clock::TripClock::new();
     let ticks = clock.ticks_per_ns();
     let span = (window.as_nanos() as f64 * ticks) as u64;
-    let threshold = (STALL_NS * ticks) as u64;
     let start = std::sync::Barrier::new(cpus.len());
     std::thread::scope(|s| {
         let threads: Vec<_> = cpus
@@ -558,28 +502,16 @@ pub fn stalls(cpus: &[usize], window: Duration) -> Vec<Option<StallSample>> {
                     if !placed {
                         return None;
                     }
-                    let mut stalls = Vec::with_capacity(STALLS_KEPT);
-                    let mut lost = 0u64;
+                    let mut stalls = crate::clock::StallRecorder::new(clock);
                     let first = clock.read();
                     let end = first + span;
                     let mut last = first;
                     while last < end {
                         let now = clock.read();
-                        let gap = now.saturating_sub(last);
-                        if gap > threshold {
-                            lost += gap;
-                            if stalls.len() < STALLS_KEPT {
-                                stalls.push(gap as f64 / ticks);
-                            }
-                        }
+                        stalls.gap(last, now);
                         last = now;
                     }
-                    Some(StallSample {
-                        cpu,
-                        window_ns: last.saturating_sub(first) as f64 / ticks,
-                        stalls_ns: stalls,
-                        lost_ns: lost as f64 / ticks,
-                    })
+                    Some(stalls.sample(cpu))
                 })
             })
             .collect();
@@ -712,7 +644,7 @@ mod tests {
         for s in got.into_iter().flatten() {
             // The window's end is a whole tick count: up to a tick short of 20 ms in ns.
             assert!(s.window_ns >= 20e6 - 1.0, "window {} ns", s.window_ns);
-            assert!(s.stalls_ns.iter().all(|&g| g > STALL_NS));
+            assert!(s.stalls_ns.iter().all(|&g| g > crate::clock::STALL_NS));
             assert!((0.0..=1.0).contains(&s.lost_fraction()));
         }
         let bad = rustix::thread::CpuSet::MAX_CPU - 1;

@@ -483,6 +483,7 @@ impl Rig for RpmsgRig {
                     .map(|gap| crate::workload::load::ScheduleOutcome {
                         offered_per_s: 1e9 / gap as f64,
                         lag: None,
+                        stalls: None,
                         unsent: 0,
                         lost: 0,
                         span_ns: match point.limit {

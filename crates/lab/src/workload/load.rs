@@ -38,7 +38,7 @@ use super::{
     ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError, io_err,
     new_histogram, recv_or_closed,
 };
-use crate::clock::{Stamp, TripClock};
+use crate::clock::{StallRecorder, StallSample, Stamp, TripClock};
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
 use crate::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
@@ -305,6 +305,7 @@ impl Workload for Load {
         let mean_gap = sched.mean_gap_ns() * ticks_per_ns;
         let mut rng = fastrand::Rng::with_seed(0x5eed ^ spec.size as u64);
         let mut lag = new_histogram();
+        let mut stalls = StallRecorder::new(&clock);
         let mut trips = sched.echo.then(new_histogram);
         let mut verifier = (spec.verify && sched.echo).then(Verifier::new);
         let (max, duration_ns) = spec.bounds();
@@ -331,13 +332,18 @@ impl Workload for Load {
             }
             // Wait for the scheduled time: sleep while it is far, spin near it. The
             // reading that reaches it is the first message's send time: nothing but
-            // the send lies between the two.
+            // the send lies between the two. The gaps between the readings of the
+            // spin show the stalls of the sender's own CPU while it waits.
+            let mut spun: Option<u64> = None;
             let mut reached = loop {
                 if ctl.stop.load(Relaxed) {
                     stopped = true;
                     break 'schedule;
                 }
                 let now = clock.read();
+                if let Some(before) = spun {
+                    stalls.gap(before, now);
+                }
                 if now >= due {
                     break Some(now);
                 }
@@ -345,8 +351,10 @@ impl Workload for Load {
                 if left > spin_before {
                     let ns = ((left - spin_before) / ticks_per_ns) as u64;
                     std::thread::sleep(Duration::from_nanos(ns).min(SLEEP_SLICE));
+                    spun = None;
                 } else {
                     std::hint::spin_loop();
+                    spun = Some(now);
                 }
             };
             for b in 0..sched.burst {
@@ -409,6 +417,7 @@ impl Workload for Load {
             schedule: Some(ScheduleOutcome {
                 offered_per_s: sched.rate,
                 lag: Some(lag),
+                stalls: Some(stalls.sample(crate::affinity::current_cpu())),
                 unsent,
                 lost: 0,
                 span_ns: duration_ns.unwrap_or((seq as f64 / sched.rate * 1e9) as u64),
@@ -546,16 +555,42 @@ pub fn pacing_warning(
     if lag <= allowed {
         return None;
     }
-    let why = match stall_p99_ns {
-        Some(stall) if stall >= allowed && lag <= MACHINE_LAG * stall => format!(
-            "; a thread that only reads the clock on this machine's busy CPUs waits {} for \
-             its CPU at p99 (the stalls of `xferbench limits`): the lag is what the CPU \
-             allows, no sender keeps closer here",
-            words_ns(stall)
-        ),
-        Some(stall) => format!(
-            "; the CPUs' own stalls are {} at p99, so the sends themselves fall behind: \
-             the latencies include the time each message waited for its sender",
+    // The sender's own CPU during the run, read between its sends, and the
+    // machine's CPUs as the stall probe saw them: the longer wait bounds the lag.
+    let own = summary.get(figure::SENDER_STALL_P99).map(|e| e.median);
+    let lost = summary.get(figure::SENDER_STALL_FRACTION).map(|e| e.median);
+    let floor = match (own, stall_p99_ns) {
+        (Some(o), Some(p)) if p > o => Some((p, false)),
+        (Some(o), _) => Some((o, true)),
+        (None, p) => p.map(|p| (p, false)),
+    };
+    let why = match floor {
+        Some((stall, own)) if stall >= allowed && lag <= MACHINE_LAG * stall => {
+            let whose = if own {
+                format!(
+                    "the sender's own CPU, read while it waited for its messages' times, \
+                     was taken from it for {} of that time and kept a random moment waiting \
+                     {} at p99",
+                    percent(lost.unwrap_or(0.0)),
+                    words_ns(stall)
+                )
+            } else {
+                format!(
+                    "a thread that only reads the clock on this machine's busy CPUs waits {} \
+                     for its CPU at p99 (the stalls of `xferbench limits`)",
+                    words_ns(stall)
+                )
+            };
+            format!("; {whose}: the lag is what the CPU allows, no sender keeps closer here")
+        }
+        Some((stall, own)) => format!(
+            "; {} {} at p99, so the sends themselves fall behind: the latencies include \
+             the time each message waited for its sender",
+            if own {
+                "the sender's own CPU stalled"
+            } else {
+                "the CPUs' own stalls are"
+            },
             words_ns(stall)
         ),
         None => String::new(),
@@ -578,6 +613,16 @@ pub fn pacing_warning(
 /// A lag up to this multiple of the CPUs' own stall p99 is put down to the stalls.
 const MACHINE_LAG: f64 = 2.0;
 
+/// `1.2 %`, `0.04 %`.
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if p >= 1.0 || p == 0.0 {
+        format!("{p:.1} %")
+    } else {
+        format!("{p:.2} %")
+    }
+}
+
 /// `870 ns`, `12.3 µs`, `1.25 ms`, `3.18 s`.
 fn words_ns(ns: f64) -> String {
     if ns < 1e3 {
@@ -598,6 +643,8 @@ pub struct ScheduleOutcome {
     pub offered_per_s: f64,
     /// How late each send began after its intended time, nanoseconds.
     pub lag: Option<Histogram<u64>>,
+    /// The stalls of the sender's CPU seen while it waited for its messages' times.
+    pub stalls: Option<StallSample>,
     /// Messages due before the run's end that were never sent.
     pub unsent: u64,
     /// Messages sent that never arrived.
@@ -804,6 +851,26 @@ mod open_loop_tests {
                 "{sends}"
             );
         }
+        // The sender's own CPU stalled during the run, where the quick probe saw
+        // nothing: its own stalls bound the lag.
+        let mut own = summary(3e3);
+        own.insert(figure::SENDER_STALL_P99.to_string(), est(2e3));
+        own.insert(figure::SENDER_STALL_FRACTION.to_string(), est(0.012));
+        let w = pacing_warning(&own, 1, Some(0.0)).unwrap();
+        assert!(
+            w.contains("the sender's own CPU") && w.contains("1.2 %"),
+            "{w}"
+        );
+        assert!(
+            w.contains("2.0 µs at p99") && w.contains("no sender keeps"),
+            "{w}"
+        );
+        // ... and a lag far beyond them is the sends', naming the sender's CPU.
+        let mut far = summary(3e5);
+        far.insert(figure::SENDER_STALL_P99.to_string(), est(2e3));
+        let w = pacing_warning(&far, 1, Some(0.0)).unwrap();
+        assert!(w.contains("the sender's own CPU stalled 2.0 µs"), "{w}");
+        assert!(w.contains("the sends themselves fall behind"), "{w}");
         // Two channels share the rate: each one's gap is 2 µs.
         assert_eq!(pacing_warning(&summary(150.0), 2, None), None);
         // Not a load point.
