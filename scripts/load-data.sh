@@ -71,23 +71,26 @@ for i in 1 2 3 4 5; do
 done
 
 # 4. `--rate auto` against a dense sweep of 16 rates spaced ×1.2 around its knee
-#    (unix, 64 B), each timed whole. The sweep starts at the search's reference rate,
-#    1,000 messages/s, so that both hold their rates against the same reference p99.
-note "search"
-start=$(date +%s.%N)
-"$xb" run load -t unix -s 64 --rate auto "${common[@]}" --export-json "$out/search-auto.json"
-auto_s=$(echo "$(date +%s.%N) - $start" | bc)
-rates=$(python3 - "$out/search-auto.json" <<'EOF'
+#    (unix, 64 B), each timed whole, SEARCHES times in turn (default 3). The sweep
+#    starts at the search's reference rate, 1,000 messages/s, so that both hold their
+#    rates against the same reference p99.
+for i in $(seq 1 "${SEARCHES:-3}"); do
+    note "search $i"
+    start=$(date +%s.%N)
+    "$xb" run load -t unix -s 64 --rate auto "${common[@]}" --export-json "$out/search-auto-$i.json"
+    auto_s=$(echo "$(date +%s.%N) - $start" | bc)
+    rates=$(python3 - "$out/search-auto-$i.json" <<'EOF'
 import json, sys
 k = json.load(open(sys.argv[1]))["knees"][0]["knee_per_s"]
 print(",".join(["1000"] + [str(round(k / 4 * 1.2 ** i)) for i in range(16)]))
 EOF
 )
-note "dense"
-start=$(date +%s.%N)
-"$xb" run load -t unix -s 64 --rate "$rates" "${common[@]}" --export-json "$out/search-dense.json"
-dense_s=$(echo "$(date +%s.%N) - $start" | bc)
-echo "search: auto ${auto_s} s, dense ${dense_s} s" >> "$out/load.txt"
+    note "dense $i"
+    start=$(date +%s.%N)
+    "$xb" run load -t unix -s 64 --rate "$rates" "${common[@]}" --export-json "$out/search-dense-$i.json"
+    dense_s=$(echo "$(date +%s.%N) - $start" | bc)
+    echo "search $i: auto ${auto_s} s, dense ${dense_s} s" >> "$out/load.txt"
+done
 
 # 5. iceoryx2 beside a memory neighbour: its default subscriber buffer (two samples)
 #    against a buffer of 64, at 50,000 messages/s, interleaved.
