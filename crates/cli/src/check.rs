@@ -18,7 +18,10 @@ pub const DEFAULT_TRANSPORTS: &str = "shm,pipe,unix,tcp,iceoryx2,rpmsg";
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Every check runs in a process of its own: a transport that crashes or hangs fails that check \
-(the signal or the timeout named) and the others still run.
+(the signal or the timeout named, and for a plugin the call it was in: `connect`, `recv of \
+message 12`, `close`) and the others still run, unless --fail-fast. A check is declared hung \
+when it has no verdict after 20 s plus twice --timeout plus 10 s (50 s at the default \
+--timeout 10s; the table's header line says how long).
 
 Examples:
   xferbench check
@@ -43,6 +46,9 @@ pub struct CheckArgs {
     /// How long a send or receive may wait; also the bound on noticing a dead peer.
     #[command(flatten)]
     pub hang: crate::flags::TimeoutArgs,
+    /// Stop at the first check that fails or hangs (for a plugin's own CI).
+    #[arg(long)]
+    pub fail_fast: bool,
     /// Print the results as one JSON document on stdout.
     #[arg(long)]
     pub json: bool,
@@ -141,7 +147,18 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
     // Each result once: in the table at the end. On a terminal the check that just
     // finished shows on one line, overwritten by the next and cleared before the table.
     let progress = !args.quiet && !args.json && std::io::stderr().is_terminal();
+    if !args.quiet && !args.json {
+        eprintln!(
+            "{} check(s) of {} configuration(s); each is declared hung after {} s without a verdict",
+            checks.len(),
+            configs.len(),
+            xferbench_lab::check::check_deadline(timeout).as_secs()
+        );
+    }
     for (transport, params) in &configs {
+        if args.fail_fast && results.iter().any(|r| r.status == Status::Fail) {
+            break;
+        }
         let mut on_result = |r: &CheckResult| {
             if progress {
                 eprint!(
@@ -159,6 +176,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
             params,
             &checks,
             timeout,
+            args.fail_fast,
             &stop,
             &mut on_result,
         ));

@@ -574,6 +574,9 @@ fn a_plugin_that_crashes_in_either_process_fails_like_a_dead_peer_and_leaves_not
             "peer 0"
         };
         assert!(err.contains(who), "side={side}: expected {who:?}: {err}");
+        // The call it crashed in, and the message: the first past `after`.
+        let call = format!("plugin call in flight: {side} of message 5001");
+        assert!(err.contains(&call), "side={side}: expected {call:?}: {err}");
         assert!(err.contains("1 finished point(s) kept"), "{err}");
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert_eq!(doc["points"].as_array().unwrap().len(), 1);
@@ -605,6 +608,57 @@ fn a_plugin_that_hangs_is_named_after_the_timeout() {
             err.contains("no progress on channel 0 for 1 s")
                 || err.contains("nothing moved for 1.0 s"),
             "side={side}: the timeout is not named: {err}"
+        );
+        // The call the hanging side is in, and its message: the first past `after`.
+        let call = format!("{side} of message 2001");
+        assert!(
+            err.contains(&format!("in plugin calls: {call}")) || err.contains(&format!("; {call}")),
+            "side={side}: expected {call:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn check_names_the_call_a_plugin_crashed_or_hung_in_and_stops_at_the_first_with_fail_fast() {
+    let Some(lib) = faulty_plugin() else { return };
+    for (fault, found) in [
+        ("crash", "crashed in plugin call connect"),
+        ("hang", "in plugin call connect"),
+    ] {
+        let started = std::time::Instant::now();
+        let out = xferbench()
+            .args([
+                "check",
+                "-t",
+                &plugin(&lib, Some(fault)),
+                "-p",
+                "side=connect",
+            ])
+            .args(["--fail-fast", "--timeout", "1s", "--json"])
+            .output()
+            .unwrap();
+        let doc = stdout_json(&out);
+        assert_eq!(out.status.code(), Some(5), "{fault}: {doc}");
+        let results = doc["results"].as_array().unwrap();
+        // Every check before the first failure passed or did not apply; none after.
+        let first = results
+            .iter()
+            .position(|r| r["status"] == "fail")
+            .unwrap_or_else(|| panic!("{fault}: no check failed: {doc}"));
+        assert_eq!(
+            first + 1,
+            results.len(),
+            "{fault}: checks ran past the failure: {doc}"
+        );
+        let detail = results[first]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(found),
+            "{fault}: expected {found:?} in {detail:?}"
+        );
+        // A hang is declared after 20 s + 2 × 1 s + 10 s; the run stops there.
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{fault}"
         );
     }
 }

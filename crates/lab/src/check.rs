@@ -31,6 +31,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use xferbench_transports::conformance::{self, CHECK_LIMIT, Check, Verdict};
+use xferbench_transports::plugin::in_flight;
 use xferbench_transports::rpmsg::Rpmsg;
 use xferbench_transports::{Endpoint, Listener, Params, Recv, Transport};
 
@@ -147,13 +148,15 @@ pub fn check_deadline(timeout: Duration) -> Duration {
 }
 
 /// Runs `checks` on one transport configuration, each in a child process, calling
-/// `on_result` as each finishes.
+/// `on_result` as each finishes; with `fail_fast`, none after the first that fails.
+#[allow(clippy::too_many_arguments)]
 pub fn run_checks(
     launcher: &Launcher,
     transport: &str,
     params: &Params,
     checks: &[CheckId],
     timeout: Duration,
+    fail_fast: bool,
     stop: &AtomicBool,
     on_result: &mut dyn FnMut(&CheckResult),
 ) -> Vec<CheckResult> {
@@ -173,7 +176,11 @@ pub fn run_checks(
             seconds: start.elapsed().as_secs_f64(),
         };
         on_result(&r);
+        let failed = r.status == Status::Fail;
         results.push(r);
+        if failed && fail_fast {
+            break;
+        }
     }
     results
 }
@@ -226,7 +233,13 @@ fn run_one(
                 .find_map(|l| serde_json::from_str::<Outcome>(l).ok());
             break match (parsed, ended.success()) {
                 (Some(o), true) => o,
-                _ => fail(format!("the check's process {ended}")),
+                _ => fail(match in_flight::parse_report(&ended.stderr_tail) {
+                    Some(calls) if !calls.is_empty() => format!(
+                        "crashed in plugin call {}: the check's process {ended}",
+                        calls.join(", ")
+                    ),
+                    _ => format!("the check's process {ended}"),
+                }),
             };
         }
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -235,9 +248,16 @@ fn run_one(
         }
         if Instant::now() >= deadline {
             let pid = child.pid();
+            let calls = child.calls_in_flight(Duration::from_millis(500));
             child.kill();
+            let during = match calls {
+                Some(calls) if !calls.is_empty() => {
+                    format!(" in plugin call {}", calls.join(", "))
+                }
+                _ => String::new(),
+            };
             break fail(format!(
-                "hung: no verdict within {} s; the check's process (pid {pid}) was killed",
+                "hung{during}: no verdict within {} s; the check's process (pid {pid}) was killed",
                 check_deadline(timeout).as_secs()
             ));
         }
@@ -385,9 +405,18 @@ fn connected_peer<T: Transport>(
         PeerReply::Ready => {}
         other => return Err(format!("the peer answered {other:?} instead of ready")),
     }
-    let ep = l
-        .accept(Instant::now() + PEER_TIMEOUT)
-        .map_err(|e| format!("accept: {e}"))?;
+    let ep = match l.accept(Instant::now() + PEER_TIMEOUT) {
+        Ok(ep) => ep,
+        Err(e) => {
+            let during = match peer.calls_in_flight() {
+                Some(calls) if !calls.is_empty() => {
+                    format!(" (the peer process is in plugin call {})", calls.join(", "))
+                }
+                _ => String::new(),
+            };
+            return Err(format!("accept: {e}{during}"));
+        }
+    };
     Ok((peer, ep))
 }
 

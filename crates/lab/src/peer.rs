@@ -195,6 +195,9 @@ enum Kind {
     },
 }
 
+/// How long a hung peer is given to write the plugin calls it is in.
+const CALLS_GRACE: Duration = Duration::from_millis(500);
+
 /// The parent's handle on one peer.
 pub struct Peer {
     channel: usize,
@@ -455,6 +458,15 @@ impl Peer {
             self.said_why()
                 .unwrap_or(PeerError::Died { channel, ended }),
         )
+    }
+
+    /// The plugin calls a process peer is in (see [`Child::calls_in_flight`]); `None`
+    /// for a thread peer (this process's own calls hold its calls) or a remote one.
+    pub fn calls_in_flight(&mut self) -> Option<Vec<String>> {
+        match &mut self.kind {
+            Kind::Process { child, .. } => child.calls_in_flight(CALLS_GRACE),
+            _ => None,
+        }
     }
 
     /// Kills a process peer at once and reaps it (a peer on the agent's host is

@@ -525,6 +525,30 @@ impl Child {
         }
     }
 
+    /// The plugin calls the child is in, asked before a hung child is killed: it is
+    /// sent [`in_flight::REPORT_SIGNAL`](xferbench_transports::plugin::in_flight) and
+    /// given up to `within` to write them to its stderr. `None` when it wrote no
+    /// report (it loaded no plugin, or it has exited); empty when it is in none.
+    pub fn calls_in_flight(&mut self, within: Duration) -> Option<Vec<String>> {
+        use xferbench_transports::plugin::in_flight;
+        if self.poll().is_some() {
+            return None;
+        }
+        let pid = rustix::process::Pid::from_raw(self.pid() as i32)?;
+        let signal = rustix::process::Signal::from_named_raw(in_flight::REPORT_SIGNAL)?;
+        let _ = rustix::process::kill_process(pid, signal);
+        let until = std::time::Instant::now() + within;
+        loop {
+            if let Some(calls) = in_flight::parse_report(&self.stderr_tail()) {
+                return Some(calls);
+            }
+            if std::time::Instant::now() >= until || self.poll().is_some() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Kills the child (SIGKILL) and reaps it.
     pub fn kill(&mut self) -> Ended {
         if self.poll().is_none() {

@@ -227,7 +227,7 @@ where
             // The peer's own failure to connect says more, when it has one.
             return Err(match done_rx.recv_timeout(Duration::from_secs(6)) {
                 Ok(Err(peer_err)) => format!("accept: {e} (the peer: {peer_err})"),
-                _ => format!("accept: {e}"),
+                _ => format!("accept: {e}{}", calls_now()),
             });
         }
     };
@@ -241,9 +241,10 @@ where
             Err(p) => Err(format!("the peer panicked: {}", panic_text(&*p))),
             Ok(()) => Err("the peer ended without a result".into()),
         },
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            Err(format!("the peer did not finish within {CHECK_LIMIT:?}"))
-        }
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "the peer did not finish within {CHECK_LIMIT:?}{}",
+            calls_now()
+        )),
     };
     match (r, peer_result) {
         (Ok(r), Ok(())) => Ok(r),
@@ -251,6 +252,20 @@ where
         (Err(d), Err(p)) => Err(format!("{d} (the peer: {p})")),
         (Err(d), Ok(())) => Err(d),
         (Ok(_), Err(p)) => Err(format!("peer: {p}")),
+    }
+}
+
+/// The plugin calls this process's threads are in, for a check that gave up waiting:
+/// ` (in plugin call connect)`, or empty.
+fn calls_now() -> String {
+    let calls: Vec<String> = crate::plugin::in_flight::describe()
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    if calls.is_empty() {
+        String::new()
+    } else {
+        format!(" (in plugin call {})", calls.join(", "))
     }
 }
 

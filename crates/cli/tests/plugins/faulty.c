@@ -10,9 +10,9 @@
  *   drop   silently drops every `every`-th message it is asked to send
  *   flip   flips the last byte of every `every`-th message it sends
  *   crash  dereferences NULL (SIGSEGV) after `after` messages, on the `side` that
- *          sends ("send") or receives ("recv")
+ *          sends ("send") or receives ("recv"), or in `connect` ("connect")
  *   hang   stops answering (sleeps, ignoring every timeout) after `after` messages
- *          on `side`
+ *          on `side`, or in `connect`
  *   zc     no fault: declares XB_ZERO_COPY; loan hands out a buffer the commit
  *          sends, borrow receives into one it lends
  */
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 enum fault { DROP, FLIP, CRASH, HANG, NONE };
-enum side { SEND, RECV };
+enum side { SEND, RECV, CONNECT };
 
 typedef struct {
     transport *inner;
@@ -70,7 +70,7 @@ static int w_create(enum fault fault, const xb_value *values, size_t count, cons
         else if (strcmp(values[i].name, "after") == 0)
             w->after = (long)values[i].number;
         else if (strcmp(values[i].name, "side") == 0)
-            w->side = values[i].number == 0 ? SEND : RECV;
+            w->side = values[i].number == 0 ? SEND : values[i].number == 1 ? RECV : CONNECT;
     }
     int rc = mq_create(values, count, host, (void **)&w->inner, max_message, err);
     if (rc != XB_OK) {
@@ -155,6 +155,8 @@ static int w_connect(void *tp, const char *address, uint64_t timeout_ns, void **
 {
     wtransport *t = tp;
     void *inner;
+    if (t->side == CONNECT)
+        misbehave(t);
     int rc = mq_connect(t->inner, address, timeout_ns, &inner, err);
     if (rc != XB_OK)
         return rc;
@@ -250,6 +252,7 @@ static int zc_release(void *ep, const void *buffer, xb_error *err)
 static const xb_choice sides[] = {
     {.name = "send", .help = "the sending side misbehaves"},
     {.name = "recv", .help = "the receiving side misbehaves"},
+    {.name = "connect", .help = "connect misbehaves at once"},
 };
 
 #define MQ_PARAMS                                                                               \
@@ -269,7 +272,7 @@ static const xb_param after_params[] = {
     {.name = "after", .kind = XB_PARAM_INTEGER, .default_value = "5000",
      .help = "messages before the fault strikes", .min = 0, .max = 1000000000},
     {.name = "side", .kind = XB_PARAM_ENUM, .default_value = "send",
-     .help = "which side misbehaves", .choices = sides, .choice_count = 2},
+     .help = "which side misbehaves", .choices = sides, .choice_count = 3},
 };
 
 static const xb_param zc_params[] = {MQ_PARAMS};

@@ -206,13 +206,16 @@ pub enum RunError {
         source: TransportError,
     },
     /// A driver's transfer failed.
-    #[error("channel {channel}: {source}")]
+    #[error("channel {channel}: {source}{calls}")]
     Workload {
         /// Channel.
         channel: usize,
         /// The error.
         #[source]
         source: WorkloadError,
+        /// The plugin calls in flight when it failed, in words (as for
+        /// [`RunError::Hung`]), or empty.
+        calls: String,
     },
     /// A peer failed, died or hung.
     #[error(transparent)]
@@ -222,13 +225,16 @@ pub enum RunError {
     Participant(String),
     /// No channel made progress for the hang timeout.
     #[error(
-        "no progress on channel {channel} for {secs} s: the peer or the transport hung (raise --timeout if this is expected)"
+        "no progress on channel {channel} for {secs} s: the peer or the transport hung{calls} (raise --timeout if this is expected)"
     )]
     Hung {
         /// The first stuck channel.
         channel: usize,
         /// Seconds without progress.
         secs: u64,
+        /// The plugin calls in flight when it was declared hung, in words
+        /// (`; in plugin calls: recv of message 12 (this process), …`), or empty.
+        calls: String,
     },
     /// Stopped by the user.
     #[error("interrupted")]

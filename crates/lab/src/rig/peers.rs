@@ -335,8 +335,12 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                             .iter_mut()
                             .find_map(|p| p.exited_within(Duration::from_millis(300)));
                         first_error = Some(match death {
-                            Some(d) => d.into(),
-                            None => RunError::Workload { channel, source: e },
+                            Some(d) => with_calls(d, peers),
+                            None => RunError::Workload {
+                                channel,
+                                source: e,
+                                calls: calls_in_flight(peers),
+                            },
                         });
                         halt.store(true, Ordering::Relaxed);
                         abandon.store(true, Ordering::Relaxed);
@@ -356,7 +360,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                         continue;
                     }
                     if let Some(e) = peers.iter_mut().find_map(Peer::exited) {
-                        first_error = Some(e.into());
+                        first_error = Some(with_calls(e, peers));
                         halt.store(true, Ordering::Relaxed);
                         abandon.store(true, Ordering::Relaxed);
                         peers.iter_mut().for_each(Peer::kill);
@@ -376,6 +380,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                         first_error = Some(RunError::Hung {
                             channel,
                             secs: ctl.hang_timeout.as_secs(),
+                            calls: calls_in_flight(peers),
                         });
                         halt.store(true, Ordering::Relaxed);
                         abandon.store(true, Ordering::Relaxed);
@@ -445,5 +450,41 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
             counters: ctl.take_counters(),
             ..aggregate(channels, cpu)
         })
+    }
+}
+
+/// The plugin calls this process's threads (the drivers, thread peers) and each
+/// process peer are in, in words for a hang's report: `; in plugin calls: recv of
+/// message 12 (this process); send of message 13 (the peer of channel 0)`, or empty
+/// when no plugin call is in flight anywhere.
+fn calls_in_flight(peers: &mut [Peer]) -> String {
+    let mut parts: Vec<String> = xferbench_transports::plugin::in_flight::describe()
+        .iter()
+        .map(|c| format!("{c} (this process)"))
+        .collect();
+    for p in peers.iter_mut() {
+        let channel = p.channel();
+        for c in p.calls_in_flight().unwrap_or_default() {
+            parts.push(format!("{c} (the peer of channel {channel})"));
+        }
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; in plugin calls: {}", parts.join("; "))
+    }
+}
+
+/// A peer's failure, with the plugin calls in flight elsewhere when it reported one
+/// itself (a receive that timed out while this process's sender hung in a plugin's
+/// `send`); a peer that died says in its own stderr what call it died in.
+fn with_calls(e: PeerError, peers: &mut [Peer]) -> RunError {
+    match e {
+        PeerError::Failed { channel, message } => PeerError::Failed {
+            channel,
+            message: message + &calls_in_flight(peers),
+        }
+        .into(),
+        e => e.into(),
     }
 }

@@ -388,9 +388,15 @@ impl PluginRig {
                     }
                     if Instant::now() >= deadline {
                         let pid = self.child.pid();
+                        let during = match self.child.calls_in_flight(Duration::from_millis(500)) {
+                            Some(calls) if !calls.is_empty() => {
+                                format!(" in plugin call {}", calls.join(", "))
+                            }
+                            _ => String::new(),
+                        };
                         self.child.kill();
                         return Err(RunError::Participant(format!(
-                            "the measuring process of plugin transport `{}` (pid {pid}) did not {what} in time: hung, killed",
+                            "the measuring process of plugin transport `{}` (pid {pid}) did not {what} in time: hung{during}, killed",
                             self.name
                         )));
                     }

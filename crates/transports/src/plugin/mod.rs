@@ -17,6 +17,7 @@
 //! reports it like a dead peer; this module does not know about processes.
 
 pub mod describe;
+pub mod in_flight;
 mod load;
 
 pub use describe::{ParamInfo, ParamKind, PluginInfo, TransportInfo, c_value};
@@ -28,6 +29,7 @@ use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Params, Recv, Transport, TransportError,
 };
 use abi::{XB_CLOSED, XB_OK, XbError, XbHost, XbValue};
+use in_flight::Call;
 use std::borrow::Cow;
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::io;
@@ -183,6 +185,7 @@ pub fn cleanup(lib: &Library, scope: &str) -> Result<bool, PluginError> {
         return Ok(false);
     };
     let scope = checked_scope(scope)?;
+    let _call = in_flight::enter(Call::Cleanup, 0);
     // SAFETY: the header's contract for `cleanup`: a NUL-terminated scope.
     unsafe { hook(scope.as_ptr()) };
     Ok(true)
@@ -242,6 +245,7 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         if let Some(destroy) = self.table().destroy {
+            let _call = in_flight::enter(Call::Destroy, 0);
             // SAFETY: made by this table's create, destroyed once, after every
             // listener and endpoint holding this instance was closed.
             unsafe { destroy(self.handle) };
@@ -371,6 +375,8 @@ impl PluginTransport {
         let mut handle: *mut c_void = std::ptr::null_mut();
         let mut max = info.max_message.unwrap_or(0);
         let mut err = XbError::default();
+        in_flight::install();
+        let call = in_flight::enter(Call::Create, 0);
         // SAFETY: the header's create contract: `raw` holds one valid value per
         // declared parameter, the host and out-pointers are valid for the call.
         let rc = unsafe {
@@ -383,6 +389,7 @@ impl PluginTransport {
                 &mut err,
             )
         };
+        drop(call);
         if rc != XB_OK || handle.is_null() {
             let code = if rc == XB_OK { abi::XB_ERR_IO } else { rc };
             return Err(PluginError::Create {
@@ -463,6 +470,8 @@ impl PluginTransport {
             zero_copy: self.inner.zero_copy,
             timeout_ns: self.inner.timeout_ns,
             err: Box::default(),
+            sent: 0,
+            received: 0,
             instance: self.inner.clone(),
         }
     }
@@ -515,6 +524,7 @@ impl Transport for PluginTransport {
         let mut handle: *mut c_void = std::ptr::null_mut();
         let mut address = [0 as c_char; abi::XB_ADDRESS_MAX];
         let mut err = XbError::default();
+        let call = in_flight::enter(Call::Listen, 0);
         // SAFETY: the header's listen contract; the address buffer has
         // XB_ADDRESS_MAX bytes.
         let rc = unsafe {
@@ -526,6 +536,7 @@ impl Transport for PluginTransport {
                 &mut err,
             )
         };
+        drop(call);
         if rc != XB_OK || handle.is_null() {
             return Err(self.io_error(
                 "listen",
@@ -565,6 +576,7 @@ impl Transport for PluginTransport {
         };
         let mut handle: *mut c_void = std::ptr::null_mut();
         let mut err = XbError::default();
+        let call = in_flight::enter(Call::Connect, 0);
         // SAFETY: the header's connect contract.
         let rc = unsafe {
             connect(
@@ -575,6 +587,7 @@ impl Transport for PluginTransport {
                 &mut err,
             )
         };
+        drop(call);
         if rc != XB_OK || handle.is_null() {
             return Err(self.io_error(
                 "connect",
@@ -604,6 +617,7 @@ impl Drop for PluginListener {
             .table()
             .close_listener
             .expect("checked when loaded");
+        let _call = in_flight::enter(Call::CloseListener, 0);
         // SAFETY: made by listen, closed once.
         unsafe { close(self.handle) };
     }
@@ -625,8 +639,10 @@ impl Listener for PluginListener {
             .expect("checked when loaded");
         let mut handle: *mut c_void = std::ptr::null_mut();
         let mut err = XbError::default();
+        let call = in_flight::enter(Call::Accept, 0);
         // SAFETY: the header's accept contract, called once per listener.
         let rc = unsafe { accept(self.handle, ns_until(deadline), &mut handle, &mut err) };
+        drop(call);
         if rc != XB_OK || handle.is_null() {
             return Err(self.transport.io_error(
                 "accept",
@@ -655,6 +671,10 @@ pub struct PluginEndpoint {
     zero_copy: bool,
     timeout_ns: u64,
     err: Box<XbError>,
+    /// Messages sent (send or commit) and received (recv or release) so far, to
+    /// name the one a call in flight carries.
+    sent: u64,
+    received: u64,
     /// Keeps the transport object alive until this endpoint is closed.
     instance: Arc<Instance>,
 }
@@ -665,6 +685,7 @@ unsafe impl Send for PluginEndpoint {}
 
 impl Drop for PluginEndpoint {
     fn drop(&mut self) {
+        let _call = in_flight::enter(Call::Close, 0);
         // SAFETY: made by accept/connect, closed once; the instance outlives it.
         unsafe { (self.close)(self.handle) };
     }
@@ -712,8 +733,10 @@ impl PluginEndpoint {
     fn borrowed(&mut self, len: usize) -> io::Result<Option<*const u8>> {
         let (_, _, borrow, _) = self.zero_copy_fns()?;
         let mut buf: *const c_void = std::ptr::null();
+        let call = in_flight::enter(Call::Borrow, self.received + 1);
         // SAFETY: the header's borrow contract.
         let rc = unsafe { borrow(self.handle, len, &mut buf, self.timeout_ns, &mut *self.err) };
+        drop(call);
         match rc {
             XB_OK if !buf.is_null() => Ok(Some(buf.cast())),
             XB_OK => Err(io::Error::other(format!(
@@ -728,8 +751,10 @@ impl PluginEndpoint {
     fn loaned(&mut self, len: usize) -> io::Result<*mut u8> {
         let (loan, _, _, _) = self.zero_copy_fns()?;
         let mut buf: *mut c_void = std::ptr::null_mut();
+        let call = in_flight::enter(Call::Loan, self.sent + 1);
         // SAFETY: the header's loan contract.
         let rc = unsafe { loan(self.handle, len, &mut buf, self.timeout_ns, &mut *self.err) };
+        drop(call);
         match rc {
             XB_OK if !buf.is_null() => Ok(buf.cast()),
             XB_OK => Err(io::Error::other(format!(
@@ -742,18 +767,30 @@ impl PluginEndpoint {
 
     fn committed(&mut self, buf: *mut u8, len: usize) -> io::Result<()> {
         let (_, commit, _, _) = self.zero_copy_fns()?;
+        let call = in_flight::enter(Call::Commit, self.sent + 1);
         // SAFETY: the header's commit contract, for the buffer loan returned.
-        match unsafe { commit(self.handle, buf.cast(), len, &mut *self.err) } {
-            XB_OK => Ok(()),
+        let rc = unsafe { commit(self.handle, buf.cast(), len, &mut *self.err) };
+        drop(call);
+        match rc {
+            XB_OK => {
+                self.sent += 1;
+                Ok(())
+            }
             code => Err(self.error("commit", code)),
         }
     }
 
     fn released(&mut self, buf: *const u8) -> io::Result<()> {
         let (_, _, _, release) = self.zero_copy_fns()?;
+        let call = in_flight::enter(Call::Release, self.received + 1);
         // SAFETY: the header's release contract, for the buffer borrow returned.
-        match unsafe { release(self.handle, buf.cast(), &mut *self.err) } {
-            XB_OK => Ok(()),
+        let rc = unsafe { release(self.handle, buf.cast(), &mut *self.err) };
+        drop(call);
+        match rc {
+            XB_OK => {
+                self.received += 1;
+                Ok(())
+            }
             code => Err(self.error("release", code)),
         }
     }
@@ -772,6 +809,7 @@ impl Endpoint for PluginEndpoint {
         if msg.is_empty() {
             return Err(empty_message());
         }
+        let call = in_flight::enter(Call::Send, self.sent + 1);
         // SAFETY: the header's send contract: `msg` is readable for its length.
         let rc = unsafe {
             (self.send)(
@@ -782,7 +820,9 @@ impl Endpoint for PluginEndpoint {
                 &mut *self.err,
             )
         };
+        drop(call);
         if rc == XB_OK {
+            self.sent += 1;
             Ok(())
         } else {
             Err(self.error("send", rc))
@@ -794,8 +834,11 @@ impl Endpoint for PluginEndpoint {
         let Some(flush) = self.flush else {
             return Ok(());
         };
+        let call = in_flight::enter(Call::Flush, 0);
         // SAFETY: the header's flush contract.
-        match unsafe { flush(self.handle, &mut *self.err) } {
+        let rc = unsafe { flush(self.handle, &mut *self.err) };
+        drop(call);
+        match rc {
             XB_OK => Ok(()),
             code => Err(self.error("flush", code)),
         }
@@ -806,6 +849,7 @@ impl Endpoint for PluginEndpoint {
         if buf.is_empty() {
             return Err(empty_message());
         }
+        let call = in_flight::enter(Call::Recv, self.received + 1);
         // SAFETY: the header's recv contract: `buf` is writable for its length.
         let rc = unsafe {
             (self.recv)(
@@ -816,16 +860,23 @@ impl Endpoint for PluginEndpoint {
                 &mut *self.err,
             )
         };
+        drop(call);
         match rc {
-            XB_OK => Ok(Recv::Message),
+            XB_OK => {
+                self.received += 1;
+                Ok(Recv::Message)
+            }
             XB_CLOSED => Ok(Recv::Closed),
             code => Err(self.error("recv", code)),
         }
     }
 
     fn close_send(&mut self) -> io::Result<()> {
+        let call = in_flight::enter(Call::CloseSend, 0);
         // SAFETY: the header's close_send contract.
-        match unsafe { (self.close_send)(self.handle, &mut *self.err) } {
+        let rc = unsafe { (self.close_send)(self.handle, &mut *self.err) };
+        drop(call);
+        match rc {
             XB_OK => Ok(()),
             code => Err(self.error("close_send", code)),
         }
