@@ -34,7 +34,9 @@
 //! * any other text (a `.txt` result, a study's `seed.rs`): `SOURCE|TEXT[|N]`, the
 //!   N-th number after TEXT on the only line that contains it. TEXT that begins or
 //!   ends with a space is written in double quotes, which keep it (`"memcpy 4 KiB  "`,
-//!   not `memcpy 4 KiB at 16`); other quotes are part of TEXT.
+//!   not `memcpy 4 KiB at 16`); other quotes are part of TEXT. `SOURCE|:LINE[|N]` is
+//!   the N-th number of the file's line LINE (1 is the first), for a result whose
+//!   lines repeat their labels (one block per round).
 //!
 //! The figure agrees when it is its source's value rounded as printed: 529.8 stands
 //! for [529.75, 529.85]; one after `≈` or `~` agrees within 10 % of itself. A figure without a reference fails with the references of
@@ -56,6 +58,7 @@ const CHECKED: &[&str] = &[
     "transports.md",
     "plugins.md",
     "load.md",
+    "limits.md",
 ];
 
 /// Units that make a number a figure, longest first so that `MB/s` wins over `MB`.
@@ -466,13 +469,25 @@ impl Doc {
                 .and_then(|a| a.strip_suffix('"'))
                 .filter(|a| a.starts_with(' ') || a.ends_with(' '))
                 .unwrap_or(anchor);
-            let hits: Vec<&str> = text.lines().filter(|l| l.contains(anchor)).collect();
-            let line = match hits[..] {
-                [one] => one,
-                [] => return Err(format!("no line of {rel} contains `{anchor}`")),
-                _ => return Err(format!("{} lines of {rel} contain `{anchor}`", hits.len())),
+            // `:LINE`: the file's line of that number (1 is the first), from its start.
+            let numbered = anchor
+                .strip_prefix(':')
+                .and_then(|n| n.parse::<usize>().ok());
+            let after = if let Some(n) = numbered {
+                text.lines()
+                    .nth(n.wrapping_sub(1))
+                    .ok_or(format!("{rel} has no line {n}"))?
+            } else {
+                let hits: Vec<&str> = text.lines().filter(|l| l.contains(anchor)).collect();
+                let line = match hits[..] {
+                    [one] => one,
+                    [] => return Err(format!("no line of {rel} contains `{anchor}`")),
+                    _ => {
+                        return Err(format!("{} lines of {rel} contain `{anchor}`", hits.len()));
+                    }
+                };
+                &line[line.find(anchor).unwrap() + anchor.len()..]
             };
-            let after = &line[line.find(anchor).unwrap() + anchor.len()..];
             let n = nth(parts.get(2))?;
             numbers(after, rel.ends_with(".rs"))
                 .get(n - 1)
@@ -802,7 +817,7 @@ fn docs_figures_a_changed_figure_fails_naming_its_line() {
 
 #[test]
 fn docs_figures_a_changed_figure_fails_naming_its_line_outside_the_studies() {
-    for rel in ["transports.md", "load.md"] {
+    for rel in ["transports.md", "load.md", "limits.md"] {
         a_changed_figure_fails_naming_its_line(rel);
     }
 }
@@ -819,7 +834,10 @@ fn a_changed_figure_fails_naming_its_line(rel: &str) {
         .iter()
         .enumerate()
         .find(|(_, l)| {
-            l.contains("<!-- = ") && !l.contains("<!-- = set") && !l.contains("<!-- = example")
+            l.contains("<!-- = ")
+                && !l.contains("<!-- = set")
+                && !l.contains("<!-- = example")
+                && !l.contains("<!-- = unchecked")
         })
         .expect("a referenced figure");
     let at = line.find("<!-- = ").unwrap();
@@ -945,7 +963,7 @@ fn docs_figures_references_resolve_csv_json_text_and_arithmetic() {
     std::fs::write(dir.path().join("s.rs"), "pub const KU: f64 = 1_025.3;\n").unwrap();
     std::fs::write(
         dir.path().join("c.txt"),
-        "memcpy 4 KiB      48.0 GB/s\nmemcpy 4 KiB at 16   1.8 GB/s\n",
+        "memcpy 4 KiB      48.0 GB/s\nmemcpy 4 KiB at 16   1.8 GB/s\n  58.0 [ 54.4- 71.5]\n",
     )
     .unwrap();
     let doc = "<!-- source t = t.csv -->\n\
@@ -953,10 +971,10 @@ fn docs_figures_references_resolve_csv_json_text_and_arithmetic() {
                500–600 MB/s<!-- = t|ku|MB/s|2; t|ku|MB/s|3 --> and 3.3<!-- = r.json|/points/0/v -->\n\
                seed 1025.3 MB/s<!-- = s.rs|KU: f64 = --> is 88.3 %<!-- = 100 * {t|1|2} / {t|2|2} -->\n\
                a 50 µs<!-- = set --> slack, 4 MiB chunks, say 5 GB/s<!-- = example -->\n\
-               48.0 GB/s<!-- = c.txt|\"memcpy 4 KiB  \" --> and 1.8 GB/s<!-- = c.txt|at 16 -->";
+               48.0 GB/s<!-- = c.txt|\"memcpy 4 KiB  \" --> and 1.8 GB/s<!-- = c.txt|at 16 --> 71.5 µs<!-- = c.txt|:3|3 -->";
     let (problems, n) = check(doc, dir.path(), "d.md");
     assert_eq!(problems, Vec::<String>::new());
-    assert_eq!(n, 11);
+    assert_eq!(n, 12);
     let (problems, _) = check("48.0 GB/s<!-- = c.txt|memcpy 4 KiB -->", dir.path(), "d.md");
     assert!(
         problems[0].contains("2 lines of c.txt contain"),
