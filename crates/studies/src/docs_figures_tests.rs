@@ -970,11 +970,11 @@ fn docs_figures_references_resolve_csv_json_text_and_arithmetic() {
                KU 529.8 MB/s<!-- = t|1|MB/s --> of 600 MB/s<!-- = t|l2|2 -->,\n\
                500–600 MB/s<!-- = t|ku|MB/s|2; t|ku|MB/s|3 --> and 3.3<!-- = r.json|/points/0/v -->\n\
                seed 1025.3 MB/s<!-- = s.rs|KU: f64 = --> is 88.3 %<!-- = 100 * {t|1|2} / {t|2|2} -->\n\
-               a 50 µs<!-- = set --> slack, 4 MiB chunks, say 5 GB/s<!-- = example -->\n\
+               a 50 µs<!-- = set --> slack, 4 MiB chunks, say 5 GB/s<!-- = example -->, 13 µs<!-- = unchecked -->\n\
                48.0 GB/s<!-- = c.txt|\"memcpy 4 KiB  \" --> and 1.8 GB/s<!-- = c.txt|at 16 --> 71.5 µs<!-- = c.txt|:3|3 -->";
     let (problems, n) = check(doc, dir.path(), "d.md");
     assert_eq!(problems, Vec::<String>::new());
-    assert_eq!(n, 12);
+    assert_eq!(n, 13);
     let (problems, _) = check("48.0 GB/s<!-- = c.txt|memcpy 4 KiB -->", dir.path(), "d.md");
     assert!(
         problems[0].contains("2 lines of c.txt contain"),
