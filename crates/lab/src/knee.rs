@@ -92,9 +92,9 @@ impl CurvePoint {
 /// Whether the probe `p` of a search sustained its rate against `low_p99_ns`,
 /// confirmed: a probe that failed is probed once more at the same rate (`again`), and
 /// the rate is not sustained only if that probe fails too. A probe is one run, and one
-/// stall of the machine (a VM that loses its CPU for a millisecond now and then, about
-/// 1 % of its time in all) lands in a run's p99 or takes the last percent of a
-/// sender's rate; a rate beyond the knee fails every time. `None` when the second
+/// stall of the machine (a VM that loses its CPU for a millisecond now and then) lands
+/// in a run's p99 or takes the last percent of a sender's rate; a rate beyond the knee
+/// fails every time. `None` when the second
 /// probe could not be made.
 pub fn confirmed(
     p: &CurvePoint,

@@ -1,7 +1,9 @@
 //! The study data the docs quote (`docs/studies/data/<study>/`, written by
 //! `scripts/refresh-docs-data.sh`): every committed `results.json` still parses under
 //! the current schema and its study's writer still renders it, and every block of
-//! `docs/studies/*.md` generated from a data file is that file.
+//! `docs/studies/*.md` generated from a data file is that file. So is every block of
+//! the other docs in [`OTHER_DOCS`] (`docs/load.md`: the tables
+//! `scripts/load-summary.py` writes from `docs/data/load/`).
 //!
 //! A generated block is
 //!
@@ -10,6 +12,8 @@
 //! ...the file, its headings moved two levels down...
 //! <!-- end of generated block -->
 //! ```
+//!
+//! (`by` names the script that writes the file; its path is relative to the doc.)
 //!
 //! `XFERBENCH_UPDATE_DOCS=1 cargo test -p xferbench-studies --lib docs_data` rewrites
 //! each data folder's `summary.md` as its writer renders it from the folder's
@@ -21,6 +25,11 @@ use xferbench_lab::result::{ResultDoc, SCHEMA_VERSION};
 
 const OPEN: &str = "<!-- generated from ";
 const OPEN_END: &str = " by scripts/refresh-docs-data.sh -->";
+/// Between the quoted file's name and the end of the opening line, the script's name.
+const BY: &str = " by scripts/";
+
+/// Docs outside `docs/studies/` with generated blocks, relative to `docs/`.
+const OTHER_DOCS: &[&str] = &["load.md"];
 const CLOSE: &str = "<!-- end of generated block -->";
 
 fn docs() -> PathBuf {
@@ -67,29 +76,33 @@ fn quoted(text: &str) -> String {
 }
 
 /// The doc with every generated block replaced by its file, or the first error.
-fn regenerate(doc: &str) -> Result<String, String> {
+fn regenerate(doc: &str, dir: &Path) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = doc;
     while let Some(i) = rest.find(OPEN) {
         out.push_str(&rest[..i]);
         let after = &rest[i + OPEN.len()..];
-        let j = after.find(OPEN_END).ok_or_else(|| {
+        let malformed = || {
             format!(
                 "a generated block's opening line is malformed near: {}",
                 after.chars().take(80).collect::<String>()
             )
-        })?;
+        };
+        let line_end = after.find('\n').unwrap_or(after.len());
+        let j = after[..line_end].find(BY).ok_or_else(malformed)?;
+        let close = after[..line_end].find(" -->").ok_or_else(malformed)?;
         let name = &after[..j];
-        let body = &after[j + OPEN_END.len()..];
+        let by = &after[j..close + " -->".len()];
+        let body = &after[close + " -->".len()..];
         let k = body
             .find(CLOSE)
             .ok_or_else(|| format!("the block generated from {name} has no end line"))?;
-        let path = docs().join(name);
+        let path = dir.join(name);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| format!("{name}, quoted by a generated block: {e}"))?;
         out.push_str(OPEN);
         out.push_str(name);
-        out.push_str(OPEN_END);
+        out.push_str(by);
         out.push_str("\n\n");
         out.push_str(&quoted(&text));
         out.push('\n');
@@ -195,9 +208,11 @@ fn docs_data_blocks_are_the_files_they_quote() {
         .filter(|p| p.extension().is_some_and(|x| x == "md"))
         .collect();
     docs_files.sort();
+    docs_files.extend(OTHER_DOCS.iter().map(|d| docs().join("..").join(d)));
     for path in docs_files {
         let doc = std::fs::read_to_string(&path).unwrap();
-        let new = regenerate(&doc).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let new = regenerate(&doc, path.parent().unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         if new != doc {
             if update {
                 std::fs::write(&path, new).unwrap();
@@ -217,13 +232,22 @@ fn docs_data_blocks_are_the_files_they_quote() {
 #[test]
 fn docs_data_a_block_quotes_its_file_with_headings_moved_down() {
     let doc = format!("intro\n{OPEN}data/none/x.md{OPEN_END}\nold\n{CLOSE}\ntail\n");
-    let e = regenerate(&doc).unwrap_err();
+    let e = regenerate(&doc, &docs()).unwrap_err();
     assert!(e.contains("data/none/x.md"), "{e}");
     assert_eq!(quoted("# T\n\ntext\n## S\n"), "### T\n\ntext\n#### S\n");
     let unterminated = format!("{OPEN}data/none/x.md{OPEN_END}\nold\n");
     assert!(
-        regenerate(&unterminated)
+        regenerate(&unterminated, &docs())
             .unwrap_err()
             .contains("no end line")
+    );
+    // Another script's block, its file relative to the doc.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("data/s.md"), "## Knees\n\n| a |\n").unwrap();
+    let doc = format!("x\n{OPEN}data/s.md by scripts/s.py -->\nold\n{CLOSE}\ny\n");
+    assert_eq!(
+        regenerate(&doc, dir.path()).unwrap(),
+        format!("x\n{OPEN}data/s.md by scripts/s.py -->\n\n#### Knees\n\n| a |\n\n{CLOSE}\ny\n")
     );
 }

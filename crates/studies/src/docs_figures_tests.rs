@@ -19,7 +19,10 @@
 //! A comment `<!-- = E1; E2 -->` binds its expressions, in order, to the last figures
 //! before it on its line that have none yet. An expression is a reference, `set` (a
 //! figure the setup chooses: a parameter, a preset, a threshold, which the sentence
-//! names as such), or arithmetic (`+ - * /`, parentheses, numbers) over references
+//! names as such), `example` (a figure of a worked illustration, not a measurement,
+//! which the sentence presents as one), `unchecked` (a measured figure whose data is
+//! not among the committed files, which the sentence says: an earlier session's, in
+//! git history; one measured by hand), or arithmetic (`+ - * /`, parentheses, numbers) over references
 //! in braces. A reference is `SOURCE|…`, its source a path relative to the doc or a
 //! name declared on a line of its own as `<!-- source NAME = PATH -->`:
 //!
@@ -29,7 +32,11 @@
 //!   `"15974 [14127–20400, 75 %]"`);
 //! * a `.json` file: `SOURCE|/json/pointer` to a number;
 //! * any other text (a `.txt` result, a study's `seed.rs`): `SOURCE|TEXT[|N]`, the
-//!   N-th number after TEXT on the only line that contains it.
+//!   N-th number after TEXT on the only line that contains it. TEXT that begins or
+//!   ends with a space is written in double quotes, which keep it (`"memcpy 4 KiB  "`,
+//!   not `memcpy 4 KiB at 16`); other quotes are part of TEXT. `SOURCE|:LINE[|N]` is
+//!   the N-th number of the file's line LINE (1 is the first), for a result whose
+//!   lines repeat their labels (one block per round).
 //!
 //! The figure agrees when it is its source's value rounded as printed: 529.8 stands
 //! for [529.75, 529.85]; one after `≈` or `~` agrees within 10 % of itself. A figure without a reference fails with the references of
@@ -48,6 +55,10 @@ const CHECKED: &[&str] = &[
     "studies/rpmsg.md",
     "studies/warp-pipe.md",
     "studies/hashtable.md",
+    "transports.md",
+    "plugins.md",
+    "load.md",
+    "limits.md",
 ];
 
 /// Units that make a number a figure, longest first so that `MB/s` wins over `MB`.
@@ -451,13 +462,32 @@ impl Doc {
             let anchor = parts
                 .get(1)
                 .ok_or(format!("`{reference}`: a text reference is FILE|TEXT[|N]"))?;
-            let hits: Vec<&str> = text.lines().filter(|l| l.contains(anchor)).collect();
-            let line = match hits[..] {
-                [one] => one,
-                [] => return Err(format!("no line of {rel} contains `{anchor}`")),
-                _ => return Err(format!("{} lines of {rel} contain `{anchor}`", hits.len())),
+            // `"TEXT "`: quoted with a space at an end, the spaces are part of it
+            // (`"5l2"`, with none, is its quotes and all, as a seed's code has it).
+            let anchor = anchor
+                .strip_prefix('"')
+                .and_then(|a| a.strip_suffix('"'))
+                .filter(|a| a.starts_with(' ') || a.ends_with(' '))
+                .unwrap_or(anchor);
+            // `:LINE`: the file's line of that number (1 is the first), from its start.
+            let numbered = anchor
+                .strip_prefix(':')
+                .and_then(|n| n.parse::<usize>().ok());
+            let after = if let Some(n) = numbered {
+                text.lines()
+                    .nth(n.wrapping_sub(1))
+                    .ok_or(format!("{rel} has no line {n}"))?
+            } else {
+                let hits: Vec<&str> = text.lines().filter(|l| l.contains(anchor)).collect();
+                let line = match hits[..] {
+                    [one] => one,
+                    [] => return Err(format!("no line of {rel} contains `{anchor}`")),
+                    _ => {
+                        return Err(format!("{} lines of {rel} contain `{anchor}`", hits.len()));
+                    }
+                };
+                &line[line.find(anchor).unwrap() + anchor.len()..]
             };
-            let after = &line[line.find(anchor).unwrap() + anchor.len()..];
             let n = nth(parts.get(2))?;
             numbers(after, rel.ends_with(".rs"))
                 .get(n - 1)
@@ -466,10 +496,10 @@ impl Doc {
         }
     }
 
-    /// An expression's value; `None` for `set`.
+    /// An expression's value; `None` for `set`, `example` and `unchecked`.
     fn eval(&self, expr: &str) -> Result<Option<f64>, String> {
         let e = expr.trim();
-        if e == "set" {
+        if e == "set" || e == "example" || e == "unchecked" {
             return Ok(None);
         }
         if !e.contains('{') && e.contains('|') {
@@ -766,6 +796,7 @@ fn docs_figures_every_prose_figure_agrees_with_its_source() {
         let path = docs().join(rel);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
         let (p, n) = check(&text, path.parent().unwrap(), &format!("docs/{rel}"));
+        eprintln!("docs/{rel}: {n} referenced figures");
         problems.extend(p);
         total += n;
     }
@@ -781,7 +812,19 @@ fn docs_figures_every_prose_figure_agrees_with_its_source() {
 
 #[test]
 fn docs_figures_a_changed_figure_fails_naming_its_line() {
-    let rel = "studies/sis8300.md";
+    a_changed_figure_fails_naming_its_line("studies/sis8300.md");
+}
+
+#[test]
+fn docs_figures_a_changed_figure_fails_naming_its_line_outside_the_studies() {
+    for rel in ["transports.md", "load.md", "limits.md"] {
+        a_changed_figure_fails_naming_its_line(rel);
+    }
+}
+
+/// Changes the first referenced figure of `rel`'s prose in its last digit, and adds an
+/// unreferenced one: both fail, naming the line.
+fn a_changed_figure_fails_naming_its_line(rel: &str) {
     let path = docs().join(rel);
     let text = std::fs::read_to_string(&path).unwrap();
     let dir = path.parent().unwrap();
@@ -790,7 +833,12 @@ fn docs_figures_a_changed_figure_fails_naming_its_line() {
     let (n, line) = lines
         .iter()
         .enumerate()
-        .find(|(_, l)| l.contains("<!-- = ") && !l.contains("<!-- = set"))
+        .find(|(_, l)| {
+            l.contains("<!-- = ")
+                && !l.contains("<!-- = set")
+                && !l.contains("<!-- = example")
+                && !l.contains("<!-- = unchecked")
+        })
         .expect("a referenced figure");
     let at = line.find("<!-- = ").unwrap();
     let digit = line[..at]
@@ -810,7 +858,7 @@ fn docs_figures_a_changed_figure_fails_naming_its_line() {
         problems
             .iter()
             .any(|p| p.starts_with(&want) && p.contains("does not agree")),
-        "{problems:?}"
+        "{rel}: {problems:?}"
     );
     // A new figure with no reference fails likewise.
     copy[n] = format!("{} It now moves 123.4 MB/s.", lines[n]);
@@ -819,7 +867,7 @@ fn docs_figures_a_changed_figure_fails_naming_its_line() {
         problems
             .iter()
             .any(|p| p.starts_with(&want) && p.contains("123.4 MB/s has no reference")),
-        "{problems:?}"
+        "{rel}: {problems:?}"
     );
 }
 
@@ -913,14 +961,25 @@ fn docs_figures_references_resolve_csv_json_text_and_arithmetic() {
     .unwrap();
     std::fs::write(dir.path().join("r.json"), r#"{"points":[{"v":3.25}]}"#).unwrap();
     std::fs::write(dir.path().join("s.rs"), "pub const KU: f64 = 1_025.3;\n").unwrap();
+    std::fs::write(
+        dir.path().join("c.txt"),
+        "memcpy 4 KiB      48.0 GB/s\nmemcpy 4 KiB at 16   1.8 GB/s\n  58.0 [ 54.4- 71.5]\n",
+    )
+    .unwrap();
     let doc = "<!-- source t = t.csv -->\n\
                KU 529.8 MB/s<!-- = t|1|MB/s --> of 600 MB/s<!-- = t|l2|2 -->,\n\
                500–600 MB/s<!-- = t|ku|MB/s|2; t|ku|MB/s|3 --> and 3.3<!-- = r.json|/points/0/v -->\n\
                seed 1025.3 MB/s<!-- = s.rs|KU: f64 = --> is 88.3 %<!-- = 100 * {t|1|2} / {t|2|2} -->\n\
-               a 50 µs<!-- = set --> slack, 4 MiB chunks";
+               a 50 µs<!-- = set --> slack, 4 MiB chunks, say 5 GB/s<!-- = example -->, 13 µs<!-- = unchecked -->\n\
+               48.0 GB/s<!-- = c.txt|\"memcpy 4 KiB  \" --> and 1.8 GB/s<!-- = c.txt|at 16 --> 71.5 µs<!-- = c.txt|:3|3 -->";
     let (problems, n) = check(doc, dir.path(), "d.md");
     assert_eq!(problems, Vec::<String>::new());
-    assert_eq!(n, 8);
+    assert_eq!(n, 13);
+    let (problems, _) = check("48.0 GB/s<!-- = c.txt|memcpy 4 KiB -->", dir.path(), "d.md");
+    assert!(
+        problems[0].contains("2 lines of c.txt contain"),
+        "{problems:?}"
+    );
     let (problems, _) = check(
         "now 529.7 MB/s<!-- = t.csv|1|MB/s -->\nand 529.8 MB/s",
         dir.path(),
