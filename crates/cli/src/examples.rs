@@ -1,7 +1,7 @@
-//! Every example command line in every `--help`, in the README and in every page
-//! of `docs/` parses, and passes the checks its subcommand makes before it runs
-//! (`run`'s whole configuration, `rpmsg`'s point); the cheap ones (`list`,
-//! `completions`, `man`) run, into memory.
+//! Every example command line in every `--help`, in the README, in CONTRIBUTING.md
+//! and in every page of `docs/` parses, and passes the checks its subcommand makes
+//! before it runs (`run`'s whole configuration, `rpmsg`'s point); the cheap ones
+//! (`list`, `completions`, `man`) run, into memory.
 
 use crate::cli::{Cli, Command};
 use clap::{CommandFactory, FromArgMatches};
@@ -162,10 +162,11 @@ pub fn from_help() -> Vec<Example> {
     out
 }
 
-/// The repository's Markdown pages: the README, and every page under `docs/`.
+/// The repository's Markdown pages: the README, CONTRIBUTING.md, and every page
+/// under `docs/`.
 pub fn pages() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut pages = vec![root.join("README.md")];
+    let mut pages = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
     let mut dirs = vec![root.join("docs")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir)
