@@ -327,6 +327,33 @@ fn plugin_points_record_the_machines_load_like_built_ins() {
 }
 
 #[test]
+fn results_record_the_defaults_a_transport_ran_with() {
+    let Some(lib) = posix_mq_plugin() else { return };
+    let out = run_stream(
+        &format!("shm,{}", plugin(&lib, None)),
+        &["-n", "2000", "-p", "depth=4", "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = stdout_json(&out);
+    let points = doc["points"].as_array().unwrap();
+    let of = |t: &str| {
+        points
+            .iter()
+            .find(|p| p["params"]["transport"] == t)
+            .unwrap_or_else(|| panic!("no {t} point: {doc}"))
+    };
+    // The plugin's parameter given on the command line is in `params`, the one left
+    // at its default in `defaults`, as the result stores values.
+    let mq = of("posix-mq");
+    assert_eq!(mq["params"]["depth"], "4", "{mq}");
+    assert!(mq["defaults"].get("depth").is_none(), "{mq}");
+    assert_eq!(mq["defaults"]["max_message"], "4096", "{mq}");
+    // A built-in's too.
+    let shm = of("shm");
+    assert_eq!(shm["defaults"]["wait"], "hybrid", "{shm}");
+}
+
+#[test]
 fn plugin_parameters_are_listed_swept_and_checked_like_built_ins() {
     let Some(mq) = posix_mq_plugin() else { return };
     let out = xferbench()
@@ -626,17 +653,26 @@ fn check_names_the_call_a_plugin_crashed_or_hung_in_and_stops_at_the_first_with_
         ("hang", "in plugin call connect"),
     ] {
         let started = std::time::Instant::now();
-        let out = xferbench()
-            .args([
-                "check",
-                "-t",
-                &plugin(&lib, Some(fault)),
-                "-p",
-                "side=connect",
-            ])
-            .args(["--fail-fast", "--timeout", "1s", "--json"])
-            .output()
-            .unwrap();
+        let args: Vec<String> = [
+            "check",
+            "-t",
+            &plugin(&lib, Some(fault)),
+            "-p",
+            "side=connect",
+            "--fail-fast",
+            "--timeout",
+            "1s",
+            "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // A crash in connect leaves the listener's queues (no peer ever took them):
+        // in a private IPC namespace they go with it.
+        let out = match run_watching_queues(&args) {
+            Some((out, _)) => out,
+            None => xferbench().args(&args).output().unwrap(),
+        };
         let doc = stdout_json(&out);
         assert_eq!(out.status.code(), Some(5), "{fault}: {doc}");
         let results = doc["results"].as_array().unwrap();

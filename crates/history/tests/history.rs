@@ -53,6 +53,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                     ("channels".to_string(), "1".to_string()),
                 ]),
                 chosen: Default::default(),
+                defaults: Default::default(),
                 size_bytes: 64,
                 channels: 1,
                 primary: Some(Primary {

@@ -720,6 +720,28 @@ fn visit(
     })
 }
 
+/// The parameters of a point's transport it left at their defaults
+/// ([`PointResult::defaults`]); empty for a point without a transport or one the
+/// lab does not know.
+fn transport_defaults(params: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    let Some(name) = params.get(crate::params::names::TRANSPORT) else {
+        return BTreeMap::new();
+    };
+    // A plugin's point names its transport by its own name (`posix-mq`), which the
+    // registered plugin's `plugin:PATH:NAME` shows as.
+    let Some(d) = crate::transports::all()
+        .into_iter()
+        .find(|d| d.name == *name || crate::plugins::display_name(&d.name) == *name)
+    else {
+        return BTreeMap::new();
+    };
+    d.params
+        .iter()
+        .filter(|def| !params.contains_key(def.name()))
+        .map(|def| (def.name().to_string(), def.machine(&def.default)))
+        .collect()
+}
+
 fn start_profile(
     req: &crate::profile::ProfileRequest,
     index: usize,
@@ -865,6 +887,7 @@ pub fn summarise(
         index,
         params: point.params.clone(),
         chosen: Default::default(),
+        defaults: transport_defaults(&point.params),
         size_bytes: point.size_bytes,
         channels: point.channels,
         primary: Some(Primary {

@@ -220,6 +220,12 @@ pub struct PointResult {
     /// measured with (absent where nothing was chosen, and in older files).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub chosen: BTreeMap<String, String>,
+    /// The transport's parameters the point left at their defaults, with the default
+    /// as parameters are stored (`wait`: `hybrid`, a plugin's `depth`: `10`):
+    /// with `params`, every parameter the transport ran with (absent where there
+    /// are none, and in older files).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub defaults: BTreeMap<String, String>,
     /// Message size in bytes, as delivered.
     pub size_bytes: u64,
     /// Number of concurrent channels.

@@ -211,6 +211,7 @@ pub fn point(
         index,
         params,
         chosen: Default::default(),
+        defaults: Default::default(),
         size_bytes: size,
         channels,
         primary: xferbench_lab::workload::WorkloadKind::from_name(workload).map(|w| {

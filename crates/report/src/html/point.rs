@@ -388,6 +388,13 @@ pub fn detail(p: &PointResult) -> Markup {
             @if !p.warnings.is_empty() {
                 ul.warnings { @for w in &p.warnings { li { (w) } } }
             }
+            @if !p.defaults.is_empty() {
+                p.note {
+                    "Transport parameters at their defaults: "
+                    (describe_params(&p.defaults))
+                    "."
+                }
+            }
             h4 { "Runs of the " (name) (if primary.higher_is_better { " (higher is better)" } else { " (lower is better)" }) }
             (strip(&name, &runs, p.summary.get(&primary.figure), Unit::of_figure(&primary.figure)))
             p.note {
@@ -420,6 +427,19 @@ pub fn detail(p: &PointResult) -> Markup {
 mod tests {
     use super::*;
     use crate::fixture;
+
+    #[test]
+    fn a_point_shows_the_transport_parameters_it_left_at_their_defaults() {
+        let mut p = fixture::stream_doc().points[0].clone();
+        p.defaults = [("wait".to_string(), "hybrid".to_string())].into();
+        let html = detail(&p).into_string();
+        assert!(
+            html.contains("Transport parameters at their defaults: wait=hybrid."),
+            "{html}"
+        );
+        p.defaults.clear();
+        assert!(!detail(&p).into_string().contains("at their defaults"));
+    }
 
     #[test]
     fn headings_speak_in_formatted_values() {

@@ -141,6 +141,7 @@ pub fn sis8300_doc() -> ResultDoc {
             index,
             params: params(&p),
             chosen: Default::default(),
+            defaults: Default::default(),
             size_bytes: s.nbytes_raw(),
             channels: s.links.len(),
             primary: None,

@@ -91,6 +91,7 @@ fn point(index: usize, group: &str, case: &str, arch: &str, w: u32, v: usize) ->
         index,
         params,
         chosen: Default::default(),
+        defaults: Default::default(),
         size_bytes: 0,
         channels: 1,
         primary: None,

@@ -69,6 +69,7 @@ fn point(index: usize, bench: &str, variant: &str, times: &[f64]) -> PointResult
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
         chosen: Default::default(),
+        defaults: Default::default(),
         size_bytes: 1024,
         channels: 1,
         primary: None,

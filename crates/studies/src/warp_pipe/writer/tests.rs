@@ -69,6 +69,7 @@ fn point(index: usize, params: &[(&str, &str)], rates: &[f64]) -> PointResult {
         index,
         params,
         chosen: Default::default(),
+        defaults: Default::default(),
         size_bytes: 2048,
         channels: 1,
         primary: None,
