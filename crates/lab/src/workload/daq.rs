@@ -1244,6 +1244,33 @@ mod params_tests {
         assert_eq!(map.as_params()["bus"], "3047");
         assert_eq!(map.as_params()["trigger"], "14");
         assert_eq!(map.as_params()["links"], "l2,ku");
+        // The keys and values `xferbench daq` has always recorded.
+        let want: [(&str, &str); 18] = [
+            ("access", "read"),
+            ("boards", "2"),
+            ("bus", "3047"),
+            ("daq", "none"),
+            ("devices", "sis8300-0,sis8300-1"),
+            ("factor", "10"),
+            ("func", "func_readout"),
+            ("function", "99"),
+            ("kernels", "original"),
+            ("links", "l2,ku"),
+            ("loops", "0"),
+            ("offset", "3"),
+            ("reads", "30"),
+            ("samples", "1000000"),
+            ("scale_factor", "1.5"),
+            ("scale_offset", "0.25"),
+            ("trigger", "14"),
+            ("workload", "daq"),
+        ];
+        let have: Vec<(&str, &str)> = map
+            .as_params()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(have, want);
         let software = DaqCommandParams {
             bus_mb_s: None,
             trigger: Trigger::Software,

@@ -931,6 +931,26 @@ mod params_tests {
         assert_eq!(map.as_params()["workload"], "warp-client");
         assert_eq!(map.as_params()["think_ms"], "200");
         assert_eq!(map.as_params()["piggyback_acks"], "true");
+        // The keys and values `xferbench warp client` has always recorded.
+        let want: [(&str, &str); 11] = [
+            ("connect", "127.0.0.1:2115"),
+            ("connection", "shared"),
+            ("crc", "table"),
+            ("instances", "1"),
+            ("iterations", "100"),
+            ("ops", "read"),
+            ("payload", "2048"),
+            ("piggyback_acks", "true"),
+            ("think_ms", "200"),
+            ("threads", "506"),
+            ("workload", "warp-client"),
+        ];
+        let have: Vec<(&str, &str)> = map
+            .as_params()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(have, want);
         for d in WarpClientParams::definitions() {
             d.self_check().unwrap();
         }
