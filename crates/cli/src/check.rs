@@ -204,7 +204,12 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
         let mut t = Table::new();
         t.load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(["transport", "check", "result", "what it found"]);
+            .set_header([
+                xferbench_lab::params::names::TRANSPORT,
+                "check",
+                "result",
+                "what it found",
+            ]);
         for r in &results {
             t.add_row([
                 shown(r),

@@ -21,7 +21,9 @@ use xferbench_lab::rig::daq::{
     func_figure,
 };
 use xferbench_lab::rig::{Rig, RunError};
-use xferbench_lab::workload::daq::DaqSpec;
+use xferbench_lab::workload::RecordedWorkload;
+use xferbench_lab::workload::daq::{DEVICES, DaqCommandParams, DaqSpec, Function, names};
+use xferbench_params::PointParams;
 use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::daq::convert::Kernels;
 use xferbench_transports::daq::convert::ScaleParams;
@@ -293,40 +295,8 @@ fn cols(cells: &[String]) -> String {
 
 /// The point's parameters: those of the SIS8300 study's points, and the
 /// original's settings that they fix.
-fn params(s: &DaqSpec, primary: &str) -> BTreeMap<String, String> {
-    let links: Vec<String> = s.links.iter().map(|l| l.name()).collect();
-    [
-        (xferbench_lab::params::names::WORKLOAD, "daq".to_string()),
-        ("devices", s.devices.join(",")),
-        ("boards", s.devices.len().to_string()),
-        ("links", links.join(",")),
-        ("samples", s.samples.to_string()),
-        ("reads", s.nreads.to_string()),
-        ("function", s.function.to_string()),
-        ("func", primary.to_string()),
-        ("offset", s.scale.offset.to_string()),
-        ("factor", s.scale.factor.to_string()),
-        ("scale_offset", s.scale.scale_offset.to_string()),
-        ("scale_factor", s.scale.scale_factor.to_string()),
-        ("kernels", s.kernels.name().to_string()),
-        ("access", s.access_name().to_string()),
-        ("daq", s.daq_mode().to_string()),
-        ("loops", s.loops.to_string()),
-        (
-            "bus",
-            s.bus.map_or("none".to_string(), |b| format!("{}", b / 1e6)),
-        ),
-        (
-            "trigger",
-            match s.trigger {
-                Trigger::Internal(hz) => hz.to_string(),
-                Trigger::Software => "software".into(),
-            },
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+fn params(s: &DaqSpec, primary: Function) -> BTreeMap<String, String> {
+    DaqCommandParams::of(s, primary).to_map().into_params()
 }
 
 /// Throughput of the primary function over the common window.
@@ -391,13 +361,12 @@ pub fn report(doc: &ResultDoc) -> String {
     };
     let fig = |name: &str| run.figures.get(name).copied().unwrap_or(0.0);
     let devices: Vec<&str> = point
-        .params
-        .get("devices")
+        .param(&DEVICES)
         .map_or(Vec::new(), |d| d.split(',').collect());
     let rows = rows(run);
     let mut out = String::new();
     let head = [
-        "func",
+        names::FUNC,
         "dev",
         "size [MB]",
         "start [ms]",
@@ -425,8 +394,8 @@ pub fn report(doc: &ResultDoc) -> String {
     out.push_str("\nAggregate over the common window:\n");
     out.push_str(&cols(
         &[
-            "func",
-            "boards",
+            names::FUNC,
+            names::BOARDS,
             "window [ms]",
             "speed [MB/s]",
             "out [MS/s]",
@@ -509,7 +478,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         Err(m) => return Ok(usage("daq", m)),
     };
     let primary = match spec.functions() {
-        Ok(f) => f[0].c_name(),
+        Ok(f) => f[0],
         Err(m) => return Ok(usage("daq", m)),
     };
     if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
@@ -535,7 +504,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
             verify: spec.verify,
             runs: None,
         }],
-        primary,
+        primary: primary.c_name(),
         spec,
     };
     let opts = LoopOptions {
@@ -552,7 +521,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         env!("CARGO_PKG_VERSION"),
         std::env::args().collect(),
         Settings {
-            workload: "daq".into(),
+            workload: RecordedWorkload::Daq.name().into(),
             runs: 1,
             warmup: 0,
             count: Some(u64::from(bench.spec.nreads)),

@@ -19,7 +19,9 @@ use xferbench_lab::result::{ResultDoc, Settings, figure};
 use xferbench_lab::rig::kv::KvServerSpec;
 use xferbench_lab::rig::kv::client::KvClientRig;
 use xferbench_lab::rig::{Rig, RunError};
-use xferbench_lab::workload::kv::{Backend, KvClientSpec, run_client};
+use xferbench_lab::workload::RecordedWorkload;
+use xferbench_lab::workload::kv::{Backend, KvClientParams, KvClientSpec, OUTER, run_client};
+use xferbench_params::PointParams;
 use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
 
@@ -309,22 +311,7 @@ const RULES: FigureRules = FigureRules {
 
 /// The point's parameters.
 fn params(spec: &KvClientSpec, server: &str) -> BTreeMap<String, String> {
-    [
-        (
-            xferbench_lab::params::names::WORKLOAD,
-            "kv-client".to_string(),
-        ),
-        ("server", server.to_string()),
-        ("outer", spec.outer.to_string()),
-        ("inner", spec.inner.to_string()),
-        (
-            "seed",
-            spec.seed.map_or("random".to_string(), |s| s.to_string()),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+    KvClientParams::of(spec, server).to_map().into_params()
 }
 
 /// The familiar line, drawn from the document's one run: requests, time, rate,
@@ -340,7 +327,7 @@ pub fn report(doc: &ResultDoc) -> String {
         secs,
         run.messages as f64 / secs.max(1e-9),
         run.integrity.map_or(0, |i| i.corrupt),
-        if point.params.get("outer").is_some_and(|o| o == "0") {
+        if point.param(&OUTER) == Some("0") {
             ", interrupted"
         } else {
             ""
@@ -398,7 +385,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         env!("CARGO_PKG_VERSION"),
         std::env::args().collect(),
         Settings {
-            workload: "kv-client".into(),
+            workload: RecordedWorkload::KvClient.name().into(),
             runs: 1,
             warmup: 0,
             count: (a.outer > 0).then(|| a.outer * u64::from(a.inner) * 3),

@@ -17,10 +17,12 @@ use xferbench_lab::record::FigureRules;
 use xferbench_lab::result::{ResultDoc, Settings};
 use xferbench_lab::rig::memory_mock::{MemoryMockRig, MemoryMockSpec, MockPoint, figures};
 use xferbench_lab::rig::{Rig, RunError};
+use xferbench_lab::workload::RecordedWorkload;
 use xferbench_lab::workload::warp::{
-    ClientProcessSpec, ClientSpec, ConnectionMode, Ops, PAYLOAD, run_client,
+    ClientProcessSpec, ClientSpec, ConnectionMode, Ops, PAYLOAD, WarpClientParams, names,
+    run_client,
 };
-use xferbench_params::Value;
+use xferbench_params::{PointParams, Value};
 use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
@@ -89,7 +91,7 @@ pub struct WarpClientArgs {
     #[arg(
         short,
         long,
-        visible_alias = "threads",
+        visible_alias = names::THREADS,
         value_name = "N",
         default_value_t = 1
     )]
@@ -98,7 +100,7 @@ pub struct WarpClientArgs {
     #[arg(
         short = 'n',
         long,
-        visible_alias = "iterations",
+        visible_alias = names::ITERATIONS,
         value_name = "N",
         default_value_t = 100
     )]
@@ -107,7 +109,7 @@ pub struct WarpClientArgs {
     #[arg(
         short,
         long,
-        visible_alias = "payload",
+        visible_alias = names::PAYLOAD,
         value_name = "BYTES",
         default_value = "2048"
     )]
@@ -356,7 +358,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         env!("CARGO_PKG_VERSION"),
         std::env::args().collect(),
         Settings {
-            workload: "warp-client".into(),
+            workload: RecordedWorkload::WarpClient.name().into(),
             runs: 1,
             warmup: 0,
             count: Some(a.count),
@@ -411,33 +413,9 @@ const RULES: FigureRules = FigureRules {
 
 /// The point's parameters: the client's settings.
 fn params(p: &MockPoint, connect: &str) -> BTreeMap<String, String> {
-    let c = &p.client;
-    [
-        (
-            xferbench_lab::params::names::WORKLOAD,
-            "warp-client".to_string(),
-        ),
-        ("connect", connect.to_string()),
-        ("threads", c.threads.to_string()),
-        ("instances", p.instances.to_string()),
-        ("iterations", c.iterations.to_string()),
-        ("payload", c.payload.to_string()),
-        ("crc", c.crc.name().to_string()),
-        ("connection", c.connection.name().to_string()),
-        ("piggyback_acks", c.piggyback_acks.to_string()),
-        ("think_ms", c.think_ms.to_string()),
-        (
-            "ops",
-            match c.ops {
-                Ops::Read => "read",
-                Ops::ReadWriteRead => "read-write-read",
-            }
-            .to_string(),
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+    WarpClientParams::of(&p.client, p.instances, connect)
+        .to_map()
+        .into_params()
 }
 
 /// One line per client (the one client, or each client process of --instances),

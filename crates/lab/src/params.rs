@@ -42,7 +42,17 @@ pub const TRANSPORT: ParamDef = ParamDef::text(
     "the transport",
 );
 /// `size`: bytes per message.
-pub const SIZE: ParamDef = ParamDef::bytes(names::SIZE, 1, MAX_SIZE, 64, "bytes per message");
+pub const SIZE: ParamDef =
+    ParamDef::message_bytes(names::SIZE, 1, MAX_SIZE, 64, "bytes per message");
+/// Every definition of bytes per message, by the name each workload records it
+/// under: the sweep's `size`, RPMsg's `packet` and Warp Pipe's `payload`. All are
+/// [`ParamDef::message_bytes`], so the quantity is read, shown and checked one way;
+/// a point records one of them, and its result's `size_bytes` is that value.
+pub const MESSAGE_SIZES: [ParamDef; 3] = [
+    SIZE,
+    crate::workload::rpmsg::PACKET,
+    crate::workload::warp::PAYLOAD,
+];
 /// `channels`: concurrent, independent endpoint pairs.
 pub const CHANNELS: ParamDef = ParamDef::integer(
     names::CHANNELS,
@@ -66,10 +76,12 @@ pub const TOUCH: ParamDef = ParamDef::choice(
     "all",
     "what the ends of a message written and read in place do with its payload",
 );
-/// `workload`: what the two ends of a channel do.
+/// `workload`: what the two ends of a channel do; every name a point records
+/// ([`crate::workload::RecordedWorkload`]: `run`'s workloads and the clients and
+/// readouts of the other commands and studies).
 pub const WORKLOAD: ParamDef = ParamDef::choice(
     names::WORKLOAD,
-    <crate::workload::WorkloadKind as xferbench_params::Choices>::CHOICES,
+    <crate::workload::RecordedWorkload as xferbench_params::Choices>::CHOICES,
     "stream",
     "what the two ends of a channel do",
 );
@@ -120,10 +132,39 @@ fn points() -> Vec<ParamDef> {
         link::BUFFERS,
         warp::PAYLOAD,
         warp::CONNECTION,
+        warp::THREADS,
+        warp::ITERATIONS,
+        warp::INSTANCES,
+        warp::OPS,
+        warp::CONNECT,
+        warp::PIGGYBACK_ACKS,
+        warp::THINK_MS,
         pcie::crc::CRC,
         pcie::server::IO,
         crate::rig::kv::SERVER,
+        crate::rig::kv::WORKERS,
+        crate::rig::kv::VISITORS,
+        crate::workload::kv::OUTER,
+        crate::workload::kv::INNER,
+        crate::workload::kv::SERVER_NAME,
+        crate::workload::kv::SEED,
         daq::convert::KERNELS,
+        crate::workload::daq::BOARDS,
+        crate::workload::daq::LINKS,
+        crate::workload::daq::SAMPLES,
+        crate::workload::daq::READS,
+        crate::workload::daq::FUNC.clone(),
+        crate::workload::daq::FACTOR,
+        crate::workload::daq::ACCESS,
+        crate::workload::daq::DAQ,
+        crate::workload::daq::LOOPS,
+        crate::workload::daq::DEVICES,
+        crate::workload::daq::FUNCTION,
+        crate::workload::daq::OFFSET,
+        crate::workload::daq::SCALE_OFFSET,
+        crate::workload::daq::SCALE_FACTOR,
+        crate::workload::daq::BUS,
+        crate::workload::daq::TRIGGER,
         crate::workload::load::RATE,
         crate::workload::load::BURST,
         crate::workload::load::ARRIVALS,
@@ -211,6 +252,23 @@ mod tests {
                 d.self_check().unwrap();
             }
             t.wakeup.self_check().unwrap();
+        }
+    }
+
+    #[test]
+    fn every_recorded_workload_and_message_size_is_defined_once() {
+        for w in crate::workload::WorkloadKind::ALL {
+            let recorded = crate::workload::RecordedWorkload::from(w);
+            assert_eq!(recorded.name(), w.name());
+            assert!(WORKLOAD.parse(w.name()).is_ok(), "{w}");
+        }
+        for w in crate::workload::RecordedWorkload::ALL {
+            assert!(WORKLOAD.parse(w.name()).is_ok(), "{w}");
+        }
+        for d in &MESSAGE_SIZES {
+            assert!(d.is_message_bytes(), "{}", d.name);
+            assert_eq!(d.machine(&xferbench_params::Value::Bytes(496)), "496");
+            assert_eq!(d.display_text("256"), "256 B");
         }
     }
 

@@ -143,6 +143,34 @@ impl ParamDef {
         }
     }
 
+    /// Bytes per message, from `min` to `max`: the one quantity a workload's message
+    /// size is, whatever name the workload records it under (the sweep's `size`,
+    /// RPMsg's `packet`, Warp Pipe's `payload`). Every such definition is built here,
+    /// so they read, show, store and check the quantity one way; each keeps its own
+    /// name, bounds, default and help.
+    pub const fn message_bytes(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        default: u64,
+        help: &'static str,
+    ) -> ParamDef {
+        Self::bytes(name, min, max, default, help)
+    }
+
+    /// Whether it is a message size ([`ParamDef::message_bytes`]): a byte count,
+    /// any within its bounds, with no word for "unset" or "auto".
+    pub fn is_message_bytes(&self) -> bool {
+        matches!(
+            self.kind,
+            Kind::Bytes {
+                power_of_two: false,
+                ..
+            }
+        ) && self.unset.is_none()
+            && matches!(self.default, Value::Bytes(_))
+    }
+
     /// A byte count from `min` to `max`, or `word` (the default) for the system's own.
     pub const fn bytes_or_unset(
         name: &'static str,

@@ -38,6 +38,7 @@ use super::Limits;
 use crate::figure;
 use crate::params::{TRANSPORT, WORKLOAD};
 use crate::stats::Estimate;
+use crate::workload::RecordedWorkload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use xferbench_transports::Wakeup;
@@ -207,8 +208,10 @@ pub fn fraction(
             limits,
         )
     };
-    match p(WORKLOAD.name()) {
-        Some("stream" | "convert") => {
+    // A workload its definition does not read is a point of no known limit.
+    let workload = p(WORKLOAD.name()).map(RecordedWorkload::from_name);
+    match workload {
+        Some(Some(RecordedWorkload::Stream | RecordedWorkload::Convert)) => {
             let copy = limits.memcpy_near(size_bytes)?;
             rate_fraction(
                 figure::THROUGHPUT,
@@ -217,9 +220,9 @@ pub fn fraction(
                 copy.bytes_per_s.median,
             )
         }
-        Some("pingpong") => round_trip(),
+        Some(Some(RecordedWorkload::Pingpong)) => round_trip(),
         // One way at a rate: half the floor of the same transport's round trip.
-        Some("load") => {
+        Some(Some(RecordedWorkload::Load)) => {
             let whole = round_trip()?;
             Some(LimitFraction::new(
                 format!("{HALF}{}", whole.limit),

@@ -21,9 +21,13 @@ use crate::clock::Stamp;
 use crate::cpu::{CpuSnapshot, ProcessCpu};
 use crate::verify::Integrity;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::sync::LazyLock;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+use xferbench_params::{Choice, Kind, ParamError, ParamMap, PointParams, Value};
+use xferbench_transports::ParamDef;
 pub use xferbench_transports::daq::convert::{Function, Kernels, ScaleParams};
 use xferbench_transports::daq::convert::{Outputs, convert, improved, original};
 use xferbench_transports::daq::memory::mismatches;
@@ -42,6 +46,410 @@ pub const MEMCPY: &str = "memcpy";
 /// as the conversion's, in the conversion's raw input bytes per second, so that
 /// "function / this" is the conversion's time against a memcpy of the same traffic.
 pub const MEMCPY_MOVED: &str = "memcpy_moved";
+
+/// The names of a readout point's parameters, for code that matches or selects by
+/// them (a table's filters); each is the name of its definition below.
+pub mod names {
+    /// [`super::BOARDS`].
+    pub const BOARDS: &str = "boards";
+    /// [`super::LINKS`].
+    pub const LINKS: &str = "links";
+    /// [`super::SAMPLES`].
+    pub const SAMPLES: &str = "samples";
+    /// [`super::READS`].
+    pub const READS: &str = "reads";
+    /// [`super::FUNC`].
+    pub const FUNC: &str = "func";
+    /// [`super::FACTOR`].
+    pub const FACTOR: &str = "factor";
+    /// [`super::ACCESS`].
+    pub const ACCESS: &str = "access";
+    /// [`super::DAQ`].
+    pub const DAQ: &str = "daq";
+    /// [`super::LOOPS`].
+    pub const LOOPS: &str = "loops";
+    /// [`super::DEVICES`].
+    pub const DEVICES: &str = "devices";
+    /// [`super::KERNELS`], the conversion kernels' own definition.
+    pub const KERNELS: &str = "kernels";
+}
+
+pub use xferbench_transports::daq::convert::KERNELS;
+
+/// `boards`: digitizer boards, one reader thread each.
+pub const BOARDS: ParamDef =
+    ParamDef::integer(names::BOARDS, 1, 10, 1, "digitizer boards, a reader each");
+/// `links`: the boards' links, in words (`5l2`, `ku+5l2`) or by name (`l2,ku`).
+pub const LINKS: ParamDef =
+    ParamDef::text(names::LINKS, "the boards' links", "l2", "the boards' links");
+/// `samples`: samples per read (`-S`).
+pub const SAMPLES: ParamDef = ParamDef::integer(
+    names::SAMPLES,
+    16,
+    i64::MAX,
+    1_000_000,
+    "samples per read, a multiple of 16 (-S)",
+);
+/// `reads`: reads or passes per function (`-N`).
+pub const READS: ParamDef = ParamDef::integer(
+    names::READS,
+    1,
+    u32::MAX as i64,
+    1,
+    "reads (or passes) per function (-N)",
+);
+/// `factor`: the decimation factor (`-f`).
+pub const FACTOR: ParamDef =
+    ParamDef::integer(names::FACTOR, 1, i64::MAX, 1, "the decimation factor (-f)");
+/// `loops`: acquisitions (`-l`; 0: run once, no trigger).
+pub const LOOPS: ParamDef = ParamDef::integer(
+    names::LOOPS,
+    0,
+    u32::MAX as i64,
+    0,
+    "acquisitions (-l; 0: run once, no trigger)",
+);
+/// `devices`: the device names, comma-separated.
+pub const DEVICES: ParamDef = ParamDef::text(
+    names::DEVICES,
+    "device names, comma-separated",
+    "sis8300-0",
+    "the device names, one board each",
+);
+
+/// The readout path of a point ([`Access`]), as its `access` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessPath {
+    /// [`Access::Read`].
+    Read,
+    /// [`Access::Mmap`].
+    Mmap,
+}
+
+xferbench_params::choices!(AccessPath {
+    Read => "read": "read(): a link transfer then a pread per 4 MiB chunk",
+    Mmap => "mmap": "mmap(): the engine writes into the reader's shared mapping",
+});
+
+impl From<Access> for AccessPath {
+    fn from(a: Access) -> AccessPath {
+        match a {
+            Access::Read => AccessPath::Read,
+            Access::Mmap => AccessPath::Mmap,
+        }
+    }
+}
+
+/// `access`: the readout path (`-B`).
+pub const ACCESS: ParamDef = ParamDef::choice(
+    names::ACCESS,
+    <AccessPath as xferbench_params::Choices>::CHOICES,
+    "read",
+    "the readout path (-B)",
+);
+
+/// How a point's acquisitions end, as its `daq` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DaqMode {
+    /// No loop: one run, no trigger.
+    None,
+    /// [`DaqEnd::Poll`].
+    Poll,
+    /// [`DaqEnd::Irq`].
+    Irq,
+}
+
+xferbench_params::choices!(DaqMode {
+    None => "none": "no loop: the reads run once, no trigger",
+    Poll => "poll": "each acquisition's end polled, a status read per system call",
+    Irq => "irq": "each acquisition's end awaited on the board's interrupt",
+});
+
+/// `daq`: how acquisitions end.
+pub const DAQ: ParamDef = ParamDef::choice(
+    names::DAQ,
+    <DaqMode as xferbench_params::Choices>::CHOICES,
+    "none",
+    "how acquisitions end (none: no loop)",
+);
+
+/// `func`: a point's primary function, by its C name (`func_readout`,
+/// `func_umn2double`): every function of [`Function`].
+pub static FUNC: LazyLock<ParamDef> = LazyLock::new(|| {
+    let choices: Vec<Choice> = [Function::Readout, Function::WritePattern]
+        .into_iter()
+        .chain(Function::CONVERSIONS)
+        .map(|f| Choice {
+            name: Cow::Borrowed(f.c_name()),
+            help: Cow::Owned(format!("-A {}", f.code())),
+        })
+        .collect();
+    ParamDef {
+        name: Cow::Borrowed(names::FUNC),
+        kind: Kind::Enum(Cow::Owned(choices)),
+        default: Value::choice(Function::Readout.c_name()),
+        unset: None,
+        help: Cow::Borrowed("the point's primary function, by its C name"),
+    }
+});
+
+/// The readout settings every SIS8300 point records (`xferbench daq`'s and the
+/// SIS8300 study's alike): boards and their links, samples, reads, the primary
+/// function and decimation factor, kernels, readout path, how acquisitions end and
+/// how many.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DaqParams {
+    /// Boards.
+    pub boards: usize,
+    /// The links, as the caller writes them.
+    pub links: String,
+    /// Samples per read.
+    pub samples: usize,
+    /// Reads per function.
+    pub nreads: u32,
+    /// The primary function.
+    pub func: Function,
+    /// Decimation factor.
+    pub factor: usize,
+    /// Kernels.
+    pub kernels: Kernels,
+    /// Readout path.
+    pub access: AccessPath,
+    /// How acquisitions end.
+    pub daq: DaqMode,
+    /// Acquisitions.
+    pub loops: u32,
+}
+
+impl DaqParams {
+    /// The settings of `spec` whose primary function is `func`, its links written
+    /// `links`.
+    pub fn of(spec: &DaqSpec, func: Function, links: String) -> DaqParams {
+        DaqParams {
+            boards: spec.links.len(),
+            links,
+            samples: spec.samples,
+            nreads: spec.nreads,
+            func,
+            factor: spec.scale.factor,
+            kernels: spec.kernels,
+            access: spec.access.into(),
+            daq: spec.daq(),
+            loops: spec.loops,
+        }
+    }
+}
+
+fn whole(n: impl TryInto<i64>) -> Value {
+    Value::Integer(n.try_into().unwrap_or(i64::MAX))
+}
+
+fn read_whole<T: TryFrom<i64> + Default>(map: &ParamMap, def: &ParamDef) -> Result<T, ParamError> {
+    Ok(T::try_from(map.integer(def)?).unwrap_or_default())
+}
+
+impl PointParams for DaqParams {
+    fn definitions() -> Vec<ParamDef> {
+        vec![
+            BOARDS,
+            LINKS,
+            SAMPLES,
+            READS,
+            FUNC.clone(),
+            FACTOR,
+            KERNELS,
+            ACCESS,
+            DAQ,
+            LOOPS,
+        ]
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        map.put(&BOARDS, &whole(self.boards));
+        map.put_text(&LINKS, &self.links);
+        map.put(&SAMPLES, &whole(self.samples));
+        map.put(&READS, &whole(self.nreads));
+        map.put(&FUNC, &Value::choice(self.func.c_name()));
+        map.put(&FACTOR, &whole(self.factor));
+        map.put_text(&KERNELS, self.kernels.name());
+        map.put_text(&ACCESS, self.access.name());
+        map.put_text(&DAQ, self.daq.name());
+        map.put(&LOOPS, &whole(self.loops));
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        let func = FUNC.machine(&map.value(&FUNC)?);
+        Ok(DaqParams {
+            boards: read_whole(map, &BOARDS)?,
+            links: map
+                .text(&LINKS)
+                .map_or_else(|| LINKS.machine(&LINKS.default), str::to_string),
+            samples: read_whole(map, &SAMPLES)?,
+            nreads: read_whole(map, &READS)?,
+            func: Function::parse(&func).unwrap_or(Function::Readout),
+            factor: read_whole(map, &FACTOR)?,
+            kernels: map.choice(&KERNELS)?,
+            access: map.choice(&ACCESS)?,
+            daq: map.choice(&DAQ)?,
+            loops: read_whole(map, &LOOPS)?,
+        })
+    }
+}
+
+/// `function`: the original's `-A` code (0-8, 99: all, 100: write a pattern).
+pub const FUNCTION: ParamDef = ParamDef::integer(
+    "function",
+    0,
+    100,
+    0,
+    "the functions run, as the original's -A (0-8, 99: all, 100: write a pattern)",
+);
+/// `offset`: the decimation offset (`-o`).
+pub const OFFSET: ParamDef =
+    ParamDef::integer("offset", 0, i64::MAX, 0, "the decimation offset (-o)");
+/// `scale_offset`: the scale offset (`-O`).
+pub const SCALE_OFFSET: ParamDef = ParamDef::text(
+    "scale_offset",
+    "a finite number",
+    "0",
+    "the scale offset (-O)",
+);
+/// `scale_factor`: the scale factor (`-F`).
+pub const SCALE_FACTOR: ParamDef = ParamDef::text(
+    "scale_factor",
+    "a finite number",
+    "1",
+    "the scale factor (-F)",
+);
+/// `bus`: the crate's shared bus limit, MB/s, or `none`.
+pub const BUS: ParamDef = ParamDef::text(
+    "bus",
+    "a rate in MB/s, or `none`",
+    NO_BUS,
+    "the crate's shared bus limit, MB/s",
+);
+/// [`BUS`] without a limit.
+const NO_BUS: &str = "none";
+/// `trigger`: the rate of the crate's trigger, Hz, or `software`.
+pub const TRIGGER: ParamDef = ParamDef::text(
+    "trigger",
+    "a rate in Hz, or `software`",
+    SOFTWARE,
+    "the trigger that ends acquisitions when looping",
+);
+/// [`TRIGGER`] for [`Trigger::Software`].
+const SOFTWARE: &str = "software";
+
+/// The parameters of an `xferbench daq` point: the readout settings every SIS8300
+/// point records ([`DaqParams`], its links by name), and the original's settings
+/// that the study fixes, under `workload=daq`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DaqCommandParams {
+    /// The readout settings.
+    pub daq: DaqParams,
+    /// Device names.
+    pub devices: Vec<String>,
+    /// `-A`.
+    pub function: u32,
+    /// `-o`.
+    pub offset: usize,
+    /// `-O`.
+    pub scale_offset: f64,
+    /// `-F`.
+    pub scale_factor: f64,
+    /// The bus limit, MB/s.
+    pub bus_mb_s: Option<f64>,
+    /// The trigger.
+    pub trigger: Trigger,
+}
+
+impl DaqCommandParams {
+    /// The parameters of `spec` whose primary function is `func`.
+    pub fn of(spec: &DaqSpec, func: Function) -> DaqCommandParams {
+        let links: Vec<String> = spec.links.iter().map(|l| l.name()).collect();
+        DaqCommandParams {
+            daq: DaqParams::of(spec, func, links.join(",")),
+            devices: spec.devices.clone(),
+            function: spec.function,
+            offset: spec.scale.offset,
+            scale_offset: spec.scale.scale_offset,
+            scale_factor: spec.scale.scale_factor,
+            bus_mb_s: spec.bus.map(|b| b / 1e6),
+            trigger: spec.trigger,
+        }
+    }
+}
+
+/// A number stored as text by `def`, read back.
+fn number(map: &ParamMap, def: &ParamDef) -> Result<f64, ParamError> {
+    let text = map
+        .text(def)
+        .map_or_else(|| def.machine(&def.default), str::to_string);
+    text.parse().map_err(|_| ParamError::Invalid {
+        name: def.name().to_string(),
+        value: text.clone(),
+        accepts: def.accepts(),
+    })
+}
+
+impl PointParams for DaqCommandParams {
+    fn definitions() -> Vec<ParamDef> {
+        let mut defs = DaqParams::definitions();
+        defs.extend([
+            crate::params::WORKLOAD,
+            DEVICES,
+            FUNCTION,
+            OFFSET,
+            SCALE_OFFSET,
+            SCALE_FACTOR,
+            BUS,
+            TRIGGER,
+        ]);
+        defs
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        self.daq.write(map);
+        map.put_text(
+            &crate::params::WORKLOAD,
+            super::RecordedWorkload::Daq.name(),
+        );
+        map.put_text(&DEVICES, &self.devices.join(","));
+        map.put(&FUNCTION, &whole(self.function));
+        map.put(&OFFSET, &whole(self.offset));
+        map.put_text(&SCALE_OFFSET, &self.scale_offset.to_string());
+        map.put_text(&SCALE_FACTOR, &self.scale_factor.to_string());
+        match self.bus_mb_s {
+            Some(b) => map.put_text(&BUS, &b.to_string()),
+            None => map.put_text(&BUS, NO_BUS),
+        }
+        match self.trigger {
+            Trigger::Internal(hz) => map.put_text(&TRIGGER, &hz.to_string()),
+            Trigger::Software => map.put_text(&TRIGGER, SOFTWARE),
+        }
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        Ok(DaqCommandParams {
+            daq: DaqParams::read(map)?,
+            devices: map
+                .text(&DEVICES)
+                .map_or_else(Vec::new, |d| d.split(',').map(str::to_string).collect()),
+            function: read_whole(map, &FUNCTION)?,
+            offset: read_whole(map, &OFFSET)?,
+            scale_offset: number(map, &SCALE_OFFSET)?,
+            scale_factor: number(map, &SCALE_FACTOR)?,
+            bus_mb_s: match map.text(&BUS) {
+                None | Some(NO_BUS) => None,
+                Some(_) => Some(number(map, &BUS)?),
+            },
+            trigger: match map.text(&TRIGGER) {
+                None | Some(SOFTWARE) => Trigger::Software,
+                Some(_) => Trigger::Internal(number(map, &TRIGGER)?),
+            },
+        })
+    }
+}
 
 /// One readout configuration: the original's flags and ours.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,19 +545,21 @@ impl DaqSpec {
 
     /// The access as a point parameter: `read` or `mmap`.
     pub fn access_name(&self) -> &'static str {
-        match self.access {
-            Access::Read => "read",
-            Access::Mmap => "mmap",
+        AccessPath::from(self.access).name()
+    }
+
+    /// How acquisitions end: no loop, polled or by interrupt.
+    pub fn daq(&self) -> DaqMode {
+        match (self.loops, self.end) {
+            (0, _) => DaqMode::None,
+            (_, DaqEnd::Poll) => DaqMode::Poll,
+            (_, DaqEnd::Irq) => DaqMode::Irq,
         }
     }
 
     /// How acquisitions end, as a point parameter: `none` (no loop), `poll` or `irq`.
     pub fn daq_mode(&self) -> &'static str {
-        match (self.loops, self.end) {
-            (0, _) => "none",
-            (_, DaqEnd::Poll) => "poll",
-            (_, DaqEnd::Irq) => "irq",
-        }
+        self.daq().name()
     }
 
     /// With [`pin`](Self::pin): each board's reader and DMA engine CPUs; else none.
@@ -768,4 +1178,104 @@ fn publish(sh: &Shared<'_>, board: &Board, mut row: Row) {
     row.board = board.index();
     row.dev = sh.spec.devices[board.index()].clone();
     sh.rows.lock().unwrap_or_else(|e| e.into_inner()).push(row);
+}
+
+#[cfg(test)]
+mod params_tests {
+    use super::*;
+
+    #[test]
+    fn a_readout_point_writes_and_reads_itself_through_its_definitions() {
+        for (func, daq, access) in [
+            (Function::Readout, DaqMode::None, AccessPath::Read),
+            (Function::UMn2Double, DaqMode::Irq, AccessPath::Mmap),
+            (Function::SMn2Float, DaqMode::Poll, AccessPath::Read),
+        ] {
+            let p = DaqParams {
+                boards: 5,
+                links: "5l2".into(),
+                samples: 3_000_000,
+                nreads: 30,
+                func,
+                factor: 10,
+                kernels: Kernels::Improved,
+                access,
+                daq,
+                loops: 7,
+            };
+            xferbench_params::point::round_trips(&p).unwrap();
+        }
+        for f in [Function::Readout, Function::WritePattern]
+            .into_iter()
+            .chain(Function::CONVERSIONS)
+        {
+            assert!(FUNC.parse(f.c_name()).is_ok(), "{f:?}");
+        }
+        for d in DaqCommandParams::definitions() {
+            d.self_check().unwrap();
+        }
+        assert_eq!(names::KERNELS, KERNELS.name());
+        let spec = DaqSpec {
+            devices: vec!["sis8300-0".into(), "sis8300-1".into()],
+            links: vec![Link::L2, Link::Ku],
+            samples: 1_000_000,
+            nreads: 30,
+            scale: ScaleParams {
+                offset: 3,
+                factor: 10,
+                scale_offset: 0.25,
+                scale_factor: 1.5,
+            },
+            access: Access::Read,
+            function: 99,
+            loops: 0,
+            end: DaqEnd::Poll,
+            trigger: Trigger::Internal(14.0),
+            bus: Some(3_047e6),
+            kernels: Kernels::Original,
+            verify: true,
+            memcpy: false,
+            pin: false,
+        };
+        let c = DaqCommandParams::of(&spec, Function::Readout);
+        xferbench_params::point::round_trips(&c).unwrap();
+        let map = c.to_map();
+        assert_eq!(map.as_params()["workload"], "daq");
+        assert_eq!(map.as_params()["bus"], "3047");
+        assert_eq!(map.as_params()["trigger"], "14");
+        assert_eq!(map.as_params()["links"], "l2,ku");
+        // The keys and values `xferbench daq` has always recorded.
+        let want: [(&str, &str); 18] = [
+            ("access", "read"),
+            ("boards", "2"),
+            ("bus", "3047"),
+            ("daq", "none"),
+            ("devices", "sis8300-0,sis8300-1"),
+            ("factor", "10"),
+            ("func", "func_readout"),
+            ("function", "99"),
+            ("kernels", "original"),
+            ("links", "l2,ku"),
+            ("loops", "0"),
+            ("offset", "3"),
+            ("reads", "30"),
+            ("samples", "1000000"),
+            ("scale_factor", "1.5"),
+            ("scale_offset", "0.25"),
+            ("trigger", "14"),
+            ("workload", "daq"),
+        ];
+        let have: Vec<(&str, &str)> = map
+            .as_params()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(have, want);
+        let software = DaqCommandParams {
+            bus_mb_s: None,
+            trigger: Trigger::Software,
+            ..c
+        };
+        xferbench_params::point::round_trips(&software).unwrap();
+    }
 }

@@ -22,8 +22,109 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_params::{ParamError, ParamMap, PointParams, Value};
+use xferbench_transports::ParamDef;
 use xferbench_transports::kv::wire::{Key, Reply, RequestPayload, ResponseData};
 use xferbench_transports::kv::{Client, ClientOptions, KvError, PrivateKey};
+
+/// `outer`: the timed client's outer iterations (0: until stopped).
+pub const OUTER: ParamDef = ParamDef::integer(
+    "outer",
+    0,
+    i64::MAX,
+    1000,
+    "a kv client's outer iterations (0: until stopped)",
+);
+/// `inner`: keys per outer iteration, the requests a kv client has in flight.
+pub const INNER: ParamDef = ParamDef::integer(
+    "inner",
+    1,
+    u32::MAX as i64,
+    100,
+    "keys per outer iteration: the requests a kv client has in flight",
+);
+/// `server`: the kv server a client joined, by its main object's name.
+pub const SERVER_NAME: ParamDef = ParamDef::text(
+    "server",
+    "a kv server's name",
+    "kv",
+    "the kv server the client joined",
+);
+/// `seed`: the key prefix and random stream of a kv client, or `random`.
+pub const SEED: ParamDef = ParamDef::text(
+    "seed",
+    "a whole number from 0 to 4294967295, or `random`",
+    RANDOM,
+    "the client's key prefix and random stream",
+);
+/// [`SEED`] when the client drew its own.
+const RANDOM: &str = "random";
+
+/// The parameters of an `xferbench kv client` point: the server it joined and its
+/// request mix, under `workload=kv-client`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KvClientParams {
+    /// The server's name.
+    pub server: String,
+    /// Outer iterations (0: until stopped).
+    pub outer: u64,
+    /// Keys per iteration.
+    pub inner: u32,
+    /// Key prefix and random stream; random when absent.
+    pub seed: Option<u32>,
+}
+
+impl KvClientParams {
+    /// The parameters of `spec` against the server named `server`.
+    pub fn of(spec: &KvClientSpec, server: &str) -> KvClientParams {
+        KvClientParams {
+            server: server.to_string(),
+            outer: spec.outer,
+            inner: spec.inner,
+            seed: spec.seed,
+        }
+    }
+}
+
+impl PointParams for KvClientParams {
+    fn definitions() -> Vec<ParamDef> {
+        vec![crate::params::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        map.put_text(
+            &crate::params::WORKLOAD,
+            super::RecordedWorkload::KvClient.name(),
+        );
+        map.put_text(&SERVER_NAME, &self.server);
+        map.put(
+            &OUTER,
+            &Value::Integer(i64::try_from(self.outer).unwrap_or(i64::MAX)),
+        );
+        map.put(&INNER, &Value::Integer(i64::from(self.inner)));
+        match self.seed {
+            Some(s) => map.put_text(&SEED, &s.to_string()),
+            None => map.put_text(&SEED, RANDOM),
+        }
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        let seed = map.text(&SEED).unwrap_or(RANDOM);
+        Ok(KvClientParams {
+            server: map.text(&SERVER_NAME).unwrap_or_default().to_string(),
+            outer: u64::try_from(map.integer(&OUTER)?).unwrap_or_default(),
+            inner: u32::try_from(map.integer(&INNER)?).unwrap_or(u32::MAX),
+            seed: match seed {
+                RANDOM => None,
+                s => Some(s.parse().map_err(|_| ParamError::Invalid {
+                    name: SEED.name().to_string(),
+                    value: s.to_string(),
+                    accepts: SEED.accepts(),
+                })?),
+            },
+        })
+    }
+}
 
 /// What a client talks to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -525,6 +626,34 @@ fn redis_loop(
 
 #[cfg(test)]
 mod tests {
+    use xferbench_params::PointParams;
+
+    #[test]
+    fn a_kv_client_point_writes_and_reads_itself_through_its_definitions() {
+        for seed in [Some(42), None] {
+            let p = KvClientParams {
+                server: "kv-1234".into(),
+                outer: 0,
+                inner: 100,
+                seed,
+            };
+            xferbench_params::point::round_trips(&p).unwrap();
+        }
+        let map = KvClientParams {
+            server: "kv".into(),
+            outer: 1000,
+            inner: 10,
+            seed: None,
+        }
+        .to_map();
+        let keys: Vec<&str> = map.as_params().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["inner", "outer", "seed", "server", "workload"]);
+        assert_eq!(map.as_params()["seed"], "random");
+        assert_eq!(map.as_params()["workload"], "kv-client");
+        for d in KvClientParams::definitions() {
+            d.self_check().unwrap();
+        }
+    }
     use super::*;
     use xferbench_transports::kv::{Arch, Server, ServerConfig};
 

@@ -92,6 +92,51 @@ impl WorkloadKind {
     }
 }
 
+/// Every workload a point records as its `workload` ([`crate::params::WORKLOAD`]):
+/// `run`'s ([`WorkloadKind`]) and those of the commands and studies that stand their
+/// own participants up, so that every name a result holds is one its definition
+/// reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordedWorkload {
+    /// [`WorkloadKind::Stream`].
+    Stream,
+    /// [`WorkloadKind::Pingpong`].
+    Pingpong,
+    /// [`WorkloadKind::Load`].
+    Load,
+    /// `xferbench kv client`: a kv client's timed requests ([`kv`]).
+    KvClient,
+    /// `xferbench warp client`: Warp Pipe clients of a memory mock ([`warp`]).
+    WarpClient,
+    /// `xferbench daq`: the SIS8300 readout with the functions of `-A` ([`daq`]).
+    Daq,
+    /// The SIS8300 study's readout points (tests 1, 2 and 4).
+    Readout,
+    /// The SIS8300 study's conversion points (test 3).
+    Convert,
+}
+
+xferbench_params::choices!(RecordedWorkload {
+    Stream => "stream": Stream::DESCRIPTION,
+    Pingpong => "pingpong": Pingpong::DESCRIPTION,
+    Load => "load": Load::DESCRIPTION,
+    KvClient => "kv-client": "a kv client's timed requests against a kv server or redis",
+    WarpClient => "warp-client": "Warp Pipe clients reading and writing a memory mock",
+    Daq => "daq": "the SIS8300 readout and the conversion functions of -A",
+    Readout => "readout": "the SIS8300 study's readout of its boards",
+    Convert => "convert": "the SIS8300 study's conversion of a readout",
+});
+
+impl From<WorkloadKind> for RecordedWorkload {
+    fn from(w: WorkloadKind) -> RecordedWorkload {
+        match w {
+            WorkloadKind::Stream => RecordedWorkload::Stream,
+            WorkloadKind::Pingpong => RecordedWorkload::Pingpong,
+            WorkloadKind::Load => RecordedWorkload::Load,
+        }
+    }
+}
+
 pub use crate::result::new_histogram;
 
 /// How long each channel runs.

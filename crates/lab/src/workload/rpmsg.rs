@@ -29,7 +29,7 @@ use xferbench_transports::rpmsg::{
 };
 
 /// `packet`: bytes per packet (the original's `-s`).
-pub const PACKET: ParamDef = ParamDef::bytes(
+pub const PACKET: ParamDef = ParamDef::message_bytes(
     "packet",
     1,
     MAX_PAYLOAD as u64,

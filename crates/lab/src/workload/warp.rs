@@ -26,9 +26,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
+use xferbench_params::{ParamError, ParamMap, PointParams, Value};
 use xferbench_transports::ParamDef;
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipeline};
+use xferbench_transports::warp::crc::CRC;
 
 /// How client threads share connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -58,7 +60,7 @@ pub const CONNECTION: ParamDef = ParamDef::choice(
 );
 
 /// `payload`: bytes per read and write.
-pub const PAYLOAD: ParamDef = ParamDef::bytes(
+pub const PAYLOAD: ParamDef = ParamDef::message_bytes(
     "payload",
     4,
     4096,
@@ -75,6 +77,210 @@ pub enum Ops {
     ReadWriteRead,
     /// One read per iteration (the mock's read throughput).
     Read,
+}
+
+xferbench_params::choices!(Ops {
+    ReadWriteRead => "read-write-read": "read, write back modified, read again and verify (warp-pipe's sample)",
+    Read => "read": "one read per iteration (the mock's read throughput)",
+});
+
+/// The names of the Warp Pipe client's parameters, for code that names a group or a
+/// table column after one; each is the name of its definition below.
+pub mod names {
+    /// [`super::THREADS`].
+    pub const THREADS: &str = "threads";
+    /// [`super::ITERATIONS`].
+    pub const ITERATIONS: &str = "iterations";
+    /// [`super::INSTANCES`].
+    pub const INSTANCES: &str = "instances";
+    /// [`super::PAYLOAD`].
+    pub const PAYLOAD: &str = "payload";
+}
+
+/// `threads`: client threads per client process (warp-pipe's `--threads`).
+pub const THREADS: ParamDef = ParamDef::integer(
+    names::THREADS,
+    1,
+    i64::MAX,
+    1,
+    "client threads per client process",
+);
+/// `iterations`: iterations per thread (warp-pipe's `--iterations`).
+pub const ITERATIONS: ParamDef = ParamDef::integer(
+    names::ITERATIONS,
+    0,
+    i64::MAX,
+    100,
+    "iterations per client thread",
+);
+/// `instances`: client processes run at once.
+pub const INSTANCES: ParamDef = ParamDef::integer(
+    names::INSTANCES,
+    1,
+    i64::MAX,
+    1,
+    "client processes run at once (1: the client runs in the measuring process)",
+);
+/// `ops`: what each iteration does.
+pub const OPS: ParamDef = ParamDef::choice(
+    "ops",
+    <Ops as xferbench_params::Choices>::CHOICES,
+    "read-write-read",
+    "what each iteration does",
+);
+/// `connect`: the memory mock's address, as given.
+pub const CONNECT: ParamDef = ParamDef::text(
+    "connect",
+    "an address HOST:PORT",
+    "127.0.0.1:2115",
+    "the memory mock's address",
+);
+/// `piggyback_acks`: TLPs acknowledged with the next request instead of at once.
+pub const PIGGYBACK_ACKS: ParamDef = ParamDef::boolean(
+    "piggyback_acks",
+    false,
+    "acknowledge received TLPs with the next request instead of at once",
+);
+/// `think_ms`: sleep after each iteration, milliseconds.
+pub const THINK_MS: ParamDef = ParamDef::integer(
+    "think_ms",
+    0,
+    i64::MAX,
+    0,
+    "sleep after each iteration, milliseconds (warp-pipe's sample: 200)",
+);
+
+/// The client settings every Warp Pipe point records (`xferbench warp client`'s and
+/// the Warp Pipe study's alike): threads, iterations, payload, CRC, connections,
+/// client processes and what an iteration does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WarpParams {
+    /// Threads per client process.
+    pub threads: usize,
+    /// Iterations per thread.
+    pub iterations: u64,
+    /// Bytes per read and write.
+    pub payload: usize,
+    /// CRC implementation.
+    pub crc: CrcKind,
+    /// How threads share connections.
+    pub connection: ConnectionMode,
+    /// Client processes.
+    pub instances: usize,
+    /// What each iteration does.
+    pub ops: Ops,
+}
+
+impl WarpParams {
+    /// The settings of `client` run as `instances` client processes.
+    pub fn of(client: &ClientSpec, instances: usize) -> WarpParams {
+        WarpParams {
+            threads: client.threads,
+            iterations: client.iterations,
+            payload: client.payload,
+            crc: client.crc,
+            connection: client.connection,
+            instances,
+            ops: client.ops,
+        }
+    }
+}
+
+/// A whole number a definition of this module holds (they all fit an `i64`).
+fn integer(n: impl TryInto<i64>) -> Value {
+    Value::Integer(n.try_into().unwrap_or(i64::MAX))
+}
+
+/// An integer read back as the unsigned type of its field.
+fn unsigned<T: TryFrom<i64> + Default>(map: &ParamMap, def: &ParamDef) -> Result<T, ParamError> {
+    Ok(T::try_from(map.integer(def)?).unwrap_or_default())
+}
+
+impl PointParams for WarpParams {
+    fn definitions() -> Vec<ParamDef> {
+        vec![
+            THREADS, ITERATIONS, PAYLOAD, CRC, CONNECTION, INSTANCES, OPS,
+        ]
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        map.put(&THREADS, &integer(self.threads));
+        map.put(&ITERATIONS, &integer(self.iterations));
+        map.put(&PAYLOAD, &Value::Bytes(self.payload as u64));
+        map.put_text(&CRC, self.crc.name());
+        map.put_text(&CONNECTION, self.connection.name());
+        map.put(&INSTANCES, &integer(self.instances));
+        map.put_text(&OPS, self.ops.name());
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        Ok(WarpParams {
+            threads: unsigned(map, &THREADS)?,
+            iterations: unsigned(map, &ITERATIONS)?,
+            payload: map.bytes(&PAYLOAD)? as usize,
+            crc: map.choice(&CRC)?,
+            connection: map.choice(&CONNECTION)?,
+            instances: unsigned(map, &INSTANCES)?,
+            ops: map.choice(&OPS)?,
+        })
+    }
+}
+
+/// The parameters of an `xferbench warp client` point: the client's settings
+/// ([`WarpParams`]), the mock's address as given, ACK piggybacking and think time,
+/// under `workload=warp-client`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarpClientParams {
+    /// The settings every Warp Pipe point records.
+    pub warp: WarpParams,
+    /// The memory mock's address, as given.
+    pub connect: String,
+    /// ACK received TLPs with the next request.
+    pub piggyback_acks: bool,
+    /// Sleep between iterations, milliseconds.
+    pub think_ms: u64,
+}
+
+impl WarpClientParams {
+    /// The parameters of `client` run as `instances` processes against `connect`.
+    pub fn of(client: &ClientSpec, instances: usize, connect: &str) -> WarpClientParams {
+        WarpClientParams {
+            warp: WarpParams::of(client, instances),
+            connect: connect.to_string(),
+            piggyback_acks: client.piggyback_acks,
+            think_ms: client.think_ms,
+        }
+    }
+}
+
+impl PointParams for WarpClientParams {
+    fn definitions() -> Vec<ParamDef> {
+        let mut defs = WarpParams::definitions();
+        defs.extend([crate::params::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
+        defs
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        self.warp.write(map);
+        map.put_text(
+            &crate::params::WORKLOAD,
+            super::RecordedWorkload::WarpClient.name(),
+        );
+        map.put_text(&CONNECT, &self.connect);
+        map.put(&PIGGYBACK_ACKS, &Value::Bool(self.piggyback_acks));
+        map.put(&THINK_MS, &integer(self.think_ms));
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        Ok(WarpClientParams {
+            warp: WarpParams::read(map)?,
+            connect: map
+                .text(&CONNECT)
+                .map_or_else(|| CONNECT.machine(&CONNECT.default), str::to_string),
+            piggyback_acks: map.boolean(&PIGGYBACK_ACKS)?,
+            think_ms: unsigned(map, &THINK_MS)?,
+        })
+    }
 }
 
 /// One client process's share of the workload.
@@ -676,4 +882,85 @@ fn drive(
     }
     let _ = pipe.flush();
     tally.add(done, failures, &hist);
+}
+
+#[cfg(test)]
+mod params_tests {
+    use super::*;
+
+    fn client() -> ClientSpec {
+        ClientSpec {
+            threads: 506,
+            iterations: 100,
+            payload: 2048,
+            crc: CrcKind::Table,
+            connection: ConnectionMode::Shared,
+            piggyback_acks: true,
+            think_ms: 200,
+            first_slot: 0,
+            slots: 0,
+            ops: Ops::Read,
+            hang_timeout_ms: default_hang_timeout_ms(),
+            pin_cpus: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_warp_point_writes_and_reads_itself_through_its_definitions() {
+        let w = WarpParams::of(&client(), 4);
+        xferbench_params::point::round_trips(&w).unwrap();
+        let map = w.to_map();
+        let keys: Vec<&str> = map.as_params().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "connection",
+                "crc",
+                "instances",
+                "iterations",
+                "ops",
+                "payload",
+                "threads"
+            ]
+        );
+        assert_eq!(map.as_params()["payload"], "2048");
+        assert_eq!(map.as_params()["ops"], "read");
+        let c = WarpClientParams::of(&client(), 1, "127.0.0.1:2115");
+        xferbench_params::point::round_trips(&c).unwrap();
+        let map = c.to_map();
+        assert_eq!(map.as_params()["workload"], "warp-client");
+        assert_eq!(map.as_params()["think_ms"], "200");
+        assert_eq!(map.as_params()["piggyback_acks"], "true");
+        // The keys and values `xferbench warp client` has always recorded.
+        let want: [(&str, &str); 11] = [
+            ("connect", "127.0.0.1:2115"),
+            ("connection", "shared"),
+            ("crc", "table"),
+            ("instances", "1"),
+            ("iterations", "100"),
+            ("ops", "read"),
+            ("payload", "2048"),
+            ("piggyback_acks", "true"),
+            ("think_ms", "200"),
+            ("threads", "506"),
+            ("workload", "warp-client"),
+        ];
+        let have: Vec<(&str, &str)> = map
+            .as_params()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(have, want);
+        for d in WarpClientParams::definitions() {
+            d.self_check().unwrap();
+        }
+    }
+
+    #[test]
+    fn ops_are_named_as_their_serde_form() {
+        for ops in Ops::ALL {
+            let json = serde_json::to_string(&ops).unwrap();
+            assert_eq!(json, format!("\"{}\"", ops.name()));
+        }
+    }
 }

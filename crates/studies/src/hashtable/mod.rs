@@ -23,7 +23,11 @@ use std::time::Duration;
 use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::FigureRules;
-use xferbench_lab::rig::kv::{KvPoint, SERVER, Target, figures, redis_available};
+use xferbench_lab::rig::kv::{
+    KvPoint, SERVER, ServerKind, Target, VISITORS, WORKERS, figures, redis_available,
+};
+use xferbench_lab::workload::kv::{INNER, OUTER};
+use xferbench_params::{Choice, ParamDef, ParamError, ParamMap, PointParams, Value};
 use xferbench_transports::kv::Arch;
 
 /// One of the original benchmark's cases.
@@ -78,6 +82,106 @@ pub const CASES: [Case; 7] = [
 
 /// The visitor counts of the Redis rows.
 pub const REDIS_VISITORS: [usize; 3] = [0, 1, 16];
+
+/// The case of the profile's shape (2 workers, 4 visitors).
+pub const PROFILE_CASE: &str = "Profile2W4V";
+
+/// The case of the Redis row with `visitors` background clients (`Redis16V`).
+pub fn redis_case(visitors: usize) -> String {
+    format!("Redis{visitors}V")
+}
+
+/// Every case a point of the study records: the seven of `benchmark.sh`, the
+/// profile's, and the Redis rows' ([`redis_case`] of [`REDIS_VISITORS`]).
+const CASE_CHOICES: &[Choice] = &[
+    Choice::new(CASES[0].name, "1 worker, the timed client alone"),
+    Choice::new(CASES[1].name, "1 worker, 1 visitor"),
+    Choice::new(CASES[2].name, "16 workers, the timed client alone"),
+    Choice::new(CASES[3].name, "16 workers, 1 visitor"),
+    Choice::new(CASES[4].name, "1 worker, 16 visitors"),
+    Choice::new(CASES[5].name, "16 workers, 16 visitors"),
+    Choice::new(CASES[6].name, "32 workers, the timed client alone"),
+    Choice::new(PROFILE_CASE, "the profile's shape: 2 workers, 4 visitors"),
+    Choice::new("Redis0V", "redis, the timed client alone"),
+    Choice::new("Redis1V", "redis, 1 visitor"),
+    Choice::new("Redis16V", "redis, 16 visitors"),
+];
+
+/// `case`: the case of `benchmark.sh` a hash-table point measures (or the profile's
+/// shape, or a Redis row).
+pub const CASE: ParamDef = ParamDef::choice(
+    "case",
+    CASE_CHOICES,
+    "AloneSingleThread",
+    "the case of the original's benchmark.sh a point measures",
+);
+
+/// The parameters a hash-table study point records: its group and case, the server
+/// (`arch`) and its workers, the visitors and the timed client's mix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashtableParams {
+    /// The group of the study (`cases`, `profile`, `redis`).
+    pub group: String,
+    /// The case (a name of [`CASE`]).
+    pub case: String,
+    /// The server.
+    pub server: ServerKind,
+    /// Its worker threads.
+    pub workers: u32,
+    /// Background clients.
+    pub visitors: usize,
+    /// The timed client's outer iterations.
+    pub outer: u64,
+    /// Keys per iteration.
+    pub inner: u32,
+}
+
+impl HashtableParams {
+    /// The parameters of `p`, a point of `group` and `case` on `target`.
+    pub fn of(group: &str, case: &str, target: &Target, p: &KvPoint) -> HashtableParams {
+        HashtableParams {
+            group: group.to_string(),
+            case: case.to_string(),
+            server: target.kind(),
+            workers: target.workers(),
+            visitors: p.visitors,
+            outer: p.outer,
+            inner: p.inner,
+        }
+    }
+}
+
+impl PointParams for HashtableParams {
+    fn definitions() -> Vec<ParamDef> {
+        vec![GROUP, CASE, SERVER, WORKERS, VISITORS, OUTER, INNER]
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        let int = |n: i64| Value::Integer(n);
+        map.put_text(&GROUP, &self.group);
+        map.put(&CASE, &Value::Choice(self.case.clone().into()));
+        map.put_text(&SERVER, self.server.name());
+        map.put(&WORKERS, &int(i64::from(self.workers)));
+        map.put(
+            &VISITORS,
+            &int(i64::try_from(self.visitors).unwrap_or(i64::MAX)),
+        );
+        map.put(&OUTER, &int(i64::try_from(self.outer).unwrap_or(i64::MAX)));
+        map.put(&INNER, &int(i64::from(self.inner)));
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        Ok(HashtableParams {
+            group: map.text(&GROUP).unwrap_or_default().to_string(),
+            case: CASE.machine(&map.value(&CASE)?),
+            server: map.choice(&SERVER)?,
+            workers: u32::try_from(map.integer(&WORKERS)?).unwrap_or(u32::MAX),
+            visitors: usize::try_from(map.integer(&VISITORS)?).unwrap_or_default(),
+            outer: u64::try_from(map.integer(&OUTER)?).unwrap_or_default(),
+            inner: u32::try_from(map.integer(&INNER)?).unwrap_or(u32::MAX),
+        })
+    }
+}
 
 /// The study's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,27 +263,10 @@ pub const RULES: FigureRules = FigureRules {
 };
 
 fn planned(group: &str, case: &str, target: &Target, p: &KvPoint) -> PlannedPoint {
-    let workers = match target {
-        Target::Kv { workers, .. } => workers.to_string(),
-        Target::Redis => "1".into(),
-    };
-    let mut params = xferbench_params::ParamMap::new();
-    params.put_text(&GROUP, group);
-    params.put_text(&SERVER, target.name());
-    let mut params = params.into_params();
-    params.extend(
-        [
-            ("case", case.to_string()),
-            ("workers", workers),
-            ("visitors", p.visitors.to_string()),
-            ("outer", p.outer.to_string()),
-            ("inner", p.inner.to_string()),
-        ]
-        .map(|(k, v)| (k.to_string(), v)),
-    );
+    let params = HashtableParams::of(group, case, target, p).to_map();
     PlannedPoint {
         verify: true,
-        ..PlannedPoint::from_params(params, RULES)
+        ..PlannedPoint::from_params(params.into_params(), RULES)
     }
 }
 
@@ -230,12 +317,12 @@ pub fn study_points(scale: &Scale, redis: bool) -> Vec<(PlannedPoint, KvPoint)> 
         p.outer = scale.profile_outer;
         p.min_time_ms = p.min_time_ms.max(scale.profile_min_time_ms);
         p.warmup = p.warmup.min(2);
-        v.push((planned("profile", "Profile2W4V", &t, &p), p));
+        v.push((planned("profile", PROFILE_CASE, &t, &p), p));
     }
     if redis {
         for visitors in REDIS_VISITORS {
             let p = point(scale, Target::Redis, visitors);
-            let case = format!("Redis{visitors}V");
+            let case = redis_case(visitors);
             v.push((planned("redis", &case, &Target::Redis, &p), p));
         }
     }
@@ -377,6 +464,16 @@ mod tests {
         let o = loop_options(&Scale::FULL);
         assert!(o.interleave && o.runs == 3 && o.warmup == 0);
         assert_eq!(loop_options(&Scale::QUICK).runs, 2);
+        for (pp, _) in &pts {
+            let map = ParamMap::from_params(pp.params.clone());
+            let read = HashtableParams::read(&map).unwrap();
+            xferbench_params::point::round_trips(&read).unwrap();
+            assert_eq!(read.to_map().into_params(), pp.params);
+        }
+        for v in REDIS_VISITORS {
+            assert!(CASE.parse(&redis_case(v)).is_ok(), "{v}");
+        }
+        CASE.self_check().unwrap();
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use xferbench_lab::profile::Folded;
 use xferbench_lab::profile::classify::{self, Category, CategoryShare};
 use xferbench_lab::result::ResultDoc;
-use xferbench_lab::rig::kv::SERVER;
+use xferbench_lab::rig::kv::{SERVER, VISITORS, WORKERS};
 
 /// The categories of the seed's profile reading.
 pub const CATEGORIES: [Category; 4] = [
@@ -127,8 +127,8 @@ pub fn extras(
             arch.to_string(),
             serde_json::json!({
                 "point": p.index + 1,
-                "workers": p.params.get("workers"),
-                "visitors": p.params.get("visitors"),
+                WORKERS.name(): p.param(&WORKERS),
+                VISITORS.name(): p.param(&VISITORS),
                 "sampled_cpu_ms": folded.total() as f64 / 1e6,
                 "shares": shares(folded),
             }),

@@ -10,13 +10,14 @@
 //! throughput is the steady rate of all clients over a common window
 //! ([`f::REQUESTS_PER_S_STEADY`]), never derived from whole-process time.
 
+use super::{CASE, REDIS_VISITORS, redis_case};
 use crate::folder::{median, param, summary_header_with};
 use crate::params::GROUP;
 use anyhow::Result;
 use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
-use xferbench_lab::rig::kv::SERVER;
 use xferbench_lab::rig::kv::figures as f;
+use xferbench_lab::rig::kv::{SERVER, VISITORS, WORKERS};
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{StudyFolder, Table};
 use xferbench_transports::kv::Arch;
@@ -69,7 +70,7 @@ fn arches() -> [&'static str; 3] {
 fn find<'a>(doc: &'a ResultDoc, group: &str, case: &str, arch: &str) -> Option<&'a PointResult> {
     doc.points.iter().find(|p| {
         param(p, GROUP.name()) == group
-            && param(p, "case") == case
+            && param(p, CASE.name()) == case
             && param(p, SERVER.name()) == arch
     })
 }
@@ -144,10 +145,10 @@ fn mean_ms(p: &PointResult) -> String {
 /// One row per point: hyperfine's columns, throughput, latency and CPU.
 pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
     let headers = [
-        "case",
-        "arch",
-        "workers",
-        "visitors",
+        CASE.name(),
+        SERVER.name(),
+        WORKERS.name(),
+        VISITORS.name(),
         "runs",
         "mean ms",
         "± sd ms",
@@ -167,13 +168,14 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
         "visitors CPU s",
         "mismatches",
         "collapsed",
-    ];
+    ]
+    .map(str::to_string);
     let rows = points
         .iter()
         .map(|p| {
-            let mut row: Vec<String> = ["case", "arch", "workers", "visitors"]
+            let mut row: Vec<String> = [&CASE, &SERVER, &WORKERS, &VISITORS]
                 .iter()
-                .map(|k| param(p, k).to_string())
+                .map(|d| param(p, d.name()).to_string())
                 .collect();
             row.push(format!("{:.0}", med(p, f::TIMED_RUNS)));
             row.push(mean_ms(p));
@@ -203,14 +205,14 @@ pub fn points_table(title: &str, points: &[&PointResult]) -> Table {
         .collect();
     Table {
         title: title.into(),
-        headers: headers.iter().map(|h| h.to_string()).collect(),
+        headers: headers.to_vec(),
         rows,
     }
 }
 
 /// Mean time per run of each case: the seed's three columns beside ours.
 pub fn seed_table(doc: &ResultDoc) -> Table {
-    let mut headers: Vec<String> = vec!["case".into()];
+    let mut headers: Vec<String> = vec![CASE.name().into()];
     headers.extend(SEED_COLUMNS.iter().map(|c| format!("{c} (ms)")));
     headers.extend(arches().iter().map(|a| format!("{a} here (ms)")));
     let rows = CASES
@@ -317,9 +319,9 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
             }
         }
     }
-    let redis: Vec<(f64, f64)> = [0.0, 1.0, 16.0]
+    let redis: Vec<(f64, f64)> = REDIS_VISITORS
         .into_iter()
-        .filter_map(|v| agg(doc, "redis", &format!("Redis{v}V"), "redis").map(|r| (v, r)))
+        .filter_map(|v| agg(doc, "redis", &redis_case(v), "redis").map(|r| (v as f64, r)))
         .collect();
     if !redis.is_empty() {
         series.push(Series {
@@ -388,7 +390,7 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     let group = |g: &str| -> Vec<&PointResult> {
         doc.points
             .iter()
-            .filter(|p| param(p, "group") == g)
+            .filter(|p| param(p, GROUP.name()) == g)
             .collect()
     };
     for (g, title) in [
@@ -540,10 +542,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             collapse(p).map(|t| {
                 format!(
                     "{} ({}, {} workers, {} visitors): {t}",
-                    param(p, "case"),
+                    param(p, CASE.name()),
                     param(p, SERVER.name()),
-                    param(p, "workers"),
-                    param(p, "visitors")
+                    param(p, WORKERS.name()),
+                    param(p, VISITORS.name())
                 )
             })
         })
@@ -592,7 +594,7 @@ fn redis_lines(s: &mut String, doc: &ResultDoc) {
         (16, "ManyClientsST"),
     ] {
         let ours = agg(doc, "cases", case, "sharded");
-        let theirs = agg(doc, "redis", &format!("Redis{v}V"), "redis");
+        let theirs = agg(doc, "redis", &redis_case(v), "redis");
         let _ = writeln!(
             s,
             "- **sharded (1 worker) vs Redis ({}), {v} visitor(s)**: {} vs {} steady requests/s of all clients: {} (target ≥ 1×).",

@@ -15,10 +15,13 @@
 use crate::folder::{figure_cell, median, param, summary_header, with_interval};
 use anyhow::Result;
 use std::fmt::Write as _;
-use xferbench_lab::params::choice;
+use xferbench_lab::params::{CHANNELS, choice};
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::stats::Estimate;
-use xferbench_lab::workload::rpmsg::{KICKS_TO_HOST, KICKS_TO_REMOTE, SUM_OF_RATES};
+use xferbench_lab::workload::rpmsg::{
+    KICKS_TO_HOST, KICKS_TO_REMOTE, PACKET, SUM_OF_RATES, TRANSFER,
+};
+use xferbench_params::ParamDef;
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{StudyFolder, Table};
 use xferbench_transports::rpmsg::{BUFFERS, Buffers, NOTIFY, Notify};
@@ -96,12 +99,12 @@ pub struct Pt<'a> {
 
 impl<'a> Pt<'a> {
     fn of(result: &'a PointResult) -> Pt<'a> {
-        let num = |k: &str| param(result, k).parse::<u64>().unwrap_or(0);
+        let num = |d: &ParamDef| param(result, d.name()).parse::<u64>().unwrap_or(0);
         Pt {
             result,
-            channels: num("channels") as u32,
-            packet: num("packet") as usize,
-            transfer: num("transfer"),
+            channels: num(&CHANNELS) as u32,
+            packet: num(&PACKET) as usize,
+            transfer: num(&TRANSFER),
         }
     }
 
@@ -689,7 +692,12 @@ pub fn summary(doc: &ResultDoc) -> String {
              above {budget} round trips (all channels) were skipped: {}.",
             skipped
                 .iter()
-                .map(|k| format!("{}ch×{}B×{}B", k["channels"], k["packet"], k["transfer"]))
+                .map(|k| format!(
+                    "{}ch×{}B×{}B",
+                    k[CHANNELS.name()],
+                    k[PACKET.name()],
+                    k[TRANSFER.name()]
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         );

@@ -28,17 +28,21 @@ pub mod writer;
 #[cfg(test)]
 pub(crate) mod fixture;
 
+use crate::params::GROUP;
 use crate::{Study, StudyEnv, StudyPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint};
+use xferbench_lab::params::WORKLOAD;
 use xferbench_lab::record::FigureRules;
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::daq::{DaqRig, HOST_CPU_PERCENT};
 use xferbench_lab::rig::{Rig, RunError};
-use xferbench_lab::workload::daq::DaqSpec;
+use xferbench_lab::workload::RecordedWorkload;
+use xferbench_lab::workload::daq::{DaqParams, DaqSpec};
+use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams};
 use xferbench_transports::daq::convert::{Function, Kernels, ScaleParams};
 use xferbench_transports::daq::{Access, DEFAULT_BUS_BYTES_PER_S, DaqEnd, Link, Trigger};
 
@@ -251,34 +255,61 @@ pub fn points(scale: &Scale) -> Vec<Planned> {
     out
 }
 
+/// The parameters a SIS8300 study point records: its group, its workload (test 3's
+/// conversions are `convert`, the readouts `readout`) and the readout settings
+/// ([`DaqParams`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sis8300Params {
+    /// `test1` … `test4`.
+    pub group: String,
+    /// [`RecordedWorkload::Readout`] or [`RecordedWorkload::Convert`].
+    pub workload: RecordedWorkload,
+    /// The readout settings.
+    pub daq: DaqParams,
+}
+
+impl PointParams for Sis8300Params {
+    fn definitions() -> Vec<ParamDef> {
+        let mut defs = DaqParams::definitions();
+        defs.extend([GROUP, WORKLOAD]);
+        defs
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        self.daq.write(map);
+        map.put_text(&GROUP, &self.group);
+        map.put_text(&WORKLOAD, self.workload.name());
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        Ok(Sis8300Params {
+            group: map.text(&GROUP).unwrap_or_default().to_string(),
+            workload: map.choice(&WORKLOAD)?,
+            daq: DaqParams::read(map)?,
+        })
+    }
+}
+
 /// The parameters of a planned point.
 pub fn params(p: &Planned) -> BTreeMap<String, String> {
-    let s = &p.spec;
-    [
-        (
-            xferbench_lab::params::names::WORKLOAD,
-            if p.group == "test3" {
-                "convert"
-            } else {
-                "readout"
-            }
-            .to_string(),
+    point_params(p).to_map().into_params()
+}
+
+/// The parameters of a planned point, typed.
+pub fn point_params(p: &Planned) -> Sis8300Params {
+    Sis8300Params {
+        group: p.group.to_string(),
+        workload: if p.group == "test3" {
+            RecordedWorkload::Convert
+        } else {
+            RecordedWorkload::Readout
+        },
+        daq: DaqParams::of(
+            &p.spec,
+            Function::parse(p.primary).unwrap_or(Function::Readout),
+            p.links.clone(),
         ),
-        ("group", p.group.to_string()),
-        ("boards", s.links.len().to_string()),
-        ("links", p.links.clone()),
-        ("samples", s.samples.to_string()),
-        ("reads", s.nreads.to_string()),
-        ("func", p.primary.to_string()),
-        ("factor", s.scale.factor.to_string()),
-        ("kernels", s.kernels.name().to_string()),
-        ("access", s.access_name().to_string()),
-        ("daq", s.daq_mode().to_string()),
-        ("loops", s.loops.to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+    }
 }
 
 /// The study's bench: a digitizer per visit.
@@ -428,5 +459,10 @@ mod tests {
         };
         assert_eq!(workload("test3"), "convert");
         assert_eq!(workload("test1"), "readout");
+        for q in &p {
+            let typed = point_params(q);
+            xferbench_params::point::round_trips(&typed).unwrap();
+            assert_eq!(typed.daq.func.c_name(), q.primary);
+        }
     }
 }

@@ -11,12 +11,16 @@
 
 use super::seed;
 use crate::folder::{median, param, select, summary_header};
+use crate::params::names::GROUP;
 use anyhow::Result;
 use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::daq::{
     CPU_PERCENT, ENGINE_CPU_PERCENT, HOST_CPU_NS_PER_BYTE, MISMATCHES, READOUT_CPU_NS_PER_BYTE,
     TOP_CPU_PERCENT, WAIT_CPU_PERCENT, WORK_CPU_PERCENT, board_figure, func_figure,
+};
+use xferbench_lab::workload::daq::names::{
+    ACCESS, BOARDS, DAQ, FACTOR, FUNC, KERNELS, LINKS, SAMPLES,
 };
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{StudyFolder, Table};
@@ -30,11 +34,11 @@ fn f1(x: f64) -> String {
 }
 
 fn boards(p: &PointResult) -> usize {
-    param(p, "boards").parse().unwrap_or(0)
+    param(p, BOARDS).parse().unwrap_or(0)
 }
 
 fn samples(p: &PointResult) -> usize {
-    param(p, "samples").parse().unwrap_or(0)
+    param(p, SAMPLES).parse().unwrap_or(0)
 }
 
 /// Per-board medians of a function's row speed, MB/s, in board order.
@@ -89,8 +93,8 @@ pub fn test1_table(doc: &ResultDoc) -> Table {
         .to_vec(),
         rows: Vec::new(),
     };
-    for p in select(doc, &[("group", "test1")]) {
-        let links = param(p, "links");
+    for p in select(doc, &[(GROUP, "test1")]) {
+        let links = param(p, LINKS);
         let v = per_board(p, "func_readout");
         let ours = if links == "ku+5l2" && v.len() > 1 {
             format!("KU {}; L2 {}", f1(v[0]), range(&v[1..]))
@@ -100,7 +104,7 @@ pub fn test1_table(doc: &ResultDoc) -> Table {
         let s = seed::TEST1.iter().find(|r| r.0 == links);
         t.rows.push(vec![
             format!("{} ({links})", boards(p)),
-            param(p, "access").into(),
+            param(p, ACCESS).into(),
             ours,
             s.map_or("–".into(), |r| r.1.into()),
             f1(agg_mb_s(p)),
@@ -128,7 +132,7 @@ pub fn test2_table(doc: &ResultDoc) -> Table {
         .to_vec(),
         rows: Vec::new(),
     };
-    for p in select(doc, &[("group", "test2")]) {
+    for p in select(doc, &[(GROUP, "test2")]) {
         let n = samples(p);
         let v = per_board(p, "func_readout");
         let mb = n as f64 * 2.0 / 1e6;
@@ -136,7 +140,7 @@ pub fn test2_table(doc: &ResultDoc) -> Table {
         let s = seed::TEST2.iter().find(|r| r.0 == n);
         t.rows.push(vec![
             format!("{mb:.2}"),
-            param(p, "access").into(),
+            param(p, ACCESS).into(),
             range(&durs),
             s.map_or("–".into(), |r| r.1.into()),
             range(&v),
@@ -150,8 +154,8 @@ pub fn test2_table(doc: &ResultDoc) -> Table {
 /// The conversion cases of test 3 in plan order: `(func, factor)`.
 fn test3_cases(doc: &ResultDoc) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    for p in select(doc, &[("group", "test3")]) {
-        let c = (param(p, "func").to_string(), param(p, "factor").to_string());
+    for p in select(doc, &[(GROUP, "test3")]) {
+        let c = (param(p, FUNC).to_string(), param(p, FACTOR).to_string());
         if !out.contains(&c) {
             out.push(c);
         }
@@ -190,8 +194,8 @@ fn case<'a>(
     factor: &'a str,
 ) -> (Option<&'a PointResult>, Option<&'a PointResult>) {
     let get = |k| {
-        select(doc, &[("group", "test3")]).find(|p| {
-            param(p, "func") == func && param(p, "factor") == factor && param(p, "kernels") == k
+        select(doc, &[(GROUP, "test3")]).find(|p| {
+            param(p, FUNC) == func && param(p, FACTOR) == factor && param(p, KERNELS) == k
         })
     };
     (get("original"), get("improved"))
@@ -217,7 +221,7 @@ pub fn test3_table(doc: &ResultDoc) -> Table {
         .to_vec(),
         rows: Vec::new(),
     };
-    if let Some(p) = select(doc, &[("group", "test3"), ("kernels", "original")]).next() {
+    if let Some(p) = select(doc, &[(GROUP, "test3"), (KERNELS, "original")]).next() {
         let v = per_board(p, "func_readout");
         t.rows.push(vec![
             "func_readout".into(),
@@ -317,8 +321,8 @@ pub fn test4_table(doc: &ResultDoc) -> Table {
         rows: Vec::new(),
     };
     let mut seen = Vec::new();
-    for p in select(doc, &[("group", "test4")]) {
-        let key: Vec<&str> = ["func", "boards", "samples", "access", "kernels"]
+    for p in select(doc, &[(GROUP, "test4")]) {
+        let key: Vec<&str> = [FUNC, BOARDS, SAMPLES, ACCESS, KERNELS]
             .iter()
             .map(|k| param(p, k))
             .collect();
@@ -328,9 +332,9 @@ pub fn test4_table(doc: &ResultDoc) -> Table {
         seen.push(key.clone());
         let get = |daq| {
             doc.points.iter().find(|q| {
-                param(q, "group") == "test4"
-                    && param(q, "daq") == daq
-                    && ["func", "boards", "samples", "access", "kernels"]
+                param(q, GROUP) == "test4"
+                    && param(q, DAQ) == daq
+                    && [FUNC, BOARDS, SAMPLES, ACCESS, KERNELS]
                         .iter()
                         .zip(&key)
                         .all(|(k, v)| param(q, k) == *v)
@@ -342,8 +346,8 @@ pub fn test4_table(doc: &ResultDoc) -> Table {
             (Some(a), Some(b)) if a > 0.0 => format!("{:.2}", b / a),
             _ => "–".into(),
         };
-        let (func, b, n) = (param(p, "func"), boards(p), samples(p));
-        let seeded = param(p, "access") == "read" && param(p, "kernels") == "original";
+        let (func, b, n) = (param(p, FUNC), boards(p), samples(p));
+        let seeded = param(p, ACCESS) == "read" && param(p, KERNELS) == "original";
         let sv = |irq| {
             seeded
                 .then(|| seed::cpu(func, b, n, irq))
@@ -354,8 +358,8 @@ pub fn test4_table(doc: &ResultDoc) -> Table {
             func.into(),
             b.to_string(),
             format!("{:.2}", n as f64 * 2.0 / 1e6),
-            param(p, "access").into(),
-            param(p, "kernels").into(),
+            param(p, ACCESS).into(),
+            param(p, KERNELS).into(),
             cpu_cell(poll),
             cpu_cell(irq),
             ratio,
@@ -406,7 +410,7 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
         points: ["l2", "5l2", "ku+5l2"]
             .iter()
             .filter_map(|l| {
-                let p = point(doc, &[("group", "test1"), ("links", l), ("access", access)])?;
+                let p = point(doc, &[(GROUP, "test1"), (LINKS, l), (ACCESS, access)])?;
                 let v = per_board(p, "func_readout");
                 let l2 = if *l == "ku+5l2" {
                     &v[1.min(v.len())..]
@@ -423,7 +427,7 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
         points: ["ku", "ku+5l2"]
             .iter()
             .filter_map(|l| {
-                let p = point(doc, &[("group", "test1"), ("links", l), ("access", access)])?;
+                let p = point(doc, &[(GROUP, "test1"), (LINKS, l), (ACCESS, access)])?;
                 Some((boards(p) as f64, *per_board(p, "func_readout").first()?))
             })
             .collect(),
@@ -532,12 +536,12 @@ pub fn cpu_plot(doc: &ResultDoc, func: &str) -> LineChart {
     for b in ["1", "5"] {
         for daq in ["poll", "irq"] {
             let filter = [
-                ("group", "test4"),
-                ("func", func),
-                ("boards", b),
-                ("daq", daq),
-                ("access", "read"),
-                ("kernels", "original"),
+                (GROUP, "test4"),
+                (FUNC, func),
+                (BOARDS, b),
+                (DAQ, daq),
+                (ACCESS, "read"),
+                (KERNELS, "original"),
             ];
             let mut pts: Vec<(f64, f64)> = select(doc, &filter)
                 .filter_map(|p| Some((samples(p) as f64 * 2.0 / 1e6, median(p, TOP_CPU_PERCENT)?)))
@@ -579,12 +583,9 @@ fn holds(ok: bool) -> &'static str {
 }
 
 fn t1(doc: &ResultDoc, links: &str, access: &str) -> Vec<f64> {
-    point(
-        doc,
-        &[("group", "test1"), ("links", links), ("access", access)],
-    )
-    .map(|p| per_board(p, "func_readout"))
-    .unwrap_or_default()
+    point(doc, &[(GROUP, "test1"), (LINKS, links), (ACCESS, access)])
+        .map(|p| per_board(p, "func_readout"))
+        .unwrap_or_default()
 }
 
 fn cpu_of(doc: &ResultDoc, func: &str, b: &str, n: &str, daq: &str) -> Option<f64> {
@@ -595,13 +596,13 @@ fn fig_of(doc: &ResultDoc, func: &str, b: &str, n: &str, daq: &str, fig: &str) -
     let p = point(
         doc,
         &[
-            ("group", "test4"),
-            ("func", func),
-            ("boards", b),
-            ("samples", n),
-            ("daq", daq),
-            ("access", "read"),
-            ("kernels", "original"),
+            (GROUP, "test4"),
+            (FUNC, func),
+            (BOARDS, b),
+            (SAMPLES, n),
+            (DAQ, daq),
+            (ACCESS, "read"),
+            (KERNELS, "original"),
         ],
     )?;
     median(p, fig)
@@ -633,10 +634,7 @@ pub fn summary(doc: &ResultDoc) -> String {
         f1(ku),
         holds((ku - 1249.2).abs() / 1249.2 < 0.1)
     );
-    if let Some(p5) = point(
-        doc,
-        &[("group", "test1"), ("links", "5l2"), ("access", "read")],
-    ) {
+    if let Some(p5) = point(doc, &[(GROUP, "test1"), (LINKS, "5l2"), (ACCESS, "read")]) {
         let agg = agg_mb_s(p5);
         let _ = writeln!(
             s,
@@ -673,19 +671,11 @@ pub fn summary(doc: &ResultDoc) -> String {
     let (r, m) = (
         point(
             doc,
-            &[
-                ("group", "test1"),
-                ("links", "unthrottled"),
-                ("access", "read"),
-            ],
+            &[(GROUP, "test1"), (LINKS, "unthrottled"), (ACCESS, "read")],
         ),
         point(
             doc,
-            &[
-                ("group", "test1"),
-                ("links", "unthrottled"),
-                ("access", "mmap"),
-            ],
+            &[(GROUP, "test1"), (LINKS, "unthrottled"), (ACCESS, "mmap")],
         ),
     );
     if let (Some(r), Some(m)) = (
@@ -717,7 +707,7 @@ pub fn summary(doc: &ResultDoc) -> String {
         );
     }
     s.push_str("\n## Test 2: time against size\n\n");
-    let durs: Vec<(f64, f64)> = select(doc, &[("group", "test2"), ("access", "read")])
+    let durs: Vec<(f64, f64)> = select(doc, &[(GROUP, "test2"), (ACCESS, "read")])
         .map(|p| {
             let mb = samples(p) as f64 * 2.0 / 1e6;
             (mb, mb / mean(&per_board(p, "func_readout")) * 1e3)
@@ -725,7 +715,7 @@ pub fn summary(doc: &ResultDoc) -> String {
         .collect();
     // Linear means a flat time per byte: the ranges of ns per byte (every board and
     // run) of the sizes overlap.
-    let per_byte: Vec<(f64, f64, f64)> = select(doc, &[("group", "test2"), ("access", "read")])
+    let per_byte: Vec<(f64, f64, f64)> = select(doc, &[(GROUP, "test2"), (ACCESS, "read")])
         .filter_map(|p| {
             let mb = samples(p) as f64 * 2.0 / 1e6;
             let v: Vec<f64> = p
@@ -901,13 +891,13 @@ pub fn summary(doc: &ResultDoc) -> String {
         point(
             doc,
             &[
-                ("group", "test4"),
-                ("func", r),
-                ("boards", "5"),
-                ("samples", "3000000"),
-                ("daq", daq),
-                ("access", access),
-                ("kernels", "original"),
+                (GROUP, "test4"),
+                (FUNC, r),
+                (BOARDS, "5"),
+                (SAMPLES, "3000000"),
+                (DAQ, daq),
+                (ACCESS, access),
+                (KERNELS, "original"),
             ],
         )
     };

@@ -41,7 +41,13 @@ pub fn repetitions(kind: CrcKind) -> u64 {
 pub fn planned(kind: CrcKind) -> PlannedPoint {
     PlannedPoint {
         size_bytes: BUFFER as u64,
-        ..PlannedPoint::from_params([("group", GROUP), ("crc", kind.name())], RULES)
+        ..PlannedPoint::from_params(
+            [
+                (crate::params::GROUP.name(), GROUP),
+                (xferbench_transports::warp::crc::CRC.name(), kind.name()),
+            ],
+            RULES,
+        )
     }
 }
 

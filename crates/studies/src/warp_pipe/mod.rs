@@ -13,6 +13,7 @@ pub mod bench;
 pub mod crc;
 pub mod writer;
 
+use crate::params::GROUP;
 use crate::{Study, StudyEnv, StudyPlan};
 use bench::MemoryMockBench;
 use std::collections::BTreeMap;
@@ -22,9 +23,59 @@ use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::FigureRules;
 use xferbench_lab::rig::memory_mock::MockPoint;
-use xferbench_lab::workload::warp::{ClientSpec, ConnectionMode, Ops};
+use xferbench_lab::workload::warp::{ClientSpec, ConnectionMode, Ops, WarpParams, names};
+use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams};
 use xferbench_transports::warp::CrcKind;
-use xferbench_transports::warp::server::IoModel;
+use xferbench_transports::warp::server::{IO, IoModel};
+
+/// `variant`: the design a Warp Pipe study point measures ([`ORIGINAL`],
+/// [`PER_THREAD`], [`PIPELINED`]), with what the point changes in it
+/// (`shared, crc=table`, `pipelined, io=threads`).
+pub const VARIANT: ParamDef = ParamDef::text(
+    "variant",
+    "a variant of the study's plan",
+    "original",
+    "the design a point measures, with what it changes in it",
+);
+
+/// The parameters a Warp Pipe study point records: its group and variant, the
+/// client's settings ([`WarpParams`]) and the mock's I/O model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarpStudyParams {
+    /// The group of the study.
+    pub group: String,
+    /// The variant.
+    pub variant: String,
+    /// The client's settings.
+    pub warp: WarpParams,
+    /// The mock's I/O model.
+    pub io: IoModel,
+}
+
+impl PointParams for WarpStudyParams {
+    fn definitions() -> Vec<ParamDef> {
+        let mut defs = WarpParams::definitions();
+        defs.extend([GROUP, VARIANT, IO]);
+        defs
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        self.warp.write(map);
+        map.put_text(&GROUP, &self.group);
+        map.put_text(&VARIANT, &self.variant);
+        map.put_text(&IO, self.io.name());
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        let text = |d: &ParamDef| map.text(d).unwrap_or_default().to_string();
+        Ok(WarpStudyParams {
+            group: text(&GROUP),
+            variant: text(&VARIANT),
+            warp: WarpParams::read(map)?,
+            io: map.choice(&IO)?,
+        })
+    }
+}
 
 /// The study's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,27 +168,21 @@ impl WarpPoint {
     /// `instances`, `io`, `ops`.
     pub fn planned(&self) -> PlannedPoint {
         let c = &self.mock.client;
-        let ops = match c.ops {
-            Ops::ReadWriteRead => "read-write-read",
-            Ops::Read => "read",
-        };
-        let params = [
-            ("group", self.group.clone()),
-            ("variant", self.variant.clone()),
-            ("threads", c.threads.to_string()),
-            ("iterations", c.iterations.to_string()),
-            ("payload", c.payload.to_string()),
-            ("crc", c.crc.name().to_string()),
-            ("connection", c.connection.name().to_string()),
-            ("instances", self.mock.instances.to_string()),
-            ("io", self.mock.io.name().to_string()),
-            ("ops", ops.to_string()),
-        ];
         PlannedPoint {
             size_bytes: c.payload as u64,
             channels: self.mock.instances,
             verify: c.ops == Ops::ReadWriteRead,
-            ..PlannedPoint::from_params(params, RULES)
+            ..PlannedPoint::from_params(self.params().to_map().into_params(), RULES)
+        }
+    }
+
+    /// The parameters the point records.
+    pub fn params(&self) -> WarpStudyParams {
+        WarpStudyParams {
+            group: self.group.clone(),
+            variant: self.variant.clone(),
+            warp: WarpParams::of(&self.mock.client, self.mock.instances),
+            io: self.mock.io,
         }
     }
 }
@@ -201,22 +246,22 @@ pub fn study_points(scale: &StudyScale) -> Vec<WarpPoint> {
     let si = scale.sweep_iterations;
     for &t in scale.threads {
         for var in [&ORIGINAL, &PER_THREAD, &PIPELINED] {
-            v.push(point("threads", var, t, si, 2048));
+            v.push(point(names::THREADS, var, t, si, 2048));
         }
     }
     for &p in scale.payloads {
         for var in [&ORIGINAL, &PIPELINED] {
-            v.push(point("payload", var, 64, si, p));
+            v.push(point(names::PAYLOAD, var, 64, si, p));
         }
     }
     for &n in scale.iterations {
         for var in [&ORIGINAL, &PIPELINED] {
-            v.push(point("iterations", var, 64, n, 2048));
+            v.push(point(names::ITERATIONS, var, 64, n, 2048));
         }
     }
     for &k in scale.instances {
         for var in [&ORIGINAL, &PER_THREAD] {
-            let mut p = point("instances", var, 1, it, 2048);
+            let mut p = point(names::INSTANCES, var, 1, it, 2048);
             p.mock.instances = k;
             v.push(p);
         }
@@ -265,8 +310,7 @@ pub fn original_profile(
     profiles: &BTreeMap<usize, xferbench_lab::profile::Folded>,
 ) -> Option<serde_json::Value> {
     let is = |p: &&xferbench_lab::result::PointResult, g: &str| {
-        p.params.get("group").is_some_and(|x| x == g)
-            && p.params.get("variant").is_some_and(|v| v == ORIGINAL.name)
+        p.param(&GROUP) == Some(g) && p.param(&VARIANT) == Some(ORIGINAL.name)
     };
     let p = doc
         .points
@@ -293,8 +337,8 @@ pub fn original_profile(
     let top_user = top.iter().find(|f| !f.name.ends_with("_[k]"));
     Some(serde_json::json!({
         "point": p.index + 1,
-        "group": p.params.get("group"),
-        "iterations": p.params.get("iterations"),
+        "group": p.param(&GROUP),
+        "iterations": p.param(&xferbench_lab::workload::warp::ITERATIONS),
         "participant": participant,
         "sampled_cpu_ms": folded.total() as f64 / 1e6,
         "top": {"name": first.name, "self_share": first.self_share, "total_share": first.total_share},
@@ -475,6 +519,10 @@ mod tests {
         );
         assert_eq!(planned.params["ops"], "read-write-read");
         assert!(planned.verify && planned.rules.higher_is_better);
+        for p in &pts {
+            xferbench_params::point::round_trips(&p.params()).unwrap();
+        }
+        VARIANT.self_check().unwrap();
     }
 
     #[test]

@@ -7,16 +7,23 @@
 //! interval ([`figure_cell`]); the speed-up of an improved variant over the original
 //! design is the median of run-by-run ratios of paired runs ([`speedup`]).
 
-use super::{SAMPLE_SLEEP_MS, crc};
+use super::{SAMPLE_SLEEP_MS, VARIANT, crc};
 use crate::folder::{figure_cell, median, param, speedup, speedup_text, summary_header};
+use crate::params::GROUP;
 use anyhow::Result;
 use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::memory_mock::figures::{
     CLIENT_CPU_S, MB_PER_S, SERVER_CPU_S, TRANSACTIONS_PER_S,
 };
+use xferbench_lab::workload::warp::{
+    CONNECTION, ConnectionMode, INSTANCES, ITERATIONS, OPS, Ops, PAYLOAD, THREADS, names,
+};
+use xferbench_params::ParamDef;
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{StudyFolder, Table};
+use xferbench_transports::warp::crc::CRC;
+use xferbench_transports::warp::server::{IO, IoModel};
 
 /// The groups of points, in the order of the report, with their table titles.
 pub const GROUPS: [(&str, &str); 10] = [
@@ -36,10 +43,13 @@ pub const GROUPS: [(&str, &str); 10] = [
         "crc",
         "The original shape with each CRC (shared connection)",
     ),
-    ("threads", "Threads (2048 B, read/write/read)"),
-    ("payload", "Payload size (64 threads)"),
-    ("iterations", "Iterations per thread (64 threads, 2048 B)"),
-    ("instances", "Single-threaded client processes"),
+    (names::THREADS, "Threads (2048 B, read/write/read)"),
+    (names::PAYLOAD, "Payload size (64 threads)"),
+    (
+        names::ITERATIONS,
+        "Iterations per thread (64 threads, 2048 B)",
+    ),
+    (names::INSTANCES, "Single-threaded client processes"),
     ("io-model", "Memory mock I/O model (fast CRC)"),
     (
         "mock-reads",
@@ -55,12 +65,12 @@ const SEED: &str = "warp-pipe's own analysis reports 21 s of `native_sim` time (
 fn group<'a>(doc: &'a ResultDoc, g: &'a str) -> Vec<&'a PointResult> {
     doc.points
         .iter()
-        .filter(|p| param(p, "group") == g)
+        .filter(|p| param(p, GROUP.name()) == g)
         .collect()
 }
 
-fn num(p: &PointResult, name: &str) -> f64 {
-    param(p, name).parse().unwrap_or(f64::NAN)
+fn num(p: &PointResult, def: &ParamDef) -> f64 {
+    param(p, def.name()).parse().unwrap_or(f64::NAN)
 }
 
 fn med(p: &PointResult, f: &str) -> f64 {
@@ -87,14 +97,14 @@ fn failures(p: &PointResult) -> u64 {
 /// The table of one group.
 pub fn group_table(title: &str, points: &[&PointResult]) -> Table {
     let headers = [
-        "variant",
-        "threads",
-        "instances",
-        "iterations",
+        VARIANT.name(),
+        THREADS.name(),
+        INSTANCES.name(),
+        ITERATIONS.name(),
         "payload B",
-        "crc",
-        "connection",
-        "io",
+        CRC.name(),
+        CONNECTION.name(),
+        IO.name(),
         "runs",
         "transactions",
         "wall s",
@@ -109,22 +119,23 @@ pub fn group_table(title: &str, points: &[&PointResult]) -> Table {
         "server CPU s",
         "verified",
         "verify failures",
-    ];
+    ]
+    .map(str::to_string);
     let rows = points
         .iter()
         .map(|p| {
             let mut row: Vec<String> = [
-                "variant",
-                "threads",
-                "instances",
-                "iterations",
-                "payload",
-                "crc",
-                "connection",
-                "io",
+                &VARIANT,
+                &THREADS,
+                &INSTANCES,
+                &ITERATIONS,
+                &PAYLOAD,
+                &CRC,
+                &CONNECTION,
+                &IO,
             ]
             .iter()
-            .map(|k| param(p, k).to_string())
+            .map(|d| param(p, d.name()).to_string())
             .collect();
             row.extend([
                 p.runs.len().to_string(),
@@ -149,17 +160,23 @@ pub fn group_table(title: &str, points: &[&PointResult]) -> Table {
         .collect();
     Table {
         title: title.into(),
-        headers: headers.iter().map(|h| h.to_string()).collect(),
+        headers: headers.to_vec(),
         rows,
     }
 }
 
 /// One series per variant of `group`, x from the parameter `x`, y the median of
 /// figure `y`.
-fn chart(doc: &ResultDoc, g: &str, title: &str, x: (&str, &str), y: (&str, &str)) -> LineChart {
+fn chart(
+    doc: &ResultDoc,
+    g: &str,
+    title: &str,
+    x: (&ParamDef, &str),
+    y: (&str, &str),
+) -> LineChart {
     let mut series: Vec<Series> = Vec::new();
     for p in group(doc, g) {
-        let label = param(p, "variant");
+        let label = param(p, VARIANT.name());
         let xy = (num(p, x.0), med(p, y.0));
         match series.iter_mut().find(|s| s.label == label) {
             Some(s) => s.points.push(xy),
@@ -188,7 +205,7 @@ pub fn crc_rates(doc: &ResultDoc) -> Vec<(String, f64)> {
         .iter()
         .filter_map(|p| {
             Some((
-                param(p, "crc").to_string(),
+                param(p, CRC.name()).to_string(),
                 p.summary.get(crc::CRC_MB_PER_S)?.median,
             ))
         })
@@ -250,9 +267,9 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
             "throughput-vs-threads",
             chart(
                 doc,
-                "threads",
+                names::THREADS,
                 "Transactions/s vs threads (2048 B)",
-                ("threads", "threads"),
+                (&THREADS, THREADS.name()),
                 tps,
             ),
         ),
@@ -260,9 +277,9 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
             "throughput-vs-payload",
             chart(
                 doc,
-                "payload",
+                names::PAYLOAD,
                 "MB/s vs payload (64 threads)",
-                ("payload", "payload (bytes)"),
+                (&PAYLOAD, &format!("{} (bytes)", PAYLOAD.name())),
                 (MB_PER_S, "MB/s"),
             ),
         ),
@@ -270,9 +287,9 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
             "throughput-vs-instances",
             chart(
                 doc,
-                "instances",
+                names::INSTANCES,
                 "Transactions/s vs client processes",
-                ("instances", "instances"),
+                (&INSTANCES, INSTANCES.name()),
                 tps,
             ),
         ),
@@ -282,7 +299,7 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
                 doc,
                 "io-model",
                 "Memory mock I/O model: transactions/s vs connections",
-                ("threads", "connections"),
+                (&THREADS, "connections"),
                 tps,
             ),
         ),
@@ -299,7 +316,7 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
 fn find<'a>(doc: &'a ResultDoc, g: &'a str, variant: &str) -> Option<&'a PointResult> {
     group(doc, g)
         .into_iter()
-        .find(|p| param(p, "variant") == variant)
+        .find(|p| param(p, VARIANT.name()) == variant)
 }
 
 fn cpu_s(p: &PointResult, f: &str) -> String {
@@ -320,7 +337,7 @@ pub fn summary(doc: &ResultDoc) -> String {
     let orig = find(doc, "original-workload", "original");
     let best = group(doc, "original-workload")
         .into_iter()
-        .filter(|p| param(p, "variant") != "original")
+        .filter(|p| param(p, VARIANT.name()) != "original")
         .max_by(|a, b| tps(a).total_cmp(&tps(b)));
     if let (Some(o), Some(b)) = (orig, best) {
         let up = speedup(b, o, TRANSACTIONS_PER_S).map_or_else(|| "-".into(), |e| speedup_text(&e));
@@ -331,14 +348,14 @@ pub fn summary(doc: &ResultDoc) -> String {
              and {:.3} s with the `{}` variant (fast CRC, {} connections, piggybacked ACKs): **{up} faster** \
              ({:.0} vs {:.0} transactions/s, {:.1} vs {:.1} MB/s). \
              For comparison, {SEED} in its Zephyr sample; here the original design takes {:.3} s over loopback TCP.\n",
-            param(o, "threads"),
-            param(o, "iterations"),
-            param(o, "payload"),
+            param(o, THREADS.name()),
+            param(o, ITERATIONS.name()),
+            param(o, PAYLOAD.name()),
             o.runs.first().map_or(0, |r| r.messages),
             wall(o),
             wall(b),
-            param(b, "variant"),
-            param(b, "connection"),
+            param(b, VARIANT.name()),
+            param(b, CONNECTION.name()),
             tps(o),
             tps(b),
             med(o, MB_PER_S),
@@ -349,7 +366,7 @@ pub fn summary(doc: &ResultDoc) -> String {
             let _ = writeln!(
                 s,
                 "- `{}`: {} s wall, p50 {} µs / p99 {} µs per transaction, client CPU {} s, memory-mock CPU {} s, verified {} ({} failures).",
-                param(p, "variant"),
+                param(p, VARIANT.name()),
                 figure_cell(p, figure::WINDOW, fixed(3)),
                 cell_us(p, figure::LATENCY[0]),
                 cell_us(p, figure::LATENCY[2]),
@@ -361,7 +378,7 @@ pub fn summary(doc: &ResultDoc) -> String {
         }
         let _ = writeln!(s);
         if let Some(p) = find(doc, "sample-sleep", "original") {
-            let (threads, iterations) = (num(p, "threads"), num(p, "iterations"));
+            let (threads, iterations) = (num(p, &THREADS), num(p, &ITERATIONS));
             let sleeps_s = iterations * SAMPLE_SLEEP_MS as f64 / 1e3;
             let _ = writeln!(
                 s,
@@ -375,7 +392,12 @@ pub fn summary(doc: &ResultDoc) -> String {
         }
     }
     let crc_group = group(doc, "crc");
-    let with_crc = |c: &str| crc_group.iter().find(|p| param(p, "crc") == c).copied();
+    let with_crc = |c: &str| {
+        crc_group
+            .iter()
+            .find(|p| param(p, CRC.name()) == c)
+            .copied()
+    };
     if let (Some(o), Some(f)) = (orig, with_crc("fast")) {
         let share = (wall(o) - wall(f)) / wall(o).max(1e-9) * 100.0;
         let _ = write!(
@@ -408,22 +430,27 @@ pub fn summary(doc: &ResultDoc) -> String {
         let _ = writeln!(s);
     }
     profile_lines(&mut s, doc);
-    let threads = group(doc, "threads");
-    if let Some(t) = threads.iter().map(|p| num(p, "threads") as u64).max() {
+    let threads = group(doc, names::THREADS);
+    if let Some(t) = threads.iter().map(|p| num(p, &THREADS) as u64).max() {
         let at: Vec<&PointResult> = threads
             .iter()
-            .filter(|p| num(p, "threads") as u64 == t)
+            .filter(|p| num(p, &THREADS) as u64 == t)
             .copied()
             .collect();
-        if let Some(o) = at.iter().find(|p| param(p, "variant") == "original") {
+        if let Some(o) = at.iter().find(|p| param(p, VARIANT.name()) == "original") {
             let _ = write!(
                 s,
                 "**Threads.** At {t} threads the original reaches {:.0} transactions/s",
                 tps(o)
             );
-            for p in at.iter().filter(|p| param(p, "variant") != "original") {
+            for p in at.iter().filter(|p| param(p, VARIANT.name()) != "original") {
                 let up = speedup(p, o, TRANSACTIONS_PER_S).map_or(f64::NAN, |e| e.median);
-                let _ = write!(s, ", `{}` {:.0} ({up:.1}×)", param(p, "variant"), tps(p));
+                let _ = write!(
+                    s,
+                    ", `{}` {:.0} ({up:.1}×)",
+                    param(p, VARIANT.name()),
+                    tps(p)
+                );
             }
             let _ = writeln!(
                 s,
@@ -431,32 +458,32 @@ pub fn summary(doc: &ResultDoc) -> String {
             );
         }
     }
-    let pay: Vec<&PointResult> = group(doc, "payload")
+    let pay: Vec<&PointResult> = group(doc, names::PAYLOAD)
         .into_iter()
-        .filter(|p| param(p, "variant") == "pipelined")
+        .filter(|p| param(p, VARIANT.name()) == "pipelined")
         .collect();
     if let (Some(lo), Some(hi)) = (pay.first(), pay.last()) {
         let _ = writeln!(
             s,
             "**Payload.** Pipelined, {} B transactions run at {:.0} transactions/s ({:.1} MB/s) and {} B ones at {:.0} transactions/s ({:.1} MB/s): \
              small transactions are bound by per-transaction costs, large ones by copying and CRC.\n",
-            param(lo, "payload"),
+            param(lo, PAYLOAD.name()),
             tps(lo),
             med(lo, MB_PER_S),
-            param(hi, "payload"),
+            param(hi, PAYLOAD.name()),
             tps(hi),
             med(hi, MB_PER_S)
         );
     }
-    let inst = group(doc, "instances");
+    let inst = group(doc, names::INSTANCES);
     if !inst.is_empty() {
         let _ = write!(s, "**Client processes.** ");
         for p in &inst {
             let _ = write!(
                 s,
                 "{} × `{}`: {:.0} transactions/s; ",
-                param(p, "instances"),
-                param(p, "variant"),
+                param(p, INSTANCES.name()),
+                param(p, VARIANT.name()),
                 tps(p)
             );
         }
@@ -470,10 +497,10 @@ pub fn summary(doc: &ResultDoc) -> String {
         let _ = writeln!(
             s,
             "**Memory mock reads.** `{}` with {} threads: {:.0} reads of {} B per second ({:.1} MB/s), p50 {} µs, p99 {} µs.\n",
-            param(p, "variant"),
-            param(p, "threads"),
+            param(p, VARIANT.name()),
+            param(p, THREADS.name()),
             tps(p),
-            param(p, "payload"),
+            param(p, PAYLOAD.name()),
             med(p, MB_PER_S),
             us(med(p, figure::LATENCY[0])),
             us(med(p, figure::LATENCY[2]))
@@ -483,12 +510,12 @@ pub fn summary(doc: &ResultDoc) -> String {
     let transfers: Vec<&PointResult> = doc
         .points
         .iter()
-        .filter(|p| param(p, "group") != crc::GROUP)
+        .filter(|p| param(p, GROUP.name()) != crc::GROUP)
         .collect();
     let failures: u64 = transfers.iter().copied().map(failures).sum();
     let unverified = transfers
         .iter()
-        .filter(|p| param(p, "ops") != "read" && p.integrity.is_none())
+        .filter(|p| param(p, OPS.name()) != Ops::Read.name() && p.integrity.is_none())
         .count();
     let _ = writeln!(
         s,
@@ -557,19 +584,20 @@ fn profile_lines(s: &mut String, doc: &ResultDoc) {
 /// The I/O-model finding: epoll vs a thread per connection at the most threads.
 fn io_model(s: &mut String, doc: &ResultDoc) {
     let io = group(doc, "io-model");
-    let Some(t) = io.iter().map(|p| num(p, "threads") as u64).max() else {
+    let Some(t) = io.iter().map(|p| num(p, &THREADS) as u64).max() else {
         return;
     };
     let mut said = false;
-    for mode in ["per-thread", "pipelined"] {
+    for mode in [ConnectionMode::PerThread, ConnectionMode::Pipelined] {
+        let mode = mode.name();
         let at = |model: &str| {
             io.iter().copied().find(|p| {
-                num(p, "threads") as u64 == t
-                    && param(p, "io") == model
-                    && param(p, "connection") == mode
+                num(p, &THREADS) as u64 == t
+                    && param(p, IO.name()) == model
+                    && param(p, CONNECTION.name()) == mode
             })
         };
-        if let (Some(e), Some(th)) = (at("epoll"), at("threads")) {
+        if let (Some(e), Some(th)) = (at(IoModel::Epoll.name()), at(IoModel::Threads.name())) {
             if !said {
                 let _ = write!(s, "**I/O model.** With {t} client threads ");
                 said = true;

@@ -73,6 +73,23 @@ pub const SERVER: xferbench_transports::ParamDef = xferbench_transports::ParamDe
     "the server a kv point measures: a kv architecture, or redis",
 );
 
+/// `workers`: the server's worker threads (Redis: 1).
+pub const WORKERS: xferbench_transports::ParamDef = xferbench_transports::ParamDef::integer(
+    "workers",
+    1,
+    u32::MAX as i64,
+    1,
+    "the server's worker threads (redis: 1)",
+);
+/// `visitors`: background clients beside the timed client.
+pub const VISITORS: xferbench_transports::ParamDef = xferbench_transports::ParamDef::integer(
+    "visitors",
+    0,
+    i64::MAX,
+    0,
+    "background clients beside the timed client",
+);
+
 /// What the point's server is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Target {
@@ -100,6 +117,14 @@ impl Target {
                 Arch::Sharded => ServerKind::Sharded,
             },
             Target::Redis => ServerKind::Redis,
+        }
+    }
+
+    /// Its worker threads: the kv server's, or Redis's one.
+    pub fn workers(&self) -> u32 {
+        match self {
+            Target::Kv { workers, .. } => *workers,
+            Target::Redis => 1,
         }
     }
 
