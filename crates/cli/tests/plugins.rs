@@ -327,6 +327,23 @@ fn plugin_points_record_the_machines_load_like_built_ins() {
 }
 
 #[test]
+fn a_recv_that_returns_a_byte_count_is_told_why_a_1_byte_message_reads_as_closed() {
+    let Some(lib) = faulty_plugin() else { return };
+    let out = xferbench()
+        .args(["check", "-t", &plugin(&lib, Some("count"))])
+        .args(["--only", "ordered-delivery", "--json"])
+        .output()
+        .unwrap();
+    let doc = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(5), "{doc}");
+    let detail = doc["results"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("returns 1, which is XB_CLOSED, for a 1-byte message"),
+        "{detail}"
+    );
+}
+
+#[test]
 fn results_record_the_defaults_a_transport_ran_with() {
     let Some(lib) = posix_mq_plugin() else { return };
     let out = run_stream(

@@ -13,6 +13,8 @@
  *          sends ("send") or receives ("recv"), or in `connect` ("connect")
  *   hang   stops answering (sleeps, ignoring every timeout) after `after` messages
  *          on `side`, or in `connect`
+ *   count  recv returns the bytes it read, as read() does, instead of XB_OK: 1 (which
+ *          is XB_CLOSED) for a 1-byte message
  *   zc     no fault: declares XB_ZERO_COPY; loan hands out a buffer the commit
  *          sends, borrow receives into one it lends
  */
@@ -22,7 +24,7 @@
 
 #include <stdint.h>
 
-enum fault { DROP, FLIP, CRASH, HANG, NONE };
+enum fault { DROP, FLIP, CRASH, HANG, COUNT, NONE };
 enum side { SEND, RECV, CONNECT };
 
 typedef struct {
@@ -91,6 +93,7 @@ CREATE(drop_create, DROP)
 CREATE(flip_create, FLIP)
 CREATE(crash_create, CRASH)
 CREATE(hang_create, HANG)
+CREATE(count_create, COUNT)
 CREATE(zc_create, NONE)
 
 static void w_destroy(void *tp)
@@ -187,6 +190,8 @@ static int w_recv(void *ep, void *buf, size_t len, uint64_t timeout_ns, xb_error
     int rc = mq_recv_msg(w->inner, buf, len, timeout_ns, err);
     if (rc == XB_OK && w->t->side == RECV && (long)++w->received > w->t->after)
         misbehave(w->t);
+    if (rc == XB_OK && w->t->fault == COUNT)
+        return (int)len;
     return rc;
 }
 
@@ -295,6 +300,7 @@ static const xb_transport faulty_transports[] = {
     WRAPPED("crash", "posix-mq that crashes (SIGSEGV) after `after` messages", crash_create,
             after_params),
     WRAPPED("hang", "posix-mq that hangs after `after` messages", hang_create, after_params),
+    WRAPPED("count", "posix-mq whose recv returns the bytes it read", count_create, zc_params),
     {
         .name = "zc",
         .description = "posix-mq with a zero-copy interface (loaned and borrowed buffers)",
