@@ -1,6 +1,7 @@
-//! `report.html`: one self-contained page per `run` (`--export-html`) and per study
-//! folder. Inline CSS (light and dark schemes following the reader's setting, a
-//! layout that holds on a phone, a print style), inline SVG charts from the one chart
+//! `report.html`: one self-contained page per `run` (`--export-html`), per study
+//! folder and per comparison (`compare --export-html`). Inline CSS (light and dark
+//! schemes following the reader's setting, a layout that holds on a phone, a print
+//! style), inline SVG charts from the one chart
 //! engine that also draws the folder's SVG files ([`crate::chart`]), and one small
 //! inline script that sorts tables. No network, no external file.
 //!
@@ -8,12 +9,14 @@
 //! study's `summary.md`) is rendered with its raw HTML shown as text.
 //!
 //! - [`mod@chart`]: charts as figures, and a choice of charts (latency percentiles).
+//! - [`mod@compare`]: the page of `compare --export-html`.
 //! - [`mod@load`]: `load` points: latency against the offered rate, the knees.
 //! - [`mod@table`]: sortable tables.
 //! - [`mod@point`]: one point in detail.
 //! - [`mod@summary`]: Markdown findings.
 
 pub mod chart;
+pub mod compare;
 pub mod load;
 pub mod point;
 pub mod summary;
