@@ -14,17 +14,27 @@ fn assert_folder_in_report(doc: &ResultDoc) -> String {
     assert!(written.iter().any(|w| matches!(w, Written::Table { .. })));
     for w in &written {
         match w {
-            Written::Table { stem, table } => {
-                assert!(dir.path().join(format!("{stem}.md")).is_file());
+            Written::Table { stem, table, units } => {
+                // The Markdown keeps the bare numbers; the page writes them in their units.
+                assert_eq!(
+                    std::fs::read_to_string(dir.path().join(format!("{stem}.md"))).unwrap(),
+                    table.to_markdown()
+                );
+                for u in units {
+                    assert!(table.headers.contains(&u.column), "{stem}: {}", u.column);
+                }
+                let shown = xferbench_report::html::table::with_units(table, units);
                 assert!(html.contains(&format!("id=\"t-{stem}\"")), "{stem}");
                 assert!(
                     html.contains(&maud::html!((table.title)).into_string()),
                     "{stem}"
                 );
-                for row in &table.rows {
-                    let first = maud::html!((xferbench_report::html::table::keep_units(&row[0])))
-                        .into_string();
-                    assert!(html.contains(&first), "{stem}: {first}");
+                for row in &shown.rows {
+                    for cell in row {
+                        let cell = maud::html!((xferbench_report::html::table::keep_units(cell)))
+                            .into_string();
+                        assert!(html.contains(&cell), "{stem}: {cell}");
+                    }
                 }
             }
             Written::Plot { stem, chart } => {
@@ -69,6 +79,17 @@ fn the_rpmsg_report_holds_every_table_plot_and_finding() {
     // The SC598's figures are reference series, dashed.
     assert!(html.contains("series s2 reference"), "{html}");
     assert!(html.find("id=\"findings\"") < html.find("id=\"tables\""));
+    // The tables' quantities carry their units, as the terminal writes them: the
+    // Markdown's `489600 [480000–499200, 75 %]` bytes/s of one channel.
+    let rate = xferbench_report::format::rate_bytes;
+    let cell = format!(
+        "{} [{}–{}, 75 %]",
+        rate(489600.0),
+        rate(480000.0),
+        rate(499200.0)
+    );
+    let cell = xferbench_report::html::table::keep_units(&cell);
+    assert!(html.contains(&cell), "{cell}");
 }
 
 #[test]

@@ -461,10 +461,13 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
             _ => None,
         })
         .collect();
-    let tables: Vec<(&str, &Table)> = written
+    // Columns of quantities are written in their units, as the terminal tables are.
+    let tables: Vec<(&str, Table)> = written
         .iter()
         .filter_map(|w| match w {
-            Written::Table { stem, table } => Some((stem.as_str(), table)),
+            Written::Table { stem, table, units } => {
+                Some((stem.as_str(), table::with_units(table, units)))
+            }
             _ => None,
         })
         .collect();
@@ -494,7 +497,7 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
                 p.note { "Click a column header to sort. Each table is also in the folder as Markdown and CSV." }
                 @for (stem, t) in &tables {
                     h3 id={"table-" (stem)} { (if t.title.is_empty() { *stem } else { t.title.as_str() }) }
-                    (table::table(&Table { title: String::new(), ..(*t).clone() }, &format!("t-{stem}"), None))
+                    (table::table(&Table { title: String::new(), ..t.clone() }, &format!("t-{stem}"), None))
                     p.note { code { (stem) ".md" } ", " code { (stem) ".csv" } }
                 }
             }

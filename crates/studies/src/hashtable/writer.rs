@@ -17,8 +17,9 @@ use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::kv::SERVER;
 use xferbench_lab::rig::kv::figures as f;
+use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 use xferbench_transports::kv::Arch;
 
 /// The original's cases, in `benchmark.sh` order: (CSV name, words of the summary).
@@ -134,6 +135,34 @@ pub fn collapsed_time(p: &PointResult) -> Option<String> {
         .map(|c| c.limit_s)
         .reduce(f64::min)?;
     Some(format!("collapsed: > {} s", (limit * 1e3).round() / 1e3))
+}
+
+/// The units of [`points_table`]'s columns of quantities, for the HTML page.
+pub fn points_units() -> Vec<ColumnUnit> {
+    let mut units: Vec<ColumnUnit> = [
+        "mean ms",
+        "± sd ms",
+        "median ms",
+        "min ms",
+        "max ms",
+        "user ms",
+        "sys ms",
+    ]
+    .map(|c| ColumnUnit::new(c, Unit::Milliseconds))
+    .to_vec();
+    units.extend(
+        ["p50 µs", "p90 µs", "p99 µs", "max µs"].map(|c| ColumnUnit::new(c, Unit::Microseconds)),
+    );
+    units.extend(["server CPU s", "visitors CPU s"].map(|c| ColumnUnit::new(c, Unit::Seconds)));
+    units.extend(
+        [
+            "requests/s (all clients, steady)",
+            "requests/s (all clients, hyperfine window)",
+            "requests/s (timed client, whole process)",
+        ]
+        .map(|c| ColumnUnit::new(c, Unit::PerSecond)),
+    );
+    units
 }
 
 /// The mean time per run in ms, or "collapsed: > N s" ([`collapsed_time`]).
@@ -404,7 +433,7 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     ] {
         let pts = group(g);
         if !pts.is_empty() {
-            folder.write_table(g, &points_table(title, &pts))?;
+            folder.write_table_in(g, &points_table(title, &pts), points_units())?;
         }
     }
     folder.write_table("seed", &seed_table(doc))?;

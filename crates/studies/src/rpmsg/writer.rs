@@ -19,8 +19,9 @@ use xferbench_lab::params::choice;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::stats::Estimate;
 use xferbench_lab::workload::rpmsg::{KICKS_TO_HOST, KICKS_TO_REMOTE, SUM_OF_RATES};
+use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 use xferbench_transports::rpmsg::{BUFFERS, Buffers, NOTIFY, Notify};
 
 /// The SC598's figures at transfer size 10^5 (the seed's tables, bytes/s, sum over
@@ -702,13 +703,51 @@ pub fn summary(doc: &ResultDoc) -> String {
     s
 }
 
+/// The units of [`channel_table`]'s columns of quantities, for the HTML page (the
+/// average columns only where the table has several channels).
+pub fn channel_units(channels: u32) -> Vec<ColumnUnit> {
+    let mut units: Vec<ColumnUnit> = [
+        "Single CH speed",
+        "SC598 Single CH speed",
+        "Average CH speed",
+        "SC598 Average CH speed",
+        "Aggregate (common window)",
+    ]
+    .into_iter()
+    .map(|c| ColumnUnit::new(c, Unit::BytesPerSecond))
+    .collect();
+    if channels == 1 {
+        units.retain(|u| !u.column.starts_with("Average") && !u.column.contains(" Average"));
+    }
+    units.extend([
+        ColumnUnit::new("PACKET SIZE", Unit::Bytes),
+        ColumnUnit::new("Round trips/s", Unit::PerSecond),
+        ColumnUnit::new("RTT p50 µs", Unit::Microseconds),
+    ]);
+    units
+}
+
+/// The units of [`variants_table`]'s columns of quantities, for the HTML page.
+pub fn variants_units() -> Vec<ColumnUnit> {
+    vec![
+        ColumnUnit::new("Round trips/s", Unit::PerSecond),
+        ColumnUnit::new("Aggregate B/s", Unit::BytesPerSecond),
+        ColumnUnit::new("RTT p50 µs", Unit::Microseconds),
+        ColumnUnit::new("RTT p99 µs", Unit::Microseconds),
+    ]
+}
+
 /// Writes the study's tables, plots and summary (`results.json` is the caller's).
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     for ch in channel_counts(doc) {
-        folder.write_table(&format!("table-{ch}ch"), &channel_table(doc, ch))?;
+        folder.write_table_in(
+            &format!("table-{ch}ch"),
+            &channel_table(doc, ch),
+            channel_units(ch),
+        )?;
     }
     if !variant_points(doc).is_empty() {
-        folder.write_table("variants", &variants_table(doc))?;
+        folder.write_table_in("variants", &variants_table(doc), variants_units())?;
     }
     if !table_points(doc).is_empty() {
         let (per, total) = plots(doc);

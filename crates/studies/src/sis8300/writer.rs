@@ -18,8 +18,9 @@ use xferbench_lab::rig::daq::{
     CPU_PERCENT, ENGINE_CPU_PERCENT, HOST_CPU_NS_PER_BYTE, MISMATCHES, READOUT_CPU_NS_PER_BYTE,
     TOP_CPU_PERCENT, WAIT_CPU_PERCENT, WORK_CPU_PERCENT, board_figure, func_figure,
 };
+use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 
 fn f1(x: f64) -> String {
     if x.is_finite() {
@@ -970,14 +971,32 @@ pub fn summary(doc: &ResultDoc) -> String {
 
 /// Writes the study's tables, plots and summary.
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
-    for (stem, t) in [
-        ("test1-transfer", test1_table(doc)),
-        ("test2-sizes", test2_table(doc)),
-        ("test3-conversions", test3_table(doc)),
-        ("test4-cpu", test4_table(doc)),
+    let mb_per_s = |c: &str| ColumnUnit::new(c, Unit::BytesPerSecond).scaled(1e6);
+    let test1_units = [
+        "per board",
+        "seed per board",
+        "aggregate (common window)",
+        "seed aggregate",
+    ]
+    .map(mb_per_s)
+    .to_vec();
+    let mut test2_units = [
+        "per board [MB/s]",
+        "seed per board [MB/s]",
+        "aggregate [MB/s]",
+    ]
+    .map(mb_per_s)
+    .to_vec();
+    test2_units
+        .extend(["dur [ms]", "seed dur [ms]"].map(|c| ColumnUnit::new(c, Unit::Milliseconds)));
+    for (stem, t, units) in [
+        ("test1-transfer", test1_table(doc), test1_units),
+        ("test2-sizes", test2_table(doc), test2_units),
+        ("test3-conversions", test3_table(doc), Vec::new()),
+        ("test4-cpu", test4_table(doc), Vec::new()),
     ] {
         if !t.rows.is_empty() {
-            folder.write_table(stem, &t)?;
+            folder.write_table_in(stem, &t, units)?;
         }
     }
     folder.write_table("seed-profiles", &seed_profiles_table())?;

@@ -15,8 +15,9 @@ use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::memory_mock::figures::{
     CLIENT_CPU_S, MB_PER_S, SERVER_CPU_S, TRANSACTIONS_PER_S,
 };
+use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 
 /// The groups of points, in the order of the report, with their table titles.
 pub const GROUPS: [(&str, &str); 10] = [
@@ -217,12 +218,29 @@ fn crc_rate(rates: &[(String, f64)], kind: &str) -> Option<f64> {
     rates.iter().find(|(k, _)| k == kind).map(|(_, v)| *v)
 }
 
+/// The units of [`group_table`]'s columns of quantities, for the HTML page.
+pub fn group_units() -> Vec<ColumnUnit> {
+    let mut units = vec![
+        ColumnUnit::new("payload B", Unit::Bytes),
+        ColumnUnit::new("transactions/s", Unit::PerSecond),
+        ColumnUnit::new("MB/s", Unit::BytesPerSecond).scaled(1e6),
+    ];
+    units.extend(
+        ["wall s", "client CPU s", "server CPU s"].map(|c| ColumnUnit::new(c, Unit::Seconds)),
+    );
+    units.extend(
+        ["p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"]
+            .map(|c| ColumnUnit::new(c, Unit::Microseconds)),
+    );
+    units
+}
+
 /// Writes the study's tables, plots and summary.
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     for (g, title) in GROUPS {
         let pts = group(doc, g);
         if !pts.is_empty() {
-            folder.write_table(g, &group_table(title, &pts))?;
+            folder.write_table_in(g, &group_table(title, &pts), group_units())?;
         }
     }
     let rates = crc_rates(doc);
@@ -242,7 +260,8 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
                 })
                 .collect(),
         };
-        folder.write_table("crc-speed", &crc)?;
+        let mb_per_s = ColumnUnit::new("MB/s", Unit::BytesPerSecond).scaled(1e6);
+        folder.write_table_in("crc-speed", &crc, vec![mb_per_s])?;
     }
     let tps = (TRANSACTIONS_PER_S, "transactions/s");
     let charts = [
