@@ -313,6 +313,7 @@ mod tests {
             x_scale: Scale::Log,
             y_scale: Scale::Linear,
             series: vec![Series {
+                intervals: Vec::new(),
                 label: "s".into(),
                 points: vec![(1.0, 1.0), (10.0, 2.0)],
                 reference: false,

@@ -78,6 +78,9 @@ fn the_rpmsg_report_holds_every_table_plot_and_finding() {
     );
     // The SC598's figures are reference series, dashed.
     assert!(html.contains("series s2 reference"), "{html}");
+    // The measured medians carry their intervals; the quoted figures none.
+    let plots = html.split("id=\"plots\"").nth(1).unwrap();
+    assert!(plots.contains("class=\"bar\""), "{plots}");
     assert!(html.find("id=\"findings\"") < html.find("id=\"tables\""));
     // The tables' quantities carry their units, as the terminal writes them: the
     // Markdown's `489600 [480000–499200, 75 %]` bytes/s of one channel.
@@ -96,6 +99,9 @@ fn the_rpmsg_report_holds_every_table_plot_and_finding() {
 fn the_warp_pipe_report_holds_every_table_plot_and_finding() {
     let html = assert_folder_in_report(&crate::warp_pipe::writer::tests::doc());
     assert!(html.contains("Speed-up."));
+    // Its plots of medians carry the interval of each median.
+    let plots = html.split("id=\"plots\"").nth(1).unwrap();
+    assert!(plots.contains("class=\"bar\""), "{plots}");
 }
 
 #[test]

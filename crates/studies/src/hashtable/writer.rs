@@ -339,6 +339,7 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
                 .collect::<Vec<_>>();
             if !points.is_empty() {
                 series.push(Series {
+                    intervals: Vec::new(),
                     label: format!("{a}, {w} worker(s)"),
                     points,
                     reference: false,
@@ -352,6 +353,7 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
         .collect();
     if !redis.is_empty() {
         series.push(Series {
+            intervals: Vec::new(),
             label: "redis (unix socket)".into(),
             points: redis,
             reference: false,
@@ -360,6 +362,7 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
     // The seed reports only the timed client: 3,000 requests / mean time per run,
     // whole-process time (hyperfine -N), start-up included.
     series.push(Series {
+        intervals: Vec::new(),
         label: "seed: preopt @4ce91a1, timed client only, whole-process time, 1 worker".into(),
         points: [(0.0, 0), (1.0, 1), (16.0, 4)]
             .into_iter()
@@ -383,6 +386,7 @@ pub fn time_chart(doc: &ResultDoc) -> LineChart {
     let mut series: Vec<Series> = arches()
         .iter()
         .map(|a| Series {
+            intervals: Vec::new(),
             label: (*a).into(),
             points: (0..7)
                 .filter_map(|i| time_of(doc, a, i).map(|t| ((i + 1) as f64, t * 1e3)))
@@ -393,6 +397,7 @@ pub fn time_chart(doc: &ResultDoc) -> LineChart {
         .collect();
     for (k, col) in [0, 2].into_iter().map(|k| (k, SEED_COLUMNS[k])) {
         series.push(Series {
+            intervals: Vec::new(),
             label: format!("seed: {col}"),
             points: (0..7)
                 .map(|i| ((i + 1) as f64, SEED_MEAN_MS[k][i]))

@@ -325,7 +325,18 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     let mut total = Vec::new();
     for ch in channel_counts(doc) {
         let pts = longest(doc, ch);
+        // Each median with the interval of the median, as the tables give it.
+        let interval = |p: &Pt<'_>, figure: &str, k: f64| {
+            p.result
+                .summary
+                .get(figure)
+                .and_then(|e| Series::median_interval(&scaled(e, k)))
+        };
         per.push(Series {
+            intervals: pts
+                .iter()
+                .map(|p| interval(p, SUM_OF_RATES, 1.0 / f64::from(p.channels.max(1))))
+                .collect(),
             reference: false,
             label: format!("{ch} ch (this machine)"),
             points: pts
@@ -334,6 +345,10 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            intervals: pts
+                .iter()
+                .map(|p| interval(p, figure::THROUGHPUT, 1.0))
+                .collect(),
             reference: false,
             label: format!("{ch} ch, this machine: bytes over the common window"),
             points: pts
@@ -344,6 +359,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     }
     for (ch, figs) in ORIGINAL {
         per.push(Series {
+            intervals: Vec::new(),
             reference: true,
             label: format!("{ch} ch (SC598)"),
             points: figs
@@ -352,6 +368,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            intervals: Vec::new(),
             reference: true,
             label: format!("{ch} ch, SC598: sum of per-thread rates"),
             points: figs.iter().map(|&(s, b)| (s as f64, b)).collect(),

@@ -402,6 +402,7 @@ fn chart(title: &str, x: &str, y: &str, xs: Scale, ys: Scale, series: Vec<Series
 /// Per-board L2 speed against boards, ours (read, mmap) and the seed's.
 pub fn boards_plot(doc: &ResultDoc) -> LineChart {
     let ours = |access| Series {
+        intervals: Vec::new(),
         reference: false,
         label: format!("L2 boards, {access}"),
         points: ["l2", "5l2", "ku+5l2"]
@@ -419,6 +420,7 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
             .collect(),
     };
     let ku = |access| Series {
+        intervals: Vec::new(),
         reference: false,
         label: format!("KU board, {access}"),
         points: ["ku", "ku+5l2"]
@@ -430,11 +432,13 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
             .collect(),
     };
     let seed_l2 = Series {
+        intervals: Vec::new(),
         reference: false,
         label: "seed: L/L2 boards".into(),
         points: vec![(1.0, 621.7), (5.0, 579.6), (6.0, 511.0)],
     };
     let seed_ku = Series {
+        intervals: Vec::new(),
         reference: false,
         label: "seed: KU board".into(),
         points: vec![(1.0, 1249.2), (6.0, seed::TEST1_KU_OF_6)],
@@ -504,21 +508,25 @@ pub fn conversion_plot(doc: &ResultDoc) -> LineChart {
         Scale::Log,
         vec![
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "original".into(),
                 points: orig,
             },
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "improved".into(),
                 points: imp,
             },
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "memcpy of the same bytes".into(),
                 points: mem,
             },
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "seed: original on the i7-3555LE".into(),
                 points: sd,
@@ -545,6 +553,7 @@ pub fn cpu_plot(doc: &ResultDoc, func: &str) -> LineChart {
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             series.push(Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: format!("{b} board(s), {daq}"),
                 points: pts,
@@ -559,6 +568,7 @@ pub fn cpu_plot(doc: &ResultDoc, func: &str) -> LineChart {
                 .filter_map(|r| Some((r.2 as f64 * 2.0 / 1e6, if irq { r.4? } else { r.3? })))
                 .collect();
             series.push(Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: format!("seed: {b} board(s), {}", if irq { "irq" } else { "poll" }),
                 points: pts,

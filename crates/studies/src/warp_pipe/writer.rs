@@ -156,15 +156,20 @@ pub fn group_table(title: &str, points: &[&PointResult]) -> Table {
 }
 
 /// One series per variant of `group`, x from the parameter `x`, y the median of
-/// figure `y`.
+/// figure `y` with the interval of the median.
 fn chart(doc: &ResultDoc, g: &str, title: &str, x: (&str, &str), y: (&str, &str)) -> LineChart {
     let mut series: Vec<Series> = Vec::new();
     for p in group(doc, g) {
         let label = param(p, "variant");
         let xy = (num(p, x.0), med(p, y.0));
+        let interval = p.summary.get(y.0).and_then(Series::median_interval);
         match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push(xy),
+            Some(s) => {
+                s.points.push(xy);
+                s.intervals.push(interval);
+            }
             None => series.push(Series {
+                intervals: vec![interval],
                 label: label.into(),
                 points: vec![xy],
                 reference: false,
