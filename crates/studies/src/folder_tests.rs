@@ -110,6 +110,25 @@ fn the_hashtable_report_holds_every_table_plot_and_finding() {
     assert!(html.contains("The collapse (preopt S4)"));
     // The seed's columns are reference series, dashed.
     assert!(html.contains(" reference\""), "{html}");
+    // The steady requests/s are medians, with their intervals where several runs
+    // made them (the fixture's one run has none; the seed's figures none).
+    let mut doc = crate::hashtable::writer::tests::doc();
+    let steady = xferbench_lab::rig::kv::figures::REQUESTS_PER_S_STEADY;
+    for p in &mut doc.points {
+        if let Some(e) = p.summary.get_mut(steady) {
+            let m = e.median;
+            *e = xferbench_lab::stats::Estimate::from_values([m * 0.9, m, m * 1.1]).unwrap();
+        }
+    }
+    let chart = crate::hashtable::writer::throughput_chart(&doc);
+    for series in &chart.series {
+        assert_eq!(
+            series.intervals.iter().any(Option::is_some),
+            !series.reference && !series.is_reference(),
+            "{}",
+            series.label
+        );
+    }
 }
 
 #[test]

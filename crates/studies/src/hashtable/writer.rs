@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::kv::SERVER;
 use xferbench_lab::rig::kv::figures as f;
-use xferbench_report::chart::Unit;
+use xferbench_report::chart::{Interval, Unit};
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 use xferbench_transports::kv::Arch;
@@ -299,6 +299,21 @@ fn agg(doc: &ResultDoc, group: &str, case: &str, arch: &str) -> Option<f64> {
     find(doc, group, case, arch).and_then(|p| median(p, f::REQUESTS_PER_S_STEADY))
 }
 
+/// [`agg`] with the interval of its median, for a plot.
+fn agg_with_interval(
+    doc: &ResultDoc,
+    group: &str,
+    case: &str,
+    arch: &str,
+) -> Option<(f64, Option<Interval>)> {
+    let p = find(doc, group, case, arch)?;
+    let interval = p
+        .summary
+        .get(f::REQUESTS_PER_S_STEADY)
+        .and_then(Series::median_interval);
+    Some((median(p, f::REQUESTS_PER_S_STEADY)?, interval))
+}
+
 /// The steady aggregate requests/s of `case` over `reference`'s, visit by visit: the
 /// points' visits are interleaved, so visit `r` of both saw the same machine.
 fn visit_ratios(
@@ -332,14 +347,16 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
             (1, ["AloneSingleThread", "TwoSingleThread", "ManyClientsST"]),
             (16, ["AloneMultiThread", "TwoMultiThread", "ManyClientsMT"]),
         ] {
-            let points = cases
+            let (points, intervals): (Vec<(f64, f64)>, Vec<Option<Interval>>) = cases
                 .iter()
                 .zip([0.0, 1.0, 16.0])
-                .filter_map(|(c, v)| agg(doc, "cases", c, a).map(|r| (v, r)))
-                .collect::<Vec<_>>();
+                .filter_map(|(c, v)| {
+                    agg_with_interval(doc, "cases", c, a).map(|(r, i)| ((v, r), i))
+                })
+                .unzip();
             if !points.is_empty() {
                 series.push(Series {
-                    intervals: Vec::new(),
+                    intervals,
                     label: format!("{a}, {w} worker(s)"),
                     points,
                     reference: false,
@@ -347,13 +364,16 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
             }
         }
     }
-    let redis: Vec<(f64, f64)> = [0.0, 1.0, 16.0]
+    let (redis, redis_intervals): (Vec<(f64, f64)>, Vec<Option<Interval>>) = [0.0, 1.0, 16.0]
         .into_iter()
-        .filter_map(|v| agg(doc, "redis", &format!("Redis{v}V"), "redis").map(|r| (v, r)))
-        .collect();
+        .filter_map(|v| {
+            agg_with_interval(doc, "redis", &format!("Redis{v}V"), "redis")
+                .map(|(r, i)| ((v, r), i))
+        })
+        .unzip();
     if !redis.is_empty() {
         series.push(Series {
-            intervals: Vec::new(),
+            intervals: redis_intervals,
             label: "redis (unix socket)".into(),
             points: redis,
             reference: false,
