@@ -123,6 +123,13 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Also write the comparison as a self-contained HTML page: per point the change,
+    /// its bootstrap interval, Welch's p-value and the verdict, and charts of BASE
+    /// against NEW (`-`: stdout; a FIFO or device is written in place, never
+    /// replaced).
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Option<PathBuf>,
+
     /// The history file.
     #[command(flatten)]
     pub file: HistoryFileArgs,
@@ -305,6 +312,11 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
         );
         return Ok(EXIT_USAGE);
     };
+    if let Some(path) = &a.export_html
+        && let Err(e) = crate::paths::file("--export-html", path)
+    {
+        return Ok(crate::exit::usage("compare", e));
+    }
     let docs = match (&a.baseline, &a.base, &a.new) {
         (Some(_), Some(_), Some(_)) => {
             return Ok(crate::exit::usage(
@@ -335,6 +347,32 @@ pub fn compare(a: &CompareArgs) -> Result<u8> {
             return Ok(EXIT_USAGE);
         }
     };
+    if let Some(path) = &a.export_html {
+        let label = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        let (base_label, new_label) = match &a.baseline {
+            Some(name) => (
+                format!("baseline {name}"),
+                label(&a.base).unwrap_or_else(|| "the newest run recorded after it".into()),
+            ),
+            None => (
+                label(&a.base).unwrap_or_default(),
+                label(&a.new).unwrap_or_default(),
+            ),
+        };
+        let page = xferbench_report::html::compare::compare_page(
+            &c,
+            xferbench_report::html::compare::Side {
+                label: &base_label,
+                doc: &base,
+            },
+            xferbench_report::html::compare::Side {
+                label: &new_label,
+                doc: &new,
+            },
+        );
+        xferbench_report::write_atomic(path, |w| w.write_all(page.as_bytes()))
+            .with_context(|| format!("cannot write --export-html {}", path.display()))?;
+    }
     let mut out = crate::out::stdout();
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&c)?)?;

@@ -1674,6 +1674,120 @@ mod compare {
             .success();
     }
 
+    /// The text of each cell of each body row of the table `id` in `html`.
+    fn table_rows(html: &str, id: &str) -> Vec<Vec<String>> {
+        let start = html
+            .find(&format!("id=\"{id}\""))
+            .expect("the table is in the page");
+        let table = &html[start..start + html[start..].find("</table>").unwrap()];
+        let body = &table[table.find("<tbody>").unwrap()..];
+        let text = |cell: &str| {
+            let mut out = String::new();
+            let mut in_tag = false;
+            for c in cell.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    c if !in_tag => out.push(if c == '\u{a0}' { ' ' } else { c }),
+                    _ => {}
+                }
+            }
+            out
+        };
+        body.split("<tr>")
+            .skip(1)
+            .map(|row| {
+                row.split("<td")
+                    .skip(1)
+                    .map(|cell| text(&format!("<td{}", &cell[..cell.find("</td>").unwrap()])))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn export_html_shows_each_points_change_interval_p_value_and_verdict() {
+        use xferbench_lab::stats::{bootstrap_ratio_of_means, welch_t_test};
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t.json");
+        xferbench()
+            .args(["run", "stream", "-t", "pipe", "-s", "64,4096", "-n", "500"])
+            .args(["-r", "5", "-w", "0", "-q", "--export-json"])
+            .arg(&t)
+            .assert()
+            .success();
+        let template = read_json(&t);
+        // Point 1 loses a fifth of its throughput; point 2 moves within its noise.
+        let b = [100e6, 101e6, 99e6, 100.5e6, 99.5e6];
+        let n = [
+            b.map(|x| x * 0.8),
+            [100.2e6, 99.8e6, 100e6, 100.4e6, 99.6e6],
+        ];
+        let key = "throughput_bytes_per_s";
+        let doc = |values: [&[f64; 5]; 2]| {
+            let mut d = template.clone();
+            for (p, vs) in values.iter().enumerate() {
+                for (r, v) in vs.iter().enumerate() {
+                    d["points"][p]["runs"][r]["figures"][key] = (*v).into();
+                }
+            }
+            d.to_string()
+        };
+        let (base, new) = (dir.path().join("base.json"), dir.path().join("new.json"));
+        std::fs::write(&base, doc([&b, &b])).unwrap();
+        std::fs::write(&new, doc([&n[0], &n[1]])).unwrap();
+        let page = dir.path().join("compare.html");
+        xferbench()
+            .arg("compare")
+            .arg(&base)
+            .arg(&new)
+            .arg("--export-html")
+            .arg(&page)
+            .assert()
+            .code(4)
+            .stdout(predicate::str::contains("regression"));
+        let html = std::fs::read_to_string(&page).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("interval (99 %)"), "{html}");
+        let rows = table_rows(&html, "compare-table");
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        let percent = |v: f64| format!("{:+.1} %", v * 100.0);
+        for (row, (new, change, verdict)) in rows.iter().zip([
+            (&n[0], "-20.0 %", "slower (regression beyond 5.0 %)"),
+            (&n[1], "+0.0 %", "no change (not significant)"),
+        ]) {
+            let i = bootstrap_ratio_of_means(&b, new, 0.99).unwrap();
+            let p = welch_t_test(&b, new).unwrap().p;
+            assert_eq!(row[5], change, "{row:?}");
+            assert_eq!(
+                row[6],
+                format!("{} to {}", percent(i.low - 1.0), percent(i.high - 1.0)),
+                "{row:?}"
+            );
+            assert_eq!(row[7], format!("{p:.3}"), "{row:?}");
+            assert_eq!(row[8], verdict, "{row:?}");
+        }
+        // Charts: BASE and NEW with their spreads, and the change with its interval.
+        assert_eq!(html.matches("<figure class=\"chart\"").count(), 2);
+    }
+
+    #[test]
+    fn export_html_into_a_missing_folder_is_refused_before_reading_anything() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("no/such/folder/compare.html");
+        xferbench()
+            .arg("compare")
+            .arg(dir.path().join("base.json"))
+            .arg(dir.path().join("new.json"))
+            .arg("--export-html")
+            .arg(&page)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--export-html"))
+            .stderr(predicate::str::contains("cannot read").not());
+        assert!(!page.exists());
+    }
+
     #[test]
     fn unreadable_or_mismatched_files_are_clear_errors() {
         let dir = tempfile::tempdir().unwrap();

@@ -7,7 +7,9 @@
 //! figures, the quantity Welch's t-test tests, and the per-run figures of both sides go
 //! through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
 //! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
-//! threshold.
+//! threshold. Its interval, at the level `1 − ALPHA` the test is held to, is the
+//! percentile bootstrap of the ratio of the means
+//! ([`crate::stats::bootstrap_ratio_of_means`]), less one.
 //!
 //! When both documents carry machine limits ([`crate::limits`]) and the point has a
 //! natural limit, the change is also given normalised by that limit: the figure
@@ -25,7 +27,7 @@
 
 use crate::params::{describe as describe_params, same_point};
 use crate::result::{Outcome, PointResult, ResultDoc, SCHEMA_VERSION};
-use crate::stats::{mean, welch_t_test};
+use crate::stats::{RatioInterval, bootstrap_ratio_of_means, mean, welch_t_test};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -75,6 +77,10 @@ pub struct PointComparison {
     pub new: f64,
     /// `new / base − 1`.
     pub change: f64,
+    /// The bootstrap interval of `change` at the level `1 − ALPHA` (0.99), when both
+    /// sides have two runs or more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_interval: Option<RatioInterval>,
     /// Welch's p-value, when both sides have two runs or more.
     pub p_value: Option<f64>,
     /// `regression`, `improvement`, `within threshold` or `not significant`.
@@ -259,6 +265,12 @@ pub fn compare_docs(
         // The change is in means, the quantity Welch's t-test compares.
         let change = if mb != 0.0 { mn / mb - 1.0 } else { 0.0 };
         let p_value = welch_t_test(&vb, &vn).map(|w| w.p);
+        let change_interval =
+            bootstrap_ratio_of_means(&vb, &vn, 1.0 - crate::ab::ALPHA).map(|r| RatioInterval {
+                low: r.low - 1.0,
+                high: r.high - 1.0,
+                ..r
+            });
         let significant = p_value.is_some_and(|p| p < crate::ab::ALPHA);
         let worse = if higher_is_better { -change } else { change };
         let verdict = if !significant {
@@ -296,6 +308,7 @@ pub fn compare_docs(
             base: mb,
             new: mn,
             change,
+            change_interval,
             p_value,
             verdict: verdict.into(),
             normalised,

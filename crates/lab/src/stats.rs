@@ -20,6 +20,14 @@
 //! Two sets of runs are compared with **Welch's t-test** ([`welch_t_test`]; Welch,
 //! 1947): unequal variances allowed, degrees of freedom by the Welch–Satterthwaite
 //! equation, two-sided p-value from Student's t distribution (`statrs`).
+//!
+//! The interval of a change between two sets of runs, `mean(new) / mean(base)`, is a
+//! **percentile bootstrap** ([`bootstrap_ratio_of_means`]; Efron and Tibshirani, *An
+//! Introduction to the Bootstrap*, 1993, §13.3), as criterion.rs draws the interval of
+//! a change: each side is resampled with replacement on its own (the runs of two
+//! documents are not paired), the ratio of the resamples' means taken
+//! [`BOOTSTRAP_RESAMPLES`] times, and the interval is the middle `level` of those
+//! ratios. The resampling is seeded, so the same runs always give the same interval.
 
 use serde::{Deserialize, Serialize};
 
@@ -240,6 +248,55 @@ pub fn welch_t_test(a: &[f64], b: &[f64]) -> Option<WelchTest> {
     Some(WelchTest { t, df, p })
 }
 
+/// Resamples drawn by [`bootstrap_ratio_of_means`].
+pub const BOOTSTRAP_RESAMPLES: usize = 10_000;
+
+/// A two-sided interval of a ratio and its nominal coverage.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RatioInterval {
+    /// Lower end.
+    pub low: f64,
+    /// Upper end.
+    pub high: f64,
+    /// Nominal coverage (0.99 for a 99 % interval).
+    pub level: f64,
+}
+
+/// The percentile-bootstrap interval of `mean(new) / mean(base)` at `level` (see the
+/// module doc). `None` when a side has fewer than two values, when `level` is not
+/// within (0, 1), or when a resample of `base` has a mean of 0.
+pub fn bootstrap_ratio_of_means(base: &[f64], new: &[f64], level: f64) -> Option<RatioInterval> {
+    if base.len() < 2 || new.len() < 2 || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    // A fixed seed: the interval is a function of the runs, not of the moment.
+    let mut rng = fastrand::Rng::with_seed(0x0b00_75ed);
+    let mut resample_mean = |xs: &[f64]| {
+        let sum: f64 = (0..xs.len()).map(|_| xs[rng.usize(..xs.len())]).sum();
+        sum / xs.len() as f64
+    };
+    let mut ratios = Vec::with_capacity(BOOTSTRAP_RESAMPLES);
+    for _ in 0..BOOTSTRAP_RESAMPLES {
+        let b = resample_mean(base);
+        let n = resample_mean(new);
+        if b == 0.0 {
+            return None;
+        }
+        ratios.push(n / b);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    let at = |q: f64| {
+        let i = (q * (ratios.len() - 1) as f64).round() as usize;
+        ratios[i.min(ratios.len() - 1)]
+    };
+    Some(RatioInterval {
+        low: at(tail),
+        high: at(1.0 - tail),
+        level,
+    })
+}
+
 /// Jain's fairness index of per-channel shares, `(Σx)² / (n · Σx²)`: 1 when all are
 /// equal, `1/n` when one channel gets everything.
 pub fn jain_index(xs: &[f64]) -> Option<f64> {
@@ -271,7 +328,52 @@ mod tests {
         assert_eq!(welch_t_test(&[2.0, 2.0], &[2.0, 2.0]).unwrap().p, 1.0);
     }
 
+    #[test]
+    fn the_bootstrap_interval_of_a_ratio_brackets_it_and_narrows_with_agreement() {
+        // Constant sides: every resample gives the same ratio.
+        let r = bootstrap_ratio_of_means(&[100.0, 100.0, 100.0], &[80.0, 80.0], 0.99).unwrap();
+        assert_eq!((r.low, r.high, r.level), (0.8, 0.8, 0.99));
+        // Spread sides: the interval holds the ratio of the means, and the same runs
+        // give the same interval (seeded).
+        let base = [100.0, 101.0, 99.0, 100.5, 99.5];
+        let new = [80.0, 80.8, 79.2, 80.4, 79.6];
+        let r = bootstrap_ratio_of_means(&base, &new, 0.99).unwrap();
+        assert!(r.low < 0.8 && 0.8 < r.high, "{r:?}");
+        // The extreme resamples: all of NEW's lowest over all of BASE's highest, and
+        // the reverse, bound every ratio.
+        assert!(r.low >= 79.2 / 101.0 && r.high <= 80.8 / 99.0, "{r:?}");
+        assert_eq!(r, bootstrap_ratio_of_means(&base, &new, 0.99).unwrap());
+        // A wider level gives an interval at least as wide.
+        let narrow = bootstrap_ratio_of_means(&base, &new, 0.5).unwrap();
+        assert!(
+            narrow.low >= r.low && narrow.high <= r.high,
+            "{narrow:?} {r:?}"
+        );
+        assert_eq!(bootstrap_ratio_of_means(&[1.0], &new, 0.99), None);
+        assert_eq!(bootstrap_ratio_of_means(&base, &new, 1.0), None);
+        assert_eq!(bootstrap_ratio_of_means(&[0.0, 0.0], &new, 0.99), None);
+    }
+
     proptest! {
+        #[test]
+        fn the_bootstrap_interval_is_ordered_and_scales_with_new(
+            base in proptest::collection::vec(1.0f64..1e3, 2..12),
+            new in proptest::collection::vec(1.0f64..1e3, 2..12),
+            c in 0.5f64..100.0,
+        ) {
+            let r = bootstrap_ratio_of_means(&base, &new, 0.95).unwrap();
+            prop_assert!(r.low <= r.high);
+            let lo = new.iter().copied().fold(f64::INFINITY, f64::min)
+                / base.iter().copied().fold(0.0, f64::max);
+            let hi = new.iter().copied().fold(0.0, f64::max)
+                / base.iter().copied().fold(f64::INFINITY, f64::min);
+            prop_assert!(r.low >= lo * (1.0 - 1e-12) && r.high <= hi * (1.0 + 1e-12));
+            let scaled: Vec<f64> = new.iter().map(|x| x * c).collect();
+            let s = bootstrap_ratio_of_means(&base, &scaled, 0.95).unwrap();
+            let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs();
+            prop_assert!(close(r.low * c, s.low) && close(r.high * c, s.high));
+        }
+
         #[test]
         fn welch_p_is_a_probability_and_symmetric(
             a in proptest::collection::vec(0.0f64..1e3, 2..20),

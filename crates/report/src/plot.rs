@@ -4,14 +4,15 @@
 //! which also draws it inline in the study's `report.html`.
 //!
 //! Each series is a line with a marker at every point, in a colour-blind-safe palette,
-//! with a legend; reference series are dashed. Logarithmic axes drop non-positive
+//! with a legend; reference series are dashed; a point with an interval (the interval
+//! of a median of several runs, [`Series::median_interval`]) has it as an error bar. Logarithmic axes drop non-positive
 //! values (they have no place on a log scale) rather than failing; an axis with one
 //! distinct value is widened so the point sits in the middle. A unit in parentheses at
 //! the end of an axis label (`packet size (bytes)`, `mean time per run (ms)`) is the
 //! axis's unit: its ticks are written in it (`64 B`, `1 KiB`; `10 ms`). Text is SVG
 //! `<text>`, so no font files are needed.
 
-use crate::chart::{Axis, Chart, Intervals, Line, Point};
+use crate::chart::{Axis, Chart, Interval, Intervals, Line, Point};
 use anyhow::Result;
 
 pub use crate::chart::Scale;
@@ -23,12 +24,27 @@ pub struct Series {
     pub label: String,
     /// `(x, y)` points, drawn in the given order.
     pub points: Vec<(f64, f64)>,
+    /// The interval around each point's `y`, in the order of `points` (the interval
+    /// of a median of several runs), drawn as an error bar; empty, or `None` for a
+    /// point, where there is none (a lone run, a figure quoted from elsewhere).
+    pub intervals: Vec<Option<Interval>>,
     /// A reference series (figures quoted from elsewhere, such as a seed's hardware),
     /// drawn dashed; measured series are drawn solid.
     pub reference: bool,
 }
 
 impl Series {
+    /// The interval a study plot draws around a median of several runs: the
+    /// order-statistic interval of the median with its level, as the run page's
+    /// charts draw it; `None` for a lone run.
+    pub fn median_interval(e: &xferbench_lab::stats::Estimate) -> Option<Interval> {
+        (e.n >= 2).then_some(Interval {
+            low: e.ci_low,
+            high: e.ci_high,
+            level: Some(e.ci_level),
+        })
+    }
+
     /// Labels starting with this mark a reference series (a published figure, not a
     /// measurement); it is drawn dashed.
     pub const REFERENCE_PREFIX: &'static str = "seed";
@@ -83,7 +99,16 @@ impl From<&LineChart> for Chart {
                 .iter()
                 .map(|s| Line {
                     label: s.label.clone(),
-                    points: s.points.iter().map(|&(x, y)| Point::new(x, y)).collect(),
+                    points: s
+                        .points
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &(x, y))| Point {
+                            x,
+                            y,
+                            interval: s.intervals.get(i).copied().flatten(),
+                        })
+                        .collect(),
                     reference: s.reference || s.is_reference(),
                 })
                 .collect(),
@@ -110,6 +135,7 @@ mod tests {
 
     fn line(label: &str, points: &[(f64, f64)]) -> Series {
         Series {
+            intervals: Vec::new(),
             label: label.into(),
             points: points.to_vec(),
             reference: false,
@@ -137,6 +163,27 @@ mod tests {
                 assert_eq!(svg.matches("class=\"dot\"").count(), 6, "{xs:?}/{ys:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_median_with_its_interval_is_drawn_with_an_error_bar() {
+        let e = xferbench_lab::stats::Estimate::from_values([9.0, 10.0, 11.0]).unwrap();
+        let lone = xferbench_lab::stats::Estimate::from_values([10.0]).unwrap();
+        assert_eq!(Series::median_interval(&lone), None);
+        let mut s = line("measured", &[(1.0, 10.0), (2.0, 12.0)]);
+        s.intervals = vec![Series::median_interval(&e), None];
+        let c = chart(Scale::Log, Scale::Log, vec![s]);
+        let drawn = Chart::from(&c);
+        assert_eq!(
+            drawn.lines[0].points[0].interval,
+            Some(Interval {
+                low: 9.0,
+                high: 11.0,
+                level: Some(0.75)
+            })
+        );
+        assert_eq!(drawn.lines[0].points[1].interval, None);
+        assert_eq!(c.to_svg().unwrap().matches("class=\"bar\"").count(), 1);
     }
 
     #[test]

@@ -82,6 +82,37 @@ fn looks_numeric(cell: &str) -> bool {
             .is_some_and(|ch| ch.is_ascii_digit() || ch == '-' || ch == '+' || ch == '±')
 }
 
+/// The unit of the numbers of one column of a [`Table`], by the column's header: the
+/// HTML page writes each number of that column in it, as the terminal tables do
+/// (`489600` bytes/s as `489.6 kB/s`), while the Markdown and CSV files keep the bare
+/// numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnUnit {
+    /// The column's header, as in [`Table::headers`].
+    pub column: String,
+    /// The unit of its numbers once multiplied by `scale`.
+    pub unit: crate::chart::Unit,
+    /// What one of the column's numbers is worth in `unit` (1e6 for a column of
+    /// MB/s given in [`crate::chart::Unit::BytesPerSecond`]).
+    pub scale: f64,
+}
+
+impl ColumnUnit {
+    /// The column `column` of numbers in `unit`.
+    pub fn new(column: impl Into<String>, unit: crate::chart::Unit) -> ColumnUnit {
+        ColumnUnit {
+            column: column.into(),
+            unit,
+            scale: 1.0,
+        }
+    }
+
+    /// The same column with numbers worth `scale` of the unit each.
+    pub fn scaled(self, scale: f64) -> ColumnUnit {
+        ColumnUnit { scale, ..self }
+    }
+}
+
 /// A table, plot or text a study wrote into its folder, kept for the folder's
 /// `report.html` (see [`StudyFolder::written`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +123,9 @@ pub enum Written {
         stem: String,
         /// The table.
         table: Table,
+        /// The units of its columns of quantities, for the HTML page (empty: the
+        /// cells as they are).
+        units: Vec<ColumnUnit>,
     },
     /// `stem.svg`.
     Plot {
@@ -169,11 +203,18 @@ impl StudyFolder {
 
     /// Writes `stem.md` and `stem.csv`.
     pub fn write_table(&self, stem: &str, table: &Table) -> Result<()> {
+        self.write_table_in(stem, table, Vec::new())
+    }
+
+    /// Writes `stem.md` and `stem.csv` as [`StudyFolder::write_table`] does, and
+    /// keeps the units of its columns for the HTML page ([`ColumnUnit`]).
+    pub fn write_table_in(&self, stem: &str, table: &Table, units: Vec<ColumnUnit>) -> Result<()> {
         self.write_file(&format!("{stem}.md"), &table.to_markdown())?;
         self.write_file(&format!("{stem}.csv"), &table.to_csv())?;
         self.remember(Written::Table {
             stem: stem.into(),
             table: table.clone(),
+            units,
         });
         Ok(())
     }
@@ -272,6 +313,7 @@ mod tests {
             x_scale: Scale::Log,
             y_scale: Scale::Linear,
             series: vec![Series {
+                intervals: Vec::new(),
                 label: "s".into(),
                 points: vec![(1.0, 1.0), (10.0, 2.0)],
                 reference: false,

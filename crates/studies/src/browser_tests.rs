@@ -5,7 +5,7 @@
 //! a phone's, measures that nothing is wider than the window but what the tables'
 //! and charts' own scroll boxes hold, and picks another latency percentile to see its
 //! chart replace the p50 one; a `load` run's page, with its charts against the offered
-//! rate and its knees, must load and fit too. Skipped, saying why, when no Chromium is installed (`.ci/run` installs
+//! rate and its knees, and a `compare --export-html` page must load and fit too. Skipped, saying why, when no Chromium is installed (`.ci/run` installs
 //! Debian's `chromium`).
 //!
 //! With `XFERBENCH_SCREENSHOTS=DIR` set, [`screenshots_for_review`] also renders the
@@ -233,6 +233,40 @@ fn a_browser_draws_latency_against_the_offered_rate_and_the_page_fits_a_phone() 
     // The results and knees tables; latency and the achieved rate against the offered.
     check(&bin, &run, 2, 2);
     assert_fits(&bin, &run);
+}
+
+#[test]
+fn a_browser_shows_the_compare_page_and_it_fits_a_phone() {
+    let Some(bin) = browser() else {
+        eprintln!("skipped: no chromium on PATH (install Debian's `chromium` package)");
+        return;
+    };
+    let base = fixture::stream_doc();
+    let mut new = base.clone();
+    for p in &mut new.points {
+        let fig = p.primary().figure.clone();
+        for r in &mut p.runs {
+            if let Some(v) = r.figures.get_mut(&fig) {
+                *v *= 0.8;
+            }
+        }
+    }
+    let c = xferbench_lab::compare::compare_docs(&base, &new, 0.05).unwrap();
+    let side = |label, doc| xferbench_report::html::compare::Side { label, doc };
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("compare.html");
+    std::fs::write(
+        &page,
+        xferbench_report::html::compare::compare_page(
+            &c,
+            side("base.json", &base),
+            side("new.json", &new),
+        ),
+    )
+    .unwrap();
+    // The points table; BASE and NEW, and the change.
+    check(&bin, &page, 1, 2);
+    assert_fits(&bin, &page);
 }
 
 /// The result files the screenshots in `docs/img/` show.

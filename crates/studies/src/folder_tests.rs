@@ -14,17 +14,27 @@ fn assert_folder_in_report(doc: &ResultDoc) -> String {
     assert!(written.iter().any(|w| matches!(w, Written::Table { .. })));
     for w in &written {
         match w {
-            Written::Table { stem, table } => {
-                assert!(dir.path().join(format!("{stem}.md")).is_file());
+            Written::Table { stem, table, units } => {
+                // The Markdown keeps the bare numbers; the page writes them in their units.
+                assert_eq!(
+                    std::fs::read_to_string(dir.path().join(format!("{stem}.md"))).unwrap(),
+                    table.to_markdown()
+                );
+                for u in units {
+                    assert!(table.headers.contains(&u.column), "{stem}: {}", u.column);
+                }
+                let shown = xferbench_report::html::table::with_units(table, units);
                 assert!(html.contains(&format!("id=\"t-{stem}\"")), "{stem}");
                 assert!(
                     html.contains(&maud::html!((table.title)).into_string()),
                     "{stem}"
                 );
-                for row in &table.rows {
-                    let first = maud::html!((xferbench_report::html::table::keep_units(&row[0])))
-                        .into_string();
-                    assert!(html.contains(&first), "{stem}: {first}");
+                for row in &shown.rows {
+                    for cell in row {
+                        let cell = maud::html!((xferbench_report::html::table::keep_units(cell)))
+                            .into_string();
+                        assert!(html.contains(&cell), "{stem}: {cell}");
+                    }
                 }
             }
             Written::Plot { stem, chart } => {
@@ -68,13 +78,30 @@ fn the_rpmsg_report_holds_every_table_plot_and_finding() {
     );
     // The SC598's figures are reference series, dashed.
     assert!(html.contains("series s2 reference"), "{html}");
+    // The measured medians carry their intervals; the quoted figures none.
+    let plots = html.split("id=\"plots\"").nth(1).unwrap();
+    assert!(plots.contains("class=\"bar\""), "{plots}");
     assert!(html.find("id=\"findings\"") < html.find("id=\"tables\""));
+    // The tables' quantities carry their units, as the terminal writes them: the
+    // Markdown's `489600 [480000–499200, 75 %]` bytes/s of one channel.
+    let rate = xferbench_report::format::rate_bytes;
+    let cell = format!(
+        "{} [{}–{}, 75 %]",
+        rate(489600.0),
+        rate(480000.0),
+        rate(499200.0)
+    );
+    let cell = xferbench_report::html::table::keep_units(&cell);
+    assert!(html.contains(&cell), "{cell}");
 }
 
 #[test]
 fn the_warp_pipe_report_holds_every_table_plot_and_finding() {
     let html = assert_folder_in_report(&crate::warp_pipe::writer::tests::doc());
     assert!(html.contains("Speed-up."));
+    // Its plots of medians carry the interval of each median.
+    let plots = html.split("id=\"plots\"").nth(1).unwrap();
+    assert!(plots.contains("class=\"bar\""), "{plots}");
 }
 
 #[test]
@@ -83,6 +110,25 @@ fn the_hashtable_report_holds_every_table_plot_and_finding() {
     assert!(html.contains("The collapse (preopt S4)"));
     // The seed's columns are reference series, dashed.
     assert!(html.contains(" reference\""), "{html}");
+    // The steady requests/s are medians, with their intervals where several runs
+    // made them (the fixture's one run has none; the seed's figures none).
+    let mut doc = crate::hashtable::writer::tests::doc();
+    let steady = xferbench_lab::rig::kv::figures::REQUESTS_PER_S_STEADY;
+    for p in &mut doc.points {
+        if let Some(e) = p.summary.get_mut(steady) {
+            let m = e.median;
+            *e = xferbench_lab::stats::Estimate::from_values([m * 0.9, m, m * 1.1]).unwrap();
+        }
+    }
+    let chart = crate::hashtable::writer::throughput_chart(&doc);
+    for series in &chart.series {
+        assert_eq!(
+            series.intervals.iter().any(Option::is_some),
+            !series.reference && !series.is_reference(),
+            "{}",
+            series.label
+        );
+    }
 }
 
 #[test]

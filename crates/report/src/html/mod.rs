@@ -1,6 +1,7 @@
-//! `report.html`: one self-contained page per `run` (`--export-html`) and per study
-//! folder. Inline CSS (light and dark schemes following the reader's setting, a
-//! layout that holds on a phone, a print style), inline SVG charts from the one chart
+//! `report.html`: one self-contained page per `run` (`--export-html`), per study
+//! folder and per comparison (`compare --export-html`). Inline CSS (light and dark
+//! schemes following the reader's setting, a layout that holds on a phone, a print
+//! style), inline SVG charts from the one chart
 //! engine that also draws the folder's SVG files ([`crate::chart`]), and one small
 //! inline script that sorts tables. No network, no external file.
 //!
@@ -8,12 +9,14 @@
 //! study's `summary.md`) is rendered with its raw HTML shown as text.
 //!
 //! - [`mod@chart`]: charts as figures, and a choice of charts (latency percentiles).
+//! - [`mod@compare`]: the page of `compare --export-html`.
 //! - [`mod@load`]: `load` points: latency against the offered rate, the knees.
 //! - [`mod@table`]: sortable tables.
 //! - [`mod@point`]: one point in detail.
 //! - [`mod@summary`]: Markdown findings.
 
 pub mod chart;
+pub mod compare;
 pub mod load;
 pub mod point;
 pub mod summary;
@@ -458,10 +461,13 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
             _ => None,
         })
         .collect();
-    let tables: Vec<(&str, &Table)> = written
+    // Columns of quantities are written in their units, as the terminal tables are.
+    let tables: Vec<(&str, Table)> = written
         .iter()
         .filter_map(|w| match w {
-            Written::Table { stem, table } => Some((stem.as_str(), table)),
+            Written::Table { stem, table, units } => {
+                Some((stem.as_str(), table::with_units(table, units)))
+            }
             _ => None,
         })
         .collect();
@@ -491,7 +497,7 @@ pub fn study_page(doc: &ResultDoc, written: &[Written]) -> String {
                 p.note { "Click a column header to sort. Each table is also in the folder as Markdown and CSV." }
                 @for (stem, t) in &tables {
                     h3 id={"table-" (stem)} { (if t.title.is_empty() { *stem } else { t.title.as_str() }) }
-                    (table::table(&Table { title: String::new(), ..(*t).clone() }, &format!("t-{stem}"), None))
+                    (table::table(&Table { title: String::new(), ..t.clone() }, &format!("t-{stem}"), None))
                     p.note { code { (stem) ".md" } ", " code { (stem) ".csv" } }
                 }
             }

@@ -3,8 +3,71 @@
 //! that number in a `data-v` attribute, so the page's script sorts by value rather than
 //! by text.
 
-use crate::study::Table;
+use crate::study::{ColumnUnit, Table};
 use maud::{Markup, html};
+
+/// A number of `cell` at the start of `s`: digits with an optional sign, point and
+/// exponent; the rest after it.
+fn leading_number(s: &str) -> Option<(f64, &str)> {
+    let end = s
+        .char_indices()
+        .find(|&(i, ch)| {
+            !(ch.is_ascii_digit()
+                || ch == '.'
+                || ((ch == '-' || ch == '+') && i == 0)
+                || ((ch == 'e' || ch == 'E') && i > 0))
+        })
+        .map_or(s.len(), |(i, _)| i);
+    let v: f64 = s[..end].parse().ok()?;
+    v.is_finite().then_some((v, &s[end..]))
+}
+
+/// A cell of a column of `unit` written in it: a bare number (`489600`), or one with
+/// the interval the study tables give (`489600 [480000–499200, 75 %]`), becomes
+/// `489.6 kB/s` or `489.6 kB/s [480.0 kB/s–499.2 kB/s, 75 %]`; any other cell (`-`,
+/// `not measured`, a number followed by other text) is kept as it is.
+pub fn in_unit(cell: &str, unit: &ColumnUnit) -> String {
+    let show = |v: f64| unit.unit.value(v * unit.scale);
+    let c = cell.trim();
+    let Some((v, rest)) = leading_number(c) else {
+        return cell.to_string();
+    };
+    if rest.is_empty() {
+        return show(v);
+    }
+    // ` [low–high, level %]`
+    let interval = rest
+        .strip_prefix(" [")
+        .and_then(|r| r.strip_suffix(" %]"))
+        .and_then(|r| {
+            let (range, level) = r.split_once(", ")?;
+            let (lo, hi) = range.split_once('–')?;
+            let (lo, hi) = (leading_number(lo)?, leading_number(hi)?);
+            (lo.1.is_empty() && hi.1.is_empty() && leading_number(level)?.1.is_empty())
+                .then_some((lo.0, hi.0, level))
+        });
+    match interval {
+        Some((lo, hi, level)) => format!("{} [{}–{}, {level} %]", show(v), show(lo), show(hi)),
+        None => cell.to_string(),
+    }
+}
+
+/// `t` with each column that has a unit in `units` written in it ([`in_unit`]); its
+/// header unchanged.
+pub fn with_units(t: &Table, units: &[ColumnUnit]) -> Table {
+    let mut out = t.clone();
+    for u in units {
+        let Some(i) = t.headers.iter().position(|h| *h == u.column) else {
+            continue;
+        };
+        for row in &mut out.rows {
+            if let Some(cell) = row.get_mut(i) {
+                *cell = in_unit(cell, u);
+            }
+        }
+    }
+    out
+}
 
 /// The value of a cell for sorting: its leading number scaled by the unit after it
 /// (`1.5 kB/s` → 1500, `2 KiB` → 2048, `12 µs` → 1.2e-5, `±3.1%` → 3.1).
@@ -129,6 +192,40 @@ mod tests {
             "2.9\u{a0}% of memcpy 4\u{a0}KiB"
         );
         assert_eq!(keep_units("shm a b"), "shm a b");
+    }
+
+    #[test]
+    fn a_column_with_a_unit_is_written_in_it_as_the_terminal_does() {
+        use crate::chart::Unit;
+        let rate = ColumnUnit::new("speed", Unit::BytesPerSecond);
+        assert_eq!(
+            in_unit("489600", &rate),
+            crate::format::rate_bytes(489600.0)
+        );
+        assert_eq!(
+            in_unit("489600 [480000–499200, 75 %]", &rate),
+            format!(
+                "{} [{}–{}, 75 %]",
+                crate::format::rate_bytes(489600.0),
+                crate::format::rate_bytes(480000.0),
+                crate::format::rate_bytes(499200.0)
+            )
+        );
+        let mb = ColumnUnit::new("per board", Unit::BytesPerSecond).scaled(1e6);
+        assert_eq!(in_unit("624.8", &mb), crate::format::rate_bytes(624.8e6));
+        let us = ColumnUnit::new("p50 µs", Unit::Microseconds);
+        assert_eq!(in_unit("67.0", &us), crate::format::nanos(67e3));
+        for kept in ["-", "not measured", "12 (seed)", "1.0 [x]", ""] {
+            assert_eq!(in_unit(kept, &rate), kept);
+        }
+        let t = Table {
+            title: String::new(),
+            headers: vec!["size".into(), "speed".into()],
+            rows: vec![vec!["64".into(), "1000".into()]],
+        };
+        let w = with_units(&t, &[rate, ColumnUnit::new("absent", Unit::Bytes)]);
+        assert_eq!(w.headers, t.headers);
+        assert_eq!(w.rows[0], ["64", "1.00 kB/s"]);
     }
 
     #[test]

@@ -18,8 +18,9 @@ use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::kv::figures as f;
 use xferbench_lab::rig::kv::{SERVER, VISITORS, WORKERS};
+use xferbench_report::chart::{Interval, Unit};
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 use xferbench_transports::kv::Arch;
 
 /// The original's cases, in `benchmark.sh` order: (CSV name, words of the summary).
@@ -135,6 +136,34 @@ pub fn collapsed_time(p: &PointResult) -> Option<String> {
         .map(|c| c.limit_s)
         .reduce(f64::min)?;
     Some(format!("collapsed: > {} s", (limit * 1e3).round() / 1e3))
+}
+
+/// The units of [`points_table`]'s columns of quantities, for the HTML page.
+pub fn points_units() -> Vec<ColumnUnit> {
+    let mut units: Vec<ColumnUnit> = [
+        "mean ms",
+        "± sd ms",
+        "median ms",
+        "min ms",
+        "max ms",
+        "user ms",
+        "sys ms",
+    ]
+    .map(|c| ColumnUnit::new(c, Unit::Milliseconds))
+    .to_vec();
+    units.extend(
+        ["p50 µs", "p90 µs", "p99 µs", "max µs"].map(|c| ColumnUnit::new(c, Unit::Microseconds)),
+    );
+    units.extend(["server CPU s", "visitors CPU s"].map(|c| ColumnUnit::new(c, Unit::Seconds)));
+    units.extend(
+        [
+            "requests/s (all clients, steady)",
+            "requests/s (all clients, hyperfine window)",
+            "requests/s (timed client, whole process)",
+        ]
+        .map(|c| ColumnUnit::new(c, Unit::PerSecond)),
+    );
+    units
 }
 
 /// The mean time per run in ms, or "collapsed: > N s" ([`collapsed_time`]).
@@ -272,6 +301,21 @@ fn agg(doc: &ResultDoc, group: &str, case: &str, arch: &str) -> Option<f64> {
     find(doc, group, case, arch).and_then(|p| median(p, f::REQUESTS_PER_S_STEADY))
 }
 
+/// [`agg`] with the interval of its median, for a plot.
+fn agg_with_interval(
+    doc: &ResultDoc,
+    group: &str,
+    case: &str,
+    arch: &str,
+) -> Option<(f64, Option<Interval>)> {
+    let p = find(doc, group, case, arch)?;
+    let interval = p
+        .summary
+        .get(f::REQUESTS_PER_S_STEADY)
+        .and_then(Series::median_interval);
+    Some((median(p, f::REQUESTS_PER_S_STEADY)?, interval))
+}
+
 /// The steady aggregate requests/s of `case` over `reference`'s, visit by visit: the
 /// points' visits are interleaved, so visit `r` of both saw the same machine.
 fn visit_ratios(
@@ -305,13 +349,16 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
             (1, ["AloneSingleThread", "TwoSingleThread", "ManyClientsST"]),
             (16, ["AloneMultiThread", "TwoMultiThread", "ManyClientsMT"]),
         ] {
-            let points = cases
+            let (points, intervals): (Vec<(f64, f64)>, Vec<Option<Interval>>) = cases
                 .iter()
                 .zip([0.0, 1.0, 16.0])
-                .filter_map(|(c, v)| agg(doc, "cases", c, a).map(|r| (v, r)))
-                .collect::<Vec<_>>();
+                .filter_map(|(c, v)| {
+                    agg_with_interval(doc, "cases", c, a).map(|(r, i)| ((v, r), i))
+                })
+                .unzip();
             if !points.is_empty() {
                 series.push(Series {
+                    intervals,
                     label: format!("{a}, {w} worker(s)"),
                     points,
                     reference: false,
@@ -319,12 +366,16 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
             }
         }
     }
-    let redis: Vec<(f64, f64)> = REDIS_VISITORS
+    let (redis, redis_intervals): (Vec<(f64, f64)>, Vec<Option<Interval>>) = REDIS_VISITORS
         .into_iter()
-        .filter_map(|v| agg(doc, "redis", &redis_case(v), "redis").map(|r| (v as f64, r)))
-        .collect();
+        .filter_map(|v| {
+            agg_with_interval(doc, "redis", &redis_case(v), "redis")
+                .map(|(r, i)| ((v as f64, r), i))
+        })
+        .unzip();
     if !redis.is_empty() {
         series.push(Series {
+            intervals: redis_intervals,
             label: "redis (unix socket)".into(),
             points: redis,
             reference: false,
@@ -333,6 +384,7 @@ pub fn throughput_chart(doc: &ResultDoc) -> LineChart {
     // The seed reports only the timed client: 3,000 requests / mean time per run,
     // whole-process time (hyperfine -N), start-up included.
     series.push(Series {
+        intervals: Vec::new(),
         label: "seed: preopt @4ce91a1, timed client only, whole-process time, 1 worker".into(),
         points: [(0.0, 0), (1.0, 1), (16.0, 4)]
             .into_iter()
@@ -356,6 +408,7 @@ pub fn time_chart(doc: &ResultDoc) -> LineChart {
     let mut series: Vec<Series> = arches()
         .iter()
         .map(|a| Series {
+            intervals: Vec::new(),
             label: (*a).into(),
             points: (0..7)
                 .filter_map(|i| time_of(doc, a, i).map(|t| ((i + 1) as f64, t * 1e3)))
@@ -366,6 +419,7 @@ pub fn time_chart(doc: &ResultDoc) -> LineChart {
         .collect();
     for (k, col) in [0, 2].into_iter().map(|k| (k, SEED_COLUMNS[k])) {
         series.push(Series {
+            intervals: Vec::new(),
             label: format!("seed: {col}"),
             points: (0..7)
                 .map(|i| ((i + 1) as f64, SEED_MEAN_MS[k][i]))
@@ -406,7 +460,7 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     ] {
         let pts = group(g);
         if !pts.is_empty() {
-            folder.write_table(g, &points_table(title, &pts))?;
+            folder.write_table_in(g, &points_table(title, &pts), points_units())?;
         }
     }
     folder.write_table("seed", &seed_table(doc))?;

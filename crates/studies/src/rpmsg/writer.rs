@@ -22,8 +22,9 @@ use xferbench_lab::workload::rpmsg::{
     KICKS_TO_HOST, KICKS_TO_REMOTE, PACKET, SUM_OF_RATES, TRANSFER,
 };
 use xferbench_params::ParamDef;
+use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 use xferbench_transports::rpmsg::{BUFFERS, Buffers, NOTIFY, Notify};
 
 /// The SC598's figures at transfer size 10^5 (the seed's tables, bytes/s, sum over
@@ -327,7 +328,18 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     let mut total = Vec::new();
     for ch in channel_counts(doc) {
         let pts = longest(doc, ch);
+        // Each median with the interval of the median, as the tables give it.
+        let interval = |p: &Pt<'_>, figure: &str, k: f64| {
+            p.result
+                .summary
+                .get(figure)
+                .and_then(|e| Series::median_interval(&scaled(e, k)))
+        };
         per.push(Series {
+            intervals: pts
+                .iter()
+                .map(|p| interval(p, SUM_OF_RATES, 1.0 / f64::from(p.channels.max(1))))
+                .collect(),
             reference: false,
             label: format!("{ch} ch (this machine)"),
             points: pts
@@ -336,6 +348,10 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            intervals: pts
+                .iter()
+                .map(|p| interval(p, figure::THROUGHPUT, 1.0))
+                .collect(),
             reference: false,
             label: format!("{ch} ch, this machine: bytes over the common window"),
             points: pts
@@ -346,6 +362,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
     }
     for (ch, figs) in ORIGINAL {
         per.push(Series {
+            intervals: Vec::new(),
             reference: true,
             label: format!("{ch} ch (SC598)"),
             points: figs
@@ -354,6 +371,7 @@ pub fn plots(doc: &ResultDoc) -> (LineChart, LineChart) {
                 .collect(),
         });
         total.push(Series {
+            intervals: Vec::new(),
             reference: true,
             label: format!("{ch} ch, SC598: sum of per-thread rates"),
             points: figs.iter().map(|&(s, b)| (s as f64, b)).collect(),
@@ -710,13 +728,51 @@ pub fn summary(doc: &ResultDoc) -> String {
     s
 }
 
+/// The units of [`channel_table`]'s columns of quantities, for the HTML page (the
+/// average columns only where the table has several channels).
+pub fn channel_units(channels: u32) -> Vec<ColumnUnit> {
+    let mut units: Vec<ColumnUnit> = [
+        "Single CH speed",
+        "SC598 Single CH speed",
+        "Average CH speed",
+        "SC598 Average CH speed",
+        "Aggregate (common window)",
+    ]
+    .into_iter()
+    .map(|c| ColumnUnit::new(c, Unit::BytesPerSecond))
+    .collect();
+    if channels == 1 {
+        units.retain(|u| !u.column.starts_with("Average") && !u.column.contains(" Average"));
+    }
+    units.extend([
+        ColumnUnit::new("PACKET SIZE", Unit::Bytes),
+        ColumnUnit::new("Round trips/s", Unit::PerSecond),
+        ColumnUnit::new("RTT p50 µs", Unit::Microseconds),
+    ]);
+    units
+}
+
+/// The units of [`variants_table`]'s columns of quantities, for the HTML page.
+pub fn variants_units() -> Vec<ColumnUnit> {
+    vec![
+        ColumnUnit::new("Round trips/s", Unit::PerSecond),
+        ColumnUnit::new("Aggregate B/s", Unit::BytesPerSecond),
+        ColumnUnit::new("RTT p50 µs", Unit::Microseconds),
+        ColumnUnit::new("RTT p99 µs", Unit::Microseconds),
+    ]
+}
+
 /// Writes the study's tables, plots and summary (`results.json` is the caller's).
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     for ch in channel_counts(doc) {
-        folder.write_table(&format!("table-{ch}ch"), &channel_table(doc, ch))?;
+        folder.write_table_in(
+            &format!("table-{ch}ch"),
+            &channel_table(doc, ch),
+            channel_units(ch),
+        )?;
     }
     if !variant_points(doc).is_empty() {
-        folder.write_table("variants", &variants_table(doc))?;
+        folder.write_table_in("variants", &variants_table(doc), variants_units())?;
     }
     if !table_points(doc).is_empty() {
         let (per, total) = plots(doc);

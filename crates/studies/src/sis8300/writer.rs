@@ -22,8 +22,9 @@ use xferbench_lab::rig::daq::{
 use xferbench_lab::workload::daq::names::{
     ACCESS, BOARDS, DAQ, FACTOR, FUNC, KERNELS, LINKS, SAMPLES,
 };
+use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 
 fn f1(x: f64) -> String {
     if x.is_finite() {
@@ -405,6 +406,7 @@ fn chart(title: &str, x: &str, y: &str, xs: Scale, ys: Scale, series: Vec<Series
 /// Per-board L2 speed against boards, ours (read, mmap) and the seed's.
 pub fn boards_plot(doc: &ResultDoc) -> LineChart {
     let ours = |access| Series {
+        intervals: Vec::new(),
         reference: false,
         label: format!("L2 boards, {access}"),
         points: ["l2", "5l2", "ku+5l2"]
@@ -422,6 +424,7 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
             .collect(),
     };
     let ku = |access| Series {
+        intervals: Vec::new(),
         reference: false,
         label: format!("KU board, {access}"),
         points: ["ku", "ku+5l2"]
@@ -433,11 +436,13 @@ pub fn boards_plot(doc: &ResultDoc) -> LineChart {
             .collect(),
     };
     let seed_l2 = Series {
+        intervals: Vec::new(),
         reference: false,
         label: "seed: L/L2 boards".into(),
         points: vec![(1.0, 621.7), (5.0, 579.6), (6.0, 511.0)],
     };
     let seed_ku = Series {
+        intervals: Vec::new(),
         reference: false,
         label: "seed: KU board".into(),
         points: vec![(1.0, 1249.2), (6.0, seed::TEST1_KU_OF_6)],
@@ -507,21 +512,25 @@ pub fn conversion_plot(doc: &ResultDoc) -> LineChart {
         Scale::Log,
         vec![
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "original".into(),
                 points: orig,
             },
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "improved".into(),
                 points: imp,
             },
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "memcpy of the same bytes".into(),
                 points: mem,
             },
             Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: "seed: original on the i7-3555LE".into(),
                 points: sd,
@@ -548,6 +557,7 @@ pub fn cpu_plot(doc: &ResultDoc, func: &str) -> LineChart {
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             series.push(Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: format!("{b} board(s), {daq}"),
                 points: pts,
@@ -562,6 +572,7 @@ pub fn cpu_plot(doc: &ResultDoc, func: &str) -> LineChart {
                 .filter_map(|r| Some((r.2 as f64 * 2.0 / 1e6, if irq { r.4? } else { r.3? })))
                 .collect();
             series.push(Series {
+                intervals: Vec::new(),
                 reference: false,
                 label: format!("seed: {b} board(s), {}", if irq { "irq" } else { "poll" }),
                 points: pts,
@@ -960,14 +971,32 @@ pub fn summary(doc: &ResultDoc) -> String {
 
 /// Writes the study's tables, plots and summary.
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
-    for (stem, t) in [
-        ("test1-transfer", test1_table(doc)),
-        ("test2-sizes", test2_table(doc)),
-        ("test3-conversions", test3_table(doc)),
-        ("test4-cpu", test4_table(doc)),
+    let mb_per_s = |c: &str| ColumnUnit::new(c, Unit::BytesPerSecond).scaled(1e6);
+    let test1_units = [
+        "per board",
+        "seed per board",
+        "aggregate (common window)",
+        "seed aggregate",
+    ]
+    .map(mb_per_s)
+    .to_vec();
+    let mut test2_units = [
+        "per board [MB/s]",
+        "seed per board [MB/s]",
+        "aggregate [MB/s]",
+    ]
+    .map(mb_per_s)
+    .to_vec();
+    test2_units
+        .extend(["dur [ms]", "seed dur [ms]"].map(|c| ColumnUnit::new(c, Unit::Milliseconds)));
+    for (stem, t, units) in [
+        ("test1-transfer", test1_table(doc), test1_units),
+        ("test2-sizes", test2_table(doc), test2_units),
+        ("test3-conversions", test3_table(doc), Vec::new()),
+        ("test4-cpu", test4_table(doc), Vec::new()),
     ] {
         if !t.rows.is_empty() {
-            folder.write_table(stem, &t)?;
+            folder.write_table_in(stem, &t, units)?;
         }
     }
     folder.write_table("seed-profiles", &seed_profiles_table())?;

@@ -20,8 +20,9 @@ use xferbench_lab::workload::warp::{
     CONNECTION, ConnectionMode, INSTANCES, ITERATIONS, OPS, Ops, PAYLOAD, THREADS, names,
 };
 use xferbench_params::ParamDef;
+use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 use xferbench_transports::warp::crc::CRC;
 use xferbench_transports::warp::server::{IO, IoModel};
 
@@ -166,7 +167,7 @@ pub fn group_table(title: &str, points: &[&PointResult]) -> Table {
 }
 
 /// One series per variant of `group`, x from the parameter `x`, y the median of
-/// figure `y`.
+/// figure `y` with the interval of the median.
 fn chart(
     doc: &ResultDoc,
     g: &str,
@@ -178,9 +179,14 @@ fn chart(
     for p in group(doc, g) {
         let label = param(p, VARIANT.name());
         let xy = (num(p, x.0), med(p, y.0));
+        let interval = p.summary.get(y.0).and_then(Series::median_interval);
         match series.iter_mut().find(|s| s.label == label) {
-            Some(s) => s.points.push(xy),
+            Some(s) => {
+                s.points.push(xy);
+                s.intervals.push(interval);
+            }
             None => series.push(Series {
+                intervals: vec![interval],
                 label: label.into(),
                 points: vec![xy],
                 reference: false,
@@ -234,12 +240,29 @@ fn crc_rate(rates: &[(String, f64)], kind: &str) -> Option<f64> {
     rates.iter().find(|(k, _)| k == kind).map(|(_, v)| *v)
 }
 
+/// The units of [`group_table`]'s columns of quantities, for the HTML page.
+pub fn group_units() -> Vec<ColumnUnit> {
+    let mut units = vec![
+        ColumnUnit::new("payload B", Unit::Bytes),
+        ColumnUnit::new("transactions/s", Unit::PerSecond),
+        ColumnUnit::new("MB/s", Unit::BytesPerSecond).scaled(1e6),
+    ];
+    units.extend(
+        ["wall s", "client CPU s", "server CPU s"].map(|c| ColumnUnit::new(c, Unit::Seconds)),
+    );
+    units.extend(
+        ["p50 µs", "p90 µs", "p99 µs", "p99.9 µs", "max µs"]
+            .map(|c| ColumnUnit::new(c, Unit::Microseconds)),
+    );
+    units
+}
+
 /// Writes the study's tables, plots and summary.
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     for (g, title) in GROUPS {
         let pts = group(doc, g);
         if !pts.is_empty() {
-            folder.write_table(g, &group_table(title, &pts))?;
+            folder.write_table_in(g, &group_table(title, &pts), group_units())?;
         }
     }
     let rates = crc_rates(doc);
@@ -259,7 +282,8 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
                 })
                 .collect(),
         };
-        folder.write_table("crc-speed", &crc)?;
+        let mb_per_s = ColumnUnit::new("MB/s", Unit::BytesPerSecond).scaled(1e6);
+        folder.write_table_in("crc-speed", &crc, vec![mb_per_s])?;
     }
     let tps = (TRANSACTIONS_PER_S, "transactions/s");
     let charts = [
