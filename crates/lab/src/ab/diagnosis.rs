@@ -61,20 +61,28 @@ pub fn diagnose(
     }
 }
 
-/// A CPU-time difference below this share of the wall-time difference leaves the
-/// rest off the CPU.
+/// A CPU-time difference below this share of the wall-time difference, in absolute
+/// terms and relative to A's own times, leaves the rest off the CPU.
 pub const OFF_CPU: f64 = 0.5;
 
 /// The diagnosis of two commands whose wall times differ by more than their CPU
 /// times can account for ([`OFF_CPU`]): the difference is time the command spent off
 /// the CPU (asleep, waiting for I/O, a lock or another process), which no instruction
-/// or stall count explains. `None` when the CPU time accounts for the difference.
+/// or stall count explains. `None` when the CPU time accounts for the difference:
+/// when it moves by at least [`OFF_CPU`] of the wall time's change, or by at least
+/// that share of it relative to A's own times (a command that gets half a CPU on a
+/// busy machine doubles its wall time when it doubles its CPU time: the extra wall
+/// time is its work, waiting for a CPU).
 pub fn off_cpu(a: &AbSide, b: &AbSide) -> Option<String> {
     let mean =
         |s: &AbSide| s.runs.iter().map(|r| r.cpu_s).sum::<f64>() / s.runs.len().max(1) as f64;
     let wall = b.mean_s - a.mean_s;
     let cpu = mean(b) - mean(a);
     if wall == 0.0 || cpu.abs() >= OFF_CPU * wall.abs() {
+        return None;
+    }
+    let (a_wall, a_cpu) = (a.mean_s, mean(a));
+    if a_wall > 0.0 && a_cpu > 0.0 && cpu.abs() / a_cpu >= OFF_CPU * wall.abs() / a_wall {
         return None;
     }
     let how = if wall > 0.0 { "slower" } else { "faster" };
@@ -287,5 +295,18 @@ mod tests {
         let a = fake("a", &[1.0, 1.01, 0.99, 1.0, 1.02], Some(1e9));
         let b = fake("b", &[2.0, 2.02, 1.98, 2.0, 2.01], Some(2e9));
         assert_eq!(off_cpu(&a, &b), None);
+        // On a busy machine, twice the work at half a CPU: 25 → 49 ms of CPU, 48 → 98
+        // ms of wall time. The CPU time grows as the wall time does: on the CPU.
+        let busy = |name: &str, wall: f64, cpu: f64| {
+            let mut s = fake(name, &[wall, wall * 1.01, wall * 0.99, wall], None);
+            for r in &mut s.runs {
+                (r.cpu_s, r.user_s) = (cpu, cpu);
+            }
+            s
+        };
+        assert_eq!(
+            off_cpu(&busy("a", 0.0485, 0.0253), &busy("b", 0.0981, 0.0489)),
+            None
+        );
     }
 }
