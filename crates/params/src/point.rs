@@ -75,6 +75,12 @@ impl ParamMap {
         }
     }
 
+    /// A whole number read back as the integer type of its field (0 where it does not
+    /// fit, which the definition's bounds rule out).
+    pub fn whole<T: TryFrom<i64> + Default>(&self, def: &ParamDef) -> Result<T, ParamError> {
+        Ok(T::try_from(self.integer(def)?).unwrap_or_default())
+    }
+
     /// A byte count: as stored, or the default.
     pub fn bytes(&self, def: &ParamDef) -> Result<u64, ParamError> {
         match self.value(def)? {

@@ -34,6 +34,12 @@ pub enum Value {
 pub const AUTO: &str = "auto";
 
 impl Value {
+    /// A whole number of any integer type (every count a point records fits an
+    /// `i64`; one that does not is stored as `i64::MAX`).
+    pub fn whole(n: impl TryInto<i64>) -> Value {
+        Value::Integer(n.try_into().unwrap_or(i64::MAX))
+    }
+
     /// A choice by its name, for definitions' defaults.
     pub const fn choice(name: &'static str) -> Value {
         Value::Choice(Cow::Borrowed(name))

@@ -240,14 +240,6 @@ impl DaqParams {
     }
 }
 
-fn whole(n: impl TryInto<i64>) -> Value {
-    Value::Integer(n.try_into().unwrap_or(i64::MAX))
-}
-
-fn read_whole<T: TryFrom<i64> + Default>(map: &ParamMap, def: &ParamDef) -> Result<T, ParamError> {
-    Ok(T::try_from(map.integer(def)?).unwrap_or_default())
-}
-
 impl PointParams for DaqParams {
     fn definitions() -> Vec<ParamDef> {
         vec![
@@ -265,33 +257,33 @@ impl PointParams for DaqParams {
     }
 
     fn write(&self, map: &mut ParamMap) {
-        map.put(&BOARDS, &whole(self.boards));
+        map.put(&BOARDS, &Value::whole(self.boards));
         map.put_text(&LINKS, &self.links);
-        map.put(&SAMPLES, &whole(self.samples));
-        map.put(&READS, &whole(self.nreads));
+        map.put(&SAMPLES, &Value::whole(self.samples));
+        map.put(&READS, &Value::whole(self.nreads));
         map.put(&FUNC, &Value::choice(self.func.c_name()));
-        map.put(&FACTOR, &whole(self.factor));
+        map.put(&FACTOR, &Value::whole(self.factor));
         map.put_text(&KERNELS, self.kernels.name());
         map.put_text(&ACCESS, self.access.name());
         map.put_text(&DAQ, self.daq.name());
-        map.put(&LOOPS, &whole(self.loops));
+        map.put(&LOOPS, &Value::whole(self.loops));
     }
 
     fn read(map: &ParamMap) -> Result<Self, ParamError> {
         let func = FUNC.machine(&map.value(&FUNC)?);
         Ok(DaqParams {
-            boards: read_whole(map, &BOARDS)?,
+            boards: map.whole(&BOARDS)?,
             links: map
                 .text(&LINKS)
                 .map_or_else(|| LINKS.machine(&LINKS.default), str::to_string),
-            samples: read_whole(map, &SAMPLES)?,
-            nreads: read_whole(map, &READS)?,
+            samples: map.whole(&SAMPLES)?,
+            nreads: map.whole(&READS)?,
             func: Function::parse(&func).unwrap_or(Function::Readout),
-            factor: read_whole(map, &FACTOR)?,
+            factor: map.whole(&FACTOR)?,
             kernels: map.choice(&KERNELS)?,
             access: map.choice(&ACCESS)?,
             daq: map.choice(&DAQ)?,
-            loops: read_whole(map, &LOOPS)?,
+            loops: map.whole(&LOOPS)?,
         })
     }
 }
@@ -415,8 +407,8 @@ impl PointParams for DaqCommandParams {
             super::RecordedWorkload::Daq.name(),
         );
         map.put_text(&DEVICES, &self.devices.join(","));
-        map.put(&FUNCTION, &whole(self.function));
-        map.put(&OFFSET, &whole(self.offset));
+        map.put(&FUNCTION, &Value::whole(self.function));
+        map.put(&OFFSET, &Value::whole(self.offset));
         map.put_text(&SCALE_OFFSET, &self.scale_offset.to_string());
         map.put_text(&SCALE_FACTOR, &self.scale_factor.to_string());
         match self.bus_mb_s {
@@ -435,8 +427,8 @@ impl PointParams for DaqCommandParams {
             devices: map
                 .text(&DEVICES)
                 .map_or_else(Vec::new, |d| d.split(',').map(str::to_string).collect()),
-            function: read_whole(map, &FUNCTION)?,
-            offset: read_whole(map, &OFFSET)?,
+            function: map.whole(&FUNCTION)?,
+            offset: map.whole(&OFFSET)?,
             scale_offset: number(map, &SCALE_OFFSET)?,
             scale_factor: number(map, &SCALE_FACTOR)?,
             bus_mb_s: match map.text(&BUS) {

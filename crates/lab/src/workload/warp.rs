@@ -186,16 +186,6 @@ impl WarpParams {
     }
 }
 
-/// A whole number a definition of this module holds (they all fit an `i64`).
-fn integer(n: impl TryInto<i64>) -> Value {
-    Value::Integer(n.try_into().unwrap_or(i64::MAX))
-}
-
-/// An integer read back as the unsigned type of its field.
-fn unsigned<T: TryFrom<i64> + Default>(map: &ParamMap, def: &ParamDef) -> Result<T, ParamError> {
-    Ok(T::try_from(map.integer(def)?).unwrap_or_default())
-}
-
 impl PointParams for WarpParams {
     fn definitions() -> Vec<ParamDef> {
         vec![
@@ -204,23 +194,23 @@ impl PointParams for WarpParams {
     }
 
     fn write(&self, map: &mut ParamMap) {
-        map.put(&THREADS, &integer(self.threads));
-        map.put(&ITERATIONS, &integer(self.iterations));
+        map.put(&THREADS, &Value::whole(self.threads));
+        map.put(&ITERATIONS, &Value::whole(self.iterations));
         map.put(&PAYLOAD, &Value::Bytes(self.payload as u64));
         map.put_text(&CRC, self.crc.name());
         map.put_text(&CONNECTION, self.connection.name());
-        map.put(&INSTANCES, &integer(self.instances));
+        map.put(&INSTANCES, &Value::whole(self.instances));
         map.put_text(&OPS, self.ops.name());
     }
 
     fn read(map: &ParamMap) -> Result<Self, ParamError> {
         Ok(WarpParams {
-            threads: unsigned(map, &THREADS)?,
-            iterations: unsigned(map, &ITERATIONS)?,
+            threads: map.whole(&THREADS)?,
+            iterations: map.whole(&ITERATIONS)?,
             payload: map.bytes(&PAYLOAD)? as usize,
             crc: map.choice(&CRC)?,
             connection: map.choice(&CONNECTION)?,
-            instances: unsigned(map, &INSTANCES)?,
+            instances: map.whole(&INSTANCES)?,
             ops: map.choice(&OPS)?,
         })
     }
@@ -268,7 +258,7 @@ impl PointParams for WarpClientParams {
         );
         map.put_text(&CONNECT, &self.connect);
         map.put(&PIGGYBACK_ACKS, &Value::Bool(self.piggyback_acks));
-        map.put(&THINK_MS, &integer(self.think_ms));
+        map.put(&THINK_MS, &Value::whole(self.think_ms));
     }
 
     fn read(map: &ParamMap) -> Result<Self, ParamError> {
@@ -278,7 +268,7 @@ impl PointParams for WarpClientParams {
                 .text(&CONNECT)
                 .map_or_else(|| CONNECT.machine(&CONNECT.default), str::to_string),
             piggyback_acks: map.boolean(&PIGGYBACK_ACKS)?,
-            think_ms: unsigned(map, &THINK_MS)?,
+            think_ms: map.whole(&THINK_MS)?,
         })
     }
 }
