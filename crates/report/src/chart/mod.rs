@@ -73,6 +73,21 @@ pub struct Line {
     pub reference: bool,
 }
 
+impl Line {
+    /// Appends `point` to the line `label` of `lines`, starting the line if there is
+    /// none yet.
+    pub fn push_to(lines: &mut Vec<Line>, label: String, point: Point) {
+        match lines.iter_mut().find(|l| l.label == label) {
+            Some(l) => l.points.push(point),
+            None => lines.push(Line {
+                label,
+                points: vec![point],
+                reference: false,
+            }),
+        }
+    }
+}
+
 /// One point; values that cannot be drawn (not finite, or not positive on a log
 /// axis) are left out.
 #[derive(Debug, Clone, Copy, PartialEq)]

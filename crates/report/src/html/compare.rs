@@ -182,18 +182,6 @@ fn label_of(p: &PointComparison, varying: &[String]) -> String {
         .join(", ")
 }
 
-/// Appends `point` to the line `label`, creating it.
-fn push(lines: &mut Vec<Line>, label: String, point: Point) {
-    match lines.iter_mut().find(|l| l.label == label) {
-        Some(l) => l.points.push(point),
-        None => lines.push(Line {
-            label,
-            points: vec![point],
-            reference: false,
-        }),
-    }
-}
-
 /// A side's mean of `figure` with the min–max of its runs.
 fn side_point(doc: &ResultDoc, p: &PointComparison, x: f64) -> Option<Point> {
     let found: &PointResult = doc
@@ -245,10 +233,10 @@ pub fn charts(c: &Comparison, base: &ResultDoc, new: &ResultDoc) -> Vec<Chart> {
             };
             for (side, doc) in [("BASE", base), ("NEW", new)] {
                 if let Some(point) = side_point(doc, p, x) {
-                    push(&mut sides, named(side), point);
+                    Line::push_to(&mut sides, named(side), point);
                 }
             }
-            push(
+            Line::push_to(
                 &mut change,
                 label.clone(),
                 Point {

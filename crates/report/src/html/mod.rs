@@ -369,14 +369,7 @@ pub fn run_charts(doc: &ResultDoc) -> Vec<RunChart> {
                 y: e.median,
                 interval,
             };
-            match lines.iter_mut().find(|l| l.label == label) {
-                Some(l) => l.points.push(point),
-                None => lines.push(Line {
-                    label,
-                    points: vec![point],
-                    reference: false,
-                }),
-            }
+            Line::push_to(&mut lines, label, point);
         }
         for l in &mut lines {
             l.points.sort_by(|a, b| a.x.total_cmp(&b.x));
