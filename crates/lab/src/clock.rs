@@ -247,7 +247,7 @@ pub const STALL_NS: f64 = 1_000.0;
 
 /// How many stalls one [`StallRecorder`] keeps; beyond it the window still counts
 /// their time, not their lengths.
-const STALLS_KEPT: usize = 1 << 16;
+pub const STALLS_KEPT: usize = 1 << 16;
 
 /// What a thread that does nothing but read the clock saw of its CPU in one window:
 /// the time taken from it (interrupts, other threads, the hypervisor), as jHiccup
