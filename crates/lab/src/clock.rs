@@ -368,14 +368,17 @@ mod tests {
         let t = clock.ticks_per_ns();
         let mut r = StallRecorder::new(&clock);
         let at = |ns: f64| (ns * t) as u64;
-        // Readings 100 ns apart, one 5 µs hole, one exactly at the threshold.
-        let marks = [0.0, 100.0, 200.0, 5_200.0, 5_300.0, 6_300.0];
+        // Readings 100 ns apart, one 5 µs hole, then one gap of exactly the
+        // threshold's ticks (not converted from ns, which may round past it).
+        let marks = [0.0, 100.0, 200.0, 5_200.0, 5_300.0];
         for w in marks.windows(2) {
             r.gap(at(w[0]), at(w[1]));
         }
+        let last = at(5_300.0);
+        r.gap(last, last + r.threshold);
         let s = r.sample(3);
         assert_eq!(s.cpu, 3);
-        assert!((s.window_ns - 6_300.0).abs() < 2.0, "{s:?}");
+        assert!((s.window_ns - (5_300.0 + STALL_NS)).abs() < 2.0, "{s:?}");
         assert_eq!(s.stalls_ns.len(), 1, "{s:?}");
         assert!((s.lost_ns - 5_000.0).abs() < 2.0, "{s:?}");
         // A reading behind the one before it adds nothing.
