@@ -7,6 +7,7 @@ use std::io::Write;
 use xferbench_lab::params::{DURATION, RUNS, TIMEOUT, WARMUP};
 use xferbench_lab::transports;
 use xferbench_lab::workload::WorkloadKind;
+use xferbench_params::Choice;
 
 /// `xferbench list`.
 // The field docs are `--help` text (`[default: …]`), not rustdoc's links.
@@ -25,6 +26,15 @@ pub struct ListArgs {
     /// their parameters.
     #[arg(short, long, value_name = "LIST")]
     pub transport: Option<String>,
+}
+
+/// One line per named value that has help, under its parameter's `accepts`.
+fn write_choices(out: &mut dyn Write, choices: &[Choice]) -> std::io::Result<()> {
+    let width = choices.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in choices.iter().filter(|c| !c.help.is_empty()) {
+        writeln!(out, "      {:<10}   {:<width$}  {}", "", c.name, c.help)?;
+    }
+    Ok(())
 }
 
 /// Prints the list.
@@ -49,6 +59,9 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
                     "accepts": p.accepts(),
                     "help": p.help,
                     "values": p.values(),
+                    "choices": p.choices().iter().map(|c| json!({
+                        "name": c.name, "help": c.help,
+                    })).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
@@ -80,6 +93,7 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
                 p.help
             )?;
             writeln!(out, "      {:<10} accepts {}", "", p.accepts())?;
+            write_choices(out, p.choices())?;
         }
     }
     writeln!(out, "\nWorkloads (xferbench run WORKLOAD):")?;

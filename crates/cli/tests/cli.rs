@@ -46,9 +46,20 @@ mod usage {
             .assert()
             .success()
             .stdout(predicate::str::contains("pipe_size").and(predicate::str::contains("nodelay")))
-            .stdout(predicate::str::contains("pingpong"));
+            .stdout(predicate::str::contains("pingpong"))
+            // A choice's own help, under its parameter.
+            .stdout(predicate::str::is_match(r"\n +spin +busy-poll").unwrap());
         let out = xferbench().args(["list", "--json"]).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let wait = &v["transports"][0]["params"][0];
+        assert_eq!(wait["name"], "wait");
+        assert_eq!(wait["choices"][0]["name"], "spin");
+        assert!(
+            wait["choices"][0]["help"]
+                .as_str()
+                .unwrap()
+                .starts_with("busy-poll")
+        );
         let names: Vec<&str> = v["transports"]
             .as_array()
             .unwrap()

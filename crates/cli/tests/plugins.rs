@@ -847,3 +847,44 @@ fn plugins_run_the_load_workload() {
         assert!(achieved > 1_000.0 && achieved < 2_100.0, "{achieved}");
     }
 }
+
+/// `list` shows a plugin's parameters as it shows the built-ins': each choice of an
+/// enumerated parameter with its own help.
+#[test]
+fn list_shows_a_plugins_choices_with_their_help() {
+    let Some(pipe) = pipe_plugin() else { return };
+    let out = xferbench()
+        .args(["list", "-t", &plugin(&pipe, None)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("poll   non-blocking descriptors and poll(): every timeout honoured"),
+        "{text}"
+    );
+    let out = xferbench()
+        .args(["list", "--json", "-t", &plugin(&pipe, None)])
+        .output()
+        .unwrap();
+    let doc = stdout_json(&out);
+    let pipe = doc["transports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "c-pipe")
+        .unwrap();
+    let wait = pipe["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "wait")
+        .unwrap();
+    assert_eq!(wait["choices"][1]["name"], "poll");
+    assert!(
+        wait["choices"][1]["help"]
+            .as_str()
+            .unwrap()
+            .contains("poll()")
+    );
+}

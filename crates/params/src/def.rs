@@ -457,6 +457,15 @@ impl ParamDef {
         }
     }
 
+    /// The named values of an enumerated parameter, with their help; empty for
+    /// any other kind.
+    pub fn choices(&self) -> &[Choice] {
+        match &self.kind {
+            Kind::Enum(choices) => choices,
+            _ => &[],
+        }
+    }
+
     /// The names of its values, when it has a fixed set (an enum, a boolean).
     pub fn values(&self) -> Option<Vec<&str>> {
         match &self.kind {
