@@ -486,6 +486,19 @@ const STATISTIC: &str = "the median over visits ({runs} per point), {order}; eac
 /// `summary.md`.
 pub fn summary(doc: &ResultDoc) -> String {
     let mut s = summary_header_with(doc, "Hash-table study — summary", STATISTIC);
+    summary_timing(&mut s, doc);
+    s.push_str("## The seed's summary, per architecture\n\n");
+    summary_sentences(&mut s, doc);
+    s.push_str("## Targets\n\n");
+    summary_targets(&mut s, doc);
+    redis_lines(&mut s, doc);
+    summary_collapsed_and_integrity(&mut s, doc);
+    profile::summary(&mut s, doc);
+    s
+}
+
+/// How the timed client and the aggregate rate were measured.
+fn summary_timing(s: &mut String, doc: &ResultDoc) {
     let extras = doc.study.as_ref().map(|i| &i.extras);
     if let Some(t) = extras.and_then(|e| e.get("timing")) {
         let _ = writeln!(
@@ -506,7 +519,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             t["steady_s"]
         );
     }
-    s.push_str("## The seed's summary, per architecture\n\n");
+}
+
+/// The seed's summary sentences, per architecture, beside the seed's ratios.
+fn summary_sentences(s: &mut String, doc: &ResultDoc) {
     s.push_str(
         "Each line: this run's sentence, then the seed's figure at `4ce91a1` and `main`'s.\n\n",
     );
@@ -537,7 +553,10 @@ pub fn summary(doc: &ResultDoc) -> String {
         }
         s.push_str("```\n\n");
     }
-    s.push_str("## Targets\n\n");
+}
+
+/// The targets: the collapse, sharded's throughput, the redesigns' speed-ups.
+fn summary_targets(s: &mut String, doc: &ResultDoc) {
     let s4 = sentence(doc, "preopt", 3).map(|(_, x)| x);
     let _ = writeln!(
         s,
@@ -588,7 +607,10 @@ pub fn summary(doc: &ResultDoc) -> String {
         "- **ring vs preopt, alone at 1 worker**: {} (`main`, the seed's later design, in the same logs: {main_gain:.2}×).",
         ring.map_or("-".into(), |x| format!("{x:.1}×"))
     );
-    redis_lines(&mut s, doc);
+}
+
+/// The points that collapsed, and the replies checked.
+fn summary_collapsed_and_integrity(s: &mut String, doc: &ResultDoc) {
     let cut: Vec<String> = doc
         .points
         .iter()
@@ -623,8 +645,6 @@ pub fn summary(doc: &ResultDoc) -> String {
          (visitors' replies are checked too; a visitor's mismatch fails its point).\n",
         doc.points.len()
     );
-    profile::summary(&mut s, doc);
-    s
 }
 
 fn redis_lines(s: &mut String, doc: &ResultDoc) {

@@ -465,6 +465,22 @@ pub fn summary(doc: &ResultDoc) -> String {
     );
     echo_and_estimate(&mut s, doc);
     let _ = writeln!(s, "## Findings\n");
+    summary_findings(&mut s, doc);
+    let _ = writeln!(s, "\n## Variants (496-byte packets)\n");
+    summary_variants(&mut s, doc);
+    let _ = writeln!(s, "\n## Targets\n");
+    summary_targets(&mut s, doc);
+    summary_skipped(&mut s, doc);
+    let _ = writeln!(
+        s,
+        "\nFiles: `results.json` (every run, per-channel rows), `table-<N>ch.md/.csv`, \
+         `variants.md/.csv`, `bandwidth-per-channel.svg`, `total-bandwidth.svg`."
+    );
+    s
+}
+
+/// The tables' findings: the packet-rate ceiling, adding channels, inflated aggregates.
+fn summary_findings(s: &mut String, doc: &ResultDoc) {
     let rate = figure::MESSAGE_RATE;
     let ceiling = table_points(doc)
         .into_iter()
@@ -559,7 +575,11 @@ pub fn summary(doc: &ResultDoc) -> String {
             human(worst.m(figure::THROUGHPUT)),
         );
     }
-    let _ = writeln!(s, "\n## Variants (496-byte packets)\n");
+}
+
+/// The variants at 496-byte packets: the notifications, zero-copy against copy.
+fn summary_variants(s: &mut String, doc: &ResultDoc) {
+    let rate = figure::MESSAGE_RATE;
     for ch in variant_channels(doc) {
         let get = |n| variant(doc, ch, n, Buffers::Copy);
         if let (Some(k), Some(e), Some(p)) =
@@ -625,7 +645,11 @@ pub fn summary(doc: &ResultDoc) -> String {
             );
         }
     }
-    let _ = writeln!(s, "\n## Targets\n");
+}
+
+/// The targets' verdicts in this run, against the machine's floors.
+fn summary_targets(s: &mut String, doc: &ResultDoc) {
+    let rate = figure::MESSAGE_RATE;
     let limits = doc.context.limits.as_ref().map(|l| &l.start);
     if let Some(p) = variant(doc, 1, Notify::Poll, Buffers::Copy) {
         let floor = limits
@@ -693,6 +717,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             met(many.m(figure::FAIRNESS) >= 0.9)
         );
     }
+}
+
+/// The points the plan's budget skipped, if any.
+fn summary_skipped(s: &mut String, doc: &ResultDoc) {
     let extras = doc.study.as_ref().map(|i| &i.extras);
     let skipped = extras
         .and_then(|e| e.get("skipped"))
@@ -720,12 +748,6 @@ pub fn summary(doc: &ResultDoc) -> String {
                 .join(", ")
         );
     }
-    let _ = writeln!(
-        s,
-        "\nFiles: `results.json` (every run, per-channel rows), `table-<N>ch.md/.csv`, \
-         `variants.md/.csv`, `bandwidth-per-channel.svg`, `total-bandwidth.svg`."
-    );
-    s
 }
 
 /// The units of [`channel_table`]'s columns of quantities, for the HTML page (the

@@ -629,6 +629,19 @@ pub fn summary(doc: &ResultDoc) -> String {
          system call per status read and the interrupt through an eventfd. CPU is the host's: the \
          process minus the model's DMA engines and the sample check.\n\n## Test 1: transfer speed\n\n",
     );
+    summary_transfer(&mut s, doc);
+    s.push_str("\n## Test 2: time against size\n\n");
+    summary_time_against_size(&mut s, doc);
+    s.push_str("\n## Test 3: conversions\n\n");
+    summary_conversions(&mut s, doc);
+    s.push_str("\n## Test 4: CPU at 14 Hz\n\n");
+    summary_cpu(&mut s, doc);
+    summary_integrity(&mut s, doc);
+    s
+}
+
+/// Test 1's findings: one board's speed, boards in parallel, the KU among L2s, `mmap` against `read`.
+fn summary_transfer(s: &mut String, doc: &ResultDoc) {
     let l2 = mean(&t1(doc, "l2", "read"));
     let ku = mean(&t1(doc, "ku", "read"));
     let five = t1(doc, "5l2", "read");
@@ -717,7 +730,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             m / r
         );
     }
-    s.push_str("\n## Test 2: time against size\n\n");
+}
+
+/// Test 2's finding: time linear in bytes, judged by the spread of time per byte.
+fn summary_time_against_size(s: &mut String, doc: &ResultDoc) {
     let durs: Vec<(f64, f64)> = select(doc, &[(GROUP, "test2"), (ACCESS, "read")])
         .map(|p| {
             let mb = samples(p) as f64 * 2.0 / 1e6;
@@ -776,7 +792,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             }
         );
     }
-    s.push_str("\n## Test 3: conversions\n\n");
+}
+
+/// Test 3's findings: the conversions' speeds, decimation, the improved kernels against memcpy.
+fn summary_conversions(s: &mut String, doc: &ResultDoc) {
     let speed = |f: &str, fac: &str, k: &str| {
         let (o, i) = case(doc, f, fac);
         let p = if k == "original" { o } else { i };
@@ -848,7 +867,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             ratios.len()
         );
     }
-    s.push_str("\n## Test 4: CPU at 14 Hz\n\n");
+}
+
+/// Test 4's findings: polling against the interrupt, and where the readers' CPU goes.
+fn summary_cpu(s: &mut String, doc: &ResultDoc) {
     let r = "func_readout";
     if let (Some(p), Some(i)) = (
         cpu_of(doc, r, "1", "300000", "poll"),
@@ -951,6 +973,10 @@ pub fn summary(doc: &ResultDoc) -> String {
         "- \"Most time is spent copying to user space\" and \"many ioread32() calls\": run the study \
          with `--profile=DIR`; `profile-top5.md` lists the top symbols per case beside the seed's.\n",
     );
+}
+
+/// The samples checked against the model's pattern.
+fn summary_integrity(s: &mut String, doc: &ResultDoc) {
     let mism: f64 = doc
         .points
         .iter()
@@ -966,7 +992,6 @@ pub fn summary(doc: &ResultDoc) -> String {
         s,
         "\n## Integrity\n\n{checked} samples checked against the model's pattern, {mism:.0} mismatches."
     );
-    s
 }
 
 /// Writes the study's tables, plots and summary.

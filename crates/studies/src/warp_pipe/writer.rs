@@ -356,8 +356,28 @@ pub fn summary(doc: &ResultDoc) -> String {
             "_`--quick` run: fewer iterations and two runs per point; figures are indicative._\n"
         );
     }
-    let tps = |p: &PointResult| med(p, TRANSACTIONS_PER_S);
-    let wall = |p: &PointResult| med(p, figure::WINDOW);
+    summary_speed_up(&mut s, doc);
+    summary_crc(&mut s, doc);
+    profile_lines(&mut s, doc);
+    summary_scaling(&mut s, doc);
+    io_model(&mut s, doc);
+    summary_mock_reads(&mut s, doc);
+    summary_integrity(&mut s, doc);
+    s
+}
+
+/// A point's transactions per second.
+fn tps(p: &PointResult) -> f64 {
+    med(p, TRANSACTIONS_PER_S)
+}
+
+/// A point's wall time, s.
+fn wall(p: &PointResult) -> f64 {
+    med(p, figure::WINDOW)
+}
+
+/// The original workload: the original design against the best variant, each variant's line, and the sample as it runs with its sleeps.
+fn summary_speed_up(s: &mut String, doc: &ResultDoc) {
     let orig = find(doc, "original-workload", "original");
     let best = group(doc, "original-workload")
         .into_iter()
@@ -415,6 +435,11 @@ pub fn summary(doc: &ResultDoc) -> String {
             );
         }
     }
+}
+
+/// Where the original's time goes: the same workload with each CRC, and the CRCs' own speeds.
+fn summary_crc(s: &mut String, doc: &ResultDoc) {
+    let orig = find(doc, "original-workload", "original");
     let crc_group = group(doc, "crc");
     let with_crc = |c: &str| {
         crc_group
@@ -453,7 +478,10 @@ pub fn summary(doc: &ResultDoc) -> String {
         }
         let _ = writeln!(s);
     }
-    profile_lines(&mut s, doc);
+}
+
+/// Threads, payload sizes and client processes.
+fn summary_scaling(s: &mut String, doc: &ResultDoc) {
     let threads = group(doc, names::THREADS);
     if let Some(t) = threads.iter().map(|p| num(p, &THREADS) as u64).max() {
         let at: Vec<&PointResult> = threads
@@ -516,7 +544,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             "each process has its own connection, so several single-threaded instances behave like per-thread connections.\n"
         );
     }
-    io_model(&mut s, doc);
+}
+
+/// The memory mock's reads.
+fn summary_mock_reads(s: &mut String, doc: &ResultDoc) {
     for p in group(doc, "mock-reads") {
         let _ = writeln!(
             s,
@@ -530,6 +561,10 @@ pub fn summary(doc: &ResultDoc) -> String {
             us(med(p, figure::LATENCY[2]))
         );
     }
+}
+
+/// The transactions' verification.
+fn summary_integrity(s: &mut String, doc: &ResultDoc) {
     // The transactions' points: the CRC points move no data.
     let transfers: Vec<&PointResult> = doc
         .points
@@ -548,7 +583,6 @@ pub fn summary(doc: &ResultDoc) -> String {
         failures,
         unverified
     );
-    s
 }
 
 /// The original workload's own profile (`--profile`): its top function and the
