@@ -133,13 +133,26 @@ fn given(flag: &str, value: &str) -> bool {
     default.is_none_or(|d| d != value)
 }
 
-impl RunConfig {
-    /// Validates the arguments.
-    pub fn from_args(
-        a: &RunArgs,
-        launcher: impl FnOnce() -> Result<Launcher>,
-    ) -> Result<RunConfig> {
-        let workload = a.workload;
+/// The sweep's axes as the user gave them: each from its flag, or from `-p` (never
+/// both), and the transport parameters `-p` gave.
+struct Axes {
+    transport: String,
+    size: String,
+    size_given: bool,
+    channels: String,
+    extra: Vec<(String, String)>,
+    zero_copy_axis: Option<Vec<bool>>,
+    touch_axis: Option<Vec<Touch>>,
+    rate: Option<String>,
+    bursts: Option<String>,
+    arrivals: Option<String>,
+    neighbours: Option<String>,
+}
+
+impl Axes {
+    /// Routes every `-p NAME=LIST` to its axis, refusing a name given twice or given
+    /// by its own flag too.
+    fn from_args(a: &RunArgs) -> Result<Axes> {
         let mut transport = a.transport.clone();
         let mut size_given = a.size.is_some();
         let mut size = a.size.clone().unwrap_or_else(|| DEFAULT_SIZES.to_string());
@@ -208,6 +221,42 @@ impl RunConfig {
                 }
             }
         }
+        Ok(Axes {
+            transport,
+            size,
+            size_given,
+            channels,
+            extra,
+            zero_copy_axis,
+            touch_axis,
+            rate,
+            bursts,
+            arrivals,
+            neighbours,
+        })
+    }
+}
+
+impl RunConfig {
+    /// Validates the arguments.
+    pub fn from_args(
+        a: &RunArgs,
+        launcher: impl FnOnce() -> Result<Launcher>,
+    ) -> Result<RunConfig> {
+        let workload = a.workload;
+        let Axes {
+            transport,
+            size,
+            size_given,
+            channels,
+            extra,
+            zero_copy_axis,
+            touch_axis,
+            rate,
+            bursts,
+            arrivals,
+            neighbours,
+        } = Axes::from_args(a)?;
         let launcher = launcher()?;
         let transports =
             expand_plugins(parse_words(&transport).context("--transport")?, &launcher)?;
@@ -216,42 +265,13 @@ impl RunConfig {
             selected.push(transports::descriptor(t).context("--transport")?);
         }
         let sizes = parse_sizes(&size).context("--size")?;
-        for &s in &sizes {
-            ensure!(
-                !a.verify || s >= HEADER_LEN as u64,
-                "--verify needs --size of at least {HEADER_LEN} bytes (sequence number and checksum); got {s}"
-            );
-        }
         if transports.iter().any(|t| t == transports::RPMSG) {
             ensure!(
                 workload != WorkloadKind::Stream,
                 "--transport rpmsg: the RPMsg remote echoes every message back; use the pingpong or load workload (`xferbench run pingpong -t rpmsg`)"
             );
         }
-        for d in &selected {
-            let Some(max) = d.max_message else { continue };
-            // rpmsg's default sizes are fitted to its packet below; sizes the user
-            // gave are never changed.
-            if let Some(&s) = sizes.iter().find(|&&s| s > max as u64)
-                && (size_given || d.name != transports::RPMSG)
-            {
-                bail!(
-                    "--size: {s} bytes does not fit a{} {} message: at most {max} bytes{}; use a smaller --size or leave {} out of --transport",
-                    if d.name == transports::RPMSG { "n" } else { "" },
-                    if d.name == transports::RPMSG {
-                        "RPMsg".to_string()
-                    } else {
-                        xferbench_lab::plugins::display_name(&d.name)
-                    },
-                    if d.name == transports::RPMSG {
-                        " (a 512-byte vring buffer less its 16-byte header)"
-                    } else {
-                        ""
-                    },
-                    xferbench_lab::plugins::display_name(&d.name)
-                );
-            }
-        }
+        check_sizes(a, &sizes, &selected, size_given)?;
         let channel_counts = parse_channels(&channels).context("--channels")?;
         ensure!(
             !(a.interleave && a.profile.is_some()),
@@ -282,15 +302,6 @@ impl RunConfig {
                     .all(|s| s.burst == 1 && s.arrivals == Arrivals::Uniform),
                 "--transport rpmsg: the RPMsg remote echoes one packet at a time, so its load is evenly spaced one packet at a time; drop -p burst and -p arrivals"
             );
-        }
-        if workload == WorkloadKind::Load {
-            let min = xferbench_lab::workload::load::min_size(a.verify) as u64;
-            if let Some(&s) = sizes.iter().find(|&&s| s < min) {
-                bail!(
-                    "--size: the load workload needs messages of at least {min} bytes (sequence number{} and intended send time); got {s}",
-                    if a.verify { ", checksum" } else { "" }
-                );
-            }
         }
         let neighbours = match &neighbours {
             Some(list) => Neighbours::parse_list(list).context("--neighbours")?,
@@ -333,86 +344,9 @@ impl RunConfig {
             (None, PeerArg::Thread) => PeerMode::Thread,
             (None, PeerArg::Process) => PeerMode::Process(launcher.clone()),
         };
-        let counters = match a.counters {
-            None => CounterMode::Off,
-            Some(CountersArg::Perf) => CounterMode::PerfEvent,
-            Some(CountersArg::Callgrind) => {
-                ensure!(
-                    a.peer == PeerArg::Process,
-                    "--counters callgrind runs the peer processes under valgrind; use --peer process"
-                );
-                ensure!(
-                    std::process::Command::new("valgrind")
-                        .arg("--version")
-                        .output()
-                        .is_ok_and(|o| o.status.success()),
-                    "--counters callgrind needs valgrind: install it (`apt-get install valgrind`)"
-                );
-                CounterMode::Callgrind
-            }
-        };
-        let options = RunOptions {
-            workload,
-            runs: a.repeat.runs,
-            warmup: a.repeat.warmup,
-            interleave: a.interleave,
-            limit,
-            verify: a.verify,
-            peer,
-            pin: a.pin,
-            hang_timeout: a.hang.timeout,
-            corrupt_every: a.inject_corruption,
-            counters,
-            profile: a.profile.as_ref().map(|dir| ProfileRequest {
-                dir: dir.clone().unwrap_or_else(|| {
-                    PathBuf::from(format!(
-                        "xferbench-profile-{}",
-                        xferbench_lab::context::compact_timestamp()
-                    ))
-                }),
-                participant: a.profile_peer.clone(),
-            }),
-            watch: watch(&a.watch)?,
-            launcher: Some(launcher),
-            fail_fast: a.fail_fast,
-        };
-        let settings = Settings {
-            workload: workload.name().to_string(),
-            runs: a.repeat.runs,
-            warmup: a.repeat.warmup,
-            count: match limit {
-                Limit::Count(n) => Some(n),
-                Limit::Duration(_) => None,
-            },
-            duration_s: match limit {
-                Limit::Duration(ns) => Some(ns as f64 / 1e9),
-                Limit::Count(_) => None,
-            },
-            peer: match (&remote, a.peer) {
-                (Some(_), _) => "remote",
-                (None, PeerArg::Thread) => "thread",
-                (None, PeerArg::Process) => "process",
-            }
-            .to_string(),
-            pin: a.pin,
-            verify: a.verify,
-            interleave: a.interleave,
-        };
-        let jsonl = match (&a.jsonl, &a.export.export_json) {
-            (Some(p), _) => Some((p.clone(), false)),
-            // Only beside a file: not `-.jsonl` for stdout, nor `/dev/null.jsonl`.
-            (None, Some(j))
-                if matches!(
-                    xferbench_report::output::target(j),
-                    Ok(xferbench_report::output::Target::Replace(_))
-                ) =>
-            {
-                let mut p = j.clone().into_os_string();
-                p.push(".jsonl");
-                Some((PathBuf::from(p), true))
-            }
-            (None, _) => None,
-        };
+        let options = run_options(a, limit, peer, counter_mode(a)?, launcher)?;
+        let settings = settings(a, limit, remote.is_some());
+        let jsonl = jsonl_path(a);
         Ok(RunConfig {
             search,
             remote,
@@ -428,6 +362,159 @@ impl RunConfig {
                 quiet: a.quiet,
             },
         })
+    }
+}
+
+/// Every size fits: the verifying header, each transport's largest message (rpmsg's
+/// default sizes are fitted to its packet later), and the load workload's stamps.
+fn check_sizes(
+    a: &RunArgs,
+    sizes: &[u64],
+    selected: &[xferbench_transports::Descriptor],
+    size_given: bool,
+) -> Result<()> {
+    for &s in sizes {
+        ensure!(
+            !a.verify || s >= HEADER_LEN as u64,
+            "--verify needs --size of at least {HEADER_LEN} bytes (sequence number and checksum); got {s}"
+        );
+    }
+    for d in selected {
+        let Some(max) = d.max_message else { continue };
+        // rpmsg's default sizes are fitted to its packet below; sizes the user
+        // gave are never changed.
+        if let Some(&s) = sizes.iter().find(|&&s| s > max as u64)
+            && (size_given || d.name != transports::RPMSG)
+        {
+            bail!(
+                "--size: {s} bytes does not fit a{} {} message: at most {max} bytes{}; use a smaller --size or leave {} out of --transport",
+                if d.name == transports::RPMSG { "n" } else { "" },
+                if d.name == transports::RPMSG {
+                    "RPMsg".to_string()
+                } else {
+                    xferbench_lab::plugins::display_name(&d.name)
+                },
+                if d.name == transports::RPMSG {
+                    " (a 512-byte vring buffer less its 16-byte header)"
+                } else {
+                    ""
+                },
+                xferbench_lab::plugins::display_name(&d.name)
+            );
+        }
+    }
+    if a.workload == WorkloadKind::Load {
+        let min = xferbench_lab::workload::load::min_size(a.verify) as u64;
+        if let Some(&s) = sizes.iter().find(|&&s| s < min) {
+            bail!(
+                "--size: the load workload needs messages of at least {min} bytes (sequence number{} and intended send time); got {s}",
+                if a.verify { ", checksum" } else { "" }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// How the plan runs: repetition, the limit, the peers, counters, profile and watch.
+fn run_options(
+    a: &RunArgs,
+    limit: Limit,
+    peer: PeerMode,
+    counters: CounterMode,
+    launcher: Launcher,
+) -> Result<RunOptions> {
+    Ok(RunOptions {
+        workload: a.workload,
+        runs: a.repeat.runs,
+        warmup: a.repeat.warmup,
+        interleave: a.interleave,
+        limit,
+        verify: a.verify,
+        peer,
+        pin: a.pin,
+        hang_timeout: a.hang.timeout,
+        corrupt_every: a.inject_corruption,
+        counters,
+        profile: a.profile.as_ref().map(|dir| ProfileRequest {
+            dir: dir.clone().unwrap_or_else(|| {
+                PathBuf::from(format!(
+                    "xferbench-profile-{}",
+                    xferbench_lab::context::compact_timestamp()
+                ))
+            }),
+            participant: a.profile_peer.clone(),
+        }),
+        watch: watch(&a.watch)?,
+        launcher: Some(launcher),
+        fail_fast: a.fail_fast,
+    })
+}
+
+/// The run's settings as its result records them.
+fn settings(a: &RunArgs, limit: Limit, remote: bool) -> Settings {
+    Settings {
+        workload: a.workload.name().to_string(),
+        runs: a.repeat.runs,
+        warmup: a.repeat.warmup,
+        count: match limit {
+            Limit::Count(n) => Some(n),
+            Limit::Duration(_) => None,
+        },
+        duration_s: match limit {
+            Limit::Duration(ns) => Some(ns as f64 / 1e9),
+            Limit::Count(_) => None,
+        },
+        peer: match (remote, a.peer) {
+            (true, _) => "remote",
+            (false, PeerArg::Thread) => "thread",
+            (false, PeerArg::Process) => "process",
+        }
+        .to_string(),
+        pin: a.pin,
+        verify: a.verify,
+        interleave: a.interleave,
+    }
+}
+
+/// How `--counters` counts, refused where it cannot.
+fn counter_mode(a: &RunArgs) -> Result<CounterMode> {
+    Ok(match a.counters {
+        None => CounterMode::Off,
+        Some(CountersArg::Perf) => CounterMode::PerfEvent,
+        Some(CountersArg::Callgrind) => {
+            ensure!(
+                a.peer == PeerArg::Process,
+                "--counters callgrind runs the peer processes under valgrind; use --peer process"
+            );
+            ensure!(
+                std::process::Command::new("valgrind")
+                    .arg("--version")
+                    .output()
+                    .is_ok_and(|o| o.status.success()),
+                "--counters callgrind needs valgrind: install it (`apt-get install valgrind`)"
+            );
+            CounterMode::Callgrind
+        }
+    })
+}
+
+/// Where the journal goes, and whether it sits beside `--export-json` (removed once
+/// the export is written) rather than where `--jsonl` asked.
+fn jsonl_path(a: &RunArgs) -> Option<(PathBuf, bool)> {
+    match (&a.jsonl, &a.export.export_json) {
+        (Some(p), _) => Some((p.clone(), false)),
+        // Only beside a file: not `-.jsonl` for stdout, nor `/dev/null.jsonl`.
+        (None, Some(j))
+            if matches!(
+                xferbench_report::output::target(j),
+                Ok(xferbench_report::output::Target::Replace(_))
+            ) =>
+        {
+            let mut p = j.clone().into_os_string();
+            p.push(".jsonl");
+            Some((PathBuf::from(p), true))
+        }
+        (None, _) => None,
     }
 }
 
