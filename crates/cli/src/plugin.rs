@@ -231,8 +231,8 @@ fn sdk(args: &SdkArgs, out: &mut dyn Write) -> Result<u8> {
     )?;
     writeln!(
         out,
-        "Rust:  xferbench-plugin = {{ version = \"{VERSION}\", path = \"{}\" }}",
-        crate_dir.display()
+        "Rust:  xferbench-plugin = {{ version = \"{VERSION}\", path = {} }}",
+        toml_string(&crate_dir.display().to_string())
     )?;
     writeln!(
         out,
