@@ -169,6 +169,38 @@ extern "C" {
 /* The revision of this header within generation 1. */
 #define XB_ABI_VERSION 2
 
+/*
+ * XB_REQUIRE_ABI(n): stops the build, with a message, when this header is older than
+ * revision n, for a plugin that fills or reads members revision n added. Write it
+ * once at file scope, after the #include:
+ *
+ *     #include <xferbench/plugin.h>
+ *     XB_REQUIRE_ABI(2);   (this file sets xb_transport::reach)
+ *
+ * It is a _Static_assert in C11 and later, a static_assert in C++11 and later, and a
+ * typedef of an array of negative size before (C99, C++98), whose error names
+ * xb_abi_revision_too_old. It checks the header the plugin is compiled with; the
+ * xferbench that loads the plugin checks the revision the plugin says it was built
+ * with (see VERSIONING).
+ */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define XB_REQUIRE_ABI(n)                                                              \
+    static_assert(XB_ABI_VERSION >= (n), "xferbench/plugin.h is older than ABI "       \
+                                         "revision " #n ": use the header of a newer " \
+                                         "xferbench (xferbench plugin sdk --prefix DIR)")
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define XB_REQUIRE_ABI(n)                                                              \
+    _Static_assert(XB_ABI_VERSION >= (n), "xferbench/plugin.h is older than ABI "      \
+                                          "revision " #n ": use the header of a newer " \
+                                          "xferbench (xferbench plugin sdk --prefix DIR)")
+#else
+#define XB_ABI_PASTE_(a, b) a##b
+#define XB_ABI_PASTE(a, b) XB_ABI_PASTE_(a, b)
+#define XB_REQUIRE_ABI(n)                                                              \
+    typedef char XB_ABI_PASTE(xb_abi_revision_too_old_,                                 \
+                              __LINE__)[(XB_ABI_VERSION >= (n)) ? 1 : -1]
+#endif
+
 /* Marks the entry symbol for export when building with -fvisibility=hidden. */
 #if defined(__GNUC__) || defined(__clang__)
 #define XB_EXPORT __attribute__((visibility("default")))

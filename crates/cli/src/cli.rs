@@ -15,6 +15,7 @@ use crate::history::HistoryCommand;
 use crate::kv::KvCommand;
 use crate::limits::LimitsArgs;
 use crate::list::ListArgs;
+use crate::plugin::PluginCommand;
 use crate::profile::ProfileArgs;
 use crate::rpmsg::RpmsgArgs;
 use crate::run::RunArgs;
@@ -188,6 +189,15 @@ Examples:
     /// Run the conformance checks on transports, built-in or plugin: ordering, sizes,
     /// back-pressure, channels, a dying peer, end of stream, integrity, zero-copy.
     Check(crate::check::CheckArgs),
+    /// Start a transport plugin: a stub in C or Rust that builds and passes `check`,
+    /// and the SDK it builds against (header, pkg-config file, Rust crate).
+    #[command(after_help = "\
+Examples:
+  xferbench plugin sdk --prefix ~/.local
+  xferbench plugin new my-link --lang c
+  xferbench plugin new my-link --lang rust --sdk ~/.local")]
+    #[command(subcommand)]
+    Plugin(PluginCommand),
     /// Internal: describe a plugin file as JSON (started by `run`, `check`, `list`).
     #[command(name = role::PLUGIN_PROBE, hide = true)]
     PluginProbe {

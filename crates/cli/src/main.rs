@@ -21,6 +21,7 @@ mod list;
 mod logging;
 mod out;
 mod paths;
+mod plugin;
 mod profile;
 mod result_file;
 mod rpmsg;
@@ -91,6 +92,7 @@ fn main() -> ExitCode {
             }
         }
         cli::Command::Check(args) => check::run(&args),
+        cli::Command::Plugin(cmd) => plugin::run(&cmd),
         cli::Command::PluginProbe { path } => {
             return ExitCode::from(xferbench_lab::plugins::probe_main(&path) as u8);
         }
