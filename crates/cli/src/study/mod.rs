@@ -122,24 +122,27 @@ fn study_names() -> clap::builder::PossibleValuesParser {
     )
 }
 
-/// Runs a study and returns the exit status.
-pub fn run(args: &StudyArgs) -> Result<u8> {
-    let study = match studies::find(&args.name) {
-        Ok(s) => s,
-        Err(e) => return Ok(exit::usage("study", e)),
-    };
+/// What a study's flags ask for, checked: its folder, profile, overrides and remote
+/// agent.
+struct Prepared {
+    out: PathBuf,
+    profile: Option<ProfileRequest>,
+    overrides: StudyOverrides,
+    remote: Option<xferbench_lab::remote::RemoteTarget>,
+}
+
+/// Checks the flags of `study`; an error is a usage error's message.
+fn prepare(args: &StudyArgs, study: &studies::Registered) -> Result<Prepared, String> {
     let name = study.name();
     let build = xferbench_lab::build::BuildInfo::current();
     if !build.optimised && !args.allow_debug {
-        return Ok(exit::usage(
-            "study",
-            format!(
-                "this xferbench is an unoptimised build ({}): the {name} study's figures would \
+        return Err(format!(
+            "this xferbench is an unoptimised build ({}): the {name} study's figures would \
                  measure unoptimised code. Build it with `cargo build --release` (or run \
                  `cargo run --release -- study {name}`), or pass --allow-debug to run anyway",
-                build.describe()
-            ),
-        ));
+            build.describe()
+        )
+        .to_string());
     }
     let out = out_dir(args, name);
     let peer = args
@@ -149,13 +152,11 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     let profile = match &args.profile {
         None => None,
         Some(_) if !study.participants().contains(&peer.as_str()) => {
-            return Ok(exit::usage(
-                "study",
-                format!(
-                    "--profile-peer {peer}: the {name} study's participants are {}",
-                    study.participants().join(", ")
-                ),
-            ));
+            return Err(format!(
+                "--profile-peer {peer}: the {name} study's participants are {}",
+                study.participants().join(", ")
+            )
+            .to_string());
         }
         Some(dir) => Some(ProfileRequest {
             dir: dir.clone().unwrap_or_else(|| out.join("profile")),
@@ -168,15 +169,15 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     }
     for (flag, dir) in folders {
         if let Err(e) = crate::paths::folder(flag, &dir) {
-            return Ok(exit::usage("study", e));
+            return Err(e.to_string());
         }
     }
     if let Err(e) = args.record.check() {
-        return Ok(exit::usage("study", e));
+        return Err(e.to_string());
     }
     let watch = match crate::config::watch(&args.watch) {
         Ok(w) => w,
-        Err(e) => return Ok(exit::usage("study", e)),
+        Err(e) => return Err(e.to_string()),
     };
     if profile.is_some() && !args.no_interleave && !args.quiet {
         eprintln!(
@@ -189,7 +190,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     } else {
         match xferbench_studies::subset::PointFilter::parse(&args.only.join(",")) {
             Ok(f) => Some(f),
-            Err(e) => return Ok(exit::usage("study", e)),
+            Err(e) => return Err(e.to_string()),
         }
     };
     let overrides = StudyOverrides {
@@ -203,10 +204,10 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         ..StudyOverrides::default()
     };
     if args.full && !study.has_full() {
-        return Ok(exit::usage(
-            "study",
-            format!("--full: the {name} study's default plan already measures every case"),
-        ));
+        return Err(
+            format!("--full: the {name} study's default plan already measures every case")
+                .to_string(),
+        );
     }
     if args.pin && !study.pins() {
         let pinning: Vec<&str> = studies::registry()
@@ -214,17 +215,15 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             .filter(|s| s.pins())
             .map(|s| s.name())
             .collect();
-        return Ok(exit::usage(
-            "study",
-            format!(
-                "--pin: the {name} study does not pin its participants; the studies that do: {}",
-                pinning.join(", ")
-            ),
-        ));
+        return Err(format!(
+            "--pin: the {name} study does not pin its participants; the studies that do: {}",
+            pinning.join(", ")
+        )
+        .to_string());
     }
     let remote = match crate::serve::target(&args.remote) {
         Ok(r) => r,
-        Err(e) => return Ok(exit::usage("study", e)),
+        Err(e) => return Err(e.to_string()),
     };
     if remote.is_some() {
         if !study.crosses_hosts() {
@@ -233,21 +232,39 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
                 .filter(|s| s.crosses_hosts())
                 .map(|s| format!("the {} study", s.name()))
                 .collect();
-            return Ok(exit::usage(
-                "study",
-                format!(
+            return Err(format!(
                     "--remote: the {name} study's participants share memory on one host; only {} runs across hosts",
                     across.join(", ")
-                ),
-            ));
+                ).to_string());
         }
         if profile.is_some() {
-            return Ok(exit::usage(
-                "study",
-                "--profile records processes of this host; it cannot follow the memory mock on the agent's host (--remote)",
-            ));
+            return Err("--profile records processes of this host; it cannot follow the memory mock on the agent's host (--remote)".to_string());
         }
     }
+    Ok(Prepared {
+        out,
+        profile,
+        overrides,
+        remote,
+    })
+}
+
+/// Runs a study and returns the exit status.
+pub fn run(args: &StudyArgs) -> Result<u8> {
+    let study = match studies::find(&args.name) {
+        Ok(s) => s,
+        Err(e) => return Ok(exit::usage("study", e)),
+    };
+    let name = study.name();
+    let Prepared {
+        out,
+        profile,
+        overrides,
+        remote,
+    } = match prepare(args, study) {
+        Ok(p) => p,
+        Err(e) => return Ok(exit::usage("study", e)),
+    };
     let remote_context = match &remote {
         Some(t) => Some(crate::serve::describe(t)?),
         None => None,
@@ -306,21 +323,36 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
     {
         p["actual_s"] = serde_json::json!(began.elapsed().as_secs_f64());
     }
+    let outputs_failed = write_outputs(args, study, &out, profile.as_ref(), &mut doc)?;
+    Ok(exit::for_doc(&doc, outputs_failed))
+}
+
+/// Writes the study's folder, history, profile and JSON; true when an output failed
+/// (the finished points stay in the journal).
+fn write_outputs(
+    args: &StudyArgs,
+    study: &studies::Registered,
+    out: &Path,
+    profile: Option<&ProfileRequest>,
+    doc: &mut xferbench_lab::result::ResultDoc,
+) -> Result<bool> {
+    let name = study.name();
+    let journal_path = out.join("results.jsonl");
     let mut outputs_failed = false;
     // Each point's recordings are folded once, for the study's own reading of
     // them (its extras), the top five per point and the merged flame graph.
-    let profiles = profile.as_ref().map(|req| fold_points(req, &doc));
+    let profiles = profile.as_ref().map(|req| fold_points(req, doc));
     if let (Some(req), Some(profiles)) = (&profile, &profiles) {
         let folded: BTreeMap<usize, Folded> = profiles
             .iter()
             .filter_map(|(i, f)| Some((*i, f.as_ref().ok()?.clone())))
             .collect();
-        let extras = study.profile_extras(&doc, &req.participant, &folded);
+        let extras = study.profile_extras(doc, &req.participant, &folded);
         if let Some(info) = doc.study.as_mut() {
             info.extras.extend(extras);
         }
     }
-    match xferbench_studies::folder::write_folder(&out, &doc) {
+    match xferbench_studies::folder::write_folder(out, doc) {
         Ok(_) => {
             let _ = std::fs::remove_file(&journal_path);
             if !args.quiet {
@@ -335,20 +367,20 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
             );
         }
     }
-    crate::history::record(&args.record, &doc, args.quiet);
+    crate::history::record(&args.record, doc, args.quiet);
     if let (Some(req), Some(profiles)) = (&profile, &profiles) {
         outputs_failed |= !render_profile(req, name, profiles, args.quiet);
-        if let Err(e) = write_top5(profiles, &doc, &out) {
+        if let Err(e) = write_top5(profiles, doc, out) {
             eprintln!("error: profile: the top symbols per point: {e:#}");
             outputs_failed = true;
         }
     }
     if args.json {
         let mut out = crate::out::stdout();
-        xferbench_report::Exporter::export(&xferbench_report::json::Json, &doc, &mut out)?;
+        xferbench_report::Exporter::export(&xferbench_report::json::Json, doc, &mut out)?;
         out.flush()?;
     }
-    Ok(exit::for_doc(&doc, outputs_failed))
+    Ok(outputs_failed)
 }
 
 /// The folded recordings of every point of `doc`, or why they could not be read.
