@@ -206,24 +206,7 @@ pub fn search(
         watch: None,
         ..probe_opts.clone()
     };
-    let planned: Vec<PlannedPoint> = bases
-        .iter()
-        .map(|b| PlannedPoint {
-            params: {
-                let mut p = b.params(opts.workload.name());
-                p.remove(RATE.name());
-                p
-            },
-            size_bytes: b.size,
-            channels: b.channels,
-            rules: opts.workload.rules(),
-            verify: opts.verify,
-            runs: Some(crate::plan::RunCount {
-                runs: 1,
-                warmup: opts.warmup,
-            }),
-        })
-        .collect();
+    let planned = planned(bases, opts);
     let mut doc = ResultDoc {
         schema_version: crate::result::SCHEMA_VERSION,
         study: None,
@@ -257,66 +240,10 @@ pub fn search(
                 schedule: Some(schedule),
                 ..base.clone()
             };
-            let offset = doc.points.len();
-            let mut relays: Vec<Relay<'_, '_>> = Vec::new();
-            let mut refs: Vec<&mut dyn Observer> = Vec::new();
-            for o in observers.iter_mut() {
-                relays.push(Relay {
-                    inner: &mut **o,
-                    offset,
-                });
-            }
-            for r in relays.iter_mut() {
-                refs.push(r);
-            }
             let first = doc.points.is_empty() && doc.failed.is_empty();
             let opts = if first { &probe_opts } else { &later_opts };
-            let one = run_sweep(doc.context.clone(), &[spec], opts, stop, &mut refs);
-            if doc.context.limits.is_none() {
-                doc.context.limits = one.context.limits.clone();
-            }
-            // The machine's load over the whole search: the first probe's start, the
-            // last one's end, every probe's points.
-            match (&mut doc.context.load, &one.context.load) {
-                (None, Some(l)) => doc.context.load = Some(l.clone()),
-                (Some(all), Some(l)) => {
-                    let n = (all.points + l.points).max(1) as f64;
-                    all.others_cpus =
-                        (all.others_cpus * all.points as f64 + l.others_cpus * l.points as f64) / n;
-                    all.steal = (all.steal * all.points as f64 + l.steal * l.points as f64) / n;
-                    all.points += l.points;
-                    all.contended_points += l.contended_points;
-                    all.load_1m_end = l.load_1m_end;
-                }
-                _ => {}
-            }
-            // A probe's own contention summary is replaced by one for the search.
-            for w in one.warnings {
-                if !w.starts_with("contended:") && !doc.warnings.contains(&w) {
-                    doc.warnings.push(w);
-                }
-            }
-            // A probe that failed is recorded, and ends its curve's search.
-            let ended = one.outcome != Outcome::Complete;
-            for mut f in one.failed {
-                f.index = doc.points.len() + doc.failed.len();
-                doc.failed.push(f);
-            }
-            for mut p in one.points {
-                p.index = doc.points.len();
-                let c = CurvePoint::of(&p);
-                doc.points.push(p);
-                if let Some(c) = c {
-                    measured.push(c);
-                }
-            }
-            if ended {
-                if one.outcome == Outcome::Interrupted || doc.failed.is_empty() {
-                    doc.outcome = one.outcome;
-                }
-                return None;
-            }
-            measured.last().copied()
+            let one = run_probe(doc, spec, opts, stop, observers);
+            absorb(doc, one, &mut measured)
         };
         // The reference, then the saturated rate: the knee lies at or below what
         // the transport delivers when offered far more.
@@ -384,6 +311,66 @@ pub fn search(
             seconds: Some(started.elapsed().as_secs_f64()),
         });
     }
+    conclude(&mut doc, stop);
+    for o in observers.iter_mut() {
+        if let Err(e) = o.sweep_finished(&doc) {
+            doc.outcome = Outcome::Failed {
+                error: e.to_string(),
+            };
+        }
+    }
+    doc
+}
+
+/// Runs one probe as a plan of its own, its observers seeing its points numbered on
+/// from the search's.
+fn run_probe(
+    doc: &ResultDoc,
+    spec: PointSpec,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    observers: &mut [&mut dyn Observer],
+) -> ResultDoc {
+    let offset = doc.points.len();
+    let mut relays: Vec<Relay<'_, '_>> = Vec::new();
+    let mut refs: Vec<&mut dyn Observer> = Vec::new();
+    for o in observers.iter_mut() {
+        relays.push(Relay {
+            inner: &mut **o,
+            offset,
+        });
+    }
+    for r in relays.iter_mut() {
+        refs.push(r);
+    }
+    run_sweep(doc.context.clone(), &[spec], opts, stop, &mut refs)
+}
+
+/// The points the search plans, one per curve, without a rate (the search sets it).
+fn planned(bases: &[PointSpec], opts: &RunOptions) -> Vec<PlannedPoint> {
+    bases
+        .iter()
+        .map(|b| PlannedPoint {
+            params: {
+                let mut p = b.params(opts.workload.name());
+                p.remove(RATE.name());
+                p
+            },
+            size_bytes: b.size,
+            channels: b.channels,
+            rules: opts.workload.rules(),
+            verify: opts.verify,
+            runs: Some(crate::plan::RunCount {
+                runs: 1,
+                warmup: opts.warmup,
+            }),
+        })
+        .collect()
+}
+
+/// The search's own warnings and outcome once its curves are done: how many probes
+/// were contended, the first failure, or the interruption.
+fn conclude(doc: &mut ResultDoc, stop: &AtomicBool) {
     let contended = doc
         .points
         .iter()
@@ -405,14 +392,70 @@ pub fn search(
     if stop.load(Ordering::Relaxed) && doc.outcome == Outcome::Complete {
         doc.outcome = Outcome::Interrupted;
     }
-    for o in observers.iter_mut() {
-        if let Err(e) = o.sweep_finished(&doc) {
-            doc.outcome = Outcome::Failed {
-                error: e.to_string(),
-            };
+}
+
+/// Adds one probe's document to the search's: its points and failures numbered on,
+/// its limits (the first probe's), load and warnings; its measured point joins the
+/// curve. `None` when the probe did not finish, which ends its curve's search.
+fn absorb(
+    doc: &mut ResultDoc,
+    one: ResultDoc,
+    measured: &mut Vec<CurvePoint>,
+) -> Option<CurvePoint> {
+    if doc.context.limits.is_none() {
+        doc.context.limits = one.context.limits.clone();
+    }
+    // The machine's load over the whole search: the first probe's start, the
+    // last one's end, every probe's points.
+    merge_load(&mut doc.context.load, one.context.load.as_ref());
+    // A probe's own contention summary is replaced by one for the search.
+    for w in one.warnings {
+        if !w.starts_with("contended:") && !doc.warnings.contains(&w) {
+            doc.warnings.push(w);
         }
     }
-    doc
+    // A probe that failed is recorded, and ends its curve's search.
+    let ended = one.outcome != Outcome::Complete;
+    for mut f in one.failed {
+        f.index = doc.points.len() + doc.failed.len();
+        doc.failed.push(f);
+    }
+    for mut p in one.points {
+        p.index = doc.points.len();
+        let c = CurvePoint::of(&p);
+        doc.points.push(p);
+        if let Some(c) = c {
+            measured.push(c);
+        }
+    }
+    if ended {
+        if one.outcome == Outcome::Interrupted || doc.failed.is_empty() {
+            doc.outcome = one.outcome;
+        }
+        return None;
+    }
+    measured.last().copied()
+}
+
+/// The machine's load over the whole search: the first probe's start, the last
+/// one's end, every probe's points.
+fn merge_load(
+    load: &mut Option<crate::contention::MachineLoad>,
+    probe: Option<&crate::contention::MachineLoad>,
+) {
+    let Some(l) = probe else { return };
+    match load {
+        None => *load = Some(l.clone()),
+        Some(all) => {
+            let n = (all.points + l.points).max(1) as f64;
+            all.others_cpus =
+                (all.others_cpus * all.points as f64 + l.others_cpus * l.points as f64) / n;
+            all.steal = (all.steal * all.points as f64 + l.steal * l.points as f64) / n;
+            all.points += l.points;
+            all.contended_points += l.contended_points;
+            all.load_1m_end = l.load_1m_end;
+        }
+    }
 }
 
 /// An observer of the whole search seen through one probe's plan: points are
