@@ -100,9 +100,14 @@ fn faulty_plugin() -> Option<PathBuf> {
     )
 }
 
-/// The Rust example, built by cargo as a member of the workspace.
+/// The Rust example, built by cargo as a member of the workspace, in the target
+/// directory cargo builds into (`CARGO_TARGET_DIR` when set, as the build below
+/// inherits it).
 fn seqpacket_plugin() -> PathBuf {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root().join(dir),
+        None => root().join("target"),
+    };
     let profile = if cfg!(debug_assertions) {
         "debug"
     } else {
