@@ -5,8 +5,8 @@
 //! the plugin's build, and `compare` tells builds apart.
 //!
 //! The C plugins are built here with the one-line commands of their READMEs; the
-//! tests skip, saying why, when no C compiler (or, for ZeroMQ, no libzmq headers) is
-//! installed. CI installs both.
+//! tests skip, saying why, when no C compiler (or, for ZeroMQ and nng, no libzmq or
+//! nng headers) is installed. CI installs them.
 
 mod common;
 
@@ -59,6 +59,9 @@ fn build(name: &str, sources: &[&str], extra: &[&str], libs: &[&str]) -> Option<
             if stderr.contains("zmq.h") {
                 println!("skipped: no libzmq headers; apt-get install libzmq3-dev");
                 None
+            } else if stderr.contains("nng/nng.h") {
+                println!("skipped: no nng headers; apt-get install libnng-dev");
+                None
             } else {
                 panic!("building {name} failed:\n{stderr}");
             }
@@ -91,6 +94,10 @@ fn zeromq_plugin() -> Option<PathBuf> {
     )
 }
 
+fn nng_plugin() -> Option<PathBuf> {
+    build("xb_nng", &["examples/plugins/nng/nng.c"], &[], &["-lnng"])
+}
+
 fn faulty_plugin() -> Option<PathBuf> {
     build(
         "xb_faulty",
@@ -100,9 +107,14 @@ fn faulty_plugin() -> Option<PathBuf> {
     )
 }
 
-/// The Rust example, built by cargo as a member of the workspace.
+/// The Rust example, built by cargo as a member of the workspace, in the target
+/// directory cargo builds into (`CARGO_TARGET_DIR` when set, as the build below
+/// inherits it).
 fn seqpacket_plugin() -> PathBuf {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target");
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => root().join(dir),
+        None => root().join("target"),
+    };
     let profile = if cfg!(debug_assertions) {
         "debug"
     } else {
@@ -158,12 +170,22 @@ fn run_stream(transports: &str, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Held by the tests that run the nng example, so that one's socket files are not
+/// taken for the other's leftovers.
+static NNG_TMP: Mutex<()> = Mutex::new(());
+
 #[test]
 fn the_example_plugins_pass_check() {
+    let _tmp = NNG_TMP.lock().unwrap_or_else(|e| e.into_inner());
     let mut words = vec![plugin(&seqpacket_plugin(), None)];
-    for lib in [pipe_plugin(), posix_mq_plugin(), zeromq_plugin()]
-        .into_iter()
-        .flatten()
+    for lib in [
+        pipe_plugin(),
+        posix_mq_plugin(),
+        zeromq_plugin(),
+        nng_plugin(),
+    ]
+    .into_iter()
+    .flatten()
     {
         words.push(plugin(&lib, None));
     }
@@ -887,4 +909,43 @@ fn list_shows_a_plugins_choices_with_their_help() {
             .unwrap()
             .contains("poll()")
     );
+}
+
+/// The nng example carries verified messages both ways (pingpong) and one way
+/// (stream), peers as processes, and leaves no socket file of its own in /tmp.
+#[test]
+fn the_nng_plugin_carries_verified_messages_and_leaves_nothing_in_tmp() {
+    let Some(lib) = nng_plugin() else { return };
+    let _tmp = NNG_TMP.lock().unwrap_or_else(|e| e.into_inner());
+    let ours = || -> Vec<String> {
+        std::fs::read_dir("/tmp")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("xb-nng-"))
+            .collect()
+    };
+    let before = ours();
+    for workload in ["pingpong", "stream"] {
+        let out = xferbench()
+            .args(["run", workload, "-t", &plugin(&lib, None)])
+            .args([
+                "-s", "64,4KiB", "-n", "2000", "-c", "1,2", "-r", "1", "-w", "0",
+            ])
+            .args(["--verify", "--json", "--no-limits", "-q", "--no-history"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{workload}: {}", stderr_of(&out));
+        let doc = stdout_json(&out);
+        let points = doc["points"].as_array().unwrap();
+        assert_eq!(points.len(), 4, "{workload}");
+        for p in points {
+            assert_eq!(p["integrity"]["lost"], 0, "{workload}: {p:#}");
+            assert_eq!(p["integrity"]["corrupt"], 0, "{workload}: {p:#}");
+        }
+        let version = doc["context"]["plugins"][0]["version"].as_str().unwrap();
+        assert!(version.contains(" nng "), "{version}");
+    }
+    let left: Vec<String> = ours().into_iter().filter(|n| !before.contains(n)).collect();
+    assert!(left.is_empty(), "left in /tmp: {left:?}");
 }
