@@ -200,7 +200,37 @@ pub fn run(a: &AbArgs) -> Result<u8> {
     let tty = !a.quiet && std::io::stderr().is_terminal();
     let stop = crate::stop::stop_flag()?;
     let quiet = a.quiet;
-    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut |p| match p {
+    let mut progress = progress(tty, quiet);
+    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut progress) {
+        Ok(r) => r,
+        Err(xferbench_lab::ab::AbError::Interrupted) => {
+            eprintln!("\ninterrupted ({})", crate::stop::received_name());
+            return Ok(crate::stop::interrupted_status());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut report = report;
+    report.notes.extend(search_skipped);
+    if tty {
+        eprint!("\r\x1b[K");
+    }
+    if let (Some(w), Some(start)) = (&watch, start) {
+        hold_against_the_machine(&mut report, w, start);
+    }
+    if let Some(path) = &a.export_json {
+        xferbench_report::write_atomic(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &report)?;
+            w.write_all(b"\n")
+        })
+        .with_context(|| format!("cannot write --export-json {}", path.display()))?;
+    }
+    print_report(a, &caps, &report)
+}
+
+/// What `ab` says while it runs: the run count on a terminal, and callgrind's
+/// passes with their estimate unless `--quiet`.
+fn progress(tty: bool, quiet: bool) -> impl FnMut(AbProgress) {
+    move |p| match p {
         AbProgress::Run { done, total } => {
             if tty {
                 eprint!("\rab: run {done}/{total}");
@@ -225,51 +255,48 @@ pub fn run(a: &AbArgs) -> Result<u8> {
                 );
             }
         }
-    }) {
-        Ok(r) => r,
-        Err(xferbench_lab::ab::AbError::Interrupted) => {
-            eprintln!("\ninterrupted ({})", crate::stop::received_name());
-            return Ok(crate::stop::interrupted_status());
-        }
-        Err(e) => return Err(e.into()),
+    }
+}
+
+/// The machine's limits at the start and end of an `ab` run, and a note on whether
+/// they moved.
+fn hold_against_the_machine(
+    report: &mut xferbench_lab::ab::AbReport,
+    w: &xferbench_lab::limits::Watch,
+    start: xferbench_lab::limits::Limits,
+) {
+    let machine = xferbench_lab::limits::MachineLimits {
+        start,
+        end: Some(w.probe.limits()),
+        drift_threshold: w.drift_threshold,
     };
-    let mut report = report;
-    report.notes.extend(search_skipped);
-    if tty {
-        eprint!("\r\x1b[K");
-    }
-    if let (Some(w), Some(start)) = (&watch, start) {
-        let machine = xferbench_lab::limits::MachineLimits {
-            start,
-            end: Some(w.probe.limits()),
-            drift_threshold: w.drift_threshold,
-        };
-        report.notes.push(match machine.drift(true) {
-            Some(d) => format!(
-                "machine changed between the start and the end: {}; A and B ran interleaved, \
-                 so it touched both alike: the difference held against the machine's limits \
-                 is the raw difference",
-                d.movement()
-            ),
-            None => format!(
-                "machine steady: its limits moved by less than {:.0} % between the start and the end \
-                 ({})",
-                w.drift_threshold * 100.0,
-                xferbench_report::limits::brief(&machine.start)
-            ),
-        });
-        report.machine = Some(machine);
-    }
-    if let Some(path) = &a.export_json {
-        xferbench_report::write_atomic(path, |w| {
-            serde_json::to_writer_pretty(&mut *w, &report)?;
-            w.write_all(b"\n")
-        })
-        .with_context(|| format!("cannot write --export-json {}", path.display()))?;
-    }
+    report.notes.push(match machine.drift(true) {
+        Some(d) => format!(
+            "machine changed between the start and the end: {}; A and B ran interleaved, \
+             so it touched both alike: the difference held against the machine's limits \
+             is the raw difference",
+            d.movement()
+        ),
+        None => format!(
+            "machine steady: its limits moved by less than {:.0} % between the start and the end \
+             ({})",
+            w.drift_threshold * 100.0,
+            xferbench_report::limits::brief(&machine.start)
+        ),
+    });
+    report.machine = Some(machine);
+}
+
+/// Prints an `ab` report as `--json`, `--quiet` or the table ask, and returns the
+/// exit status: the regression's when B is slower beyond the threshold.
+fn print_report(
+    a: &AbArgs,
+    caps: &xferbench_lab::result::Capabilities,
+    report: &xferbench_lab::ab::AbReport,
+) -> Result<u8> {
     let mut out = crate::out::stdout();
     if a.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        writeln!(out, "{}", serde_json::to_string_pretty(report)?)?;
         out.flush()?;
         return Ok(if report.regression {
             crate::exit::EXIT_REGRESSION
@@ -284,7 +311,7 @@ pub fn run(a: &AbArgs) -> Result<u8> {
             0
         });
     }
-    write!(out, "{}", xferbench_report::compare::render_ab(&report))?;
+    write!(out, "{}", xferbench_report::compare::render_ab(report))?;
     if !caps.pmu
         && let Some(note) = &caps.pmu_note
     {
