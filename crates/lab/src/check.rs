@@ -16,6 +16,7 @@
 //! signal or the timeout named, and the next check runs. After each check of a
 //! plugin transport, its clean-up hook runs on the check's scope.
 
+use crate::leaks::{self, Found, LeakWatch};
 use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerReply, PeerSpec};
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
 use crate::process::{Child, Launcher, Role, Streams, Supervised};
@@ -206,16 +207,41 @@ fn run_one(
     };
     let scope = plugins::new_scope();
     let json = serde_json::to_string(&spec).expect("the spec serialises");
-    let mut cmd = match launcher.command(Role::Check, [json]) {
-        Ok(c) => c,
-        Err(e) => return fail(e.to_string()),
+    // What a plugin leaves behind is watched in a private namespace when one can be
+    // made, else by snapshot.
+    let mut watch = plugins::is_plugin(transport).then(|| {
+        let exe = std::env::current_exe().unwrap_or_default();
+        let file = xferbench_transports::plugin::PluginSpec::parse(transport)
+            .map(|p| std::path::PathBuf::from(p.path))
+            .unwrap_or_default();
+        LeakWatch::new(&[exe.as_path(), file.as_path(), launcher.program()])
+    });
+    let spawn = |watch: Option<&LeakWatch>| {
+        let mut cmd = launcher.command(Role::Check, [json.as_str()])?;
+        cmd.env(SCOPE_ENV, &scope);
+        cmd.env(TIMEOUT_ENV, spec.timeout_ms.to_string());
+        if let Some(w) = watch {
+            w.prepare(&mut cmd);
+        }
+        Child::spawn(cmd, Streams::OUTPUT)
     };
-    cmd.env(SCOPE_ENV, &scope);
-    cmd.env(TIMEOUT_ENV, spec.timeout_ms.to_string());
-    let mut child = match Child::spawn(cmd, Streams::OUTPUT) {
+    let started = match spawn(watch.as_ref()) {
+        Err(e) if watch.as_ref().is_some_and(LeakWatch::makes_namespace) => {
+            if let Some(w) = watch.as_mut() {
+                w.fall_back(&e);
+            }
+            spawn(watch.as_ref())
+        }
+        other => other,
+    };
+    let mut child = match started {
         Ok(c) => c,
         Err(e) => return fail(format!("cannot start the check's process: {e}")),
     };
+    if let Some(w) = watch.as_mut() {
+        w.hold(child.pid());
+    }
+    let check_pid = child.pid();
     let mut stdout = child.take_stdout().expect("piped stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -262,10 +288,26 @@ fn run_one(
             ));
         }
     };
-    if plugins::is_plugin(transport)
-        && let Err(e) = plugins::clean_up(launcher, transport, &scope)
-    {
+    let Some(watch) = watch else { return outcome };
+    if let Err(e) = plugins::clean_up_in(launcher, transport, &scope, |cmd| watch.enter(cmd)) {
         eprintln!("warning: {}: {e}", plugins::display_name(transport));
+    }
+    with_leaks(outcome, watch.finish(&[scope, check_pid.to_string()]))
+}
+
+/// A check's outcome with what its processes left behind: a failure naming the
+/// paths, and how they were watched when not in a private namespace.
+fn with_leaks(mut outcome: Outcome, found: Found) -> Outcome {
+    if !found.left.is_empty() {
+        let left = format!("left behind: {}", leaks::shown(&found.left));
+        outcome.detail = match outcome.status {
+            Status::Fail => format!("{}; {left}", outcome.detail),
+            _ => format!("{left} (after: {})", outcome.detail),
+        };
+        outcome.status = Status::Fail;
+    }
+    if let Some(note) = found.note {
+        outcome.detail = format!("{} [{note}]", outcome.detail);
     }
     outcome
 }
