@@ -29,6 +29,7 @@
 use super::peers::{PeerMode, PeerOptions, PeerRig};
 use super::{Rig, RunControl, RunError};
 use crate::counters::{CounterSource, Participant, RunCounters};
+use crate::leaks::Snapshot;
 use crate::peer::PEER_TIMEOUT;
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
 use crate::process::{Child, Launcher, Role, Streams, Supervised};
@@ -149,6 +150,10 @@ pub struct PluginRig {
     limit: Limit,
     counters: bool,
     cleaned: bool,
+    /// The host's `/tmp`, `/dev/shm` and `/dev/mqueue` before the visit.
+    before: Snapshot,
+    /// What the visit left behind, once its clean-up ran.
+    left: Vec<String>,
 }
 
 impl std::fmt::Debug for PluginRig {
@@ -231,6 +236,7 @@ impl PluginRig {
         };
         let json = serde_json::to_string(&spec).expect("the spec serialises");
         let scope = plugins::new_scope();
+        let before = Snapshot::take();
         let mut cmd = launcher
             .command(Role::PluginDriver, [json])
             .map_err(|e| RunError::Participant(e.to_string()))?;
@@ -280,6 +286,8 @@ impl PluginRig {
             limit: opts.limit,
             counters: source.is_some(),
             cleaned: false,
+            before,
+            left: Vec::new(),
         };
         let limit = start_limit(opts.hang_timeout);
         match rig.next_reply("start its peers", Instant::now() + limit, None)? {
@@ -430,6 +438,26 @@ impl PluginRig {
             tracing::warn!(transport = %self.name, error = %e, "plugin clean-up failed");
             eprintln!("warning: plugin transport `{}`: {e}", self.name);
         }
+        // Files of other programs appear too: only names that carry the scope or
+        // the pid of one of the visit's processes count.
+        let mut tokens = vec![self.scope.clone(), self.child.pid().to_string()];
+        tokens.extend(self.participants.iter().map(|p| p.pid.to_string()));
+        self.left = self.before.left_since(&tokens);
+        if !self.left.is_empty() {
+            eprintln!("warning: {}", self.left_warning());
+        }
+    }
+
+    /// The warning about what the visit left behind.
+    fn left_warning(&self) -> String {
+        format!(
+            "plugin transport `{}` left behind {} file(s) created during the point: {}; \
+             remove them when done, or name them under the clean-up scope and remove \
+             them in the clean-up hook",
+            self.name,
+            self.left.len(),
+            crate::leaks::shown(&self.left)
+        )
     }
 }
 
@@ -502,7 +530,14 @@ impl Rig for PluginRig {
         }
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), RunError> {
+    fn finish(self: Box<Self>) -> Result<(), RunError> {
+        self.finish_with_warnings(&mut Vec::new())
+    }
+
+    fn finish_with_warnings(
+        mut self: Box<Self>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), RunError> {
         let quit = self.send(&Command::Quit);
         let ended = self
             .child
@@ -522,6 +557,9 @@ impl Rig for PluginRig {
             }
         };
         self.clean_up();
+        if !self.left.is_empty() {
+            warnings.push(self.left_warning());
+        }
         result
     }
 }
