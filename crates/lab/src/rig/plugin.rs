@@ -36,7 +36,7 @@ use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::transports::{WithTransport, dispatch};
-use crate::workload::{Limit, WorkloadKind};
+use crate::workload::{Limit, WorkloadError, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::process::ChildStdin;
@@ -468,6 +468,28 @@ impl Drop for PluginRig {
     }
 }
 
+/// Whether a channel failed because its other end closed or went away while
+/// messages were still expected.
+fn closed_early(e: &RunError) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        match c.downcast_ref::<WorkloadError>() {
+            Some(WorkloadError::PeerClosed { .. }) => return true,
+            Some(WorkloadError::Io { source, .. })
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                ) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        cur = c.source();
+    }
+    false
+}
+
 /// The error a `failed` reply stands for.
 fn failure(message: String, kind: FailKind) -> RunError {
     match kind {
@@ -623,18 +645,26 @@ pub fn driver_main(spec_json: &str) -> i32 {
     crate::process::die_with_parent();
     plugins::may_load_plugins();
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
-    let fail = |e: &RunError| {
-        out.send(&Reply::Failed {
-            message: crate::measure::chain(e),
-            kind: fail_kind(e),
-        });
-    };
     let spec: DriverSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("plugin measuring process: bad spec: {e} (this is an internal role)");
             return 2;
         }
+    };
+    let size = spec.size;
+    let fail = |e: &RunError| {
+        let mut message = crate::measure::chain(e);
+        if size == 1 && closed_early(e) {
+            message.push_str(&format!(
+                " (a 1-byte message may have been taken for the end of the stream: {})",
+                xferbench_transports::plugin::CLOSED_IS_ONE
+            ));
+        }
+        out.send(&Reply::Failed {
+            message,
+            kind: fail_kind(e),
+        });
     };
     if let Some(expected) = &spec.sha256
         && let Some(parsed) = xferbench_transports::plugin::PluginSpec::parse(&spec.transport)
