@@ -611,3 +611,44 @@ fn integrity<T: Transport + Clone>(
         shown.join(" and ")
     )))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(status: Status, detail: &str) -> Outcome {
+        Outcome {
+            status,
+            detail: detail.into(),
+        }
+    }
+
+    #[test]
+    fn a_check_that_left_files_fails_naming_them_after_what_it_found() {
+        let left = Found {
+            left: vec!["/tmp/a".into(), "/dev/shm/b".into()],
+            note: None,
+        };
+        let o = with_leaks(outcome(Status::Pass, "2000 round trips"), left.clone());
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(
+            o.detail,
+            "left behind: /tmp/a, /dev/shm/b (after: 2000 round trips)"
+        );
+        let o = with_leaks(outcome(Status::Fail, "recv: timed out"), left);
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.detail, "recv: timed out; left behind: /tmp/a, /dev/shm/b");
+    }
+
+    #[test]
+    fn a_clean_check_keeps_its_verdict_and_says_how_it_was_watched() {
+        let o = with_leaks(outcome(Status::Skip, "no zero-copy mode"), Found::default());
+        assert_eq!(o, outcome(Status::Skip, "no zero-copy mode"));
+        let found = Found {
+            left: Vec::new(),
+            note: Some("watched by snapshot: why".into()),
+        };
+        let o = with_leaks(outcome(Status::Pass, "fine"), found);
+        assert_eq!(o, outcome(Status::Pass, "fine [watched by snapshot: why]"));
+    }
+}
