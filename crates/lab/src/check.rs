@@ -292,7 +292,40 @@ fn run_one(
     if let Err(e) = plugins::clean_up_in(launcher, transport, &scope, |cmd| watch.enter(cmd)) {
         eprintln!("warning: {}: {e}", plugins::display_name(transport));
     }
-    with_leaks(outcome, watch.finish(&[scope, check_pid.to_string()]))
+    let sysv = sysv_left(&spec, &watch);
+    let mut found = watch.finish(&[scope, check_pid.to_string()]);
+    found.left.extend(sysv);
+    with_leaks(outcome, found)
+}
+
+/// The name of the internal "check" that lists the SysV IPC objects of the
+/// namespace its process starts in, as one JSON array.
+const LIST_SYSV: &str = "list-sysv-ipc";
+
+/// The SysV IPC objects left in the namespace `watch` holds (none without one).
+fn sysv_left(spec: &CheckSpec, watch: &LeakWatch) -> Vec<String> {
+    if !watch.holds_namespace() {
+        return Vec::new();
+    }
+    let list = CheckSpec {
+        check: LIST_SYSV.into(),
+        ..spec.clone()
+    };
+    let json = serde_json::to_string(&list).expect("the spec serialises");
+    let Ok(mut cmd) = spec.launcher.command(Role::Check, [json]) else {
+        return Vec::new();
+    };
+    watch.enter(&mut cmd);
+    let Ok(mut child) = Child::spawn(cmd, Streams::OUTPUT) else {
+        return Vec::new();
+    };
+    let mut stdout = child.take_stdout().expect("piped stdout");
+    let mut out = String::new();
+    let _ = stdout.read_to_string(&mut out);
+    if child.exited_within(Duration::from_secs(5)).is_none() {
+        child.kill();
+    }
+    serde_json::from_str(out.trim()).unwrap_or_default()
 }
 
 /// A check's outcome with what its processes left behind: a failure naming the
@@ -324,6 +357,14 @@ pub fn check_main(spec_json: &str) -> i32 {
             return 2;
         }
     };
+    if spec.check == LIST_SYSV {
+        let objects = leaks::sysv_objects();
+        println!(
+            "{}",
+            serde_json::to_string(&objects).expect("strings serialise")
+        );
+        return 0;
+    }
     let Some(check) = CheckId::from_name(&spec.check) else {
         eprintln!("check: no check `{}`", spec.check);
         return 2;

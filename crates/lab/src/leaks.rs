@@ -6,7 +6,8 @@
 //! * **A private namespace** ([`LeakWatch`] in its namespace mode, for `check`): the
 //!   watched processes start in a mount and IPC namespace of their own, with fresh
 //!   `tmpfs` mounts on `/tmp` and `/dev/shm` and a fresh `mqueue` mount on
-//!   `/dev/mqueue` (when that directory exists). Whatever is in them once those
+//!   `/dev/mqueue` (when that directory exists). Whatever is in them (and, read by a
+//!   process started in the namespace, [`sysv_objects`]) once those
 //!   processes have exited and the plugin's clean-up hook has run (in the same
 //!   namespace) was left by them, and nothing of it reaches the host: the namespace
 //!   and its mounts vanish when the watch ends. This needs `CAP_SYS_ADMIN` (root) or,
@@ -149,6 +150,28 @@ impl Snapshot {
         }
         out
     }
+}
+
+/// The SysV IPC objects of this process's IPC namespace (`/proc/sysvipc`), in
+/// words: `SysV shared memory (key 0, id 3)`.
+pub fn sysv_objects() -> Vec<String> {
+    let mut out = Vec::new();
+    for (file, what) in [
+        ("shm", "SysV shared memory"),
+        ("sem", "SysV semaphores"),
+        ("msg", "SysV message queue"),
+    ] {
+        let Ok(text) = std::fs::read_to_string(format!("/proc/sysvipc/{file}")) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let mut f = line.split_whitespace();
+            if let (Some(key), Some(id)) = (f.next(), f.next()) {
+                out.push(format!("{what} (key {key}, id {id})"));
+            }
+        }
+    }
+    out
 }
 
 /// What a [`LeakWatch`] found.
@@ -298,6 +321,12 @@ impl LeakWatch {
                 "its process ended before its namespace could be held ({e})"
             )),
         };
+    }
+
+    /// Whether this watch holds a private namespace ([`LeakWatch::enter`] starts a
+    /// command in it).
+    pub fn holds_namespace(&self) -> bool {
+        matches!(self.mode, Watching::Held(_))
     }
 
     /// Makes `cmd` (the plugin's clean-up) start in the held namespace.
