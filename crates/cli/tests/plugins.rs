@@ -425,6 +425,47 @@ fn a_plugin_that_leaves_files_fails_check_naming_them_and_run_warns() {
             }
         }
     }
+    // SysV IPC objects are named when a private namespace holds them (and vanish
+    // with it); without one they would outlast the test, so it stops there.
+    let out = xferbench()
+        .args([
+            "check",
+            "-t",
+            &leak,
+            "-p",
+            "leak=tmp",
+            "--only",
+            "round-trips",
+        ])
+        .args(["--json"])
+        .output()
+        .unwrap();
+    remove_faulty_leaks(&before);
+    let namespace = !stdout_json(&out)
+        .to_string()
+        .contains("watched by snapshot");
+    if namespace {
+        let out = xferbench()
+            .args([
+                "check",
+                "-t",
+                &leak,
+                "-p",
+                "leak=sysv",
+                "--only",
+                "round-trips",
+            ])
+            .args(["--json"])
+            .output()
+            .unwrap();
+        let doc = stdout_json(&out);
+        assert_eq!(out.status.code(), Some(5), "{doc}");
+        let detail = doc["results"][0]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("left behind: SysV shared memory (key 0, id "),
+            "{detail}"
+        );
+    }
     // The same plugin leaving nothing passes, with no word of leftovers.
     let out = xferbench()
         .args(["check", "-t", &leak, "-p", "leak=none"])

@@ -18,7 +18,8 @@
  *   zc     no fault: declares XB_ZERO_COPY; loan hands out a buffer the commit
  *          sends, borrow receives into one it lends
  *   leak   with `leak` tmp (or shm), leaves a file /tmp/xb-faulty-leak-PID-N (or
- *          /dev/shm/xb-faulty-leak-PID-N) per connection, which nothing removes;
+ *          /dev/shm/xb-faulty-leak-PID-N; with sysv, a SysV shared-memory segment)
+ *          per connection, which nothing removes;
  *          with `leak` none, leaves nothing
  */
 #define xferbench_plugin_v1 posix_mq_plugin_v1
@@ -28,10 +29,11 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <unistd.h>
 
 enum fault { DROP, FLIP, CRASH, HANG, COUNT, LEAK, NONE };
-enum leak { LEAK_NONE, LEAK_TMP, LEAK_SHM };
+enum leak { LEAK_NONE, LEAK_TMP, LEAK_SHM, LEAK_SYSV };
 enum side { SEND, RECV, CONNECT };
 
 typedef struct {
@@ -134,6 +136,8 @@ static void leave_a_file(const wtransport *t)
         int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
         if (fd >= 0)
             close(fd);
+    } else if (t->leak == LEAK_SYSV) {
+        shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
     }
 }
 
@@ -317,12 +321,13 @@ static const xb_choice leaks[] = {
     {.name = "none", .help = "leaves nothing"},
     {.name = "tmp", .help = "leaves a file in /tmp per connection"},
     {.name = "shm", .help = "leaves a shared-memory object in /dev/shm per connection"},
+    {.name = "sysv", .help = "leaves a SysV shared-memory segment per connection"},
 };
 
 static const xb_param leak_params[] = {
     MQ_PARAMS,
     {.name = "leak", .kind = XB_PARAM_ENUM, .default_value = "tmp",
-     .help = "what each connection leaves behind", .choices = leaks, .choice_count = 3},
+     .help = "what each connection leaves behind", .choices = leaks, .choice_count = 4},
 };
 
 #define WRAPPED(tname, tdesc, create_fn, param_array)                                            \
