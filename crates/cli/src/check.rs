@@ -24,7 +24,7 @@ when it has no verdict after 20 s plus twice --timeout plus 10 s (50 s at the de
 --timeout 10s; the table's header line says how long).
 
 For a plugin transport, a check also fails when its processes leave something behind in /tmp, \
-/dev/shm or /dev/mqueue once the plugin's clean-up hook has run, naming it. The check's processes \
+/dev/shm or /dev/mqueue, or SysV IPC objects, once the plugin's clean-up hook has run, naming it. The check's processes \
 run in a private mount and IPC namespace with fresh mounts there, so nothing reaches this \
 machine; where no namespace can be made (or with XFERBENCH_CHECK_NAMESPACES=0), new files are \
 found by listing those folders before and after, and the check's detail says so.
