@@ -220,10 +220,15 @@ fn run_one(
         let mut cmd = launcher.command(Role::Check, [json.as_str()])?;
         cmd.env(SCOPE_ENV, &scope);
         cmd.env(TIMEOUT_ENV, spec.timeout_ms.to_string());
-        if let Some(w) = watch {
+        let mut streams = Streams::OUTPUT;
+        if let Some(w) = watch.filter(|w| w.makes_namespace()) {
             w.prepare(&mut cmd);
+            // The check waits until its namespace is held: a check done in
+            // milliseconds would otherwise take the namespace with it.
+            cmd.env(WAIT_ENV, "1");
+            streams.stdin = crate::process::Stream::Pipe;
         }
-        Child::spawn(cmd, Streams::OUTPUT)
+        Child::spawn(cmd, streams)
     };
     let started = match spawn(watch.as_ref()) {
         Err(e) if watch.as_ref().is_some_and(LeakWatch::makes_namespace) => {
@@ -241,6 +246,8 @@ fn run_one(
     if let Some(w) = watch.as_mut() {
         w.hold(child.pid());
     }
+    // Closing its input lets the check start.
+    drop(child.take_stdin());
     let check_pid = child.pid();
     let mut stdout = child.take_stdout().expect("piped stdout");
     let (tx, rx) = mpsc::channel();
@@ -297,6 +304,9 @@ fn run_one(
     found.left.extend(sysv);
     with_leaks(outcome, found)
 }
+
+/// Set for a check's process that waits for the end of its input before it starts.
+const WAIT_ENV: &str = "XFERBENCH_CHECK_WAIT";
 
 /// The name of the internal "check" that lists the SysV IPC objects of the
 /// namespace its process starts in, as one JSON array.
@@ -357,6 +367,10 @@ pub fn check_main(spec_json: &str) -> i32 {
             return 2;
         }
     };
+    if std::env::var_os(WAIT_ENV).is_some() {
+        let mut sink = Vec::new();
+        let _ = std::io::stdin().read_to_end(&mut sink);
+    }
     if spec.check == LIST_SYSV {
         let objects = leaks::sysv_objects();
         println!(
