@@ -23,6 +23,12 @@ message 12`, `close`) and the others still run, unless --fail-fast. A check is d
 when it has no verdict after 20 s plus twice --timeout plus 10 s (50 s at the default \
 --timeout 10s; the table's header line says how long).
 
+For a plugin transport, a check also fails when its processes leave something behind in /tmp, \
+/dev/shm or /dev/mqueue, or SysV IPC objects, once the plugin's clean-up hook has run, naming it. The check's processes \
+run in a private mount and IPC namespace with fresh mounts there, so nothing reaches this \
+machine; where no namespace can be made (or with XFERBENCH_CHECK_NAMESPACES=0), new files are \
+found by listing those folders before and after, and the check's detail says so.
+
 Examples:
   xferbench check
   xferbench check -t plugin:./libxb_posix_mq.so

@@ -366,6 +366,182 @@ fn a_recv_that_returns_a_byte_count_is_told_why_a_1_byte_message_reads_as_closed
 }
 
 #[test]
+fn a_recv_that_returns_a_byte_count_is_named_in_run_too() {
+    let Some(lib) = faulty_plugin() else { return };
+    let count = plugin(&lib, Some("count"));
+    // 1-byte messages: the peer's (stream) or the driver's (pingpong) recv returns
+    // 1, XB_CLOSED, while messages are still expected.
+    for workload in ["stream", "pingpong"] {
+        let out = xferbench()
+            .args(["run", workload, "-t", &count, "-s", "1", "-n", "1000"])
+            .args(["-r", "1", "-w", "0", "--no-limits", "-q", "--no-history"])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{workload}: {err}");
+        assert!(
+            err.contains("returns 1, which is XB_CLOSED, for a 1-byte message"),
+            "{workload}: {err}"
+        );
+    }
+    // Longer messages: the length is an unknown status, named as the length.
+    let out = xferbench()
+        .args(["run", "pingpong", "-t", &count, "-s", "64", "-n", "1000"])
+        .args(["-r", "1", "-w", "0", "--no-limits", "-q", "--no-history"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("returned the unknown status 64") && err.contains("the message's length"),
+        "{err}"
+    );
+}
+
+/// The files named `xb-faulty-leak-*` in /tmp and /dev/shm now.
+fn faulty_leaks() -> std::collections::BTreeSet<PathBuf> {
+    ["/tmp", "/dev/shm"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|d| d.flatten())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("xb-faulty-leak-")
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Removes what the faulty plugin left on the host since `before`; returns it.
+fn remove_faulty_leaks(before: &std::collections::BTreeSet<PathBuf>) -> Vec<PathBuf> {
+    let new: Vec<PathBuf> = faulty_leaks().difference(before).cloned().collect();
+    for p in &new {
+        let _ = std::fs::remove_file(p);
+    }
+    new
+}
+
+#[test]
+fn a_plugin_that_leaves_files_fails_check_naming_them_and_run_warns() {
+    let Some(lib) = faulty_plugin() else { return };
+    let leak = plugin(&lib, Some("leak"));
+    let before = faulty_leaks();
+    for (place, dir) in [("tmp", "/tmp"), ("shm", "/dev/shm")] {
+        let out = xferbench()
+            .args(["check", "-t", &leak, "-p", &format!("leak={place}")])
+            .args(["--only", "round-trips,integrity", "--json"])
+            .output()
+            .unwrap();
+        let doc = stdout_json(&out);
+        let on_host = remove_faulty_leaks(&before);
+        assert_eq!(out.status.code(), Some(5), "{place}: {doc}");
+        for r in doc["results"].as_array().unwrap() {
+            let detail = r["detail"].as_str().unwrap();
+            assert_eq!(r["status"], "fail", "{place}: {detail}");
+            let named = format!("left behind: {dir}/xb-faulty-leak-");
+            assert!(detail.contains(&named), "{place}: {detail}");
+            // In a private namespace nothing reaches the host.
+            if !detail.contains("watched by snapshot") {
+                assert!(on_host.is_empty(), "{place}: left on the host: {on_host:?}");
+            }
+        }
+    }
+    // SysV IPC objects are named when a private namespace holds them (and vanish
+    // with it); without one they would outlast the test, so it stops there.
+    let out = xferbench()
+        .args([
+            "check",
+            "-t",
+            &leak,
+            "-p",
+            "leak=tmp",
+            "--only",
+            "round-trips",
+        ])
+        .args(["--json"])
+        .output()
+        .unwrap();
+    remove_faulty_leaks(&before);
+    let namespace = !stdout_json(&out)
+        .to_string()
+        .contains("watched by snapshot");
+    if namespace {
+        let out = xferbench()
+            .args([
+                "check",
+                "-t",
+                &leak,
+                "-p",
+                "leak=sysv",
+                "--only",
+                "round-trips",
+            ])
+            .args(["--json"])
+            .output()
+            .unwrap();
+        let doc = stdout_json(&out);
+        assert_eq!(out.status.code(), Some(5), "{doc}");
+        let detail = doc["results"][0]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("left behind: SysV shared memory (key 0, id "),
+            "{detail}"
+        );
+    }
+    // The same plugin leaving nothing passes, with no word of leftovers.
+    let out = xferbench()
+        .args(["check", "-t", &leak, "-p", "leak=none"])
+        .args(["--only", "round-trips,integrity", "--json"])
+        .output()
+        .unwrap();
+    let doc = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc}");
+    assert!(!doc.to_string().contains("left behind"), "{doc}");
+    // `run` warns, naming the files, and keeps the point.
+    let out = run_stream(&leak, &["-n", "1000", "--json"]);
+    let left = remove_faulty_leaks(&before);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: plugin transport `leak` left behind 2 file(s)")
+            && err.contains("/tmp/xb-faulty-leak-"),
+        "{err}"
+    );
+    assert_eq!(left.len(), 2, "{left:?}");
+    let doc = stdout_json(&out);
+    let warnings = doc["points"][0]["warnings"].to_string();
+    assert!(warnings.contains("/tmp/xb-faulty-leak-"), "{warnings}");
+    let out = run_stream(&leak, &["-n", "1000", "-p", "leak=none"]);
+    assert!(remove_faulty_leaks(&before).is_empty());
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("left behind"), "{err}");
+}
+
+#[test]
+fn without_a_namespace_check_watches_by_snapshot_and_says_so() {
+    let Some(lib) = faulty_plugin() else { return };
+    let leak = plugin(&lib, Some("leak"));
+    let before = faulty_leaks();
+    let out = xferbench()
+        .env("XFERBENCH_CHECK_NAMESPACES", "0")
+        .args(["check", "-t", &leak, "--only", "round-trips", "--json"])
+        .output()
+        .unwrap();
+    let left = remove_faulty_leaks(&before);
+    let doc = stdout_json(&out);
+    assert_eq!(out.status.code(), Some(5), "{doc}");
+    let detail = doc["results"][0]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("left behind: /tmp/xb-faulty-leak-")
+            && detail.contains("watched by snapshot")
+            && detail.contains("XFERBENCH_CHECK_NAMESPACES=0"),
+        "{detail}"
+    );
+    assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[test]
 fn results_record_the_defaults_a_transport_ran_with() {
     let Some(lib) = posix_mq_plugin() else { return };
     let out = run_stream(

@@ -16,6 +16,7 @@
 //! signal or the timeout named, and the next check runs. After each check of a
 //! plugin transport, its clean-up hook runs on the check's scope.
 
+use crate::leaks::{self, Found, LeakWatch};
 use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerReply, PeerSpec};
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
 use crate::process::{Child, Launcher, Role, Streams, Supervised};
@@ -206,16 +207,48 @@ fn run_one(
     };
     let scope = plugins::new_scope();
     let json = serde_json::to_string(&spec).expect("the spec serialises");
-    let mut cmd = match launcher.command(Role::Check, [json]) {
-        Ok(c) => c,
-        Err(e) => return fail(e.to_string()),
+    // What a plugin leaves behind is watched in a private namespace when one can be
+    // made, else by snapshot.
+    let mut watch = plugins::is_plugin(transport).then(|| {
+        let exe = std::env::current_exe().unwrap_or_default();
+        let file = xferbench_transports::plugin::PluginSpec::parse(transport)
+            .map(|p| std::path::PathBuf::from(p.path))
+            .unwrap_or_default();
+        LeakWatch::new(&[exe.as_path(), file.as_path(), launcher.program()])
+    });
+    let spawn = |watch: Option<&LeakWatch>| {
+        let mut cmd = launcher.command(Role::Check, [json.as_str()])?;
+        cmd.env(SCOPE_ENV, &scope);
+        cmd.env(TIMEOUT_ENV, spec.timeout_ms.to_string());
+        let mut streams = Streams::OUTPUT;
+        if let Some(w) = watch.filter(|w| w.makes_namespace()) {
+            w.prepare(&mut cmd);
+            // The check waits until its namespace is held: a check done in
+            // milliseconds would otherwise take the namespace with it.
+            cmd.env(WAIT_ENV, "1");
+            streams.stdin = crate::process::Stream::Pipe;
+        }
+        Child::spawn(cmd, streams)
     };
-    cmd.env(SCOPE_ENV, &scope);
-    cmd.env(TIMEOUT_ENV, spec.timeout_ms.to_string());
-    let mut child = match Child::spawn(cmd, Streams::OUTPUT) {
+    let started = match spawn(watch.as_ref()) {
+        Err(e) if watch.as_ref().is_some_and(LeakWatch::makes_namespace) => {
+            if let Some(w) = watch.as_mut() {
+                w.fall_back(&e);
+            }
+            spawn(watch.as_ref())
+        }
+        other => other,
+    };
+    let mut child = match started {
         Ok(c) => c,
         Err(e) => return fail(format!("cannot start the check's process: {e}")),
     };
+    if let Some(w) = watch.as_mut() {
+        w.hold(child.pid());
+    }
+    // Closing its input lets the check start.
+    drop(child.take_stdin());
+    let check_pid = child.pid();
     let mut stdout = child.take_stdout().expect("piped stdout");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -262,10 +295,62 @@ fn run_one(
             ));
         }
     };
-    if plugins::is_plugin(transport)
-        && let Err(e) = plugins::clean_up(launcher, transport, &scope)
-    {
+    let Some(watch) = watch else { return outcome };
+    if let Err(e) = plugins::clean_up_in(launcher, transport, &scope, |cmd| watch.enter(cmd)) {
         eprintln!("warning: {}: {e}", plugins::display_name(transport));
+    }
+    let sysv = sysv_left(&spec, &watch);
+    let mut found = watch.finish(&[scope, check_pid.to_string()]);
+    found.left.extend(sysv);
+    with_leaks(outcome, found)
+}
+
+/// Set for a check's process that waits for the end of its input before it starts.
+const WAIT_ENV: &str = "XFERBENCH_CHECK_WAIT";
+
+/// The name of the internal "check" that lists the SysV IPC objects of the
+/// namespace its process starts in, as one JSON array.
+const LIST_SYSV: &str = "list-sysv-ipc";
+
+/// The SysV IPC objects left in the namespace `watch` holds (none without one).
+fn sysv_left(spec: &CheckSpec, watch: &LeakWatch) -> Vec<String> {
+    if !watch.holds_namespace() {
+        return Vec::new();
+    }
+    let list = CheckSpec {
+        check: LIST_SYSV.into(),
+        ..spec.clone()
+    };
+    let json = serde_json::to_string(&list).expect("the spec serialises");
+    let Ok(mut cmd) = spec.launcher.command(Role::Check, [json]) else {
+        return Vec::new();
+    };
+    watch.enter(&mut cmd);
+    let Ok(mut child) = Child::spawn(cmd, Streams::OUTPUT) else {
+        return Vec::new();
+    };
+    let mut stdout = child.take_stdout().expect("piped stdout");
+    let mut out = String::new();
+    let _ = stdout.read_to_string(&mut out);
+    if child.exited_within(Duration::from_secs(5)).is_none() {
+        child.kill();
+    }
+    serde_json::from_str(out.trim()).unwrap_or_default()
+}
+
+/// A check's outcome with what its processes left behind: a failure naming the
+/// paths, and how they were watched when not in a private namespace.
+fn with_leaks(mut outcome: Outcome, found: Found) -> Outcome {
+    if !found.left.is_empty() {
+        let left = format!("left behind: {}", leaks::shown(&found.left));
+        outcome.detail = match outcome.status {
+            Status::Fail => format!("{}; {left}", outcome.detail),
+            _ => format!("{left} (after: {})", outcome.detail),
+        };
+        outcome.status = Status::Fail;
+    }
+    if let Some(note) = found.note {
+        outcome.detail = format!("{} [{note}]", outcome.detail);
     }
     outcome
 }
@@ -282,6 +367,18 @@ pub fn check_main(spec_json: &str) -> i32 {
             return 2;
         }
     };
+    if std::env::var_os(WAIT_ENV).is_some() {
+        let mut sink = Vec::new();
+        let _ = std::io::stdin().read_to_end(&mut sink);
+    }
+    if spec.check == LIST_SYSV {
+        let objects = leaks::sysv_objects();
+        println!(
+            "{}",
+            serde_json::to_string(&objects).expect("strings serialise")
+        );
+        return 0;
+    }
     let Some(check) = CheckId::from_name(&spec.check) else {
         eprintln!("check: no check `{}`", spec.check);
         return 2;
@@ -568,4 +665,45 @@ fn integrity<T: Transport + Clone>(
         "10^5 messages each of {}, verified: none lost, duplicated, reordered or corrupt",
         shown.join(" and ")
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(status: Status, detail: &str) -> Outcome {
+        Outcome {
+            status,
+            detail: detail.into(),
+        }
+    }
+
+    #[test]
+    fn a_check_that_left_files_fails_naming_them_after_what_it_found() {
+        let left = Found {
+            left: vec!["/tmp/a".into(), "/dev/shm/b".into()],
+            note: None,
+        };
+        let o = with_leaks(outcome(Status::Pass, "2000 round trips"), left.clone());
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(
+            o.detail,
+            "left behind: /tmp/a, /dev/shm/b (after: 2000 round trips)"
+        );
+        let o = with_leaks(outcome(Status::Fail, "recv: timed out"), left);
+        assert_eq!(o.status, Status::Fail);
+        assert_eq!(o.detail, "recv: timed out; left behind: /tmp/a, /dev/shm/b");
+    }
+
+    #[test]
+    fn a_clean_check_keeps_its_verdict_and_says_how_it_was_watched() {
+        let o = with_leaks(outcome(Status::Skip, "no zero-copy mode"), Found::default());
+        assert_eq!(o, outcome(Status::Skip, "no zero-copy mode"));
+        let found = Found {
+            left: Vec::new(),
+            note: Some("watched by snapshot: why".into()),
+        };
+        let o = with_leaks(outcome(Status::Pass, "fine"), found);
+        assert_eq!(o, outcome(Status::Pass, "fine [watched by snapshot: why]"));
+    }
 }

@@ -31,6 +31,7 @@ pub mod counters;
 pub mod cpu;
 pub mod figure;
 pub mod knee;
+pub mod leaks;
 pub mod limits;
 pub mod measure;
 pub mod neighbours;

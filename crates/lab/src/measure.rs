@@ -697,7 +697,7 @@ fn visit(
     // Participants are stopped whatever happened; a failure to stop them matters
     // only when the runs themselves went well.
     tracing::debug!(point = index + 1, "finishing rig");
-    let finished = rig.finish();
+    let finished = rig.finish_with_warnings(warnings);
     match (&outcome, &finished) {
         (Ok(()), Ok(_)) => tracing::info!(point = index + 1, kept = records.len(), "visit done"),
         (Err(e), _) => tracing::info!(point = index + 1, error = %e, "visit ended early"),

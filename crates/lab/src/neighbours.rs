@@ -452,6 +452,14 @@ impl Rig for NeighbourRig {
         self.inner.finish()
     }
 
+    fn finish_with_warnings(
+        mut self: Box<Self>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), RunError> {
+        self.crowd.stop();
+        self.inner.finish_with_warnings(warnings)
+    }
+
     fn chosen(&self) -> std::collections::BTreeMap<String, String> {
         self.inner.chosen()
     }

@@ -461,6 +461,17 @@ pub fn sha256_of(spec: &str) -> Option<String> {
 /// Runs the plugin's clean-up hook on `scope` in a fresh child, waiting at most
 /// [`CHILD_LIMIT`]. Nothing to do for a plugin without a hook.
 pub fn clean_up(launcher: &Launcher, spec: &str, scope: &str) -> Result<(), String> {
+    clean_up_in(launcher, spec, scope, |_| {})
+}
+
+/// [`clean_up`], with `prepare` applied to the clean-up's command before it starts
+/// (to start it in the namespace the visit's processes ran in, say).
+pub fn clean_up_in(
+    launcher: &Launcher,
+    spec: &str,
+    scope: &str,
+    prepare: impl FnOnce(&mut std::process::Command),
+) -> Result<(), String> {
     if find(spec).is_some_and(|r| !r.info.cleanup) {
         return Ok(());
     }
@@ -473,6 +484,7 @@ pub fn clean_up(launcher: &Launcher, spec: &str, scope: &str) -> Result<(), Stri
         .command(Role::PluginCleanup, [spec, scope])
         .map_err(|e| e.to_string())?;
     cmd.env(SCOPE_ENV, scope);
+    prepare(&mut cmd);
     let mut child = Child::spawn(cmd, Streams::QUIET).map_err(|e| e.to_string())?;
     match child.exited_within(CHILD_LIMIT) {
         Some(e) if e.success() => Ok(()),

@@ -320,10 +320,8 @@ pub fn ordered_delivery<T: Transport + Clone>(t: &T) -> Result<Verdict, Failure>
                         // read, as read() does, says "closed" for every 1-byte message.
                         Recv::Closed if n == 1 => {
                             return Err(format!(
-                                "{what}: the stream ended at a 1-byte message; a plugin \
-                                 whose recv returns the number of bytes it read (as read() \
-                                 does) returns 1, which is XB_CLOSED, for a 1-byte message: \
-                                 return XB_OK for a message"
+                                "{what}: the stream ended at a 1-byte message; {}",
+                                crate::plugin::CLOSED_IS_ONE
                             ));
                         }
                         Recv::Closed => {

@@ -17,14 +17,23 @@
  *          is XB_CLOSED) for a 1-byte message
  *   zc     no fault: declares XB_ZERO_COPY; loan hands out a buffer the commit
  *          sends, borrow receives into one it lends
+ *   leak   with `leak` tmp (or shm), leaves a file /tmp/xb-faulty-leak-PID-N (or
+ *          /dev/shm/xb-faulty-leak-PID-N; with sysv, a SysV shared-memory segment)
+ *          per connection, which nothing removes;
+ *          with `leak` none, leaves nothing
  */
 #define xferbench_plugin_v1 posix_mq_plugin_v1
 #include "posix_mq.c"
 #undef xferbench_plugin_v1
 
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <unistd.h>
 
-enum fault { DROP, FLIP, CRASH, HANG, COUNT, NONE };
+enum fault { DROP, FLIP, CRASH, HANG, COUNT, LEAK, NONE };
+enum leak { LEAK_NONE, LEAK_TMP, LEAK_SHM, LEAK_SYSV };
 enum side { SEND, RECV, CONNECT };
 
 typedef struct {
@@ -32,6 +41,7 @@ typedef struct {
     enum fault fault;
     long every, after;
     enum side side;
+    enum leak leak;
 } wtransport;
 
 typedef struct {
@@ -71,6 +81,8 @@ static int w_create(enum fault fault, const xb_value *values, size_t count, cons
             w->every = (long)values[i].number;
         else if (strcmp(values[i].name, "after") == 0)
             w->after = (long)values[i].number;
+        else if (strcmp(values[i].name, "leak") == 0)
+            w->leak = (enum leak)values[i].number;
         else if (strcmp(values[i].name, "side") == 0)
             w->side = values[i].number == 0 ? SEND : values[i].number == 1 ? RECV : CONNECT;
     }
@@ -94,6 +106,7 @@ CREATE(flip_create, FLIP)
 CREATE(crash_create, CRASH)
 CREATE(hang_create, HANG)
 CREATE(count_create, COUNT)
+CREATE(leak_create, LEAK)
 CREATE(zc_create, NONE)
 
 static void w_destroy(void *tp)
@@ -108,8 +121,30 @@ typedef struct {
     const wtransport *t;
 } wlistener;
 
+/* leak: one file per connection, left behind on purpose. */
+static void leave_a_file(const wtransport *t)
+{
+    static int made;
+    char name[96];
+    if (t->leak == LEAK_TMP) {
+        snprintf(name, sizeof name, "/tmp/xb-faulty-leak-%d-%d", (int)getpid(), ++made);
+        int fd = open(name, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            close(fd);
+    } else if (t->leak == LEAK_SHM) {
+        snprintf(name, sizeof name, "/xb-faulty-leak-%d-%d", (int)getpid(), ++made);
+        int fd = shm_open(name, O_CREAT | O_RDWR, 0600);
+        if (fd >= 0)
+            close(fd);
+    } else if (t->leak == LEAK_SYSV) {
+        shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+    }
+}
+
 static int wrap(const wtransport *t, endpoint *inner, void **out, xb_error *err)
 {
+    if (t->fault == LEAK)
+        leave_a_file(t);
     wendpoint *w = calloc(1, sizeof *w);
     if (!w) {
         mq_close_endpoint(inner);
@@ -282,6 +317,19 @@ static const xb_param after_params[] = {
 
 static const xb_param zc_params[] = {MQ_PARAMS};
 
+static const xb_choice leaks[] = {
+    {.name = "none", .help = "leaves nothing"},
+    {.name = "tmp", .help = "leaves a file in /tmp per connection"},
+    {.name = "shm", .help = "leaves a shared-memory object in /dev/shm per connection"},
+    {.name = "sysv", .help = "leaves a SysV shared-memory segment per connection"},
+};
+
+static const xb_param leak_params[] = {
+    MQ_PARAMS,
+    {.name = "leak", .kind = XB_PARAM_ENUM, .default_value = "tmp",
+     .help = "what each connection leaves behind", .choices = leaks, .choice_count = 4},
+};
+
 #define WRAPPED(tname, tdesc, create_fn, param_array)                                            \
     {                                                                                            \
         .name = tname, .description = tdesc, .max_message = 16 << 20, .flags = 0,                \
@@ -301,6 +349,8 @@ static const xb_transport faulty_transports[] = {
             after_params),
     WRAPPED("hang", "posix-mq that hangs after `after` messages", hang_create, after_params),
     WRAPPED("count", "posix-mq whose recv returns the bytes it read", count_create, zc_params),
+    WRAPPED("leak", "posix-mq that leaves a file behind per connection", leak_create,
+            leak_params),
     {
         .name = "zc",
         .description = "posix-mq with a zero-copy interface (loaned and borrowed buffers)",

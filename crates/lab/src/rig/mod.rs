@@ -60,6 +60,12 @@ pub trait Rig {
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError>;
     /// Stops and reaps every participant.
     fn finish(self: Box<Self>) -> Result<(), RunError>;
+    /// [`Rig::finish`], adding to `warnings` what the point should say about how it
+    /// ended (files a plugin left behind, say).
+    fn finish_with_warnings(self: Box<Self>, warnings: &mut Vec<String>) -> Result<(), RunError> {
+        let _ = warnings;
+        self.finish()
+    }
     /// What the transport chose for its parameters set to `auto`
     /// ([`Transport::chosen`](xferbench_transports::Transport::chosen)), recorded in
     /// the point's result; empty for rigs without such parameters.

@@ -29,13 +29,14 @@
 use super::peers::{PeerMode, PeerOptions, PeerRig};
 use super::{Rig, RunControl, RunError};
 use crate::counters::{CounterSource, Participant, RunCounters};
+use crate::leaks::Snapshot;
 use crate::peer::PEER_TIMEOUT;
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
 use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::transports::{WithTransport, dispatch};
-use crate::workload::{Limit, WorkloadKind};
+use crate::workload::{Limit, WorkloadError, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::process::ChildStdin;
@@ -149,6 +150,10 @@ pub struct PluginRig {
     limit: Limit,
     counters: bool,
     cleaned: bool,
+    /// The host's `/tmp`, `/dev/shm` and `/dev/mqueue` before the visit.
+    before: Snapshot,
+    /// What the visit left behind, once its clean-up ran.
+    left: Vec<String>,
 }
 
 impl std::fmt::Debug for PluginRig {
@@ -231,6 +236,7 @@ impl PluginRig {
         };
         let json = serde_json::to_string(&spec).expect("the spec serialises");
         let scope = plugins::new_scope();
+        let before = Snapshot::take();
         let mut cmd = launcher
             .command(Role::PluginDriver, [json])
             .map_err(|e| RunError::Participant(e.to_string()))?;
@@ -280,6 +286,8 @@ impl PluginRig {
             limit: opts.limit,
             counters: source.is_some(),
             cleaned: false,
+            before,
+            left: Vec::new(),
         };
         let limit = start_limit(opts.hang_timeout);
         match rig.next_reply("start its peers", Instant::now() + limit, None)? {
@@ -430,6 +438,26 @@ impl PluginRig {
             tracing::warn!(transport = %self.name, error = %e, "plugin clean-up failed");
             eprintln!("warning: plugin transport `{}`: {e}", self.name);
         }
+        // Files of other programs appear too: only names that carry the scope or
+        // the pid of one of the visit's processes count.
+        let mut tokens = vec![self.scope.clone(), self.child.pid().to_string()];
+        tokens.extend(self.participants.iter().map(|p| p.pid.to_string()));
+        self.left = self.before.left_since(&tokens);
+        if !self.left.is_empty() {
+            eprintln!("warning: {}", self.left_warning());
+        }
+    }
+
+    /// The warning about what the visit left behind.
+    fn left_warning(&self) -> String {
+        format!(
+            "plugin transport `{}` left behind {} file(s) created during the point: {}; \
+             remove them when done, or name them under the clean-up scope and remove \
+             them in the clean-up hook",
+            self.name,
+            self.left.len(),
+            crate::leaks::shown(&self.left)
+        )
     }
 }
 
@@ -438,6 +466,28 @@ impl Drop for PluginRig {
         self.child.kill();
         self.clean_up();
     }
+}
+
+/// Whether a channel failed because its other end closed or went away while
+/// messages were still expected.
+fn closed_early(e: &RunError) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        match c.downcast_ref::<WorkloadError>() {
+            Some(WorkloadError::PeerClosed { .. }) => return true,
+            Some(WorkloadError::Io { source, .. })
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+                ) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        cur = c.source();
+    }
+    false
 }
 
 /// The error a `failed` reply stands for.
@@ -502,7 +552,14 @@ impl Rig for PluginRig {
         }
     }
 
-    fn finish(mut self: Box<Self>) -> Result<(), RunError> {
+    fn finish(self: Box<Self>) -> Result<(), RunError> {
+        self.finish_with_warnings(&mut Vec::new())
+    }
+
+    fn finish_with_warnings(
+        mut self: Box<Self>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), RunError> {
         let quit = self.send(&Command::Quit);
         let ended = self
             .child
@@ -522,6 +579,9 @@ impl Rig for PluginRig {
             }
         };
         self.clean_up();
+        if !self.left.is_empty() {
+            warnings.push(self.left_warning());
+        }
         result
     }
 }
@@ -585,18 +645,26 @@ pub fn driver_main(spec_json: &str) -> i32 {
     crate::process::die_with_parent();
     plugins::may_load_plugins();
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
-    let fail = |e: &RunError| {
-        out.send(&Reply::Failed {
-            message: crate::measure::chain(e),
-            kind: fail_kind(e),
-        });
-    };
     let spec: DriverSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("plugin measuring process: bad spec: {e} (this is an internal role)");
             return 2;
         }
+    };
+    let size = spec.size;
+    let fail = |e: &RunError| {
+        let mut message = crate::measure::chain(e);
+        if size == 1 && closed_early(e) {
+            message.push_str(&format!(
+                " (a 1-byte message may have been taken for the end of the stream: {})",
+                xferbench_transports::plugin::CLOSED_IS_ONE
+            ));
+        }
+        out.send(&Reply::Failed {
+            message,
+            kind: fail_kind(e),
+        });
     };
     if let Some(expected) = &spec.sha256
         && let Some(parsed) = xferbench_transports::plugin::PluginSpec::parse(&spec.transport)

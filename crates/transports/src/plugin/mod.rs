@@ -655,6 +655,11 @@ impl Listener for PluginListener {
     }
 }
 
+/// The likely cause when a plugin's 1-byte message reads as the end of the stream:
+/// `XB_CLOSED` is 1, the number of bytes a `recv` written like `read()` returns.
+pub const CLOSED_IS_ONE: &str = "a plugin whose recv returns the number of bytes it read \
+     (as read() does) returns 1, which is XB_CLOSED, for a 1-byte message: return XB_OK for a message";
+
 /// One end of a plugin channel. The hot calls are one indirect call each into the
 /// plugin, with the function pointers held here (no lookup per message).
 pub struct PluginEndpoint {
@@ -867,6 +872,15 @@ impl Endpoint for PluginEndpoint {
                 Ok(Recv::Message)
             }
             XB_CLOSED => Ok(Recv::Closed),
+            code if code > XB_CLOSED && code as usize == buf.len() => {
+                let e = self.error("recv", code);
+                Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e} (the message's length: a recv returns XB_OK for a message, not the number of bytes it read)"
+                    ),
+                ))
+            }
             code => Err(self.error("recv", code)),
         }
     }
