@@ -1,7 +1,8 @@
 //! Did the machine itself change speed during a point?
 //!
 //! Between visits the point loop takes a cheap sample of the machine (a cache line
-//! and a futex handed between the two CPUs, a 2 MiB memcpy: about 10 ms, at most
+//! and a futex handed between the two CPUs, a 2 MiB memcpy, and the hand-over and
+//! stream floors that points are held against, at most
 //! [`SAMPLE_BUDGET`] per batch). A point is flagged when one of those probes moved by
 //! more than the threshold (25 % by default) across the samples taken from just
 //! before its first visit to just after its last: its runs then measured more than
@@ -30,8 +31,9 @@ pub const FUTEX: &str = "futex wake round trip";
 pub const MEMCPY: &str = "memcpy 2 MiB";
 
 /// The probes whose movement flags a point. A sample also holds the hand-over round
-/// trips ([`handover`]) and the stream floors ([`stream`]), which serve only as the floors of the points around them
-/// ([`super::Limits::around`]): their short batches are too noisy to flag by.
+/// trips ([`handover`]) and the stream floors ([`stream`]), which serve only as the
+/// floors of the points around them ([`super::Limits::around`]): their short batches
+/// are too noisy to flag by.
 pub const DRIFT_PROBES: [&str; 3] = [CACHE_LINE, FUTEX, MEMCPY];
 
 /// The name of the hand-over probe at `size` bytes: `hand-over round trip 64 KiB`, as
