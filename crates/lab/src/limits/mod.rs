@@ -239,7 +239,7 @@ pub struct HandoverLimit {
 }
 
 /// The stream floor at one message size and one way of taking a message: the least
-/// any ring between the two CPUs does per message ([`probes::stream_rate`]).
+/// any ring between the two CPUs does per message (the `probes::stream_rate` probe).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StreamLimit {
     /// Bytes per message.
