@@ -9,8 +9,9 @@
 # between a fast and a slow mode between rounds touches both alike); a ratio outside
 # 0.85–1.15 (15 %) is marked, and the exit status is 1 when any is. Both copy
 # between page-aligned buffers and at the same other placements (dst − src ≡ 16, 64,
-# 2048 mod 4096), and hand a 4 KiB and a 64 KiB buffer over and back through the same
-# pools of page-aligned slots. Each round also runs the C reference a second time, a
+# 2048 mod 4096), hand a 4 KiB and a 64 KiB buffer over and back through the same
+# pools of page-aligned slots, and stream 4 KiB and 64 KiB messages one way through
+# the same 4 MiB ring (the stream floor, copied and in place). Each round also runs the C reference a second time, a
 # control: the "C vs C" column is the same program against itself, what the ratio
 # reads when the probes measure the same thing and only the machine moves (it
 # does not count towards the exit status). Odd rounds run xferbench, C, C; even
@@ -66,6 +67,10 @@ names = {
     "pipe round trip": ("pipe_rtt_ns", None, 1),
     "hand-over round trip 4 KiB": ("handover", 4096, 1),
     "hand-over round trip 64 KiB": ("handover", 65536, 1),
+    "stream floor 4 KiB": ("stream", (4096, False), 1e9),
+    "stream floor 4 KiB in place": ("stream", (4096, True), 1e9),
+    "stream floor 64 KiB": ("stream", (65536, False), 1e9),
+    "stream floor 64 KiB in place": ("stream", (65536, True), 1e9),
 }
 for size in (4096, 65536, 2 << 20):
     for offset in (16, 64, 2048):
@@ -81,6 +86,9 @@ def xb_estimate(doc, key, size):
     if key == "handover":
         return next((h["rtt_ns"] for h in doc.get("handover_rtt_ns", [])
                      if h["size_bytes"] == size), None)
+    if key == "stream":
+        return next((f["bytes_per_s"] for f in doc.get("stream_floor", [])
+                     if (f["size_bytes"], f["in_place"]) == size), None)
     return doc.get(key)
 def xb_value(doc, key, size, scale):
     if key == "memcpy":
@@ -91,6 +99,9 @@ def xb_value(doc, key, size, scale):
     if key == "handover":
         return next((h["rtt_ns"]["median"] for h in doc.get("handover_rtt_ns", [])
                      if h["size_bytes"] == size), float("nan"))
+    if key == "stream":
+        return next((f["bytes_per_s"]["median"] for f in doc.get("stream_floor", [])
+                     if (f["size_bytes"], f["in_place"]) == size), float("nan")) / scale
     return doc[key]["median"] if doc.get(key) else float("nan")
 rows = {n: ([], []) for n in names}
 # The control: the C reference's second run of each round.
@@ -134,7 +145,7 @@ for name, (x, c) in rows.items():
         r = mx / mc
         aa = mc / statistics.median(control[name])
         label = f"{name} (medians)"
-    unit = "GB/s" if name.startswith("memcpy") else "ns"
+    unit = "GB/s" if name.startswith(("memcpy", "stream")) else "ns"
     flag = "" if 0.85 <= r <= 1.15 else "  <-- outside 15 %"
     bad += bool(flag)
     print(f"{label:42} {mx:10.1f} {unit:4} {mc:8.1f} {unit:4} {r:6.2f} {aa:7.2f}{flag}")

@@ -15,6 +15,9 @@
  *   one word of every cache line of the reply. Each trip uses the next page-aligned
  *   slot of a pool per direction; a sample is the lower of a pool of two slots
  *   (re-used lines) and one of 4 MiB (fresh lines), as xferbench's probe does
+ *   stream floor of 4 KiB and 64 KiB messages, copied and in place (GB/s): one pinned
+ *   thread hands each message to the other through a 4 MiB ring of slots by
+ *   publishing an index, as xferbench's probe does
  *   getppid system call (ns)
  *
  * in xferbench's order, so that each probe finds the machine as xferbench's does.
@@ -429,6 +432,119 @@ static struct est handover_ns(size_t size) {
     return median(v, SAMPLES);
 }
 
+/* The stream floor: a ring of RING bytes (the shm transport's default for a stream,
+ * DEFAULT_CAPACITY in crates/transports/src/shm/mod.rs) of page-aligned slots of one
+ * message each. The writer (on cpu_a) puts message i in slot i % slots and publishes
+ * head = i + 1 (release); the reader (on cpu_b) waits for it (acquire), takes the
+ * message and publishes tail = i + 1 (release). Each side re-reads the other's index
+ * only when it must wait. Copied: the writer stamps its own buffer's first word and
+ * memcpys it into the slot, the reader memcpys the slot into its own buffer and reads
+ * its first word. In place: the writer memsets the slot and stamps its first word, the
+ * reader reads one word of every cache line of the slot. Timing starts after the
+ * reader has taken one lap of the ring. */
+#define RING (4 << 20)
+static _Alignas(128) _Atomic uint64_t st_head;
+static _Alignas(128) _Atomic uint64_t st_tail;
+static char *st_ring;
+static size_t st_size, st_slots;
+static uint64_t st_total;
+static int st_in_place;
+static volatile uint64_t st_sink;
+
+static void *stream_writer(void *arg) {
+    (void)arg;
+    pin(cpu_a);
+    char *own = aligned_alloc(4096, st_size);
+    for (size_t i = 0; i < st_size; i++) own[i] = (char)(i * 151 + 7);
+    uint64_t tail = 0;
+    for (uint64_t i = 0; i < st_total; i++) {
+        for (uint32_t spins = 0; i - tail >= st_slots;) {
+            tail = atomic_load_explicit(&st_tail, memory_order_acquire);
+            if (i - tail < st_slots) break;
+            __builtin_ia32_pause();
+            if (++spins % 4096 == 0 && atomic_load_explicit(&give_up, memory_order_relaxed)) {
+                free(own);
+                return NULL;
+            }
+        }
+        char *m = st_ring + (i % st_slots) * st_size;
+        if (st_in_place) {
+            memset(m, (uint8_t)i, st_size);
+            memcpy(m, &i, 8);
+        } else {
+            memcpy(own, &i, 8);
+            memcpy(m, own, st_size);
+        }
+        atomic_store_explicit(&st_head, i + 1, memory_order_release);
+    }
+    free(own);
+    return NULL;
+}
+
+/* Bytes per second over the messages after the first lap, or as many as fit in
+ * BUDGET. */
+static double stream_measure(void) {
+    pin(cpu_b);
+    char *own = aligned_alloc(4096, st_size);
+    memset(own, 0, st_size);
+    uint64_t sink = 0, head = 0, lap = st_slots, timed = 0;
+    double start = now();
+    for (uint64_t i = 0; i < st_total; i++) {
+        while (head <= i) {
+            head = atomic_load_explicit(&st_head, memory_order_acquire);
+            if (head > i) break;
+            __builtin_ia32_pause();
+        }
+        const char *m = st_ring + (i % st_slots) * st_size;
+        if (st_in_place) {
+            for (size_t k = 0; k < st_size; k += 64) sink ^= *(const uint64_t *)(m + k);
+        } else {
+            memcpy(own, m, st_size);
+            sink ^= *(const uint64_t *)own;
+        }
+        atomic_store_explicit(&st_tail, i + 1, memory_order_release);
+        if (i + 1 == lap) {
+            start = now();
+        } else if (i + 1 > lap) {
+            timed++;
+            if (timed % 64 == 0 && now() - start > BUDGET) break;
+        }
+    }
+    double took = now() - start;
+    st_sink = sink;
+    free(own);
+    return (double)timed * st_size / took / 1e9;
+}
+
+static double stream_sample(void) {
+    st_ring = aligned_alloc(4096, st_size * st_slots);
+    memset(st_ring, 0, st_size * st_slots);
+    memset(st_ring, 1, st_size * st_slots);
+    atomic_store(&st_head, 0);
+    atomic_store(&st_tail, 0);
+    atomic_store(&give_up, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, stream_writer, NULL);
+    double gbs = on_own_thread(stream_measure);
+    atomic_store(&give_up, 1);
+    pthread_join(t, NULL);
+    free(st_ring);
+    return gbs;
+}
+
+/* As xferbench's full set: 64 MiB per sample after the untimed lap; one sample
+ * first, not counted. */
+static struct est stream_gbs(size_t size, int in_place) {
+    double v[SAMPLES];
+    st_size = size;
+    st_slots = RING / size < 2 ? 2 : RING / size;
+    st_total = st_slots + (64 << 20) / size;
+    st_in_place = in_place;
+    stream_sample();
+    for (int s = 0; s < SAMPLES; s++) v[s] = stream_sample();
+    return median(v, SAMPLES);
+}
+
 /* Entries into any idle state of CPUs 0 and 1 so far (0 without cpuidle). */
 static long long idle_entries(void) {
     long long sum = 0, v;
@@ -542,6 +658,10 @@ int main(int argc, char **argv) {
     put("pipe round trip", pipe_ns(), "ns");
     put("hand-over round trip 4 KiB", handover_ns(4 << 10), "ns");
     put("hand-over round trip 64 KiB", handover_ns(64 << 10), "ns");
+    put("stream floor 4 KiB", stream_gbs(4 << 10, 0), "GB/s");
+    put("stream floor 4 KiB in place", stream_gbs(4 << 10, 1), "GB/s");
+    put("stream floor 64 KiB", stream_gbs(64 << 10, 0), "GB/s");
+    put("stream floor 64 KiB in place", stream_gbs(64 << 10, 1), "GB/s");
     /* last, as xferbench measures it */
     put("system call (getppid)", syscall_ns(), "ns");
     return 0;

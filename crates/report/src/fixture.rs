@@ -78,6 +78,7 @@ pub fn limits() -> xferbench_lab::limits::Limits {
         clock_source: Some(xferbench_lab::clock::TripSource::Tsc),
         pipe_rtt_ns: Some(est(25e3)),
         handover_rtt_ns: Vec::new(),
+        stream_floor: Vec::new(),
         stalls: vec![xferbench_lab::limits::StallLimit {
             cpu: 0,
             lost_fraction: est(0.012),

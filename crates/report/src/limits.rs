@@ -75,8 +75,9 @@ pub fn markdown(m: &MachineLimits) -> String {
     s
 }
 
-/// The limit in one line for a context block: `memcpy 64 KiB 29.1 GB/s, cache-line
-/// round trip 190 ns, futex wake round trip 14.2 µs, pipe round trip 13.0 µs`.
+/// The limit in one line for a context block: `memcpy 64 KiB 29.1 GB/s, stream floor
+/// 64 KiB 12.0 GB/s, cache-line round trip 190 ns, futex wake round trip 14.2 µs, pipe
+/// round trip 13.0 µs` (the stream floor where it was measured).
 pub fn brief(limits: &Limits) -> String {
     let mut parts: Vec<String> = Vec::new();
     if let Some(c) = limits.memcpy_near(64 << 10) {
@@ -84,6 +85,13 @@ pub fn brief(limits: &Limits) -> String {
             "memcpy {} {}",
             xferbench_lab::limits::size_words(c.size_bytes),
             format::rate_bytes(c.bytes_per_s.median)
+        ));
+    }
+    if let Some(f) = limits.stream_near(64 << 10, false) {
+        parts.push(format!(
+            "{} {}",
+            f.name(),
+            format::rate_bytes(f.bytes_per_s.median)
         ));
     }
     for (name, e) in [
@@ -156,6 +164,48 @@ mod tests {
             b,
             "memcpy 64 KiB 10.0 GB/s, cache-line round trip 200 ns, futex wake round trip 20.0 µs, pipe round trip 25.0 µs"
         );
+    }
+
+    #[test]
+    fn a_stream_is_shown_against_its_floor_with_memcpy_beside_it() {
+        use xferbench_lab::limits::StreamLimit;
+        let mut limits = fixture::limits();
+        limits.stream_floor = [(false, 8e9), (true, 16e9)]
+            .map(|(in_place, rate)| StreamLimit {
+                size_bytes: 64 << 10,
+                in_place,
+                ring_bytes: 4 << 20,
+                bytes_per_s: Estimate::from_values([rate]).unwrap(),
+            })
+            .to_vec();
+        assert!(
+            brief(&limits).starts_with("memcpy 64 KiB 10.0 GB/s, stream floor 64 KiB 8.00 GB/s"),
+            "{}",
+            brief(&limits)
+        );
+        let t = render(&limits);
+        assert!(
+            t.contains("stream floor 64 KiB in place, 4 MiB ring, CPU 0 → 1"),
+            "{t}"
+        );
+        let mut doc = fixture::stream_doc();
+        for p in &mut doc.points {
+            p.limit = xferbench_lab::limits::ratio::fraction(
+                &p.params,
+                p.size_bytes,
+                p.channels,
+                &p.summary,
+                &limits,
+            );
+        }
+        // The 64 KiB pipe stream at 1.6 GB/s: 20 % of the copied floor, 16 % of memcpy.
+        let f = doc.points[1].limit.clone().unwrap();
+        assert_eq!(
+            f.short(),
+            "20 % of stream floor 64 KiB; memcpy 64 KiB (one CPU, hot): 16 %"
+        );
+        let table = crate::table::render(&doc, false);
+        assert!(table.contains("memcpy 64 KiB (one CPU, hot)"), "{table}");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Did the machine itself change speed during a point?
 //!
 //! Between visits the point loop takes a cheap sample of the machine (a cache line
-//! and a futex handed between the two CPUs, a 2 MiB memcpy: about 10 ms, at most
+//! and a futex handed between the two CPUs, a 2 MiB memcpy, and the hand-over and
+//! stream floors that points are held against, at most
 //! [`SAMPLE_BUDGET`] per batch). A point is flagged when one of those probes moved by
 //! more than the threshold (25 % by default) across the samples taken from just
 //! before its first visit to just after its last: its runs then measured more than
@@ -30,8 +31,9 @@ pub const FUTEX: &str = "futex wake round trip";
 pub const MEMCPY: &str = "memcpy 2 MiB";
 
 /// The probes whose movement flags a point. A sample also holds the hand-over round
-/// trips ([`handover`]), which serve only as the floors of the points around them
-/// ([`super::Limits::around`]): their short batches are too noisy to flag by.
+/// trips ([`handover`]) and the stream floors ([`stream`]), which serve only as the
+/// floors of the points around them ([`super::Limits::around`]): their short batches
+/// are too noisy to flag by.
 pub const DRIFT_PROBES: [&str; 3] = [CACHE_LINE, FUTEX, MEMCPY];
 
 /// The name of the hand-over probe at `size` bytes: `hand-over round trip 64 KiB`, as
@@ -39,6 +41,17 @@ pub const DRIFT_PROBES: [&str; 3] = [CACHE_LINE, FUTEX, MEMCPY];
 pub fn handover(size: u64) -> String {
     format!("hand-over round trip {}", super::size_words(size))
 }
+
+/// The name of the stream floor at `size` bytes: `stream floor 64 KiB`, or `stream
+/// floor 64 KiB in place` for messages read in place, as a point's limit names it.
+pub fn stream(size: u64, in_place: bool) -> String {
+    let how = if in_place { " in place" } else { "" };
+    format!("stream floor {}{how}", super::size_words(size))
+}
+
+/// Bytes a sample's stream batch times at each size, after its untimed lap of the
+/// ring.
+const STREAM_BATCH_BYTES: u64 = 1 << 20;
 
 /// Bytes a sample's hand-over batch moves at each size (256 round trips of 4 KiB, 16
 /// of 64 KiB).
@@ -79,6 +92,25 @@ pub fn sample_machine() -> DriftSample {
             let floor = || super::probes::handover_floor(a, b, size as usize, trips, SAMPLE_BUDGET);
             if let Some(ns) = median3(&floor) {
                 probes.insert(handover(size), ns);
+            }
+        }
+    }
+    if a != b {
+        for size in super::STREAM_SIZES {
+            let ring = super::stream_ring(size) as usize;
+            let messages = (STREAM_BATCH_BYTES / size).max(1);
+            for mode in [
+                super::probes::StreamMode::Copy,
+                super::probes::StreamMode::InPlace,
+            ] {
+                let rate = || {
+                    let (size, budget) = (size as usize, SAMPLE_BUDGET);
+                    super::probes::stream_rate(a, b, size, ring, mode, messages, budget)
+                };
+                if let Some(r) = median3(&rate) {
+                    let in_place = mode == super::probes::StreamMode::InPlace;
+                    probes.insert(stream(size, in_place), r);
+                }
             }
         }
     }

@@ -37,6 +37,19 @@ pub const SLOW_PLACEMENT: f64 = 0.5;
 /// The hand-over sizes measured, bytes: the floors of ping-pongs of large messages.
 pub const HANDOVER_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 
+/// The message sizes of the stream floors, bytes ([`StreamLimit`]).
+pub const STREAM_SIZES: [u64; 2] = [4 << 10, 64 << 10];
+
+/// The ring a stream floor of `size`-byte messages runs through, bytes: the ring the
+/// `shm` transport gives a stream of that size by default (`capacity=auto`,
+/// [`xferbench_transports::shm::auto_capacity`] of a stream, which does not depend
+/// on the cache).
+pub fn stream_ring(size: u64) -> u64 {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let traffic = xferbench_transports::Traffic::stream(size);
+    xferbench_transports::shm::auto_capacity(traffic, 32 << 10) as u64
+}
+
 /// How thoroughly to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -80,6 +93,16 @@ impl Depth {
             Depth::Full => Duration::from_millis(100),
             Depth::Quick => Duration::from_millis(20),
         }
+    }
+
+    /// Messages per sample of a stream floor of `size` bytes, after its untimed lap:
+    /// 64 MiB in the full set, 8 MiB in the quick one.
+    fn stream_messages(self, size: u64) -> u64 {
+        let bytes: u64 = match self {
+            Depth::Full => 64 << 20,
+            Depth::Quick => 8 << 20,
+        };
+        (bytes / size.max(1)).max(1)
     }
 
     /// The copy sizes measured at every placement of [`COPY_OFFSETS`].
@@ -133,6 +156,12 @@ pub struct Limits {
     /// in results of earlier versions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handover_rtt_ns: Vec<HandoverLimit>,
+    /// A one-way stream between the two CPUs through the ring a stream of that size
+    /// gets by default, bytes/s, per message size ([`STREAM_SIZES`]) and way of
+    /// taking a message (copied out or read in place): the floor a stream point is
+    /// held against (empty with one CPU, and in results of earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stream_floor: Vec<StreamLimit>,
     /// What a thread that only reads the clock loses of each probe CPU while every
     /// one of them is busy, as under a spinning transport: the CPU's own stalls, the
     /// floor under a load sender's lag behind its schedule (empty in results of
@@ -207,6 +236,30 @@ pub struct HandoverLimit {
     pub size_bytes: u64,
     /// Nanoseconds per round trip.
     pub rtt_ns: Estimate,
+}
+
+/// The stream floor at one message size and one way of taking a message: the least
+/// any ring between the two CPUs does per message (the `probes::stream_rate` probe).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct StreamLimit {
+    /// Bytes per message.
+    pub size_bytes: u64,
+    /// The reader reads each message in place (one word per cache line, the writer
+    /// having written every byte there), as a zero-copy stream does; else the writer
+    /// copies it in and the reader copies it out, as a copying stream does.
+    pub in_place: bool,
+    /// Bytes of the ring the messages go through ([`stream_ring`]).
+    pub ring_bytes: u64,
+    /// Bytes handed over per second.
+    pub bytes_per_s: Estimate,
+}
+
+impl StreamLimit {
+    /// `stream floor 64 KiB` or `stream floor 64 KiB in place`: how a point's limit
+    /// and a drift sample name it.
+    pub fn name(&self) -> String {
+        drift::stream(self.size_bytes, self.in_place)
+    }
 }
 
 /// Limits with the floors sampled next to a run ([`Limits::around`]).
@@ -298,6 +351,16 @@ impl Limits {
                 h.rtt_ns = o.rtt_ns;
             }
         }
+        for f in &mut best.stream_floor {
+            if let Some(o) = other
+                .stream_floor
+                .iter()
+                .find(|o| (o.size_bytes, o.in_place) == (f.size_bytes, f.in_place))
+                && o.bytes_per_s.median > f.bytes_per_s.median
+            {
+                f.bytes_per_s = o.bytes_per_s;
+            }
+        }
         if other.syscall_ns.median < self.syscall_ns.median {
             best.syscall_ns = other.syscall_ns;
         }
@@ -366,6 +429,17 @@ impl Limits {
                 estimate: &h.rtt_ns,
             });
         }
+        let one_way = match self.cpus.as_slice() {
+            [a, b, ..] => format!("CPU {a} → {b}"),
+            _ => "one CPU".into(),
+        };
+        for f in &self.stream_floor {
+            rows.push(LimitRow {
+                name: format!("{}, {} ring, {one_way}", f.name(), size_words(f.ring_bytes)),
+                unit: "bytes/s",
+                estimate: &f.bytes_per_s,
+            });
+        }
         for st in &self.stalls {
             rows.push(LimitRow {
                 name: format!("CPU {} stalls: time lost, all CPUs busy", st.cpu),
@@ -426,6 +500,9 @@ impl Limits {
         for h in &mut limits.handover_rtt_ns {
             swap(drift::handover(h.size_bytes), &mut h.rtt_ns);
         }
+        for f in &mut limits.stream_floor {
+            swap(f.name(), &mut f.bytes_per_s);
+        }
         Around { limits, replaced }
     }
 
@@ -477,6 +554,17 @@ impl Limits {
             .iter()
             .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
             .filter(|h| ratio(h) <= 4f64.ln() + 1e-9)
+    }
+
+    /// The stream floor measured at the size nearest `size` (by ratio) for messages
+    /// taken in place or copied, when `size` lies within a factor of four of it.
+    pub fn stream_near(&self, size: u64, in_place: bool) -> Option<&StreamLimit> {
+        let ratio = |f: &StreamLimit| (f.size_bytes as f64 / size.max(1) as f64).ln().abs();
+        self.stream_floor
+            .iter()
+            .filter(|f| f.in_place == in_place)
+            .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+            .filter(|f| ratio(f) <= 4f64.ln() + 1e-9)
     }
 
     /// memcpy bandwidth at the measured size nearest `size` (by ratio), bytes/s.
@@ -580,6 +668,32 @@ pub fn measure(depth: Depth) -> Limits {
     } else {
         Vec::new()
     };
+    let stream_floor = if cross {
+        STREAM_SIZES
+            .iter()
+            .flat_map(|&size| [false, true].map(|in_place| (size, in_place)))
+            .filter_map(|(size, in_place)| {
+                let ring = stream_ring(size);
+                let mode = if in_place {
+                    probes::StreamMode::InPlace
+                } else {
+                    probes::StreamMode::Copy
+                };
+                let messages = depth.stream_messages(size);
+                let rate = || {
+                    probes::stream_rate(a, b, size as usize, ring as usize, mode, messages, budget)
+                };
+                Some(StreamLimit {
+                    size_bytes: size,
+                    in_place,
+                    ring_bytes: ring,
+                    bytes_per_s: repeat(&rate)?,
+                })
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let calls = trips * 20;
     probes::syscall_cost(calls);
     let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
@@ -604,6 +718,7 @@ pub fn measure(depth: Depth) -> Limits {
         clock_source: Some(clock.source()),
         pipe_rtt_ns,
         handover_rtt_ns,
+        stream_floor,
         stalls,
         took_s: start.elapsed().as_secs_f64(),
         build: Some(crate::build::BuildInfo::current()),
@@ -709,6 +824,20 @@ mod tests {
                     .iter()
                     .any(|r| r.name.starts_with("hand-over round trip 64 KiB"))
             );
+            let floors: Vec<(u64, bool)> = l
+                .stream_floor
+                .iter()
+                .map(|f| (f.size_bytes, f.in_place))
+                .collect();
+            let want: Vec<(u64, bool)> = STREAM_SIZES
+                .iter()
+                .flat_map(|&s| [(s, false), (s, true)])
+                .collect();
+            assert_eq!(floors, want);
+            for f in &l.stream_floor {
+                assert_eq!(f.ring_bytes, stream_ring(f.size_bytes));
+                assert!(l.rows().iter().any(|r| r.name.starts_with(&f.name())));
+            }
         }
         assert!(l.futex_rtt_same_ns.is_some() && l.pipe_rtt_ns.is_some());
     }
@@ -732,6 +861,7 @@ mod tests {
                 (drift::CACHE_LINE.to_string(), cache),
                 (drift::FUTEX.to_string(), futex),
                 (drift::handover(64 << 10), h64),
+                (drift::stream(4 << 10, true), h64 * 1e6),
                 (drift::MEMCPY.to_string(), 1e9),
             ]
             .into_iter()
@@ -753,12 +883,18 @@ mod tests {
         assert_eq!(h(a, 4 << 10), h(&l, 4 << 10));
         assert_eq!(a.memcpy, l.memcpy);
         assert_eq!(a.pipe_rtt_ns, l.pipe_rtt_ns);
+        // The stream floor the samples hold, in place at 4 KiB; not the others.
+        let stream =
+            |l: &Limits, size, in_place| l.stream_near(size, in_place).unwrap().bytes_per_s;
+        assert_eq!(stream(a, 4 << 10, true).median, 25e9);
+        assert_eq!(stream(a, 4 << 10, false), stream(&l, 4 << 10, false));
         assert_eq!(
             around.replaced,
             [
                 "cache-line round trip",
                 "futex wake round trip",
-                "hand-over round trip 64 KiB"
+                "hand-over round trip 64 KiB",
+                "stream floor 4 KiB in place"
             ]
         );
         let none = l.around(&[]);
@@ -775,6 +911,42 @@ mod tests {
         assert_eq!(near(256 << 10), Some(64 << 10));
         assert_eq!(near(512), None);
         assert_eq!(near(1 << 20), None);
+    }
+
+    #[test]
+    fn a_stream_floor_runs_through_the_ring_shm_gives_a_stream() {
+        for size in STREAM_SIZES {
+            assert_eq!(
+                stream_ring(size),
+                xferbench_transports::shm::DEFAULT_CAPACITY as u64
+            );
+        }
+    }
+
+    #[test]
+    fn the_nearest_stream_floor_is_of_the_same_copy_mode_within_a_factor_of_four() {
+        let l = ratio::tests::machine();
+        let near = |s, in_place| {
+            l.stream_near(s, in_place)
+                .map(|f| (f.size_bytes, f.in_place))
+        };
+        assert_eq!(near(4 << 10, true), Some((4 << 10, true)));
+        assert_eq!(near(8 << 10, false), Some((4 << 10, false)));
+        assert_eq!(near(32 << 10, false), Some((64 << 10, false)));
+        assert_eq!(near(256 << 10, true), Some((64 << 10, true)));
+        assert_eq!(near(512, false), None);
+        assert_eq!(near(1 << 20, true), None);
+    }
+
+    #[test]
+    fn the_better_stream_floor_of_start_and_end_is_the_faster() {
+        let start = ratio::tests::machine();
+        let mut end = start.clone();
+        end.stream_floor[1].bytes_per_s = Estimate::from_values([30e9; 3]).unwrap();
+        end.stream_floor[0].bytes_per_s = Estimate::from_values([1e9; 3]).unwrap();
+        let best = start.best_of(&end);
+        assert_eq!(best.stream_floor[1].bytes_per_s.median, 30e9);
+        assert_eq!(best.stream_floor[0], start.stream_floor[0]);
     }
 
     #[test]

@@ -481,6 +481,172 @@ pub fn handover_floor(
     Some(reused.min(fresh))
 }
 
+/// How a stream probe's reader takes each message ([`stream_rate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamMode {
+    /// As a copying stream: the writer copies its message from a buffer of its own
+    /// into the ring, the reader copies it out into a buffer of its own and reads its
+    /// first word.
+    Copy,
+    /// As a zero-copy stream with the default `touch` rule: the writer writes every
+    /// byte in the ring ([`crate::verify::write_in_place`]), the reader reads one
+    /// word of every cache line there ([`crate::verify::read_lines`]).
+    InPlace,
+}
+
+/// Bytes per second of a one-way stream of `size`-byte messages from a thread on `a`
+/// to one on `b` through a ring of `ring` bytes, over `messages` messages after one
+/// untimed lap of the ring, or as many as fit in `budget`: the floor of a stream of
+/// that size.
+///
+/// The ring holds `ring / size` slots (at least two), each starting on a cache line
+/// (on a page for sizes that are multiples of one). The writer puts message `i` in
+/// slot `i % slots` and publishes its index (`head = i + 1`, Release); the reader
+/// waits for it (Acquire), takes the message ([`StreamMode`]) and publishes its own
+/// index (`tail`) to free the slot. Each side keeps the other's last index and reads
+/// it again only when it must wait: the least any single-producer ring does per
+/// message, with no header, length, batch or wake-up. The copies run between
+/// page-aligned buffers ([`PageBuf`]), away from glibc's slow `rep movsb` distances.
+///
+/// Timing starts once the reader has taken one lap of the ring, so every timed
+/// message lands on lines the ring has used before, as in a running stream, and
+/// the start of the partner thread stays out of it.
+pub fn stream_rate(
+    a: usize,
+    b: usize,
+    size: usize,
+    ring: usize,
+    mode: StreamMode,
+    messages: u64,
+    budget: Duration,
+) -> Option<f64> {
+    /// The ring and the two indices; a slot belongs to the writer until `head`
+    /// passes it, then to the reader until `tail` does.
+    struct Shared {
+        head: Line,
+        tail: Line,
+        /// The start of `_ring`'s bytes, through which each side makes the slice of
+        /// the one slot it owns.
+        base: *mut u8,
+        _ring: PageBuf,
+    }
+    // SAFETY: a slot is written only by the writer while `head` has not passed it
+    // and `tail` has (it waits for `tail` with Acquire), and read only by the reader
+    // after `head` passed it (Acquire) and before it publishes `tail` (Release); no
+    // reference to the whole ring is made while both run.
+    unsafe impl Sync for Shared {}
+    // SAFETY: as above; the ring's memory is owned by `_ring`, freed when the last
+    // of the two sides drops it.
+    unsafe impl Send for Shared {}
+    let size = size.max(1);
+    let stride = size.next_multiple_of(crate::verify::LINE);
+    let slots = (ring / stride).max(2);
+    let lap = slots as u64;
+    let total = lap.saturating_add(messages.max(1));
+    let mut buf = PageBuf::zeroed(stride * slots);
+    // Written through once, so page faults stay out of the timing.
+    buf.fill(1);
+    let shared = Arc::new(Shared {
+        head: Line(AtomicU64::new(0)),
+        tail: Line(AtomicU64::new(0)),
+        base: buf.as_mut_ptr(),
+        _ring: buf,
+    });
+    // The offset of message `i`'s slot in the ring.
+    let slot = move |i: u64| (i % lap) as usize * stride;
+    let stop = Arc::new(AtomicBool::new(false));
+    let (sh, st) = (shared.clone(), stop.clone());
+    let writer = std::thread::spawn(move || {
+        if crate::affinity::pin_current_thread(a).is_err() {
+            st.store(true, Ordering::Relaxed);
+            return;
+        }
+        let mut own = PageBuf::zeroed(size);
+        crate::verify::fill_pattern(&mut own);
+        let mut tail = 0u64;
+        for i in 0..total {
+            let mut spins = 0u32;
+            while i - tail >= lap {
+                tail = sh.tail.0.load(Ordering::Acquire);
+                if i - tail < lap {
+                    break;
+                }
+                std::hint::spin_loop();
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(4096) && st.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            // SAFETY: `tail` has passed slot `i` and `head` not yet (see `Shared`);
+            // the slot lies inside the ring.
+            let m = unsafe { std::slice::from_raw_parts_mut(sh.base.add(slot(i)), size) };
+            match mode {
+                StreamMode::Copy => {
+                    crate::verify::stamp(&mut own, i, false);
+                    m.copy_from_slice(&own);
+                }
+                StreamMode::InPlace => crate::verify::write_in_place(m, i, false),
+            }
+            sh.head.0.store(i + 1, Ordering::Release);
+        }
+    });
+    let took = std::thread::scope(|s| {
+        s.spawn(|| {
+            crate::affinity::pin_current_thread(b).ok()?;
+            let mut own = PageBuf::zeroed(size);
+            let deadline = Instant::now() + DEADLINE;
+            let mut start = Instant::now();
+            let mut sink = 0u64;
+            let mut head = 0u64;
+            let mut timed = 0u64;
+            for i in 0..total {
+                let mut spins = 0u32;
+                while head <= i {
+                    head = shared.head.0.load(Ordering::Acquire);
+                    if head > i {
+                        break;
+                    }
+                    std::hint::spin_loop();
+                    spins = spins.wrapping_add(1);
+                    if spins.is_multiple_of(4096)
+                        && (stop.load(Ordering::Relaxed) || Instant::now() > deadline)
+                    {
+                        return None;
+                    }
+                }
+                // SAFETY: `head` has passed slot `i` and `tail` not yet (see
+                // `Shared`); the slot lies inside the ring.
+                let m = unsafe { std::slice::from_raw_parts(shared.base.add(slot(i)), size) };
+                match mode {
+                    StreamMode::Copy => {
+                        own.copy_from_slice(m);
+                        sink ^= crate::verify::touch(&own);
+                    }
+                    StreamMode::InPlace => sink ^= crate::verify::read_lines(m),
+                }
+                shared.tail.0.store(i + 1, Ordering::Release);
+                if i + 1 == lap {
+                    start = Instant::now();
+                } else if i + 1 > lap {
+                    timed += 1;
+                    if timed.is_multiple_of(64) && start.elapsed() > budget {
+                        break;
+                    }
+                }
+            }
+            black_box(sink);
+            Some((start.elapsed(), timed))
+        })
+        .join()
+        .ok()
+        .flatten()
+    });
+    stop.store(true, Ordering::Relaxed);
+    let _ = writer.join();
+    let (d, n) = took.filter(|(_, n)| *n > 0)?;
+    Some((n * size as u64) as f64 / d.as_secs_f64().max(1e-9))
+}
+
 pub use crate::clock::StallSample;
 
 /// One thread per CPU of `cpus`, all at once (every CPU busy, as while a spinning
@@ -591,6 +757,11 @@ mod tests {
                 assert!(handover_rtt(a, b, 4096, pool, 50, BUDGET).unwrap() > 0.0);
             }
             assert!(handover_floor(a, b, 4096, 50, BUDGET).unwrap() > 0.0);
+            for mode in [StreamMode::Copy, StreamMode::InPlace] {
+                assert!(stream_rate(a, b, 4096, 64 << 10, mode, 100, BUDGET).unwrap() > 0.0);
+                // A ring of one message still has two slots.
+                assert!(stream_rate(a, b, 4096, 0, mode, 10, BUDGET).unwrap() > 0.0);
+            }
         }
     }
 
@@ -603,6 +774,8 @@ mod tests {
         assert!(pipe_rtt(a, b, 1_000_000, Duration::ZERO).unwrap() > 0.0);
         if a != b {
             assert!(cache_line_rtt(a, b, 1 << 40, Duration::ZERO).unwrap() > 0.0);
+            let mode = StreamMode::Copy;
+            assert!(stream_rate(a, b, 4096, 8192, mode, 1 << 40, Duration::ZERO).unwrap() > 0.0);
         }
     }
 
@@ -613,6 +786,10 @@ mod tests {
         assert_eq!(pipe_rtt(bad, 0, 10, BUDGET), None);
         assert_eq!(handover_rtt(bad, 0, 4096, HANDOVER_POOL, 10, BUDGET), None);
         assert_eq!(handover_floor(bad, 0, 4096, 10, BUDGET), None);
+        for mode in [StreamMode::Copy, StreamMode::InPlace] {
+            assert_eq!(stream_rate(bad, 0, 4096, 8192, mode, 10, BUDGET), None);
+            assert_eq!(stream_rate(0, bad, 4096, 8192, mode, 10, BUDGET), None);
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! | point | limit | fraction |
 //! |---|---|---|
-//! | `stream` (any transport) | memcpy at the measured size nearest the message size | throughput ÷ memcpy bandwidth |
+//! | `stream` (any transport) | the stream floor at the measured size nearest the message size (within a factor of four), copied or in place as the point; memcpy at the nearest size where there is none | throughput ÷ floor bandwidth |
 //! | ping-pong that spins: `shm` `wait=spin` or `hybrid` (under load a hybrid waiter spins), `iceoryx2` `wait=spin`, RPMsg `notify=poll` | messages of 1 KiB to 256 KiB: the hand-over round trip at the nearest measured size; smaller ones: the cache-line round trip between the two CPUs | limit round trip ÷ median round trip |
 //! | ping-pong that sleeps: `shm` `wait=block`, `iceoryx2` `wait=event`, RPMsg `kick` and `event-idx`, `unix`, `tcp` | the futex wake round trip across the CPUs | futex round trip ÷ median round trip |
 //! | `pipe` ping-pong | the pipe round trip | pipe round trip ÷ median round trip |
@@ -23,6 +23,12 @@
 //! was in while it ran, and the point's fraction is the median of its runs'
 //! ([`LimitFraction::paired`]).
 //!
+//! A stream's limit is the stream floor ([`super::StreamLimit`]): every byte handed
+//! from one CPU to the other through a ring, as the point hands them. memcpy, one CPU
+//! copying a buffer hot in its own cache, bounds no stream; it stays beside the
+//! floor as a reference ([`LimitFraction::reference`], `memcpy 64 KiB (one CPU,
+//! hot)`), never flagging a point.
+//!
 //! A point above [`SUSPECT`] (110 %) beat what was meant to be its floor: the limit
 //! was measured under other conditions than the point ran in (a machine that changed
 //! speed, a slow copy placement, wake-ups from idle that a busy point never pays), or
@@ -36,7 +42,7 @@
 
 use super::Limits;
 use crate::figure;
-use crate::params::{TRANSPORT, WORKLOAD};
+use crate::params::{TRANSPORT, WORKLOAD, ZERO_COPY};
 use crate::stats::Estimate;
 use crate::workload::RecordedWorkload;
 use serde::{Deserialize, Serialize};
@@ -70,7 +76,37 @@ pub struct LimitFraction {
     /// measurement (added within schema 1; `false` when absent).
     #[serde(default)]
     pub paired: bool,
+    /// A figure set beside the limit for comparison, which does not bound the point
+    /// and never makes it suspect: a stream's memcpy on one CPU (added within schema
+    /// 1; absent in older files and for other points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Reference>,
 }
+
+/// A figure a point is set beside without being held against it
+/// ([`LimitFraction::reference`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Reference {
+    /// What it is, in words: `memcpy 64 KiB (one CPU, hot)`.
+    pub name: String,
+    /// Its median.
+    pub value: f64,
+    /// Its unit: `bytes/s`.
+    pub unit: String,
+    /// The point's figure ÷ this value.
+    pub fraction: f64,
+}
+
+impl Reference {
+    /// `memcpy 64 KiB (one CPU, hot): 24 %`.
+    pub fn short(&self) -> String {
+        format!("{}: {}", self.name, percent(self.fraction))
+    }
+}
+
+/// What a stream's memcpy reference adds to its name: one CPU copying a buffer its
+/// cache holds.
+pub const MEMCPY_REFERENCE: &str = "(one CPU, hot)";
 
 /// How the limit of a one-way figure held against half a round-trip floor begins
 /// (`half the cache-line round trip`).
@@ -89,12 +125,18 @@ pub const SUSPECT: f64 = 1.1;
 pub const SUSPECT_WARNING: &str = "limit suspect:";
 
 impl LimitFraction {
-    /// `42 % of memcpy 64 KiB`, or `suspect (see warnings)` above [`SUSPECT`].
+    /// `42 % of cache-line round trip`, or `suspect (see warnings)` above
+    /// [`SUSPECT`], followed by the reference where there is one (`85 % of stream
+    /// floor 64 KiB; memcpy 64 KiB (one CPU, hot): 24 %`).
     pub fn short(&self) -> String {
-        if self.suspect {
+        let held = if self.suspect {
             "suspect (see warnings)".into()
         } else {
             format!("{} of {}", percent(self.fraction), self.limit)
+        };
+        match &self.reference {
+            Some(r) => format!("{held}; {}", r.short()),
+            None => held,
         }
     }
 
@@ -154,6 +196,7 @@ impl LimitFraction {
             fraction,
             suspect: fraction > SUSPECT,
             paired: false,
+            reference: None,
         }
     }
 }
@@ -211,7 +254,19 @@ pub fn fraction(
     // A workload its definition does not read is a point of no known limit.
     let workload = p(WORKLOAD.name()).map(RecordedWorkload::from_name);
     match workload {
-        Some(Some(RecordedWorkload::Stream | RecordedWorkload::Convert)) => {
+        Some(Some(RecordedWorkload::Stream)) => {
+            let rate = median(figure::THROUGHPUT)?;
+            let in_place = xferbench_params::ParamMap::from_params(params.clone())
+                .boolean(&ZERO_COPY)
+                .unwrap_or(false);
+            stream_fraction(
+                rate,
+                limits.stream_near(size_bytes, in_place),
+                limits,
+                size_bytes,
+            )
+        }
+        Some(Some(RecordedWorkload::Convert)) => {
             let copy = limits.memcpy_near(size_bytes)?;
             rate_fraction(
                 figure::THROUGHPUT,
@@ -259,6 +314,38 @@ fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'st
         Wakeup::Futex => Floor::Futex,
         Wakeup::Pipe => Floor::Pipe,
     })
+}
+
+/// A stream's `rate` held against `floor`, with memcpy at the nearest size as its
+/// reference; against memcpy itself where no floor was measured (one CPU, results of
+/// earlier versions, a message size far from every probed one).
+fn stream_fraction(
+    rate: f64,
+    floor: Option<&super::StreamLimit>,
+    limits: &Limits,
+    size_bytes: u64,
+) -> Option<LimitFraction> {
+    let copy = limits.memcpy_near(size_bytes);
+    let memcpy = copy
+        .and_then(|c| rate_fraction(figure::THROUGHPUT, rate, c.size_bytes, c.bytes_per_s.median));
+    let Some(floor) = floor.filter(|f| f.bytes_per_s.median > 0.0 && rate > 0.0) else {
+        return memcpy;
+    };
+    let mut f = LimitFraction::new(
+        floor.name(),
+        floor.bytes_per_s.median,
+        "bytes/s",
+        figure::THROUGHPUT,
+        rate,
+        rate / floor.bytes_per_s.median,
+    );
+    f.reference = memcpy.map(|m| Reference {
+        name: format!("{} {MEMCPY_REFERENCE}", m.limit),
+        value: m.limit_value,
+        unit: m.unit,
+        fraction: m.fraction,
+    });
+    Some(f)
 }
 
 fn rate_fraction(figure: &str, rate: f64, copy_size: u64, copy_rate: f64) -> Option<LimitFraction> {
@@ -309,7 +396,8 @@ pub(crate) mod tests {
     }
 
     /// A machine with round numbers: memcpy 10 GB/s at every size, cache line 200 ns,
-    /// futex 20 µs, pipe 25 µs.
+    /// futex 20 µs, pipe 25 µs, hand-overs of 1 ns per 8 bytes, stream floors of
+    /// 12.5 GB/s copied and 20 GB/s in place at both sizes.
     pub(crate) fn machine() -> Limits {
         Limits {
             depth: Depth::Quick,
@@ -334,6 +422,19 @@ pub(crate) mod tests {
                 .map(|&s| crate::limits::HandoverLimit {
                     size_bytes: s,
                     rtt_ns: est(s as f64 / 8.0),
+                })
+                .collect(),
+            stream_floor: crate::limits::STREAM_SIZES
+                .iter()
+                .flat_map(|&s| {
+                    [(false, 12.5e9), (true, 20e9)].map(|(in_place, rate)| {
+                        crate::limits::StreamLimit {
+                            size_bytes: s,
+                            in_place,
+                            ring_bytes: 4 << 20,
+                            bytes_per_s: est(rate),
+                        }
+                    })
                 })
                 .collect(),
             stalls: [0, 1]
@@ -370,7 +471,92 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_stream_is_held_against_memcpy() {
+    fn a_stream_is_held_against_the_stream_floor_of_its_size_and_copy_mode() {
+        let stream = |size: u64, zero_copy: &str, rate: f64| {
+            point_of_size(
+                size,
+                &[
+                    ("workload", "stream"),
+                    ("transport", "shm"),
+                    ("zero_copy", zero_copy),
+                ],
+                &[(figure::THROUGHPUT, rate)],
+            )
+            .unwrap()
+        };
+        // Copied: 5 GB/s against the 12.5 GB/s floor; memcpy's 10 GB/s beside it.
+        let f = stream(64 << 10, "false", 5e9);
+        assert_eq!(f.limit, "stream floor 64 KiB");
+        assert_eq!((f.unit.as_str(), f.limit_value), ("bytes/s", 12.5e9));
+        assert!((f.fraction - 0.4).abs() < 1e-12 && !f.suspect);
+        let r = f.reference.as_ref().unwrap();
+        assert_eq!(r.name, "memcpy 64 KiB (one CPU, hot)");
+        assert!((r.fraction - 0.5).abs() < 1e-12);
+        assert_eq!(
+            f.short(),
+            "40 % of stream floor 64 KiB; memcpy 64 KiB (one CPU, hot): 50 %"
+        );
+        // In place: against the in-place floor, 20 GB/s.
+        let f = stream(64 << 10, "true", 5e9);
+        assert_eq!(f.limit, "stream floor 64 KiB in place");
+        assert!((f.fraction - 0.25).abs() < 1e-12);
+        // The nearest probed size by ratio, within a factor of four.
+        assert_eq!(stream(1 << 10, "false", 1e9).limit, "stream floor 4 KiB");
+        assert_eq!(
+            stream(16 << 10, "true", 1e9).limit,
+            "stream floor 4 KiB in place"
+        );
+        assert_eq!(stream(256 << 10, "false", 1e9).limit, "stream floor 64 KiB");
+        // Beyond it, memcpy as before, with no reference.
+        let far = stream(2 << 20, "false", 5e9);
+        assert_eq!((far.limit.as_str(), far.reference), ("memcpy 2 MiB", None));
+    }
+
+    #[test]
+    fn a_stream_above_its_floor_is_suspect_whatever_memcpy_says() {
+        let stream = |zero_copy: &str, rate: f64| {
+            point_of_size(
+                64 << 10,
+                &[("workload", "stream"), ("zero_copy", zero_copy)],
+                &[(figure::THROUGHPUT, rate)],
+            )
+            .unwrap()
+        };
+        // 13.5 GB/s is 108 % of the copied floor: a result, though it beats memcpy.
+        let f = stream("false", 13.5e9);
+        assert!(!f.suspect && f.reference.as_ref().unwrap().fraction > 1.0);
+        // 14 GB/s is 112 %: suspect, and the reference does not change that.
+        let f = stream("false", 14e9);
+        assert!(f.suspect);
+        assert_eq!(
+            f.short(),
+            "suspect (see warnings); memcpy 64 KiB (one CPU, hot): 140 %"
+        );
+        assert!(
+            f.warning()
+                .unwrap()
+                .contains("112 % of the stream floor 64 KiB")
+        );
+        // 14 GB/s in place is 70 % of the in-place floor.
+        assert!(!stream("true", 14e9).suspect);
+    }
+
+    #[test]
+    fn a_stream_without_a_floor_is_held_against_memcpy() {
+        let mut l = machine();
+        l.stream_floor.clear();
+        let params = [("workload", "stream")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let summary = [(figure::THROUGHPUT.to_string(), est(5e9))].into();
+        let f = fraction(&params, 64 << 10, 1, &summary, &l).unwrap();
+        assert_eq!((f.limit.as_str(), f.reference), ("memcpy 64 KiB", None));
+        assert!((f.fraction - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_small_message_stream_is_held_against_memcpy() {
         let f = point(
             &[("workload", "stream"), ("transport", "shm")],
             &[(figure::THROUGHPUT, 5e9)],

@@ -19,7 +19,8 @@ struct ScriptedMachine {
     limits: AtomicUsize,
     shift_at: usize,
     shifted: f64,
-    /// The first limits (the start) copy at this many bytes/s instead of 10 GB/s.
+    /// The first limits (the start) copy and stream at this many bytes/s instead of
+    /// 10 and 12.5 GB/s.
     slow_start: Option<f64>,
     /// The cache-line round trip of the `k`-th drift sample, ns (the last one from
     /// then on); none when empty.
@@ -44,8 +45,12 @@ impl MachineProbe for ScriptedMachine {
         let k = self.limits.fetch_add(1, Ordering::Relaxed);
         let mut limits = super::ratio::tests::machine();
         if let (0, Some(rate)) = (k, self.slow_start) {
+            let slow = crate::stats::Estimate::from_values([rate; 3]).unwrap();
             for c in &mut limits.memcpy {
-                c.bytes_per_s = crate::stats::Estimate::from_values([rate; 3]).unwrap();
+                c.bytes_per_s = slow;
+            }
+            for f in &mut limits.stream_floor {
+                f.bytes_per_s = slow;
             }
         }
         limits
@@ -125,17 +130,22 @@ fn limits_are_measured_at_the_start_and_end_and_every_point_gets_its_fraction() 
     assert!(limits.end.is_some());
     for p in &doc.points {
         let f = p.limit.as_ref().unwrap();
-        // 5 GB over one second against 10 GB/s of memcpy at 64 KiB.
-        assert_eq!(f.limit, "memcpy 64 KiB");
+        // 5 GB over one second against a 12.5 GB/s stream floor at 64 KiB, with
+        // memcpy's 10 GB/s beside it.
+        assert_eq!(f.limit, "stream floor 64 KiB");
         assert_eq!(f.figure, figure::THROUGHPUT);
-        assert!((f.fraction - 0.5).abs() < 1e-9, "{}", f.fraction);
+        assert!((f.fraction - 0.4).abs() < 1e-9, "{}", f.fraction);
+        let r = f.reference.as_ref().expect("memcpy as a reference");
+        assert_eq!(r.name, "memcpy 64 KiB (one CPU, hot)");
+        assert!((r.fraction - 0.5).abs() < 1e-9, "{}", r.fraction);
     }
 }
 
 #[test]
 fn a_point_is_held_against_the_better_of_the_start_and_the_end() {
-    // The start's memcpy ran at 2 GB/s (the machine was briefly slow), the end's at
-    // 10 GB/s: the points' 5 GB/s are half the limit, not a suspect 250 %.
+    // The start's stream floor ran at 2 GB/s (the machine was briefly slow), the
+    // end's at 12.5 GB/s: the points' 5 GB/s are 40 % of the limit, not a suspect
+    // 250 %.
     let machine = Arc::new(ScriptedMachine {
         slow_start: Some(2e9),
         ..Arc::try_unwrap(ScriptedMachine::new(usize::MAX, 0.0)).unwrap()
@@ -143,7 +153,7 @@ fn a_point_is_held_against_the_better_of_the_start_and_the_end() {
     let doc = run(2, false, machine);
     for p in &doc.points {
         let f = p.limit.as_ref().unwrap();
-        assert!((f.fraction - 0.5).abs() < 1e-9, "{}", f.fraction);
+        assert!((f.fraction - 0.4).abs() < 1e-9, "{}", f.fraction);
         assert!(!f.suspect);
         assert!(
             !p.warnings.iter().any(|w| w.starts_with("limit suspect")),
@@ -189,10 +199,11 @@ fn each_run_is_held_against_the_floor_sampled_just_before_it() {
 
 #[test]
 fn a_point_whose_floor_the_samples_do_not_measure_is_not_paired() {
-    // A stream is held against memcpy at its size, which the samples do not measure.
+    // A stream is held against the stream floor at its size, which this machine's
+    // samples do not measure.
     let doc = run(1, true, ScriptedMachine::new(usize::MAX, 0.0));
     let f = doc.points[0].limit.as_ref().unwrap();
-    assert_eq!(f.limit, "memcpy 64 KiB");
+    assert_eq!(f.limit, "stream floor 64 KiB");
     assert!(!f.paired);
 }
 
@@ -311,4 +322,55 @@ fn a_load_point_is_held_run_by_run_against_half_the_floor_sampled_before_it() {
     assert!(f.paired, "{f:?}");
     assert_eq!(f.limit_value, 200.0, "the median of the runs' half floors");
     assert!((f.fraction - 0.5).abs() < 1e-9, "{}", f.fraction);
+}
+
+#[test]
+fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
+    // Two runs of a 64 KiB stream at 5 GB/s, copied and then in place. The samples
+    // before the runs measured the 64 KiB floors at 10 and 2.5 GB/s copied, 25 and
+    // 4 GB/s in place; the start and end measured 12.5 and 20 GB/s.
+    let samples: Vec<DriftSample> = [(10e9, 25e9), (2.5e9, 4e9)]
+        .map(|(copied, in_place)| DriftSample {
+            probes: [
+                (super::drift::stream(64 << 10, false), copied),
+                (super::drift::stream(64 << 10, true), in_place),
+            ]
+            .into_iter()
+            .collect(),
+        })
+        .to_vec();
+    let paired: Vec<Option<&DriftSample>> = samples.iter().map(Some).collect();
+    for (zero_copy, limit, floors) in [
+        ("false", "stream floor 64 KiB", [10e9, 2.5e9]),
+        ("true", "stream floor 64 KiB in place", [25e9, 4e9]),
+    ] {
+        let mut doc = run(1, true, ScriptedMachine::new(usize::MAX, 0.0));
+        let p = &mut doc.points[0];
+        p.params.insert("zero_copy".into(), zero_copy.into());
+        assert_eq!(p.runs.len(), 2);
+        let floor = doc.context.limits.as_ref().unwrap().floor();
+        crate::measure::hold_against(&mut doc.points[0], &floor, &paired);
+        let p = &doc.points[0];
+        let f = p.limit.as_ref().expect("a fraction");
+        assert_eq!(f.limit, limit);
+        assert!(f.paired, "{f:?}");
+        // Each run against its own sample; the point gets the medians.
+        let fractions = floors.map(|fl| 5e9 / fl);
+        let mid = |a: [f64; 2]| (a[0] + a[1]) / 2.0;
+        assert!(
+            (f.limit_value - mid(floors)).abs() < 1.0,
+            "{}",
+            f.limit_value
+        );
+        assert!((f.fraction - mid(fractions)).abs() < 1e-9, "{}", f.fraction);
+        // Above 110 % of the median floor: suspect, and said so.
+        assert_eq!(f.suspect, mid(fractions) > super::ratio::SUSPECT);
+        assert_eq!(
+            p.warnings.iter().any(|w| w.starts_with("limit suspect")),
+            f.suspect
+        );
+        // memcpy stays beside it, from the start and end, and flags nothing.
+        let r = f.reference.as_ref().expect("memcpy as a reference");
+        assert!((r.fraction - 0.5).abs() < 1e-9, "{}", r.fraction);
+    }
 }

@@ -275,6 +275,7 @@ fn each_load_curve_draws_the_floor_its_points_are_held_against() {
         fraction: value / 1e3,
         suspect,
         paired: false,
+        reference: None,
     };
     for p in &mut doc.points {
         p.limit = Some(match p.params["transport"].as_str() {
