@@ -863,9 +863,10 @@ fn a_plugin_that_hangs_is_named_after_the_timeout() {
 #[test]
 fn check_names_the_call_a_plugin_crashed_or_hung_in_and_stops_at_the_first_with_fail_fast() {
     let Some(lib) = faulty_plugin() else { return };
-    for (fault, found) in [
-        ("crash", "crashed in plugin call connect"),
-        ("hang", "in plugin call connect"),
+    for (fault, side, found) in [
+        ("crash", "connect", "crashed in plugin call connect"),
+        ("hang", "connect", "in plugin call connect"),
+        ("hang", "recv", "recv of message"),
     ] {
         let started = std::time::Instant::now();
         let args: Vec<String> = [
@@ -873,7 +874,7 @@ fn check_names_the_call_a_plugin_crashed_or_hung_in_and_stops_at_the_first_with_
             "-t",
             &plugin(&lib, Some(fault)),
             "-p",
-            "side=connect",
+            &format!("side={side}"),
             "--fail-fast",
             "--timeout",
             "1s",
