@@ -171,12 +171,14 @@ fn run_stream(transports: &str, args: &[&str]) -> std::process::Output {
 }
 
 /// Held by the tests that run the nng example, so that one's socket files are not
-/// taken for the other's leftovers.
-static NNG_TMP: Mutex<()> = Mutex::new(());
+/// taken for the other's leftovers, and by those whose plugins hold many POSIX
+/// queues at once: every queue of this user counts against one RLIMIT_MSGQUEUE,
+/// private IPC namespaces included, so two of them side by side can exceed it.
+static SHARED: Mutex<()> = Mutex::new(());
 
 #[test]
 fn the_example_plugins_pass_check() {
-    let _tmp = NNG_TMP.lock().unwrap_or_else(|e| e.into_inner());
+    let _tmp = SHARED.lock().unwrap_or_else(|e| e.into_inner());
     let mut words = vec![plugin(&seqpacket_plugin(), None)];
     for lib in [
         pipe_plugin(),
@@ -863,6 +865,7 @@ fn a_plugin_that_hangs_is_named_after_the_timeout() {
 #[test]
 fn check_names_the_call_a_plugin_crashed_or_hung_in_and_stops_at_the_first_with_fail_fast() {
     let Some(lib) = faulty_plugin() else { return };
+    let _queues = SHARED.lock().unwrap_or_else(|e| e.into_inner());
     for (fault, side, found) in [
         ("crash", "connect", "crashed in plugin call connect"),
         ("hang", "connect", "in plugin call connect"),
@@ -967,6 +970,7 @@ fn zero_copy_plugins_move_messages_in_place_through_the_abi() {
 #[test]
 fn plugin_runs_take_thread_peers_and_many_channels() {
     let Some(mq) = posix_mq_plugin() else { return };
+    let _queues = SHARED.lock().unwrap_or_else(|e| e.into_inner());
     let out = run_stream(
         &plugin(&mq, None),
         &[
@@ -1093,7 +1097,7 @@ fn list_shows_a_plugins_choices_with_their_help() {
 #[test]
 fn the_nng_plugin_carries_verified_messages_and_leaves_nothing_in_tmp() {
     let Some(lib) = nng_plugin() else { return };
-    let _tmp = NNG_TMP.lock().unwrap_or_else(|e| e.into_inner());
+    let _tmp = SHARED.lock().unwrap_or_else(|e| e.into_inner());
     let ours = || -> Vec<String> {
         std::fs::read_dir("/tmp")
             .unwrap()

@@ -24,7 +24,8 @@ fn leading_number(s: &str) -> Option<(f64, &str)> {
 
 /// A cell of a column of `unit` written in it: a bare number (`489600`), or one with
 /// the interval the study tables give (`489600 [480000–499200, 75 %]`), becomes
-/// `489.6 kB/s` or `489.6 kB/s [480.0 kB/s–499.2 kB/s, 75 %]`; any other cell (`-`,
+/// `489.6 kB/s` or `489.6 kB/s [480.0 kB/s–499.2 kB/s, 75 %]`, and one with a spread
+/// (`1.25 ± 0.03`) both sides in the unit; any other cell (`-`,
 /// `not measured`, a number followed by other text) is kept as it is.
 pub fn in_unit(cell: &str, unit: &ColumnUnit) -> String {
     let show = |v: f64| unit.unit.value(v * unit.scale);
@@ -34,6 +35,10 @@ pub fn in_unit(cell: &str, unit: &ColumnUnit) -> String {
     };
     if rest.is_empty() {
         return show(v);
+    }
+    // ` ± sd`
+    if let Some((sd, "")) = rest.strip_prefix(" ± ").and_then(leading_number) {
+        return format!("{} ± {}", show(v), show(sd));
     }
     // ` [low–high, level %]`
     let interval = rest
@@ -215,7 +220,16 @@ mod tests {
         assert_eq!(in_unit("624.8", &mb), crate::format::rate_bytes(624.8e6));
         let us = ColumnUnit::new("p50 µs", Unit::Microseconds);
         assert_eq!(in_unit("67.0", &us), crate::format::nanos(67e3));
-        for kept in ["-", "not measured", "12 (seed)", "1.0 [x]", ""] {
+        let s = ColumnUnit::new("time (s)", Unit::Seconds);
+        assert_eq!(
+            in_unit("1.250 ± 0.030", &s),
+            format!(
+                "{} ± {}",
+                crate::format::nanos(1.25e9),
+                crate::format::nanos(0.03e9)
+            )
+        );
+        for kept in ["-", "not measured", "12 (seed)", "1.0 [x]", "1.0 ± x", ""] {
             assert_eq!(in_unit(kept, &rate), kept);
         }
         let t = Table {

@@ -27,7 +27,8 @@ use xferbench_lab::ab::{ALPHA, AbReport, AbRun, AbSide, SAME_INSTRUCTIONS, compa
 use xferbench_lab::result::{PointResult, ResultDoc};
 use xferbench_lab::rig::perf_stat::figures::{BENCH_CPU_S, TIME_S};
 use xferbench_lab::stats::mean_sd;
-use xferbench_report::study::{StudyFolder, Table};
+use xferbench_report::chart::Unit;
+use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 
 /// The seed's table: benchmark, with the PR, before it, which is faster, difference.
 pub const SEED_T1: [(&str, f64, f64, &str, &str); 2] = [
@@ -693,7 +694,15 @@ pub fn t4(pairs: &[Pair<'_>], ex: &Extras) -> Table {
 pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     let ex = Extras::of(doc);
     let pairs = pairs(doc, &ex);
-    folder.write_table("t1-time", &t1(&pairs))?;
+    let seconds = [
+        "time with A (s)",
+        "time with B (s)",
+        "seed: before PR (s)",
+        "seed: with PR (s)",
+    ]
+    .map(|c| ColumnUnit::new(c, Unit::Seconds))
+    .to_vec();
+    folder.write_table_in("t1-time", &t1(&pairs), seconds)?;
     folder.write_table("t2-perf-stat-default", &t2(&ex))?;
     folder.write_table("t3-stall-events", &t3(&pairs, &ex))?;
     folder.write_table("t4-culprit", &t4(&pairs, &ex))?;

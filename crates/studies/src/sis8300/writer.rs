@@ -1017,7 +1017,13 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     for (stem, t, units) in [
         ("test1-transfer", test1_table(doc), test1_units),
         ("test2-sizes", test2_table(doc), test2_units),
-        ("test3-conversions", test3_table(doc), Vec::new()),
+        (
+            "test3-conversions",
+            test3_table(doc),
+            ["original", "improved", "memcpy (same run)", "seed"]
+                .map(mb_per_s)
+                .to_vec(),
+        ),
         ("test4-cpu", test4_table(doc), Vec::new()),
     ] {
         if !t.rows.is_empty() {
