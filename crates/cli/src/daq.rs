@@ -5,26 +5,24 @@
 //! the result document (the rig records every row in the run's figures).
 
 use crate::exit::usage;
-use crate::flags::{ExportArgs, RecordArgs, WatchArgs, choice};
+use crate::flags::{OutputArgs, WatchArgs, choice};
+use crate::one_point::{Control, OnePoint};
 use anyhow::Result;
 use clap::Args;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::time::Duration;
-use xferbench_lab::counters::{CounterMode, CounterSource};
-use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use xferbench_lab::measure::PlannedPoint;
 use xferbench_lab::record::FigureRules;
-use xferbench_lab::result::{PointResult, ResultDoc, RunRecord, Settings, figure};
+use xferbench_lab::result::{PointResult, ResultDoc, RunRecord, figure};
+use xferbench_lab::rig::Rig;
 use xferbench_lab::rig::daq::{
     ACQUISITIONS, DaqRig, ENGINES_CPU_S, HOST_CPU_PERCENT, STATUS_READS, TOP_CPU_PERCENT,
     TOP_CPU_PERCENT_MAX, TOP_CPU_SAMPLES, VERIFY_CPU_S, WAIT_CPU_PERCENT, WORK_CPU_PERCENT,
     func_figure,
 };
-use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::RecordedWorkload;
 use xferbench_lab::workload::daq::{DEVICES, DaqCommandParams, DaqSpec, Function, names};
 use xferbench_params::PointParams;
-use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::daq::convert::Kernels;
 use xferbench_transports::daq::convert::ScaleParams;
 use xferbench_transports::daq::{
@@ -141,22 +139,13 @@ pub struct DaqArgs {
     /// `software` (at once).
     #[arg(long, value_name = "HZ|software", default_value = "14")]
     pub trigger: String,
-    /// Print the result document as JSON on stdout instead of the tables (the rows
-    /// are the run's figures: `<func>_<column>_board<i>`).
-    #[arg(long)]
-    pub json: bool,
-    /// The result document's files.
-    #[command(flatten)]
-    pub export: ExportArgs,
-    /// No tables; only errors (files are still written).
-    #[arg(long)]
-    pub quiet: bool,
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
-    /// The results history.
+    /// The tables, the result document (the rows are the run's figures:
+    /// `<func>_<column>_board<i>`) and its files.
     #[command(flatten)]
-    pub record: RecordArgs,
+    pub output: OutputArgs,
 }
 
 /// The spec the arguments describe, or a message naming the flag.
@@ -304,25 +293,6 @@ const RULES: FigureRules = FigureRules {
     primary: figure::THROUGHPUT,
     higher_is_better: true,
 };
-
-/// The one point on its digitizer.
-struct OnePoint {
-    planned: Vec<PlannedPoint>,
-    spec: DaqSpec,
-    primary: &'static str,
-}
-
-impl Bench for OnePoint {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.planned
-    }
-
-    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(
-            DaqRig::start(self.spec.clone(), self.primary)?.with_rows(),
-        ))
-    }
-}
 
 /// One row of the original's table, read back from a run's figures.
 struct Row {
@@ -481,7 +451,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         Ok(f) => f[0],
         Err(m) => return Ok(usage("daq", m)),
     };
-    if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
+    if let Err(e) = a.output.check() {
         return Ok(usage("daq", e));
     }
     let watch = match crate::config::watch(&a.watch) {
@@ -489,58 +459,33 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         Err(e) => return Ok(usage("daq", e)),
     };
     let stop = crate::stop::stop_flag()?;
-    let tables = !a.json && !a.quiet;
-    let mut stdout = crate::out::stdout();
-    if tables {
+    if !a.output.json && !a.output.quiet {
+        let mut stdout = crate::out::stdout();
         writeln!(stdout, "{}{}", parameters(&spec), model(&spec))?;
         stdout.flush()?;
     }
-    let mut bench = OnePoint {
-        planned: vec![PlannedPoint {
+    let point = OnePoint {
+        workload: RecordedWorkload::Daq.name().into(),
+        planned: PlannedPoint {
             params: params(&spec, primary),
             size_bytes: spec.nbytes_raw(),
             channels: spec.devices.len(),
             rules: RULES,
             verify: spec.verify,
             runs: None,
-        }],
-        primary: primary.c_name(),
-        spec,
-    };
-    let opts = LoopOptions {
-        runs: 1,
-        warmup: 0,
-        interleave: false,
-        hang_timeout: Duration::from_secs(60),
-        counters: CounterMode::Off,
-        profile: None,
-        watch,
-        until_stopped: false,
-    };
-    let context = xferbench_lab::context::collect(
-        env!("CARGO_PKG_VERSION"),
-        std::env::args().collect(),
-        Settings {
-            workload: RecordedWorkload::Daq.name().into(),
-            runs: 1,
-            warmup: 0,
-            count: Some(u64::from(bench.spec.nreads)),
-            duration_s: None,
-            peer: "thread".into(),
-            pin: bench.spec.pin,
-            verify: bench.spec.verify,
-            interleave: false,
         },
-    );
-    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
-    let export_failed = !a.export.write(&doc);
-    crate::history::record(&a.record, &doc, a.quiet);
-    if a.json {
-        Json.export(&doc, &mut stdout)?;
-    } else if tables {
-        write!(stdout, "{}", report(&doc))?;
-    }
-    stdout.flush()?;
-    drop(stdout);
-    Ok(crate::exit::for_doc(&doc, export_failed))
+        count: Some(u64::from(spec.nreads)),
+        peer: "thread",
+        pin: spec.pin,
+    };
+    // The readers bound their own waits by the trigger's period (`wait_limit`); the
+    // digitizer rig reads no hang timeout, so the definition's default stands.
+    let control = Control {
+        watch,
+        ..Control::once(Control::default_timeout())
+    };
+    let doc = point.measure(&control, &stop, || {
+        Ok(Box::new(DaqRig::start(spec.clone(), primary.c_name())?.with_rows()) as Box<dyn Rig>)
+    });
+    a.output.finish(&doc, report)
 }

@@ -249,6 +249,25 @@ impl ExportArgs {
     }
 }
 
+/// The outputs of a one-point measuring command (`kv client`, `warp client`, `daq`,
+/// `rpmsg`): its summary or the result document on stdout, the export files and the
+/// history ([`crate::one_point`]).
+#[derive(Debug, Clone, Default, Args)]
+pub struct OutputArgs {
+    /// Print the result document as JSON on stdout instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// The result document's files.
+    #[command(flatten)]
+    pub export: ExportArgs,
+    /// No summary; only errors (files are still written).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The results history.
+    #[command(flatten)]
+    pub record: RecordArgs,
+}
+
 /// Which history file to use.
 #[derive(Debug, Clone, Default, Args)]
 pub struct HistoryFileArgs {

@@ -3,7 +3,8 @@
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{ExportArgs, RecordArgs, TimeoutArgs, choice};
+use crate::flags::{OutputArgs, TimeoutArgs, choice};
+use crate::one_point::{Control, OnePoint};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
@@ -11,18 +12,16 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use xferbench_lab::counters::{CounterMode, CounterSource};
-use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use xferbench_lab::measure::PlannedPoint;
 use xferbench_lab::process::die_with_parent;
 use xferbench_lab::record::FigureRules;
-use xferbench_lab::result::{ResultDoc, Settings, figure};
+use xferbench_lab::result::{ResultDoc, figure};
+use xferbench_lab::rig::Rig;
 use xferbench_lab::rig::kv::KvServerSpec;
 use xferbench_lab::rig::kv::client::KvClientRig;
-use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::RecordedWorkload;
 use xferbench_lab::workload::kv::{Backend, KvClientParams, KvClientSpec, OUTER, run_client};
 use xferbench_params::PointParams;
-use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
 
 /// `xferbench kv ...`.
@@ -97,18 +96,9 @@ pub struct KvClientArgs {
     /// driver (`kv serve --pin` runs on the second).
     #[arg(long)]
     pub pin: bool,
-    /// Print the result document as JSON on stdout instead of the summary line.
-    #[arg(long)]
-    pub json: bool,
-    /// The result document's files.
+    /// The summary line, the result document and its files.
     #[command(flatten)]
-    pub export: ExportArgs,
-    /// No summary line; only errors (files are still written).
-    #[arg(long)]
-    pub quiet: bool,
-    /// The results history.
-    #[command(flatten)]
-    pub record: RecordArgs,
+    pub output: OutputArgs,
 }
 
 /// Runs a `kv` subcommand and returns the exit status.
@@ -282,27 +272,6 @@ fn find_server(a: &KvClientArgs) -> Result<String> {
     }
 }
 
-/// The one point: the client of `server`.
-struct OnePoint {
-    planned: Vec<PlannedPoint>,
-    spec: KvClientSpec,
-    stop: Arc<AtomicBool>,
-    first_mismatch: Arc<Mutex<Option<String>>>,
-}
-
-impl Bench for OnePoint {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.planned
-    }
-
-    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
-        Ok(Box::new(
-            KvClientRig::new(self.spec.clone(), Arc::clone(&self.stop))
-                .with_first_mismatch(Arc::clone(&self.first_mismatch)),
-        ))
-    }
-}
-
 /// Requests per second over the client's window.
 const RULES: FigureRules = FigureRules {
     primary: figure::MESSAGE_RATE,
@@ -340,7 +309,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         return usage("INNER must be at least 1");
     }
     let hang_timeout = a.hang.timeout;
-    if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
+    if let Err(e) = a.output.check() {
         return usage(e);
     }
     let name = find_server(a)?;
@@ -358,55 +327,32 @@ fn client(a: &KvClientArgs) -> Result<u8> {
     if let Some(cpu) = spec.pin {
         pin_self("kv client", cpu)?;
     }
-    let mut bench = OnePoint {
-        planned: vec![PlannedPoint {
+    let point = OnePoint {
+        workload: RecordedWorkload::KvClient.name().into(),
+        planned: PlannedPoint {
             params: params(&spec, &name),
             size_bytes: 0,
             channels: 1,
             rules: RULES,
             verify: true,
             runs: None,
-        }],
-        stop: Arc::clone(&stop),
-        first_mismatch: Arc::default(),
-        spec,
-    };
-    let opts = LoopOptions {
-        runs: 1,
-        warmup: 0,
-        interleave: false,
-        hang_timeout,
-        counters: CounterMode::Off,
-        profile: None,
-        watch: None,
-        until_stopped: a.outer == 0,
-    };
-    let context = xferbench_lab::context::collect(
-        env!("CARGO_PKG_VERSION"),
-        std::env::args().collect(),
-        Settings {
-            workload: RecordedWorkload::KvClient.name().into(),
-            runs: 1,
-            warmup: 0,
-            count: (a.outer > 0).then(|| a.outer * u64::from(a.inner) * 3),
-            duration_s: None,
-            peer: "process".into(),
-            pin: a.pin,
-            verify: true,
-            interleave: false,
         },
-    );
-    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
-    let export_failed = !a.export.write(&doc);
-    crate::history::record(&a.record, &doc, a.quiet);
-    let mut stdout = crate::out::stdout();
-    if a.json {
-        Json.export(&doc, &mut stdout)?;
-    } else if !a.quiet {
-        write!(stdout, "{}", report(&doc))?;
-    }
-    stdout.flush()?;
-    drop(stdout);
+        count: (a.outer > 0).then(|| a.outer * u64::from(a.inner) * 3),
+        peer: "process",
+        pin: a.pin,
+    };
+    let control = Control {
+        until_stopped: a.outer == 0,
+        ..Control::once(hang_timeout)
+    };
+    let first_mismatch: Arc<Mutex<Option<String>>> = Arc::default();
+    let doc = point.measure(&control, &stop, || {
+        Ok(Box::new(
+            KvClientRig::new(spec.clone(), Arc::clone(&stop))
+                .with_first_mismatch(Arc::clone(&first_mismatch)),
+        ) as Box<dyn Rig>)
+    });
+    let written = a.output.write(&doc, report)?;
     let mismatches = doc
         .points
         .iter()
@@ -414,11 +360,11 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         .map(|i| i.corrupt)
         .sum::<u64>();
     if mismatches > 0 {
-        let first = bench.first_mismatch.lock().ok().and_then(|f| f.clone());
+        let first = first_mismatch.lock().ok().and_then(|f| f.clone());
         eprintln!(
             "error: {mismatches} mismatched replies; the first: {}",
             first.unwrap_or_default()
         );
     }
-    Ok(crate::exit::for_doc(&doc, export_failed))
+    Ok(crate::exit::for_doc(&doc, !written))
 }

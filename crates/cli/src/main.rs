@@ -19,6 +19,7 @@ mod launcher;
 mod limits;
 mod list;
 mod logging;
+mod one_point;
 mod out;
 mod paths;
 mod plugin;

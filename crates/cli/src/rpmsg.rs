@@ -4,16 +4,16 @@
 //! [`RpmsgBench`], summarised from the point's estimates (medians and their spread).
 
 use crate::exit::{EXIT_FAILURE, EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{RunsArgs, TimeoutArgs, WatchArgs, choice};
+use crate::flags::{OutputArgs, RunsArgs, TimeoutArgs, WatchArgs, choice};
+use crate::one_point::{Control, OnePoint};
 use anyhow::{Result, bail};
 use clap::Args;
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
-use xferbench_lab::counters::CounterMode;
-use xferbench_lab::measure::{LoopOptions, PlannedPoint, run_plan};
-use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
+use xferbench_lab::measure::PlannedPoint;
+use xferbench_lab::result::{Outcome, PointResult, RunRecord, figure};
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgBench};
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::{
@@ -21,7 +21,7 @@ use xferbench_lab::workload::rpmsg::{
     SUM_OF_RATES, TRANSFER,
 };
 use xferbench_params::{PointParams, Value};
-use xferbench_report::{Exporter, export_to_path, format, json::Json};
+use xferbench_report::format;
 use xferbench_studies::rpmsg::RULES;
 use xferbench_transports::rpmsg::{Buffers, Notify};
 
@@ -78,22 +78,16 @@ pub struct RpmsgArgs {
     /// Time without progress on any channel before a run is declared hung.
     #[command(flatten)]
     pub hang: TimeoutArgs,
-    /// Write the result document as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-    /// Print the result document as JSON on stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
     /// Write every measured run as one JSON line (the per-run shape) to FILE (`-`:
     /// stdout, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
-    /// No table; only errors (files are still written).
-    #[arg(short, long)]
-    pub quiet: bool,
     /// Machine limits and drift.
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// The table, the result document and its files.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 fn usage(msg: impl std::fmt::Display) -> Result<u8> {
@@ -139,9 +133,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-    if let Some(path) = &a.export_json
-        && let Err(e) = crate::paths::file("--export-json", path)
-    {
+    if let Err(e) = a.output.check() {
         return usage(e);
     }
     if let Some(path) = a.jsonl.as_ref().filter(|p| p.as_os_str() != "-")
@@ -154,53 +146,34 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
         Err(e) => return usage(e),
     };
     let params = RpmsgParams::of(&p, transfer).to_map().into_params();
-    let planned = PlannedPoint {
-        size_bytes: p.packet as u64,
-        channels: p.channels as usize,
-        verify: p.verify,
-        ..PlannedPoint::from_params(params, RULES)
+    let one = OnePoint {
+        workload: "rpmsg".into(),
+        planned: PlannedPoint {
+            size_bytes: p.packet as u64,
+            channels: p.channels as usize,
+            verify: p.verify,
+            ..PlannedPoint::from_params(params, RULES)
+        },
+        count: match p.limit {
+            Limit::Count(n) => Some(n),
+            Limit::Duration(_) => None,
+        },
+        peer: "process",
+        pin: a.pin,
     };
-    let mut bench = RpmsgBench::new(RemoteKind::Process(crate::launcher::launcher()?), a.pin)
-        .with([(planned, p)]);
-    let opts = LoopOptions {
+    let control = Control {
         runs: a.repeat.runs,
         warmup: a.repeat.warmup,
-        interleave: false,
-        hang_timeout: a.hang.timeout,
-        counters: CounterMode::Off,
-        profile: None,
         watch,
-        until_stopped: false,
+        ..Control::once(a.hang.timeout)
     };
-    let context = xferbench_lab::context::collect(
-        env!("CARGO_PKG_VERSION"),
-        std::env::args().collect(),
-        Settings {
-            workload: "rpmsg".into(),
-            runs: a.repeat.runs,
-            warmup: a.repeat.warmup,
-            count: match p.limit {
-                Limit::Count(n) => Some(n),
-                Limit::Duration(_) => None,
-            },
-            duration_s: None,
-            peer: "process".into(),
-            pin: a.pin,
-            verify: a.verify,
-            interleave: false,
-        },
-    );
+    let mut bench = RpmsgBench::new(RemoteKind::Process(crate::launcher::launcher()?), a.pin)
+        .with([(one.planned.clone(), p)]);
     let stop = crate::stop::stop_flag()?;
-    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
+    let doc = one.measure_on(&mut bench, &control, &stop);
     let point = doc.points.first();
-    let mut outputs_failed = false;
-    if let Some(path) = &a.export_json
-        && let Err(e) = export_to_path(&Json, &doc, path)
-    {
-        outputs_failed = true;
-        eprintln!("error: cannot write --export-json {}: {e}", path.display());
-    }
     let jsonl_stdout = a.jsonl.as_deref() == Some(std::path::Path::new("-"));
+    let mut outputs_failed = false;
     if let Some(path) = a.jsonl.as_ref().filter(|_| !jsonl_stdout) {
         let lines = || xferbench_report::write_atomic(path, |mut w| write_lines(&mut w, point));
         if let Err(e) = lines() {
@@ -208,16 +181,16 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
             eprintln!("error: cannot write --jsonl {}: {e}", path.display());
         }
     }
-    let mut out = crate::out::stdout();
-    if a.json {
-        Json.export(&doc, &mut out)?;
-    } else if jsonl_stdout {
+    // `--jsonl -` takes the table's place on stdout.
+    outputs_failed |= !a.output.write(&doc, |doc| match doc.points.first() {
+        Some(pt) if !jsonl_stdout => format!("{}\n", table(&p, transfer, pt)),
+        _ => String::new(),
+    })?;
+    if jsonl_stdout && !a.output.json {
+        let mut out = crate::out::stdout();
         write_lines(&mut out, point)?;
-    } else if let Some(pt) = point.filter(|_| !a.quiet) {
-        writeln!(out, "{}", table(&p, transfer, pt))?;
+        out.flush()?;
     }
-    out.flush()?;
-    drop(out);
     match &doc.outcome {
         Outcome::Complete => {}
         Outcome::Interrupted => return Ok(crate::stop::interrupted_status()),

@@ -4,26 +4,25 @@
 //! take the lab's spec as one JSON argument.
 
 use crate::exit::EXIT_USAGE;
-use crate::flags::{ExportArgs, RecordArgs, TimeoutArgs, choice};
+use crate::flags::{OutputArgs, TimeoutArgs, choice};
+use crate::one_point::{Control, OnePoint};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use xferbench_lab::counters::{CounterMode, CounterSource};
-use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
+use xferbench_lab::measure::PlannedPoint;
 use xferbench_lab::process::die_with_parent;
 use xferbench_lab::record::FigureRules;
-use xferbench_lab::result::{ResultDoc, Settings};
+use xferbench_lab::result::ResultDoc;
+use xferbench_lab::rig::Rig;
 use xferbench_lab::rig::memory_mock::{MemoryMockRig, MemoryMockSpec, MockPoint, figures};
-use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::RecordedWorkload;
 use xferbench_lab::workload::warp::{
     ClientProcessSpec, ClientSpec, ConnectionMode, Ops, PAYLOAD, WarpClientParams, names,
     run_client,
 };
 use xferbench_params::{PointParams, Value};
-use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
 use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
@@ -141,19 +140,10 @@ pub struct WarpClientArgs {
     /// Connecting, every send and every wait for a completion fail after this long.
     #[command(flatten)]
     pub hang: TimeoutArgs,
-    /// Print the result document as JSON on stdout instead of the lines (each client,
-    /// or client process with --instances, is a channel of its run).
-    #[arg(long)]
-    pub json: bool,
-    /// The result document's files.
+    /// The lines, the result document (each client, or client process with
+    /// --instances, is a channel of its run) and its files.
     #[command(flatten)]
-    pub export: ExportArgs,
-    /// No lines; only errors (files are still written).
-    #[arg(long)]
-    pub quiet: bool,
-    /// The results history.
-    #[command(flatten)]
-    pub record: RecordArgs,
+    pub output: OutputArgs,
 }
 
 /// Runs a `warp` subcommand and returns the exit status.
@@ -284,7 +274,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
             ));
         }
     };
-    if let Err(e) = a.export.check().and_then(|()| a.record.check()) {
+    if let Err(e) = a.output.check() {
         return usage(e);
     }
     let spec = ClientSpec {
@@ -331,78 +321,29 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         io: IoModel::default(),
         pin: a.pin,
     };
-    let mut bench = OnePoint {
-        planned: vec![PlannedPoint {
+    let verify = point.client.ops == Ops::ReadWriteRead;
+    let one = OnePoint {
+        workload: RecordedWorkload::WarpClient.name().into(),
+        planned: PlannedPoint {
             params: params(&point, &a.connect),
             size_bytes: point.client.payload as u64,
             channels: a.instances,
             rules: RULES,
-            verify: point.client.ops == Ops::ReadWriteRead,
+            verify,
             runs: None,
-        }],
-        point,
-        launcher,
-        addr,
-    };
-    let opts = LoopOptions {
-        runs: 1,
-        warmup: 0,
-        interleave: false,
-        hang_timeout,
-        counters: CounterMode::Off,
-        profile: None,
-        watch: None,
-        until_stopped: false,
-    };
-    let context = xferbench_lab::context::collect(
-        env!("CARGO_PKG_VERSION"),
-        std::env::args().collect(),
-        Settings {
-            workload: RecordedWorkload::WarpClient.name().into(),
-            runs: 1,
-            warmup: 0,
-            count: Some(a.count),
-            duration_s: None,
-            peer: if a.instances > 1 { "process" } else { "thread" }.into(),
-            pin: a.pin,
-            verify: bench.planned[0].verify,
-            interleave: false,
         },
-    );
-    let doc = run_plan(context, &mut bench, &opts, &stop, &mut []);
-    let export_failed = !a.export.write(&doc);
-    crate::history::record(&a.record, &doc, a.quiet);
-    let mut out = crate::out::stdout();
-    if a.json {
-        Json.export(&doc, &mut out)?;
-    } else if !a.quiet {
-        write!(out, "{}", report(&doc))?;
-    }
-    out.flush()?;
-    drop(out);
-    Ok(crate::exit::for_doc(&doc, export_failed))
-}
-
-/// The one point: the clients of the mock at `addr`.
-struct OnePoint {
-    planned: Vec<PlannedPoint>,
-    point: MockPoint,
-    launcher: Option<xferbench_lab::process::Launcher>,
-    addr: SocketAddr,
-}
-
-impl Bench for OnePoint {
-    fn points(&self) -> &[PlannedPoint] {
-        &self.planned
-    }
-
-    fn rig(&mut self, _: usize, _: Option<&dyn CounterSource>) -> Result<Box<dyn Rig>, RunError> {
+        count: Some(a.count),
+        peer: if a.instances > 1 { "process" } else { "thread" },
+        pin: a.pin,
+    };
+    let doc = one.measure(&Control::once(hang_timeout), &stop, || {
         Ok(Box::new(MemoryMockRig::connect(
-            self.point.clone(),
-            self.launcher.clone(),
-            self.addr,
-        )?))
-    }
+            point.clone(),
+            launcher.clone(),
+            addr,
+        )?) as Box<dyn Rig>)
+    });
+    a.output.finish(&doc, report)
 }
 
 /// Transactions per second over the common window.

@@ -275,6 +275,43 @@ fn rpmsg_json_prints_one_result_document_as_export_json_writes_it() {
 }
 
 #[test]
+fn rpmsg_writes_every_export_and_records_its_run_in_the_history_as_the_other_commands_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("r.md");
+    let history = dir.path().join("h.sqlite");
+    let out = crate::common::xferbench()
+        .args(["rpmsg", "-c", "1", "-s", "64", "--transfer", "6400"])
+        .args(["-r", "1", "-w", "0", "--no-limits", "--export-md"])
+        .arg(&md)
+        .arg("--history")
+        .arg(&history)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        std::fs::read_to_string(&md).unwrap().contains("rpmsg"),
+        "the Markdown report names the workload"
+    );
+    assert!(stderr.contains("history: created"), "{stderr}");
+    let list = crate::common::xferbench()
+        .args(["history", "list", "--json", "--history"])
+        .arg(&history)
+        .output()
+        .unwrap();
+    let runs: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(1), "{runs}");
+    // A path that cannot be written is refused before anything is measured.
+    let out = crate::common::xferbench()
+        .args(["rpmsg", "--export-md", "/nonexistent/dir/r.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--export-md"));
+}
+
+#[test]
 fn bad_rpmsg_flags_are_usage_errors_naming_the_flag() {
     for (args, needle) in [
         (&["-s", "497"][..], "--size: invalid value \"497\""),
