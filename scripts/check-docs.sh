@@ -5,7 +5,8 @@
 #   docs_figures  every figure in the prose of the checked docs carries a reference
 #                 to a committed result file (or the study's seed figures in its code)
 #                 and still agrees with it as printed; a failure names FILE:LINE
-#                 (docs/README.md, "Figures in prose")
+#                 (docs/README.md, "Figures in prose"); the measurement log, exempt
+#                 as history, names the data file of every table instead
 #   docs_data     every generated block is the data file it quotes, and every
 #                 committed results.json still parses and renders
 # `cargo test --workspace` runs the same tests; this is the short way to run only them.

@@ -42,6 +42,12 @@
 //! for [529.75, 529.85]; one after `≈` or `~` agrees within 10 % of itself. A figure without a reference fails with the references of
 //! the declared sources that would hold it, ready to paste.
 //!
+//! The measurement log, `docs/transports-log.md`, is exempt ([`EXEMPT`]): history,
+//! each section what one run gave on its day, kept as written. Its figures carry no
+//! references; every table of it names its data file on a `*Data:*` line instead,
+//! which a test holds it to. Every study page is in [`CHECKED`], which a test holds
+//! too.
+//!
 //! `scripts/check-docs.sh` runs these tests.
 
 use serde_json::Value;
@@ -60,6 +66,16 @@ const CHECKED: &[&str] = &[
     "load.md",
     "limits.md",
 ];
+
+/// Docs with figures in prose that are not checked, relative to `docs/`, and why.
+/// An exempt page still heads every table with the data file it comes from
+/// (`*Data:*`), which a test holds it to.
+const EXEMPT: &[(&str, &str)] = &[(
+    "transports-log.md",
+    "the measurement history: each section is what one run gave on its day, kept as \
+     written and superseded by later sections and by transports.md, which is checked; \
+     every table is headed by its data file",
+)];
 
 /// Units that make a number a figure, longest first so that `MB/s` wins over `MB`.
 const UNITS: &[&str] = &[
@@ -811,6 +827,113 @@ fn docs_figures_every_prose_figure_agrees_with_its_source() {
 }
 
 #[test]
+fn docs_figures_every_study_is_checked() {
+    let mut studies: Vec<String> = std::fs::read_dir(docs().join("studies"))
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("studies/{n}"))
+        .collect();
+    studies.sort();
+    assert!(!studies.is_empty());
+    for rel in studies {
+        assert!(
+            CHECKED.contains(&rel.as_str()),
+            "docs/{rel} is a study, so its prose figures are checked: add it to CHECKED"
+        );
+    }
+}
+
+/// An exempt page is not checked, and every table in it is headed, in its section, by
+/// a `*Data:*` line whose `data/…` paths exist: its figures are history, but each
+/// table still names the file it comes from.
+#[test]
+fn docs_figures_an_exempt_page_names_the_data_of_every_table() {
+    for (rel, why) in EXEMPT {
+        assert!(
+            !CHECKED.contains(rel),
+            "docs/{rel} is both checked and exempt"
+        );
+        let path = docs().join(rel);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+        let (problems, tables) =
+            tables_without_data(&text, path.parent().unwrap(), &format!("docs/{rel}"));
+        assert!(tables > 0, "docs/{rel}: no tables");
+        assert!(
+            problems.is_empty(),
+            "docs/{rel} is exempt from the figures check because {why}; but:\n{}",
+            problems.join("\n")
+        );
+    }
+}
+
+/// The tables of a page with no `*Data:*` line before them in their section, and the
+/// `data/…` paths of its `*Data:*` lines that do not exist, each `NAME:LINE: what`;
+/// and how many tables it has.
+fn tables_without_data(text: &str, dir: &Path, name: &str) -> (Vec<String>, usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut problems = Vec::new();
+    let mut fence = false;
+    let mut data = false;
+    let mut tables = 0;
+    for (n, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            continue;
+        }
+        if fence {
+            continue;
+        }
+        if t.starts_with('#') {
+            data = false;
+        }
+        if let Some(rest) = t.strip_prefix("*Data:*") {
+            data = true;
+            for word in rest.split(['`', '(', ')', '[', ']', ' ', ',']) {
+                if word.starts_with("data/") && !dir.join(word).exists() {
+                    problems.push(format!("{name}:{}: {word} does not exist", n + 1));
+                }
+            }
+        }
+        let separator = lines.get(n + 1).is_some_and(|l| {
+            let l = l.trim();
+            l.starts_with('|') && l.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '))
+        });
+        if t.starts_with('|') && separator {
+            tables += 1;
+            if !data {
+                problems.push(format!(
+                    "{name}:{}: a table with no `*Data:*` line before it in its section",
+                    n + 1
+                ));
+            }
+        }
+    }
+    (problems, tables)
+}
+
+#[test]
+fn docs_figures_a_table_without_its_data_fails_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("data/a.md"), "").unwrap();
+    let page = "# Log\n\n## One\n\n*Data:* [`data/a.md`](data/a.md), 1 Nov.\n\n\
+                | a | b |\n|:--|--:|\n| x | 1.5 µs |\n\n## Two\n\n\
+                | a | b |\n|:--|--:|\n| y | 2 |\n\n## Three\n\n\
+                *Data:* `data/gone.csv`.\n\n| a |\n|---|\n";
+    let (problems, tables) = tables_without_data(page, dir.path(), "log.md");
+    assert_eq!(tables, 3);
+    assert_eq!(
+        problems,
+        [
+            "log.md:13: a table with no `*Data:*` line before it in its section",
+            "log.md:19: data/gone.csv does not exist",
+        ]
+    );
+}
+
+#[test]
 fn docs_figures_a_changed_figure_fails_naming_its_line() {
     a_changed_figure_fails_naming_its_line("studies/sis8300.md");
 }
@@ -820,6 +943,53 @@ fn docs_figures_a_changed_figure_fails_naming_its_line_outside_the_studies() {
     for rel in ["transports.md", "load.md", "limits.md"] {
         a_changed_figure_fails_naming_its_line(rel);
     }
+}
+
+#[test]
+fn docs_figures_a_figure_without_its_reference_fails_naming_its_line() {
+    for rel in CHECKED {
+        a_figure_without_its_reference_fails_naming_its_line(rel);
+    }
+}
+
+/// Removes the reference of the first referenced figure of `rel`'s prose (a `set` one
+/// too: plugins.md's figures are all chosen), and adds an unreferenced figure to its
+/// line: both fail, naming the line.
+fn a_figure_without_its_reference_fails_naming_its_line(rel: &str) {
+    let path = docs().join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let dir = path.parent().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut fence = false;
+    let (n, line) = lines
+        .iter()
+        .enumerate()
+        .find(|(_, l)| {
+            if l.trim_start().starts_with("```") {
+                fence = !fence;
+            }
+            !fence && l.contains("<!-- = ")
+        })
+        .unwrap_or_else(|| panic!("{rel}: a referenced figure"));
+    let at = line.find("<!-- = ").unwrap();
+    let end = at + line[at..].find("-->").unwrap() + 3;
+    let fig = figures(&line[..at]).pop().unwrap().text;
+    let mut copy: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    copy[n] = format!("{}{}", &line[..at], &line[end..]);
+    let (problems, _) = check(&copy.join("\n"), dir, "copy.md");
+    let want = format!("copy.md:{}: {fig} has no reference", n + 1);
+    assert!(
+        problems.iter().any(|p| p.starts_with(&want)),
+        "{rel}: {want}: {problems:?}"
+    );
+    // The same line, its reference back, gains a figure of its own.
+    copy[n] = format!("{line} It now takes 12.5 µs.");
+    let (problems, _) = check(&copy.join("\n"), dir, "copy.md");
+    let want = format!("copy.md:{}: 12.5 µs has no reference", n + 1);
+    assert!(
+        problems.iter().any(|p| p.starts_with(&want)),
+        "{rel}: {want}: {problems:?}"
+    );
 }
 
 /// Changes the first referenced figure of `rel`'s prose in its last digit, and adds an
