@@ -387,7 +387,12 @@ mod tests {
              **Point numbers.** The terminal, error messages, warnings and Markdown reports \
              say \"point N\" counting from 1, in the order the points run; the result \
              files' `index` field and `--profile` folders (`point-I`) count from 0, so \
-             point N is `index` N − 1.\n",
+             point N is `index` N − 1.\n\n\
+             **Warnings.** The terminal prints one line per cause (`noisy`, `contended`, \
+             `machine changed during measurement`, …) with the points it covers (`at \
+             points 1–7, 9–12 of 12`) and the detail they share, or one point's as an \
+             example; every point's own warnings are in the result document and its \
+             exports.\n",
         );
         md.push_str(
             "\n## What `--json` prints\n\n\

@@ -31,6 +31,7 @@ pub mod profile;
 pub mod progress;
 pub mod study;
 pub mod table;
+pub mod warnings;
 
 use std::io::Write;
 use xferbench_lab::result::ResultDoc;

@@ -129,45 +129,9 @@ fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
     w.flush()?;
     if !out.quiet {
         let mut e = std::io::stderr().lock();
-        for warning in &doc.warnings {
+        for warning in xferbench_report::warnings::lines(doc) {
             writeln!(e, "warning: {warning}")?;
-        }
-        for p in &doc.points {
-            for warning in &p.warnings {
-                writeln!(
-                    e,
-                    "warning: point {} ({}): {warning}",
-                    p.index + 1,
-                    describe(p)
-                )?;
-            }
         }
     }
     Ok(())
-}
-
-/// A point in words for a warning: `shm size=2 KiB channels=1 wait=spin`, every
-/// value shown through its definition.
-fn describe(p: &xferbench_lab::result::PointResult) -> String {
-    use xferbench_lab::params::{TRANSPORT, display, names};
-    let mut s = format!(
-        "{} {}={} {}={}",
-        p.param(&TRANSPORT).unwrap_or_default(),
-        names::SIZE,
-        xferbench_params::bytes::display(p.size_bytes),
-        names::CHANNELS,
-        p.channels
-    );
-    let fixed = [
-        names::WORKLOAD,
-        names::TRANSPORT,
-        names::SIZE,
-        names::CHANNELS,
-    ];
-    for (k, v) in &p.params {
-        if !fixed.contains(&k.as_str()) {
-            s.push_str(&format!(" {k}={}", display(&p.params, k, v)));
-        }
-    }
-    s
 }

@@ -312,7 +312,7 @@ pub fn run(args: &StudyArgs) -> Result<u8> {
         )
     };
     if !args.quiet {
-        for w in &doc.warnings {
+        for w in xferbench_report::warnings::lines(&doc) {
             eprintln!("warning: {w}");
         }
     }
