@@ -12,7 +12,7 @@
 use crate::Exporter;
 use std::collections::BTreeSet;
 use std::io::Write;
-use xferbench_lab::result::ResultDoc;
+use xferbench_lab::result::{PointResult, ResultDoc};
 
 /// Comma-separated values.
 #[derive(Debug, Default)]
@@ -22,150 +22,164 @@ const STATS: [&str; 8] = [
     "median", "min", "max", "ci_low", "ci_high", "ci_level", "rcv", "outliers",
 ];
 
+const INTEGRITY: [&str; 5] = ["checked", "lost", "duplicated", "reordered", "corrupt"];
+const LIMIT: [&str; 5] = [
+    "limit",
+    "limit_value",
+    "limit_unit",
+    "limit_fraction",
+    "limit_suspect",
+];
+const LOAD: [&str; 5] = [
+    "others_cpus",
+    "kernel_cpus",
+    "steal",
+    "load_1m",
+    "contended",
+];
+
 impl Exporter for Csv {
     fn name(&self) -> &'static str {
         "csv"
     }
 
     fn export(&self, doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
-        let params: BTreeSet<&str> = doc
-            .points
-            .iter()
-            .flat_map(|p| p.params.keys().map(String::as_str))
-            .collect();
-        // What `auto` parameters chose, a column each (`chosen_capacity`).
-        let chosen: BTreeSet<&str> = doc
-            .points
-            .iter()
-            .flat_map(|p| p.chosen.keys().map(String::as_str))
-            .collect();
-        let figures: BTreeSet<&str> = doc
-            .points
-            .iter()
-            .flat_map(|p| p.summary.keys().map(String::as_str))
-            .collect();
-        let verify = doc.context.settings.verify;
+        let columns = Columns::of(doc);
         let mut w = ::csv::Writer::from_writer(out);
-        let mut header: Vec<String> = vec!["index".into()];
-        header.extend(params.iter().map(|p| p.to_string()));
-        header.extend(chosen.iter().map(|c| format!("chosen_{c}")));
-        header.push("runs".into());
-        for f in &figures {
-            header.extend(STATS.iter().map(|s| format!("{f}_{s}")));
-        }
-        if verify {
-            header.extend(
-                ["checked", "lost", "duplicated", "reordered", "corrupt"].map(String::from),
-            );
-        }
-        let counters: BTreeSet<&str> = doc
-            .points
-            .iter()
-            .filter_map(|p| p.counters.as_ref())
-            .flat_map(|c| c.total.keys().map(String::as_str))
-            .collect();
-        header.extend(counters.iter().map(|c| format!("counter_{c}_median")));
-        let limits = doc.points.iter().any(|p| p.limit.is_some());
-        if limits {
-            header.extend(
-                [
-                    "limit",
-                    "limit_value",
-                    "limit_unit",
-                    "limit_fraction",
-                    "limit_suspect",
-                ]
-                .map(String::from),
-            );
-        }
-        let load = doc.points.iter().any(|p| p.contention.is_some());
-        if load {
-            header.extend(
-                [
-                    "others_cpus",
-                    "kernel_cpus",
-                    "steal",
-                    "load_1m",
-                    "contended",
-                ]
-                .map(String::from),
-            );
-        }
-        header.push("warnings".into());
-        w.write_record(&header)?;
+        w.write_record(columns.header())?;
         for p in &doc.points {
-            let mut row: Vec<String> = vec![p.index.to_string()];
-            row.extend(
-                params
-                    .iter()
-                    .map(|k| p.params.get(*k).cloned().unwrap_or_default()),
-            );
-            row.extend(
-                chosen
-                    .iter()
-                    .map(|k| p.chosen.get(*k).cloned().unwrap_or_default()),
-            );
-            row.push(p.runs.len().to_string());
-            for f in &figures {
-                match p.summary.get(*f) {
-                    Some(e) => row.extend([
-                        e.median.to_string(),
-                        e.min.to_string(),
-                        e.max.to_string(),
-                        e.ci_low.to_string(),
-                        e.ci_high.to_string(),
-                        e.ci_level.to_string(),
-                        e.rcv.to_string(),
-                        e.outliers.to_string(),
-                    ]),
-                    None => row.extend(STATS.iter().map(|_| String::new())),
-                }
-            }
-            if verify {
-                let c = p.integrity.unwrap_or_default();
-                row.extend(
-                    [c.checked, c.lost, c.duplicated, c.reordered, c.corrupt]
-                        .map(|v| v.to_string()),
-                );
-            }
-            for c in &counters {
-                row.push(
-                    p.counters
-                        .as_ref()
-                        .and_then(|pc| pc.total.get(*c))
-                        .map(|e| e.median.to_string())
-                        .unwrap_or_default(),
-                );
-            }
-            if limits {
-                match &p.limit {
-                    Some(l) => row.extend([
-                        l.limit.clone(),
-                        l.limit_value.to_string(),
-                        l.unit.clone(),
-                        l.trusted().map(|f| f.to_string()).unwrap_or_default(),
-                        l.suspect.to_string(),
-                    ]),
-                    None => row.extend(std::iter::repeat_n(String::new(), 5)),
-                }
-            }
-            if load {
-                match &p.contention {
-                    Some(c) => row.extend([
-                        c.others_cpus.to_string(),
-                        c.kernel_cpus.to_string(),
-                        c.steal.to_string(),
-                        c.load_1m.map(|l| l.to_string()).unwrap_or_default(),
-                        c.contended.to_string(),
-                    ]),
-                    None => row.extend(std::iter::repeat_n(String::new(), 5)),
-                }
-            }
-            row.push(p.warnings.join("; "));
-            w.write_record(&row)?;
+            w.write_record(columns.row(p))?;
         }
         w.flush()?;
         Ok(())
+    }
+}
+
+/// The columns of a document: the union over its points.
+struct Columns<'a> {
+    params: BTreeSet<&'a str>,
+    /// What `auto` parameters chose, a column each (`chosen_capacity`).
+    chosen: BTreeSet<&'a str>,
+    figures: BTreeSet<&'a str>,
+    counters: BTreeSet<&'a str>,
+    verify: bool,
+    limits: bool,
+    load: bool,
+}
+
+impl<'a> Columns<'a> {
+    fn of(doc: &'a ResultDoc) -> Self {
+        let points = &doc.points;
+        Self {
+            params: points
+                .iter()
+                .flat_map(|p| p.params.keys().map(String::as_str))
+                .collect(),
+            chosen: points
+                .iter()
+                .flat_map(|p| p.chosen.keys().map(String::as_str))
+                .collect(),
+            figures: points
+                .iter()
+                .flat_map(|p| p.summary.keys().map(String::as_str))
+                .collect(),
+            counters: points
+                .iter()
+                .filter_map(|p| p.counters.as_ref())
+                .flat_map(|c| c.total.keys().map(String::as_str))
+                .collect(),
+            verify: doc.context.settings.verify,
+            limits: points.iter().any(|p| p.limit.is_some()),
+            load: points.iter().any(|p| p.contention.is_some()),
+        }
+    }
+
+    fn header(&self) -> Vec<String> {
+        let mut header: Vec<String> = vec!["index".into()];
+        header.extend(self.params.iter().map(|p| p.to_string()));
+        header.extend(self.chosen.iter().map(|c| format!("chosen_{c}")));
+        header.push("runs".into());
+        for f in &self.figures {
+            header.extend(STATS.iter().map(|s| format!("{f}_{s}")));
+        }
+        if self.verify {
+            header.extend(INTEGRITY.map(String::from));
+        }
+        header.extend(self.counters.iter().map(|c| format!("counter_{c}_median")));
+        if self.limits {
+            header.extend(LIMIT.map(String::from));
+        }
+        if self.load {
+            header.extend(LOAD.map(String::from));
+        }
+        header.push("warnings".into());
+        header
+    }
+
+    fn row(&self, p: &PointResult) -> Vec<String> {
+        let mut row: Vec<String> = vec![p.index.to_string()];
+        let text = |m: &std::collections::BTreeMap<String, String>, k: &str| {
+            m.get(k).cloned().unwrap_or_default()
+        };
+        row.extend(self.params.iter().map(|k| text(&p.params, k)));
+        row.extend(self.chosen.iter().map(|k| text(&p.chosen, k)));
+        row.push(p.runs.len().to_string());
+        for f in &self.figures {
+            match p.summary.get(*f) {
+                Some(e) => row.extend([
+                    e.median.to_string(),
+                    e.min.to_string(),
+                    e.max.to_string(),
+                    e.ci_low.to_string(),
+                    e.ci_high.to_string(),
+                    e.ci_level.to_string(),
+                    e.rcv.to_string(),
+                    e.outliers.to_string(),
+                ]),
+                None => row.extend(STATS.iter().map(|_| String::new())),
+            }
+        }
+        if self.verify {
+            let c = p.integrity.unwrap_or_default();
+            row.extend(
+                [c.checked, c.lost, c.duplicated, c.reordered, c.corrupt].map(|v| v.to_string()),
+            );
+        }
+        for c in &self.counters {
+            row.push(
+                p.counters
+                    .as_ref()
+                    .and_then(|pc| pc.total.get(*c))
+                    .map(|e| e.median.to_string())
+                    .unwrap_or_default(),
+            );
+        }
+        if self.limits {
+            match &p.limit {
+                Some(l) => row.extend([
+                    l.limit.clone(),
+                    l.limit_value.to_string(),
+                    l.unit.clone(),
+                    l.trusted().map(|f| f.to_string()).unwrap_or_default(),
+                    l.suspect.to_string(),
+                ]),
+                None => row.extend(LIMIT.map(|_| String::new())),
+            }
+        }
+        if self.load {
+            match &p.contention {
+                Some(c) => row.extend([
+                    c.others_cpus.to_string(),
+                    c.kernel_cpus.to_string(),
+                    c.steal.to_string(),
+                    c.load_1m.map(|l| l.to_string()).unwrap_or_default(),
+                    c.contended.to_string(),
+                ]),
+                None => row.extend(LOAD.map(|_| String::new())),
+            }
+        }
+        row.push(p.warnings.join("; "));
+        row
     }
 }
 
