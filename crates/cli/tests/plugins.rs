@@ -350,6 +350,16 @@ fn plugin_points_record_the_machines_load_like_built_ins() {
     }
 }
 
+/// The detail of the first check of a `check --json` that failed (exit 5).
+fn first_failure(out: &std::process::Output) -> String {
+    let doc = stdout_json(out);
+    assert_eq!(out.status.code(), Some(5), "{doc}");
+    doc["results"][0]["detail"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no detail: {doc}"))
+        .to_string()
+}
+
 #[test]
 fn a_recv_that_returns_a_byte_count_is_told_why_a_1_byte_message_reads_as_closed() {
     let Some(lib) = faulty_plugin() else { return };
@@ -358,9 +368,7 @@ fn a_recv_that_returns_a_byte_count_is_told_why_a_1_byte_message_reads_as_closed
         .args(["--only", "ordered-delivery", "--json"])
         .output()
         .unwrap();
-    let doc = stdout_json(&out);
-    assert_eq!(out.status.code(), Some(5), "{doc}");
-    let detail = doc["results"][0]["detail"].as_str().unwrap();
+    let detail = first_failure(&out);
     assert!(
         detail.contains("returns 1, which is XB_CLOSED, for a 1-byte message"),
         "{detail}"
@@ -482,9 +490,7 @@ fn a_plugin_that_leaves_files_fails_check_naming_them_and_run_warns() {
             .args(["--json"])
             .output()
             .unwrap();
-        let doc = stdout_json(&out);
-        assert_eq!(out.status.code(), Some(5), "{doc}");
-        let detail = doc["results"][0]["detail"].as_str().unwrap();
+        let detail = first_failure(&out);
         assert!(
             detail.contains("left behind: SysV shared memory (key 0, id "),
             "{detail}"
@@ -531,9 +537,7 @@ fn without_a_namespace_check_watches_by_snapshot_and_says_so() {
         .output()
         .unwrap();
     let left = remove_faulty_leaks(&before);
-    let doc = stdout_json(&out);
-    assert_eq!(out.status.code(), Some(5), "{doc}");
-    let detail = doc["results"][0]["detail"].as_str().unwrap();
+    let detail = first_failure(&out);
     assert!(
         detail.contains("left behind: /tmp/xb-faulty-leak-")
             && detail.contains("watched by snapshot")
