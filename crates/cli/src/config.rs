@@ -16,7 +16,8 @@ use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
 use xferbench_lab::run::RunOptions;
 use xferbench_lab::sweep::{
-    PointSpec, SweepPlanError, SweepSpec, parse_channels, parse_sizes, parse_words,
+    self, CopyModes, ModeError, PointSpec, SweepPlanError, SweepSpec, parse_channels, parse_sizes,
+    parse_words,
 };
 use xferbench_lab::transports;
 use xferbench_lab::verify::HEADER_LEN;
@@ -328,10 +329,18 @@ impl RunConfig {
             notes.push(RPMSG_ECHOED.to_string());
         }
         if !size_given {
-            notes.extend(fit_default_sizes_to_rpmsg(&mut points));
+            notes.extend(sweep::fit_default_sizes_to_rpmsg(&mut points));
         }
-        let points = zero_copy_points(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
-        let mut points = touch_points(points, touch_axis)?;
+        let points = copy_modes(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
+        let mut points = match touch_axis {
+            Some(rules) => sweep::with_touch_rules(points, &rules).map_err(|e| match e {
+                ModeError::Refused(m) if m.ends_with("in place") => {
+                    anyhow::anyhow!("-p touch: {m}; add --zero-copy")
+                }
+                e => anyhow::anyhow!("-p touch: {e}"),
+            })?,
+            None => points,
+        };
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
         if let Some(t) = &remote {
             remote_points(t, a, &mut points)?;
@@ -640,42 +649,26 @@ fn parse_modes(list: &str) -> Result<Vec<bool>> {
         .collect())
 }
 
-/// `run`'s default sizes on `rpmsg`, whose packets hold at most
-/// [`transports::RPMSG_MAX_SIZE`] bytes: its points larger than that run at that
-/// size instead (once), and the note returned says so. Sizes the user gave are never
-/// changed (a size that does not fit is an error).
-fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
-    let max = transports::RPMSG_MAX_SIZE;
-    let mut clamped = Vec::new();
-    for p in points.iter_mut() {
-        if p.transport == transports::RPMSG && p.size > max {
-            if !clamped.contains(&p.size) {
-                clamped.push(p.size);
-            }
-            p.size = max;
+/// The points in each copy mode: `--zero-copy` runs every point in place and refuses
+/// transports without a zero-copy mode; the axis `-p zero_copy=false,true`, like
+/// other parameters, applies where a transport has the mode (the others run copying).
+fn copy_modes(
+    points: Vec<PointSpec>,
+    selected: &[String],
+    flag: bool,
+    axis: Option<Vec<bool>>,
+) -> Result<Vec<PointSpec>> {
+    let (modes, named) = match (axis, flag) {
+        (Some(_), true) => {
+            bail!("--zero-copy and -p zero_copy both choose the copy mode; give one of them")
         }
-    }
-    if clamped.is_empty() {
-        return None;
-    }
-    let mut kept: Vec<PointSpec> = Vec::with_capacity(points.len());
-    for p in points.drain(..) {
-        if !kept.contains(&p) {
-            kept.push(p);
-        }
-    }
-    *points = kept;
-    let sizes: Vec<String> = clamped
-        .iter()
-        .map(|&s| xferbench_lab::limits::size_words(s))
-        .collect();
-    Some(format!(
-        "rpmsg: the default size{} {} do{} not fit an RPMsg packet (at most {max} bytes); \
-         rpmsg ran at {max} bytes instead (choose sizes with --size)",
-        if sizes.len() == 1 { "" } else { "s" },
-        sizes.join(" and "),
-        if sizes.len() == 1 { "es" } else { "" },
-    ))
+        (Some(modes), false) => (CopyModes::Axis(modes), "-p zero_copy"),
+        (None, flag) => (CopyModes::Every(flag), "--zero-copy"),
+    };
+    sweep::with_copy_modes(points, selected, &modes).map_err(|e| match e {
+        ModeError::Refused(m) => anyhow::anyhow!("{named}: {m}"),
+        e => anyhow::anyhow!(e),
+    })
 }
 
 /// `-p touch=LIST`: what in-place messages' ends do with the payload.
@@ -695,85 +688,6 @@ fn parse_touch(list: &str, verify: bool) -> Result<Vec<Touch>> {
     Ok(rules)
 }
 
-/// The zero-copy points once per payload rule of `-p touch` (copying points once:
-/// their messages are copied whole either way). The rule needs in-place points
-/// written by this process's workloads (not the RPMsg rig's).
-fn touch_points(points: Vec<PointSpec>, axis: Option<Vec<Touch>>) -> Result<Vec<PointSpec>> {
-    let Some(rules) = axis else {
-        return Ok(points);
-    };
-    ensure!(
-        points.iter().any(|p| p.zero_copy),
-        "-p touch: the rule applies to messages written and read in place; add --zero-copy"
-    );
-    let mut out = Vec::with_capacity(points.len() * rules.len());
-    for p in points {
-        if !p.zero_copy {
-            out.push(p);
-            continue;
-        }
-        for &touch in &rules {
-            if touch != Touch::All && p.transport == transports::RPMSG {
-                bail!("-p touch: rpmsg's rig writes and reads every packet; use touch=all");
-            }
-            if touch != Touch::All && xferbench_lab::plugins::is_plugin(&p.transport) {
-                bail!(
-                    "-p touch: {}'s in-place messages are written and read whole (the plugin rig has no other rule yet); use touch=all",
-                    xferbench_lab::plugins::display_name(&p.transport)
-                );
-            }
-            out.push(PointSpec { touch, ..p.clone() });
-        }
-    }
-    Ok(out)
-}
-
-/// The points in each copy mode: `--zero-copy` runs every point in place and refuses
-/// transports without a zero-copy mode; the axis `-p zero_copy=false,true`, like
-/// other parameters, applies where a transport has the mode (the others run copying).
-fn zero_copy_points(
-    points: Vec<PointSpec>,
-    selected: &[String],
-    flag: bool,
-    axis: Option<Vec<bool>>,
-) -> Result<Vec<PointSpec>> {
-    let modes = match (axis, flag) {
-        (Some(_), true) => {
-            bail!("--zero-copy and -p zero_copy both choose the copy mode; give one of them")
-        }
-        (Some(modes), false) => {
-            ensure!(
-                !modes.contains(&true) || selected.iter().any(|t| transports::has_zero_copy(t)),
-                "-p zero_copy: no selected transport has a zero-copy mode; {}",
-                transports::no_zero_copy(&selected.join(", "))
-            );
-            modes
-        }
-        (None, flag) => {
-            if flag && let Some(t) = selected.iter().find(|t| !transports::has_zero_copy(t)) {
-                bail!("--zero-copy: {}", transports::no_zero_copy(t));
-            }
-            vec![flag]
-        }
-    };
-    let mut out = Vec::with_capacity(points.len() * modes.len());
-    for p in points {
-        for &zero_copy in &modes {
-            if p.transport == transports::RPMSG {
-                transports::rpmsg_settings(&p.transport_params, zero_copy)
-                    .map_err(|e| anyhow::anyhow!(e))?;
-            }
-            if !zero_copy || transports::has_zero_copy(&p.transport) {
-                out.push(PointSpec {
-                    zero_copy,
-                    ..p.clone()
-                });
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     /// `run`'s arguments alone, as `xferbench run ARGS` parses them.
@@ -791,75 +705,44 @@ mod tests {
     }
 
     #[test]
-    fn touch_rules_multiply_in_place_points_only() {
-        use super::{PointSpec, Touch, parse_touch, touch_points};
-        let point = |zero_copy| PointSpec {
-            zero_copy,
-            ..PointSpec::new("shm", 64, 1)
-        };
+    fn touch_rules_are_read_by_their_definition() {
+        use super::{Touch, parse_touch};
         let rules = parse_touch("none,all,none", false).unwrap();
         assert_eq!(rules, [Touch::Nothing, Touch::All]);
-        let out = touch_points(vec![point(false), point(true)], Some(rules)).unwrap();
-        let got: Vec<(bool, Touch)> = out.iter().map(|p| (p.zero_copy, p.touch)).collect();
-        assert_eq!(
-            got,
-            [
-                (false, Touch::All),
-                (true, Touch::Nothing),
-                (true, Touch::All)
-            ]
-        );
-        assert_eq!(out[1].params("pingpong")["touch"], "none");
-        assert!(!out[2].params("pingpong").contains_key("touch"));
-        assert!(touch_points(vec![point(false)], Some(vec![Touch::Read])).is_err());
         assert!(parse_touch("read", true).is_err());
         assert!(parse_touch("some", false).is_err());
     }
 
     #[test]
-    fn rpmsg_points_above_a_packet_run_at_its_largest_size_with_a_note() {
-        use super::{PointSpec, fit_default_sizes_to_rpmsg, transports};
-        let max = transports::RPMSG_MAX_SIZE;
-        let point = |transport: &str, size| PointSpec::new(transport, size, 1);
-        let mut points = vec![
-            point("rpmsg", 64),
-            point("rpmsg", 4096),
-            point("rpmsg", 65536),
-            point("shm", 64),
-            point("shm", 65536),
-        ];
-        let note = fit_default_sizes_to_rpmsg(&mut points).unwrap();
-        // 4 KiB and 64 KiB both become the largest packet, which runs once.
-        assert_eq!(
-            points,
-            [
-                point("rpmsg", 64),
-                point("rpmsg", max),
-                point("shm", 64),
-                point("shm", 65536),
-            ]
-        );
+    fn copy_modes_name_the_flag_that_chose_them() {
+        let e = config(&["xferbench", "run", "stream", "-t", "pipe", "--zero-copy"]).unwrap_err();
+        assert!(e.to_string().starts_with("--zero-copy: "), "{e}");
+        let e = config(&[
+            "xferbench",
+            "run",
+            "stream",
+            "-t",
+            "pipe",
+            "-p",
+            "zero_copy=true",
+        ])
+        .unwrap_err();
         assert!(
-            note.starts_with(
-                "rpmsg: the default sizes 4 KiB and 64 KiB do not fit an RPMsg packet"
-            ),
-            "{note}"
+            e.to_string()
+                .starts_with("-p zero_copy: no selected transport has a zero-copy mode"),
+            "{e}"
         );
-        assert!(
-            note.contains(&format!("rpmsg ran at {max} bytes instead")),
-            "{note}"
-        );
-        // One size too large reads in the singular; sizes that fit leave no note.
-        let mut one = vec![point("rpmsg", 4096)];
-        let note = fit_default_sizes_to_rpmsg(&mut one).unwrap();
-        assert!(
-            note.starts_with("rpmsg: the default size 4 KiB does not fit"),
-            "{note}"
-        );
-        let mut fits = vec![point("rpmsg", 64), point("rpmsg", max), point("shm", 65536)];
-        let before = fits.clone();
-        assert_eq!(fit_default_sizes_to_rpmsg(&mut fits), None);
-        assert_eq!(fits, before);
+        let e = config(&[
+            "xferbench",
+            "run",
+            "stream",
+            "-t",
+            "shm",
+            "-p",
+            "touch=none",
+        ])
+        .unwrap_err();
+        assert!(e.to_string().ends_with("; add --zero-copy"), "{e}");
     }
 
     #[test]

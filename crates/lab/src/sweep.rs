@@ -292,9 +292,250 @@ impl SweepSpec {
     }
 }
 
+/// How a sweep chooses its points' copy modes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CopyModes {
+    /// Every point in one mode; in place (`true`) refuses a transport without a
+    /// zero-copy mode.
+    Every(bool),
+    /// An axis of modes, like other parameters: the in-place points of transports
+    /// that have the mode; the others run copying only.
+    Axis(Vec<bool>),
+}
+
+/// Why a sweep's points cannot take a copy mode or a payload rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModeError {
+    /// The mode or rule asked for does not apply to the points (the caller names its
+    /// flag in front of it).
+    #[error("{0}")]
+    Refused(String),
+    /// A transport's own settings refuse the mode.
+    #[error("{0}")]
+    Transport(String),
+}
+
+/// The points in each copy mode of `modes`, each point once per mode that applies to
+/// its transport.
+pub fn with_copy_modes(
+    points: Vec<PointSpec>,
+    transports: &[String],
+    modes: &CopyModes,
+) -> Result<Vec<PointSpec>, ModeError> {
+    use crate::transports::{RPMSG, has_zero_copy, no_zero_copy, rpmsg_settings};
+    let modes: Vec<bool> = match modes {
+        CopyModes::Axis(modes) => {
+            if modes.contains(&true) && !transports.iter().any(|t| has_zero_copy(t)) {
+                return Err(ModeError::Refused(format!(
+                    "no selected transport has a zero-copy mode; {}",
+                    no_zero_copy(&transports.join(", "))
+                )));
+            }
+            modes.clone()
+        }
+        CopyModes::Every(in_place) => {
+            if *in_place && let Some(t) = transports.iter().find(|t| !has_zero_copy(t)) {
+                return Err(ModeError::Refused(no_zero_copy(t)));
+            }
+            vec![*in_place]
+        }
+    };
+    let mut out = Vec::with_capacity(points.len() * modes.len());
+    for p in points {
+        for &zero_copy in &modes {
+            if p.transport == RPMSG {
+                rpmsg_settings(&p.transport_params, zero_copy).map_err(ModeError::Transport)?;
+            }
+            if !zero_copy || has_zero_copy(&p.transport) {
+                out.push(PointSpec {
+                    zero_copy,
+                    ..p.clone()
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The in-place points once per payload rule of `rules` (copying points once: their
+/// messages are copied whole either way). A rule other than [`Touch::All`] needs
+/// in-place points written by this process's workloads, not by the RPMsg rig or a
+/// plugin.
+pub fn with_touch_rules(
+    points: Vec<PointSpec>,
+    rules: &[Touch],
+) -> Result<Vec<PointSpec>, ModeError> {
+    if !points.iter().any(|p| p.zero_copy) {
+        return Err(ModeError::Refused(
+            "the rule applies to messages written and read in place".into(),
+        ));
+    }
+    let mut out = Vec::with_capacity(points.len() * rules.len());
+    for p in points {
+        if !p.zero_copy {
+            out.push(p);
+            continue;
+        }
+        for &touch in rules {
+            if touch != Touch::All && p.transport == crate::transports::RPMSG {
+                return Err(ModeError::Refused(
+                    "rpmsg's rig writes and reads every packet; use touch=all".into(),
+                ));
+            }
+            if touch != Touch::All && crate::plugins::is_plugin(&p.transport) {
+                return Err(ModeError::Refused(format!(
+                    "{}'s in-place messages are written and read whole (the plugin rig has no other rule yet); use touch=all",
+                    crate::plugins::display_name(&p.transport)
+                )));
+            }
+            out.push(PointSpec { touch, ..p.clone() });
+        }
+    }
+    Ok(out)
+}
+
+/// Sizes chosen by default on `rpmsg`, whose packets hold at most
+/// [`RPMSG_MAX_SIZE`](crate::transports::RPMSG_MAX_SIZE) bytes: its points larger than
+/// that run at that size instead (once), and the note returned says so. For sizes the
+/// user did not choose: a chosen size that does not fit is an error of its own.
+pub fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String> {
+    let max = crate::transports::RPMSG_MAX_SIZE;
+    let mut clamped = Vec::new();
+    for p in points.iter_mut() {
+        if p.transport == crate::transports::RPMSG && p.size > max {
+            if !clamped.contains(&p.size) {
+                clamped.push(p.size);
+            }
+            p.size = max;
+        }
+    }
+    if clamped.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<PointSpec> = Vec::with_capacity(points.len());
+    for p in points.drain(..) {
+        if !kept.contains(&p) {
+            kept.push(p);
+        }
+    }
+    *points = kept;
+    let sizes: Vec<String> = clamped
+        .iter()
+        .map(|&s| crate::limits::size_words(s))
+        .collect();
+    Some(format!(
+        "rpmsg: the default size{} {} do{} not fit an RPMsg packet (at most {max} bytes); \
+         rpmsg ran at {max} bytes instead (choose sizes with --size)",
+        if sizes.len() == 1 { "" } else { "s" },
+        sizes.join(" and "),
+        if sizes.len() == 1 { "es" } else { "" },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn touch_rules_multiply_in_place_points_only() {
+        use super::{PointSpec, Touch, with_touch_rules};
+        let point = |zero_copy| PointSpec {
+            zero_copy,
+            ..PointSpec::new("shm", 64, 1)
+        };
+        let rules = [Touch::Nothing, Touch::All];
+        let out = with_touch_rules(vec![point(false), point(true)], &rules).unwrap();
+        let got: Vec<(bool, Touch)> = out.iter().map(|p| (p.zero_copy, p.touch)).collect();
+        assert_eq!(
+            got,
+            [
+                (false, Touch::All),
+                (true, Touch::Nothing),
+                (true, Touch::All)
+            ]
+        );
+        assert_eq!(out[1].params("pingpong")["touch"], "none");
+        assert!(!out[2].params("pingpong").contains_key("touch"));
+        assert!(with_touch_rules(vec![point(false)], &[Touch::Read]).is_err());
+        let rpmsg = PointSpec {
+            zero_copy: true,
+            ..PointSpec::new("rpmsg", 64, 1)
+        };
+        assert!(with_touch_rules(vec![rpmsg.clone()], &[Touch::Read]).is_err());
+        assert!(with_touch_rules(vec![rpmsg], &[Touch::All]).is_ok());
+    }
+
+    #[test]
+    fn rpmsg_points_above_a_packet_run_at_its_largest_size_with_a_note() {
+        use super::{PointSpec, fit_default_sizes_to_rpmsg};
+        use crate::transports;
+        let max = transports::RPMSG_MAX_SIZE;
+        let point = |transport: &str, size| PointSpec::new(transport, size, 1);
+        let mut points = vec![
+            point("rpmsg", 64),
+            point("rpmsg", 4096),
+            point("rpmsg", 65536),
+            point("shm", 64),
+            point("shm", 65536),
+        ];
+        let note = fit_default_sizes_to_rpmsg(&mut points).unwrap();
+        // 4 KiB and 64 KiB both become the largest packet, which runs once.
+        assert_eq!(
+            points,
+            [
+                point("rpmsg", 64),
+                point("rpmsg", max),
+                point("shm", 64),
+                point("shm", 65536),
+            ]
+        );
+        assert!(
+            note.starts_with(
+                "rpmsg: the default sizes 4 KiB and 64 KiB do not fit an RPMsg packet"
+            ),
+            "{note}"
+        );
+        assert!(
+            note.contains(&format!("rpmsg ran at {max} bytes instead")),
+            "{note}"
+        );
+        // One size too large reads in the singular; sizes that fit leave no note.
+        let mut one = vec![point("rpmsg", 4096)];
+        let note = fit_default_sizes_to_rpmsg(&mut one).unwrap();
+        assert!(
+            note.starts_with("rpmsg: the default size 4 KiB does not fit"),
+            "{note}"
+        );
+        let mut fits = vec![point("rpmsg", 64), point("rpmsg", max), point("shm", 65536)];
+        let before = fits.clone();
+        assert_eq!(fit_default_sizes_to_rpmsg(&mut fits), None);
+        assert_eq!(fits, before);
+    }
+
+    #[test]
+    fn copy_modes_multiply_the_points_of_transports_that_have_them() {
+        use super::{CopyModes, ModeError, PointSpec, with_copy_modes};
+        let points = vec![PointSpec::new("shm", 64, 1), PointSpec::new("pipe", 64, 1)];
+        let names = ["shm".to_string(), "pipe".to_string()];
+        let out =
+            with_copy_modes(points.clone(), &names, &CopyModes::Axis(vec![false, true])).unwrap();
+        let got: Vec<(&str, bool)> = out
+            .iter()
+            .map(|p| (p.transport.as_str(), p.zero_copy))
+            .collect();
+        assert_eq!(got, [("shm", false), ("shm", true), ("pipe", false)]);
+        assert!(matches!(
+            with_copy_modes(points.clone(), &names, &CopyModes::Every(true)),
+            Err(ModeError::Refused(m)) if m.contains("pipe")
+        ));
+        let out = with_copy_modes(points, &names, &CopyModes::Every(false)).unwrap();
+        assert!(out.iter().all(|p| !p.zero_copy) && out.len() == 2);
+        let pipe_only = ["pipe".to_string()];
+        assert!(matches!(
+            with_copy_modes(vec![PointSpec::new("pipe", 64, 1)], &pipe_only, &CopyModes::Axis(vec![true])),
+            Err(ModeError::Refused(m)) if m.starts_with("no selected transport has a zero-copy mode")
+        ));
+    }
 
     #[test]
     fn sizes_and_channels_read_by_their_definitions() {
