@@ -41,9 +41,8 @@ pub fn nanos(ns: f64) -> String {
 pub fn counters_brief(p: &xferbench_lab::result::PointResult) -> Option<String> {
     use xferbench_lab::counters::name;
     let c = p.counters.as_ref()?;
-    let mut msgs: Vec<f64> = p.runs.iter().map(|r| r.messages as f64).collect();
-    msgs.sort_by(f64::total_cmp);
-    let per_msg = msgs.get(msgs.len() / 2).copied().filter(|m| *m > 0.0)?;
+    let msgs: Vec<f64> = p.runs.iter().map(|r| r.messages as f64).collect();
+    let per_msg = xferbench_lab::stats::median(&msgs).filter(|m| *m > 0.0)?;
     let total = |k: &str| c.total.get(k).map(|e| e.median);
     let mut parts = Vec::new();
     if let Some(i) = total(name::INSTRUCTIONS).or(total(name::IR)) {

@@ -169,7 +169,7 @@ fn test3_cases(doc: &ResultDoc) -> Vec<(String, String)> {
 /// bytes read and written, at the same footprint, quoted per input byte of the
 /// conversion) of the same run; the median over runs.
 fn vs_memcpy(p: &PointResult, func: &str, memcpy: &str) -> Option<f64> {
-    let mut ratios: Vec<f64> = p
+    let ratios: Vec<f64> = p
         .runs
         .iter()
         .filter_map(|r| {
@@ -184,8 +184,7 @@ fn vs_memcpy(p: &PointResult, func: &str, memcpy: &str) -> Option<f64> {
             (a.is_finite() && b.is_finite() && b > 0.0).then_some(a / b)
         })
         .collect();
-    ratios.sort_by(f64::total_cmp);
-    ratios.get(ratios.len() / 2).copied()
+    xferbench_lab::stats::median(&ratios)
 }
 
 /// One test-3 case: `(original, improved)` points.
