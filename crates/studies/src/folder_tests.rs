@@ -73,7 +73,7 @@ fn the_rpmsg_report_holds_every_table_plot_and_finding() {
     let html = assert_folder_in_report(&crate::rpmsg::fixture::rpmsg_doc());
     assert!(html.contains("<section class=\"findings\" id=\"findings\">"));
     assert!(
-        html.contains("barely depends on the packet size"),
+        html.contains("Packet-rate ceiling"),
         "the summary's findings"
     );
     // The SC598's figures are reference series, dashed.

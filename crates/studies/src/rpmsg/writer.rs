@@ -678,9 +678,32 @@ pub fn findings(doc: &ResultDoc) -> Vec<Finding> {
     out
 }
 
-/// The tables' findings: the seed's, computed, then the inflated aggregates.
+/// The tables' findings: the seed's, computed, then the packet-rate ceiling and the
+/// inflated aggregates.
 fn summary_findings(s: &mut String, doc: &ResultDoc) {
     s.push_str(&section(&findings(doc)));
+    let rate = figure::MESSAGE_RATE;
+    let ceiling = table_points(doc)
+        .into_iter()
+        .filter(|p| p.channels == 1)
+        .max_by(|a, b| a.m(rate).total_cmp(&b.m(rate)));
+    if let Some(c) = ceiling
+        && let Some(l) = find(doc, 1, c.packet)
+    {
+        let _ = writeln!(
+            s,
+            "- Beyond the seed: **Packet-rate ceiling.** One channel peaks at {:.0} round trips/s \
+             ({} B packets, {} B transfer: {} round trips per run); the longest run at that \
+             packet size ({} B transfer, {} round trips) makes {:.0}/s.",
+            c.m(rate),
+            c.packet,
+            c.transfer,
+            c.transfer.div_ceil(c.packet.max(1) as u64),
+            l.transfer,
+            l.transfer.div_ceil(l.packet.max(1) as u64),
+            l.m(rate),
+        );
+    }
     let inflated: Vec<Pt<'_>> = table_points(doc)
         .into_iter()
         .filter(|p| p.channels > 1 && p.m(SUM_OF_RATES) > 1.5 * p.m(figure::THROUGHPUT))
@@ -1000,6 +1023,7 @@ mod tests {
             "interleaved",
             "## Findings",
             "barely depends on the packet size",
+            "Packet-rate ceiling",
             "SC598",
             "inflated on short runs",
             "poll 1530000/s",
