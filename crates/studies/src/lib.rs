@@ -24,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+pub mod finding;
 pub mod folder;
 pub mod hashtable;
 pub mod params;

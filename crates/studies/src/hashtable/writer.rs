@@ -11,6 +11,7 @@
 //! ([`f::REQUESTS_PER_S_STEADY`]), never derived from whole-process time.
 
 use super::{CASE, REDIS_VISITORS, redis_case};
+use crate::finding::section;
 use crate::folder::{median, param, summary_header_with};
 use crate::params::GROUP;
 use anyhow::Result;
@@ -489,6 +490,7 @@ pub fn summary(doc: &ResultDoc) -> String {
     summary_timing(&mut s, doc);
     s.push_str("## The seed's summary, per architecture\n\n");
     summary_sentences(&mut s, doc);
+    let _ = writeln!(s, "## Findings\n\n{}", section(&findings::findings(doc)));
     s.push_str("## Targets\n\n");
     summary_targets(&mut s, doc);
     redis_lines(&mut s, doc);
@@ -680,6 +682,7 @@ fn redis_lines(s: &mut String, doc: &ResultDoc) {
     }
 }
 
+pub mod findings;
 pub mod profile;
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! points' runs, callgrind's counts and `perf stat`'s, all from the document's
 //! points (from its extras' `passes` in result files made before they were points).
 
+use crate::finding::{Finding, section};
 use crate::folder::{param, summary_header_with};
 use crate::perf_stat::passes::{
     BlockRow, CallgrindCount, DefaultBlock, PairEvents, Passes, SEED_STALL_EVENTS,
@@ -728,6 +729,207 @@ fn instructions_sentence(p: &Pair<'_>) -> Option<String> {
     ))
 }
 
+/// A stall event "rose about an order of magnitude" when B's count is at least this
+/// many times A's.
+pub const STALL_RISE: f64 = 5.0;
+
+/// An event "stayed the same" when B's count is within this fraction of A's.
+pub const STALL_SAME: f64 = 0.25;
+
+/// Why this machine cannot count stall events, if it cannot.
+fn no_pmu(doc: &ResultDoc) -> Option<String> {
+    (!doc.context.capabilities.pmu).then(|| {
+        "this machine has no hardware PMU, so no stall counter was counted (see \"Not measured \
+         here, and why\"); the study on bare metal counts them"
+            .to_string()
+    })
+}
+
+/// B's instructions against A's, `(B ÷ A − 1, source)`, when counted.
+fn instructions_change(p: &Pair<'_>) -> Option<(f64, &'static str)> {
+    let (ia, src) = p.report.a.instructions()?;
+    let (ib, _) = p.report.b.instructions()?;
+    Some((ib / ia - 1.0, src))
+}
+
+/// Our time and instruction figures of a pair, for a finding.
+fn pair_figures(p: &Pair<'_>, d: Option<(f64, &'static str)>) -> String {
+    let r = &p.report;
+    format!(
+        "`{}`: B {:.6} s vs A {:.6} s ({:+.1} %, p = {:.4}); instructions {}",
+        p.benchmark,
+        r.b.mean_s,
+        r.a.mean_s,
+        r.difference * 100.0,
+        r.p_value,
+        d.map_or("not counted".into(), |(d, src)| format!(
+            "{:+.4} % ({src})",
+            d * 100.0
+        ))
+    )
+}
+
+/// "Slower with the same instructions", for an alignment pair with the seed's row.
+pub fn same_instructions_finding(p: &Pair<'_>) -> Option<Finding> {
+    let seed = SEED_T1.iter().find(|x| x.0 == p.benchmark)?;
+    let statement = format!(
+        "`{}` ran {} slower with the same instructions ({} s with the PR vs {} s before).",
+        seed.0, seed.4, seed.1, seed.2
+    );
+    let d = instructions_change(p);
+    let figures = format!(
+        "{} (condition: B slower with p < {ALPHA} and instructions within {} %)",
+        pair_figures(p, d),
+        SAME_INSTRUCTIONS * 100.0
+    );
+    let r = &p.report;
+    Some(match d {
+        Some((d, _)) => Finding::judged(
+            statement,
+            figures,
+            r.significant && r.difference > 0.0 && d.abs() <= SAME_INSTRUCTIONS,
+        ),
+        None => Finding::cannot(
+            statement,
+            figures,
+            "neither the PMU nor callgrind counted the instructions here",
+        ),
+    })
+}
+
+/// "Fewer instructions can be slower", for the memory pair.
+pub fn fewer_instructions_finding(p: &Pair<'_>) -> Finding {
+    let statement = "\"it is in theory possible to reduce the number of instructions but make \
+                     performance actually worse\", trading arithmetic for memory accesses.";
+    let d = instructions_change(p);
+    let figures = format!(
+        "{} (condition: B runs more than {} % fewer instructions and is slower with p < {ALPHA})",
+        pair_figures(p, d),
+        SAME_INSTRUCTIONS * 100.0
+    );
+    let r = &p.report;
+    match d {
+        Some((d, _)) => Finding::judged(
+            statement,
+            figures,
+            d < -SAME_INSTRUCTIONS && r.significant && r.difference > 0.0,
+        ),
+        None => Finding::cannot(
+            statement,
+            figures,
+            "neither the PMU nor callgrind counted the instructions here",
+        ),
+    }
+}
+
+/// The ratio B ÷ A of `event` in a comparison, when both were counted.
+fn event_ratio(c: &EventComparison, event: &str) -> Option<f64> {
+    c.rows.iter().find(|r| r.event == event)?.ratio
+}
+
+/// The seed's stall events on the 1 KiB pair: two up about an order of magnitude,
+/// `resource_stalls.any` the same.
+pub fn stall_events_finding(doc: &ResultDoc, ex: &Extras) -> Finding {
+    let seed_of = |e: &str| {
+        SEED_T3
+            .iter()
+            .find(|r| r.0 == e)
+            .and_then(|r| Some(r.2? / r.1?))
+            .unwrap_or(f64::NAN)
+    };
+    let (up, same) = (
+        [
+            "uops_executed.stall_cycles",
+            "cycle_activity.stalls_mem_any",
+        ],
+        "resource_stalls.any",
+    );
+    let statement = format!(
+        "with the same instructions, `{}` and `{}` are \"about an order of magnitude higher for \
+         the slow case\" ({:.1}× and {:.1}×), `{same}` \"pretty much the same\" ({:.2}×).",
+        up[0],
+        up[1],
+        seed_of(up[0]),
+        seed_of(up[1]),
+        seed_of(same)
+    );
+    let bench = SEED_T1[0].0;
+    let c = ex.pair_events("stalls", bench).filter(|c| c.any_counted());
+    let ratios = c.map(|c| (up.map(|e| event_ratio(c, e)), event_ratio(c, same)));
+    match (no_pmu(doc), ratios) {
+        (Some(why), _) => Finding::cannot(statement, "no stall event counted", why),
+        (None, Some(([Some(a), Some(b)], Some(r)))) => Finding::judged(
+            statement,
+            format!(
+                "`{bench}`, B ÷ A: {:.2}× and {:.2}×, `{same}` {:.2}× (condition: both at least \
+                 {STALL_RISE}×, `{same}` within {:.0} %)",
+                a,
+                b,
+                r,
+                STALL_SAME * 100.0
+            ),
+            a >= STALL_RISE && b >= STALL_RISE && (r - 1.0).abs() <= STALL_SAME,
+        ),
+        (None, _) => Finding::cannot(
+            statement,
+            format!("`{bench}`: the events were not all counted"),
+            "this CPU's PMU does not count these Intel events (perf names them unknown or \
+             <not supported>)",
+        ),
+    }
+}
+
+/// The seed's culprit: the search's top event on the 1 KiB pair.
+pub fn culprit_finding(doc: &ResultDoc, ex: &Extras) -> Finding {
+    let statement = format!(
+        "the search through `perf list` finds `{}` up {:.0}× ({} → {}): code alignment.",
+        SEED_T4.0,
+        SEED_T4.2 / SEED_T4.1,
+        SEED_T4.1,
+        SEED_T4.2
+    );
+    let bench = SEED_T1[0].0;
+    let top = ex
+        .pair_events("search", bench)
+        .and_then(|c| c.top())
+        .and_then(|t| Some((t.event.clone(), t.ratio?)));
+    match (no_pmu(doc), top) {
+        (Some(why), _) => Finding::cannot(statement, "no stall event counted", why),
+        (None, Some((event, ratio))) => Finding::judged(
+            statement,
+            format!(
+                "`{bench}`: the top event is `{event}`, {ratio:.1}× (condition: the top event is \
+                 `{}` and at least {STALL_RISE}×)",
+                SEED_T4.0
+            ),
+            event == SEED_T4.0 && ratio >= STALL_RISE,
+        ),
+        (None, None) => Finding::cannot(
+            statement,
+            format!("`{bench}`: the search ranked no event"),
+            "no stall or penalty event was counted on this CPU",
+        ),
+    }
+}
+
+/// The seed's findings, each computed on this run's figures.
+pub fn findings(doc: &ResultDoc, ex: &Extras, pairs: &[Pair<'_>]) -> Vec<Finding> {
+    let mut out: Vec<Finding> = pairs
+        .iter()
+        .filter(|p| p.pair == "alignment")
+        .filter_map(same_instructions_finding)
+        .collect();
+    out.push(stall_events_finding(doc, ex));
+    out.push(culprit_finding(doc, ex));
+    out.extend(
+        pairs
+            .iter()
+            .filter(|p| p.pair == "memory")
+            .map(fewer_instructions_finding),
+    );
+    out
+}
+
 /// `summary.md`: what was found, what could not be measured and why, and how to rerun.
 pub fn summary(doc: &ResultDoc, ex: &Extras, pairs: &[Pair<'_>]) -> String {
     let mut s = summary_header_with(
@@ -745,6 +947,7 @@ pub fn summary(doc: &ResultDoc, ex: &Extras, pairs: &[Pair<'_>]) -> String {
          One run is one process of the seed's harness (one warm-up, ten timed runs); its time is the mean of the ten; \
          p-values are Welch's t-test over the runs, significant below {ALPHA}.\n"
     );
+    let _ = writeln!(s, "## Findings\n\n{}", section(&findings(doc, ex, pairs)));
     let _ = writeln!(s, "## Found on this machine\n");
     for p in pairs {
         let r = &p.report;

@@ -12,6 +12,8 @@
 //! One file for the study's folder (tables, plots, findings), which share its point
 //! helpers; its fixture-based tests are about a tenth of it.
 
+use super::seed;
+use crate::finding::{Finding, cpu_limit, section};
 use crate::folder::{figure_cell, median, param, summary_header, with_interval};
 use anyhow::Result;
 use std::fmt::Write as _;
@@ -479,78 +481,228 @@ pub fn summary(doc: &ResultDoc) -> String {
     s
 }
 
-/// The tables' findings: the packet-rate ceiling, adding channels, inflated aggregates.
+/// Two rates are level when neither is more than this many times the other.
+pub const LEVEL_WITHIN: f64 = 1.5;
+
+/// Whether `a` and `b` are level: both positive, neither more than [`LEVEL_WITHIN`]
+/// times the other.
+fn level(a: f64, b: f64) -> bool {
+    a > 0.0 && b > 0.0 && (a / b).max(b / a) <= LEVEL_WITHIN
+}
+
+/// The SC598's round trips per second in one cell: its sum of rates ÷ channels ÷ packet.
+fn seed_rate(channels: u32, packet: usize, transfer: u64) -> Option<f64> {
+    let (sum, _) = seed::cell(channels, packet, transfer)?;
+    Some(sum as f64 / f64::from(channels) / packet as f64)
+}
+
+/// "The rate barely depends on the packet size": one channel's round trips per second
+/// at 1 B and at 496 B, ours (`ours`, the longest runs) and the SC598's (`seed`,
+/// 10^7 B transfers), each pair level.
+pub fn packet_size_finding(ours: (f64, f64), seed: (f64, f64), limit: Option<String>) -> Finding {
+    Finding::judged(
+        format!(
+            "one channel's round-trip rate barely depends on the packet size, so bandwidth \
+             grows about linearly with it (its tables: {:.0} round trips/s at 1 B, {:.0} at \
+             496 B, {:.2}×).",
+            seed.0,
+            seed.1,
+            seed.1 / seed.0
+        ),
+        format!(
+            "one channel, the longest runs: {:.0} round trips/s at 1 B, {:.0} at 496 B, {:.2}× \
+             (condition: within {LEVEL_WITHIN}× either way)",
+            ours.0,
+            ours.1,
+            ours.1 / ours.0
+        ),
+        level(ours.0, ours.1),
+    )
+    .unless(limit)
+}
+
+/// The widest spread of round-trip rates across transfer sizes among packet sizes:
+/// `(max ÷ min, packet, min, max)`, from `(packet, rate)` pairs.
+fn widest_spread(rates: &[(usize, f64)]) -> Option<(f64, usize, f64, f64)> {
+    let mut packets: Vec<usize> = rates.iter().map(|r| r.0).collect();
+    packets.sort_unstable();
+    packets.dedup();
+    packets
+        .into_iter()
+        .filter_map(|packet| {
+            let v: Vec<f64> = rates
+                .iter()
+                .filter(|r| r.0 == packet)
+                .map(|r| r.1)
+                .collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (v.len() > 1 && lo > 0.0).then_some((hi / lo, packet, lo, hi))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// "The rate does not depend on the transfer size": one channel's round trips per
+/// second by `(packet, rate)`, ours and the SC598's; at every packet size the rates
+/// across transfer sizes are level. `trips` is the range of our runs' round trips.
+pub fn transfer_size_finding(
+    ours: &[(usize, f64)],
+    seed: &[(usize, f64)],
+    trips: (u64, u64),
+    limit: Option<String>,
+) -> Option<Finding> {
+    let (w, packet, lo, hi) = widest_spread(ours)?;
+    let seed_text = widest_spread(seed).map_or(String::new(), |(sw, sp, ..)| {
+        format!(" (its tables: within {sw:.2}× at every packet size, the widest at {sp} B)")
+    });
+    Some(
+        Finding::judged(
+            format!(
+                "one channel's round-trip rate does not depend on the transfer size{seed_text}."
+            ),
+            format!(
+                "one channel, runs of {} to {} round trips: the widest spread across transfer \
+                 sizes is {w:.2}× at {packet} B ({lo:.0} to {hi:.0} round trips/s) (condition: \
+                 within {LEVEL_WITHIN}× at every packet size)",
+                trips.0, trips.1
+            ),
+            w <= LEVEL_WITHIN,
+        )
+        .unless(limit),
+    )
+}
+
+/// "The total stays level as channels grow": 496 B, the total with each channel
+/// count against one channel's, ours (`ours`: channels, total ÷ one channel's,
+/// per channel, with `one` one channel's total) and the SC598's (`seed`: channels,
+/// its sum of rates ÷ one channel's at the same transfer).
+pub fn channels_finding(
+    one: f64,
+    ours: &[(u32, f64, f64)],
+    seed: &[(u32, f64)],
+    limit: Option<String>,
+) -> Finding {
+    let seed_text: Vec<String> = seed
+        .iter()
+        .map(|(ch, r)| format!("with {ch} channels {r:.2}×"))
+        .collect();
+    let ours_text: Vec<String> = ours
+        .iter()
+        .map(|(ch, r, per)| format!("{r:.2}× with {ch} channels ({} per channel)", human(*per)))
+        .collect();
+    Finding::judged(
+        format!(
+            "the total stays level as channels grow, so the bandwidth per channel falls about \
+             as 1/channels (its tables, 496 B: the sum of per-thread rates {} one channel's at \
+             the same transfer).",
+            seed_text.join(", ")
+        ),
+        format!(
+            "496 B, the longest runs: against one channel's {}, the total over the common \
+             window is {} (condition: within {LEVEL_WITHIN}× either way)",
+            human(one),
+            ours_text.join(", ")
+        ),
+        !ours.is_empty() && ours.iter().all(|(_, r, _)| level(*r, 1.0)),
+    )
+    .unless(limit)
+}
+
+/// The seed's findings from its tables, each computed on this run's figures.
+pub fn findings(doc: &ResultDoc) -> Vec<Finding> {
+    let rate = figure::MESSAGE_RATE;
+    let mut out = Vec::new();
+    let two = "the host's channel thread and the remote";
+    if let (Some(p1), Some(p496)) = (find(doc, 1, 1), find(doc, 1, 496)) {
+        let seed = (
+            seed_rate(1, 1, 10_000_000).unwrap_or(f64::NAN),
+            seed_rate(1, 496, 10_000_000).unwrap_or(f64::NAN),
+        );
+        let limit = cpu_limit(doc, &[p1.result, p496.result], 2, two);
+        out.push(packet_size_finding((p1.m(rate), p496.m(rate)), seed, limit));
+    }
+    let one: Vec<Pt<'_>> = table_points(doc)
+        .into_iter()
+        .filter(|p| p.channels == 1)
+        .collect();
+    let ours: Vec<(usize, f64)> = one.iter().map(|p| (p.packet, p.m(rate))).collect();
+    let seed: Vec<(usize, f64)> = seed::CELLS
+        .iter()
+        .filter(|c| c.0 == 1)
+        .map(|c| (c.1, c.3 as f64 / c.1 as f64))
+        .collect();
+    let trips: Vec<u64> = one
+        .iter()
+        .map(|p| p.transfer.div_ceil(p.packet.max(1) as u64))
+        .collect();
+    let pts: Vec<&PointResult> = one.iter().map(|p| p.result).collect();
+    out.extend(transfer_size_finding(
+        &ours,
+        &seed,
+        (
+            trips.iter().copied().min().unwrap_or(0),
+            trips.iter().copied().max().unwrap_or(0),
+        ),
+        cpu_limit(doc, &pts, 2, two),
+    ));
+    let counts = channel_counts(doc);
+    if let (Some(base), true) = (find(doc, 1, 496), counts.len() > 1) {
+        let b = base.m(figure::THROUGHPUT);
+        let many: Vec<Pt<'_>> = counts
+            .iter()
+            .filter(|c| **c > 1)
+            .filter_map(|c| find(doc, *c, 496))
+            .collect();
+        let ours: Vec<(u32, f64, f64)> = many
+            .iter()
+            .map(|p| (p.channels, p.m(figure::THROUGHPUT) / b, p.per_channel()))
+            .collect();
+        let seed: Vec<(u32, f64)> = many
+            .iter()
+            .filter_map(|p| {
+                let (n, _) = seed::cell(p.channels, 496, p.transfer)?;
+                let (one, _) = seed::cell(1, 496, p.transfer)?;
+                Some((p.channels, n as f64 / one as f64))
+            })
+            .collect();
+        let most = many.iter().map(|p| p.channels).max().unwrap_or(1);
+        let pts: Vec<&PointResult> = many.iter().map(|p| p.result).collect();
+        let limit = cpu_limit(
+            doc,
+            &pts,
+            most as usize + 1,
+            &format!("{most} channel threads and the remote, a CPU each"),
+        );
+        out.push(channels_finding(b, &ours, &seed, limit));
+    }
+    out
+}
+
+/// The tables' findings: the seed's, computed, then the packet-rate ceiling and the
+/// inflated aggregates.
 fn summary_findings(s: &mut String, doc: &ResultDoc) {
+    s.push_str(&section(&findings(doc)));
     let rate = figure::MESSAGE_RATE;
     let ceiling = table_points(doc)
         .into_iter()
         .filter(|p| p.channels == 1)
         .max_by(|a, b| a.m(rate).total_cmp(&b.m(rate)));
-    if let (Some(c), Some(p1), Some(p496)) = (ceiling, find(doc, 1, 1), find(doc, 1, 496)) {
+    if let Some(c) = ceiling
+        && let Some(l) = find(doc, 1, c.packet)
+    {
         let _ = writeln!(
             s,
-            "- **Packet-rate ceiling.** One channel peaks at {:.0} round trips/s ({} B packets, \
-             {} B transfer). In the longest runs it makes {:.0} round trips/s with 1-byte \
-             packets and {:.0}/s with 496-byte packets (median round trip {:.1} µs and {:.1} µs). \
-             The SC598 made about 14.5k/s (about 69 µs per round trip at 1 B, 92 µs at 496 B): \
-             this machine makes {:.0}× as many. As on the SC598, the rate barely depends on the packet size, so \
-             bandwidth grows about linearly with it: {} at 1 B, {} at 496 B (SC598: 14.5 kB/s \
-             and 5.3 MB/s).",
+            "- Beyond the seed: **Packet-rate ceiling.** One channel peaks at {:.0} round trips/s \
+             ({} B packets, {} B transfer: {} round trips per run); the longest run at that \
+             packet size ({} B transfer, {} round trips) makes {:.0}/s.",
             c.m(rate),
             c.packet,
             c.transfer,
-            p1.m(rate),
-            p496.m(rate),
-            p1.m(figure::LATENCY[0]) / 1e3,
-            p496.m(figure::LATENCY[0]) / 1e3,
-            c.m(rate) / 14_500.0,
-            human(p1.m(figure::THROUGHPUT)),
-            human(p496.m(figure::THROUGHPUT)),
+            c.transfer.div_ceil(c.packet.max(1) as u64),
+            l.transfer,
+            l.transfer.div_ceil(l.packet.max(1) as u64),
+            l.m(rate),
         );
-    }
-    let counts = channel_counts(doc);
-    if counts.len() > 1 {
-        let mut line = String::from("- **Adding channels** (496-byte packets): ");
-        let base = find(doc, 1, 496).map(|p| p.m(figure::THROUGHPUT));
-        let mut parts = Vec::new();
-        for ch in &counts {
-            if let Some(p) = find(doc, *ch, 496) {
-                parts.push(format!(
-                    "{ch} ch: total {} ({}), {} per channel, Jain {:.3}",
-                    human(p.m(figure::THROUGHPUT)),
-                    base.map_or(String::new(), |b| format!(
-                        "{:.2}× one channel",
-                        p.m(figure::THROUGHPUT) / b
-                    )),
-                    human(p.per_channel()),
-                    p.result
-                        .summary
-                        .get(figure::FAIRNESS)
-                        .map_or(1.0, |e| e.median)
-                ));
-            }
-        }
-        line.push_str(&parts.join("; "));
-        let most = counts.last().and_then(|c| find(doc, *c, 496));
-        let ratio = match (base, most) {
-            (Some(b), Some(m)) => m.m(figure::THROUGHPUT) / b,
-            _ => f64::NAN,
-        };
-        line.push_str(&if ratio >= 0.9 {
-            format!(
-                ". The total stays level or rises ({ratio:.2}× with the most channels) while the \
-                 per-channel bandwidth falls about as 1/channels — the SC598's pattern (7.1 MB/s \
-                 with 8 channels, 6.1–6.9 MB/s with 32, from 5.3 MB/s with one). With many \
-                 channels one kick carries several replies."
-            )
-        } else {
-            format!(
-                ". Here the total falls to {ratio:.2}× with the most channels, unlike the \
-                 SC598 (7.1 MB/s with 8 channels, 6.1–6.9 MB/s with 32, from 5.3 MB/s with \
-                 one); compare with the variants below."
-            )
-        });
-        let _ = writeln!(s, "{line}");
     }
     let inflated: Vec<Pt<'_>> = table_points(doc)
         .into_iter()
@@ -563,7 +715,7 @@ fn summary_findings(s: &mut String, doc: &ResultDoc) {
     {
         let _ = writeln!(
             s,
-            "- **The original's aggregate is inflated on short runs.** In {} points the sum of \
+            "- Beyond the seed: **the original's aggregate is inflated on short runs.** In {} points the sum of \
              per-thread rates exceeds the common-window aggregate by more than 1.5×; worst: \
              {} ch × {} B × {} B, {} summed vs {} actually carried. The SC598's 44 MB/s for \
              32 × 496 B × 100 B is the same effect.",
@@ -869,6 +1021,8 @@ mod tests {
         let s = summary(&doc);
         for needle in [
             "interleaved",
+            "## Findings",
+            "barely depends on the packet size",
             "Packet-rate ceiling",
             "SC598",
             "inflated on short runs",
@@ -880,6 +1034,60 @@ mod tests {
         ] {
             assert!(s.contains(needle), "{needle}: {s}");
         }
+    }
+
+    #[test]
+    fn the_packet_size_finding_holds_on_level_rates_and_not_on_diverging_ones() {
+        let seed = (14_627.0, 10_892.0);
+        assert!(packet_size_finding((17_000.0, 19_000.0), seed, None).holds());
+        let f = packet_size_finding((17_000.0, 40_000.0), seed, None);
+        assert_eq!(f.verdict, crate::finding::Verdict::DoesNotHold);
+        assert!(f.line().contains("2.35×"), "{}", f.line());
+        let f = packet_size_finding((17_000.0, 19_000.0), seed, Some("one CPU".into()));
+        assert!(f.cannot_be_judged());
+    }
+
+    #[test]
+    fn the_transfer_size_finding_takes_the_widest_spread() {
+        let seed = [
+            (1, 14_600.0),
+            (1, 14_400.0),
+            (496, 9_300.0),
+            (496, 10_900.0),
+        ];
+        let level = [(1, 17_000.0), (1, 16_000.0), (64, 18_000.0), (64, 20_000.0)];
+        let f = transfer_size_finding(&level, &seed, (100, 40_000), None).unwrap();
+        assert!(f.holds(), "{}", f.line());
+        assert!(f.seed.contains("the widest at 496 B"), "{}", f.seed);
+        let apart = [(1, 17_000.0), (1, 16_000.0), (64, 18_000.0), (64, 84_000.0)];
+        let f = transfer_size_finding(&apart, &seed, (100, 40_000), None).unwrap();
+        assert!(!f.holds() && !f.cannot_be_judged());
+        assert!(f.figures.contains("4.67× at 64 B"), "{}", f.figures);
+        // One transfer size per packet size: nothing to compare.
+        assert_eq!(
+            transfer_size_finding(&[(1, 1.0)], &seed, (1, 1), None),
+            None
+        );
+    }
+
+    #[test]
+    fn the_channels_finding_holds_on_a_level_total_and_needs_a_cpu_per_thread() {
+        let seed = [(8, 1.33), (32, 1.30)];
+        let level = [(8, 1.2, 1.4e6), (32, 0.9, 0.3e6)];
+        assert!(channels_finding(9.6e6, &level, &seed, None).holds());
+        let rising = [(8, 4.4, 5.6e6), (32, 5.1, 1.8e6)];
+        let f = channels_finding(9.6e6, &rising, &seed, None);
+        assert_eq!(f.verdict, crate::finding::Verdict::DoesNotHold);
+        // The committed machine's two CPUs for 32 channel threads and the remote.
+        let mut doc = rpmsg_doc();
+        doc.context.cores = 2;
+        let f = findings(&doc).pop().unwrap();
+        assert!(f.seed.starts_with("the total stays level"), "{}", f.seed);
+        assert!(f.cannot_be_judged(), "{}", f.line());
+        assert!(f.line().contains("needs 9 CPUs"), "{}", f.line());
+        assert!(f.line().contains("not the design"), "{}", f.line());
+        doc.context.cores = 16;
+        assert!(!findings(&doc).pop().unwrap().cannot_be_judged());
     }
 
     #[test]

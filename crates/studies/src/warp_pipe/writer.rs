@@ -8,6 +8,7 @@
 //! design is the median of run-by-run ratios of paired runs ([`speedup`]).
 
 use super::{SAMPLE_SLEEP_MS, VARIANT, crc};
+use crate::finding::section;
 use crate::folder::{figure_cell, median, param, speedup, speedup_text, summary_header};
 use crate::params::GROUP;
 use anyhow::Result;
@@ -363,6 +364,7 @@ pub fn summary(doc: &ResultDoc) -> String {
     io_model(&mut s, doc);
     summary_mock_reads(&mut s, doc);
     summary_integrity(&mut s, doc);
+    let _ = write!(s, "\n## Findings\n\n{}", section(&findings::findings(doc)));
     s
 }
 
@@ -504,10 +506,7 @@ fn summary_scaling(s: &mut String, doc: &ResultDoc) {
                     tps(p)
                 );
             }
-            let _ = writeln!(
-                s,
-                ". With one shared connection, throughput does not grow with threads: they queue on its lock.\n"
-            );
+            let _ = writeln!(s, ".\n");
         }
     }
     let pay: Vec<&PointResult> = group(doc, names::PAYLOAD)
@@ -539,10 +538,7 @@ fn summary_scaling(s: &mut String, doc: &ResultDoc) {
                 tps(p)
             );
         }
-        let _ = writeln!(
-            s,
-            "each process has its own connection, so several single-threaded instances behave like per-thread connections.\n"
-        );
+        let _ = writeln!(s, "each process has its own connection.\n");
     }
 }
 
@@ -677,6 +673,8 @@ fn io_model(s: &mut String, doc: &ResultDoc) {
         let _ = writeln!(s, ".\n");
     }
 }
+
+pub mod findings;
 
 #[cfg(test)]
 pub(crate) mod tests;

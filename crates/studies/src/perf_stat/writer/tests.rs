@@ -674,3 +674,133 @@ fn the_committed_results_render_the_committed_tables() {
         }
     }
 }
+
+/// A comparison of hand-picked counts, A then B, each event counted.
+fn events(rows: &[(&str, f64, f64)]) -> Vec<PairEvents> {
+    let rows = rows
+        .iter()
+        .map(|(e, a, b)| xferbench_lab::ab::stalls::EventCount {
+            event: e.to_string(),
+            a: Some(*a),
+            b: Some(*b),
+            ratio: Some(b / a),
+            status: "counted".into(),
+            running_pct: Some(100.0),
+            cause: String::new(),
+        })
+        .collect();
+    vec![PairEvents {
+        benchmark: KB.into(),
+        comparison: EventComparison {
+            rounds: 1,
+            rows,
+            unknown: vec![],
+        },
+    }]
+}
+
+/// The findings of a document, with a PMU when `pmu`.
+fn findings_of(mut doc: ResultDoc, pmu: bool) -> Vec<Finding> {
+    doc.context.capabilities.pmu = pmu;
+    let ex = Extras::of(&doc);
+    let pairs = pairs(&doc, &ex);
+    findings(&doc, &ex, &pairs)
+}
+
+#[test]
+fn same_instructions_slower_holds_only_on_a_significant_slowdown_with_equal_counts() {
+    use crate::finding::Verdict;
+    // The VM fixture: the 1 KiB pair does not differ significantly.
+    let f = findings_of(vm_doc(vm_passes()), false);
+    assert!(
+        f[0].seed
+            .contains("`circular_buffer_into_byte_buffer_1kb` ran 23% slower")
+    );
+    assert_eq!(f[0].verdict, Verdict::DoesNotHold, "{}", f[0].line());
+    // B 23 % slower with callgrind's equal counts: it holds.
+    let mut doc = vm_doc(vm_passes());
+    doc.points[1] = point(1, KB, "b", &[0.00494, 0.00490, 0.00499, 0.00492, 0.00497]);
+    let f = findings_of(doc.clone(), false);
+    assert_eq!(f[0].verdict, Verdict::Holds, "{}", f[0].line());
+    // No instruction count at all (no PMU, no callgrind): it cannot be judged.
+    let mut passes = vm_passes();
+    passes.callgrind = Pass {
+        value: None,
+        reason: Some("valgrind is not installed".into()),
+    };
+    let mut bare = vm_doc(passes);
+    bare.points[1] = doc.points[1].clone();
+    let f = findings_of(bare, false);
+    assert!(f[0].cannot_be_judged(), "{}", f[0].line());
+    assert!(f.last().unwrap().cannot_be_judged(), "the memory pair too");
+}
+
+#[test]
+fn fewer_instructions_slower_holds_on_the_memory_pair_and_not_on_equal_counts() {
+    use crate::finding::Verdict;
+    let f = findings_of(vm_doc(vm_passes()), false);
+    let walk = f.last().unwrap();
+    assert!(
+        walk.figures.contains("`list_walk_512k_nodes`"),
+        "{}",
+        walk.line()
+    );
+    assert_eq!(walk.verdict, Verdict::Holds, "{}", walk.line());
+    // The same instruction counts on both sides: not the seed's trade.
+    let mut passes = vm_passes();
+    if let Some(c) = passes.callgrind.value.as_mut() {
+        let a = c[4].clone();
+        c[5].per_run = a.per_run;
+    }
+    let f = findings_of(vm_doc(passes), false);
+    assert_eq!(f.last().unwrap().verdict, Verdict::DoesNotHold);
+}
+
+#[test]
+fn stall_findings_cannot_be_judged_without_a_pmu_and_are_judged_with_one() {
+    use crate::finding::Verdict;
+    let seeded = |stalls: &[(&str, f64, f64)], search: &[(&str, f64, f64)]| {
+        let mut passes = vm_passes();
+        passes.stall_events = Pass {
+            value: Some(events(stalls)),
+            reason: None,
+        };
+        passes.search = Pass {
+            value: Some(events(search)),
+            reason: None,
+        };
+        vm_doc(passes)
+    };
+    let seed_stalls = [
+        ("instructions", 5.9e9, 5.9e9),
+        ("uops_executed.stall_cycles", 34.3e6, 308.8e6),
+        ("resource_stalls.any", 13.1e6, 14.2e6),
+        ("cycle_activity.stalls_mem_any", 18.1e6, 288.1e6),
+    ];
+    let culprit = [
+        ("dsb2mite_switches.penalty_cycles", 9.9e6, 229.3e6),
+        ("resource_stalls.any", 13.1e6, 14.2e6),
+    ];
+    // Without a PMU: neither can be judged, whatever was recorded.
+    let f = findings_of(seeded(&seed_stalls, &culprit), false);
+    let (stalls, top) = (&f[2], &f[3]);
+    assert!(stalls.cannot_be_judged() && top.cannot_be_judged());
+    assert!(top.line().contains("no hardware PMU"), "{}", top.line());
+    // With one, the seed's counts hold.
+    let f = findings_of(seeded(&seed_stalls, &culprit), true);
+    assert_eq!(f[2].verdict, Verdict::Holds, "{}", f[2].line());
+    assert_eq!(f[3].verdict, Verdict::Holds, "{}", f[3].line());
+    // Stall cycles that barely move, and another event on top: they do not.
+    let flat = [
+        ("uops_executed.stall_cycles", 34.3e6, 40.0e6),
+        ("resource_stalls.any", 13.1e6, 14.2e6),
+        ("cycle_activity.stalls_mem_any", 18.1e6, 288.1e6),
+    ];
+    let other = [("l1d_pend_miss.pending", 1.0e6, 30.0e6)];
+    let f = findings_of(seeded(&flat, &other), true);
+    assert_eq!(f[2].verdict, Verdict::DoesNotHold, "{}", f[2].line());
+    assert_eq!(f[3].verdict, Verdict::DoesNotHold, "{}", f[3].line());
+    // A PMU without the seed's Intel events cannot judge the first.
+    let f = findings_of(seeded(&[("instructions", 1e9, 1e9)], &other), true);
+    assert!(f[2].cannot_be_judged(), "{}", f[2].line());
+}
