@@ -594,6 +594,27 @@ fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc 
     doc
 }
 
+/// A figure as the tables head its column: `throughput` for
+/// `throughput_bytes_per_s`, `messages/s` for `messages_per_s`, `latency p99` for
+/// `latency_p99_ns`.
+fn spoken(figure: &str) -> String {
+    let (base, rate) = match figure.strip_suffix("_bytes_per_s") {
+        Some(b) => (b, false),
+        None => match figure.strip_suffix("_per_s") {
+            Some(b) => (b, true),
+            None => (
+                ["_ns", "_s", "_cpus"]
+                    .iter()
+                    .find_map(|u| figure.strip_suffix(u))
+                    .unwrap_or(figure),
+                false,
+            ),
+        },
+    };
+    let words = base.replace('_', " ");
+    if rate { format!("{words}/s") } else { words }
+}
+
 /// The order of visits: `(point, measured runs of the visit)`. Interleaved, round
 /// `r` visits every point with more than `r` runs, in plan order.
 pub fn schedule(points: &[PlannedPoint], opts: &LoopOptions) -> Vec<(usize, usize)> {
@@ -829,7 +850,8 @@ pub fn summarise(
         && e.is_noisy()
     {
         warnings.push(format!(
-                "noisy: {primary} varies by ±{:.1} % (robust CV) over {} runs; use more --runs, --pin, --interleave, or a quieter machine",
+                "noisy: {} varies by ±{:.1} % (robust CV) over {} runs; use more --runs, --pin, --interleave, or a quieter machine",
+                spoken(primary),
                 e.rcv * 100.0,
                 e.n
             ));
@@ -924,6 +946,15 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_figure_is_spoken_as_its_column() {
+        assert_eq!(spoken(figure::THROUGHPUT), "throughput");
+        assert_eq!(spoken(figure::MESSAGE_RATE), "messages/s");
+        assert_eq!(spoken(figure::LATENCY[2]), "latency p99");
+        assert_eq!(spoken("transactions_per_s"), "transactions/s");
+        assert_eq!(spoken("window_s"), "window");
+    }
     use crate::result::Settings;
     use crate::rig::fake::{FakeBench, Scripted};
 
