@@ -66,7 +66,7 @@ pub struct CheckArgs {
 /// The configurations to check: (transport, parameters).
 fn configurations(
     args: &CheckArgs,
-    launcher: &xferbench_lab::process::Launcher,
+    launcher: &xferbench_probes::process::Launcher,
 ) -> Result<Vec<(String, Params)>> {
     let words = parse_words(args.transport.as_deref().unwrap_or(DEFAULT_TRANSPORTS))
         .context("--transport")?;

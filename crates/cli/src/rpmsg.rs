@@ -11,7 +11,6 @@ use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
-use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::result::{Outcome, PointResult, RunRecord, Settings, figure};
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgBench};
@@ -21,6 +20,7 @@ use xferbench_lab::workload::rpmsg::{
     SUM_OF_RATES, TRANSFER,
 };
 use xferbench_params::{PointParams, Value};
+use xferbench_probes::counters::CounterMode;
 use xferbench_report::{Exporter, export_to_path, format, json::Json};
 use xferbench_studies::rpmsg::RULES;
 use xferbench_transports::rpmsg::{Buffers, Notify};

@@ -10,9 +10,7 @@ use clap::{Args, Subcommand};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
-use xferbench_lab::process::die_with_parent;
 use xferbench_lab::record::FigureRules;
 use xferbench_lab::result::{ResultDoc, Settings};
 use xferbench_lab::rig::memory_mock::{MemoryMockRig, MemoryMockSpec, MockPoint, figures};
@@ -23,6 +21,8 @@ use xferbench_lab::workload::warp::{
     run_client,
 };
 use xferbench_params::{PointParams, Value};
+use xferbench_probes::counters::{CounterMode, CounterSource};
+use xferbench_probes::process::die_with_parent;
 use xferbench_report::{Exporter, json::Json};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
@@ -205,7 +205,8 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
     let addr = server.local_addr()?;
     let stop = crate::stop::stop_flag()?;
     if a.pin {
-        let cpu = xferbench_lab::affinity::pin_plan(0, &xferbench_lab::affinity::allowed_cpus()).1;
+        let cpu =
+            xferbench_probes::affinity::pin_plan(0, &xferbench_probes::affinity::allowed_cpus()).1;
         pin_self(cpu)?;
         eprintln!("memory mock pinned to CPU {cpu}");
     }
@@ -221,7 +222,7 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
 
 /// Pins every thread of this process to `cpu` (threads started later inherit it).
 fn pin_self(cpu: usize) -> Result<()> {
-    xferbench_lab::affinity::pin_process(std::process::id(), cpu)
+    xferbench_probes::affinity::pin_process(std::process::id(), cpu)
         .with_context(|| format!("cannot pin the memory mock to CPU {cpu}"))
 }
 
@@ -387,7 +388,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
 struct OnePoint {
     planned: Vec<PlannedPoint>,
     point: MockPoint,
-    launcher: Option<xferbench_lab::process::Launcher>,
+    launcher: Option<xferbench_probes::process::Launcher>,
     addr: SocketAddr,
 }
 

@@ -5,11 +5,11 @@
 //! figure its workload declared (stream: throughput, higher is better; pingpong:
 //! median round trip, lower is better) is compared by the **means** of the per-run
 //! figures, the quantity Welch's t-test tests, and the per-run figures of both sides go
-//! through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
+//! through Welch's t-test ([`xferbench_probes::stats::welch_t_test`]). A change is a
 //! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
 //! threshold. Its interval, at the level `1 − ALPHA` the test is held to, is the
 //! percentile bootstrap of the ratio of the means
-//! ([`crate::stats::bootstrap_ratio_of_means`]), less one.
+//! ([`xferbench_probes::stats::bootstrap_ratio_of_means`]), less one.
 //!
 //! When both documents carry machine limits ([`crate::limits`]) and the point has a
 //! natural limit, the change is also given normalised by that limit: the figure
@@ -22,14 +22,14 @@
 //! A side that did not measure what it planned says so in [`Comparison::cautions`]: a
 //! document that was interrupted or ended at a failed point, and a point measured
 //! while processes outside the run used the machine (contended, see
-//! [`crate::contention`]). The verdicts stand on the figures; the cautions say which
+//! [`xferbench_probes::contention`]). The verdicts stand on the figures; the cautions say which
 //! of them describe a shared or cut-short run.
 
 use crate::params::{describe as describe_params, same_point};
 use crate::result::{Outcome, PointResult, ResultDoc, SCHEMA_VERSION};
-use crate::stats::{RatioInterval, bootstrap_ratio_of_means, mean, welch_t_test};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use xferbench_probes::stats::{RatioInterval, bootstrap_ratio_of_means, mean, welch_t_test};
 
 /// Why two documents cannot be compared.
 #[derive(Debug, thiserror::Error)]

@@ -440,8 +440,8 @@ fn absorb(
 /// The machine's load over the whole search: the first probe's start, the last
 /// one's end, every probe's points.
 fn merge_load(
-    load: &mut Option<crate::contention::MachineLoad>,
-    probe: Option<&crate::contention::MachineLoad>,
+    load: &mut Option<xferbench_probes::contention::MachineLoad>,
+    probe: Option<&xferbench_probes::contention::MachineLoad>,
 ) {
     let Some(l) = probe else { return };
     match load {

@@ -20,18 +20,10 @@ compile_error!(
 );
 
 pub mod ab;
-pub mod affinity;
-pub mod build;
 pub mod check;
-pub mod clock;
 pub mod compare;
-pub mod contention;
 pub mod context;
-pub mod counters;
-pub mod cpu;
-pub mod figure;
 pub mod knee;
-pub mod leaks;
 pub mod limits;
 pub mod measure;
 pub mod neighbours;
@@ -40,18 +32,14 @@ pub mod params;
 pub mod peer;
 pub mod plan;
 pub mod plugins;
-pub mod process;
-pub mod profile;
 pub mod record;
 pub mod remote;
 pub mod result;
 pub mod rig;
 pub mod run;
 pub mod schema;
-pub mod stats;
 pub mod sweep;
 pub mod transports;
-pub mod verify;
 pub mod workload;
 
 pub use measure::chain;

@@ -38,8 +38,6 @@
 //! The file is one loop and its unit tests on the fake rig (about half of it); the
 //! tests stay beside the loop they pin down.
 
-use crate::contention::{MachineLoad, PointContention, ProcFs};
-use crate::counters::{self, CounterMode, RunCounters};
 use crate::limits::drift::{self, DriftLog};
 use crate::limits::{MachineLimits, Watch, ratio};
 use crate::observer::Observer;
@@ -49,11 +47,13 @@ use crate::result::{
     RunRecord, SCHEMA_VERSION, figure,
 };
 use crate::rig::{RunControl, RunError};
-use crate::stats::Estimate;
-use crate::verify::Integrity;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use xferbench_probes::contention::{MachineLoad, PointContention, ProcFs};
+use xferbench_probes::counters::{self, CounterMode, RunCounters};
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// Run control shared by every point of a plan.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ pub struct LoopOptions {
     /// Counters to record per participant (`--counters`).
     pub counters: CounterMode,
     /// Profile one participant of every point (`--profile`, `--profile-peer`).
-    pub profile: Option<crate::profile::ProfileRequest>,
+    pub profile: Option<xferbench_probes::profile::ProfileRequest>,
     /// Measure the machine's limits at the start and end, and watch it for drift
     /// between points ([`crate::limits`]); `None` (`--no-limits`) does neither.
     pub watch: Option<Watch>,
@@ -219,7 +219,7 @@ pub fn run_plan(
             }
         }
         let mut on_run = |p| observers.iter_mut().for_each(|o| o.run_finished(index, p));
-        let continued = crate::clock::continued();
+        let continued = xferbench_probes::clock::continued();
         let visited = visit(
             bench,
             index,
@@ -234,7 +234,7 @@ pub fn run_plan(
             &mut on_run,
         );
         drift_log.visited();
-        if crate::clock::continued() != continued
+        if xferbench_probes::clock::continued() != continued
             && !warnings[index].iter().any(|w| w.starts_with(PAUSED))
         {
             warnings[index].push(format!(
@@ -360,7 +360,7 @@ pub fn run_plan(
             error: format!("{}{more}", first.error),
         };
     }
-    let all_runs: Vec<&crate::contention::RunContention> = doc
+    let all_runs: Vec<&xferbench_probes::contention::RunContention> = doc
         .points
         .iter()
         .flat_map(|p| p.runs.iter().filter_map(|r| r.contention.as_ref()))
@@ -743,25 +743,29 @@ fn transport_defaults(params: &BTreeMap<String, String>) -> BTreeMap<String, Str
 }
 
 fn start_profile(
-    req: &crate::profile::ProfileRequest,
+    req: &xferbench_probes::profile::ProfileRequest,
     index: usize,
     participants: &[counters::Participant],
-) -> Result<crate::profile::perf_record::Attached, RunError> {
+) -> Result<xferbench_probes::profile::perf_record::Attached, RunError> {
     let who = participants
         .iter()
         .find(|p| p.name == req.participant)
-        .ok_or_else(|| crate::profile::ProfileError::UnknownParticipant {
-            name: req.participant.clone(),
-            known: participants
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+        .ok_or_else(
+            || xferbench_probes::profile::ProfileError::UnknownParticipant {
+                name: req.participant.clone(),
+                known: participants
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+        )?;
     let dir = req.point_dir(index);
-    std::fs::create_dir_all(&dir).map_err(|source| crate::profile::ProfileError::Io {
-        what: format!("creating {}", dir.display()),
-        source,
+    std::fs::create_dir_all(&dir).map_err(|source| {
+        xferbench_probes::profile::ProfileError::Io {
+            what: format!("creating {}", dir.display()),
+            source,
+        }
     })?;
     // Interleaved plans visit a point several times: one recording per visit.
     let file = (0..)
@@ -771,7 +775,9 @@ fn start_profile(
         })
         .find(|f| !f.exists())
         .expect("an unused file name");
-    Ok(crate::profile::perf_record::attach(who.pid, &file)?)
+    Ok(xferbench_probes::profile::perf_record::attach(
+        who.pid, &file,
+    )?)
 }
 
 /// Windows shorter than this make a noisy figure; the point gets a warning.
@@ -862,7 +868,7 @@ pub fn summarise(
     warnings.extend(cpu_bound_warning(
         &runs,
         &summary,
-        crate::affinity::allowed_cpus().len(),
+        xferbench_probes::affinity::allowed_cpus().len(),
     ));
     if let Some(c) = &integrity
         && !c.is_clean()

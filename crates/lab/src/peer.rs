@@ -10,7 +10,7 @@
 //! `ready` once connected (its CPU window starts there), then `done` with what it
 //! measured and its CPU usage, or `failed` with a message. A peer whose stdin closes
 //! exits; a peer whose parent dies is killed by the kernel
-//! ([`crate::process::die_with_parent`]).
+//! ([`xferbench_probes::process::die_with_parent`]).
 //!
 //! Thread peers run the same loop with in-process channels instead of pipes.
 //!
@@ -18,9 +18,6 @@
 //! liveness, and a dead peer is reported with its exit status or signal and the tail
 //! of its stderr.
 
-use crate::affinity::pin_current_thread;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams, Supervised};
 use crate::remote::protocol::RemoteRole;
 use crate::remote::{RemoteChild, Session};
 use crate::transports::{WithTransport, dispatch};
@@ -33,6 +30,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
+use xferbench_probes::affinity::pin_current_thread;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
+use xferbench_probes::process::{Child, Ended, Launcher, Role, SpawnError, Streams, Supervised};
 use xferbench_transports::{Endpoint, Params, Transport};
 
 /// Everything a peer needs to serve one channel of a point.
@@ -460,11 +460,11 @@ impl Peer {
         )
     }
 
-    /// The plugin calls a process peer is in (see [`Child::calls_in_flight`]); `None`
+    /// The plugin calls a process peer is in (see [`crate::plugins::calls_in_flight`]); `None`
     /// for a thread peer (this process's own calls hold its calls) or a remote one.
     pub fn calls_in_flight(&mut self) -> Option<Vec<String>> {
         match &mut self.kind {
-            Kind::Process { child, .. } => child.calls_in_flight(CALLS_GRACE),
+            Kind::Process { child, .. } => crate::plugins::calls_in_flight(child, CALLS_GRACE),
             _ => None,
         }
     }
@@ -669,7 +669,7 @@ fn serve_commands(
 /// stdout.
 /// Returns the process exit code.
 pub fn serve_stdio() -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     crate::plugins::may_load_plugins();
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();

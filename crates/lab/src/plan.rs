@@ -2,10 +2,10 @@
 //! [`Bench`] that stands up a [`Rig`] for any of them. The point loop
 //! ([`crate::measure`]) runs a plan; `run` plans a sweep, each study its own points.
 
-use crate::counters;
 use crate::record::FigureRules;
 use crate::rig::{Rig, RunError};
 use std::collections::BTreeMap;
+use xferbench_probes::counters;
 
 /// One point of a plan, as results and observers see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,10 +106,10 @@ pub trait Bench {
         source: Option<&dyn counters::CounterSource>,
     ) -> Result<Box<dyn Rig>, RunError>;
     /// Where the point loop reads how busy the machine is with other work
-    /// ([`crate::contention`]): the real `/proc`; a bench of scripted runs may give a
+    /// ([`xferbench_probes::contention`]): the real `/proc`; a bench of scripted runs may give a
     /// scripted one, or none.
-    fn machine_load(&self) -> Option<crate::contention::ProcFs> {
-        Some(crate::contention::ProcFs::real())
+    fn machine_load(&self) -> Option<xferbench_probes::contention::ProcFs> {
+        Some(xferbench_probes::contention::ProcFs::real())
     }
     /// Whether the plan goes on past a failed point (recording it in
     /// [`ResultDoc::failed`](crate::result::ResultDoc::failed)) instead of ending there:

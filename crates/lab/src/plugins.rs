@@ -28,13 +28,13 @@
 //! receive (`--timeout`) from the environment ([`host_from_env`]), which their own
 //! children inherit.
 
-use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::Descriptor;
 use xferbench_transports::plugin::{
     self, PluginHost, PluginInfo, PluginLoadError, PluginSpec, TransportInfo,
@@ -358,7 +358,7 @@ pub const PROBE_REFUSED: i32 = 2;
 /// The body of the [`Role::PluginProbe`] child: opens the plugin at `path` and
 /// prints its description as JSON. Returns the exit status.
 pub fn probe_main(path: &str) -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     may_load_plugins();
     match plugin::load_library(path) {
         Ok(lib) => {
@@ -371,6 +371,15 @@ pub fn probe_main(path: &str) -> i32 {
             PROBE_REFUSED
         }
     }
+}
+
+/// The plugin calls `child` is in, asked before a hung child is killed: it is sent
+/// [`in_flight::REPORT_SIGNAL`](xferbench_transports::plugin::in_flight) and given up
+/// to `within` to write them to its stderr. `None` when it wrote no report (it loaded
+/// no plugin, or it has exited); empty when it is in none.
+pub fn calls_in_flight(child: &mut Child, within: Duration) -> Option<Vec<String>> {
+    use xferbench_transports::plugin::in_flight;
+    child.report_on_signal(in_flight::REPORT_SIGNAL, within, in_flight::parse_report)
 }
 
 /// The name of `transport` in points and tables: a plugin transport's own name (with
@@ -501,7 +510,7 @@ pub fn clean_up_in(
 
 /// The body of the [`Role::PluginCleanup`] child. Returns the exit status.
 pub fn cleanup_main(spec: &str, scope: &str) -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     may_load_plugins();
     let Some(parsed) = PluginSpec::parse(spec) else {
         eprintln!("clean-up: `{spec}` is not a plugin transport");

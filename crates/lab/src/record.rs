@@ -5,14 +5,14 @@
 //! every rig shares: aggregate throughput is all bytes over the common window of all
 //! channels, never a sum of per-channel rates.
 
-use crate::clock::Stamp;
-use crate::cpu::ProcessCpu;
 use crate::result::{ChannelRun, Latency, RunRecord, figure};
-use crate::stats::jain_index;
-use crate::verify::Integrity;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::jain_index;
+use xferbench_probes::verify::Integrity;
 
 /// What a workload declares about its figures: which one is primary (the one the
 /// noisy check, `compare` and the tables use) and which way is better.
@@ -64,7 +64,7 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
     let mut merged = crate::result::new_histogram();
     let mut integrity_total: Option<Integrity> = None;
     let mut lag = crate::result::new_histogram();
-    let mut stalls: Option<crate::clock::StallSample> = None;
+    let mut stalls: Option<xferbench_probes::clock::StallSample> = None;
     let mut schedule: Option<(f64, u64, u64)> = None;
     let mut rows = Vec::with_capacity(channels.len());
     for (i, c) in channels.into_iter().enumerate() {
@@ -83,7 +83,7 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
                 let _ = lag.add(h);
             }
             if let Some(st) = &s.stalls {
-                let all = stalls.get_or_insert_with(|| crate::clock::StallSample {
+                let all = stalls.get_or_insert_with(|| xferbench_probes::clock::StallSample {
                     cpu: st.cpu,
                     window_ns: 0.0,
                     stalls_ns: Vec::new(),

@@ -3,12 +3,12 @@
 //! The schema is documented for users in `docs/results-schema.md`; bump
 //! [`SCHEMA_VERSION`] on any change that is not a pure addition.
 
-use crate::counters::{PointCounters, RunCounters};
-use crate::cpu::ProcessCpu;
-use crate::stats::Estimate;
-use crate::verify::Integrity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use xferbench_probes::counters::{PointCounters, RunCounters};
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// Version of the JSON document's layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -155,12 +155,12 @@ pub struct Context {
     /// How the measuring binary was built: an unoptimised build says so (added in
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::build::BuildInfo>,
+    pub build: Option<xferbench_probes::build::BuildInfo>,
     /// How busy the machine was with other work: the load average at the start and
     /// the end, and how many points were contended (added in schema 1; absent in
     /// older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<crate::contention::MachineLoad>,
+    pub load: Option<xferbench_probes::contention::MachineLoad>,
 }
 
 /// What measurement facilities the machine offers.
@@ -176,10 +176,10 @@ pub struct Capabilities {
     pub valgrind: Option<String>,
     /// `/proc/sys/kernel/perf_event_paranoid`, if readable.
     pub perf_event_paranoid: Option<i32>,
-    /// The clock that timed each round trip of a ping-pong ([`crate::clock::TripClock`];
+    /// The clock that timed each round trip of a ping-pong ([`xferbench_probes::clock::TripClock`];
     /// `null` in results of earlier versions, which all used `monotonic`).
     #[serde(default)]
-    pub trip_clock: Option<crate::clock::TripSource>,
+    pub trip_clock: Option<xferbench_probes::clock::TripSource>,
 }
 
 /// Run-control settings, as validated.
@@ -259,7 +259,7 @@ pub struct PointResult {
     /// How busy the machine was with other work over this point's runs, and whether
     /// that makes it contended (added in schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<crate::contention::PointContention>,
+    pub contention: Option<xferbench_probes::contention::PointContention>,
 }
 
 /// A point's primary figure and which way is better.
@@ -300,7 +300,7 @@ impl PointResult {
 }
 
 /// Names of the figures in [`RunRecord::figures`] and [`PointResult::summary`].
-pub use crate::figure;
+pub use xferbench_probes::figure;
 
 /// One measured run of a point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -334,7 +334,7 @@ pub struct RunRecord {
     /// How busy the machine was with other work during this run's window (added in
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<crate::contention::RunContention>,
+    pub contention: Option<xferbench_probes::contention::RunContention>,
     /// The run was cut short because the system under test collapsed: a participant
     /// could not finish its work within the run's time limit (added in schema 1;
     /// absent when the run finished).

@@ -4,7 +4,7 @@
 use crate::format;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use xferbench_lab::limits::{LimitRow, Limits, MachineLimits};
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::stats::Estimate;
 
 fn value(unit: &str, v: f64) -> String {
     format::limit_value(unit, v)

@@ -237,7 +237,7 @@ fn write_counters(doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "| :-- | --: |{}", " --: |".repeat(roles.len()))?;
         for n in names {
             let fmt = |v: f64| {
-                if n == xferbench_lab::counters::name::IPC {
+                if n == xferbench_probes::counters::name::IPC {
                     format!("{v:.2}")
                 } else {
                     format!("{v:.0}")

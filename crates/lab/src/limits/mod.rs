@@ -18,9 +18,9 @@ pub mod ratio;
 #[cfg(test)]
 mod watch_tests;
 
-use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
+use xferbench_probes::stats::Estimate;
 
 /// The memcpy sizes measured, bytes: within L1/L2, L2, about LLC, and far beyond it.
 pub const COPY_SIZES: [u64; 4] = [4 << 10, 64 << 10, 2 << 20, 64 << 20];
@@ -140,7 +140,7 @@ pub struct Limits {
     /// One `getppid` system call, ns.
     pub syscall_ns: Estimate,
     /// One read of the clock a ping-pong times each round trip with
-    /// ([`crate::clock::TripClock`]), ns: about what each timed round trip of a
+    /// ([`xferbench_probes::clock::TripClock`]), ns: about what each timed round trip of a
     /// ping-pong carries of the measurement itself (absent in results of earlier
     /// versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,7 +148,7 @@ pub struct Limits {
     /// Which clock [`Limits::clock_read_ns`] read (absent in results of earlier
     /// versions, whose clock was `monotonic`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock_source: Option<crate::clock::TripSource>,
+    pub clock_source: Option<xferbench_probes::clock::TripSource>,
     /// One byte round two pipes between the two CPUs, ns per round trip.
     pub pipe_rtt_ns: Option<Estimate>,
     /// A buffer written on one CPU, copied into a second one on the other and read
@@ -173,7 +173,7 @@ pub struct Limits {
     /// How the measuring binary was built (added in schema 1; absent in older
     /// files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::build::BuildInfo>,
+    pub build: Option<xferbench_probes::build::BuildInfo>,
 }
 
 /// One CPU's stalls (the `stalls` probe), over windows of [`Depth::stall_window`].
@@ -460,7 +460,7 @@ impl Limits {
         if let Some(estimate) = &self.clock_read_ns {
             let call = self
                 .clock_source
-                .unwrap_or(crate::clock::TripSource::Monotonic)
+                .unwrap_or(xferbench_probes::clock::TripSource::Monotonic)
                 .call();
             rows.push(LimitRow {
                 name: format!("clock read ({call}, the per-message timestamp)"),
@@ -479,7 +479,7 @@ impl Limits {
     /// that changes speed (a VM switching modes within minutes) in another state.
     pub fn around(&self, span: &[drift::DriftSample]) -> Around {
         let median = |name: &str| {
-            crate::stats::Estimate::from_values(
+            xferbench_probes::stats::Estimate::from_values(
                 span.iter().filter_map(|s| s.probes.get(name).copied()),
             )
         };
@@ -588,7 +588,7 @@ pub fn size_words(bytes: u64) -> String {
 
 /// The two CPUs the cross-CPU probes use: the first two this process may run on.
 pub fn probe_cpus() -> Vec<usize> {
-    let mut cpus = crate::affinity::allowed_cpus();
+    let mut cpus = xferbench_probes::affinity::allowed_cpus();
     cpus.truncate(2);
     if cpus.is_empty() {
         cpus.push(0);
@@ -698,7 +698,7 @@ pub fn measure(depth: Depth) -> Limits {
     probes::syscall_cost(calls);
     let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
         .expect("at least one sample");
-    let clock = crate::clock::TripClock::new();
+    let clock = xferbench_probes::clock::TripClock::new();
     let clock_read_ns = estimate(
         (0..n)
             .map(|_| probes::clock_read_cost(&clock, calls))
@@ -721,7 +721,7 @@ pub fn measure(depth: Depth) -> Limits {
         stream_floor,
         stalls,
         took_s: start.elapsed().as_secs_f64(),
-        build: Some(crate::build::BuildInfo::current()),
+        build: Some(xferbench_probes::build::BuildInfo::current()),
     }
 }
 

@@ -41,12 +41,12 @@
 //! trip rate.
 
 use super::Limits;
-use crate::figure;
 use crate::params::{TRANSPORT, WORKLOAD, ZERO_COPY};
-use crate::stats::Estimate;
 use crate::workload::RecordedWorkload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use xferbench_probes::figure;
+use xferbench_probes::stats::Estimate;
 use xferbench_transports::Wakeup;
 use xferbench_transports::rpmsg::NOTIFY;
 
@@ -415,7 +415,7 @@ pub(crate) mod tests {
             futex_rtt_same_ns: Some(est(5e3)),
             syscall_ns: est(80.0),
             clock_read_ns: Some(est(20.0)),
-            clock_source: Some(crate::clock::TripSource::Tsc),
+            clock_source: Some(xferbench_probes::clock::TripSource::Tsc),
             pipe_rtt_ns: Some(est(25e3)),
             handover_rtt_ns: crate::limits::HANDOVER_SIZES
                 .iter()

@@ -3,13 +3,13 @@
 
 use super::drift::{CACHE_LINE, DriftSample, FUTEX, MEMCPY};
 use super::{Limits, MachineProbe, Watch};
-use crate::counters::CounterMode;
 use crate::measure::{LoopOptions, run_plan};
 use crate::result::{ResultDoc, Settings, figure};
 use crate::rig::fake::{FakeBench, Scripted};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+use xferbench_probes::counters::CounterMode;
 
 /// A machine whose futex round trip is 13 µs until the `shift_at`-th drift sample,
 /// and `shifted` µs from then on; limits are round numbers.
@@ -45,7 +45,7 @@ impl MachineProbe for ScriptedMachine {
         let k = self.limits.fetch_add(1, Ordering::Relaxed);
         let mut limits = super::ratio::tests::machine();
         if let (0, Some(rate)) = (k, self.slow_start) {
-            let slow = crate::stats::Estimate::from_values([rate; 3]).unwrap();
+            let slow = xferbench_probes::stats::Estimate::from_values([rate; 3]).unwrap();
             for c in &mut limits.memcpy {
                 c.bytes_per_s = slow;
             }
@@ -307,7 +307,7 @@ fn a_load_point_is_held_run_by_run_against_half_the_floor_sampled_before_it() {
     }
     p.summary.insert(
         figure::LATENCY[0].into(),
-        crate::stats::Estimate::from_values([400.0; 3]).unwrap(),
+        xferbench_probes::stats::Estimate::from_values([400.0; 3]).unwrap(),
     );
     let samples: Vec<DriftSample> = [400.0, 400.0, 4000.0]
         .map(|ns| DriftSample {

@@ -17,10 +17,8 @@ use super::protocol::{
     HostInfo, Line, ProtocolError, RemoteRole, Reply, Request, VERSION, decode, encode, read_line,
     read_line_into,
 };
-use crate::cpu::CpuSnapshot;
 use crate::peer::PeerCommand;
 use crate::plugins;
-use crate::process::{Child, Launcher, Role, Streams};
 use crate::rig::memory_mock::MemoryMockSpec;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -31,6 +29,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::{Child, Launcher, Role, Streams};
 
 /// How long a client may take to authenticate.
 pub const AUTH_TIMEOUT: Duration = Duration::from_secs(10);

@@ -17,9 +17,9 @@
 //! checks the length and the encoding and never panics.
 
 pub use super::record::HostInfo;
-use crate::cpu::CpuSnapshot;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
+use xferbench_probes::cpu::CpuSnapshot;
 
 /// The protocol version; both sides must speak the same.
 pub const VERSION: u32 = 1;

@@ -5,13 +5,13 @@ use super::agent::{Agent, AgentConfig};
 use super::auth::Token;
 use super::protocol::{Line, RemoteRole, Reply, decode_reply, read_line};
 use super::{RemoteError, RemoteTarget};
-use crate::process::{Launcher, Role, Supervised};
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
+use xferbench_probes::process::{Launcher, Role, Supervised};
 
 struct Running {
     addr: SocketAddr,

@@ -2,16 +2,16 @@
 //! aggregation rules: no thread, process or clock is involved.
 
 use super::{ChannelOutcome, FigureRules, Rig, RunControl, RunError, aggregate};
-use crate::clock::Stamp;
-use crate::counters::{CounterSource, Participant};
-use crate::cpu::ProcessCpu;
 use crate::measure::{Bench, PlannedPoint};
 use crate::result::{RunRecord, figure};
-use crate::verify::Integrity;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::{CounterSource, Participant};
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::verify::Integrity;
 
 /// One channel of a scripted run: `(start_ns, end_ns, messages, bytes)`.
 pub type Lane = (u64, u64, u64, u64);
@@ -38,7 +38,7 @@ pub struct FakeBench {
     pub log: Rc<RefCell<Vec<(usize, usize)>>>,
     pub integrity: Option<Integrity>,
     /// The `/proc` the loop reads the machine's load from (none by default).
-    pub machine: Option<crate::contention::ProcFs>,
+    pub machine: Option<xferbench_probes::contention::ProcFs>,
     /// Go on past a failed point ([`Bench::keep_going`]).
     pub keep_going: bool,
 }
@@ -87,7 +87,7 @@ impl Bench for FakeBench {
         &self.points
     }
 
-    fn machine_load(&self) -> Option<crate::contention::ProcFs> {
+    fn machine_load(&self) -> Option<xferbench_probes::contention::ProcFs> {
         self.machine.clone()
     }
 

@@ -42,14 +42,14 @@ pub use crate::record::{ChannelOutcome, FigureRules, aggregate};
 #[cfg(test)]
 pub(crate) mod fake;
 
-use crate::contention::{ProcFs, ProcReading, RunContention};
-use crate::counters::{CounterSource, Participant, RunCounters};
 use crate::peer::PeerError;
 use crate::result::RunRecord;
 use crate::transports::TransportLookupError;
 use crate::workload::WorkloadError;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use xferbench_probes::contention::{ProcFs, ProcReading, RunContention};
+use xferbench_probes::counters::{CounterSource, Participant, RunCounters};
 use xferbench_transports::TransportError;
 
 /// A way of standing a point's participants up and running it once.
@@ -133,7 +133,7 @@ impl<'a> RunControl<'a> {
     }
 
     /// Also reads `proc` around the window, to record how much CPU processes outside
-    /// the run used ([`crate::contention`]): the run is this process, the
+    /// the run used ([`xferbench_probes::contention`]): the run is this process, the
     /// `participants` and all their descendants.
     pub fn with_contention(mut self, proc: &'a ProcFs, participants: &[Participant]) -> Self {
         let mut roots = vec![std::process::id()];
@@ -166,7 +166,9 @@ impl<'a> RunControl<'a> {
             && let Some(start) = w.start.take()
             && let Some(end) = w.proc.read()
         {
-            w.recorded = Some(crate::contention::between(&start, &end, &w.roots));
+            w.recorded = Some(xferbench_probes::contention::between(
+                &start, &end, &w.roots,
+            ));
         }
     }
 
@@ -247,7 +249,7 @@ pub enum RunError {
     Interrupted,
     /// The profiler could not start or stop.
     #[error(transparent)]
-    Profile(#[from] crate::profile::ProfileError),
+    Profile(#[from] xferbench_probes::profile::ProfileError),
     /// CPU pinning failed.
     #[error("cannot pin to CPU {cpu}: {source}")]
     Pin {

@@ -17,15 +17,15 @@
 //! messages and the bytes copied (or nodes visited) as bytes.
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::Participant;
-use crate::process::{Launcher, Role, Streams, Supervised};
 use crate::record::FigureRules;
 use crate::result::RunRecord;
-use crate::stats;
 use crate::workload::perf_stat::{BenchOutput, BenchSpec, run_harness};
 use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use xferbench_probes::counters::Participant;
+use xferbench_probes::process::{Launcher, Role, Streams, Supervised};
+use xferbench_probes::stats;
 
 /// The figures of a perf-stat run.
 pub mod figures {
@@ -74,7 +74,7 @@ impl PerfStatRig {
             let r = stdout.read_to_end(&mut out).map(|_| out);
             let _ = tx.send(r);
         });
-        let mut started = crate::clock::Watchdog::start();
+        let mut started = xferbench_probes::clock::Watchdog::start();
         let out = loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(r) => break r,
@@ -132,7 +132,10 @@ impl Rig for PerfStatRig {
 }
 
 /// The run's record from what the harness measured.
-pub fn record(out: &BenchOutput, counters: Option<crate::counters::RunCounters>) -> RunRecord {
+pub fn record(
+    out: &BenchOutput,
+    counters: Option<xferbench_probes::counters::RunCounters>,
+) -> RunRecord {
     let runs = out.times_s.len() as u64;
     let channel = ChannelOutcome {
         start: out.start,
@@ -175,10 +178,11 @@ pub fn callgrind_totals(
         .prefix("xferbench-perfstat-callgrind-")
         .tempdir()
         .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
-    let args = crate::counters::callgrind::valgrind_args(tmp.path(), Some(CALLGRIND_COLLECT));
+    let args =
+        xferbench_probes::counters::callgrind::valgrind_args(tmp.path(), Some(CALLGRIND_COLLECT));
     let wrapped = launcher
         .clone()
-        .wrapped(crate::process::Wrapper::new("valgrind", args));
+        .wrapped(xferbench_probes::process::Wrapper::new("valgrind", args));
     let json = serde_json::to_string(spec).expect("a spec serialises");
     let mut cmd = wrapped
         .command(Role::PerfStatBench, [json])
@@ -192,11 +196,12 @@ pub fn callgrind_totals(
         let tail: Vec<&str> = text.lines().rev().take(3).collect();
         return Err(format!(
             "valgrind {}: {}",
-            crate::process::describe_status(out.status),
+            xferbench_probes::process::describe_status(out.status),
             tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
         ));
     }
-    let mut totals = crate::counters::callgrind::sum_dir(tmp.path()).map_err(|e| e.to_string())?;
-    crate::counters::derive(&mut totals);
+    let mut totals =
+        xferbench_probes::counters::callgrind::sum_dir(tmp.path()).map_err(|e| e.to_string())?;
+    xferbench_probes::counters::derive(&mut totals);
     Ok(totals)
 }

@@ -16,13 +16,13 @@
 //! Against Redis ([`Backend::Redis`]) the same mix is sent as `inner`-deep pipelines
 //! of `SET`, `GET` (the read: the value must be `i`) and `DEL`.
 
-use crate::clock::Stamp;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use xferbench_params::{ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
 use xferbench_transports::ParamDef;
 use xferbench_transports::kv::wire::{Key, Reply, RequestPayload, ResponseData};
 use xferbench_transports::kv::{Client, ClientOptions, KvError, PrivateKey};
@@ -135,7 +135,7 @@ pub enum Backend {
     Redis(String),
 }
 
-/// One client process's work ([`crate::process::Role::KvClient`] takes it as JSON).
+/// One client process's work ([`xferbench_probes::process::Role::KvClient`] takes it as JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KvClientSpec {
     /// The server.
@@ -163,7 +163,7 @@ pub struct KvClientSpec {
 }
 
 /// What a client did: what [`run_client`] returns, and what a client process
-/// ([`crate::process::Role::KvClient`]) prints as one JSON line for the kv rig that
+/// ([`xferbench_probes::process::Role::KvClient`]) prints as one JSON line for the kv rig that
 /// started it. It is no user output: `xferbench kv client` writes the result
 /// document, its run made by [`crate::rig::kv::client::record`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -38,15 +38,15 @@ use super::{
     ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError, io_err,
     new_histogram, recv_or_closed,
 };
-use crate::clock::{StallRecorder, StallSample, Stamp, TripClock};
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
-use crate::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::{StallRecorder, StallSample, Stamp, TripClock};
+use xferbench_probes::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
 
@@ -417,7 +417,7 @@ impl Workload for Load {
             schedule: Some(ScheduleOutcome {
                 offered_per_s: sched.rate,
                 lag: Some(lag),
-                stalls: Some(stalls.sample(crate::affinity::current_cpu())),
+                stalls: Some(stalls.sample(xferbench_probes::affinity::current_cpu())),
                 unsent,
                 lost: 0,
                 span_ns: duration_ns.unwrap_or((seq as f64 / sched.rate * 1e9) as u64),
@@ -544,7 +544,7 @@ pub const BEHIND_WARNING: &str = "behind schedule:";
 /// reaches the allowance too, no sender keeps closer on this machine, and the warning
 /// says so.
 pub fn pacing_warning(
-    summary: &std::collections::BTreeMap<String, crate::stats::Estimate>,
+    summary: &std::collections::BTreeMap<String, xferbench_probes::stats::Estimate>,
     channels: usize,
     stall_p99_ns: Option<f64>,
 ) -> Option<String> {
@@ -823,7 +823,7 @@ mod open_loop_tests {
 
     #[test]
     fn a_sender_behind_its_schedule_is_told_whether_the_machine_or_its_sends_hold_it_back() {
-        let est = |v: f64| crate::stats::Estimate::from_values([v]).unwrap();
+        let est = |v: f64| xferbench_probes::stats::Estimate::from_values([v]).unwrap();
         let summary = |lag: f64| {
             [(figure::OFFERED_RATE, 1e6), (figure::BEHIND[1], lag)]
                 .into_iter()

@@ -12,11 +12,11 @@
 //!   in [`Control::progress`] so a hung channel can be noticed.
 //! * When done (count reached, duration elapsed, or stopped) the driver calls
 //!   [`Endpoint::close_send`]; the serving side runs until it sees [`Recv::Closed`].
-//! * With `verify`, every message carries the header of [`crate::verify`] and the
+//! * With `verify`, every message carries the header of [`xferbench_probes::verify`] and the
 //!   receiving side counts what it found.
 //! * With `zero_copy`, messages are written and read in place in the transport's
 //!   buffers ([`Endpoint::send_in_place`] and friends), every byte written and every
-//!   cache line read (see [`crate::verify`]); otherwise the transport copies them in
+//!   cache line read (see [`xferbench_probes::verify`]); otherwise the transport copies them in
 //!   and out of the workload's buffers.
 //! * The workload's message buffers start on a page
 //!   ([`xferbench_transports::buffer::PageBuf`]), so a copy between them and a
@@ -37,11 +37,11 @@ pub use load::Load;
 pub use pingpong::Pingpong;
 pub use stream::Stream;
 
-use crate::clock::Stamp;
 use crate::record::{ChannelOutcome, FigureRules};
-use crate::verify::{Integrity, Verifier, read_lines, stamp, touch, write_in_place};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::verify::{Integrity, Verifier, read_lines, stamp, touch, write_in_place};
 use xferbench_transports::{Endpoint, Recv};
 
 /// Which workload, by name.
@@ -164,7 +164,7 @@ pub struct ChannelSpec {
     /// stamping it.
     pub corrupt_every: Option<u64>,
     /// Write and read messages in place in the transport's buffers, by the rule of
-    /// [`crate::verify`] (`--zero-copy`).
+    /// [`xferbench_probes::verify`] (`--zero-copy`).
     #[serde(default)]
     pub zero_copy: bool,
     /// What the two ends do with an in-place message's payload (`-p touch=...`).
@@ -203,7 +203,7 @@ impl ChannelSpec {
 /// What the two ends of a channel do with the payload of a message written and read
 /// in place (`-p touch=all|write|read|none`); copied messages are always copied whole.
 ///
-/// `all` is this project's rule (see [`crate::verify`]): a zero-copy transport is
+/// `all` is this project's rule (see [`xferbench_probes::verify`]): a zero-copy transport is
 /// charged for the bytes a real application writes and reads. The others reproduce
 /// how peers measure themselves: iceoryx2's own publish-subscribe benchmark sends
 /// loaned samples it neither writes nor reads (`none`).
@@ -407,11 +407,11 @@ pub fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome
 }
 
 /// What a side does once, before its first run: a `load` side calibrates its clock
-/// (up to 200 ms, on a process's first [`crate::clock::TripClock`]), never inside a
+/// (up to 200 ms, on a process's first [`xferbench_probes::clock::TripClock`]), never inside a
 /// window.
 pub fn prepare(spec: &ChannelSpec) {
     if spec.workload == WorkloadKind::Load {
-        crate::clock::TripClock::new();
+        xferbench_probes::clock::TripClock::new();
     }
 }
 
@@ -429,10 +429,10 @@ fn check_size(spec: &ChannelSpec) -> Result<(), WorkloadError> {
             spec.size
         )));
     }
-    if spec.verify && spec.size < crate::verify::HEADER_LEN {
+    if spec.verify && spec.size < xferbench_probes::verify::HEADER_LEN {
         return Err(WorkloadError::Config(format!(
             "--verify needs messages of at least {} bytes, got {}",
-            crate::verify::HEADER_LEN,
+            xferbench_probes::verify::HEADER_LEN,
             spec.size
         )));
     }

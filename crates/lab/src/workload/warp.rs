@@ -17,9 +17,6 @@
 //! latency is the time to hand it to the socket). The original's 200 ms sleep per
 //! iteration is `think` (default 0).
 
-use crate::clock::Stamp;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Ended, Role, SpawnError};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -27,6 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 use xferbench_params::{ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
+use xferbench_probes::process::{Ended, Role, SpawnError};
 use xferbench_transports::ParamDef;
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipeline};
@@ -435,12 +435,12 @@ impl Tally {
         let Some(&cpu) = spec.pin_cpus.get(i % spec.pin_cpus.len().max(1)) else {
             return;
         };
-        match crate::affinity::pin_current_thread(cpu) {
+        match xferbench_probes::affinity::pin_current_thread(cpu) {
             Ok(()) => self
                 .thread_cpus
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .push((i, crate::affinity::allowed_cpus())),
+                .push((i, xferbench_probes::affinity::allowed_cpus())),
             Err(e) => self.error(1, format!("cannot pin client thread {i} to CPU {cpu}: {e}")),
         }
     }

@@ -189,7 +189,7 @@ fn side_point(doc: &ResultDoc, p: &PointComparison, x: f64) -> Option<Point> {
         .iter()
         .find(|d| same_point(&d.params, &p.params))?;
     let runs = crate::format::run_values(found, &p.figure);
-    let mean = xferbench_lab::stats::mean(&runs)?;
+    let mean = xferbench_probes::stats::mean(&runs)?;
     let (lo, hi) = runs
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {

@@ -97,7 +97,7 @@ fn floor_lines(curves: &[Curve]) -> Vec<Line> {
         let Some(&(name, _)) = floors.first() else {
             continue;
         };
-        let Some(level) = xferbench_lab::stats::Estimate::from_values(
+        let Some(level) = xferbench_probes::stats::Estimate::from_values(
             floors.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v),
         ) else {
             continue;

@@ -20,7 +20,6 @@ use crate::{Study, StudyEnv, StudyPlan};
 use bench::KvBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::FigureRules;
 use xferbench_lab::rig::kv::{
@@ -28,6 +27,7 @@ use xferbench_lab::rig::kv::{
 };
 use xferbench_lab::workload::kv::{INNER, OUTER};
 use xferbench_params::{Choice, ParamDef, ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::counters::CounterMode;
 use xferbench_transports::kv::Arch;
 
 /// One of the original benchmark's cases.
@@ -377,7 +377,7 @@ impl Study for Hashtable {
         &self,
         doc: &xferbench_lab::result::ResultDoc,
         participant: &str,
-        profiles: &BTreeMap<usize, xferbench_lab::profile::Folded>,
+        profiles: &BTreeMap<usize, xferbench_probes::profile::Folded>,
     ) -> BTreeMap<String, serde_json::Value> {
         profile::extras(doc, participant, profiles)
     }

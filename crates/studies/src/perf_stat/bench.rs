@@ -4,16 +4,16 @@
 
 use super::callgrind::CallgrindRig;
 use super::perf::{PerfCount, PerfRig};
-use xferbench_lab::clock::Stamp;
-use xferbench_lab::counters::CounterSource;
-use xferbench_lab::cpu::CpuSnapshot;
 use xferbench_lab::measure::{Bench, PlannedPoint};
-use xferbench_lab::process::Launcher;
 use xferbench_lab::result::RunRecord;
 use xferbench_lab::rig::perf_stat::PerfStatRig;
 use xferbench_lab::rig::{ChannelOutcome, RunControl, aggregate};
 use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::perf_stat::BenchSpec;
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::CounterSource;
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::Launcher;
 
 /// What a point of the study runs.
 #[derive(Debug, Clone)]

@@ -16,13 +16,13 @@
 use super::bench::counting_run;
 use super::passes::{CallgrindCount, callgrind_iterations};
 use std::collections::BTreeMap;
-use xferbench_lab::counters::Participant;
 use xferbench_lab::measure::PlannedPoint;
-use xferbench_lab::process::Launcher;
 use xferbench_lab::result::{PointResult, RunRecord};
 use xferbench_lab::rig::perf_stat::callgrind_totals;
 use xferbench_lab::rig::{FigureRules, Rig, RunControl, RunError};
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
+use xferbench_probes::counters::Participant;
+use xferbench_probes::process::Launcher;
 
 /// The group of the callgrind points.
 pub const GROUP: &str = "callgrind";

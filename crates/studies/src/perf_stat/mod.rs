@@ -51,11 +51,11 @@ use crate::{Study, StudyEnv, StudyPlan};
 use bench::PerfStatBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
-use xferbench_lab::counters::perf_stat;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::perf_stat::RULES;
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant, placement};
+use xferbench_probes::counters::CounterMode;
+use xferbench_probes::counters::perf_stat;
 
 /// The participants a profile can record: this process only (each run's
 /// benchmark is a new process).
@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn callgrind_points_come_first_with_one_run_each_and_keep_it_under_only() {
         use xferbench_lab::measure::Bench;
-        let launcher = xferbench_lab::process::Launcher::new("/bin/false");
+        let launcher = xferbench_probes::process::Launcher::new("/bin/false");
         let bench = PerfStatBench::new(points(), None)
             .with_callgrind_first(callgrind::points(true), &launcher);
         let pts = bench.points();
@@ -224,7 +224,7 @@ mod tests {
     #[test]
     fn perf_points_come_after_callgrind_and_before_the_timed_points_in_groups_of_their_own() {
         use xferbench_lab::measure::Bench;
-        let launcher = xferbench_lab::process::Launcher::new("/bin/false");
+        let launcher = xferbench_probes::process::Launcher::new("/bin/false");
         let vm = passes::Tools {
             pmu: false,
             perf: true,

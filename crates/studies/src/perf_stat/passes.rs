@@ -9,9 +9,9 @@ use super::perf::PerfPlan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use xferbench_lab::ab::stalls::EventComparison;
-use xferbench_lab::counters::perf_stat::{PerfStatRow, PerfValue};
-use xferbench_lab::process::Launcher;
 use xferbench_lab::workload::perf_stat::Benchmark;
+use xferbench_probes::counters::perf_stat::{PerfStatRow, PerfValue};
+use xferbench_probes::process::Launcher;
 
 /// The seed's stall events (`perf stat -e …` of the seed), in its order.
 pub const SEED_STALL_EVENTS: [&str; 5] = [

@@ -29,13 +29,13 @@ use super::bench::counting_run;
 use super::passes::{NO_LAUNCHER, SEED_STALL_EVENTS, Tools};
 use std::ffi::OsString;
 use xferbench_lab::ab::stalls;
-use xferbench_lab::counters::Participant;
-use xferbench_lab::counters::perf_stat::{self, PerfValue};
 use xferbench_lab::measure::PlannedPoint;
-use xferbench_lab::process::{Launcher, Role};
 use xferbench_lab::result::RunRecord;
 use xferbench_lab::rig::{FigureRules, Rig, RunControl, RunError};
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
+use xferbench_probes::counters::Participant;
+use xferbench_probes::counters::perf_stat::{self, PerfValue};
+use xferbench_probes::process::{Launcher, Role};
 
 /// The group of the default block's points.
 pub const DEFAULT_BLOCK: &str = "perf-stat";

@@ -26,7 +26,7 @@ use xferbench_lab::ab::stalls::{self, EventComparison, ratio_text, short};
 use xferbench_lab::ab::{ALPHA, AbReport, AbRun, AbSide, SAME_INSTRUCTIONS, compare_with};
 use xferbench_lab::result::{PointResult, ResultDoc};
 use xferbench_lab::rig::perf_stat::figures::{BENCH_CPU_S, TIME_S};
-use xferbench_lab::stats::mean_sd;
+use xferbench_probes::stats::mean_sd;
 use xferbench_report::chart::Unit;
 use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 
@@ -145,7 +145,7 @@ fn warnings_of(points: &[&PointResult], kinds: &[&str]) -> Vec<String> {
 }
 
 /// perf's rows of every run of `p` (runs without counts left out).
-fn perf_runs(p: &PointResult) -> Vec<Vec<xferbench_lab::counters::perf_stat::PerfStatRow>> {
+fn perf_runs(p: &PointResult) -> Vec<Vec<xferbench_probes::counters::perf_stat::PerfStatRow>> {
     p.runs
         .iter()
         .map(perf::rows_of)

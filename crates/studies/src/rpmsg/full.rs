@@ -311,7 +311,7 @@ mod tests {
             warmup: 0,
             interleave: true,
             hang_timeout: std::time::Duration::from_secs(10),
-            counters: xferbench_lab::counters::CounterMode::Off,
+            counters: xferbench_probes::counters::CounterMode::Off,
             profile: None,
             watch: None,
             until_stopped: false,

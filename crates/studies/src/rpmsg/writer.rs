@@ -17,11 +17,11 @@ use anyhow::Result;
 use std::fmt::Write as _;
 use xferbench_lab::params::{CHANNELS, choice};
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
-use xferbench_lab::stats::Estimate;
 use xferbench_lab::workload::rpmsg::{
     KICKS_TO_HOST, KICKS_TO_REMOTE, PACKET, SUM_OF_RATES, TRANSFER,
 };
 use xferbench_params::ParamDef;
+use xferbench_probes::stats::Estimate;
 use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{ColumnUnit, StudyFolder, Table};

@@ -33,7 +33,6 @@ use crate::{Study, StudyEnv, StudyPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint};
 use xferbench_lab::params::WORKLOAD;
 use xferbench_lab::record::FigureRules;
@@ -43,6 +42,7 @@ use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::RecordedWorkload;
 use xferbench_lab::workload::daq::{DaqParams, DaqSpec};
 use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams};
+use xferbench_probes::counters::{CounterMode, CounterSource};
 use xferbench_transports::daq::convert::{Function, Kernels, ScaleParams};
 use xferbench_transports::daq::{Access, DEFAULT_BUS_BYTES_PER_S, DaqEnd, Link, Trigger};
 

@@ -50,7 +50,7 @@ fn per_board(p: &PointResult, func: &str) -> Vec<f64> {
 }
 
 fn mean(v: &[f64]) -> f64 {
-    xferbench_lab::stats::mean(v).unwrap_or(f64::NAN)
+    xferbench_probes::stats::mean(v).unwrap_or(f64::NAN)
 }
 
 fn range(v: &[f64]) -> String {

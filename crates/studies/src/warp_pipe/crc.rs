@@ -8,12 +8,12 @@
 //! checksummed as bytes, this process's CPU) and [`CRC_MB_PER_S`], its primary
 //! figure: bytes checksummed per microsecond of the window (MB/s).
 
-use xferbench_lab::clock::Stamp;
-use xferbench_lab::counters::Participant;
-use xferbench_lab::cpu::CpuSnapshot;
 use xferbench_lab::measure::PlannedPoint;
 use xferbench_lab::result::RunRecord;
 use xferbench_lab::rig::{ChannelOutcome, FigureRules, Rig, RunControl, RunError, aggregate};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::Participant;
+use xferbench_probes::cpu::CpuSnapshot;
 use xferbench_transports::warp::CrcKind;
 
 /// The group of the CRC points.

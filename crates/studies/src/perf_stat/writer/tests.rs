@@ -6,12 +6,12 @@ use super::*;
 use crate::perf_stat::passes::{BlockRow, DefaultBlock, PairEvents, Pass, SEED_STALL_EVENTS};
 use crate::perf_stat::perf;
 use xferbench_lab::ab::stalls::{compare_rows, rank, search_candidates};
-use xferbench_lab::counters::perf_stat::{
+use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
+use xferbench_probes::counters::perf_stat::{
     PerfStatRow, PerfValue, parse_csv, parse_list, to_figures,
 };
-use xferbench_lab::cpu::ProcessCpu;
-use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::Estimate;
 
 fn run(i: usize, time_s: f64) -> RunRecord {
     let figures: BTreeMap<String, f64> = [(TIME_S, time_s), (BENCH_CPU_S, 10.0 * time_s)]

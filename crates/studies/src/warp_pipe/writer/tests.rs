@@ -3,8 +3,8 @@
 use super::*;
 use std::collections::BTreeMap;
 use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
-use xferbench_lab::stats::Estimate;
-use xferbench_lab::verify::Integrity;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// A run of `messages` transactions of 2048 B at `tps` transactions/s.
 fn run(i: usize, messages: u64, tps: f64) -> RunRecord {
