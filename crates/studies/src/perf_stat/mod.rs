@@ -182,6 +182,7 @@ mod tests {
     use std::sync::atomic::AtomicBool;
     use xferbench_lab::measure::run_plan;
     use xferbench_lab::rig::perf_stat::figures::TIME_S;
+    use xferbench_lab::rig::perf_stat::perf as perf_rig;
 
     #[test]
     fn the_plan_has_both_builds_of_every_benchmark_interleaved() {
@@ -272,7 +273,7 @@ mod tests {
         };
         let plan = perf::plan(Some(&launcher), pmu, false, list);
         assert!(plan.stall_events.is_none() && plan.search.is_none());
-        let group = |g: &str| -> Vec<&(PlannedPoint, perf::PerfCount)> {
+        let group = |g: &str| -> Vec<&(PlannedPoint, perf_rig::PerfCount)> {
             plan.points
                 .iter()
                 .filter(|(p, _)| p.params["group"] == g)

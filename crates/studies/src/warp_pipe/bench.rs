@@ -2,8 +2,8 @@
 //! (the mock here or on the agent's host) or, for the CRC's speed, a
 //! [`CrcRig`] on this thread.
 
-use super::crc::CrcRig;
 use xferbench_lab::measure::{Bench, PlannedPoint};
+use xferbench_lab::rig::crc::CrcRig;
 use xferbench_lab::rig::memory_mock::{MemoryMockRig, MockPoint};
 use xferbench_lab::rig::{Rig, RunError};
 use xferbench_probes::counters::CounterSource;

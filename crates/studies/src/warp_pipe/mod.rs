@@ -608,7 +608,7 @@ mod tests {
         assert_eq!(c.params["group"], crc::GROUP);
         assert_eq!(c.runs.len(), plan.options.runs);
         assert!(c.runs.iter().all(|r| r.contention.is_some()));
-        let rate = c.summary[crc::CRC_MB_PER_S].median;
+        let rate = c.summary[xferbench_lab::rig::crc::CRC_MB_PER_S].median;
         assert_eq!(writer::crc_rates(&doc), [("fast".to_string(), rate)]);
         let rig = plan.bench.rig(0, None).unwrap();
         let names: Vec<String> = rig.participants().into_iter().map(|p| p.name).collect();

@@ -270,10 +270,11 @@ fn crc_points_give_the_same_folder_as_the_extras_did() {
         );
         p.integrity = None;
         for r in &mut p.runs {
-            r.figures.insert(crc::CRC_MB_PER_S.into(), rate);
+            r.figures
+                .insert(xferbench_lab::rig::crc::CRC_MB_PER_S.into(), rate);
         }
         p.summary.insert(
-            crc::CRC_MB_PER_S.into(),
+            xferbench_lab::rig::crc::CRC_MB_PER_S.into(),
             Estimate::from_values([rate, rate]).unwrap(),
         );
         new.points.push(p);

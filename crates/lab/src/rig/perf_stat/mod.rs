@@ -15,6 +15,12 @@
 //! the timed runs (the one number per benchmark of the seed's table), the fastest
 //! and the median, and the common figures of [`aggregate`] with the timed runs as
 //! messages and the bytes copied (or nodes visited) as bytes.
+//!
+//! The same benchmark counted rather than timed has a rig of its own:
+//! [`callgrind::CallgrindRig`] under callgrind, [`perf::PerfRig`] under `perf stat`.
+
+pub mod callgrind;
+pub mod perf;
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
 use crate::record::FigureRules;
@@ -23,7 +29,9 @@ use crate::workload::perf_stat::{BenchOutput, BenchSpec, run_harness};
 use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use xferbench_probes::clock::Stamp;
 use xferbench_probes::counters::Participant;
+use xferbench_probes::cpu::CpuSnapshot;
 use xferbench_probes::process::{Launcher, Role, Streams, Supervised};
 use xferbench_probes::stats;
 
@@ -204,4 +212,42 @@ pub fn callgrind_totals(
         xferbench_probes::counters::callgrind::sum_dir(tmp.path()).map_err(|e| e.to_string())?;
     xferbench_probes::counters::derive(&mut totals);
     Ok(totals)
+}
+
+/// One run of a counting rig (callgrind's, perf's): `count` between the window's
+/// edges, as a record of that window with this process's CPU and `messages`
+/// (counters too, if a source ran), and what `count` returned. Ctrl-C before or
+/// during the count ends the run as interrupted.
+fn counting_run<T>(
+    ctl: &mut RunControl<'_>,
+    messages: u64,
+    count: impl FnOnce(&RunControl<'_>) -> T,
+) -> Result<(RunRecord, T), RunError> {
+    let stopped = |ctl: &RunControl<'_>| ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
+    if stopped(ctl) {
+        return Err(RunError::Interrupted);
+    }
+    ctl.window_started();
+    let cpu0 = CpuSnapshot::now();
+    let start = Stamp::now();
+    let counted = count(ctl);
+    let end = Stamp::now();
+    let cpu1 = CpuSnapshot::now();
+    ctl.window_ended();
+    if stopped(ctl) {
+        return Err(RunError::Interrupted);
+    }
+    let channel = ChannelOutcome {
+        start,
+        end,
+        messages,
+        bytes: 0,
+        latency: None,
+        integrity: None,
+        schedule: None,
+    };
+    let main = cpu0.until(&cpu1, "main", std::process::id());
+    let mut rec = aggregate(vec![channel], vec![main]);
+    rec.counters = ctl.take_counters();
+    Ok((rec, counted))
 }
