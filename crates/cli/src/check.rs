@@ -211,7 +211,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
         t.load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_header([
-                xferbench_lab::params::names::TRANSPORT,
+                xferbench_lab::names::TRANSPORT,
                 "check",
                 "result",
                 "what it found",

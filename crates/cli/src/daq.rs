@@ -508,6 +508,7 @@ pub fn run(a: &DaqArgs) -> Result<u8> {
         spec,
     };
     let opts = LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: 1,
         warmup: 0,
         interleave: false,

@@ -372,6 +372,7 @@ fn client(a: &KvClientArgs) -> Result<u8> {
         spec,
     };
     let opts = LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: 1,
         warmup: 0,
         interleave: false,

@@ -206,7 +206,7 @@ pub fn render_run_profiles(req: &ProfileRequest, doc: &ResultDoc, quiet: bool) -
             "{} of point {} ({} size={} channels={})",
             req.participant,
             p.index + 1,
-            p.param(&xferbench_lab::params::TRANSPORT).unwrap_or("-"),
+            p.param(&xferbench_lab::axes::TRANSPORT).unwrap_or("-"),
             p.size_bytes,
             p.channels
         );

@@ -163,6 +163,7 @@ pub fn run(a: &RpmsgArgs) -> Result<u8> {
     let mut bench = RpmsgBench::new(RemoteKind::Process(crate::launcher::launcher()?), a.pin)
         .with([(planned, p)]);
     let opts = LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: a.repeat.runs,
         warmup: a.repeat.warmup,
         interleave: false,

@@ -346,6 +346,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         addr,
     };
     let opts = LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: 1,
         warmup: 0,
         interleave: false,

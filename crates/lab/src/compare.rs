@@ -179,7 +179,7 @@ fn cautions(
 /// How the plugin transports of two documents differ: one line per transport whose
 /// file (SHA-256) differs, or that only one document measured.
 pub fn plugin_builds(base: &ResultDoc, new: &ResultDoc) -> Vec<String> {
-    let show = |p: &crate::plugins::PluginRecord| {
+    let show = |p: &crate::result::PluginRecord| {
         format!(
             "{} {} (sha256 {}…, {})",
             p.plugin,

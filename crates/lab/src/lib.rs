@@ -20,12 +20,16 @@ compile_error!(
 );
 
 pub mod ab;
+pub mod axes;
 pub mod check;
 pub mod compare;
 pub mod context;
+pub mod error;
+pub mod judge;
 pub mod knee;
 pub mod limits;
 pub mod measure;
+pub mod names;
 pub mod neighbours;
 pub mod observer;
 pub mod params;

@@ -39,7 +39,8 @@
 //! tests stay beside the loop they pin down.
 
 use crate::limits::drift::{self, DriftLog};
-use crate::limits::{MachineLimits, Watch, ratio};
+use crate::limits::fraction::{self, LimitFraction};
+use crate::limits::{Limits, MachineLimits, Watch};
 use crate::observer::Observer;
 pub use crate::plan::{Bench, PlannedPoint, RunCount, RunProgress, describe_params};
 use crate::result::{
@@ -79,6 +80,39 @@ pub struct LoopOptions {
     /// point and ends the plan as [`Outcome::Complete`]: a stop is the planned end, and
     /// nothing finished is lost. `false`: a stop interrupts ([`Outcome::Interrupted`]).
     pub until_stopped: bool,
+    /// What the systems measured say of a finished point (`judge::LAB` for the lab's).
+    pub judge: &'static dyn Judge,
+}
+
+/// What the loop asks of the systems it measures about a finished point: what only
+/// the transports, the workloads and the point-to-limit pairing know. The lab's
+/// answers are `judge::LAB`.
+pub trait Judge: std::fmt::Debug + Sync {
+    /// The parameters of a point's transport it left at their defaults
+    /// ([`PointResult::defaults`]); empty for a point without a transport or one the
+    /// lab does not know.
+    fn transport_defaults(&self, params: &BTreeMap<String, String>) -> BTreeMap<String, String>;
+
+    /// The point's fraction of its natural limit in `limits`, from `figures` (its
+    /// summary, or one run's figures as estimates), when it has one.
+    fn limit_fraction(
+        &self,
+        params: &BTreeMap<String, String>,
+        size_bytes: u64,
+        channels: usize,
+        figures: &BTreeMap<String, Estimate>,
+        limits: &Limits,
+    ) -> Option<LimitFraction>;
+
+    /// The warning of a load point whose sender fell behind its schedule, from its
+    /// `summary`, held against the machine's p99 wait for a CPU; it begins with
+    /// [`BEHIND_WARNING`](crate::record::BEHIND_WARNING).
+    fn pacing_warning(
+        &self,
+        summary: &BTreeMap<String, Estimate>,
+        channels: usize,
+        stall_p99_ns: Option<f64>,
+    ) -> Option<String>;
 }
 
 impl LoopOptions {
@@ -301,7 +335,7 @@ pub fn run_plan(
                 result.drift = drift::worst(span, w.drift_threshold, opts.interleave);
             }
             let paired = paired_samples(&result, &sample_before, &drift_log);
-            attach_limits(&mut result, &doc.context, &paired);
+            attach_limits(&mut result, &doc.context, &paired, opts.judge);
             let r = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -340,7 +374,7 @@ pub fn run_plan(
             );
             result.chosen = std::mem::take(&mut chosen[index]);
             let paired = paired_samples(&result, &sample_before, &drift_log);
-            attach_limits(&mut result, &doc.context, &paired);
+            attach_limits(&mut result, &doc.context, &paired, opts.judge);
             let _ = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -391,8 +425,8 @@ pub fn run_plan(
         let floor = limits.floor();
         for p in &mut doc.points {
             let paired = paired_samples(p, &sample_before, &drift_log);
-            hold_against(p, &floor, &paired);
-            hold_to_schedule(p, &floor);
+            hold_against(p, &floor, &paired, opts.judge);
+            hold_to_schedule(p, &floor, opts.judge);
         }
     }
     finish(doc, observers)
@@ -418,11 +452,12 @@ fn attach_limits(
     result: &mut PointResult,
     context: &Context,
     paired: &[Option<&drift::DriftSample>],
+    judge: &dyn Judge,
 ) {
     if let Some(l) = &context.limits {
         let floor = l.floor();
-        hold_against(result, &floor, paired);
-        hold_to_schedule(result, &floor);
+        hold_against(result, &floor, paired, judge);
+        hold_to_schedule(result, &floor, judge);
     }
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
@@ -431,12 +466,11 @@ fn attach_limits(
 
 /// Sets the warning of a load point whose sender fell behind its schedule, against
 /// the CPUs' own stalls in `limits`, replacing an earlier one.
-fn hold_to_schedule(result: &mut PointResult, limits: &crate::limits::Limits) {
-    use crate::workload::load;
+fn hold_to_schedule(result: &mut PointResult, limits: &Limits, judge: &dyn Judge) {
     result
         .warnings
-        .retain(|w| !w.starts_with(load::BEHIND_WARNING));
-    result.warnings.extend(load::pacing_warning(
+        .retain(|w| !w.starts_with(crate::record::BEHIND_WARNING));
+    result.warnings.extend(judge.pacing_warning(
         &result.summary,
         result.channels,
         limits.stall_p99_ns(None),
@@ -446,25 +480,26 @@ fn hold_to_schedule(result: &mut PointResult, limits: &crate::limits::Limits) {
 /// Sets the point's fraction of its natural limit in `limits`, replacing an earlier
 /// fraction and its warning. Where the drift sample taken just before each run
 /// (`paired`) measured the point's floor, each run is held against its own sample
-/// and the point gets the median of those fractions ([`ratio::LimitFraction::paired`]).
+/// and the point gets the median of those fractions ([`LimitFraction::paired`]).
 pub(crate) fn hold_against(
     result: &mut PointResult,
-    limits: &crate::limits::Limits,
+    limits: &Limits,
     paired: &[Option<&drift::DriftSample>],
+    judge: &dyn Judge,
 ) {
     if result.limit.take().is_some_and(|f| f.suspect) {
         result
             .warnings
-            .retain(|w| !w.starts_with(ratio::SUSPECT_WARNING));
+            .retain(|w| !w.starts_with(fraction::SUSPECT_WARNING));
     }
-    let whole = ratio::fraction(
+    let whole = judge.limit_fraction(
         &result.params,
         result.size_bytes,
         result.channels,
         &result.summary,
         limits,
     );
-    let per_run: Vec<ratio::LimitFraction> = result
+    let per_run: Vec<LimitFraction> = result
         .runs
         .iter()
         .zip(paired)
@@ -475,20 +510,20 @@ pub(crate) fn hold_against(
                 .iter()
                 .filter_map(|(k, v)| Some((k.clone(), Estimate::from_values([*v])?)))
                 .collect();
-            let f = ratio::fraction(
+            let f = judge.limit_fraction(
                 &result.params,
                 result.size_bytes,
                 result.channels,
                 &figures,
                 &around.limits,
             )?;
-            let floor = ratio::floor_of(&f.limit);
+            let floor = fraction::floor_of(&f.limit);
             around.replaced.iter().any(|r| r == floor).then_some(f)
         })
         .collect();
     result.limit = match whole {
         Some(whole) if !per_run.is_empty() && per_run.len() == result.runs.len() => {
-            Some(ratio::LimitFraction::paired(&whole, &per_run))
+            Some(LimitFraction::paired(&whole, &per_run))
         }
         whole => whole,
     };
@@ -720,28 +755,6 @@ fn visit(
     })
 }
 
-/// The parameters of a point's transport it left at their defaults
-/// ([`PointResult::defaults`]); empty for a point without a transport or one the
-/// lab does not know.
-fn transport_defaults(params: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let Some(name) = params.get(crate::params::names::TRANSPORT) else {
-        return BTreeMap::new();
-    };
-    // A plugin's point names its transport by its own name (`posix-mq`), which the
-    // registered plugin's `plugin:PATH:NAME` shows as.
-    let Some(d) = crate::transports::all()
-        .into_iter()
-        .find(|d| d.name == *name || crate::plugins::display_name(&d.name) == *name)
-    else {
-        return BTreeMap::new();
-    };
-    d.params
-        .iter()
-        .filter(|def| !params.contains_key(def.name()))
-        .map(|def| (def.name().to_string(), def.machine(&def.default)))
-        .collect()
-}
-
 fn start_profile(
     req: &xferbench_probes::profile::ProfileRequest,
     index: usize,
@@ -893,7 +906,7 @@ pub fn summarise(
         index,
         params: point.params.clone(),
         chosen: Default::default(),
-        defaults: transport_defaults(&point.params),
+        defaults: opts.judge.transport_defaults(&point.params),
         size_bytes: point.size_bytes,
         channels: point.channels,
         primary: Some(Primary {
@@ -951,6 +964,7 @@ mod tests {
 
     fn opts(runs: usize, warmup: usize, interleave: bool) -> LoopOptions {
         LoopOptions {
+            judge: &crate::judge::LAB,
             runs,
             warmup,
             interleave,
@@ -1279,6 +1293,7 @@ mod tests {
             }
         });
         let o = LoopOptions {
+            judge: &crate::judge::LAB,
             until_stopped: true,
             ..opts(3, 1, false)
         };

@@ -18,6 +18,7 @@
 //! liveness, and a dead peer is reported with its exit status or signal and the tail
 //! of its stderr.
 
+use crate::error::PeerError;
 use crate::remote::protocol::RemoteRole;
 use crate::remote::{RemoteChild, Session};
 use crate::transports::{WithTransport, dispatch};
@@ -32,7 +33,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 use xferbench_probes::affinity::pin_current_thread;
 use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
-use xferbench_probes::process::{Child, Ended, Launcher, Role, SpawnError, Streams, Supervised};
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::{Endpoint, Params, Transport};
 
 /// Everything a peer needs to serve one channel of a point.
@@ -118,57 +119,6 @@ impl PeerReply {
 
 /// How long a peer may take to connect, or to finish after the driver closed.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Why a peer could not do its part.
-#[derive(Debug, thiserror::Error)]
-pub enum PeerError {
-    /// The peer process could not be started.
-    #[error("could not start the peer process")]
-    Spawn(#[source] SpawnError),
-    /// The peer process exited or was killed.
-    #[error("peer {channel} {ended}")]
-    Died {
-        /// Channel.
-        channel: usize,
-        /// How it ended.
-        ended: Ended,
-    },
-    /// The peer reported a failure.
-    #[error("peer {channel} failed: {message}")]
-    Failed {
-        /// Channel.
-        channel: usize,
-        /// Its message.
-        message: String,
-    },
-    /// The peer did not answer in time.
-    #[error("peer {channel} did not {what} within {secs} s")]
-    Timeout {
-        /// Channel.
-        channel: usize,
-        /// What it did not do.
-        what: &'static str,
-        /// Seconds waited.
-        secs: u64,
-    },
-    /// The agent could not start the peer on its host.
-    #[error("could not start peer {channel} on the agent's host: {source}")]
-    Remote {
-        /// Channel.
-        channel: usize,
-        /// Why.
-        #[source]
-        source: crate::remote::RemoteError,
-    },
-    /// The peer broke the control protocol.
-    #[error("peer {channel} broke the control protocol: {message}")]
-    Protocol {
-        /// Channel.
-        channel: usize,
-        /// What was wrong.
-        message: String,
-    },
-}
 
 enum Event {
     Reply(PeerReply),

@@ -1,6 +1,6 @@
 //! A plan: the points to measure, as results and observers see them, and the
 //! [`Bench`] that stands up a [`Rig`] for any of them. The point loop
-//! ([`crate::measure`]) runs a plan; `run` plans a sweep, each study its own points.
+//! (`measure`) runs a plan; `run` plans a sweep, each study its own points.
 
 use crate::record::FigureRules;
 use crate::rig::{Rig, RunError};
@@ -22,7 +22,7 @@ pub struct PlannedPoint {
     /// Whether integrity is checked (an absent count is then a fault).
     pub verify: bool,
     /// The point's own measured runs and warm-up per visit, where they differ from
-    /// the plan's ([`LoopOptions`](crate::measure::LoopOptions), `--runs`,
+    /// the plan's (`measure::LoopOptions`, `--runs`,
     /// `--warmup`): a deterministic count (callgrind) is one run with no warm-up
     /// whatever the plan's; a calibration one visit of a warm-up and a measured run.
     /// `None`: the plan's.
@@ -88,7 +88,7 @@ impl PlannedPoint {
 pub fn describe_params(params: &BTreeMap<String, String>) -> String {
     params
         .iter()
-        .filter(|(k, _)| k.as_str() != crate::params::WORKLOAD.name())
+        .filter(|(k, _)| k.as_str() != crate::names::WORKLOAD)
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")

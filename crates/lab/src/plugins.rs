@@ -28,7 +28,7 @@
 //! receive (`--timeout`) from the environment ([`host_from_env`]), which their own
 //! children inherit.
 
-use serde::{Deserialize, Serialize};
+use crate::result::PluginRecord;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -82,26 +82,6 @@ pub fn new_scope() -> String {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
-}
-
-/// What a result records of a plugin transport, so that two builds of one plugin are
-/// told apart (`xferbench compare`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PluginRecord {
-    /// The transport's name in the points (`params.transport`).
-    pub transport: String,
-    /// The transport's name in its plugin.
-    pub name: String,
-    /// The plugin's own name.
-    pub plugin: String,
-    /// The plugin's own version string.
-    pub version: String,
-    /// The file, as an absolute path.
-    pub path: String,
-    /// SHA-256 of the file, hex.
-    pub sha256: String,
-    /// The C header revision it was built with.
-    pub abi_version: u32,
 }
 
 /// Why a plugin named on the command line cannot be used: always the user's input

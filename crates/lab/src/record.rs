@@ -9,7 +9,7 @@ use crate::result::{ChannelRun, Latency, RunRecord, figure};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use xferbench_probes::clock::Stamp;
+use xferbench_probes::clock::{StallSample, Stamp};
 use xferbench_probes::cpu::ProcessCpu;
 use xferbench_probes::stats::jain_index;
 use xferbench_probes::verify::Integrity;
@@ -41,7 +41,7 @@ pub struct ChannelOutcome {
     /// What verification found.
     pub integrity: Option<Integrity>,
     /// What a `load` driver measured of its schedule.
-    pub schedule: Option<crate::workload::load::ScheduleOutcome>,
+    pub schedule: Option<ScheduleOutcome>,
 }
 
 /// Builds a run's record from what each channel did and the CPU of every process,
@@ -185,4 +185,25 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
         contention: None,
         collapsed: None,
     }
+}
+
+/// How the warning of a point whose sender fell behind its schedule begins.
+pub const BEHIND_WARNING: &str = "behind schedule:";
+
+/// What a load driver measured of its schedule.
+#[derive(Debug, Clone)]
+pub struct ScheduleOutcome {
+    /// This channel's offered rate, messages per second.
+    pub offered_per_s: f64,
+    /// How late each send began after its intended time, nanoseconds.
+    pub lag: Option<Histogram<u64>>,
+    /// The stalls of the sender's CPU seen while it waited for its messages' times.
+    pub stalls: Option<StallSample>,
+    /// Messages due before the run's end that were never sent.
+    pub unsent: u64,
+    /// Messages sent that never arrived.
+    pub lost: u64,
+    /// The schedule's span, nanoseconds: the run's duration, or its count at its
+    /// rate.
+    pub span_ns: u64,
 }

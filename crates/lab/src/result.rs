@@ -33,9 +33,9 @@ pub struct ResultDoc {
     pub outcome: Outcome,
     /// The knees of the `load` workload's latency–rate curves: one per curve (its
     /// points' parameters but the rate), found from a sweep of rates or by the
-    /// search of `--rate auto` ([`crate::knee`]).
+    /// search of `--rate auto` (`crate::knee`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub knees: Vec<crate::knee::Knee>,
+    pub knees: Vec<Knee>,
     /// Points that failed while the plan went on past them (`run` without
     /// `--fail-fast`), in the order they failed; `outcome` is then `failed`, naming
     /// the first.
@@ -151,7 +151,7 @@ pub struct Context {
     /// The plugin transports measured: each one's file, SHA-256 and version, so
     /// that two builds of a plugin are told apart (absent when none was).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub plugins: Vec<crate::plugins::PluginRecord>,
+    pub plugins: Vec<PluginRecord>,
     /// How the measuring binary was built: an unoptimised build says so (added in
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -251,7 +251,7 @@ pub struct PointResult {
     /// The primary figure as a fraction of its natural limit on this machine, when
     /// the context carries limits and the point has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<crate::limits::ratio::LimitFraction>,
+    pub limit: Option<crate::limits::fraction::LimitFraction>,
     /// The machine changed speed during this point (a probe moved by more than the
     /// threshold); absent when it did not or was not watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -281,10 +281,8 @@ impl PointResult {
     /// median round trip of `pingpong` points and the throughput of all others.
     pub fn primary(&self) -> Primary {
         self.primary.clone().unwrap_or_else(|| {
-            let pingpong = crate::workload::WorkloadKind::Pingpong;
-            if self.param(&crate::params::WORKLOAD)
-                == Some(xferbench_params::Choices::name(pingpong))
-            {
+            // `WorkloadKind::Pingpong`'s name.
+            if self.params.get(crate::names::WORKLOAD).map(String::as_str) == Some("pingpong") {
                 Primary {
                     figure: figure::LATENCY[0].into(),
                     higher_is_better: false,
@@ -533,4 +531,48 @@ impl ResultDoc {
         }
         doc
     }
+}
+
+/// The knee of one curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Knee {
+    /// The curve: its points' parameters, the rate left out.
+    pub params: BTreeMap<String, String>,
+    /// The knee: the highest offered rate sustained below the lowest one that is
+    /// not, messages per second; `None` when even the lowest rate was not sustained.
+    pub knee_per_s: Option<f64>,
+    /// The lowest offered rate found not sustained, messages per second; `None`
+    /// when every rate measured was (the knee may lie higher).
+    pub above_per_s: Option<f64>,
+    /// The curve's lowest offered rate, messages per second: the reference.
+    pub low_rate_per_s: f64,
+    /// The p99 latency at the reference rate, nanoseconds.
+    pub low_p99_ns: f64,
+    /// `sweep` (from a sweep of rates) or `search` (`--rate auto`).
+    pub method: String,
+    /// Points measured on the curve.
+    pub points: usize,
+    /// Seconds the search took (`search` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// What a result records of a plugin transport, so that two builds of one plugin are
+/// told apart (`xferbench compare`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PluginRecord {
+    /// The transport's name in the points (`params.transport`).
+    pub transport: String,
+    /// The transport's name in its plugin.
+    pub name: String,
+    /// The plugin's own name.
+    pub plugin: String,
+    /// The plugin's own version string.
+    pub version: String,
+    /// The file, as an absolute path.
+    pub path: String,
+    /// SHA-256 of the file, hex.
+    pub sha256: String,
+    /// The C header revision it was built with.
+    pub abi_version: u32,
 }

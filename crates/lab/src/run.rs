@@ -65,6 +65,7 @@ impl RunOptions {
     /// The point loop's share of the options.
     pub fn loop_options(&self) -> LoopOptions {
         LoopOptions {
+            judge: &crate::judge::LAB,
             runs: self.runs,
             warmup: self.warmup,
             interleave: self.interleave,

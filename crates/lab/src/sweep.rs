@@ -9,8 +9,8 @@
 //! only multiply the points of transports that declare them, each read by that
 //! transport's own definition.
 
+use crate::axes::{CHANNELS, SIZE, TOUCH, TRANSPORT, WORKLOAD, ZERO_COPY};
 use crate::neighbours::Neighbours;
-use crate::params::{CHANNELS, SIZE, TOUCH, TRANSPORT, WORKLOAD, ZERO_COPY};
 use crate::workload::Touch;
 use crate::workload::load::Schedule;
 use std::collections::BTreeMap;

@@ -55,7 +55,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         observers.push(j);
     }
     let mut doc = match &config.search {
-        Some(how) => xferbench_lab::knee::search(
+        Some(how) => xferbench_lab::knee::search::search(
             context,
             &config.points,
             &config.options,
@@ -149,7 +149,9 @@ fn print_results(doc: &ResultDoc, out: &crate::config::Output) -> Result<()> {
 /// A point in words for a warning: `shm size=2 KiB channels=1 wait=spin`, every
 /// value shown through its definition.
 fn describe(p: &xferbench_lab::result::PointResult) -> String {
-    use xferbench_lab::params::{TRANSPORT, display, names};
+    use xferbench_lab::axes::TRANSPORT;
+    use xferbench_lab::names;
+    use xferbench_lab::params::display;
     let mut s = format!(
         "{} {}={} {}={}",
         p.param(&TRANSPORT).unwrap_or_default(),

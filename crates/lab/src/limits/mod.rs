@@ -13,6 +13,7 @@
 //!   second) at the start and again at the end, into the result's context.
 
 pub mod drift;
+pub mod fraction;
 mod probes;
 pub mod ratio;
 #[cfg(test)]
@@ -474,7 +475,7 @@ impl Limits {
     /// These limits with each round-trip floor that the drift samples hold (the
     /// cache-line, futex and hand-over round trips) replaced by its median over
     /// `span`, samples taken next to a run (the one just before it, for
-    /// [`ratio::LimitFraction::paired`]): the floor in the state the machine was in
+    /// `fraction::LimitFraction::paired`): the floor in the state the machine was in
     /// while the run ran. The start's and the end's measurements can catch a machine
     /// that changes speed (a VM switching modes within minutes) in another state.
     pub fn around(&self, span: &[drift::DriftSample]) -> Around {

@@ -27,28 +27,9 @@ pub mod record;
 #[cfg(test)]
 mod tests;
 
+use crate::error::RemoteError;
 pub use client::{RemoteChild, RemoteTarget, Session};
 pub use record::{ClockOffset, HostInfo, RemoteContext, WINDOWS_ON_MEASURING_SIDE};
-
-/// Why a remote operation failed.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum RemoteError {
-    /// The agent could not be reached.
-    #[error("{0}")]
-    Connect(String),
-    /// Authentication failed.
-    #[error("authentication with the agent failed: {0}")]
-    Auth(String),
-    /// The agent refused a request.
-    #[error("the agent refused: {0}")]
-    Refused(String),
-    /// The agent broke the protocol.
-    #[error("{0}")]
-    Protocol(String),
-    /// The connection was lost.
-    #[error("{0}")]
-    Lost(String),
-}
 
 /// Connects once to record both hosts and the clock offset.
 pub fn describe(target: &RemoteTarget) -> Result<RemoteContext, RemoteError> {

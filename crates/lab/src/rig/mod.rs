@@ -1,6 +1,6 @@
 //! Rigs: the things that stand a point's participants up and run it once.
 //!
-//! The point loop ([`crate::measure`]) is the same for every study: warm-up and
+//! The point loop (`measure`) is the same for every study: warm-up and
 //! measured runs, interleaving, estimates, warnings, counters and profiles. What
 //! differs between a sweep of `shm` channels, an RPMsg link with its remote and a
 //! Warp Pipe memory mock is how the participants are started, how one run is driven
@@ -8,7 +8,7 @@
 //!
 //! # The rig contract
 //!
-//! * A rig is started for one point (one *visit*, see [`crate::measure`]) with its
+//! * A rig is started for one point (one *visit*, see `measure`) with its
 //!   participants running; [`Rig::participants`] names them, `main` first, so that
 //!   counters and profiles can find their processes.
 //! * [`Rig::run_once`] performs one run and returns a [`RunRecord`]. It brackets the
@@ -44,10 +44,8 @@ pub use crate::record::{ChannelOutcome, FigureRules, aggregate};
 #[cfg(test)]
 pub(crate) mod fake;
 
-use crate::peer::PeerError;
+use crate::error::{PeerError, TransportLookupError, WorkloadError};
 use crate::result::RunRecord;
-use crate::transports::TransportLookupError;
-use crate::workload::WorkloadError;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use xferbench_probes::contention::{ProcFs, ProcReading, RunContention};
@@ -82,7 +80,7 @@ pub struct RunControl<'a> {
     pub stop: &'a AtomicBool,
     /// A run with no progress for this long is declared hung.
     pub hang_timeout: Duration,
-    /// The run is open-ended ([`LoopOptions::until_stopped`](crate::measure::LoopOptions::until_stopped)):
+    /// The run is open-ended (`measure::LoopOptions::until_stopped`):
     /// it lasts until `stop`, and the rig returns its record then instead of
     /// [`RunError::Interrupted`].
     pub until_stopped: bool,

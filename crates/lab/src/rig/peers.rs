@@ -18,12 +18,13 @@
 //! (`drive::<T::Endpoint>`), with no virtual call per message.
 
 use super::{Rig, RunControl, RunError, aggregate};
-use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerReply, PeerSpec};
+use crate::error::{PeerError, WorkloadError};
+use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerReply, PeerSpec};
 use crate::remote::{RemoteTarget, Session};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::workload::{
-    ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, WorkloadError, WorkloadKind, drive,
+    ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, WorkloadKind, drive,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, mpsc};

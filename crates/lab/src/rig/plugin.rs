@@ -28,12 +28,13 @@
 
 use super::peers::{PeerMode, PeerOptions, PeerRig};
 use super::{Rig, RunControl, RunError};
+use crate::error::WorkloadError;
 use crate::peer::PEER_TIMEOUT;
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::transports::{WithTransport, dispatch};
-use crate::workload::{Limit, WorkloadError, WorkloadKind};
+use crate::workload::{Limit, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::process::ChildStdin;

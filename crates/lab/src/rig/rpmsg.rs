@@ -478,19 +478,17 @@ impl Rig for RpmsgRig {
                 latency: Some(d.latency),
                 integrity: d.integrity,
                 // Open loop: the channel's offered rate, over its schedule.
-                schedule: point
-                    .pace_ns
-                    .map(|gap| crate::workload::load::ScheduleOutcome {
-                        offered_per_s: 1e9 / gap as f64,
-                        lag: None,
-                        stalls: None,
-                        unsent: 0,
-                        lost: 0,
-                        span_ns: match point.limit {
-                            crate::workload::Limit::Duration(ns) => ns,
-                            crate::workload::Limit::Count(n) => n.saturating_mul(gap),
-                        },
-                    }),
+                schedule: point.pace_ns.map(|gap| crate::record::ScheduleOutcome {
+                    offered_per_s: 1e9 / gap as f64,
+                    lag: None,
+                    stalls: None,
+                    unsent: 0,
+                    lost: 0,
+                    span_ns: match point.limit {
+                        crate::workload::Limit::Duration(ns) => ns,
+                        crate::workload::Limit::Count(n) => n.saturating_mul(gap),
+                    },
+                }),
             })
             .collect();
         let mut cpu = vec![main_cpu];

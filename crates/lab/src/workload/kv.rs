@@ -88,12 +88,12 @@ impl KvClientParams {
 
 impl PointParams for KvClientParams {
     fn definitions() -> Vec<ParamDef> {
-        vec![crate::params::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
+        vec![crate::axes::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
     }
 
     fn write(&self, map: &mut ParamMap) {
         map.put_text(
-            &crate::params::WORKLOAD,
+            &crate::axes::WORKLOAD,
             super::RecordedWorkload::KvClient.name(),
         );
         map.put_text(&SERVER_NAME, &self.server);

@@ -38,14 +38,14 @@ use super::{
     ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError, io_err,
     new_histogram, recv_or_closed,
 };
-use crate::record::{ChannelOutcome, FigureRules};
+use crate::record::{BEHIND_WARNING, ChannelOutcome, FigureRules, ScheduleOutcome};
 use crate::result::figure;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams, Value};
-use xferbench_probes::clock::{StallRecorder, StallSample, Stamp, TripClock};
+use xferbench_probes::clock::{StallRecorder, Stamp, TripClock};
 use xferbench_probes::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
@@ -55,7 +55,7 @@ pub const MAX_RATE: i64 = 1_000_000_000;
 
 /// `rate`: offered messages per second of a point, all channels together.
 pub const RATE: ParamDef = ParamDef::rate(
-    crate::params::names::RATE,
+    crate::names::RATE,
     1,
     MAX_RATE,
     10_000,
@@ -534,9 +534,6 @@ fn send_stamped<E: Endpoint>(
 /// its sends behind their time and still be on schedule.
 pub const PACING: f64 = 0.10;
 
-/// How the warning of a point whose sender fell behind its schedule begins.
-pub const BEHIND_WARNING: &str = "behind schedule:";
-
 /// The warning of a load point whose sender began 1 % of its sends later than
 /// [`PACING`] of the gap between a channel's messages, from the point's `summary`
 /// figures, or `None` on schedule (or not a load point). `stall_p99_ns` is the
@@ -634,24 +631,6 @@ fn words_ns(ns: f64) -> String {
     } else {
         format!("{:.2} s", ns / 1e9)
     }
-}
-
-/// What a load driver measured of its schedule.
-#[derive(Debug, Clone)]
-pub struct ScheduleOutcome {
-    /// This channel's offered rate, messages per second.
-    pub offered_per_s: f64,
-    /// How late each send began after its intended time, nanoseconds.
-    pub lag: Option<Histogram<u64>>,
-    /// The stalls of the sender's CPU seen while it waited for its messages' times.
-    pub stalls: Option<StallSample>,
-    /// Messages due before the run's end that were never sent.
-    pub unsent: u64,
-    /// Messages sent that never arrived.
-    pub lost: u64,
-    /// The schedule's span, nanoseconds: the run's duration, or its count at its
-    /// rate.
-    pub span_ns: u64,
 }
 
 #[cfg(test)]

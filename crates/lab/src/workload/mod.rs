@@ -37,6 +37,7 @@ pub use load::Load;
 pub use pingpong::Pingpong;
 pub use stream::Stream;
 
+use crate::error::WorkloadError;
 use crate::record::{ChannelOutcome, FigureRules};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -92,7 +93,7 @@ impl WorkloadKind {
     }
 }
 
-/// Every workload a point records as its `workload` ([`crate::params::WORKLOAD`]):
+/// Every workload a point records as its `workload` ([`crate::axes::WORKLOAD`]):
 /// `run`'s ([`WorkloadKind`]) and those of the commands and studies that stand their
 /// own participants up, so that every name a result holds is one its definition
 /// reads.
@@ -311,7 +312,7 @@ pub struct DriverOutcome {
     /// True if [`Control::stop`] ended the run early.
     pub stopped: bool,
     /// What a `load` driver measured of its schedule.
-    pub schedule: Option<load::ScheduleOutcome>,
+    pub schedule: Option<crate::record::ScheduleOutcome>,
 }
 
 /// What the serving side measured.
@@ -328,31 +329,6 @@ pub struct ServeOutcome {
     /// One-way latencies the serving side measured (`load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<load::Recorded>,
-}
-
-/// A failed message transfer.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkloadError {
-    /// A send or receive failed.
-    #[error("{op} of message {seq} failed: {source}")]
-    Io {
-        /// `send`, `receive` or `close`.
-        op: &'static str,
-        /// The message's sequence number.
-        seq: u64,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The peer closed the channel before answering.
-    #[error("the peer closed the channel before replying to message {seq}")]
-    PeerClosed {
-        /// The unanswered message.
-        seq: u64,
-    },
-    /// A message size the workload cannot run with.
-    #[error("{0}")]
-    Config(String),
 }
 
 /// One workload: a driver loop and a serving loop, and the rules of its figures.

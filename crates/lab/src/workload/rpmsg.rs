@@ -14,7 +14,7 @@
 //! the original's 32-channel, 100-byte runs. The rig reports that sum
 //! ([`SUM_OF_RATES`]) beside the aggregate over the common window.
 
-use crate::params::CHANNELS;
+use crate::axes::CHANNELS;
 use crate::workload::{Limit, new_histogram};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

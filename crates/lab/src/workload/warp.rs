@@ -246,14 +246,14 @@ impl WarpClientParams {
 impl PointParams for WarpClientParams {
     fn definitions() -> Vec<ParamDef> {
         let mut defs = WarpParams::definitions();
-        defs.extend([crate::params::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
+        defs.extend([crate::axes::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
         defs
     }
 
     fn write(&self, map: &mut ParamMap) {
         self.warp.write(map);
         map.put_text(
-            &crate::params::WORKLOAD,
+            &crate::axes::WORKLOAD,
             super::RecordedWorkload::WarpClient.name(),
         );
         map.put_text(&CONNECT, &self.connect);

@@ -14,7 +14,8 @@ use crate::study::Table;
 use maud::{Markup, html};
 use std::collections::{BTreeMap, BTreeSet};
 use xferbench_lab::compare::{Comparison, PointComparison};
-use xferbench_lab::params::{describe, names, same_point};
+use xferbench_lab::names;
+use xferbench_lab::params::{describe, same_point};
 use xferbench_lab::result::{PointResult, ResultDoc};
 
 /// One side of the comparison: the result as the user named it (a file, a study

@@ -11,7 +11,8 @@ use crate::chart::{Axis, Chart, Intervals, Line, Marker, Point, Scale, Unit};
 use crate::format;
 use crate::study::Table;
 use std::collections::BTreeMap;
-use xferbench_lab::knee::{Knee, P99_GROWTH, SUSTAINED};
+use xferbench_lab::knee::{P99_GROWTH, SUSTAINED};
+use xferbench_lab::result::Knee;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::workload::load::RATE;
 

@@ -10,10 +10,8 @@ use crate::format;
 use crate::study::Table;
 use maud::{Markup, html};
 use std::collections::BTreeMap;
-use xferbench_lab::params::{
-    self,
-    names::{CHANNELS, SIZE, TRANSPORT, WORKLOAD},
-};
+use xferbench_lab::names::{CHANNELS, SIZE, TRANSPORT, WORKLOAD};
+use xferbench_lab::params;
 use xferbench_lab::result::{PointResult, figure};
 use xferbench_probes::stats::Estimate;
 

@@ -334,6 +334,7 @@ pub fn study_points(scale: &Scale, redis: bool) -> Vec<(PlannedPoint, KvPoint)> 
 /// client's, [`KvPoint::warmup`]).
 pub fn loop_options(scale: &Scale) -> LoopOptions {
     LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: scale.runs,
         warmup: 0,
         interleave: true,

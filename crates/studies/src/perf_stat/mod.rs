@@ -101,6 +101,7 @@ pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
 /// harness warms up inside each process).
 pub fn loop_options(quick: bool) -> LoopOptions {
     LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: if quick { 5 } else { 30 },
         warmup: 0,
         interleave: true,
@@ -311,6 +312,7 @@ mod tests {
             .collect();
         let mut bench = PerfStatBench::new(pts, None);
         let options = LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 2,
             ..loop_options(true)
         };

@@ -307,6 +307,7 @@ mod tests {
         let all: Vec<Planned> = cal.iter().chain(&rest).copied().collect();
         let mut bench = super::super::bench(&all, RemoteKind::Thread, false);
         let options = xferbench_lab::measure::LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 2,
             warmup: 0,
             interleave: true,

@@ -136,6 +136,7 @@ impl Study for RpmsgStudy {
             None => RemoteKind::Thread,
         };
         let options = LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 3,
             warmup: 1,
             interleave: true,

@@ -33,8 +33,8 @@ use crate::{Study, StudyEnv, StudyPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use xferbench_lab::axes::WORKLOAD;
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint};
-use xferbench_lab::params::WORKLOAD;
 use xferbench_lab::record::FigureRules;
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::daq::{DaqRig, HOST_CPU_PERCENT};
@@ -388,6 +388,7 @@ impl Study for Sis8300 {
             p.spec.pin = env.pin;
         }
         let options = LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 2,
             warmup: if quick { 0 } else { 1 },
             interleave: true,

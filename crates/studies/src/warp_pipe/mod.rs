@@ -365,6 +365,7 @@ pub const PARTICIPANTS: [&str; 2] = ["main", "memory-mock"];
 /// no warm-up (each visit starts a fresh mock and runs the clients once).
 pub fn loop_options(quick: bool) -> LoopOptions {
     LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: if quick { 2 } else { 3 },
         warmup: 0,
         interleave: true,

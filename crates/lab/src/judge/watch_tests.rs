@@ -95,6 +95,7 @@ fn run_bench(
     machine: Arc<ScriptedMachine>,
 ) -> ResultDoc {
     let opts = LoopOptions {
+        judge: &crate::judge::LAB,
         runs,
         warmup: 0,
         interleave,
@@ -265,6 +266,7 @@ fn an_interleaved_plan_flags_every_point_and_says_the_ratios_hold() {
 fn without_a_watch_nothing_is_measured_or_attached() {
     let mut bench = FakeBench::new(1, |_, _| Scripted::Lanes(vec![(0, 1_000, 1, 1)]));
     let opts = LoopOptions {
+        judge: &crate::judge::LAB,
         runs: 1,
         warmup: 0,
         interleave: false,
@@ -316,7 +318,7 @@ fn a_load_point_is_held_run_by_run_against_half_the_floor_sampled_before_it() {
         .to_vec();
     let paired: Vec<Option<&DriftSample>> = samples.iter().map(Some).collect();
     let floor = doc.context.limits.as_ref().unwrap().floor();
-    crate::measure::hold_against(&mut doc.points[0], &floor, &paired);
+    crate::measure::hold_against(&mut doc.points[0], &floor, &paired, &crate::judge::LAB);
     let f = doc.points[0].limit.as_ref().expect("a fraction");
     assert_eq!(f.limit, "half the cache-line round trip");
     assert!(f.paired, "{f:?}");
@@ -349,7 +351,7 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
         p.params.insert("zero_copy".into(), zero_copy.into());
         assert_eq!(p.runs.len(), 2);
         let floor = doc.context.limits.as_ref().unwrap().floor();
-        crate::measure::hold_against(&mut doc.points[0], &floor, &paired);
+        crate::measure::hold_against(&mut doc.points[0], &floor, &paired, &crate::judge::LAB);
         let p = &doc.points[0];
         let f = p.limit.as_ref().expect("a fraction");
         assert_eq!(f.limit, limit);
@@ -364,7 +366,7 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
         );
         assert!((f.fraction - mid(fractions)).abs() < 1e-9, "{}", f.fraction);
         // Above 110 % of the median floor: suspect, and said so.
-        assert_eq!(f.suspect, mid(fractions) > super::ratio::SUSPECT);
+        assert_eq!(f.suspect, mid(fractions) > super::fraction::SUSPECT);
         assert_eq!(
             p.warnings.iter().any(|w| w.starts_with("limit suspect")),
             f.suspect

@@ -1,0 +1,226 @@
+//! The knee of a latency–rate curve: the highest offered rate a transport sustains.
+//!
+//! # Definition
+//!
+//! A curve is the `load` points that differ only in their offered rate. Its
+//! reference is its lowest offered rate and that point's p99 latency. An offered
+//! rate is **sustained** when its point delivered at least [`SUSTAINED`] of it
+//! (achieved ≥ 99 % of offered) and its p99 stayed at most [`P99_GROWTH`] times the
+//! reference p99. The **knee** is the highest sustained rate below the lowest rate
+//! that is not sustained: above it latency explodes or messages pile up. A curve
+//! whose every rate is sustained has its knee at its highest rate, and says that
+//! the knee may lie higher (`above_per_s` is `None`).
+//!
+//! A sweep of rates (`--rate 10k..1M:x2`) finds the knee between its points;
+//! `--rate auto` searches for it (`search::search`): a probe at a low rate gives the
+//! reference, a probe far above any transport's reach gives the saturated rate, and
+//! a bisection on a log scale narrows the bracket between the highest sustained and
+//! the lowest unsustained rate to `search::SearchOptions::precision`, within a time budget.
+//! A probe is one run, so a probe that fails is repeated once at the same rate, and
+//! the rate counts as not sustained only if both fail ([`confirmed`]): one stall of
+//! the machine does not end a curve, whether it lands in the probe's p99 or costs
+//! its sender the last percent of its rate.
+
+pub mod search;
+
+use crate::result::{Knee, PointResult, ResultDoc, figure};
+use std::collections::BTreeMap;
+
+/// The share of the offered rate a sustained point delivers.
+pub const SUSTAINED: f64 = 0.99;
+/// How far a sustained point's p99 may grow over the curve's lowest rate's p99.
+pub const P99_GROWTH: f64 = 10.0;
+
+/// One point of a curve, as the definition reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CurvePoint {
+    /// Offered messages per second.
+    pub offered: f64,
+    /// Achieved (delivered) messages per second.
+    pub achieved: f64,
+    /// p99 latency, nanoseconds.
+    pub p99_ns: f64,
+}
+
+impl CurvePoint {
+    /// The curve point of a finished `load` point (medians over its runs).
+    pub fn of(p: &PointResult) -> Option<CurvePoint> {
+        let m = |name: &str| p.summary.get(name).map(|e| e.median);
+        Some(CurvePoint {
+            offered: m(figure::OFFERED_RATE)?,
+            achieved: m(figure::MESSAGE_RATE)?,
+            p99_ns: m(figure::LATENCY[2])?,
+        })
+    }
+
+    /// Whether this rate is sustained against a reference p99.
+    pub fn sustained(&self, low_p99_ns: f64) -> bool {
+        self.achieved >= SUSTAINED * self.offered && self.p99_ns <= P99_GROWTH * low_p99_ns
+    }
+}
+
+/// Whether the probe `p` of a search sustained its rate against `low_p99_ns`,
+/// confirmed: a probe that failed is probed once more at the same rate (`again`), and
+/// the rate is not sustained only if that probe fails too. A probe is one run, and one
+/// stall of the machine (a VM that loses its CPU for a millisecond now and then) lands
+/// in a run's p99 or takes the last percent of a sender's rate; a rate beyond the knee
+/// fails every time. `None` when the second
+/// probe could not be made.
+pub fn confirmed(
+    p: &CurvePoint,
+    low_p99_ns: f64,
+    doc: &mut ResultDoc,
+    again: &mut impl FnMut(u64, &mut ResultDoc) -> Option<CurvePoint>,
+) -> Option<bool> {
+    if p.sustained(low_p99_ns) {
+        return Some(true);
+    }
+    Some(again(p.offered as u64, doc)?.sustained(low_p99_ns))
+}
+
+/// The knee of points of one curve, in any order: `(knee, above, reference)`.
+pub fn knee_of(points: &[CurvePoint]) -> Option<(Option<f64>, Option<f64>, CurvePoint)> {
+    let mut sorted = points.to_vec();
+    sorted.sort_by(|a, b| a.offered.total_cmp(&b.offered));
+    let low = *sorted.first()?;
+    let mut knee = None;
+    for p in &sorted {
+        if !p.sustained(low.p99_ns) {
+            return Some((knee, Some(p.offered), low));
+        }
+        knee = Some(p.offered);
+    }
+    Some((knee, None, low))
+}
+
+/// A point's curve: its parameters without the rate.
+fn curve_of(p: &PointResult) -> BTreeMap<String, String> {
+    let mut k = p.params.clone();
+    k.remove(crate::names::RATE);
+    k
+}
+
+/// The knees of every curve of `doc` with at least two rates, in the order the
+/// curves first appear.
+pub fn knees(doc: &ResultDoc) -> Vec<Knee> {
+    let mut curves: Vec<(BTreeMap<String, String>, Vec<CurvePoint>)> = Vec::new();
+    for p in &doc.points {
+        let Some(c) = CurvePoint::of(p) else { continue };
+        let key = curve_of(p);
+        match curves.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(c),
+            None => curves.push((key, vec![c])),
+        }
+    }
+    curves
+        .into_iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .filter_map(|(params, v)| {
+            let (knee, above, low) = knee_of(&v)?;
+            Some(Knee {
+                params,
+                knee_per_s: knee,
+                above_per_s: above,
+                low_rate_per_s: low.offered,
+                low_p99_ns: low.p99_ns,
+                method: "sweep".into(),
+                points: v.len(),
+                seconds: None,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(offered: f64, achieved: f64, p99_ns: f64) -> CurvePoint {
+        CurvePoint {
+            offered,
+            achieved,
+            p99_ns,
+        }
+    }
+
+    #[test]
+    fn the_knee_is_the_highest_sustained_rate_below_the_first_that_is_not() {
+        let curve = [
+            p(1e3, 1e3, 1_000.0),
+            p(1e5, 0.995e5, 2_000.0),
+            p(1e6, 0.999e6, 9_900.0),
+            p(2e6, 1.5e6, 5e6),
+            // A noisy later point does not move the knee past the first failure.
+            p(4e6, 4e6, 5_000.0),
+        ];
+        let (knee, above, low) = knee_of(&curve).unwrap();
+        assert_eq!(knee, Some(1e6));
+        assert_eq!(above, Some(2e6));
+        assert_eq!(low.offered, 1e3);
+        // Latency alone ends a sustained rate.
+        let (knee, above, _) = knee_of(&[p(1e3, 1e3, 100.0), p(1e4, 1e4, 1_001.0)]).unwrap();
+        assert_eq!((knee, above), (Some(1e3), Some(1e4)));
+        // Delivery alone, too: 98.9 % of the offered rate.
+        let (knee, _, _) = knee_of(&[p(1e3, 1e3, 100.0), p(1e4, 0.989e4, 100.0)]).unwrap();
+        assert_eq!(knee, Some(1e3));
+        // Every rate sustained: the knee is the highest, with nothing above.
+        let (knee, above, _) = knee_of(&[p(1e3, 1e3, 100.0), p(1e4, 1e4, 100.0)]).unwrap();
+        assert_eq!((knee, above), (Some(1e4), None));
+        assert!(knee_of(&[]).is_none());
+    }
+
+    #[test]
+    fn a_rate_that_fails_is_probed_once_more() {
+        let mut doc: ResultDoc = serde_json::from_value(serde_json::json!({
+            "schema_version": 1,
+            "context": serde_json::to_value(crate::result::test_context(
+                crate::result::Settings {
+                    workload: "load".into(),
+                    runs: 1,
+                    warmup: 0,
+                    count: None,
+                    duration_s: None,
+                    peer: "process".into(),
+                    pin: false,
+                    verify: false,
+                    interleave: false,
+                }
+            ))
+            .unwrap(),
+            "points": [],
+            "warnings": [],
+            "outcome": {"status": "complete"}
+        }))
+        .unwrap();
+        let again = |second: CurvePoint| {
+            move |rate: u64, _: &mut ResultDoc| -> Option<CurvePoint> {
+                assert_eq!(rate, 1000);
+                Some(second)
+            }
+        };
+        let low = 10e3;
+        // Sustained: no second probe.
+        let mut never = |_: u64, _: &mut ResultDoc| -> Option<CurvePoint> {
+            panic!("no second probe for a sustained rate")
+        };
+        assert_eq!(
+            confirmed(&p(1e3, 1e3, 20e3), low, &mut doc, &mut never),
+            Some(true)
+        );
+        // A stall in one probe's p99, or a sender just short of its rate: the second
+        // probe decides.
+        for first in [p(1e3, 1e3, 2e6), p(1e3, 989.0, 20e3)] {
+            for (second, verdict) in [
+                (p(1e3, 1e3, 30e3), true),
+                (p(1e3, 1e3, 2e6), false),
+                (p(1e3, 989.0, 20e3), false),
+            ] {
+                let got = confirmed(&first, low, &mut doc, &mut again(second));
+                assert_eq!(got, Some(verdict), "{first:?} then {second:?}");
+            }
+        }
+        // A second probe that cannot be made leaves the verdict open.
+        let mut lost = |_: u64, _: &mut ResultDoc| -> Option<CurvePoint> { None };
+        assert_eq!(confirmed(&p(1e3, 1e3, 2e6), low, &mut doc, &mut lost), None);
+    }
+}
