@@ -6,10 +6,10 @@ use crate::run::args::{CountersArg, PeerArg, RunArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
-use xferbench_lab::axes::{TOUCH, ZERO_COPY};
-use xferbench_lab::knee::search::SearchOptions;
+use xferbench_lab::axes::ZERO_COPY;
 use xferbench_lab::names;
 use xferbench_lab::neighbours::{NEIGHBOURS, Neighbours};
+use xferbench_lab::rate_search::SearchOptions;
 use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
 use xferbench_lab::run::RunOptions;
@@ -17,6 +17,7 @@ use xferbench_lab::sweep::{
     PointSpec, SweepPlanError, SweepSpec, parse_channels, parse_sizes, parse_words,
 };
 use xferbench_lab::transports;
+use xferbench_lab::workload::TOUCH;
 use xferbench_lab::workload::load::{ARRIVALS, Arrivals, BURST, RATE, Schedule};
 use xferbench_lab::workload::{Limit, Touch, WorkloadKind};
 use xferbench_params::Value;

@@ -1,9 +1,9 @@
 //! The axes of a sweep and the parameters every point may record: `transport`,
-//! `size`, `channels`, `workload`, `zero_copy` and `touch`. The workloads name them
-//! here; the catalog of every definition is `params`.
+//! `size`, `channels` and `zero_copy` (`workload` and `touch` are the workloads'
+//! own, `workload::WORKLOAD` and `workload::TOUCH`). The workloads name them here;
+//! the catalog of every definition is `params`.
 
 use crate::names;
-use crate::workload::{RecordedWorkload, Touch};
 use xferbench_transports::ParamDef;
 
 /// Largest message size of a sweep.
@@ -35,21 +35,4 @@ pub const ZERO_COPY: ParamDef = ParamDef::boolean(
     "zero_copy",
     false,
     "write and read every message in place in the transport's buffers",
-);
-/// `touch`: what the ends of an in-place message do with its payload (present on
-/// zero-copy points whose rule is not `all`).
-pub const TOUCH: ParamDef = ParamDef::choice(
-    "touch",
-    <Touch as xferbench_params::Choices>::CHOICES,
-    "all",
-    "what the ends of a message written and read in place do with its payload",
-);
-/// `workload`: what the two ends of a channel do; every name a point records
-/// ([`RecordedWorkload`]: `run`'s workloads and the clients and
-/// readouts of the other commands and studies).
-pub const WORKLOAD: ParamDef = ParamDef::choice(
-    names::WORKLOAD,
-    <RecordedWorkload as xferbench_params::Choices>::CHOICES,
-    "stream",
-    "what the two ends of a channel do",
 );

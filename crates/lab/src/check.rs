@@ -16,10 +16,10 @@
 //! signal or the timeout named, and the next check runs. After each check of a
 //! plugin transport, its clean-up hook runs on the check's scope.
 
+use crate::control::{Rig, RunControl};
 use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerReply, PeerSpec};
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
-use crate::rig::{Rig, RunControl};
 use crate::sweep::PointSpec;
 use crate::transports::{RPMSG, WithTransport, dispatch};
 use crate::workload::{ChannelSpec, Limit, WorkloadKind};

@@ -17,7 +17,7 @@
 //! whose normalised change is small says "the machine was slower", not "the change
 //! was slower". The verdict stays on the raw figures, which the test is about. A
 //! point whose fraction of its limit is suspect on either side (above 110 %, see
-//! [`crate::limits::ratio`]) is not normalised: its limit does not bound it.
+//! [`crate::ratio`]) is not normalised: its limit does not bound it.
 //!
 //! A side that did not measure what it planned says so in [`Comparison::cautions`]: a
 //! document that was interrupted or ended at a failed point, and a point measured

@@ -1,4 +1,4 @@
-//! The errors a run's participants fail with, which `rig::RunError` carries: a
+//! The errors a run's participants fail with, which `control::RunError` carries: a
 //! transport's lookup, a workload's transfer, a peer, the agent of another host. They
 //! stand below the run control and the result model, so that these name them without
 //! importing the transports, workloads, peers or the remote client that raise them.

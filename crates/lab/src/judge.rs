@@ -1,10 +1,13 @@
 //! The lab's answers to what the point loop asks of the systems it measures
 //! ([`Judge`]): a transport's defaults, the point-to-limit pairing of
-//! [`limits::ratio`](crate::limits::ratio), a load point's pacing warning.
+//! [`ratio`](crate::ratio), a load point's pacing warning.
+
+#[cfg(test)]
+mod watch_tests;
 
 use crate::limits::Limits;
 use crate::limits::fraction::LimitFraction;
-use crate::measure::Judge;
+use crate::plan::Judge;
 use std::collections::BTreeMap;
 use xferbench_probes::stats::Estimate;
 
@@ -44,7 +47,7 @@ impl Judge for Lab {
         figures: &BTreeMap<String, Estimate>,
         limits: &Limits,
     ) -> Option<LimitFraction> {
-        crate::limits::ratio::fraction(params, size_bytes, channels, figures, limits)
+        crate::ratio::fraction(params, size_bytes, channels, figures, limits)
     }
 
     fn pacing_warning(

@@ -20,11 +20,16 @@ compile_error!(
 );
 
 pub mod ab;
+pub mod agent;
 pub mod axes;
 pub mod check;
 pub mod compare;
 pub mod context;
+pub mod control;
 pub mod error;
+#[cfg(test)]
+pub(crate) mod fake;
+pub mod hosts;
 pub mod judge;
 pub mod knee;
 pub mod limits;
@@ -36,6 +41,8 @@ pub mod params;
 pub mod peer;
 pub mod plan;
 pub mod plugins;
+pub mod rate_search;
+pub mod ratio;
 pub mod record;
 pub mod remote;
 pub mod result;

@@ -1,7 +1,7 @@
 //! The point loop: the one measurement path of `run` and every study.
 //!
 //! A plan is a list of points ([`PlannedPoint`]) and a [`Bench`] that stands up a
-//! [`Rig`](crate::rig::Rig) for any of them. [`run_plan`] visits the points, runs each rig's warm-up
+//! [`Rig`](crate::control::Rig) for any of them. [`run_plan`] visits the points, runs each rig's warm-up
 //! and measured runs, summarises every figure into an [`Estimate`] with a confidence
 //! interval, adds the warnings (noisy, short windows, integrity), records counters
 //! and profiles, and hands every finished point to the [`Observer`]s.
@@ -38,16 +38,16 @@
 //! The file is one loop and its unit tests on the fake rig (about half of it); the
 //! tests stay beside the loop they pin down.
 
+use crate::control::{RunControl, RunError};
 use crate::limits::drift::{self, DriftLog};
 use crate::limits::fraction::{self, LimitFraction};
 use crate::limits::{Limits, MachineLimits, Watch};
 use crate::observer::Observer;
-pub use crate::plan::{Bench, PlannedPoint, RunCount, RunProgress, describe_params};
+pub use crate::plan::{Bench, Judge, PlannedPoint, RunCount, RunProgress, describe_params};
 use crate::result::{
     ChannelRun, ChannelSummary, Context, FailedPoint, Outcome, PointResult, Primary, ResultDoc,
     RunRecord, SCHEMA_VERSION, figure,
 };
-use crate::rig::{RunControl, RunError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -82,37 +82,6 @@ pub struct LoopOptions {
     pub until_stopped: bool,
     /// What the systems measured say of a finished point (`judge::LAB` for the lab's).
     pub judge: &'static dyn Judge,
-}
-
-/// What the loop asks of the systems it measures about a finished point: what only
-/// the transports, the workloads and the point-to-limit pairing know. The lab's
-/// answers are `judge::LAB`.
-pub trait Judge: std::fmt::Debug + Sync {
-    /// The parameters of a point's transport it left at their defaults
-    /// ([`PointResult::defaults`]); empty for a point without a transport or one the
-    /// lab does not know.
-    fn transport_defaults(&self, params: &BTreeMap<String, String>) -> BTreeMap<String, String>;
-
-    /// The point's fraction of its natural limit in `limits`, from `figures` (its
-    /// summary, or one run's figures as estimates), when it has one.
-    fn limit_fraction(
-        &self,
-        params: &BTreeMap<String, String>,
-        size_bytes: u64,
-        channels: usize,
-        figures: &BTreeMap<String, Estimate>,
-        limits: &Limits,
-    ) -> Option<LimitFraction>;
-
-    /// The warning of a load point whose sender fell behind its schedule, from its
-    /// `summary`, held against the machine's p99 wait for a CPU; it begins with
-    /// [`BEHIND_WARNING`](crate::record::BEHIND_WARNING).
-    fn pacing_warning(
-        &self,
-        summary: &BTreeMap<String, Estimate>,
-        channels: usize,
-        stall_p99_ns: Option<f64>,
-    ) -> Option<String>;
 }
 
 impl LoopOptions {
@@ -943,8 +912,8 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake::{FakeBench, Scripted};
     use crate::result::Settings;
-    use crate::rig::fake::{FakeBench, Scripted};
 
     const S: u64 = 1_000_000_000;
 
@@ -964,7 +933,7 @@ mod tests {
 
     fn opts(runs: usize, warmup: usize, interleave: bool) -> LoopOptions {
         LoopOptions {
-            judge: &crate::judge::LAB,
+            judge: &crate::fake::JUDGE,
             runs,
             warmup,
             interleave,
@@ -1293,7 +1262,7 @@ mod tests {
             }
         });
         let o = LoopOptions {
-            judge: &crate::judge::LAB,
+            judge: &crate::fake::JUDGE,
             until_stopped: true,
             ..opts(3, 1, false)
         };

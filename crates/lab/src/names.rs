@@ -2,7 +2,7 @@
 //! parameter's name, a table's fixed columns); each is the name of its definition
 //! in the parameter catalog (`params`), spelled nowhere else.
 
-/// `workload` (`axes::WORKLOAD`).
+/// `workload` (`workload::WORKLOAD`).
 pub const WORKLOAD: &str = "workload";
 /// `transport` (`axes::TRANSPORT`).
 pub const TRANSPORT: &str = "transport";

@@ -8,7 +8,8 @@
 //! find the parameter's one definition here: `size=65536` is shown as `64 KiB`, and
 //! `history trend -p size=64KiB` finds it.
 
-use crate::axes::{CHANNELS, SIZE, TOUCH, TRANSPORT, WORKLOAD, ZERO_COPY};
+use crate::axes::{CHANNELS, SIZE, TRANSPORT, ZERO_COPY};
+use crate::workload::{TOUCH, WORKLOAD};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_params::Choices;

@@ -2,10 +2,13 @@
 //! [`Bench`] that stands up a [`Rig`] for any of them. The point loop
 //! (`measure`) runs a plan; `run` plans a sweep, each study its own points.
 
+use crate::control::{Rig, RunError};
+use crate::limits::Limits;
+use crate::limits::fraction::LimitFraction;
 use crate::record::FigureRules;
-use crate::rig::{Rig, RunError};
 use std::collections::BTreeMap;
 use xferbench_probes::counters;
+use xferbench_probes::stats::Estimate;
 
 /// One point of a plan, as results and observers see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -127,6 +130,37 @@ pub struct RunProgress {
     pub done: usize,
     /// Runs in all (warm-up included).
     pub total: usize,
+}
+
+/// What the loop asks of the systems it measures about a finished point: what only
+/// the transports, the workloads and the point-to-limit pairing know. The lab's
+/// answers are `judge::LAB`.
+pub trait Judge: std::fmt::Debug + Sync {
+    /// The parameters of a point's transport it left at their defaults
+    /// ([`PointResult::defaults`](crate::result::PointResult::defaults)); empty for a point without a transport or one the
+    /// lab does not know.
+    fn transport_defaults(&self, params: &BTreeMap<String, String>) -> BTreeMap<String, String>;
+
+    /// The point's fraction of its natural limit in `limits`, from `figures` (its
+    /// summary, or one run's figures as estimates), when it has one.
+    fn limit_fraction(
+        &self,
+        params: &BTreeMap<String, String>,
+        size_bytes: u64,
+        channels: usize,
+        figures: &BTreeMap<String, Estimate>,
+        limits: &Limits,
+    ) -> Option<LimitFraction>;
+
+    /// The warning of a load point whose sender fell behind its schedule, from its
+    /// `summary`, held against the machine's p99 wait for a CPU; it begins with
+    /// [`BEHIND_WARNING`](crate::record::BEHIND_WARNING).
+    fn pacing_warning(
+        &self,
+        summary: &BTreeMap<String, Estimate>,
+        channels: usize,
+        stall_p99_ns: Option<f64>,
+    ) -> Option<String>;
 }
 
 #[cfg(test)]

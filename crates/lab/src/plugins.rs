@@ -13,7 +13,7 @@
 //!   file itself (exists, an ELF shared object for this machine, its SHA-256) without
 //!   loading it;
 //! * **measuring**: the measuring side of a plugin point (the driver threads, which
-//!   send and time) runs in a child of its own ([`crate::rig::plugin`],
+//!   send and time) runs in a child of its own (`rig::plugin`,
 //!   [`Role::PluginDriver`]), which starts the peers (the serving side) as its own
 //!   children. A crash or hang in either is reported like a dead peer: the point
 //!   fails (exit 1) naming the process and the signal or the timeout, and the points

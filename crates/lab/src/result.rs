@@ -33,7 +33,7 @@ pub struct ResultDoc {
     pub outcome: Outcome,
     /// The knees of the `load` workload's latency–rate curves: one per curve (its
     /// points' parameters but the rate), found from a sweep of rates or by the
-    /// search of `--rate auto` (`crate::knee`).
+    /// search of `--rate auto` (`knee`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub knees: Vec<Knee>,
     /// Points that failed while the plan went on past them (`run` without
@@ -147,7 +147,7 @@ pub struct Context {
     /// Runs across hosts: both hosts, how windows were timed and the estimated
     /// clock offset (absent for runs on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<crate::remote::record::RemoteContext>,
+    pub remote: Option<crate::hosts::RemoteContext>,
     /// The plugin transports measured: each one's file, SHA-256 and version, so
     /// that two builds of a plugin are told apart (absent when none was).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -7,6 +7,7 @@
 //! transports, whose peer rig runs in a measuring process of its own
 //! ([`PluginRig`]); the point loop ([`crate::measure`]) does the rest.
 
+use crate::control::{Rig, RunError};
 use crate::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use crate::neighbours::NeighbourRig;
 use crate::observer::Observer;
@@ -14,7 +15,6 @@ use crate::result::{Context, ResultDoc};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
 use crate::rig::plugin::PluginRig;
 use crate::rig::rpmsg::{RemoteKind, RpmsgBench};
-use crate::rig::{Rig, RunError};
 use crate::sweep::PointSpec;
 use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_settings};
 use crate::workload::rpmsg::RpmsgPoint;

@@ -9,7 +9,7 @@
 //!
 //! `rpmsg` is listed with the others but is not dispatched: a link serves all of a
 //! point's channels and its remote echoes, so it runs on its own rig
-//! ([`crate::rig::rpmsg`]), pingpong only; [`rpmsg_settings`] reads its parameters.
+//! (`rig::rpmsg`), pingpong only; [`rpmsg_settings`] reads its parameters.
 //!
 //! Plugin transports (`plugin:/abs/path:NAME`, see [`crate::plugins`]) are listed
 //! once probed, with the descriptor built from their description; [`dispatch`]

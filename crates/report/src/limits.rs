@@ -190,7 +190,7 @@ mod tests {
         );
         let mut doc = fixture::stream_doc();
         for p in &mut doc.points {
-            p.limit = xferbench_lab::limits::ratio::fraction(
+            p.limit = xferbench_lab::ratio::fraction(
                 &p.params,
                 p.size_bytes,
                 p.channels,
@@ -218,7 +218,7 @@ mod tests {
             drift_threshold: 0.25,
         });
         for p in &mut doc.points {
-            p.limit = xferbench_lab::limits::ratio::fraction(
+            p.limit = xferbench_lab::ratio::fraction(
                 &p.params,
                 p.size_bytes,
                 p.channels,
@@ -278,7 +278,7 @@ mod tests {
                     .get_mut(xferbench_lab::result::figure::THROUGHPUT)
                     .unwrap()
                     .median *= code;
-                p.limit = xferbench_lab::limits::ratio::fraction(
+                p.limit = xferbench_lab::ratio::fraction(
                     &p.params,
                     p.size_bytes,
                     p.channels,

@@ -1,11 +1,11 @@
 //! The point loop with a watched machine: limits in the context, a fraction of the
 //! limit per point, and the drift flag, on the fake rig and a scripted machine.
 
-use super::drift::{CACHE_LINE, DriftSample, FUTEX, MEMCPY};
-use super::{Limits, MachineProbe, Watch};
+use crate::fake::{FakeBench, Scripted};
+use crate::limits::drift::{CACHE_LINE, DriftSample, FUTEX, MEMCPY};
+use crate::limits::{Limits, MachineProbe, Watch};
 use crate::measure::{LoopOptions, run_plan};
 use crate::result::{ResultDoc, Settings, figure};
-use crate::rig::fake::{FakeBench, Scripted};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -43,7 +43,7 @@ impl ScriptedMachine {
 impl MachineProbe for ScriptedMachine {
     fn limits(&self) -> Limits {
         let k = self.limits.fetch_add(1, Ordering::Relaxed);
-        let mut limits = super::ratio::tests::machine();
+        let mut limits = crate::limits::tests::machine();
         if let (0, Some(rate)) = (k, self.slow_start) {
             let slow = xferbench_probes::stats::Estimate::from_values([rate; 3]).unwrap();
             for c in &mut limits.memcpy {
@@ -334,8 +334,8 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
     let samples: Vec<DriftSample> = [(10e9, 25e9), (2.5e9, 4e9)]
         .map(|(copied, in_place)| DriftSample {
             probes: [
-                (super::drift::stream(64 << 10, false), copied),
-                (super::drift::stream(64 << 10, true), in_place),
+                (crate::limits::drift::stream(64 << 10, false), copied),
+                (crate::limits::drift::stream(64 << 10, true), in_place),
             ]
             .into_iter()
             .collect(),
@@ -366,7 +366,7 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
         );
         assert!((f.fraction - mid(fractions)).abs() < 1e-9, "{}", f.fraction);
         // Above 110 % of the median floor: suspect, and said so.
-        assert_eq!(f.suspect, mid(fractions) > super::fraction::SUSPECT);
+        assert_eq!(f.suspect, mid(fractions) > crate::limits::fraction::SUSPECT);
         assert_eq!(
             p.warnings.iter().any(|w| w.starts_with("limit suspect")),
             f.suspect

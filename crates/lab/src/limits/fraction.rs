@@ -134,7 +134,7 @@ impl LimitFraction {
         }
     }
 
-    pub(super) fn new(
+    pub(crate) fn new(
         limit: String,
         limit_value: f64,
         unit: &str,

@@ -15,9 +15,6 @@
 pub mod drift;
 pub mod fraction;
 mod probes;
-pub mod ratio;
-#[cfg(test)]
-mod watch_tests;
 
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -800,8 +797,65 @@ impl Watch {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    pub(crate) fn est(v: f64) -> Estimate {
+        Estimate::from_values([v, v, v]).unwrap()
+    }
+
+    /// A machine with round numbers: memcpy 10 GB/s at every size, cache line 200 ns,
+    /// futex 20 µs, pipe 25 µs, hand-overs of 1 ns per 8 bytes, stream floors of
+    /// 12.5 GB/s copied and 20 GB/s in place at both sizes.
+    pub(crate) fn machine() -> Limits {
+        Limits {
+            depth: Depth::Quick,
+            cpus: vec![0, 1],
+            memcpy: COPY_SIZES
+                .iter()
+                .map(|&s| CopyLimit {
+                    size_bytes: s,
+                    bytes_per_s: est(10e9),
+                })
+                .collect(),
+            placements: vec![],
+            cache_line_rtt_ns: Some(est(200.0)),
+            futex_rtt_cross_ns: Some(est(20e3)),
+            futex_rtt_same_ns: Some(est(5e3)),
+            syscall_ns: est(80.0),
+            clock_read_ns: Some(est(20.0)),
+            clock_source: Some(xferbench_probes::clock::TripSource::Tsc),
+            pipe_rtt_ns: Some(est(25e3)),
+            handover_rtt_ns: HANDOVER_SIZES
+                .iter()
+                .map(|&s| HandoverLimit {
+                    size_bytes: s,
+                    rtt_ns: est(s as f64 / 8.0),
+                })
+                .collect(),
+            stream_floor: STREAM_SIZES
+                .iter()
+                .flat_map(|&s| {
+                    [(false, 12.5e9), (true, 20e9)].map(|(in_place, rate)| StreamLimit {
+                        size_bytes: s,
+                        in_place,
+                        ring_bytes: 4 << 20,
+                        bytes_per_s: est(rate),
+                    })
+                })
+                .collect(),
+            stalls: [0, 1]
+                .map(|cpu| StallLimit {
+                    cpu,
+                    lost_fraction: est(0.012),
+                    wait_p99_ns: est(2e3),
+                    longest_ns: 1.5e6,
+                })
+                .to_vec(),
+            took_s: 0.1,
+            build: None,
+        }
+    }
 
     #[test]
     fn quick_limits_measure_every_probe_and_each_is_positive() {
@@ -845,7 +899,7 @@ mod tests {
 
     #[test]
     fn the_nearest_copy_size_is_chosen_by_ratio() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let near = |s| l.memcpy_near(s).unwrap().size_bytes;
         assert_eq!(near(64), 4 << 10);
         assert_eq!(near(64 << 10), 64 << 10);
@@ -856,7 +910,7 @@ mod tests {
 
     #[test]
     fn around_a_point_the_sampled_round_trip_floors_replace_the_start_and_end() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let sample = |cache: f64, futex: f64, h64: f64| drift::DriftSample {
             probes: [
                 (drift::CACHE_LINE.to_string(), cache),
@@ -904,7 +958,7 @@ mod tests {
 
     #[test]
     fn the_nearest_handover_is_chosen_by_ratio_within_a_factor_of_four() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let near = |s| l.handover_near(s).map(|h| h.size_bytes);
         assert_eq!(near(1 << 10), Some(4 << 10));
         assert_eq!(near(4 << 10), Some(4 << 10));
@@ -926,7 +980,7 @@ mod tests {
 
     #[test]
     fn the_nearest_stream_floor_is_of_the_same_copy_mode_within_a_factor_of_four() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let near = |s, in_place| {
             l.stream_near(s, in_place)
                 .map(|f| (f.size_bytes, f.in_place))
@@ -941,7 +995,7 @@ mod tests {
 
     #[test]
     fn the_better_stream_floor_of_start_and_end_is_the_faster() {
-        let start = ratio::tests::machine();
+        let start = machine();
         let mut end = start.clone();
         end.stream_floor[1].bytes_per_s = Estimate::from_values([30e9; 3]).unwrap();
         end.stream_floor[0].bytes_per_s = Estimate::from_values([1e9; 3]).unwrap();

@@ -16,7 +16,7 @@
 //! [`decode`] is the one entry point for bytes from the wire on the agent side: it
 //! checks the length and the encoding and never panics.
 
-pub use super::record::HostInfo;
+pub use crate::hosts::HostInfo;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
 use xferbench_probes::cpu::CpuSnapshot;

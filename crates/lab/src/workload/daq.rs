@@ -388,7 +388,7 @@ impl PointParams for DaqCommandParams {
     fn definitions() -> Vec<ParamDef> {
         let mut defs = DaqParams::definitions();
         defs.extend([
-            crate::axes::WORKLOAD,
+            super::WORKLOAD,
             DEVICES,
             FUNCTION,
             OFFSET,
@@ -402,7 +402,7 @@ impl PointParams for DaqCommandParams {
 
     fn write(&self, map: &mut ParamMap) {
         self.daq.write(map);
-        map.put_text(&crate::axes::WORKLOAD, super::RecordedWorkload::Daq.name());
+        map.put_text(&super::WORKLOAD, super::RecordedWorkload::Daq.name());
         map.put_text(&DEVICES, &self.devices.join(","));
         map.put(&FUNCTION, &Value::whole(self.function));
         map.put(&OFFSET, &Value::whole(self.offset));

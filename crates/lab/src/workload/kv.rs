@@ -88,14 +88,11 @@ impl KvClientParams {
 
 impl PointParams for KvClientParams {
     fn definitions() -> Vec<ParamDef> {
-        vec![crate::axes::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
+        vec![super::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
     }
 
     fn write(&self, map: &mut ParamMap) {
-        map.put_text(
-            &crate::axes::WORKLOAD,
-            super::RecordedWorkload::KvClient.name(),
-        );
+        map.put_text(&super::WORKLOAD, super::RecordedWorkload::KvClient.name());
         map.put_text(&SERVER_NAME, &self.server);
         map.put(
             &OUTER,
@@ -165,7 +162,7 @@ pub struct KvClientSpec {
 /// What a client did: what [`run_client`] returns, and what a client process
 /// ([`xferbench_probes::process::Role::KvClient`]) prints as one JSON line for the kv rig that
 /// started it. It is no user output: `xferbench kv client` writes the result
-/// document, its run made by [`crate::rig::kv::client::record`].
+/// document, its run made by `rig::kv::client::record`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KvClientRun {
     /// Replies received.

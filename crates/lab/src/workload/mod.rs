@@ -38,12 +38,13 @@ pub use pingpong::Pingpong;
 pub use stream::Stream;
 
 use crate::error::WorkloadError;
+use crate::names;
 use crate::record::{ChannelOutcome, FigureRules};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use xferbench_probes::clock::Stamp;
 use xferbench_probes::verify::{Integrity, Verifier, read_lines, stamp, touch, write_in_place};
-use xferbench_transports::{Endpoint, Recv};
+use xferbench_transports::{Endpoint, ParamDef, Recv};
 
 /// Which workload, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,7 +94,7 @@ impl WorkloadKind {
     }
 }
 
-/// Every workload a point records as its `workload` ([`crate::axes::WORKLOAD`]):
+/// Every workload a point records as its `workload` ([`WORKLOAD`]):
 /// `run`'s ([`WorkloadKind`]) and those of the commands and studies that stand their
 /// own participants up, so that every name a result holds is one its definition
 /// reads.
@@ -231,6 +232,25 @@ xferbench_params::choices!(Touch {
     Read => "read": "nothing is written, the receiver reads every cache line, the echo reads the request",
     Nothing => "none": "nothing written or read (iceoryx2's own benchmark)",
 });
+
+/// `touch`: what the ends of an in-place message do with its payload (present on
+/// zero-copy points whose rule is not `all`).
+pub const TOUCH: ParamDef = ParamDef::choice(
+    "touch",
+    <Touch as xferbench_params::Choices>::CHOICES,
+    "all",
+    "what the ends of a message written and read in place do with its payload",
+);
+
+/// `workload`: what the two ends of a channel do; every name a point records
+/// ([`RecordedWorkload`]: `run`'s workloads and the clients and
+/// readouts of the other commands and studies).
+pub const WORKLOAD: ParamDef = ParamDef::choice(
+    names::WORKLOAD,
+    <RecordedWorkload as xferbench_params::Choices>::CHOICES,
+    "stream",
+    "what the two ends of a channel do",
+);
 
 impl Touch {
     /// Whether the sender writes the payload.

@@ -6,7 +6,7 @@
 //! server address and returns a [`ClientRun`]: per-transaction latencies (HDR
 //! histogram buckets, so runs of several processes merge exactly), the time window
 //! on the shared `CLOCK_MONOTONIC` axis, errors and verification failures. The rig
-//! that stands the mock and the clients up is [`crate::rig::memory_mock`].
+//! that stands the mock and the clients up is `rig::memory_mock`.
 //!
 //! Every thread works on its own slice of BAR1 (`slot × P`), so that verification is
 //! exact even with many writers; the rig sizes BAR1 to hold all slices. When BAR1 is
@@ -246,16 +246,13 @@ impl WarpClientParams {
 impl PointParams for WarpClientParams {
     fn definitions() -> Vec<ParamDef> {
         let mut defs = WarpParams::definitions();
-        defs.extend([crate::axes::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
+        defs.extend([super::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
         defs
     }
 
     fn write(&self, map: &mut ParamMap) {
         self.warp.write(map);
-        map.put_text(
-            &crate::axes::WORKLOAD,
-            super::RecordedWorkload::WarpClient.name(),
-        );
+        map.put_text(&super::WORKLOAD, super::RecordedWorkload::WarpClient.name());
         map.put_text(&CONNECT, &self.connect);
         map.put(&PIGGYBACK_ACKS, &Value::Bool(self.piggyback_acks));
         map.put(&THINK_MS, &Value::whole(self.think_ms));
@@ -323,7 +320,7 @@ pub fn default_hang_timeout_ms() -> u64 {
 /// What one client measured: what [`run_client`] returns, and what a client
 /// process ([`Role::WarpClient`]) prints as one JSON line for the memory-mock rig.
 /// It is no user output: the rig makes it a channel of its run
-/// ([`crate::rig::memory_mock::outcome`]).
+/// (`rig::memory_mock::outcome`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientRun {
     /// Transactions completed.

@@ -83,7 +83,7 @@ fn knee_markers(doc: &ResultDoc, curves: &[Curve]) -> Vec<Marker> {
 
 /// Each curve's floor as a dashed level line across its rates: the one-way floor
 /// its points are held against (half the round-trip floor of the transport's
-/// ping-pong, [`xferbench_lab::limits::ratio`]), the median over its points. Curves
+/// ping-pong, [`xferbench_lab::ratio`]), the median over its points. Curves
 /// with the same floor share one line.
 fn floor_lines(curves: &[Curve]) -> Vec<Line> {
     let mut lines: Vec<(String, f64, Line)> = Vec::new();

@@ -82,7 +82,7 @@ pub struct MemoryMockRig {
 fn run_error(e: WarpRunError) -> RunError {
     match e {
         WarpRunError::Spec(m) => RunError::Config(m),
-        other => RunError::Participant(crate::chain(&other)),
+        other => RunError::Participant(crate::measure::chain(&other)),
     }
 }
 

@@ -1,7 +1,7 @@
-//! `--rate auto`: the bounded search for the knee of each curve (see the parent
-//! module for the definition it applies).
+//! `--rate auto`: the bounded search for the knee of each curve (see `knee` for
+//! the definition it applies).
 
-use super::{CurvePoint, confirmed};
+use crate::knee::{CurvePoint, confirmed};
 use crate::observer::Observer;
 use crate::plan::{PlannedPoint, RunProgress};
 use crate::result::{Context, Knee, Outcome, PointResult, ResultDoc};

@@ -7,18 +7,21 @@
 //!   side retries for a while) and its connection closed.
 //! * Nothing is started before the client proved it knows the token. A bad request
 //!   gets a `refused` reply and a log line; a line longer than
-//!   [`MAX_LINE`](super::protocol::MAX_LINE), a failed authentication or a client
+//!   [`MAX_LINE`](crate::remote::protocol::MAX_LINE), a failed authentication or a client
 //!   silent for the idle timeout ends the connection.
 //! * When the client says `bye`, closes the connection, or vanishes, everything it
 //!   started is stopped and reaped before the next client is served.
 
-use super::auth::{NONCE_LEN, Token, hex, nonce, unhex};
-use super::protocol::{
+#[cfg(test)]
+mod tests;
+
+use crate::peer::PeerCommand;
+use crate::plugins;
+use crate::remote::auth::{NONCE_LEN, Token, hex, nonce, unhex};
+use crate::remote::protocol::{
     HostInfo, Line, ProtocolError, RemoteRole, Reply, Request, VERSION, decode, encode, read_line,
     read_line_into,
 };
-use crate::peer::PeerCommand;
-use crate::plugins;
 use crate::rig::memory_mock::MemoryMockSpec;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};

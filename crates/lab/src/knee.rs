@@ -12,16 +12,14 @@
 //! the knee may lie higher (`above_per_s` is `None`).
 //!
 //! A sweep of rates (`--rate 10k..1M:x2`) finds the knee between its points;
-//! `--rate auto` searches for it (`search::search`): a probe at a low rate gives the
+//! `--rate auto` searches for it (`rate_search`): a probe at a low rate gives the
 //! reference, a probe far above any transport's reach gives the saturated rate, and
 //! a bisection on a log scale narrows the bracket between the highest sustained and
-//! the lowest unsustained rate to `search::SearchOptions::precision`, within a time budget.
+//! the lowest unsustained rate to `rate_search::SearchOptions::precision`, within a time budget.
 //! A probe is one run, so a probe that fails is repeated once at the same rate, and
 //! the rate counts as not sustained only if both fail ([`confirmed`]): one stall of
 //! the machine does not end a curve, whether it lands in the probe's p99 or costs
 //! its sender the last percent of its rate.
-
-pub mod search;
 
 use crate::result::{Knee, PointResult, ResultDoc, figure};
 use std::collections::BTreeMap;
