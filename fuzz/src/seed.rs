@@ -3,9 +3,9 @@
 
 use crate::Shared;
 use std::sync::atomic::Ordering;
-use xferbench_lab::cpu::ProcessCpu;
+use xferbench_probes::cpu::ProcessCpu;
 use xferbench_lab::peer::{PeerCommand, PeerReply, PeerSpec};
-use xferbench_lab::verify::Integrity;
+use xferbench_probes::verify::Integrity;
 use xferbench_lab::workload::{ChannelSpec, Limit, ServeOutcome, WorkloadKind};
 use xferbench_transports::daq::control::{BLOCK_BYTES, MAGIC as DAQ_MAGIC, VERSION};
 use xferbench_transports::kv::wire::{Key, RequestData, RequestPayload, ResponseData};
@@ -274,7 +274,7 @@ fn peer_control() -> Vec<Seed> {
         PeerReply::Ready,
         PeerReply::Done {
             outcome: ServeOutcome {
-                end: xferbench_lab::clock::Stamp(123_456_789),
+                end: xferbench_probes::clock::Stamp(123_456_789),
                 received: 1000,
                 next_expected: 1000,
                 integrity: Some(Integrity {

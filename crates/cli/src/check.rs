@@ -66,7 +66,7 @@ pub struct CheckArgs {
 /// The configurations to check: (transport, parameters).
 fn configurations(
     args: &CheckArgs,
-    launcher: &xferbench_lab::process::Launcher,
+    launcher: &xferbench_probes::process::Launcher,
 ) -> Result<Vec<(String, Params)>> {
     let words = parse_words(args.transport.as_deref().unwrap_or(DEFAULT_TRANSPORTS))
         .context("--transport")?;
@@ -211,7 +211,7 @@ pub fn run(args: &CheckArgs) -> Result<u8> {
         t.load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic)
             .set_header([
-                xferbench_lab::params::names::TRANSPORT,
+                xferbench_lab::names::TRANSPORT,
                 "check",
                 "result",
                 "what it found",

@@ -6,12 +6,10 @@ use crate::run::args::{CountersArg, PeerArg, RunArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
-use xferbench_lab::knee::SearchOptions;
+use xferbench_lab::axes::ZERO_COPY;
+use xferbench_lab::names;
 use xferbench_lab::neighbours::{NEIGHBOURS, Neighbours};
-use xferbench_lab::params::{TOUCH, ZERO_COPY, names};
-use xferbench_lab::process::Launcher;
-use xferbench_lab::profile::ProfileRequest;
+use xferbench_lab::rate_search::SearchOptions;
 use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
 use xferbench_lab::run::RunOptions;
@@ -20,10 +18,14 @@ use xferbench_lab::sweep::{
     parse_words,
 };
 use xferbench_lab::transports;
-use xferbench_lab::verify::HEADER_LEN;
+use xferbench_lab::workload::TOUCH;
 use xferbench_lab::workload::load::{ARRIVALS, Arrivals, BURST, RATE, Schedule};
 use xferbench_lab::workload::{Limit, Touch, WorkloadKind};
 use xferbench_params::Value;
+use xferbench_probes::counters::CounterMode;
+use xferbench_probes::process::Launcher;
+use xferbench_probes::profile::ProfileRequest;
+use xferbench_probes::verify::HEADER_LEN;
 
 /// Whether the sweep has RPMsg points.
 fn spec_has_rpmsg(transports: &[String]) -> bool {

@@ -32,27 +32,27 @@ pub fn choice<T: Choices + Clone>() -> impl clap::builder::TypedValueParser<Valu
 /// The hidden subcommands that select the lab's process roles (see
 /// [`crate::launcher::launcher`]).
 pub mod role {
-    /// [`xferbench_lab::process::Role::Peer`].
+    /// [`xferbench_probes::process::Role::Peer`].
     pub const PEER: &str = "__peer";
-    /// [`xferbench_lab::process::Role::RpmsgRemote`].
+    /// [`xferbench_probes::process::Role::RpmsgRemote`].
     pub const RPMSG_REMOTE: &str = "__rpmsg-remote";
-    /// [`xferbench_lab::process::Role::MemoryMock`].
+    /// [`xferbench_probes::process::Role::MemoryMock`].
     pub const MEMORY_MOCK: &str = "__memory-mock";
-    /// [`xferbench_lab::process::Role::WarpClient`].
+    /// [`xferbench_probes::process::Role::WarpClient`].
     pub const WARP_CLIENT: &str = "__warp-client";
-    /// [`xferbench_lab::process::Role::KvServer`].
+    /// [`xferbench_probes::process::Role::KvServer`].
     pub const KV_SERVER: &str = "__kv-server";
-    /// [`xferbench_lab::process::Role::KvClient`].
+    /// [`xferbench_probes::process::Role::KvClient`].
     pub const KV_CLIENT: &str = "__kv-client";
-    /// [`xferbench_lab::process::Role::PerfStatBench`].
+    /// [`xferbench_probes::process::Role::PerfStatBench`].
     pub const PERFSTAT_BENCH: &str = "__perfstat-bench";
-    /// [`xferbench_lab::process::Role::PluginProbe`].
+    /// [`xferbench_probes::process::Role::PluginProbe`].
     pub const PLUGIN_PROBE: &str = "__plugin-probe";
-    /// [`xferbench_lab::process::Role::PluginDriver`].
+    /// [`xferbench_probes::process::Role::PluginDriver`].
     pub const PLUGIN_DRIVER: &str = "__plugin-driver";
-    /// [`xferbench_lab::process::Role::PluginCleanup`].
+    /// [`xferbench_probes::process::Role::PluginCleanup`].
     pub const PLUGIN_CLEANUP: &str = "__plugin-cleanup";
-    /// [`xferbench_lab::process::Role::Check`].
+    /// [`xferbench_probes::process::Role::Check`].
     pub const CHECK: &str = "__check";
 }
 

@@ -13,7 +13,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use xferbench_lab::measure::PlannedPoint;
-use xferbench_lab::process::die_with_parent;
 use xferbench_lab::record::FigureRules;
 use xferbench_lab::result::{ResultDoc, figure};
 use xferbench_lab::rig::Rig;
@@ -22,6 +21,7 @@ use xferbench_lab::rig::kv::client::KvClientRig;
 use xferbench_lab::workload::RecordedWorkload;
 use xferbench_lab::workload::kv::{Backend, KvClientParams, KvClientSpec, OUTER, run_client};
 use xferbench_params::PointParams;
+use xferbench_probes::process::die_with_parent;
 use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
 
 /// `xferbench kv ...`.
@@ -111,7 +111,7 @@ pub fn run(cmd: &KvCommand) -> Result<u8> {
 
 /// Pins every thread of this process to `cpu` (threads started later inherit it).
 fn pin_self(what: &str, cpu: usize) -> Result<()> {
-    xferbench_lab::affinity::pin_process(std::process::id(), cpu)
+    xferbench_probes::affinity::pin_process(std::process::id(), cpu)
         .with_context(|| format!("cannot pin the {what} to CPU {cpu}"))
 }
 
@@ -119,7 +119,7 @@ fn pin_self(what: &str, cpu: usize) -> Result<()> {
 /// driver's.
 fn plan_cpu(pin: bool, peer: bool) -> Option<usize> {
     let (driver, peer_cpu) =
-        xferbench_lab::affinity::pin_plan(0, &xferbench_lab::affinity::allowed_cpus());
+        xferbench_probes::affinity::pin_plan(0, &xferbench_probes::affinity::allowed_cpus());
     pin.then_some(if peer { peer_cpu } else { driver })
 }
 

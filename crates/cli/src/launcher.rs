@@ -3,7 +3,7 @@
 
 use crate::flags::role;
 use anyhow::{Context, Result};
-use xferbench_lab::process::{Launcher, Role};
+use xferbench_probes::process::{Launcher, Role};
 
 /// How the lab starts this binary in each of its hidden roles.
 pub fn launcher() -> Result<Launcher> {

@@ -128,7 +128,7 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
             .collect::<Vec<_>>()
             .join(", "),
         sizes = crate::config::DEFAULT_SIZES,
-        max_channels = xferbench_lab::params::MAX_CHANNELS,
+        max_channels = xferbench_lab::axes::MAX_CHANNELS,
         duration = DURATION.default_display(),
         runs = RUNS.default_display(),
         warmup = WARMUP.default_display(),

@@ -7,7 +7,7 @@
 
 use std::io::IsTerminal;
 use tracing_subscriber::EnvFilter;
-use xferbench_lab::process::LOG_ENV;
+use xferbench_probes::process::LOG_ENV;
 
 /// The filter for `verbose` `-v`s and the environment, if logging is on.
 fn filter(verbose: u8) -> Option<String> {
@@ -44,6 +44,6 @@ pub fn init_with(verbose: u8, default: Option<&str>) {
         .try_init()
         .is_ok();
     if ok {
-        xferbench_lab::process::log_children(filter);
+        xferbench_probes::process::log_children(filter);
     }
 }

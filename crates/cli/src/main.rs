@@ -81,7 +81,7 @@ fn main() -> ExitCode {
         }
         cli::Command::Kv(cmd) => kv::run(&cmd),
         cli::Command::PerfStatBench { spec_json } => {
-            xferbench_lab::process::die_with_parent();
+            xferbench_probes::process::die_with_parent();
             match xferbench_lab::workload::perf_stat::serve_json(&spec_json) {
                 Ok(json) => writeln!(out::stdout(), "{json}")
                     .map(|()| 0)
@@ -567,7 +567,7 @@ mod tests {
             .get_subcommands()
             .map(|c| c.get_name().to_string())
             .collect();
-        for role in xferbench_lab::process::Role::ALL {
+        for role in xferbench_probes::process::Role::ALL {
             let cmd = launcher.command(role, ["DATA"]).unwrap();
             let args: Vec<String> = cmd
                 .get_args()

@@ -8,11 +8,11 @@ use anyhow::Result;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::limits::Watch;
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use xferbench_lab::result::{ResultDoc, Settings};
 use xferbench_lab::rig::{Rig, RunError};
+use xferbench_probes::counters::{CounterMode, CounterSource};
 use xferbench_report::{Exporter, json::Json};
 
 /// How the one point runs: what `run` calls its run control.
@@ -55,6 +55,7 @@ impl Control {
     /// The point loop's options.
     fn options(&self) -> LoopOptions {
         LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: self.runs,
             warmup: self.warmup,
             interleave: false,

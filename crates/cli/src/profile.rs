@@ -6,8 +6,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use xferbench_lab::profile::{self, ProfileRequest, perf_record};
 use xferbench_lab::result::ResultDoc;
+use xferbench_probes::profile::{self, ProfileRequest, perf_record};
 
 /// `xferbench profile`.
 // The field docs are `--help` text (`[default: …]`), not rustdoc's links.
@@ -146,7 +146,7 @@ fn record_and_render(args: &ProfileArgs, dir: &Path) -> Result<u8> {
         Some(s) if !s.success() => {
             eprintln!(
                 "note: the profiled command {}",
-                xferbench_lab::process::describe_status(s)
+                xferbench_probes::process::describe_status(s)
             );
             1
         }
@@ -206,7 +206,7 @@ pub fn render_run_profiles(req: &ProfileRequest, doc: &ResultDoc, quiet: bool) -
             "{} of point {} ({} size={} channels={})",
             req.participant,
             p.index + 1,
-            p.param(&xferbench_lab::params::TRANSPORT).unwrap_or("-"),
+            p.param(&xferbench_lab::axes::TRANSPORT).unwrap_or("-"),
             p.size_bytes,
             p.channels
         );

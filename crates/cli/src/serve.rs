@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use xferbench_lab::remote::agent::{Agent, AgentConfig, IDLE_TIMEOUT};
+use xferbench_lab::agent::{Agent, AgentConfig, IDLE_TIMEOUT};
 use xferbench_lab::remote::auth::Token;
 use xferbench_lab::remote::{RemoteContext, RemoteTarget};
 

@@ -8,7 +8,7 @@
 //! once; peers die with the tool (`PR_SET_PDEATHSIG`).
 //!
 //! SIGCONT (a shell's `fg` after Ctrl-Z) does not stop anything: the same thread counts
-//! it ([`xferbench_lab::clock::note_continued`]), and a point that ran while the
+//! it ([`xferbench_probes::clock::note_continued`]), and a point that ran while the
 //! process was stopped gets a `paused:` warning, since the pause lies inside its
 //! measured windows.
 
@@ -32,7 +32,7 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
         .spawn(move || {
             for signal in signals.forever() {
                 if signal == SIGCONT {
-                    xferbench_lab::clock::note_continued();
+                    xferbench_probes::clock::note_continued();
                     continue;
                 }
                 // Recorded before the flag is raised, so whoever sees the flag reads

@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use xferbench_lab::measure::PlannedPoint;
-use xferbench_lab::process::die_with_parent;
 use xferbench_lab::record::FigureRules;
 use xferbench_lab::result::ResultDoc;
 use xferbench_lab::rig::Rig;
@@ -23,6 +22,7 @@ use xferbench_lab::workload::warp::{
     run_client,
 };
 use xferbench_params::{PointParams, Value};
+use xferbench_probes::process::die_with_parent;
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
 use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
@@ -195,7 +195,8 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
     let addr = server.local_addr()?;
     let stop = crate::stop::stop_flag()?;
     if a.pin {
-        let cpu = xferbench_lab::affinity::pin_plan(0, &xferbench_lab::affinity::allowed_cpus()).1;
+        let cpu =
+            xferbench_probes::affinity::pin_plan(0, &xferbench_probes::affinity::allowed_cpus()).1;
         pin_self(cpu)?;
         eprintln!("memory mock pinned to CPU {cpu}");
     }
@@ -211,7 +212,7 @@ fn serve(a: &WarpServeArgs) -> Result<u8> {
 
 /// Pins every thread of this process to `cpu` (threads started later inherit it).
 fn pin_self(cpu: usize) -> Result<()> {
-    xferbench_lab::affinity::pin_process(std::process::id(), cpu)
+    xferbench_probes::affinity::pin_process(std::process::id(), cpu)
         .with_context(|| format!("cannot pin the memory mock to CPU {cpu}"))
 }
 

@@ -1341,7 +1341,7 @@ mod profiling {
             &std::fs::read_to_string(dir.join("profile.speedscope.json")).unwrap(),
         )
         .unwrap();
-        xferbench_lab::profile::speedscope::validate(&ss).unwrap();
+        xferbench_probes::profile::speedscope::validate(&ss).unwrap();
         let md = std::fs::read_to_string(dir.join("top-functions.md")).unwrap();
         assert!(md.contains("| 1 |"), "{md}");
         assert!(dir.join("top-functions.csv").exists());
@@ -1718,7 +1718,7 @@ mod compare {
 
     #[test]
     fn export_html_shows_each_points_change_interval_p_value_and_verdict() {
-        use xferbench_lab::stats::{bootstrap_ratio_of_means, welch_t_test};
+        use xferbench_probes::stats::{bootstrap_ratio_of_means, welch_t_test};
         let dir = tempfile::tempdir().unwrap();
         let t = dir.path().join("t.json");
         xferbench()

@@ -2,9 +2,9 @@
 
 mod common;
 
-use xferbench_lab::process::{Launcher, Role};
 use xferbench_lab::rig::perf_stat::callgrind_totals;
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
+use xferbench_probes::process::{Launcher, Role};
 
 fn launcher() -> Launcher {
     Launcher::new(crate::common::BIN).with_role(Role::PerfStatBench, ["__perfstat-bench"])

@@ -8,9 +8,9 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-use xferbench_lab::affinity::{allowed_cpus, cpus_of_thread, pin_plan};
-use xferbench_lab::process::{Launcher, Role};
 use xferbench_lab::rig::{Rig, RunControl};
+use xferbench_probes::affinity::{allowed_cpus, cpus_of_thread, pin_plan};
+use xferbench_probes::process::{Launcher, Role};
 
 fn xferbench() -> Command {
     crate::common::std_xferbench()

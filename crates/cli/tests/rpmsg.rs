@@ -7,11 +7,11 @@ mod common;
 use common::{check, regions_left_by};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-use xferbench_lab::process::{Launcher, Role};
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgRig};
 use xferbench_lab::rig::{Rig, RunControl, RunError};
 use xferbench_lab::workload::Limit;
 use xferbench_lab::workload::rpmsg::RpmsgPoint;
+use xferbench_probes::process::{Launcher, Role};
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{Buffers, Notify};
 
@@ -457,11 +457,11 @@ fn a_pinned_rpmsg_link_pins_its_remote_process_and_records_it() {
         zero_copy: false,
         pace_ns: None,
     };
-    let cpus = xferbench_lab::affinity::allowed_cpus();
+    let cpus = xferbench_probes::affinity::allowed_cpus();
     let mut rig = RpmsgRig::start_pinned(p, &remote(), true).unwrap();
     assert_eq!(
         rig.remote_cpus(),
-        Some(vec![xferbench_lab::affinity::pin_plan(0, &cpus).1])
+        Some(vec![xferbench_probes::affinity::pin_plan(0, &cpus).1])
     );
     let stop = AtomicBool::new(false);
     rig.run_once(&mut RunControl::new(&stop, Duration::from_secs(30), None))

@@ -10,7 +10,8 @@
 use crate::{History, HistoryError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use xferbench_lab::params::{WORKLOAD, describe, matches};
+use xferbench_lab::params::{describe, matches};
+use xferbench_lab::workload::WORKLOAD;
 
 /// What to follow.
 #[derive(Debug, Clone, Default, PartialEq)]

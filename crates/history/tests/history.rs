@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use xferbench_history::{History, HistoryError, TrendFilter, schema};
 use xferbench_lab::result::*;
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::stats::Estimate;
 
 /// A stream result with one point per `(transport, throughputs of its runs)`.
 fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {

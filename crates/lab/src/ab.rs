@@ -10,7 +10,7 @@
 //!    utilised, `(user + sys) / wall` (well under 1: the command waits, and
 //!    instruction counts explain little).
 //! 3. **Significance.** Welch's t-test on the wall times
-//!    ([`crate::stats::welch_t_test`]); a difference with p ≥ [`ALPHA`] is noise.
+//!    ([`xferbench_probes::stats::welch_t_test`]); a difference with p ≥ [`ALPHA`] is noise.
 //! 4. **Counters.** Every run is counted with `perf_event_open` counters opened on
 //!    this thread with `inherit`, so the shell and everything it starts is
 //!    counted and nothing is added to the command line; software counters always,
@@ -43,16 +43,16 @@ pub mod stalls;
 pub use diagnosis::{diagnose, evidence, simulated_moves};
 pub use stalls::search_unavailable;
 
-use crate::counters::callgrind;
-use crate::counters::name;
-use crate::counters::perf_event::{CounterValue, EVENTS};
-use crate::stats::{mean_sd, welch_t_test};
 use perf_event::Counter;
 use serde::{Deserialize, Serialize};
 use stalls::EventComparison;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::Instant;
+use xferbench_probes::counters::callgrind;
+use xferbench_probes::counters::name;
+use xferbench_probes::counters::perf_event::{CounterValue, EVENTS};
+use xferbench_probes::stats::{mean_sd, welch_t_test};
 
 /// Significance level of the time comparison. 1 % rather than 5 %: `ab` is run
 /// often, and a false "slower" costs more than a missed small change.
@@ -140,12 +140,12 @@ pub struct AbRun {
     /// System CPU time, seconds.
     #[serde(default)]
     pub sys_s: f64,
-    /// Counters by name (see [`crate::counters::name`]).
+    /// Counters by name (see [`xferbench_probes::counters::name`]).
     pub counters: BTreeMap<String, f64>,
     /// How busy the machine was with other work during the run (added in schema 1;
     /// absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<crate::contention::RunContention>,
+    pub contention: Option<xferbench_probes::contention::RunContention>,
 }
 
 /// Everything measured of one command.
@@ -239,10 +239,10 @@ pub struct AbReport {
     /// How busy the machine was with other work over the measured runs of A and B
     /// (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<crate::contention::PointContention>,
+    pub contention: Option<xferbench_probes::contention::PointContention>,
     /// How this xferbench was built (absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::build::BuildInfo>,
+    pub build: Option<xferbench_probes::build::BuildInfo>,
 }
 
 /// Counters opened on this thread with `inherit`: they count every process it
@@ -316,7 +316,7 @@ impl Inherited {
                 out.insert(n.to_string(), v);
             }
         }
-        crate::counters::derive(&mut out);
+        xferbench_probes::counters::derive(&mut out);
         out
     }
 }
@@ -337,7 +337,7 @@ pub fn children_cpu() -> (f64, f64) {
 fn run_once(
     command: &str,
     counters: &mut Inherited,
-    proc: &crate::contention::ProcFs,
+    proc: &xferbench_probes::contention::ProcFs,
 ) -> Result<AbRun, AbError> {
     let cpu_before = children_cpu();
     let load_before = proc.read();
@@ -352,7 +352,11 @@ fn run_once(
     let values = counters.stop(&before);
     // The command and everything it started are this process's descendants.
     let contention = match (load_before, proc.read()) {
-        (Some(a), Some(b)) => Some(crate::contention::between(&a, &b, &[std::process::id()])),
+        (Some(a), Some(b)) => Some(xferbench_probes::contention::between(
+            &a,
+            &b,
+            &[std::process::id()],
+        )),
         _ => None,
     };
     let status = status.map_err(|source| AbError::Spawn {
@@ -365,7 +369,7 @@ fn run_once(
     if !status.success() {
         return Err(AbError::CommandFailed {
             command: command.into(),
-            status: crate::process::describe_status(status),
+            status: xferbench_probes::process::describe_status(status),
         });
     }
     let cpu_after = children_cpu();
@@ -457,7 +461,7 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
             let tail: Vec<&str> = text.lines().rev().take(3).collect();
             Err(err(format!(
                 "valgrind {}: {}",
-                crate::process::describe_status(o.status),
+                xferbench_probes::process::describe_status(o.status),
                 tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
             )))
         }
@@ -465,7 +469,7 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
     };
     drop(tmp);
     let mut totals = result?;
-    crate::counters::derive(&mut totals);
+    xferbench_probes::counters::derive(&mut totals);
     Ok(totals)
 }
 
@@ -573,7 +577,7 @@ pub fn run(
     progress: &mut dyn FnMut(AbProgress),
 ) -> Result<AbReport, AbError> {
     let mut counters = Inherited::open(pmu);
-    let proc = crate::contention::ProcFs::real();
+    let proc = xferbench_probes::contention::ProcFs::real();
     let total = 2 * (cfg.warmup + cfg.runs);
     let mut done = 0;
     let stopped = || {
@@ -601,9 +605,9 @@ pub fn run(
         progress(AbProgress::Run { done, total });
     }
     let mut notes = Vec::new();
-    let build = crate::build::BuildInfo::current();
+    let build = xferbench_probes::build::BuildInfo::current();
     notes.extend(build.warning());
-    let contention = crate::contention::PointContention::of_runs(
+    let contention = xferbench_probes::contention::PointContention::of_runs(
         ra.iter().chain(&rb).filter_map(|r| r.contention.as_ref()),
     );
     if let Some(c) = contention.as_ref().filter(|c| c.contended) {

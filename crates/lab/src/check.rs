@@ -16,21 +16,21 @@
 //! signal or the timeout named, and the next check runs. After each check of a
 //! plugin transport, its clean-up hook runs on the check's scope.
 
-use crate::leaks::{self, Found, LeakWatch};
+use crate::control::{Rig, RunControl};
 use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerReply, PeerSpec};
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
-use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
-use crate::rig::{Rig, RunControl};
 use crate::sweep::PointSpec;
 use crate::transports::{RPMSG, WithTransport, dispatch};
-use crate::verify::HEADER_LEN;
 use crate::workload::{ChannelSpec, Limit, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use xferbench_probes::leaks::{self, Found, LeakWatch};
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
+use xferbench_probes::verify::HEADER_LEN;
 use xferbench_transports::conformance::{self, CHECK_LIMIT, Check, Verdict};
 use xferbench_transports::plugin::in_flight;
 use xferbench_transports::rpmsg::Rpmsg;
@@ -226,7 +226,7 @@ fn run_one(
             // The check waits until its namespace is held: a check done in
             // milliseconds would otherwise take the namespace with it.
             cmd.env(WAIT_ENV, "1");
-            streams.stdin = crate::process::Stream::Pipe;
+            streams.stdin = xferbench_probes::process::Stream::Pipe;
         }
         Child::spawn(cmd, streams)
     };
@@ -281,7 +281,7 @@ fn run_one(
         }
         if Instant::now() >= deadline {
             let pid = child.pid();
-            let calls = child.calls_in_flight(Duration::from_millis(500));
+            let calls = crate::plugins::calls_in_flight(&mut child, Duration::from_millis(500));
             child.kill();
             let during = match calls {
                 Some(calls) if !calls.is_empty() => {
@@ -358,7 +358,7 @@ fn with_leaks(mut outcome: Outcome, found: Found) -> Outcome {
 /// The body of the [`Role::Check`] process: runs one check here and prints its
 /// [`Outcome`] as one JSON line. Returns the exit status.
 pub fn check_main(spec_json: &str) -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     plugins::may_load_plugins();
     let spec: CheckSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,

@@ -5,11 +5,11 @@
 //! figure its workload declared (stream: throughput, higher is better; pingpong:
 //! median round trip, lower is better) is compared by the **means** of the per-run
 //! figures, the quantity Welch's t-test tests, and the per-run figures of both sides go
-//! through Welch's t-test ([`crate::stats::welch_t_test`]). A change is a
+//! through Welch's t-test ([`xferbench_probes::stats::welch_t_test`]). A change is a
 //! regression when it is significant (p < [`crate::ab::ALPHA`]) and worse than the
 //! threshold. Its interval, at the level `1 − ALPHA` the test is held to, is the
 //! percentile bootstrap of the ratio of the means
-//! ([`crate::stats::bootstrap_ratio_of_means`]), less one.
+//! ([`xferbench_probes::stats::bootstrap_ratio_of_means`]), less one.
 //!
 //! When both documents carry machine limits ([`crate::limits`]) and the point has a
 //! natural limit, the change is also given normalised by that limit: the figure
@@ -17,19 +17,19 @@
 //! whose normalised change is small says "the machine was slower", not "the change
 //! was slower". The verdict stays on the raw figures, which the test is about. A
 //! point whose fraction of its limit is suspect on either side (above 110 %, see
-//! [`crate::limits::ratio`]) is not normalised: its limit does not bound it.
+//! [`crate::ratio`]) is not normalised: its limit does not bound it.
 //!
 //! A side that did not measure what it planned says so in [`Comparison::cautions`]: a
 //! document that was interrupted or ended at a failed point, and a point measured
 //! while processes outside the run used the machine (contended, see
-//! [`crate::contention`]). The verdicts stand on the figures; the cautions say which
+//! [`xferbench_probes::contention`]). The verdicts stand on the figures; the cautions say which
 //! of them describe a shared or cut-short run.
 
 use crate::params::{describe as describe_params, same_point};
 use crate::result::{Outcome, PointResult, ResultDoc, SCHEMA_VERSION};
-use crate::stats::{RatioInterval, bootstrap_ratio_of_means, mean, welch_t_test};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use xferbench_probes::stats::{RatioInterval, bootstrap_ratio_of_means, mean, welch_t_test};
 
 /// Why two documents cannot be compared.
 #[derive(Debug, thiserror::Error)]
@@ -179,7 +179,7 @@ fn cautions(
 /// How the plugin transports of two documents differ: one line per transport whose
 /// file (SHA-256) differs, or that only one document measured.
 pub fn plugin_builds(base: &ResultDoc, new: &ResultDoc) -> Vec<String> {
-    let show = |p: &crate::plugins::PluginRecord| {
+    let show = |p: &crate::result::PluginRecord| {
         format!(
             "{} {} (sha256 {}…, {})",
             p.plugin,

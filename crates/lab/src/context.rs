@@ -3,10 +3,10 @@
 //! A missing facility is not an error: it is recorded here (with a one-line reason)
 //! so that results say what could and could not be measured.
 
-use crate::build::BuildInfo;
-use crate::counters::perf_event::OpenFailure;
 use crate::result::{Capabilities, Context, Settings};
 use std::process::Command;
+use xferbench_probes::build::BuildInfo;
+use xferbench_probes::counters::perf_event::OpenFailure;
 
 /// Collects the context of a run starting now.
 pub fn collect(version: &str, command_line: Vec<String>, settings: Settings) -> Context {
@@ -75,7 +75,7 @@ pub fn capabilities() -> Capabilities {
         perf_event_paranoid: std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
             .ok()
             .and_then(|s| s.trim().parse().ok()),
-        trip_clock: Some(crate::clock::trip_source()),
+        trip_clock: Some(xferbench_probes::clock::trip_source()),
     }
 }
 

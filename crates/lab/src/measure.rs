@@ -1,7 +1,7 @@
 //! The point loop: the one measurement path of `run` and every study.
 //!
 //! A plan is a list of points ([`PlannedPoint`]) and a [`Bench`] that stands up a
-//! [`Rig`](crate::rig::Rig) for any of them. [`run_plan`] visits the points, runs each rig's warm-up
+//! [`Rig`](crate::control::Rig) for any of them. [`run_plan`] visits the points, runs each rig's warm-up
 //! and measured runs, summarises every figure into an [`Estimate`] with a confidence
 //! interval, adds the warnings (noisy, short windows, integrity), records counters
 //! and profiles, and hands every finished point to the [`Observer`]s.
@@ -38,22 +38,23 @@
 //! The file is one loop and its unit tests on the fake rig (about half of it); the
 //! tests stay beside the loop they pin down.
 
-use crate::contention::{MachineLoad, PointContention, ProcFs};
-use crate::counters::{self, CounterMode, RunCounters};
+use crate::control::{RunControl, RunError};
 use crate::limits::drift::{self, DriftLog};
-use crate::limits::{MachineLimits, Watch, ratio};
+use crate::limits::fraction::{self, LimitFraction};
+use crate::limits::{Limits, MachineLimits, Watch};
 use crate::observer::Observer;
-pub use crate::plan::{Bench, PlannedPoint, RunCount, RunProgress, describe_params};
+pub use crate::plan::{Bench, Judge, PlannedPoint, RunCount, RunProgress, describe_params};
 use crate::result::{
     ChannelRun, ChannelSummary, Context, FailedPoint, Outcome, PointResult, Primary, ResultDoc,
     RunRecord, SCHEMA_VERSION, figure,
 };
-use crate::rig::{RunControl, RunError};
-use crate::stats::Estimate;
-use crate::verify::Integrity;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use xferbench_probes::contention::{MachineLoad, PointContention, ProcFs};
+use xferbench_probes::counters::{self, CounterMode, RunCounters};
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// Run control shared by every point of a plan.
 #[derive(Debug, Clone)]
@@ -69,7 +70,7 @@ pub struct LoopOptions {
     /// Counters to record per participant (`--counters`).
     pub counters: CounterMode,
     /// Profile one participant of every point (`--profile`, `--profile-peer`).
-    pub profile: Option<crate::profile::ProfileRequest>,
+    pub profile: Option<xferbench_probes::profile::ProfileRequest>,
     /// Measure the machine's limits at the start and end, and watch it for drift
     /// between points ([`crate::limits`]); `None` (`--no-limits`) does neither.
     pub watch: Option<Watch>,
@@ -79,6 +80,8 @@ pub struct LoopOptions {
     /// point and ends the plan as [`Outcome::Complete`]: a stop is the planned end, and
     /// nothing finished is lost. `false`: a stop interrupts ([`Outcome::Interrupted`]).
     pub until_stopped: bool,
+    /// What the systems measured say of a finished point (`judge::LAB` for the lab's).
+    pub judge: &'static dyn Judge,
 }
 
 impl LoopOptions {
@@ -219,7 +222,7 @@ pub fn run_plan(
             }
         }
         let mut on_run = |p| observers.iter_mut().for_each(|o| o.run_finished(index, p));
-        let continued = crate::clock::continued();
+        let continued = xferbench_probes::clock::continued();
         let visited = visit(
             bench,
             index,
@@ -234,7 +237,7 @@ pub fn run_plan(
             &mut on_run,
         );
         drift_log.visited();
-        if crate::clock::continued() != continued
+        if xferbench_probes::clock::continued() != continued
             && !warnings[index].iter().any(|w| w.starts_with(PAUSED))
         {
             warnings[index].push(format!(
@@ -301,7 +304,7 @@ pub fn run_plan(
                 result.drift = drift::worst(span, w.drift_threshold, opts.interleave);
             }
             let paired = paired_samples(&result, &sample_before, &drift_log);
-            attach_limits(&mut result, &doc.context, &paired);
+            attach_limits(&mut result, &doc.context, &paired, opts.judge);
             let r = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -340,7 +343,7 @@ pub fn run_plan(
             );
             result.chosen = std::mem::take(&mut chosen[index]);
             let paired = paired_samples(&result, &sample_before, &drift_log);
-            attach_limits(&mut result, &doc.context, &paired);
+            attach_limits(&mut result, &doc.context, &paired, opts.judge);
             let _ = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -360,7 +363,7 @@ pub fn run_plan(
             error: format!("{}{more}", first.error),
         };
     }
-    let all_runs: Vec<&crate::contention::RunContention> = doc
+    let all_runs: Vec<&xferbench_probes::contention::RunContention> = doc
         .points
         .iter()
         .flat_map(|p| p.runs.iter().filter_map(|r| r.contention.as_ref()))
@@ -391,8 +394,8 @@ pub fn run_plan(
         let floor = limits.floor();
         for p in &mut doc.points {
             let paired = paired_samples(p, &sample_before, &drift_log);
-            hold_against(p, &floor, &paired);
-            hold_to_schedule(p, &floor);
+            hold_against(p, &floor, &paired, opts.judge);
+            hold_to_schedule(p, &floor, opts.judge);
         }
     }
     finish(doc, observers)
@@ -418,11 +421,12 @@ fn attach_limits(
     result: &mut PointResult,
     context: &Context,
     paired: &[Option<&drift::DriftSample>],
+    judge: &dyn Judge,
 ) {
     if let Some(l) = &context.limits {
         let floor = l.floor();
-        hold_against(result, &floor, paired);
-        hold_to_schedule(result, &floor);
+        hold_against(result, &floor, paired, judge);
+        hold_to_schedule(result, &floor, judge);
     }
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
@@ -431,12 +435,11 @@ fn attach_limits(
 
 /// Sets the warning of a load point whose sender fell behind its schedule, against
 /// the CPUs' own stalls in `limits`, replacing an earlier one.
-fn hold_to_schedule(result: &mut PointResult, limits: &crate::limits::Limits) {
-    use crate::workload::load;
+fn hold_to_schedule(result: &mut PointResult, limits: &Limits, judge: &dyn Judge) {
     result
         .warnings
-        .retain(|w| !w.starts_with(load::BEHIND_WARNING));
-    result.warnings.extend(load::pacing_warning(
+        .retain(|w| !w.starts_with(crate::record::BEHIND_WARNING));
+    result.warnings.extend(judge.pacing_warning(
         &result.summary,
         result.channels,
         limits.stall_p99_ns(None),
@@ -446,25 +449,26 @@ fn hold_to_schedule(result: &mut PointResult, limits: &crate::limits::Limits) {
 /// Sets the point's fraction of its natural limit in `limits`, replacing an earlier
 /// fraction and its warning. Where the drift sample taken just before each run
 /// (`paired`) measured the point's floor, each run is held against its own sample
-/// and the point gets the median of those fractions ([`ratio::LimitFraction::paired`]).
+/// and the point gets the median of those fractions ([`LimitFraction::paired`]).
 pub(crate) fn hold_against(
     result: &mut PointResult,
-    limits: &crate::limits::Limits,
+    limits: &Limits,
     paired: &[Option<&drift::DriftSample>],
+    judge: &dyn Judge,
 ) {
     if result.limit.take().is_some_and(|f| f.suspect) {
         result
             .warnings
-            .retain(|w| !w.starts_with(ratio::SUSPECT_WARNING));
+            .retain(|w| !w.starts_with(fraction::SUSPECT_WARNING));
     }
-    let whole = ratio::fraction(
+    let whole = judge.limit_fraction(
         &result.params,
         result.size_bytes,
         result.channels,
         &result.summary,
         limits,
     );
-    let per_run: Vec<ratio::LimitFraction> = result
+    let per_run: Vec<LimitFraction> = result
         .runs
         .iter()
         .zip(paired)
@@ -475,20 +479,20 @@ pub(crate) fn hold_against(
                 .iter()
                 .filter_map(|(k, v)| Some((k.clone(), Estimate::from_values([*v])?)))
                 .collect();
-            let f = ratio::fraction(
+            let f = judge.limit_fraction(
                 &result.params,
                 result.size_bytes,
                 result.channels,
                 &figures,
                 &around.limits,
             )?;
-            let floor = ratio::floor_of(&f.limit);
+            let floor = fraction::floor_of(&f.limit);
             around.replaced.iter().any(|r| r == floor).then_some(f)
         })
         .collect();
     result.limit = match whole {
         Some(whole) if !per_run.is_empty() && per_run.len() == result.runs.len() => {
-            Some(ratio::LimitFraction::paired(&whole, &per_run))
+            Some(LimitFraction::paired(&whole, &per_run))
         }
         whole => whole,
     };
@@ -741,48 +745,30 @@ fn visit(
     })
 }
 
-/// The parameters of a point's transport it left at their defaults
-/// ([`PointResult::defaults`]); empty for a point without a transport or one the
-/// lab does not know.
-fn transport_defaults(params: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let Some(name) = params.get(crate::params::names::TRANSPORT) else {
-        return BTreeMap::new();
-    };
-    // A plugin's point names its transport by its own name (`posix-mq`), which the
-    // registered plugin's `plugin:PATH:NAME` shows as.
-    let Some(d) = crate::transports::all()
-        .into_iter()
-        .find(|d| d.name == *name || crate::plugins::display_name(&d.name) == *name)
-    else {
-        return BTreeMap::new();
-    };
-    d.params
-        .iter()
-        .filter(|def| !params.contains_key(def.name()))
-        .map(|def| (def.name().to_string(), def.machine(&def.default)))
-        .collect()
-}
-
 fn start_profile(
-    req: &crate::profile::ProfileRequest,
+    req: &xferbench_probes::profile::ProfileRequest,
     index: usize,
     participants: &[counters::Participant],
-) -> Result<crate::profile::perf_record::Attached, RunError> {
+) -> Result<xferbench_probes::profile::perf_record::Attached, RunError> {
     let who = participants
         .iter()
         .find(|p| p.name == req.participant)
-        .ok_or_else(|| crate::profile::ProfileError::UnknownParticipant {
-            name: req.participant.clone(),
-            known: participants
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
+        .ok_or_else(
+            || xferbench_probes::profile::ProfileError::UnknownParticipant {
+                name: req.participant.clone(),
+                known: participants
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+        )?;
     let dir = req.point_dir(index);
-    std::fs::create_dir_all(&dir).map_err(|source| crate::profile::ProfileError::Io {
-        what: format!("creating {}", dir.display()),
-        source,
+    std::fs::create_dir_all(&dir).map_err(|source| {
+        xferbench_probes::profile::ProfileError::Io {
+            what: format!("creating {}", dir.display()),
+            source,
+        }
     })?;
     // Interleaved plans visit a point several times: one recording per visit.
     let file = (0..)
@@ -792,7 +778,9 @@ fn start_profile(
         })
         .find(|f| !f.exists())
         .expect("an unused file name");
-    Ok(crate::profile::perf_record::attach(who.pid, &file)?)
+    Ok(xferbench_probes::profile::perf_record::attach(
+        who.pid, &file,
+    )?)
 }
 
 /// Windows shorter than this make a noisy figure; the point gets a warning.
@@ -884,7 +872,7 @@ pub fn summarise(
     warnings.extend(cpu_bound_warning(
         &runs,
         &summary,
-        crate::affinity::allowed_cpus().len(),
+        xferbench_probes::affinity::allowed_cpus().len(),
     ));
     if let Some(c) = &integrity
         && !c.is_clean()
@@ -909,7 +897,7 @@ pub fn summarise(
         index,
         params: point.params.clone(),
         chosen: Default::default(),
-        defaults: transport_defaults(&point.params),
+        defaults: opts.judge.transport_defaults(&point.params),
         size_bytes: point.size_bytes,
         channels: point.channels,
         primary: Some(Primary {
@@ -946,6 +934,7 @@ pub fn chain(e: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake::{FakeBench, Scripted};
 
     #[test]
     fn a_figure_is_spoken_as_its_column() {
@@ -956,7 +945,6 @@ mod tests {
         assert_eq!(spoken("window_s"), "window");
     }
     use crate::result::Settings;
-    use crate::rig::fake::{FakeBench, Scripted};
 
     const S: u64 = 1_000_000_000;
 
@@ -976,6 +964,7 @@ mod tests {
 
     fn opts(runs: usize, warmup: usize, interleave: bool) -> LoopOptions {
         LoopOptions {
+            judge: &crate::fake::JUDGE,
             runs,
             warmup,
             interleave,
@@ -1304,6 +1293,7 @@ mod tests {
             }
         });
         let o = LoopOptions {
+            judge: &crate::fake::JUDGE,
             until_stopped: true,
             ..opts(3, 1, false)
         };

@@ -18,11 +18,11 @@
 //! achieved bandwidth beside its own figures. As children of this process they
 //! belong to the run and never count as contention.
 
-use crate::counters::Participant;
+use crate::control::{Rig, RunControl, RunError};
 use crate::result::RunRecord;
-use crate::rig::{Rig, RunControl, RunError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::counters::Participant;
 
 /// Most neighbours of one kind.
 pub const MAX_NEIGHBOURS: u32 = 256;

@@ -1,5 +1,5 @@
 //! Observers of a sweep: progress bars, streaming files and live tables implement
-//! [`Observer`]; every hook has a no-op default, and [`run_plan`](crate::measure::run_plan)
+//! [`Observer`]; every hook has a no-op default, and `measure::run_plan`
 //! calls them in order for every observer. A failing observer (a full disk under the
 //! JSON Lines file) stops the sweep with its error, keeping what finished.
 

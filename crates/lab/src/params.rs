@@ -8,42 +8,13 @@
 //! find the parameter's one definition here: `size=65536` is shown as `64 KiB`, and
 //! `history trend -p size=64KiB` finds it.
 
+use crate::axes::{CHANNELS, SIZE, TRANSPORT, ZERO_COPY};
+use crate::workload::{TOUCH, WORKLOAD};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_params::Choices;
 use xferbench_transports::{Descriptor, ParamDef};
 
-/// Largest message size of a sweep.
-pub const MAX_SIZE: u64 = 1 << 30;
-/// Most channels in one point.
-pub const MAX_CHANNELS: i64 = 1024;
-
-/// The names of the axes, for code that matches a name against them (a `match` on a
-/// parameter's name, a table's fixed columns); each is the name of its definition
-/// below, spelled nowhere else.
-pub mod names {
-    /// [`super::WORKLOAD`].
-    pub const WORKLOAD: &str = "workload";
-    /// [`super::TRANSPORT`].
-    pub const TRANSPORT: &str = "transport";
-    /// [`super::SIZE`].
-    pub const SIZE: &str = "size";
-    /// [`super::CHANNELS`].
-    pub const CHANNELS: &str = "channels";
-    /// [`crate::workload::load::RATE`].
-    pub const RATE: &str = "rate";
-}
-
-/// `transport`: which transport (a name of [`crate::transports::all`]).
-pub const TRANSPORT: ParamDef = ParamDef::text(
-    names::TRANSPORT,
-    "a transport of `xferbench list`",
-    "shm",
-    "the transport",
-);
-/// `size`: bytes per message.
-pub const SIZE: ParamDef =
-    ParamDef::message_bytes(names::SIZE, 1, MAX_SIZE, 64, "bytes per message");
 /// Every definition of bytes per message, by the name each workload records it
 /// under: the sweep's `size`, RPMsg's `packet` and Warp Pipe's `payload`. All are
 /// [`ParamDef::message_bytes`], so the quantity is read, shown and checked one way;
@@ -53,39 +24,6 @@ pub const MESSAGE_SIZES: [ParamDef; 3] = [
     crate::workload::rpmsg::PACKET,
     crate::workload::warp::PAYLOAD,
 ];
-/// `channels`: concurrent, independent endpoint pairs.
-pub const CHANNELS: ParamDef = ParamDef::integer(
-    names::CHANNELS,
-    1,
-    MAX_CHANNELS,
-    1,
-    "concurrent channels, each an independent endpoint pair",
-);
-/// `zero_copy`: messages written and read in place (present, as `true`, on zero-copy
-/// points only).
-pub const ZERO_COPY: ParamDef = ParamDef::boolean(
-    "zero_copy",
-    false,
-    "write and read every message in place in the transport's buffers",
-);
-/// `touch`: what the ends of an in-place message do with its payload (present on
-/// zero-copy points whose rule is not `all`).
-pub const TOUCH: ParamDef = ParamDef::choice(
-    "touch",
-    <crate::workload::Touch as xferbench_params::Choices>::CHOICES,
-    "all",
-    "what the ends of a message written and read in place do with its payload",
-);
-/// `workload`: what the two ends of a channel do; every name a point records
-/// ([`crate::workload::RecordedWorkload`]: `run`'s workloads and the clients and
-/// readouts of the other commands and studies).
-pub const WORKLOAD: ParamDef = ParamDef::choice(
-    names::WORKLOAD,
-    <crate::workload::RecordedWorkload as xferbench_params::Choices>::CHOICES,
-    "stream",
-    "what the two ends of a channel do",
-);
-
 /// `timeout`: time without progress before a wait is declared hung; every command's
 /// `--timeout` reads it.
 pub const TIMEOUT: ParamDef = ParamDef::duration(

@@ -10,7 +10,7 @@
 //! `ready` once connected (its CPU window starts there), then `done` with what it
 //! measured and its CPU usage, or `failed` with a message. A peer whose stdin closes
 //! exits; a peer whose parent dies is killed by the kernel
-//! ([`crate::process::die_with_parent`]).
+//! ([`xferbench_probes::process::die_with_parent`]).
 //!
 //! Thread peers run the same loop with in-process channels instead of pipes.
 //!
@@ -18,9 +18,7 @@
 //! liveness, and a dead peer is reported with its exit status or signal and the tail
 //! of its stderr.
 
-use crate::affinity::pin_current_thread;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Child, Ended, Launcher, Role, SpawnError, Streams, Supervised};
+use crate::error::PeerError;
 use crate::remote::protocol::RemoteRole;
 use crate::remote::{RemoteChild, Session};
 use crate::transports::{WithTransport, dispatch};
@@ -33,6 +31,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
+use xferbench_probes::affinity::pin_current_thread;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::{Endpoint, Params, Transport};
 
 /// Everything a peer needs to serve one channel of a point.
@@ -118,57 +119,6 @@ impl PeerReply {
 
 /// How long a peer may take to connect, or to finish after the driver closed.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Why a peer could not do its part.
-#[derive(Debug, thiserror::Error)]
-pub enum PeerError {
-    /// The peer process could not be started.
-    #[error("could not start the peer process")]
-    Spawn(#[source] SpawnError),
-    /// The peer process exited or was killed.
-    #[error("peer {channel} {ended}")]
-    Died {
-        /// Channel.
-        channel: usize,
-        /// How it ended.
-        ended: Ended,
-    },
-    /// The peer reported a failure.
-    #[error("peer {channel} failed: {message}")]
-    Failed {
-        /// Channel.
-        channel: usize,
-        /// Its message.
-        message: String,
-    },
-    /// The peer did not answer in time.
-    #[error("peer {channel} did not {what} within {secs} s")]
-    Timeout {
-        /// Channel.
-        channel: usize,
-        /// What it did not do.
-        what: &'static str,
-        /// Seconds waited.
-        secs: u64,
-    },
-    /// The agent could not start the peer on its host.
-    #[error("could not start peer {channel} on the agent's host: {source}")]
-    Remote {
-        /// Channel.
-        channel: usize,
-        /// Why.
-        #[source]
-        source: crate::remote::RemoteError,
-    },
-    /// The peer broke the control protocol.
-    #[error("peer {channel} broke the control protocol: {message}")]
-    Protocol {
-        /// Channel.
-        channel: usize,
-        /// What was wrong.
-        message: String,
-    },
-}
 
 enum Event {
     Reply(PeerReply),
@@ -460,11 +410,11 @@ impl Peer {
         )
     }
 
-    /// The plugin calls a process peer is in (see [`Child::calls_in_flight`]); `None`
+    /// The plugin calls a process peer is in (see [`crate::plugins::calls_in_flight`]); `None`
     /// for a thread peer (this process's own calls hold its calls) or a remote one.
     pub fn calls_in_flight(&mut self) -> Option<Vec<String>> {
         match &mut self.kind {
-            Kind::Process { child, .. } => child.calls_in_flight(CALLS_GRACE),
+            Kind::Process { child, .. } => crate::plugins::calls_in_flight(child, CALLS_GRACE),
             _ => None,
         }
     }
@@ -669,7 +619,7 @@ fn serve_commands(
 /// stdout.
 /// Returns the process exit code.
 pub fn serve_stdio() -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     crate::plugins::may_load_plugins();
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();

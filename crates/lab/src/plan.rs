@@ -1,11 +1,14 @@
 //! A plan: the points to measure, as results and observers see them, and the
 //! [`Bench`] that stands up a [`Rig`] for any of them. The point loop
-//! ([`crate::measure`]) runs a plan; `run` plans a sweep, each study its own points.
+//! (`measure`) runs a plan; `run` plans a sweep, each study its own points.
 
-use crate::counters;
+use crate::control::{Rig, RunError};
+use crate::limits::Limits;
+use crate::limits::fraction::LimitFraction;
 use crate::record::FigureRules;
-use crate::rig::{Rig, RunError};
 use std::collections::BTreeMap;
+use xferbench_probes::counters;
+use xferbench_probes::stats::Estimate;
 
 /// One point of a plan, as results and observers see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,7 +25,7 @@ pub struct PlannedPoint {
     /// Whether integrity is checked (an absent count is then a fault).
     pub verify: bool,
     /// The point's own measured runs and warm-up per visit, where they differ from
-    /// the plan's ([`LoopOptions`](crate::measure::LoopOptions), `--runs`,
+    /// the plan's (`measure::LoopOptions`, `--runs`,
     /// `--warmup`): a deterministic count (callgrind) is one run with no warm-up
     /// whatever the plan's; a calibration one visit of a warm-up and a measured run.
     /// `None`: the plan's.
@@ -88,7 +91,7 @@ impl PlannedPoint {
 pub fn describe_params(params: &BTreeMap<String, String>) -> String {
     params
         .iter()
-        .filter(|(k, _)| k.as_str() != crate::params::WORKLOAD.name())
+        .filter(|(k, _)| k.as_str() != crate::names::WORKLOAD)
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
@@ -106,10 +109,10 @@ pub trait Bench {
         source: Option<&dyn counters::CounterSource>,
     ) -> Result<Box<dyn Rig>, RunError>;
     /// Where the point loop reads how busy the machine is with other work
-    /// ([`crate::contention`]): the real `/proc`; a bench of scripted runs may give a
+    /// ([`xferbench_probes::contention`]): the real `/proc`; a bench of scripted runs may give a
     /// scripted one, or none.
-    fn machine_load(&self) -> Option<crate::contention::ProcFs> {
-        Some(crate::contention::ProcFs::real())
+    fn machine_load(&self) -> Option<xferbench_probes::contention::ProcFs> {
+        Some(xferbench_probes::contention::ProcFs::real())
     }
     /// Whether the plan goes on past a failed point (recording it in
     /// [`ResultDoc::failed`](crate::result::ResultDoc::failed)) instead of ending there:
@@ -127,6 +130,37 @@ pub struct RunProgress {
     pub done: usize,
     /// Runs in all (warm-up included).
     pub total: usize,
+}
+
+/// What the loop asks of the systems it measures about a finished point: what only
+/// the transports, the workloads and the point-to-limit pairing know. The lab's
+/// answers are `judge::LAB`.
+pub trait Judge: std::fmt::Debug + Sync {
+    /// The parameters of a point's transport it left at their defaults
+    /// ([`PointResult::defaults`](crate::result::PointResult::defaults)); empty for a point without a transport or one the
+    /// lab does not know.
+    fn transport_defaults(&self, params: &BTreeMap<String, String>) -> BTreeMap<String, String>;
+
+    /// The point's fraction of its natural limit in `limits`, from `figures` (its
+    /// summary, or one run's figures as estimates), when it has one.
+    fn limit_fraction(
+        &self,
+        params: &BTreeMap<String, String>,
+        size_bytes: u64,
+        channels: usize,
+        figures: &BTreeMap<String, Estimate>,
+        limits: &Limits,
+    ) -> Option<LimitFraction>;
+
+    /// The warning of a load point whose sender fell behind its schedule, from its
+    /// `summary`, held against the machine's p99 wait for a CPU; it begins with
+    /// [`BEHIND_WARNING`](crate::record::BEHIND_WARNING).
+    fn pacing_warning(
+        &self,
+        summary: &BTreeMap<String, Estimate>,
+        channels: usize,
+        stall_p99_ns: Option<f64>,
+    ) -> Option<String>;
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //!   file itself (exists, an ELF shared object for this machine, its SHA-256) without
 //!   loading it;
 //! * **measuring**: the measuring side of a plugin point (the driver threads, which
-//!   send and time) runs in a child of its own ([`crate::rig::plugin`],
+//!   send and time) runs in a child of its own (`rig::plugin`,
 //!   [`Role::PluginDriver`]), which starts the peers (the serving side) as its own
 //!   children. A crash or hang in either is reported like a dead peer: the point
 //!   fails (exit 1) naming the process and the signal or the timeout, and the points
@@ -28,13 +28,13 @@
 //! receive (`--timeout`) from the environment ([`host_from_env`]), which their own
 //! children inherit.
 
-use crate::process::{Child, Launcher, Role, Streams, Supervised};
-use serde::{Deserialize, Serialize};
+use crate::result::PluginRecord;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::Descriptor;
 use xferbench_transports::plugin::{
     self, PluginHost, PluginInfo, PluginLoadError, PluginSpec, TransportInfo,
@@ -82,26 +82,6 @@ pub fn new_scope() -> String {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
-}
-
-/// What a result records of a plugin transport, so that two builds of one plugin are
-/// told apart (`xferbench compare`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PluginRecord {
-    /// The transport's name in the points (`params.transport`).
-    pub transport: String,
-    /// The transport's name in its plugin.
-    pub name: String,
-    /// The plugin's own name.
-    pub plugin: String,
-    /// The plugin's own version string.
-    pub version: String,
-    /// The file, as an absolute path.
-    pub path: String,
-    /// SHA-256 of the file, hex.
-    pub sha256: String,
-    /// The C header revision it was built with.
-    pub abi_version: u32,
 }
 
 /// Why a plugin named on the command line cannot be used: always the user's input
@@ -358,7 +338,7 @@ pub const PROBE_REFUSED: i32 = 2;
 /// The body of the [`Role::PluginProbe`] child: opens the plugin at `path` and
 /// prints its description as JSON. Returns the exit status.
 pub fn probe_main(path: &str) -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     may_load_plugins();
     match plugin::load_library(path) {
         Ok(lib) => {
@@ -371,6 +351,15 @@ pub fn probe_main(path: &str) -> i32 {
             PROBE_REFUSED
         }
     }
+}
+
+/// The plugin calls `child` is in, asked before a hung child is killed: it is sent
+/// [`in_flight::REPORT_SIGNAL`](xferbench_transports::plugin::in_flight) and given up
+/// to `within` to write them to its stderr. `None` when it wrote no report (it loaded
+/// no plugin, or it has exited); empty when it is in none.
+pub fn calls_in_flight(child: &mut Child, within: Duration) -> Option<Vec<String>> {
+    use xferbench_transports::plugin::in_flight;
+    child.report_on_signal(in_flight::REPORT_SIGNAL, within, in_flight::parse_report)
 }
 
 /// The name of `transport` in points and tables: a plugin transport's own name (with
@@ -501,7 +490,7 @@ pub fn clean_up_in(
 
 /// The body of the [`Role::PluginCleanup`] child. Returns the exit status.
 pub fn cleanup_main(spec: &str, scope: &str) -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     may_load_plugins();
     let Some(parsed) = PluginSpec::parse(spec) else {
         eprintln!("clean-up: `{spec}` is not a plugin transport");

@@ -5,14 +5,14 @@
 //! every rig shares: aggregate throughput is all bytes over the common window of all
 //! channels, never a sum of per-channel rates.
 
-use crate::clock::Stamp;
-use crate::cpu::ProcessCpu;
 use crate::result::{ChannelRun, Latency, RunRecord, figure};
-use crate::stats::jain_index;
-use crate::verify::Integrity;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use xferbench_probes::clock::{StallSample, Stamp};
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::jain_index;
+use xferbench_probes::verify::Integrity;
 
 /// What a workload declares about its figures: which one is primary (the one the
 /// noisy check, `compare` and the tables use) and which way is better.
@@ -41,7 +41,7 @@ pub struct ChannelOutcome {
     /// What verification found.
     pub integrity: Option<Integrity>,
     /// What a `load` driver measured of its schedule.
-    pub schedule: Option<crate::workload::load::ScheduleOutcome>,
+    pub schedule: Option<ScheduleOutcome>,
 }
 
 /// Builds a run's record from what each channel did and the CPU of every process,
@@ -64,7 +64,7 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
     let mut merged = crate::result::new_histogram();
     let mut integrity_total: Option<Integrity> = None;
     let mut lag = crate::result::new_histogram();
-    let mut stalls: Option<crate::clock::StallSample> = None;
+    let mut stalls: Option<xferbench_probes::clock::StallSample> = None;
     let mut schedule: Option<(f64, u64, u64)> = None;
     let mut rows = Vec::with_capacity(channels.len());
     for (i, c) in channels.into_iter().enumerate() {
@@ -83,7 +83,7 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
                 let _ = lag.add(h);
             }
             if let Some(st) = &s.stalls {
-                let all = stalls.get_or_insert_with(|| crate::clock::StallSample {
+                let all = stalls.get_or_insert_with(|| xferbench_probes::clock::StallSample {
                     cpu: st.cpu,
                     window_ns: 0.0,
                     stalls_ns: Vec::new(),
@@ -185,4 +185,25 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
         contention: None,
         collapsed: None,
     }
+}
+
+/// How the warning of a point whose sender fell behind its schedule begins.
+pub const BEHIND_WARNING: &str = "behind schedule:";
+
+/// What a load driver measured of its schedule.
+#[derive(Debug, Clone)]
+pub struct ScheduleOutcome {
+    /// This channel's offered rate, messages per second.
+    pub offered_per_s: f64,
+    /// How late each send began after its intended time, nanoseconds.
+    pub lag: Option<Histogram<u64>>,
+    /// The stalls of the sender's CPU seen while it waited for its messages' times.
+    pub stalls: Option<StallSample>,
+    /// Messages due before the run's end that were never sent.
+    pub unsent: u64,
+    /// Messages sent that never arrived.
+    pub lost: u64,
+    /// The schedule's span, nanoseconds: the run's duration, or its count at its
+    /// rate.
+    pub span_ns: u64,
 }

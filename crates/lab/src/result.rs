@@ -3,12 +3,12 @@
 //! The schema is documented for users in `docs/results-schema.md`; bump
 //! [`SCHEMA_VERSION`] on any change that is not a pure addition.
 
-use crate::counters::{PointCounters, RunCounters};
-use crate::cpu::ProcessCpu;
-use crate::stats::Estimate;
-use crate::verify::Integrity;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use xferbench_probes::counters::{PointCounters, RunCounters};
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// Version of the JSON document's layout.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -33,9 +33,9 @@ pub struct ResultDoc {
     pub outcome: Outcome,
     /// The knees of the `load` workload's latency–rate curves: one per curve (its
     /// points' parameters but the rate), found from a sweep of rates or by the
-    /// search of `--rate auto` ([`crate::knee`]).
+    /// search of `--rate auto` (`knee`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub knees: Vec<crate::knee::Knee>,
+    pub knees: Vec<Knee>,
     /// Points that failed while the plan went on past them (`run` without
     /// `--fail-fast`), in the order they failed; `outcome` is then `failed`, naming
     /// the first.
@@ -147,20 +147,20 @@ pub struct Context {
     /// Runs across hosts: both hosts, how windows were timed and the estimated
     /// clock offset (absent for runs on one host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<crate::remote::record::RemoteContext>,
+    pub remote: Option<crate::hosts::RemoteContext>,
     /// The plugin transports measured: each one's file, SHA-256 and version, so
     /// that two builds of a plugin are told apart (absent when none was).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub plugins: Vec<crate::plugins::PluginRecord>,
+    pub plugins: Vec<PluginRecord>,
     /// How the measuring binary was built: an unoptimised build says so (added in
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::build::BuildInfo>,
+    pub build: Option<xferbench_probes::build::BuildInfo>,
     /// How busy the machine was with other work: the load average at the start and
     /// the end, and how many points were contended (added in schema 1; absent in
     /// older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<crate::contention::MachineLoad>,
+    pub load: Option<xferbench_probes::contention::MachineLoad>,
 }
 
 /// What measurement facilities the machine offers.
@@ -176,10 +176,10 @@ pub struct Capabilities {
     pub valgrind: Option<String>,
     /// `/proc/sys/kernel/perf_event_paranoid`, if readable.
     pub perf_event_paranoid: Option<i32>,
-    /// The clock that timed each round trip of a ping-pong ([`crate::clock::TripClock`];
+    /// The clock that timed each round trip of a ping-pong ([`xferbench_probes::clock::TripClock`];
     /// `null` in results of earlier versions, which all used `monotonic`).
     #[serde(default)]
-    pub trip_clock: Option<crate::clock::TripSource>,
+    pub trip_clock: Option<xferbench_probes::clock::TripSource>,
 }
 
 /// Run-control settings, as validated.
@@ -251,7 +251,7 @@ pub struct PointResult {
     /// The primary figure as a fraction of its natural limit on this machine, when
     /// the context carries limits and the point has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<crate::limits::ratio::LimitFraction>,
+    pub limit: Option<crate::limits::fraction::LimitFraction>,
     /// The machine changed speed during this point (a probe moved by more than the
     /// threshold); absent when it did not or was not watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -259,7 +259,7 @@ pub struct PointResult {
     /// How busy the machine was with other work over this point's runs, and whether
     /// that makes it contended (added in schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<crate::contention::PointContention>,
+    pub contention: Option<xferbench_probes::contention::PointContention>,
 }
 
 /// A point's primary figure and which way is better.
@@ -281,10 +281,8 @@ impl PointResult {
     /// median round trip of `pingpong` points and the throughput of all others.
     pub fn primary(&self) -> Primary {
         self.primary.clone().unwrap_or_else(|| {
-            let pingpong = crate::workload::WorkloadKind::Pingpong;
-            if self.param(&crate::params::WORKLOAD)
-                == Some(xferbench_params::Choices::name(pingpong))
-            {
+            // `WorkloadKind::Pingpong`'s name.
+            if self.params.get(crate::names::WORKLOAD).map(String::as_str) == Some("pingpong") {
                 Primary {
                     figure: figure::LATENCY[0].into(),
                     higher_is_better: false,
@@ -300,7 +298,7 @@ impl PointResult {
 }
 
 /// Names of the figures in [`RunRecord::figures`] and [`PointResult::summary`].
-pub use crate::figure;
+pub use xferbench_probes::figure;
 
 /// One measured run of a point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -334,7 +332,7 @@ pub struct RunRecord {
     /// How busy the machine was with other work during this run's window (added in
     /// schema 1; absent in older files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<crate::contention::RunContention>,
+    pub contention: Option<xferbench_probes::contention::RunContention>,
     /// The run was cut short because the system under test collapsed: a participant
     /// could not finish its work within the run's time limit (added in schema 1;
     /// absent when the run finished).
@@ -533,4 +531,48 @@ impl ResultDoc {
         }
         doc
     }
+}
+
+/// The knee of one curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Knee {
+    /// The curve: its points' parameters, the rate left out.
+    pub params: BTreeMap<String, String>,
+    /// The knee: the highest offered rate sustained below the lowest one that is
+    /// not, messages per second; `None` when even the lowest rate was not sustained.
+    pub knee_per_s: Option<f64>,
+    /// The lowest offered rate found not sustained, messages per second; `None`
+    /// when every rate measured was (the knee may lie higher).
+    pub above_per_s: Option<f64>,
+    /// The curve's lowest offered rate, messages per second: the reference.
+    pub low_rate_per_s: f64,
+    /// The p99 latency at the reference rate, nanoseconds.
+    pub low_p99_ns: f64,
+    /// `sweep` (from a sweep of rates) or `search` (`--rate auto`).
+    pub method: String,
+    /// Points measured on the curve.
+    pub points: usize,
+    /// Seconds the search took (`search` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+}
+
+/// What a result records of a plugin transport, so that two builds of one plugin are
+/// told apart (`xferbench compare`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PluginRecord {
+    /// The transport's name in the points (`params.transport`).
+    pub transport: String,
+    /// The transport's name in its plugin.
+    pub name: String,
+    /// The plugin's own name.
+    pub plugin: String,
+    /// The plugin's own version string.
+    pub version: String,
+    /// The file, as an absolute path.
+    pub path: String,
+    /// SHA-256 of the file, hex.
+    pub sha256: String,
+    /// The C header revision it was built with.
+    pub abi_version: u32,
 }

@@ -7,7 +7,7 @@
 //! transports, whose peer rig runs in a measuring process of its own
 //! ([`PluginRig`]); the point loop ([`crate::measure`]) does the rest.
 
-use crate::counters::{CounterMode, CounterSource};
+use crate::control::{Rig, RunError};
 use crate::measure::{Bench, LoopOptions, PlannedPoint, run_plan};
 use crate::neighbours::NeighbourRig;
 use crate::observer::Observer;
@@ -15,13 +15,13 @@ use crate::result::{Context, ResultDoc};
 use crate::rig::peers::{PeerMode, PeerOptions, PeerRig};
 use crate::rig::plugin::PluginRig;
 use crate::rig::rpmsg::{RemoteKind, RpmsgBench};
-use crate::rig::{Rig, RunError};
 use crate::sweep::PointSpec;
 use crate::transports::{RPMSG, WithTransport, dispatch, rpmsg_settings};
 use crate::workload::rpmsg::RpmsgPoint;
 use crate::workload::{Limit, WorkloadKind};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use xferbench_probes::counters::{CounterMode, CounterSource};
 use xferbench_transports::Transport;
 
 /// Run control of `xferbench run`, shared by every point of the sweep.
@@ -50,12 +50,12 @@ pub struct RunOptions {
     /// Counters to record per participant (`--counters`).
     pub counters: CounterMode,
     /// Profile one participant of every point (`--profile`, `--profile-peer`).
-    pub profile: Option<crate::profile::ProfileRequest>,
+    pub profile: Option<xferbench_probes::profile::ProfileRequest>,
     /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
     pub watch: Option<crate::limits::Watch>,
     /// How to start the binary's hidden roles (plugin transports need it whatever
     /// `peer` is; see [`crate::plugins`]).
-    pub launcher: Option<crate::process::Launcher>,
+    pub launcher: Option<xferbench_probes::process::Launcher>,
     /// End the sweep at its first failed point (`--fail-fast`); otherwise a failed
     /// point is recorded and the others run.
     pub fail_fast: bool,
@@ -65,6 +65,7 @@ impl RunOptions {
     /// The point loop's share of the options.
     pub fn loop_options(&self) -> LoopOptions {
         LoopOptions {
+            judge: &crate::judge::LAB,
             runs: self.runs,
             warmup: self.warmup,
             interleave: self.interleave,
@@ -236,7 +237,7 @@ impl Bench for SweepBench<'_> {
         };
         // Neighbours start once the point's own participants stand, and share the
         // CPUs `--pin` gives the channels.
-        let cpus = self.peer.pin.then(crate::affinity::allowed_cpus);
+        let cpus = self.peer.pin.then(xferbench_probes::affinity::allowed_cpus);
         NeighbourRig::wrap(rig, point.neighbours, cpus.as_deref())
     }
 }

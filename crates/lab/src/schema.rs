@@ -23,7 +23,7 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         ),
         (
             "profile.schema.json",
-            of::<crate::profile::ProfileSummary>("The summary of `profile --json`."),
+            of::<xferbench_probes::profile::ProfileSummary>("The summary of `profile --json`."),
         ),
         (
             "limits.schema.json",

@@ -9,10 +9,11 @@
 //! only multiply the points of transports that declare them, each read by that
 //! transport's own definition.
 
+use crate::axes::{CHANNELS, SIZE, TRANSPORT, ZERO_COPY};
 use crate::neighbours::Neighbours;
-use crate::params::{CHANNELS, SIZE, TOUCH, TRANSPORT, WORKLOAD, ZERO_COPY};
 use crate::workload::Touch;
 use crate::workload::load::Schedule;
+use crate::workload::{TOUCH, WORKLOAD};
 use std::collections::BTreeMap;
 use xferbench_params::{MAX_LIST, ParamMap, PointParams, Value};
 use xferbench_transports::{ParamDef, ParamError, ParamValues};

@@ -9,7 +9,7 @@
 //!
 //! `rpmsg` is listed with the others but is not dispatched: a link serves all of a
 //! point's channels and its remote echoes, so it runs on its own rig
-//! ([`crate::rig::rpmsg`]), pingpong only; [`rpmsg_settings`] reads its parameters.
+//! (`rig::rpmsg`), pingpong only; [`rpmsg_settings`] reads its parameters.
 //!
 //! Plugin transports (`plugin:/abs/path:NAME`, see [`crate::plugins`]) are listed
 //! once probed, with the descriptor built from their description; [`dispatch`]
@@ -17,16 +17,17 @@
 //! and peers); [`validate`] checks their parameters against the probed description
 //! without loading anything.
 
+use crate::error::TransportLookupError;
 use crate::plugins;
 use std::borrow::Cow;
 #[cfg(feature = "iceoryx2")]
 use xferbench_transports::iox2::Iceoryx2;
 use xferbench_transports::os::{Pipe, Tcp, Unix};
-use xferbench_transports::plugin::{PluginError, PluginTransport};
+use xferbench_transports::plugin::PluginTransport;
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{BUFFERS, Buffers, NOTIFY, Notify};
 use xferbench_transports::shm::Shm;
-use xferbench_transports::{Descriptor, ParamDef, ParamError, ParamValues, Params, Transport};
+use xferbench_transports::{Descriptor, ParamDef, ParamValues, Params, Transport};
 
 /// The RPMsg link's name in `--transport`.
 pub const RPMSG: &str = "rpmsg";
@@ -137,32 +138,6 @@ pub trait WithTransport {
     type Output;
     /// Runs the computation with a configured transport.
     fn with<T: Transport + Clone>(self, transport: T) -> Self::Output;
-}
-
-/// Why a transport could not be set up from its name and parameters.
-#[derive(Debug, thiserror::Error)]
-pub enum TransportLookupError {
-    /// No transport has that name.
-    #[error(
-        "unknown transport `{name}`{suggestion}; choose from: {known}, or plugin:PATH[:NAME] for a transport of your own (docs/plugins.md)"
-    )]
-    Unknown {
-        /// The name given.
-        name: String,
-        /// ` (did you mean `NAME`?)` when a known name is close, else empty.
-        suggestion: String,
-        /// The known names.
-        known: String,
-    },
-    /// A parameter was refused.
-    #[error(transparent)]
-    Param(#[from] ParamError),
-    /// The transport runs on a rig of its own (`rpmsg`), not through [`dispatch`].
-    #[error("transport `{0}` is not a generic transport; it runs on its own rig")]
-    OwnRig(String),
-    /// A plugin transport could not be opened or created.
-    #[error(transparent)]
-    Plugin(#[from] PluginError),
 }
 
 impl TransportLookupError {

@@ -5,7 +5,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_C
 use xferbench_lab::ab::stalls::{self, EventComparison};
 use xferbench_lab::ab::{AbReport, AbSide};
 use xferbench_lab::compare::Comparison;
-use xferbench_lab::counters::name;
+use xferbench_probes::counters::name;
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();

@@ -1,10 +1,10 @@
 //! Deterministic result documents for snapshot tests: synthetic timings, no machine.
 
 use std::collections::BTreeMap;
-use xferbench_lab::cpu::ProcessCpu;
 use xferbench_lab::result::*;
-use xferbench_lab::stats::Estimate;
-use xferbench_lab::verify::Integrity;
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 pub fn context(workload: &str, verify: bool, peer: &str) -> Context {
     Context {
@@ -23,7 +23,7 @@ pub fn context(workload: &str, verify: bool, peer: &str) -> Context {
             perf: None,
             valgrind: None,
             perf_event_paranoid: Some(2),
-            trip_clock: Some(xferbench_lab::clock::TripSource::Tsc),
+            trip_clock: Some(xferbench_probes::clock::TripSource::Tsc),
         },
         settings: Settings {
             workload: workload.into(),
@@ -75,7 +75,7 @@ pub fn limits() -> xferbench_lab::limits::Limits {
         futex_rtt_same_ns: Some(est(5e3)),
         syscall_ns: est(80.0),
         clock_read_ns: Some(est(20.0)),
-        clock_source: Some(xferbench_lab::clock::TripSource::Tsc),
+        clock_source: Some(xferbench_probes::clock::TripSource::Tsc),
         pipe_rtt_ns: Some(est(25e3)),
         handover_rtt_ns: Vec::new(),
         stream_floor: Vec::new(),
@@ -313,7 +313,7 @@ pub fn pingpong_doc() -> ResultDoc {
 /// A stream sweep with hardware counters, as a machine with a PMU records them:
 /// main and one peer process per point, `stalled-cycles-backend` not supported.
 pub fn counters_doc() -> ResultDoc {
-    use xferbench_lab::counters::{self, ProcessCounters, RunCounters};
+    use xferbench_probes::counters::{self, ProcessCounters, RunCounters};
     let mut doc = stream_doc();
     doc.warnings.clear();
     doc.context.capabilities.pmu = true;
@@ -361,11 +361,11 @@ pub fn counters_doc() -> ResultDoc {
 /// A stream sweep of two points on an unoptimised build, recorded with the machine's
 /// load: the first quiet, the second measured beside a compiler using 1.85 CPUs.
 pub fn contended_doc() -> ResultDoc {
-    use xferbench_lab::contention::{Contender, MachineLoad, PointContention};
+    use xferbench_probes::contention::{Contender, MachineLoad, PointContention};
     let mut doc = stream_doc();
     doc.points.truncate(2);
     doc.warnings.clear();
-    doc.context.build = Some(xferbench_lab::build::BuildInfo {
+    doc.context.build = Some(xferbench_probes::build::BuildInfo {
         profile: "debug".into(),
         opt_level: "1".into(),
         debug_assertions: true,
@@ -403,8 +403,8 @@ pub fn contended_doc() -> ResultDoc {
         steal: 0.0025,
         contended_points: 1,
         points: 2,
-        others_cpus_threshold: xferbench_lab::contention::OTHERS_CPUS,
-        steal_threshold: xferbench_lab::contention::STEAL,
+        others_cpus_threshold: xferbench_probes::contention::OTHERS_CPUS,
+        steal_threshold: xferbench_probes::contention::STEAL,
     };
     if let Some(w) = load.warning() {
         doc.warnings.push(w);

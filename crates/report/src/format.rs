@@ -3,7 +3,7 @@
 //! interval.
 
 use xferbench_lab::result::PointResult;
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::stats::Estimate;
 
 /// `1.62 GB/s`, `830 MB/s`, `12.0 kB/s`.
 pub fn rate_bytes(bps: f64) -> String {
@@ -39,10 +39,10 @@ pub fn nanos(ns: f64) -> String {
 /// means something: `2.41k instr/msg, IPC 1.32, 0.2 cs/msg` with instructions (PMU or
 /// callgrind, marked `sim.`), else `1.20 µs CPU/msg, 0.2 cs/msg`.
 pub fn counters_brief(p: &xferbench_lab::result::PointResult) -> Option<String> {
-    use xferbench_lab::counters::name;
+    use xferbench_probes::counters::name;
     let c = p.counters.as_ref()?;
     let msgs: Vec<f64> = p.runs.iter().map(|r| r.messages as f64).collect();
-    let per_msg = xferbench_lab::stats::median(&msgs).filter(|m| *m > 0.0)?;
+    let per_msg = xferbench_probes::stats::median(&msgs).filter(|m| *m > 0.0)?;
     let total = |k: &str| c.total.get(k).map(|e| e.median);
     let mut parts = Vec::new();
     if let Some(i) = total(name::INSTRUCTIONS).or(total(name::IR)) {

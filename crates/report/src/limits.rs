@@ -4,7 +4,7 @@
 use crate::format;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use xferbench_lab::limits::{LimitRow, Limits, MachineLimits};
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::stats::Estimate;
 
 fn value(unit: &str, v: f64) -> String {
     format::limit_value(unit, v)
@@ -190,7 +190,7 @@ mod tests {
         );
         let mut doc = fixture::stream_doc();
         for p in &mut doc.points {
-            p.limit = xferbench_lab::limits::ratio::fraction(
+            p.limit = xferbench_lab::ratio::fraction(
                 &p.params,
                 p.size_bytes,
                 p.channels,
@@ -218,7 +218,7 @@ mod tests {
             drift_threshold: 0.25,
         });
         for p in &mut doc.points {
-            p.limit = xferbench_lab::limits::ratio::fraction(
+            p.limit = xferbench_lab::ratio::fraction(
                 &p.params,
                 p.size_bytes,
                 p.channels,
@@ -278,7 +278,7 @@ mod tests {
                     .get_mut(xferbench_lab::result::figure::THROUGHPUT)
                     .unwrap()
                     .median *= code;
-                p.limit = xferbench_lab::limits::ratio::fraction(
+                p.limit = xferbench_lab::ratio::fraction(
                     &p.params,
                     p.size_bytes,
                     p.channels,

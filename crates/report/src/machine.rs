@@ -2,8 +2,8 @@
 //! by every output: the build (an unoptimised one says so) and the load (how busy
 //! the machine was with other work, and how many points were contended).
 
-use xferbench_lab::contention::PointContention;
 use xferbench_lab::result::Context;
+use xferbench_probes::contention::PointContention;
 
 /// `release (opt-level 3)`, or `UNOPTIMISED: profile debug, opt-level 1, debug
 /// assertions on; …`; `None` for files that predate the record.
@@ -46,7 +46,7 @@ pub fn others_cell(c: Option<&PointContention>) -> String {
 mod tests {
     use super::*;
     use crate::fixture;
-    use xferbench_lab::build::BuildInfo;
+    use xferbench_probes::build::BuildInfo;
 
     #[test]
     fn an_unoptimised_build_says_so_and_a_release_one_is_one_line() {

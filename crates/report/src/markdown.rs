@@ -4,10 +4,8 @@
 use crate::study::Table;
 use crate::{Exporter, format};
 use std::io::Write;
-use xferbench_lab::params::{
-    self,
-    names::{CHANNELS, RATE, SIZE, TRANSPORT, WORKLOAD},
-};
+use xferbench_lab::axes;
+use xferbench_lab::names::{CHANNELS, RATE, SIZE, TRANSPORT, WORKLOAD};
 use xferbench_lab::result::{Outcome, ResultDoc, figure};
 
 /// GitHub-flavoured Markdown.
@@ -96,7 +94,7 @@ impl Exporter for Markdown {
                     format!(
                         "point {} ({} {}): {w}",
                         p.index + 1,
-                        p.param(&params::TRANSPORT).unwrap_or_default(),
+                        p.param(&axes::TRANSPORT).unwrap_or_default(),
                         format::size(p.size_bytes)
                     )
                 })
@@ -218,7 +216,7 @@ fn write_counters(doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
             out,
             "### Point {} ({} {}, {} ch): {}{}\n",
             p.index,
-            p.param(&params::TRANSPORT).unwrap_or_default(),
+            p.param(&axes::TRANSPORT).unwrap_or_default(),
             format::size(p.size_bytes),
             p.channels,
             c.source,
@@ -237,7 +235,7 @@ fn write_counters(doc: &ResultDoc, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(out, "| :-- | --: |{}", " --: |".repeat(roles.len()))?;
         for n in names {
             let fmt = |v: f64| {
-                if n == xferbench_lab::counters::name::IPC {
+                if n == xferbench_probes::counters::name::IPC {
                     format!("{v:.2}")
                 } else {
                     format!("{v:.0}")

@@ -37,7 +37,7 @@ impl Series {
     /// The interval a study plot draws around a median of several runs: the
     /// order-statistic interval of the median with its level, as the run page's
     /// charts draw it; `None` for a lone run.
-    pub fn median_interval(e: &xferbench_lab::stats::Estimate) -> Option<Interval> {
+    pub fn median_interval(e: &xferbench_probes::stats::Estimate) -> Option<Interval> {
         (e.n >= 2).then_some(Interval {
             low: e.ci_low,
             high: e.ci_high,
@@ -167,8 +167,8 @@ mod tests {
 
     #[test]
     fn a_median_with_its_interval_is_drawn_with_an_error_bar() {
-        let e = xferbench_lab::stats::Estimate::from_values([9.0, 10.0, 11.0]).unwrap();
-        let lone = xferbench_lab::stats::Estimate::from_values([10.0]).unwrap();
+        let e = xferbench_probes::stats::Estimate::from_values([9.0, 10.0, 11.0]).unwrap();
+        let lone = xferbench_probes::stats::Estimate::from_values([10.0]).unwrap();
         assert_eq!(Series::median_interval(&lone), None);
         let mut s = line("measured", &[(1.0, 10.0), (2.0, 12.0)]);
         s.intervals = vec![Series::median_interval(&e), None];

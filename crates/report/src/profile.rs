@@ -11,7 +11,7 @@
 use crate::study::Table;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use xferbench_lab::profile::{Folded, speedscope};
+use xferbench_probes::profile::{Folded, speedscope};
 
 /// Rows shown in `top-functions.md` (the CSV has them all).
 pub const TOP_ROWS: usize = 40;

@@ -5,7 +5,7 @@
 use crate::format;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::collections::BTreeSet;
-use xferbench_lab::params::names::{CHANNELS, RATE, SIZE, TRANSPORT, WORKLOAD};
+use xferbench_lab::names::{CHANNELS, RATE, SIZE, TRANSPORT, WORKLOAD};
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 
 /// Parameters shown in their own columns; any others go in the `params` column.

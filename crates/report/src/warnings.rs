@@ -140,7 +140,9 @@ fn ranges(sorted: &[usize]) -> String {
 /// A point in words: `shm size=2 KiB channels=1 wait=spin`, every value shown
 /// through its definition.
 pub fn describe(p: &PointResult) -> String {
-    use xferbench_lab::params::{TRANSPORT, display, names};
+    use xferbench_lab::axes::TRANSPORT;
+    use xferbench_lab::names;
+    use xferbench_lab::params::display;
     let mut s = format!(
         "{} {}={} {}={}",
         p.param(&TRANSPORT).unwrap_or_default(),

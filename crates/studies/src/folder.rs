@@ -6,13 +6,13 @@
 //! study's own tables, plots and `summary.md`. The helpers here keep the studies'
 //! tables alike: a figure is shown as its median with the order-statistic interval
 //! and the interval's real level, and a speed-up as the median of run-by-run ratios
-//! ([`xferbench_lab::stats::paired_ratio`]).
+//! ([`xferbench_probes::stats::paired_ratio`]).
 
 use anyhow::{Context as _, Result};
 use std::fmt::Write as _;
 use std::path::Path;
 use xferbench_lab::result::{Outcome, PointResult, ResultDoc};
-use xferbench_lab::stats::{Estimate, paired_ratio};
+use xferbench_probes::stats::{Estimate, paired_ratio};
 use xferbench_report::study::StudyFolder;
 
 pub use xferbench_report::format::{level, run_values, with_interval};

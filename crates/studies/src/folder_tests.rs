@@ -117,7 +117,7 @@ fn the_hashtable_report_holds_every_table_plot_and_finding() {
     for p in &mut doc.points {
         if let Some(e) = p.summary.get_mut(steady) {
             let m = e.median;
-            *e = xferbench_lab::stats::Estimate::from_values([m * 0.9, m, m * 1.1]).unwrap();
+            *e = xferbench_probes::stats::Estimate::from_values([m * 0.9, m, m * 1.1]).unwrap();
         }
     }
     let chart = crate::hashtable::writer::throughput_chart(&doc);

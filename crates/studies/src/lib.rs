@@ -46,11 +46,11 @@ mod folder_tests;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{Bench, LoopOptions, run_plan};
 use xferbench_lab::observer::Observer;
-use xferbench_lab::process::Launcher;
 use xferbench_lab::result::{Context, ResultDoc, Settings, StudyInfo};
+use xferbench_probes::counters::CounterMode;
+use xferbench_probes::process::Launcher;
 
 /// What a study's plan needs from its caller.
 #[derive(Debug, Clone, Default)]
@@ -157,7 +157,7 @@ pub trait Study: Sync {
         &self,
         _doc: &ResultDoc,
         _participant: &str,
-        _profiles: &BTreeMap<usize, xferbench_lab::profile::Folded>,
+        _profiles: &BTreeMap<usize, xferbench_probes::profile::Folded>,
     ) -> BTreeMap<String, serde_json::Value> {
         BTreeMap::new()
     }
@@ -175,7 +175,7 @@ pub struct StudyOverrides {
     /// Counters per participant.
     pub counters: Option<CounterMode>,
     /// Profile one participant of every point.
-    pub profile: Option<xferbench_lab::profile::ProfileRequest>,
+    pub profile: Option<xferbench_probes::profile::ProfileRequest>,
     /// Hang timeout.
     pub hang_timeout: Option<Duration>,
     /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).

@@ -8,9 +8,9 @@
 //! key, its parameter equals one of the values (`group=test3`,
 //! `group=cases|profile,arch=sharded`).
 
-use xferbench_lab::counters::CounterSource;
 use xferbench_lab::plan::{Bench, PlannedPoint};
 use xferbench_lab::rig::{Rig, RunError};
+use xferbench_probes::counters::CounterSource;
 
 /// A parsed filter.
 #[derive(Debug, Clone, PartialEq, Eq)]

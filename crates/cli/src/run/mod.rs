@@ -55,7 +55,7 @@ pub fn run(args: &RunArgs) -> Result<u8> {
         observers.push(j);
     }
     let mut doc = match &config.search {
-        Some(how) => xferbench_lab::knee::search(
+        Some(how) => xferbench_lab::rate_search::search(
             context,
             &config.points,
             &config.options,

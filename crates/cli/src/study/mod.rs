@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use xferbench_lab::observer::Observer;
 use xferbench_lab::params::{RUNS, TIMEOUT, WARMUP};
-use xferbench_lab::profile::Folded;
-use xferbench_lab::profile::ProfileRequest;
+use xferbench_probes::profile::Folded;
+use xferbench_probes::profile::ProfileRequest;
 use xferbench_report::jsonl::JsonLinesWriter;
 use xferbench_report::progress::PointLines;
 use xferbench_studies::{self as studies, StudyEnv, StudyOverrides};
@@ -134,7 +134,7 @@ struct Prepared {
 /// Checks the flags of `study`; an error is a usage error's message.
 fn prepare(args: &StudyArgs, study: &studies::Registered) -> Result<Prepared, String> {
     let name = study.name();
-    let build = xferbench_lab::build::BuildInfo::current();
+    let build = xferbench_probes::build::BuildInfo::current();
     if !build.optimised && !args.allow_debug {
         return Err(format!(
             "this xferbench is an unoptimised build ({}): the {name} study's figures would \
@@ -399,7 +399,8 @@ fn fold_points(req: &ProfileRequest, doc: &xferbench_lab::result::ResultDoc) -> 
         .filter_map(|p| {
             let recs = recordings(&req.point_dir(p.index));
             (!recs.is_empty()).then(|| {
-                let folded = xferbench_lab::profile::analyse_all(&recs).map_err(|e| e.to_string());
+                let folded =
+                    xferbench_probes::profile::analyse_all(&recs).map_err(|e| e.to_string());
                 (p.index, folded)
             })
         })

@@ -8,8 +8,8 @@
 
 use super::stalls::{self, EventComparison, Move};
 use super::{AbSide, SAME_INSTRUCTIONS};
-use crate::counters::name;
 use std::collections::BTreeMap;
+use xferbench_probes::counters::name;
 
 /// The diagnosis in words, from the significance, the direction, the instruction
 /// difference, the counters that moved and, when the time is inconclusive, what the
@@ -160,7 +160,7 @@ mod tests {
     use super::super::tests::fake;
     use super::super::{AbSide, compare_with};
     use super::*;
-    use crate::counters::perf_stat::{parse_csv, parse_list};
+    use xferbench_probes::counters::perf_stat::{parse_csv, parse_list};
 
     fn with_callgrind(mut s: AbSide, pairs: &[(&str, f64)]) -> AbSide {
         s.callgrind = Some(pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect());

@@ -175,7 +175,7 @@ mod tests {
         s.instruction_runs = counts.to_vec();
         s.callgrind = Some(
             [(
-                crate::counters::name::IR.to_string(),
+                xferbench_probes::counters::name::IR.to_string(),
                 counts.iter().sum::<f64>() / counts.len() as f64,
             )]
             .into(),

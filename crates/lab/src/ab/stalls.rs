@@ -1,7 +1,7 @@
 //! Named events, the stall search and the causes of `xferbench ab`.
 //!
 //! * **Named events** (`--events LIST`): counted on A and B by `perf stat -x,`
-//!   ([`crate::counters::perf_stat`]), so perf's own tables resolve model-specific
+//!   ([`xferbench_probes::counters::perf_stat`]), so perf's own tables resolve model-specific
 //!   names; names perf does not know here are reported, not passed on (perf would
 //!   refuse the whole list).
 //! * **The search** (`--search-stalls`): every CPU event of `perf list` whose name
@@ -12,9 +12,9 @@
 //!   ([`cause_of`]), used to word the diagnosis ("dsb2mite_switches.penalty_cycles
 //!   9.94 M → 229 M (23.1×): front end, likely code alignment").
 
-use crate::counters::perf_stat::{self, PerfStatError, PerfStatRow, PerfValue};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
+use xferbench_probes::counters::perf_stat::{self, PerfStatError, PerfStatRow, PerfValue};
 
 /// Events counted per `perf stat` run of the search.
 pub const CHUNK: usize = 40;
@@ -412,15 +412,16 @@ pub(super) fn perf_passes(
     if cfg.events.is_empty() && !cfg.search_stalls {
         return Ok((None, None));
     }
-    let perf_err =
-        |e: crate::counters::perf_stat::PerfStatError| super::AbError::Perf(e.to_string());
+    let perf_err = |e: xferbench_probes::counters::perf_stat::PerfStatError| {
+        super::AbError::Perf(e.to_string())
+    };
     let rounds = cfg.runs.clamp(1, 3);
     let argv = |c: &str| -> Vec<std::ffi::OsString> { vec!["sh".into(), "-c".into(), c.into()] };
     let (a, b) = (argv(&cfg.a), argv(&cfg.b));
-    let known = crate::counters::perf_stat::list_events().map_err(perf_err)?;
+    let known = xferbench_probes::counters::perf_stat::list_events().map_err(perf_err)?;
     let mut events = None;
     if !cfg.events.is_empty() {
-        let (ok, unknown) = crate::counters::perf_stat::resolve(&cfg.events, &known);
+        let (ok, unknown) = xferbench_probes::counters::perf_stat::resolve(&cfg.events, &known);
         if !unknown.is_empty() {
             notes.push(format!(
                 "--events: not in perf's event tables on this CPU: {}",
@@ -460,7 +461,7 @@ pub(super) fn perf_passes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counters::perf_stat::{parse_csv, parse_list};
+    use xferbench_probes::counters::perf_stat::{parse_csv, parse_list};
 
     fn fixture(name: &str) -> String {
         let path = format!("{}/testdata/perf-stat/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -76,7 +76,7 @@ pub fn sample_machine() -> DriftSample {
     let cpus = super::probe_cpus();
     let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
     let median3 = |f: &dyn Fn() -> Option<f64>| -> Option<f64> {
-        crate::stats::median(&(0..3).filter_map(|_| f()).collect::<Vec<f64>>())
+        xferbench_probes::stats::median(&(0..3).filter_map(|_| f()).collect::<Vec<f64>>())
     };
     let mut probes = BTreeMap::new();
     if a != b

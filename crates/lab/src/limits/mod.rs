@@ -13,14 +13,12 @@
 //!   second) at the start and again at the end, into the result's context.
 
 pub mod drift;
+pub mod fraction;
 mod probes;
-pub mod ratio;
-#[cfg(test)]
-mod watch_tests;
 
-use crate::stats::Estimate;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
+use xferbench_probes::stats::Estimate;
 
 /// The memcpy sizes measured, bytes: within L1/L2, L2, about LLC, and far beyond it.
 pub const COPY_SIZES: [u64; 4] = [4 << 10, 64 << 10, 2 << 20, 64 << 20];
@@ -140,7 +138,7 @@ pub struct Limits {
     /// One `getppid` system call, ns.
     pub syscall_ns: Estimate,
     /// One read of the clock a ping-pong times each round trip with
-    /// ([`crate::clock::TripClock`]), ns: about what each timed round trip of a
+    /// ([`xferbench_probes::clock::TripClock`]), ns: about what each timed round trip of a
     /// ping-pong carries of the measurement itself (absent in results of earlier
     /// versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -148,7 +146,7 @@ pub struct Limits {
     /// Which clock [`Limits::clock_read_ns`] read (absent in results of earlier
     /// versions, whose clock was `monotonic`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock_source: Option<crate::clock::TripSource>,
+    pub clock_source: Option<xferbench_probes::clock::TripSource>,
     /// One byte round two pipes between the two CPUs, ns per round trip.
     pub pipe_rtt_ns: Option<Estimate>,
     /// A buffer written on one CPU, copied into a second one on the other and read
@@ -173,7 +171,7 @@ pub struct Limits {
     /// How the measuring binary was built (added in schema 1; absent in older
     /// files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<crate::build::BuildInfo>,
+    pub build: Option<xferbench_probes::build::BuildInfo>,
 }
 
 /// One CPU's stalls (the `stalls` probe), over windows of [`Depth::stall_window`].
@@ -460,7 +458,7 @@ impl Limits {
         if let Some(estimate) = &self.clock_read_ns {
             let call = self
                 .clock_source
-                .unwrap_or(crate::clock::TripSource::Monotonic)
+                .unwrap_or(xferbench_probes::clock::TripSource::Monotonic)
                 .call();
             rows.push(LimitRow {
                 name: format!("clock read ({call}, the per-message timestamp)"),
@@ -474,12 +472,12 @@ impl Limits {
     /// These limits with each round-trip floor that the drift samples hold (the
     /// cache-line, futex and hand-over round trips) replaced by its median over
     /// `span`, samples taken next to a run (the one just before it, for
-    /// [`ratio::LimitFraction::paired`]): the floor in the state the machine was in
+    /// `fraction::LimitFraction::paired`): the floor in the state the machine was in
     /// while the run ran. The start's and the end's measurements can catch a machine
     /// that changes speed (a VM switching modes within minutes) in another state.
     pub fn around(&self, span: &[drift::DriftSample]) -> Around {
         let median = |name: &str| {
-            crate::stats::Estimate::from_values(
+            xferbench_probes::stats::Estimate::from_values(
                 span.iter().filter_map(|s| s.probes.get(name).copied()),
             )
         };
@@ -588,7 +586,7 @@ pub fn size_words(bytes: u64) -> String {
 
 /// The two CPUs the cross-CPU probes use: the first two this process may run on.
 pub fn probe_cpus() -> Vec<usize> {
-    let mut cpus = crate::affinity::allowed_cpus();
+    let mut cpus = xferbench_probes::affinity::allowed_cpus();
     cpus.truncate(2);
     if cpus.is_empty() {
         cpus.push(0);
@@ -698,7 +696,7 @@ pub fn measure(depth: Depth) -> Limits {
     probes::syscall_cost(calls);
     let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
         .expect("at least one sample");
-    let clock = crate::clock::TripClock::new();
+    let clock = xferbench_probes::clock::TripClock::new();
     let clock_read_ns = estimate(
         (0..n)
             .map(|_| probes::clock_read_cost(&clock, calls))
@@ -721,7 +719,7 @@ pub fn measure(depth: Depth) -> Limits {
         stream_floor,
         stalls,
         took_s: start.elapsed().as_secs_f64(),
-        build: Some(crate::build::BuildInfo::current()),
+        build: Some(xferbench_probes::build::BuildInfo::current()),
     }
 }
 
@@ -799,8 +797,65 @@ impl Watch {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    pub(crate) fn est(v: f64) -> Estimate {
+        Estimate::from_values([v, v, v]).unwrap()
+    }
+
+    /// A machine with round numbers: memcpy 10 GB/s at every size, cache line 200 ns,
+    /// futex 20 µs, pipe 25 µs, hand-overs of 1 ns per 8 bytes, stream floors of
+    /// 12.5 GB/s copied and 20 GB/s in place at both sizes.
+    pub(crate) fn machine() -> Limits {
+        Limits {
+            depth: Depth::Quick,
+            cpus: vec![0, 1],
+            memcpy: COPY_SIZES
+                .iter()
+                .map(|&s| CopyLimit {
+                    size_bytes: s,
+                    bytes_per_s: est(10e9),
+                })
+                .collect(),
+            placements: vec![],
+            cache_line_rtt_ns: Some(est(200.0)),
+            futex_rtt_cross_ns: Some(est(20e3)),
+            futex_rtt_same_ns: Some(est(5e3)),
+            syscall_ns: est(80.0),
+            clock_read_ns: Some(est(20.0)),
+            clock_source: Some(xferbench_probes::clock::TripSource::Tsc),
+            pipe_rtt_ns: Some(est(25e3)),
+            handover_rtt_ns: HANDOVER_SIZES
+                .iter()
+                .map(|&s| HandoverLimit {
+                    size_bytes: s,
+                    rtt_ns: est(s as f64 / 8.0),
+                })
+                .collect(),
+            stream_floor: STREAM_SIZES
+                .iter()
+                .flat_map(|&s| {
+                    [(false, 12.5e9), (true, 20e9)].map(|(in_place, rate)| StreamLimit {
+                        size_bytes: s,
+                        in_place,
+                        ring_bytes: 4 << 20,
+                        bytes_per_s: est(rate),
+                    })
+                })
+                .collect(),
+            stalls: [0, 1]
+                .map(|cpu| StallLimit {
+                    cpu,
+                    lost_fraction: est(0.012),
+                    wait_p99_ns: est(2e3),
+                    longest_ns: 1.5e6,
+                })
+                .to_vec(),
+            took_s: 0.1,
+            build: None,
+        }
+    }
 
     #[test]
     fn quick_limits_measure_every_probe_and_each_is_positive() {
@@ -844,7 +899,7 @@ mod tests {
 
     #[test]
     fn the_nearest_copy_size_is_chosen_by_ratio() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let near = |s| l.memcpy_near(s).unwrap().size_bytes;
         assert_eq!(near(64), 4 << 10);
         assert_eq!(near(64 << 10), 64 << 10);
@@ -855,7 +910,7 @@ mod tests {
 
     #[test]
     fn around_a_point_the_sampled_round_trip_floors_replace_the_start_and_end() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let sample = |cache: f64, futex: f64, h64: f64| drift::DriftSample {
             probes: [
                 (drift::CACHE_LINE.to_string(), cache),
@@ -903,7 +958,7 @@ mod tests {
 
     #[test]
     fn the_nearest_handover_is_chosen_by_ratio_within_a_factor_of_four() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let near = |s| l.handover_near(s).map(|h| h.size_bytes);
         assert_eq!(near(1 << 10), Some(4 << 10));
         assert_eq!(near(4 << 10), Some(4 << 10));
@@ -925,7 +980,7 @@ mod tests {
 
     #[test]
     fn the_nearest_stream_floor_is_of_the_same_copy_mode_within_a_factor_of_four() {
-        let l = ratio::tests::machine();
+        let l = machine();
         let near = |s, in_place| {
             l.stream_near(s, in_place)
                 .map(|f| (f.size_bytes, f.in_place))
@@ -940,7 +995,7 @@ mod tests {
 
     #[test]
     fn the_better_stream_floor_of_start_and_end_is_the_faster() {
-        let start = ratio::tests::machine();
+        let start = machine();
         let mut end = start.clone();
         end.stream_floor[1].bytes_per_s = Estimate::from_values([30e9; 3]).unwrap();
         end.stream_floor[0].bytes_per_s = Estimate::from_values([1e9; 3]).unwrap();

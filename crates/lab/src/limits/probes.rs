@@ -128,7 +128,7 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Optio
     let give_up = Arc::new(AtomicBool::new(false));
     let (l, g) = (line.clone(), give_up.clone());
     let echo = std::thread::spawn(move || {
-        if crate::affinity::pin_current_thread(b).is_err() {
+        if xferbench_probes::affinity::pin_current_thread(b).is_err() {
             g.store(true, Ordering::Relaxed);
             return;
         }
@@ -148,7 +148,7 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Optio
     });
     let took = std::thread::scope(|s| {
         s.spawn(|| {
-            crate::affinity::pin_current_thread(a).ok()?;
+            xferbench_probes::affinity::pin_current_thread(a).ok()?;
             let deadline = Instant::now() + DEADLINE;
             let mut start = Instant::now();
             let mut next = 1;
@@ -204,7 +204,7 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64
     let word = Arc::new(AtomicU32::new(0));
     let w = word.clone();
     let echo = std::thread::spawn(move || {
-        if crate::affinity::pin_current_thread(b).is_err() {
+        if xferbench_probes::affinity::pin_current_thread(b).is_err() {
             w.store(3, Ordering::Release);
             let _ = futex::wake(&w, futex::Flags::PRIVATE, 1);
             return;
@@ -225,7 +225,7 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64
     });
     let took = std::thread::scope(|s| {
         s.spawn(|| {
-            crate::affinity::pin_current_thread(a).ok()?;
+            xferbench_probes::affinity::pin_current_thread(a).ok()?;
             let mut start = Instant::now();
             let mut timed = 0u64;
             for trip in 0..=trips {
@@ -275,8 +275,8 @@ pub fn syscall_cost(calls: u64) -> f64 {
 }
 
 /// Mean nanoseconds per read of the clock a ping-pong times each round trip with
-/// (`clock`, a [`crate::clock::TripClock`]), over `calls` reads.
-pub fn clock_read_cost(clock: &crate::clock::TripClock, calls: u64) -> f64 {
+/// (`clock`, a [`xferbench_probes::clock::TripClock`]), over `calls` reads.
+pub fn clock_read_cost(clock: &xferbench_probes::clock::TripClock, calls: u64) -> f64 {
     let start = Instant::now();
     for _ in 0..calls {
         black_box(clock.read());
@@ -292,7 +292,7 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64>
     let (down_r, down_w) = std::io::pipe().ok()?;
     let echo = std::thread::spawn(move || {
         let (mut r, mut w) = (up_r, down_w);
-        let _ = crate::affinity::pin_current_thread(b);
+        let _ = xferbench_probes::affinity::pin_current_thread(b);
         let mut byte = [0u8; 1];
         // Ends when the measuring side closes its end of the pipe.
         while r.read_exact(&mut byte).is_ok() {
@@ -304,7 +304,7 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64>
     let took = std::thread::scope(|s| {
         s.spawn(move || {
             let (mut w, mut r) = (up_w, down_r);
-            crate::affinity::pin_current_thread(a).ok()?;
+            xferbench_probes::affinity::pin_current_thread(a).ok()?;
             let mut byte = [7u8; 1];
             let mut start = Instant::now();
             let mut timed = 0u64;
@@ -397,7 +397,7 @@ pub fn handover_rtt(
     let give_up = Arc::new(AtomicBool::new(false));
     let (sh, g) = (shared.clone(), give_up.clone());
     let echo = std::thread::spawn(move || {
-        if crate::affinity::pin_current_thread(b).is_err() {
+        if xferbench_probes::affinity::pin_current_thread(b).is_err() {
             g.store(true, Ordering::Relaxed);
             return;
         }
@@ -421,7 +421,7 @@ pub fn handover_rtt(
     });
     let took = std::thread::scope(|s| {
         s.spawn(|| {
-            crate::affinity::pin_current_thread(a).ok()?;
+            xferbench_probes::affinity::pin_current_thread(a).ok()?;
             let deadline = Instant::now() + DEADLINE;
             let mut start = Instant::now();
             let mut sink = 0u64;
@@ -443,7 +443,7 @@ pub fn handover_rtt(
                 }
                 // SAFETY: as above, after the echo's hand-back.
                 let reply = unsafe { &*shared.reply.get() };
-                sink ^= crate::verify::read_lines(&reply[r]);
+                sink ^= xferbench_probes::verify::read_lines(&reply[r]);
                 if next == 1 {
                     start = Instant::now();
                 } else {
@@ -489,8 +489,8 @@ pub enum StreamMode {
     /// first word.
     Copy,
     /// As a zero-copy stream with the default `touch` rule: the writer writes every
-    /// byte in the ring ([`crate::verify::write_in_place`]), the reader reads one
-    /// word of every cache line there ([`crate::verify::read_lines`]).
+    /// byte in the ring ([`xferbench_probes::verify::write_in_place`]), the reader reads one
+    /// word of every cache line there ([`xferbench_probes::verify::read_lines`]).
     InPlace,
 }
 
@@ -539,7 +539,7 @@ pub fn stream_rate(
     // of the two sides drops it.
     unsafe impl Send for Shared {}
     let size = size.max(1);
-    let stride = size.next_multiple_of(crate::verify::LINE);
+    let stride = size.next_multiple_of(xferbench_probes::verify::LINE);
     let slots = (ring / stride).max(2);
     let lap = slots as u64;
     let total = lap.saturating_add(messages.max(1));
@@ -557,12 +557,12 @@ pub fn stream_rate(
     let stop = Arc::new(AtomicBool::new(false));
     let (sh, st) = (shared.clone(), stop.clone());
     let writer = std::thread::spawn(move || {
-        if crate::affinity::pin_current_thread(a).is_err() {
+        if xferbench_probes::affinity::pin_current_thread(a).is_err() {
             st.store(true, Ordering::Relaxed);
             return;
         }
         let mut own = PageBuf::zeroed(size);
-        crate::verify::fill_pattern(&mut own);
+        xferbench_probes::verify::fill_pattern(&mut own);
         let mut tail = 0u64;
         for i in 0..total {
             let mut spins = 0u32;
@@ -582,17 +582,17 @@ pub fn stream_rate(
             let m = unsafe { std::slice::from_raw_parts_mut(sh.base.add(slot(i)), size) };
             match mode {
                 StreamMode::Copy => {
-                    crate::verify::stamp(&mut own, i, false);
+                    xferbench_probes::verify::stamp(&mut own, i, false);
                     m.copy_from_slice(&own);
                 }
-                StreamMode::InPlace => crate::verify::write_in_place(m, i, false),
+                StreamMode::InPlace => xferbench_probes::verify::write_in_place(m, i, false),
             }
             sh.head.0.store(i + 1, Ordering::Release);
         }
     });
     let took = std::thread::scope(|s| {
         s.spawn(|| {
-            crate::affinity::pin_current_thread(b).ok()?;
+            xferbench_probes::affinity::pin_current_thread(b).ok()?;
             let mut own = PageBuf::zeroed(size);
             let deadline = Instant::now() + DEADLINE;
             let mut start = Instant::now();
@@ -620,9 +620,9 @@ pub fn stream_rate(
                 match mode {
                     StreamMode::Copy => {
                         own.copy_from_slice(m);
-                        sink ^= crate::verify::touch(&own);
+                        sink ^= xferbench_probes::verify::touch(&own);
                     }
-                    StreamMode::InPlace => sink ^= crate::verify::read_lines(m),
+                    StreamMode::InPlace => sink ^= xferbench_probes::verify::read_lines(m),
                 }
                 shared.tail.0.store(i + 1, Ordering::Release);
                 if i + 1 == lap {
@@ -647,13 +647,13 @@ pub fn stream_rate(
     Some((n * size as u64) as f64 / d.as_secs_f64().max(1e-9))
 }
 
-pub use crate::clock::StallSample;
+pub use xferbench_probes::clock::StallSample;
 
 /// One thread per CPU of `cpus`, all at once (every CPU busy, as while a spinning
 /// transport runs), each reading the clock for `window` and keeping every gap
-/// longer than [`STALL_NS`](crate::clock::STALL_NS). `None` for a CPU whose thread could not be placed.
+/// longer than [`STALL_NS`](xferbench_probes::clock::STALL_NS). `None` for a CPU whose thread could not be placed.
 pub fn stalls(cpus: &[usize], window: Duration) -> Vec<Option<StallSample>> {
-    let clock = crate::clock::TripClock::new();
+    let clock = xferbench_probes::clock::TripClock::new();
     let ticks = clock.ticks_per_ns();
     let span = (window.as_nanos() as f64 * ticks) as u64;
     let start = std::sync::Barrier::new(cpus.len());
@@ -663,12 +663,12 @@ pub fn stalls(cpus: &[usize], window: Duration) -> Vec<Option<StallSample>> {
             .map(|&cpu| {
                 let (clock, start) = (&clock, &start);
                 s.spawn(move || {
-                    let placed = crate::affinity::pin_current_thread(cpu).is_ok();
+                    let placed = xferbench_probes::affinity::pin_current_thread(cpu).is_ok();
                     start.wait();
                     if !placed {
                         return None;
                     }
-                    let mut stalls = crate::clock::StallRecorder::new(clock);
+                    let mut stalls = xferbench_probes::clock::StallRecorder::new(clock);
                     let first = clock.read();
                     let end = first + span;
                     let mut last = first;
@@ -695,7 +695,7 @@ mod tests {
     const BUDGET: Duration = Duration::from_millis(50);
 
     fn two_cpus() -> Option<(usize, usize)> {
-        let cpus = crate::affinity::allowed_cpus();
+        let cpus = xferbench_probes::affinity::allowed_cpus();
         (cpus.len() >= 2).then(|| (cpus[0], cpus[1]))
     }
 
@@ -746,8 +746,8 @@ mod tests {
         assert!(pipe_rtt(a, b, 50, BUDGET).unwrap() > 0.0);
         assert!(syscall_cost(100) > 0.0);
         for clock in [
-            crate::clock::TripClock::new(),
-            crate::clock::TripClock::monotonic(),
+            xferbench_probes::clock::TripClock::new(),
+            xferbench_probes::clock::TripClock::monotonic(),
         ] {
             assert!(clock_read_cost(&clock, 100) > 0.0);
         }
@@ -816,12 +816,16 @@ mod tests {
 
     #[test]
     fn a_spinning_thread_sees_its_window_and_no_negative_stall() {
-        let cpus = crate::affinity::allowed_cpus();
+        let cpus = xferbench_probes::affinity::allowed_cpus();
         let got = stalls(&cpus[..cpus.len().min(2)], Duration::from_millis(20));
         for s in got.into_iter().flatten() {
             // The window's end is a whole tick count: up to a tick short of 20 ms in ns.
             assert!(s.window_ns >= 20e6 - 1.0, "window {} ns", s.window_ns);
-            assert!(s.stalls_ns.iter().all(|&g| g > crate::clock::STALL_NS));
+            assert!(
+                s.stalls_ns
+                    .iter()
+                    .all(|&g| g > xferbench_probes::clock::STALL_NS)
+            );
             assert!((0.0..=1.0).contains(&s.lost_fraction()));
         }
         let bad = rustix::thread::CpuSet::MAX_CPU - 1;

@@ -1,14 +1,12 @@
 //! The measuring side of a control connection: [`Session`] (authenticated, with a
 //! reader thread that routes each child's output) and [`RemoteChild`] (a child the
-//! agent started, handled like a local [`crate::process::Child`]).
+//! agent started, handled like a local [`xferbench_probes::process::Child`]).
 
 use super::auth::{NONCE_LEN, Token, hex, nonce, unhex};
 use super::protocol::{
     HostInfo, Line, RemoteRole, Reply, Request, VERSION, decode_reply, encode, read_line,
 };
 use super::{ClockOffset, RemoteError};
-use crate::cpu::CpuSnapshot;
-use crate::process::{Ended, Supervised};
 use std::collections::HashMap;
 use std::io::{BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -17,6 +15,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::{Ended, Supervised};
 
 /// How long a request may wait for its reply.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);

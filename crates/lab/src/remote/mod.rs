@@ -4,7 +4,7 @@
 //!
 //! * [`protocol`]: the JSON-lines control protocol and its decoder.
 //! * [`auth`]: the token and the HMAC-SHA256 challenge–response.
-//! * [`agent`]: the agent.
+//! * `agent` (the crate's `agent` module, above the peers it starts): the agent.
 //! * [`client`]: the measuring side's [`Session`] and [`RemoteChild`].
 //!
 //! # Clocks
@@ -18,37 +18,13 @@
 //! anyone correlating logs or the agent's own timestamps. Only figures taken on the
 //! agent (the CPU of its children, over their own window) use its clock.
 
-pub mod agent;
 pub mod auth;
 pub mod client;
 pub mod protocol;
-pub mod record;
 
-#[cfg(test)]
-mod tests;
-
+use crate::error::RemoteError;
+pub use crate::hosts::{ClockOffset, HostInfo, RemoteContext, WINDOWS_ON_MEASURING_SIDE};
 pub use client::{RemoteChild, RemoteTarget, Session};
-pub use record::{ClockOffset, HostInfo, RemoteContext, WINDOWS_ON_MEASURING_SIDE};
-
-/// Why a remote operation failed.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum RemoteError {
-    /// The agent could not be reached.
-    #[error("{0}")]
-    Connect(String),
-    /// Authentication failed.
-    #[error("authentication with the agent failed: {0}")]
-    Auth(String),
-    /// The agent refused a request.
-    #[error("the agent refused: {0}")]
-    Refused(String),
-    /// The agent broke the protocol.
-    #[error("{0}")]
-    Protocol(String),
-    /// The connection was lost.
-    #[error("{0}")]
-    Lost(String),
-}
 
 /// Connects once to record both hosts and the clock offset.
 pub fn describe(target: &RemoteTarget) -> Result<RemoteContext, RemoteError> {

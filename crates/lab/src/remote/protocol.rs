@@ -16,10 +16,10 @@
 //! [`decode`] is the one entry point for bytes from the wire on the agent side: it
 //! checks the length and the encoding and never panics.
 
-pub use super::record::HostInfo;
-use crate::cpu::CpuSnapshot;
+pub use crate::hosts::HostInfo;
 use serde::{Deserialize, Serialize};
 use std::io::BufRead;
+use xferbench_probes::cpu::CpuSnapshot;
 
 /// The protocol version; both sides must speak the same.
 pub const VERSION: u32 = 1;

@@ -22,10 +22,10 @@
 //! ([`row_figures`]).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::clock::Stamp;
-use crate::counters::Participant;
 use crate::result::RunRecord;
 use crate::workload::daq::{DaqRun, DaqRunError, DaqSpec, Readout};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::Participant;
 
 /// Host CPU % over the run (process − model engines − sample check).
 pub const HOST_CPU_PERCENT: &str = "host_cpu_percent";

@@ -18,22 +18,23 @@
 //! (`drive::<T::Endpoint>`), with no virtual call per message.
 
 use super::{Rig, RunControl, RunError, aggregate};
-use crate::affinity::{allowed_cpus, pin_current_thread, pin_plan};
-use crate::clock::Stamp;
-use crate::counters::{CounterSource, Participant};
-use crate::cpu::CpuSnapshot;
-use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerError, PeerReply, PeerSpec};
-use crate::process::Launcher;
+use crate::error::{PeerError, WorkloadError};
+use crate::peer::{PEER_TIMEOUT, Peer, PeerCommand, PeerReply, PeerSpec};
 use crate::remote::{RemoteTarget, Session};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::workload::{
-    ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, WorkloadError, WorkloadKind, drive,
+    ChannelSpec, Control, DriverOutcome, Limit, ServeOutcome, WorkloadKind, drive,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
+use xferbench_probes::affinity::{allowed_cpus, pin_current_thread, pin_plan};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::{CounterSource, Participant};
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::Launcher;
 use xferbench_transports::{Endpoint, Listener, Recv, Transport};
 
 /// Where peers run.
@@ -257,7 +258,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         let (pin_tx, pin_rx) = mpsc::channel::<Result<(), RunError>>();
         // A process's first trip clock calibrates the time-stamp counter (up to 200
         // ms): done here, before any channel is released, never inside a window.
-        crate::clock::TripClock::new();
+        xferbench_probes::clock::TripClock::new();
         for (channel, mut ep) in endpoints.into_iter().enumerate() {
             let barrier = barrier.clone();
             let progress = progress.clone();
@@ -318,7 +319,7 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
         let mut outcomes: Vec<Option<DriverOutcome>> = (0..n).map(|_| None).collect();
         let mut first_error: Option<RunError> = None;
         let mut last_total = 0u64;
-        let mut last_change = crate::clock::Watchdog::start();
+        let mut last_change = xferbench_probes::clock::Watchdog::start();
         let mut done = 0;
         while done < n {
             match rx.recv_timeout(Duration::from_millis(50)) {

@@ -28,15 +28,13 @@
 
 use super::peers::{PeerMode, PeerOptions, PeerRig};
 use super::{Rig, RunControl, RunError};
-use crate::counters::{CounterSource, Participant, RunCounters};
-use crate::leaks::Snapshot;
+use crate::error::WorkloadError;
 use crate::peer::PEER_TIMEOUT;
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
-use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::transports::{WithTransport, dispatch};
-use crate::workload::{Limit, WorkloadError, WorkloadKind};
+use crate::workload::{Limit, WorkloadKind};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::process::ChildStdin;
@@ -44,6 +42,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use xferbench_probes::counters::{CounterSource, Participant, RunCounters};
+use xferbench_probes::leaks::Snapshot;
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::{Params, Transport};
 
 /// What the measuring process is given (one JSON argument).
@@ -396,7 +397,10 @@ impl PluginRig {
                     }
                     if Instant::now() >= deadline {
                         let pid = self.child.pid();
-                        let during = match self.child.calls_in_flight(Duration::from_millis(500)) {
+                        let during = match crate::plugins::calls_in_flight(
+                            &mut self.child,
+                            Duration::from_millis(500),
+                        ) {
                             Some(calls) if !calls.is_empty() => {
                                 format!(" in plugin call {}", calls.join(", "))
                             }
@@ -456,7 +460,7 @@ impl PluginRig {
              them in the clean-up hook",
             self.name,
             self.left.len(),
-            crate::leaks::shown(&self.left)
+            xferbench_probes::leaks::shown(&self.left)
         )
     }
 }
@@ -642,7 +646,7 @@ fn fail_kind(e: &RunError) -> FailKind {
 
 /// The body of the [`Role::PluginDriver`] process. Returns the exit status.
 pub fn driver_main(spec_json: &str) -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     plugins::may_load_plugins();
     let out = Out(Arc::new(Mutex::new(std::io::stdout())));
     let spec: DriverSpec = match serde_json::from_str(spec_json) {

@@ -20,10 +20,7 @@
 //! direction, link faults and dropped replies (names in [`crate::workload::rpmsg`]).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::{CounterSource, Participant};
-use crate::cpu::CpuSnapshot;
 use crate::plan::{Bench, PlannedPoint};
-use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::RunRecord;
 use crate::workload::rpmsg::{
     ChannelDrive, DROPPED_REPLIES, DriveError, KICKS_TO_HOST, KICKS_TO_REMOTE, LINK_FAULTS,
@@ -32,6 +29,9 @@ use crate::workload::rpmsg::{
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+use xferbench_probes::counters::{CounterSource, Participant};
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::rpmsg::{Channel, HostLink, RemoteLink, Service};
 
 /// Where the remote runs.
@@ -100,7 +100,7 @@ impl Session {
                     .name("rpmsg-remote".into())
                     .spawn(move || {
                         if let Some(cpu) = pin {
-                            crate::affinity::pin_current_thread(cpu)
+                            xferbench_probes::affinity::pin_current_thread(cpu)
                                 .map_err(|e| format!("cannot pin the remote to CPU {cpu}: {e}"))?;
                         }
                         let mut r = RemoteLink::attach(&name).map_err(|e| e.to_string())?;
@@ -146,7 +146,7 @@ impl Session {
             return Err(failed("the RPMsg link", e));
         }
         if let (Some(cpu), RemoteHandle::Process(child)) = (pin, &s.remote)
-            && let Err(e) = crate::affinity::pin_process(child.pid(), cpu)
+            && let Err(e) = xferbench_probes::affinity::pin_process(child.pid(), cpu)
         {
             s.kill_remote();
             return Err(failed(
@@ -260,11 +260,11 @@ impl RpmsgRig {
         remote: &RemoteKind,
         pin: bool,
     ) -> Result<RpmsgRig, RunError> {
-        let cpus = crate::affinity::allowed_cpus();
-        let remote_cpu = pin.then(|| crate::affinity::pin_plan(0, &cpus).1);
+        let cpus = xferbench_probes::affinity::allowed_cpus();
+        let remote_cpu = pin.then(|| xferbench_probes::affinity::pin_plan(0, &cpus).1);
         let driver_cpus = pin.then(|| {
             (0..point.channels as usize)
-                .map(|i| crate::affinity::pin_plan(i, &cpus).0)
+                .map(|i| xferbench_probes::affinity::pin_plan(i, &cpus).0)
                 .collect()
         });
         Ok(RpmsgRig {
@@ -278,7 +278,7 @@ impl RpmsgRig {
     /// thread remote).
     pub fn remote_cpus(&self) -> Option<Vec<usize>> {
         let s = self.session.as_ref().filter(|s| s.remote_is_process())?;
-        crate::affinity::cpus_of_thread(s.remote_pid() as u32).ok()
+        xferbench_probes::affinity::cpus_of_thread(s.remote_pid() as u32).ok()
     }
 
     /// The remote's process id (this process's for a thread remote).
@@ -395,7 +395,7 @@ impl Rig for RpmsgRig {
                     let cpu = driver_cpus.and_then(|c| c.get(i).copied());
                     scope.spawn(move || {
                         if let Some(cpu) = cpu
-                            && let Err(e) = crate::affinity::pin_current_thread(cpu)
+                            && let Err(e) = xferbench_probes::affinity::pin_current_thread(cpu)
                         {
                             tracing::warn!(channel = i, cpu, error = %e, "cannot pin the driver");
                         }
@@ -478,19 +478,17 @@ impl Rig for RpmsgRig {
                 latency: Some(d.latency),
                 integrity: d.integrity,
                 // Open loop: the channel's offered rate, over its schedule.
-                schedule: point
-                    .pace_ns
-                    .map(|gap| crate::workload::load::ScheduleOutcome {
-                        offered_per_s: 1e9 / gap as f64,
-                        lag: None,
-                        stalls: None,
-                        unsent: 0,
-                        lost: 0,
-                        span_ns: match point.limit {
-                            crate::workload::Limit::Duration(ns) => ns,
-                            crate::workload::Limit::Count(n) => n.saturating_mul(gap),
-                        },
-                    }),
+                schedule: point.pace_ns.map(|gap| crate::record::ScheduleOutcome {
+                    offered_per_s: 1e9 / gap as f64,
+                    lag: None,
+                    stalls: None,
+                    unsent: 0,
+                    lost: 0,
+                    span_ns: match point.limit {
+                        crate::workload::Limit::Duration(ns) => ns,
+                        crate::workload::Limit::Count(n) => n.saturating_mul(gap),
+                    },
+                }),
             })
             .collect();
         let mut cpu = vec![main_cpu];
@@ -526,7 +524,7 @@ impl Rig for RpmsgRig {
 /// The body of the [`Role::RpmsgRemote`] process: attach to the region at `name` and
 /// serve until stopped. Returns the exit code.
 pub fn serve_remote(name: &str) -> i32 {
-    crate::process::die_with_parent();
+    xferbench_probes::process::die_with_parent();
     let mut r = match RemoteLink::attach(name) {
         Ok(r) => {
             tracing::info!(region = %name, pid = std::process::id(), "rpmsg remote attached");
@@ -576,20 +574,20 @@ mod tests {
     fn pinned_runs_pin_the_drivers_and_the_remote() {
         let p = point(2, 64, RpmsgPoint::round_trips_for(4096, 64));
         let mut rig = RpmsgRig::start_pinned(p, &RemoteKind::Thread, true).unwrap();
-        let cpus = crate::affinity::allowed_cpus();
+        let cpus = xferbench_probes::affinity::allowed_cpus();
         assert_eq!(
             rig.driver_cpus.as_deref(),
             Some(
                 &[
-                    crate::affinity::pin_plan(0, &cpus).0,
-                    crate::affinity::pin_plan(1, &cpus).0
+                    xferbench_probes::affinity::pin_plan(0, &cpus).0,
+                    xferbench_probes::affinity::pin_plan(1, &cpus).0
                 ][..]
             )
         );
         let r = run(&mut rig).unwrap();
         assert_eq!(r.channels.len(), 2);
         // The drivers are threads of their own: this thread keeps every CPU.
-        assert_eq!(crate::affinity::allowed_cpus(), cpus);
+        assert_eq!(xferbench_probes::affinity::allowed_cpus(), cpus);
         Box::new(rig).finish().unwrap();
     }
 

@@ -17,9 +17,6 @@
 //!   host's, which is what the original's `top` saw. A sampler takes the host CPU %
 //!   every 0.5 s, as `top -d 0.5`.
 
-use crate::clock::Stamp;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::verify::Integrity;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -27,6 +24,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use xferbench_params::{Choice, Kind, ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
+use xferbench_probes::verify::Integrity;
 use xferbench_transports::ParamDef;
 pub use xferbench_transports::daq::convert::{Function, Kernels, ScaleParams};
 use xferbench_transports::daq::convert::{Outputs, convert, improved, original};
@@ -388,7 +388,7 @@ impl PointParams for DaqCommandParams {
     fn definitions() -> Vec<ParamDef> {
         let mut defs = DaqParams::definitions();
         defs.extend([
-            crate::params::WORKLOAD,
+            super::WORKLOAD,
             DEVICES,
             FUNCTION,
             OFFSET,
@@ -402,10 +402,7 @@ impl PointParams for DaqCommandParams {
 
     fn write(&self, map: &mut ParamMap) {
         self.daq.write(map);
-        map.put_text(
-            &crate::params::WORKLOAD,
-            super::RecordedWorkload::Daq.name(),
-        );
+        map.put_text(&super::WORKLOAD, super::RecordedWorkload::Daq.name());
         map.put_text(&DEVICES, &self.devices.join(","));
         map.put(&FUNCTION, &Value::whole(self.function));
         map.put(&OFFSET, &Value::whole(self.offset));
@@ -476,7 +473,7 @@ pub struct DaqSpec {
     /// memcpy of the same bytes moved ([`MEMCPY_MOVED`]).
     pub memcpy: bool,
     /// `--pin`: board `i`'s reader thread on the 2i-th allowed CPU and its DMA engine
-    /// on the next, wrapping around ([`crate::affinity::pin_plan`], as `run --pin`
+    /// on the next, wrapping around ([`xferbench_probes::affinity::pin_plan`], as `run --pin`
     /// places a driver and its peer).
     pub pin: bool,
 }
@@ -559,9 +556,9 @@ impl DaqSpec {
         if !self.pin {
             return Vec::new();
         }
-        let cpus = crate::affinity::allowed_cpus();
+        let cpus = xferbench_probes::affinity::allowed_cpus();
         (0..self.devices.len())
-            .map(|i| crate::affinity::pin_plan(i, &cpus))
+            .map(|i| xferbench_probes::affinity::pin_plan(i, &cpus))
             .collect()
     }
 
@@ -920,7 +917,7 @@ impl Readout {
                             if let Some(cpu) = cpu {
                                 // Planned among the allowed CPUs: it cannot fail for
                                 // want of one.
-                                let _ = crate::affinity::pin_current_thread(cpu);
+                                let _ = xferbench_probes::affinity::pin_current_thread(cpu);
                             }
                             read_board(b, shared)
                         })

@@ -16,13 +16,13 @@
 //! Against Redis ([`Backend::Redis`]) the same mix is sent as `inner`-deep pipelines
 //! of `SET`, `GET` (the read: the value must be `i`) and `DEL`.
 
-use crate::clock::Stamp;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use xferbench_params::{ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
 use xferbench_transports::ParamDef;
 use xferbench_transports::kv::wire::{Key, Reply, RequestPayload, ResponseData};
 use xferbench_transports::kv::{Client, ClientOptions, KvError, PrivateKey};
@@ -88,14 +88,11 @@ impl KvClientParams {
 
 impl PointParams for KvClientParams {
     fn definitions() -> Vec<ParamDef> {
-        vec![crate::params::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
+        vec![super::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
     }
 
     fn write(&self, map: &mut ParamMap) {
-        map.put_text(
-            &crate::params::WORKLOAD,
-            super::RecordedWorkload::KvClient.name(),
-        );
+        map.put_text(&super::WORKLOAD, super::RecordedWorkload::KvClient.name());
         map.put_text(&SERVER_NAME, &self.server);
         map.put(
             &OUTER,
@@ -135,7 +132,7 @@ pub enum Backend {
     Redis(String),
 }
 
-/// One client process's work ([`crate::process::Role::KvClient`] takes it as JSON).
+/// One client process's work ([`xferbench_probes::process::Role::KvClient`] takes it as JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KvClientSpec {
     /// The server.
@@ -163,9 +160,9 @@ pub struct KvClientSpec {
 }
 
 /// What a client did: what [`run_client`] returns, and what a client process
-/// ([`crate::process::Role::KvClient`]) prints as one JSON line for the kv rig that
+/// ([`xferbench_probes::process::Role::KvClient`]) prints as one JSON line for the kv rig that
 /// started it. It is no user output: `xferbench kv client` writes the result
-/// document, its run made by [`crate::rig::kv::client::record`].
+/// document, its run made by `rig::kv::client::record`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KvClientRun {
     /// Replies received.

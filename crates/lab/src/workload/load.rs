@@ -38,15 +38,15 @@ use super::{
     ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError, io_err,
     new_histogram, recv_or_closed,
 };
-use crate::clock::{StallRecorder, StallSample, Stamp, TripClock};
-use crate::record::{ChannelOutcome, FigureRules};
+use crate::record::{BEHIND_WARNING, ChannelOutcome, FigureRules, ScheduleOutcome};
 use crate::result::figure;
-use crate::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::{StallRecorder, Stamp, TripClock};
+use xferbench_probes::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
 
@@ -55,7 +55,7 @@ pub const MAX_RATE: i64 = 1_000_000_000;
 
 /// `rate`: offered messages per second of a point, all channels together.
 pub const RATE: ParamDef = ParamDef::rate(
-    crate::params::names::RATE,
+    crate::names::RATE,
     1,
     MAX_RATE,
     10_000,
@@ -424,7 +424,7 @@ impl Workload for Load {
             schedule: Some(ScheduleOutcome {
                 offered_per_s: sched.rate,
                 lag: Some(lag),
-                stalls: Some(stalls.sample(crate::affinity::current_cpu())),
+                stalls: Some(stalls.sample(xferbench_probes::affinity::current_cpu())),
                 unsent,
                 lost: 0,
                 span_ns: duration_ns.unwrap_or((seq as f64 / sched.rate * 1e9) as u64),
@@ -541,9 +541,6 @@ fn send_stamped<E: Endpoint>(
 /// its sends behind their time and still be on schedule.
 pub const PACING: f64 = 0.10;
 
-/// How the warning of a point whose sender fell behind its schedule begins.
-pub const BEHIND_WARNING: &str = "behind schedule:";
-
 /// The warning of a load point whose sender began 1 % of its sends later than
 /// [`PACING`] of the gap between a channel's messages, from the point's `summary`
 /// figures, or `None` on schedule (or not a load point). `stall_p99_ns` is the
@@ -551,7 +548,7 @@ pub const BEHIND_WARNING: &str = "behind schedule:";
 /// reaches the allowance too, no sender keeps closer on this machine, and the warning
 /// says so.
 pub fn pacing_warning(
-    summary: &std::collections::BTreeMap<String, crate::stats::Estimate>,
+    summary: &std::collections::BTreeMap<String, xferbench_probes::stats::Estimate>,
     channels: usize,
     stall_p99_ns: Option<f64>,
 ) -> Option<String> {
@@ -641,24 +638,6 @@ fn words_ns(ns: f64) -> String {
     } else {
         format!("{:.2} s", ns / 1e9)
     }
-}
-
-/// What a load driver measured of its schedule.
-#[derive(Debug, Clone)]
-pub struct ScheduleOutcome {
-    /// This channel's offered rate, messages per second.
-    pub offered_per_s: f64,
-    /// How late each send began after its intended time, nanoseconds.
-    pub lag: Option<Histogram<u64>>,
-    /// The stalls of the sender's CPU seen while it waited for its messages' times.
-    pub stalls: Option<StallSample>,
-    /// Messages due before the run's end that were never sent.
-    pub unsent: u64,
-    /// Messages sent that never arrived.
-    pub lost: u64,
-    /// The schedule's span, nanoseconds: the run's duration, or its count at its
-    /// rate.
-    pub span_ns: u64,
 }
 
 #[cfg(test)]
@@ -830,7 +809,7 @@ mod open_loop_tests {
 
     #[test]
     fn a_sender_behind_its_schedule_is_told_whether_the_machine_or_its_sends_hold_it_back() {
-        let est = |v: f64| crate::stats::Estimate::from_values([v]).unwrap();
+        let est = |v: f64| xferbench_probes::stats::Estimate::from_values([v]).unwrap();
         let summary = |lag: f64| {
             [(figure::OFFERED_RATE, 1e6), (figure::BEHIND[1], lag)]
                 .into_iter()

@@ -12,11 +12,11 @@
 //!   in [`Control::progress`] so a hung channel can be noticed.
 //! * When done (count reached, duration elapsed, or stopped) the driver calls
 //!   [`Endpoint::close_send`]; the serving side runs until it sees [`Recv::Closed`].
-//! * With `verify`, every message carries the header of [`crate::verify`] and the
+//! * With `verify`, every message carries the header of [`xferbench_probes::verify`] and the
 //!   receiving side counts what it found.
 //! * With `zero_copy`, messages are written and read in place in the transport's
 //!   buffers ([`Endpoint::send_in_place`] and friends), every byte written and every
-//!   cache line read (see [`crate::verify`]); otherwise the transport copies them in
+//!   cache line read (see [`xferbench_probes::verify`]); otherwise the transport copies them in
 //!   and out of the workload's buffers.
 //! * The workload's message buffers start on a page
 //!   ([`xferbench_transports::buffer::PageBuf`]), so a copy between them and a
@@ -37,12 +37,14 @@ pub use load::Load;
 pub use pingpong::Pingpong;
 pub use stream::Stream;
 
-use crate::clock::Stamp;
+use crate::error::WorkloadError;
+use crate::names;
 use crate::record::{ChannelOutcome, FigureRules};
-use crate::verify::{Integrity, Verifier, read_lines, stamp, touch, write_in_place};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use xferbench_transports::{Endpoint, Recv};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::verify::{Integrity, Verifier, read_lines, stamp, touch, write_in_place};
+use xferbench_transports::{Endpoint, ParamDef, Recv};
 
 /// Which workload, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -92,7 +94,7 @@ impl WorkloadKind {
     }
 }
 
-/// Every workload a point records as its `workload` ([`crate::params::WORKLOAD`]):
+/// Every workload a point records as its `workload` ([`WORKLOAD`]):
 /// `run`'s ([`WorkloadKind`]) and those of the commands and studies that stand their
 /// own participants up, so that every name a result holds is one its definition
 /// reads.
@@ -164,7 +166,7 @@ pub struct ChannelSpec {
     /// stamping it.
     pub corrupt_every: Option<u64>,
     /// Write and read messages in place in the transport's buffers, by the rule of
-    /// [`crate::verify`] (`--zero-copy`).
+    /// [`xferbench_probes::verify`] (`--zero-copy`).
     #[serde(default)]
     pub zero_copy: bool,
     /// What the two ends do with an in-place message's payload (`-p touch=...`).
@@ -203,7 +205,7 @@ impl ChannelSpec {
 /// What the two ends of a channel do with the payload of a message written and read
 /// in place (`-p touch=all|write|read|none`); copied messages are always copied whole.
 ///
-/// `all` is this project's rule (see [`crate::verify`]): a zero-copy transport is
+/// `all` is this project's rule (see [`xferbench_probes::verify`]): a zero-copy transport is
 /// charged for the bytes a real application writes and reads. The others reproduce
 /// how peers measure themselves: iceoryx2's own publish-subscribe benchmark sends
 /// loaned samples it neither writes nor reads (`none`).
@@ -230,6 +232,25 @@ xferbench_params::choices!(Touch {
     Read => "read": "nothing is written, the receiver reads every cache line, the echo reads the request",
     Nothing => "none": "nothing written or read (iceoryx2's own benchmark)",
 });
+
+/// `touch`: what the ends of an in-place message do with its payload (present on
+/// zero-copy points whose rule is not `all`).
+pub const TOUCH: ParamDef = ParamDef::choice(
+    "touch",
+    <Touch as xferbench_params::Choices>::CHOICES,
+    "all",
+    "what the ends of a message written and read in place do with its payload",
+);
+
+/// `workload`: what the two ends of a channel do; every name a point records
+/// ([`RecordedWorkload`]: `run`'s workloads and the clients and
+/// readouts of the other commands and studies).
+pub const WORKLOAD: ParamDef = ParamDef::choice(
+    names::WORKLOAD,
+    <RecordedWorkload as xferbench_params::Choices>::CHOICES,
+    "stream",
+    "what the two ends of a channel do",
+);
 
 impl Touch {
     /// Whether the sender writes the payload.
@@ -311,7 +332,7 @@ pub struct DriverOutcome {
     /// True if [`Control::stop`] ended the run early.
     pub stopped: bool,
     /// What a `load` driver measured of its schedule.
-    pub schedule: Option<load::ScheduleOutcome>,
+    pub schedule: Option<crate::record::ScheduleOutcome>,
 }
 
 /// What the serving side measured.
@@ -328,31 +349,6 @@ pub struct ServeOutcome {
     /// One-way latencies the serving side measured (`load`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<load::Recorded>,
-}
-
-/// A failed message transfer.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkloadError {
-    /// A send or receive failed.
-    #[error("{op} of message {seq} failed: {source}")]
-    Io {
-        /// `send`, `receive` or `close`.
-        op: &'static str,
-        /// The message's sequence number.
-        seq: u64,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The peer closed the channel before answering.
-    #[error("the peer closed the channel before replying to message {seq}")]
-    PeerClosed {
-        /// The unanswered message.
-        seq: u64,
-    },
-    /// A message size the workload cannot run with.
-    #[error("{0}")]
-    Config(String),
 }
 
 /// One workload: a driver loop and a serving loop, and the rules of its figures.
@@ -407,11 +403,11 @@ pub fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome
 }
 
 /// What a side does once, before its first run: a `load` side calibrates its clock
-/// (up to 200 ms, on a process's first [`crate::clock::TripClock`]), never inside a
+/// (up to 200 ms, on a process's first [`xferbench_probes::clock::TripClock`]), never inside a
 /// window.
 pub fn prepare(spec: &ChannelSpec) {
     if spec.workload == WorkloadKind::Load {
-        crate::clock::TripClock::new();
+        xferbench_probes::clock::TripClock::new();
     }
 }
 
@@ -429,10 +425,10 @@ fn check_size(spec: &ChannelSpec) -> Result<(), WorkloadError> {
             spec.size
         )));
     }
-    if spec.verify && spec.size < crate::verify::HEADER_LEN {
+    if spec.verify && spec.size < xferbench_probes::verify::HEADER_LEN {
         return Err(WorkloadError::Config(format!(
             "--verify needs messages of at least {} bytes, got {}",
-            crate::verify::HEADER_LEN,
+            xferbench_probes::verify::HEADER_LEN,
             spec.size
         )));
     }

@@ -6,11 +6,11 @@ use super::{
     CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
     io_err, new_histogram, recv_or_closed, send_message, take_message,
 };
-use crate::clock::{Stamp, TripClock};
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
-use crate::verify::{Verifier, fill_pattern, touch};
 use std::sync::atomic::Ordering::Relaxed;
+use xferbench_probes::clock::{Stamp, TripClock};
+use xferbench_probes::verify::{Verifier, fill_pattern, touch};
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
 

@@ -14,14 +14,14 @@
 //! the original's 32-channel, 100-byte runs. The rig reports that sum
 //! ([`SUM_OF_RATES`]) beside the aggregate over the common window.
 
-use crate::clock::Stamp;
-use crate::params::CHANNELS;
-use crate::verify::{self, Integrity, Verifier};
+use crate::axes::CHANNELS;
 use crate::workload::{Limit, new_histogram};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use xferbench_params::{ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::verify::{self, Integrity, Verifier};
 use xferbench_transports::ParamDef;
 use xferbench_transports::rpmsg::header::MAX_PAYLOAD;
 use xferbench_transports::rpmsg::{
@@ -131,7 +131,7 @@ pub struct RpmsgPoint {
     /// Whether payloads are stamped and checked (needs packets ≥ 16 bytes).
     pub verify: bool,
     /// Write each packet in place in its tx buffer and read each reply in place, by
-    /// the zero-copy rule of [`crate::verify`] (`--zero-copy`; implies
+    /// the zero-copy rule of [`xferbench_probes::verify`] (`--zero-copy`; implies
     /// [`Buffers::ZeroCopy`]).
     pub zero_copy: bool,
     /// Open loop (`run load -t rpmsg`): each channel sends its packet `n` at

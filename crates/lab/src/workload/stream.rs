@@ -6,11 +6,11 @@ use super::{
     CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
     io_err, send_message, take_message,
 };
-use crate::clock::Stamp;
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
-use crate::verify::{Verifier, fill_pattern};
 use std::sync::atomic::Ordering::Relaxed;
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::verify::{Verifier, fill_pattern};
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
 

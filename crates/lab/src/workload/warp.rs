@@ -6,7 +6,7 @@
 //! server address and returns a [`ClientRun`]: per-transaction latencies (HDR
 //! histogram buckets, so runs of several processes merge exactly), the time window
 //! on the shared `CLOCK_MONOTONIC` axis, errors and verification failures. The rig
-//! that stands the mock and the clients up is [`crate::rig::memory_mock`].
+//! that stands the mock and the clients up is `rig::memory_mock`.
 //!
 //! Every thread works on its own slice of BAR1 (`slot × P`), so that verification is
 //! exact even with many writers; the rig sizes BAR1 to hold all slices. When BAR1 is
@@ -17,9 +17,6 @@
 //! latency is the time to hand it to the socket). The original's 200 ms sleep per
 //! iteration is `think` (default 0).
 
-use crate::clock::Stamp;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Ended, Role, SpawnError};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -27,6 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 use xferbench_params::{ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
+use xferbench_probes::process::{Ended, Role, SpawnError};
 use xferbench_transports::ParamDef;
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::client::{AckPolicy, ClientError, Link, MAX_TAGS, Pipeline};
@@ -246,16 +246,13 @@ impl WarpClientParams {
 impl PointParams for WarpClientParams {
     fn definitions() -> Vec<ParamDef> {
         let mut defs = WarpParams::definitions();
-        defs.extend([crate::params::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
+        defs.extend([super::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
         defs
     }
 
     fn write(&self, map: &mut ParamMap) {
         self.warp.write(map);
-        map.put_text(
-            &crate::params::WORKLOAD,
-            super::RecordedWorkload::WarpClient.name(),
-        );
+        map.put_text(&super::WORKLOAD, super::RecordedWorkload::WarpClient.name());
         map.put_text(&CONNECT, &self.connect);
         map.put(&PIGGYBACK_ACKS, &Value::Bool(self.piggyback_acks));
         map.put(&THINK_MS, &Value::whole(self.think_ms));
@@ -323,7 +320,7 @@ pub fn default_hang_timeout_ms() -> u64 {
 /// What one client measured: what [`run_client`] returns, and what a client
 /// process ([`Role::WarpClient`]) prints as one JSON line for the memory-mock rig.
 /// It is no user output: the rig makes it a channel of its run
-/// ([`crate::rig::memory_mock::outcome`]).
+/// (`rig::memory_mock::outcome`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClientRun {
     /// Transactions completed.
@@ -435,12 +432,12 @@ impl Tally {
         let Some(&cpu) = spec.pin_cpus.get(i % spec.pin_cpus.len().max(1)) else {
             return;
         };
-        match crate::affinity::pin_current_thread(cpu) {
+        match xferbench_probes::affinity::pin_current_thread(cpu) {
             Ok(()) => self
                 .thread_cpus
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .push((i, crate::affinity::allowed_cpus())),
+                .push((i, xferbench_probes::affinity::allowed_cpus())),
             Err(e) => self.error(1, format!("cannot pin client thread {i} to CPU {cpu}: {e}")),
         }
     }

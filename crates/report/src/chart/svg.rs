@@ -14,7 +14,7 @@ use super::scale::{Role, Span};
 use super::{Chart, Interval, Intervals, Line, Marker, Point, Scale, Unit};
 use crate::format;
 use maud::{Markup, PreEscaped, html};
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::stats::Estimate;
 
 const W: f64 = 800.0;
 const H: f64 = 440.0;

@@ -14,7 +14,8 @@ use crate::study::Table;
 use maud::{Markup, html};
 use std::collections::{BTreeMap, BTreeSet};
 use xferbench_lab::compare::{Comparison, PointComparison};
-use xferbench_lab::params::{describe, names, same_point};
+use xferbench_lab::names;
+use xferbench_lab::params::{describe, same_point};
 use xferbench_lab::result::{PointResult, ResultDoc};
 
 /// One side of the comparison: the result as the user named it (a file, a study
@@ -189,7 +190,7 @@ fn side_point(doc: &ResultDoc, p: &PointComparison, x: f64) -> Option<Point> {
         .iter()
         .find(|d| same_point(&d.params, &p.params))?;
     let runs = crate::format::run_values(found, &p.figure);
-    let mean = xferbench_lab::stats::mean(&runs)?;
+    let mean = xferbench_probes::stats::mean(&runs)?;
     let (lo, hi) = runs
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {

@@ -11,7 +11,8 @@ use crate::chart::{Axis, Chart, Intervals, Line, Marker, Point, Scale, Unit};
 use crate::format;
 use crate::study::Table;
 use std::collections::BTreeMap;
-use xferbench_lab::knee::{Knee, P99_GROWTH, SUSTAINED};
+use xferbench_lab::knee::{P99_GROWTH, SUSTAINED};
+use xferbench_lab::result::Knee;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::workload::load::RATE;
 
@@ -82,7 +83,7 @@ fn knee_markers(doc: &ResultDoc, curves: &[Curve]) -> Vec<Marker> {
 
 /// Each curve's floor as a dashed level line across its rates: the one-way floor
 /// its points are held against (half the round-trip floor of the transport's
-/// ping-pong, [`xferbench_lab::limits::ratio`]), the median over its points. Curves
+/// ping-pong, [`xferbench_lab::ratio`]), the median over its points. Curves
 /// with the same floor share one line.
 fn floor_lines(curves: &[Curve]) -> Vec<Line> {
     let mut lines: Vec<(String, f64, Line)> = Vec::new();
@@ -97,7 +98,7 @@ fn floor_lines(curves: &[Curve]) -> Vec<Line> {
         let Some(&(name, _)) = floors.first() else {
             continue;
         };
-        let Some(level) = xferbench_lab::stats::Estimate::from_values(
+        let Some(level) = xferbench_probes::stats::Estimate::from_values(
             floors.iter().filter(|(n, _)| *n == name).map(|(_, v)| *v),
         ) else {
             continue;

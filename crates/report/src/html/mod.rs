@@ -28,7 +28,7 @@ use crate::plot::LineChart;
 use crate::study::{Table, Written};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use std::collections::{BTreeMap, BTreeSet};
-use xferbench_lab::params::names;
+use xferbench_lab::names;
 use xferbench_lab::result::{Context, Outcome, PointResult, ResultDoc, figure};
 
 const CSS: &str = include_str!("report.css");

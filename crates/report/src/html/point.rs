@@ -10,12 +10,10 @@ use crate::format;
 use crate::study::Table;
 use maud::{Markup, html};
 use std::collections::BTreeMap;
-use xferbench_lab::params::{
-    self,
-    names::{CHANNELS, SIZE, TRANSPORT, WORKLOAD},
-};
+use xferbench_lab::names::{CHANNELS, SIZE, TRANSPORT, WORKLOAD};
+use xferbench_lab::params;
 use xferbench_lab::result::{PointResult, figure};
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::stats::Estimate;
 
 /// The anchor of a point's detail.
 pub fn anchor(p: &PointResult) -> String {
@@ -275,13 +273,13 @@ fn cpu_table(p: &PointResult) -> Option<Table> {
     let rows: Vec<Vec<String>> = roles
         .iter()
         .map(|role| {
-            let of = |f: &dyn Fn(&xferbench_lab::cpu::ProcessCpu) -> f64| {
+            let of = |f: &dyn Fn(&xferbench_probes::cpu::ProcessCpu) -> f64| {
                 let values: Vec<f64> = p
                     .runs
                     .iter()
                     .flat_map(|r| r.cpu.iter().filter(|c| c.role == *role).map(f))
                     .collect();
-                xferbench_lab::stats::median(&values).unwrap_or(f64::NAN)
+                xferbench_probes::stats::median(&values).unwrap_or(f64::NAN)
             };
             vec![
                 role.to_string(),

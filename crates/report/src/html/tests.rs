@@ -264,7 +264,7 @@ fn load_points_at_one_rate_keep_the_usual_charts() {
 
 #[test]
 fn each_load_curve_draws_the_floor_its_points_are_held_against() {
-    use xferbench_lab::limits::ratio::LimitFraction;
+    use xferbench_lab::limits::fraction::LimitFraction;
     let mut doc = fixture::load_doc();
     let held = |limit: &str, value: f64, suspect: bool| LimitFraction {
         limit: limit.into(),

@@ -1,10 +1,10 @@
 //! The study's bench: each planned point on a kv rig of the lab.
 
-use xferbench_lab::counters::CounterSource;
 use xferbench_lab::measure::{Bench, PlannedPoint};
-use xferbench_lab::process::Launcher;
 use xferbench_lab::rig::kv::{KvPoint, KvRig};
 use xferbench_lab::rig::{Rig, RunError};
+use xferbench_probes::counters::CounterSource;
+use xferbench_probes::process::Launcher;
 
 /// A plan of kv points.
 pub struct KvBench {

@@ -20,7 +20,6 @@ use crate::{Study, StudyEnv, StudyPlan};
 use bench::KvBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::FigureRules;
 use xferbench_lab::rig::kv::{
@@ -28,6 +27,7 @@ use xferbench_lab::rig::kv::{
 };
 use xferbench_lab::workload::kv::{INNER, OUTER};
 use xferbench_params::{Choice, ParamDef, ParamError, ParamMap, PointParams, Value};
+use xferbench_probes::counters::CounterMode;
 use xferbench_transports::kv::Arch;
 
 /// One of the original benchmark's cases.
@@ -334,6 +334,7 @@ pub fn study_points(scale: &Scale, redis: bool) -> Vec<(PlannedPoint, KvPoint)> 
 /// client's, [`KvPoint::warmup`]).
 pub fn loop_options(scale: &Scale) -> LoopOptions {
     LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: scale.runs,
         warmup: 0,
         interleave: true,
@@ -377,7 +378,7 @@ impl Study for Hashtable {
         &self,
         doc: &xferbench_lab::result::ResultDoc,
         participant: &str,
-        profiles: &BTreeMap<usize, xferbench_lab::profile::Folded>,
+        profiles: &BTreeMap<usize, xferbench_probes::profile::Folded>,
     ) -> BTreeMap<String, serde_json::Value> {
         profile::extras(doc, participant, profiles)
     }

@@ -2,7 +2,7 @@
 //! wait/post, internal dispatch, the hash table, and the rest; beside them the busy
 //! polling of a spinning wait, which the seed's server never does. The `profile`
 //! group's points (2 workers, 4 visitors, per architecture) are classified by
-//! [`xferbench_lab::profile::classify`] with [`CATEGORIES`]; the shares go into the study's
+//! [`xferbench_probes::profile::classify`] with [`CATEGORIES`]; the shares go into the study's
 //! extras as `profile_shares`.
 //!
 //! # The symbol table
@@ -22,10 +22,10 @@
 
 use crate::params::GROUP;
 use std::collections::BTreeMap;
-use xferbench_lab::profile::Folded;
-use xferbench_lab::profile::classify::{self, Category, CategoryShare};
 use xferbench_lab::result::ResultDoc;
 use xferbench_lab::rig::kv::{SERVER, VISITORS, WORKERS};
+use xferbench_probes::profile::Folded;
+use xferbench_probes::profile::classify::{self, Category, CategoryShare};
 
 /// The categories of the seed's profile reading.
 pub const CATEGORIES: [Category; 4] = [

@@ -324,7 +324,7 @@ fn visit_ratios(
     case: &str,
     reference: &str,
     arch: &str,
-) -> Option<xferbench_lab::stats::Estimate> {
+) -> Option<xferbench_probes::stats::Estimate> {
     let rates = |case| {
         find(doc, "cases", case, arch).map(|p| {
             p.runs
@@ -338,7 +338,7 @@ fn visit_ratios(
                 .collect::<Vec<f64>>()
         })
     };
-    xferbench_lab::stats::paired_ratio(&rates(case)?, &rates(reference)?)
+    xferbench_probes::stats::paired_ratio(&rates(case)?, &rates(reference)?)
 }
 
 /// Steady aggregate requests/s vs visitors, per architecture and worker count, and

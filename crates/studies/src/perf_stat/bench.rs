@@ -1,19 +1,15 @@
-//! The study's bench: each planned point on its rig, a perf-stat rig of the lab
-//! for the timed points, a [`CallgrindRig`] for callgrind's counts, a [`PerfRig`]
-//! for `perf stat`'s.
+//! The study's bench: each planned point on its rig of the lab, a
+//! [`PerfStatRig`] for the timed points, a [`CallgrindRig`] for callgrind's counts,
+//! a [`PerfRig`] for `perf stat`'s.
 
-use super::callgrind::CallgrindRig;
-use super::perf::{PerfCount, PerfRig};
-use xferbench_lab::clock::Stamp;
-use xferbench_lab::counters::CounterSource;
-use xferbench_lab::cpu::CpuSnapshot;
 use xferbench_lab::measure::{Bench, PlannedPoint};
-use xferbench_lab::process::Launcher;
-use xferbench_lab::result::RunRecord;
 use xferbench_lab::rig::perf_stat::PerfStatRig;
-use xferbench_lab::rig::{ChannelOutcome, RunControl, aggregate};
+use xferbench_lab::rig::perf_stat::callgrind::CallgrindRig;
+use xferbench_lab::rig::perf_stat::perf::{PerfCount, PerfRig};
 use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::perf_stat::BenchSpec;
+use xferbench_probes::counters::CounterSource;
+use xferbench_probes::process::Launcher;
 
 /// What a point of the study runs.
 #[derive(Debug, Clone)]
@@ -103,42 +99,4 @@ impl Bench for PerfStatBench {
             PerfStatRun::Perf(count, launcher) => Ok(Box::new(PerfRig::new(count, launcher))),
         }
     }
-}
-
-/// One run of a counting rig (callgrind's, perf's): `count` between the window's
-/// edges, as a record of that window with this process's CPU and `messages`
-/// (counters too, if a source ran), and what `count` returned. Ctrl-C before or
-/// during the count ends the run as interrupted.
-pub(super) fn counting_run<T>(
-    ctl: &mut RunControl<'_>,
-    messages: u64,
-    count: impl FnOnce(&RunControl<'_>) -> T,
-) -> Result<(RunRecord, T), RunError> {
-    let stopped = |ctl: &RunControl<'_>| ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
-    if stopped(ctl) {
-        return Err(RunError::Interrupted);
-    }
-    ctl.window_started();
-    let cpu0 = CpuSnapshot::now();
-    let start = Stamp::now();
-    let counted = count(ctl);
-    let end = Stamp::now();
-    let cpu1 = CpuSnapshot::now();
-    ctl.window_ended();
-    if stopped(ctl) {
-        return Err(RunError::Interrupted);
-    }
-    let channel = ChannelOutcome {
-        start,
-        end,
-        messages,
-        bytes: 0,
-        latency: None,
-        integrity: None,
-        schedule: None,
-    };
-    let main = cpu0.until(&cpu1, "main", std::process::id());
-    let mut rec = aggregate(vec![channel], vec![main]);
-    rec.counters = ctl.take_counters();
-    Ok((rec, counted))
 }

@@ -6,32 +6,22 @@
 //! would count the same, so one run is the measurement, not a sample of it. The loop
 //! still gives each point its context, its window and the machine's load over it.
 //!
-//! A run that callgrind could not count is kept without counts and says why in its
-//! point's warnings: the timed points still run.
-//!
-//! A run's figures are callgrind's totals over the reduced iterations, scaled to
-//! one timed run of the seed's harness, each named [`PREFIX`] + callgrind's name
-//! (`callgrind_Ir`, `callgrind_D1mr`, …, `callgrind_estimated-cycles`).
+//! Each point runs on the lab's [`CallgrindRig`](xferbench_lab::rig::perf_stat::callgrind::CallgrindRig):
+//! a run that callgrind could not count is kept without counts and says why in its
+//! point's warnings, and the timed points still run. A run's figures are
+//! callgrind's totals over the reduced iterations, scaled to one timed run of the
+//! seed's harness, each named [`PREFIX`] + callgrind's name (`callgrind_Ir`, …).
 
-use super::bench::counting_run;
 use super::passes::{CallgrindCount, callgrind_iterations};
 use std::collections::BTreeMap;
-use xferbench_lab::counters::Participant;
 use xferbench_lab::measure::PlannedPoint;
-use xferbench_lab::process::Launcher;
-use xferbench_lab::result::{PointResult, RunRecord};
-use xferbench_lab::rig::perf_stat::callgrind_totals;
-use xferbench_lab::rig::{FigureRules, Rig, RunControl, RunError};
+use xferbench_lab::result::PointResult;
+use xferbench_lab::rig::FigureRules;
+use xferbench_lab::rig::perf_stat::callgrind::PREFIX;
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
 
 /// The group of the callgrind points.
 pub const GROUP: &str = "callgrind";
-
-/// The prefix of a callgrind count's figure name.
-pub const PREFIX: &str = "callgrind_";
-
-/// The start of the warning of a run callgrind could not count.
-pub const NOT_COUNTED: &str = "callgrind could not count";
 
 /// Instructions per timed run, lower is better.
 pub const RULES: FigureRules = FigureRules {
@@ -63,50 +53,6 @@ pub fn points(quick: bool) -> Vec<(PlannedPoint, BenchSpec)> {
             (planned, spec)
         })
         .collect()
-}
-
-/// One build of one benchmark under callgrind, a process per run.
-pub struct CallgrindRig {
-    spec: BenchSpec,
-    launcher: Launcher,
-}
-
-impl CallgrindRig {
-    /// `spec` under callgrind, its process started by `launcher`.
-    pub fn new(spec: BenchSpec, launcher: Launcher) -> CallgrindRig {
-        CallgrindRig { spec, launcher }
-    }
-}
-
-impl Rig for CallgrindRig {
-    /// `main`, which waits for valgrind.
-    fn participants(&self) -> Vec<Participant> {
-        vec![Participant::main()]
-    }
-
-    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
-        let (launcher, spec) = (&self.launcher, &self.spec);
-        let (mut rec, totals) =
-            counting_run(ctl, spec.iterations, |_| callgrind_totals(launcher, spec))?;
-        let totals = totals.unwrap_or_else(|e| {
-            ctl.warn(format!("{NOT_COUNTED}: {e}"));
-            BTreeMap::new()
-        });
-        let scale = scale(spec);
-        for (k, v) in totals {
-            rec.figures.insert(format!("{PREFIX}{k}"), v * scale);
-        }
-        Ok(rec)
-    }
-
-    fn finish(self: Box<Self>) -> Result<(), RunError> {
-        Ok(())
-    }
-}
-
-/// The factor from `spec`'s iterations to one timed run of the seed's harness.
-fn scale(spec: &BenchSpec) -> f64 {
-    spec.bench.iterations() as f64 / spec.iterations.max(1) as f64
 }
 
 /// A finished callgrind point as the passes record it.

@@ -51,11 +51,11 @@ use crate::{Study, StudyEnv, StudyPlan};
 use bench::PerfStatBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
-use xferbench_lab::counters::perf_stat;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::rig::perf_stat::RULES;
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant, placement};
+use xferbench_probes::counters::CounterMode;
+use xferbench_probes::counters::perf_stat;
 
 /// The participants a profile can record: this process only (each run's
 /// benchmark is a new process).
@@ -101,6 +101,7 @@ pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
 /// harness warms up inside each process).
 pub fn loop_options(quick: bool) -> LoopOptions {
     LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: if quick { 5 } else { 30 },
         warmup: 0,
         interleave: true,
@@ -182,6 +183,7 @@ mod tests {
     use std::sync::atomic::AtomicBool;
     use xferbench_lab::measure::run_plan;
     use xferbench_lab::rig::perf_stat::figures::TIME_S;
+    use xferbench_lab::rig::perf_stat::perf as perf_rig;
 
     #[test]
     fn the_plan_has_both_builds_of_every_benchmark_interleaved() {
@@ -200,7 +202,7 @@ mod tests {
     #[test]
     fn callgrind_points_come_first_with_one_run_each_and_keep_it_under_only() {
         use xferbench_lab::measure::Bench;
-        let launcher = xferbench_lab::process::Launcher::new("/bin/false");
+        let launcher = xferbench_probes::process::Launcher::new("/bin/false");
         let bench = PerfStatBench::new(points(), None)
             .with_callgrind_first(callgrind::points(true), &launcher);
         let pts = bench.points();
@@ -224,7 +226,7 @@ mod tests {
     #[test]
     fn perf_points_come_after_callgrind_and_before_the_timed_points_in_groups_of_their_own() {
         use xferbench_lab::measure::Bench;
-        let launcher = xferbench_lab::process::Launcher::new("/bin/false");
+        let launcher = xferbench_probes::process::Launcher::new("/bin/false");
         let vm = passes::Tools {
             pmu: false,
             perf: true,
@@ -272,7 +274,7 @@ mod tests {
         };
         let plan = perf::plan(Some(&launcher), pmu, false, list);
         assert!(plan.stall_events.is_none() && plan.search.is_none());
-        let group = |g: &str| -> Vec<&(PlannedPoint, perf::PerfCount)> {
+        let group = |g: &str| -> Vec<&(PlannedPoint, perf_rig::PerfCount)> {
             plan.points
                 .iter()
                 .filter(|(p, _)| p.params["group"] == g)
@@ -310,6 +312,7 @@ mod tests {
             .collect();
         let mut bench = PerfStatBench::new(pts, None);
         let options = LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 2,
             ..loop_options(true)
         };

@@ -5,13 +5,14 @@
 //! when it was not. Result files made before carry what the passes found here too:
 //! the writer reads them from these types.
 
-use super::perf::PerfPlan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use xferbench_lab::ab::stalls::EventComparison;
-use xferbench_lab::counters::perf_stat::{PerfStatRow, PerfValue};
-use xferbench_lab::process::Launcher;
+use xferbench_lab::measure::PlannedPoint;
+use xferbench_lab::rig::perf_stat::perf::PerfCount;
 use xferbench_lab::workload::perf_stat::Benchmark;
+use xferbench_probes::counters::perf_stat::{PerfStatRow, PerfValue};
+use xferbench_probes::process::Launcher;
 
 /// The seed's stall events (`perf stat -e …` of the seed), in its order.
 pub const SEED_STALL_EVENTS: [&str; 5] = [
@@ -214,3 +215,16 @@ pub fn callgrind_unavailable(launcher: Option<&Launcher>, tools: Tools) -> Optio
 /// Why no pass over whole processes could be planned without a launcher.
 pub const NO_LAUNCHER: &str =
     "the benchmarks ran as threads of this process (no launcher): no pass over whole processes";
+
+/// perf's points, and why each group that is not among them was not planned
+/// (`default`, `stalls`, `search`).
+pub struct PerfPlan {
+    /// The points, group by group.
+    pub points: Vec<(PlannedPoint, PerfCount)>,
+    /// Why the default block was not planned.
+    pub default_block: Option<String>,
+    /// Why the seed's stall events were not planned.
+    pub stall_events: Option<String>,
+    /// Why the stall search was not planned.
+    pub search: Option<String>,
+}

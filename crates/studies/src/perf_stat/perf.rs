@@ -16,26 +16,19 @@
 //! where a hardware PMU answers and the search only where perf can count it; why
 //! a group was not planned is in the study's `passes` extra.
 //!
-//! One run is one benchmark process of the seed's harness under `perf stat -x,`
-//! (in chunks of [`stalls::CHUNK`] events, a process per chunk); its figures are
-//! perf's rows ([`perf_stat::to_figures`]: `perf_<event>`, its unit, perf's derived
-//! figures) and the wall and CPU time of the whole command ([`ELAPSED_S`],
-//! [`USER_S`], [`SYS_S`]: perf's own included, as perf's block prints them). A run
-//! perf could not count is kept without counts and says why in its point's
-//! warnings ([`NOT_COUNTED`]), and so do `<not supported>` events and the seed's
-//! events perf does not know here: the timed points still run.
+//! One run is one benchmark process of the seed's harness under `perf stat -x,`,
+//! on the lab's [`PerfRig`](xferbench_lab::rig::perf_stat::perf::PerfRig), whose
+//! module names its figures and warnings: a run perf could not count is kept without
+//! counts and says why in its point's warnings, and the timed points still run.
 
-use super::bench::counting_run;
-use super::passes::{NO_LAUNCHER, SEED_STALL_EVENTS, Tools};
-use std::ffi::OsString;
+use super::passes::{NO_LAUNCHER, PerfPlan, SEED_STALL_EVENTS, Tools};
 use xferbench_lab::ab::stalls;
-use xferbench_lab::counters::Participant;
-use xferbench_lab::counters::perf_stat::{self, PerfValue};
 use xferbench_lab::measure::PlannedPoint;
-use xferbench_lab::process::{Launcher, Role};
-use xferbench_lab::result::RunRecord;
-use xferbench_lab::rig::{FigureRules, Rig, RunControl, RunError};
+use xferbench_lab::rig::FigureRules;
+use xferbench_lab::rig::perf_stat::perf::{ELAPSED_S, PerfCount, UNKNOWN};
 use xferbench_lab::workload::perf_stat::{BenchSpec, Benchmark, Variant};
+use xferbench_probes::counters::perf_stat;
+use xferbench_probes::process::Launcher;
 
 /// The group of the default block's points.
 pub const DEFAULT_BLOCK: &str = "perf-stat";
@@ -43,20 +36,6 @@ pub const DEFAULT_BLOCK: &str = "perf-stat";
 pub const STALLS: &str = "stalls";
 /// The group of the stall search.
 pub const SEARCH: &str = "search";
-
-/// Wall time of the whole `perf stat` command(s) of a run, seconds (primary).
-pub const ELAPSED_S: &str = "elapsed_s";
-/// User CPU seconds of the command(s), perf's own included.
-pub const USER_S: &str = "user_s";
-/// System CPU seconds of the command(s), perf's own included.
-pub const SYS_S: &str = "sys_s";
-
-/// The start of the warning of a run perf could not count.
-pub const NOT_COUNTED: &str = "perf stat could not count";
-/// The start of the warning naming `<not supported>` events.
-pub const NOT_SUPPORTED: &str = "perf stat: <not supported> here";
-/// The start of the warning naming the seed's events perf does not know here.
-pub const UNKNOWN: &str = "not in perf's event tables for this CPU";
 
 /// Wall time of the command, lower is better.
 pub const RULES: FigureRules = FigureRules {
@@ -66,30 +45,6 @@ pub const RULES: FigureRules = FigureRules {
 
 /// The pairs whose events are counted: the seed's 1 KiB one and the memory pair.
 pub const EVENT_PAIRS: [Benchmark; 2] = [Benchmark::CircularBuffer1Kb, Benchmark::ListWalk];
-
-/// What a point of perf's groups counts.
-#[derive(Debug, Clone)]
-pub struct PerfCount {
-    /// The benchmark and build, as the timed points run it.
-    pub spec: BenchSpec,
-    /// The events (perf's default set when empty).
-    pub events: Vec<String>,
-    /// The seed's events perf does not know here (warned on every run).
-    pub unknown: Vec<String>,
-}
-
-/// perf's points, and why each group that is not among them was not planned
-/// (`default`, `stalls`, `search`).
-pub struct PerfPlan {
-    /// The points, group by group.
-    pub points: Vec<(PlannedPoint, PerfCount)>,
-    /// Why the default block was not planned.
-    pub default_block: Option<String>,
-    /// Why the seed's stall events were not planned.
-    pub stall_events: Option<String>,
-    /// Why the stall search was not planned.
-    pub search: Option<String>,
-}
 
 const NO_PERF: &str = "perf is not installed (apt-get install linux-perf)";
 
@@ -197,116 +152,4 @@ fn group(
             (planned, count)
         })
         .collect()
-}
-
-/// The command line of `spec` as a process of `launcher`.
-pub fn argv(launcher: &Launcher, spec: &BenchSpec) -> Result<Vec<OsString>, String> {
-    let json = serde_json::to_string(spec).expect("a spec serialises");
-    let cmd = launcher
-        .command(Role::PerfStatBench, [json])
-        .map_err(|e| e.to_string())?;
-    Ok(std::iter::once(cmd.get_program().to_os_string())
-        .chain(cmd.get_args().map(|a| a.to_os_string()))
-        .collect())
-}
-
-/// One build of one benchmark under `perf stat`, a process per run (and chunk).
-pub struct PerfRig {
-    count: PerfCount,
-    launcher: Launcher,
-}
-
-impl PerfRig {
-    /// `count` under `perf stat`, its processes started by `launcher`.
-    pub fn new(count: PerfCount, launcher: Launcher) -> PerfRig {
-        PerfRig { count, launcher }
-    }
-
-    fn rows(&self, ctl: &RunControl<'_>) -> Result<Vec<perf_stat::PerfStatRow>, String> {
-        let argv = argv(&self.launcher, &self.count.spec)?;
-        let mut rows = Vec::new();
-        let chunks: Vec<&[String]> = if self.count.events.is_empty() {
-            vec![&[][..]]
-        } else {
-            self.count.events.chunks(stalls::CHUNK).collect()
-        };
-        for chunk in chunks {
-            if ctl.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err("interrupted".into());
-            }
-            rows.extend(perf_stat::run(chunk, &argv).map_err(|e| e.to_string())?);
-        }
-        Ok(rows)
-    }
-}
-
-impl Rig for PerfRig {
-    /// `main`, which waits for perf.
-    fn participants(&self) -> Vec<Participant> {
-        vec![Participant::main()]
-    }
-
-    fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
-        let messages = self.count.spec.runs as u64;
-        let (mut rec, (rows, elapsed_s, user_s, sys_s)) = counting_run(ctl, messages, |ctl| {
-            let cpu0 = xferbench_lab::ab::children_cpu();
-            let t = std::time::Instant::now();
-            let rows = self.rows(ctl);
-            let elapsed_s = t.elapsed().as_secs_f64();
-            let cpu1 = xferbench_lab::ab::children_cpu();
-            (rows, elapsed_s, cpu1.0 - cpu0.0, cpu1.1 - cpu0.1)
-        })?;
-        let rows = rows.map_or_else(
-            |e| {
-                ctl.warn(format!("{NOT_COUNTED}: {e}"));
-                Vec::new()
-            },
-            |rows| with_every_event(&self.count.events, rows),
-        );
-        let unsupported: Vec<&str> = rows
-            .iter()
-            .filter(|r| r.value == PerfValue::NotSupported)
-            .map(|r| r.event.as_str())
-            .collect();
-        if !unsupported.is_empty() {
-            ctl.warn(format!("{NOT_SUPPORTED}: {}", unsupported.join(", ")));
-        }
-        if !self.count.unknown.is_empty() {
-            ctl.warn(format!("{UNKNOWN}: {}", self.count.unknown.join(", ")));
-        }
-        rec.figures.extend(perf_stat::to_figures(&rows));
-        for (k, v) in [(ELAPSED_S, elapsed_s), (USER_S, user_s), (SYS_S, sys_s)] {
-            rec.figures.insert(k.into(), v);
-        }
-        Ok(rec)
-    }
-
-    fn finish(self: Box<Self>) -> Result<(), RunError> {
-        Ok(())
-    }
-}
-
-/// `rows` with a `<not counted>` row for each of `events` perf printed nothing
-/// for, so that a run's figures name every event it asked for.
-pub fn with_every_event(
-    events: &[String],
-    mut rows: Vec<perf_stat::PerfStatRow>,
-) -> Vec<perf_stat::PerfStatRow> {
-    for e in events {
-        if !rows.iter().any(|r| r.event.eq_ignore_ascii_case(e)) {
-            rows.push(perf_stat::PerfStatRow {
-                event: e.clone(),
-                value: PerfValue::NotCounted,
-                unit: String::new(),
-                running_pct: None,
-                metrics: Vec::new(),
-            });
-        }
-    }
-    rows
-}
-
-/// The rows of a run of perf's points ([`perf_stat::from_figures`]).
-pub fn rows_of(run: &RunRecord) -> Vec<perf_stat::PerfStatRow> {
-    perf_stat::from_figures(&run.figures)
 }

@@ -27,7 +27,8 @@ use xferbench_lab::ab::stalls::{self, EventComparison, ratio_text, short};
 use xferbench_lab::ab::{ALPHA, AbReport, AbRun, AbSide, SAME_INSTRUCTIONS, compare_with};
 use xferbench_lab::result::{PointResult, ResultDoc};
 use xferbench_lab::rig::perf_stat::figures::{BENCH_CPU_S, TIME_S};
-use xferbench_lab::stats::mean_sd;
+use xferbench_lab::rig::perf_stat::{callgrind as callgrind_rig, perf as perf_rig};
+use xferbench_probes::stats::mean_sd;
 use xferbench_report::chart::Unit;
 use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
 
@@ -146,10 +147,10 @@ fn warnings_of(points: &[&PointResult], kinds: &[&str]) -> Vec<String> {
 }
 
 /// perf's rows of every run of `p` (runs without counts left out).
-fn perf_runs(p: &PointResult) -> Vec<Vec<xferbench_lab::counters::perf_stat::PerfStatRow>> {
+fn perf_runs(p: &PointResult) -> Vec<Vec<xferbench_probes::counters::perf_stat::PerfStatRow>> {
     p.runs
         .iter()
-        .map(perf::rows_of)
+        .map(perf_rig::rows_of)
         .filter(|r| !r.is_empty())
         .collect()
 }
@@ -161,7 +162,7 @@ fn default_block_of(points: &[&PointResult]) -> Option<DefaultBlock> {
         .iter()
         .find(|p| param(p, "benchmark") == bench && param(p, "variant") == "a")?;
     let run = p.runs.first()?;
-    let rows = perf::rows_of(run);
+    let rows = perf_rig::rows_of(run);
     if rows.is_empty() {
         return None;
     }
@@ -170,9 +171,9 @@ fn default_block_of(points: &[&PointResult]) -> Option<DefaultBlock> {
         benchmark: bench.into(),
         variant: "a".into(),
         rows: rows.iter().map(BlockRow::of).collect(),
-        elapsed_s: figure(perf::ELAPSED_S),
-        user_s: figure(perf::USER_S),
-        sys_s: figure(perf::SYS_S),
+        elapsed_s: figure(perf_rig::ELAPSED_S),
+        user_s: figure(perf_rig::USER_S),
+        sys_s: figure(perf_rig::SYS_S),
     })
 }
 
@@ -209,9 +210,9 @@ fn pair_events_of(points: &[&PointResult], order: &[&str], ranked: bool) -> Vec<
         if ranked {
             stalls::rank(&mut rows);
         }
-        let unknown = warnings_of(&[*a, *b], &[perf::UNKNOWN])
+        let unknown = warnings_of(&[*a, *b], &[perf_rig::UNKNOWN])
             .first()
-            .and_then(|w| w.strip_prefix(perf::UNKNOWN))
+            .and_then(|w| w.strip_prefix(perf_rig::UNKNOWN))
             .map(|l| {
                 l.trim_start_matches(": ")
                     .split(", ")
@@ -238,7 +239,7 @@ impl Extras {
         let get = |k: &str| ex.and_then(|e| e.get(k)).cloned();
         let passes: Option<Passes> = get("passes").and_then(|v| serde_json::from_value(v).ok());
         let points = in_group(doc, callgrind::GROUP);
-        let callgrind_warnings = warnings_of(&points, &[callgrind::NOT_COUNTED]);
+        let callgrind_warnings = warnings_of(&points, &[callgrind_rig::NOT_COUNTED]);
         let block = in_group(doc, perf::DEFAULT_BLOCK);
         let stall = in_group(doc, perf::STALLS);
         let search = in_group(doc, perf::SEARCH);
@@ -256,7 +257,7 @@ impl Extras {
                 .and_then(|p| p.search.value.clone())
                 .unwrap_or_default();
         }
-        let why = [perf::NOT_COUNTED, perf::UNKNOWN];
+        let why = [perf_rig::NOT_COUNTED, perf_rig::UNKNOWN];
         Extras {
             callgrind: points
                 .iter()
@@ -270,7 +271,7 @@ impl Extras {
             stall_events,
             search: searched,
             perf_warnings: BTreeMap::from([
-                ("default", warnings_of(&block, &[perf::NOT_COUNTED])),
+                ("default", warnings_of(&block, &[perf_rig::NOT_COUNTED])),
                 ("stalls", warnings_of(&stall, &why)),
                 ("search", warnings_of(&search, &why)),
             ]),

@@ -307,11 +307,12 @@ mod tests {
         let all: Vec<Planned> = cal.iter().chain(&rest).copied().collect();
         let mut bench = super::super::bench(&all, RemoteKind::Thread, false);
         let options = xferbench_lab::measure::LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 2,
             warmup: 0,
             interleave: true,
             hang_timeout: std::time::Duration::from_secs(10),
-            counters: xferbench_lab::counters::CounterMode::Off,
+            counters: xferbench_probes::counters::CounterMode::Off,
             profile: None,
             watch: None,
             until_stopped: false,

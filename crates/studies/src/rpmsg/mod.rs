@@ -38,13 +38,13 @@ use crate::params::GROUP;
 use crate::{Study, StudyEnv, StudyPlan};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::FigureRules;
 use xferbench_lab::rig::rpmsg::{RemoteKind, RpmsgBench};
 use xferbench_lab::workload::rpmsg::RpmsgParams;
 use xferbench_params::PointParams;
+use xferbench_probes::counters::CounterMode;
 
 /// The participants a profile can record: this process and the remote.
 pub const PARTICIPANTS: [&str; 2] = ["main", "remote"];
@@ -136,6 +136,7 @@ impl Study for RpmsgStudy {
             None => RemoteKind::Thread,
         };
         let options = LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 3,
             warmup: 1,
             interleave: true,

@@ -17,13 +17,14 @@ use crate::finding::{Finding, cpu_limit, section};
 use crate::folder::{figure_cell, median, param, summary_header, with_interval};
 use anyhow::Result;
 use std::fmt::Write as _;
-use xferbench_lab::params::{CHANNELS, choice};
+use xferbench_lab::axes::CHANNELS;
+use xferbench_lab::params::choice;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
-use xferbench_lab::stats::Estimate;
 use xferbench_lab::workload::rpmsg::{
     KICKS_TO_HOST, KICKS_TO_REMOTE, PACKET, SUM_OF_RATES, TRANSFER,
 };
 use xferbench_params::ParamDef;
+use xferbench_probes::stats::Estimate;
 use xferbench_report::chart::Unit;
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
@@ -831,7 +832,7 @@ fn summary_targets(s: &mut String, doc: &ResultDoc) {
                 rt / f.median,
                 xferbench_report::format::nanos(f.median),
                 // Below the floor the floor does not bound it: no verdict.
-                if rt / f.median < 1.0 / xferbench_lab::limits::ratio::SUSPECT {
+                if rt / f.median < 1.0 / xferbench_lab::limits::fraction::SUSPECT {
                     "suspect, below the floor it is held against (measured under other \
                      conditions, or not this path's floor)"
                 } else {

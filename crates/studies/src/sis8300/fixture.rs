@@ -2,10 +2,10 @@
 //! timings, no machine.
 
 use std::collections::BTreeMap;
-use xferbench_lab::cpu::ProcessCpu;
 use xferbench_lab::result::*;
-use xferbench_lab::stats::Estimate;
-use xferbench_lab::verify::Integrity;
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 use xferbench_report::fixture::context;
 
 /// A small SIS8300 study: the quick plan's points, each with two synthetic runs
@@ -13,9 +13,9 @@ use xferbench_report::fixture::context;
 /// host CPU with 0.5 s samples, sample checks).
 pub fn sis8300_doc() -> ResultDoc {
     use super::{Scale, params, points};
-    use xferbench_lab::clock::Stamp;
     use xferbench_lab::rig::daq::record;
     use xferbench_lab::workload::daq::{Access, BoardCpu, DaqCpu, DaqEnd, DaqRun, Kernels, Row};
+    use xferbench_probes::clock::Stamp;
     let speed = |func: &str, k: Kernels, factor: usize| -> f64 {
         let base = match func {
             "func_dec" | "func_no_decsca" => 800.0,

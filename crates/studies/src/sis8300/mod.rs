@@ -33,16 +33,16 @@ use crate::{Study, StudyEnv, StudyPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::{CounterMode, CounterSource};
 use xferbench_lab::measure::{Bench, LoopOptions, PlannedPoint};
-use xferbench_lab::params::WORKLOAD;
 use xferbench_lab::record::FigureRules;
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::daq::{DaqRig, HOST_CPU_PERCENT};
 use xferbench_lab::rig::{Rig, RunError};
 use xferbench_lab::workload::RecordedWorkload;
+use xferbench_lab::workload::WORKLOAD;
 use xferbench_lab::workload::daq::{DaqParams, DaqSpec};
 use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams};
+use xferbench_probes::counters::{CounterMode, CounterSource};
 use xferbench_transports::daq::convert::{Function, Kernels, ScaleParams};
 use xferbench_transports::daq::{Access, DEFAULT_BUS_BYTES_PER_S, DaqEnd, Link, Trigger};
 
@@ -388,6 +388,7 @@ impl Study for Sis8300 {
             p.spec.pin = env.pin;
         }
         let options = LoopOptions {
+            judge: &xferbench_lab::judge::LAB,
             runs: 2,
             warmup: if quick { 0 } else { 1 },
             interleave: true,

@@ -50,7 +50,7 @@ fn per_board(p: &PointResult, func: &str) -> Vec<f64> {
 }
 
 fn mean(v: &[f64]) -> f64 {
-    xferbench_lab::stats::mean(v).unwrap_or(f64::NAN)
+    xferbench_probes::stats::mean(v).unwrap_or(f64::NAN)
 }
 
 fn range(v: &[f64]) -> String {
@@ -184,7 +184,7 @@ fn vs_memcpy(p: &PointResult, func: &str, memcpy: &str) -> Option<f64> {
             (a.is_finite() && b.is_finite() && b > 0.0).then_some(a / b)
         })
         .collect();
-    xferbench_lab::stats::median(&ratios)
+    xferbench_probes::stats::median(&ratios)
 }
 
 /// One test-3 case: `(original, improved)` points.

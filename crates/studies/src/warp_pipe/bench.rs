@@ -2,12 +2,12 @@
 //! (the mock here or on the agent's host) or, for the CRC's speed, a
 //! [`CrcRig`] on this thread.
 
-use super::crc::CrcRig;
-use xferbench_lab::counters::CounterSource;
 use xferbench_lab::measure::{Bench, PlannedPoint};
-use xferbench_lab::process::Launcher;
+use xferbench_lab::rig::crc::CrcRig;
 use xferbench_lab::rig::memory_mock::{MemoryMockRig, MockPoint};
 use xferbench_lab::rig::{Rig, RunError};
+use xferbench_probes::counters::CounterSource;
+use xferbench_probes::process::Launcher;
 use xferbench_transports::warp::CrcKind;
 
 /// What a point of the study runs.

@@ -18,13 +18,13 @@ use crate::{Study, StudyEnv, StudyPlan};
 use bench::MemoryMockBench;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use xferbench_lab::counters::CounterMode;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
 use xferbench_lab::result::figure;
 use xferbench_lab::rig::FigureRules;
 use xferbench_lab::rig::memory_mock::MockPoint;
 use xferbench_lab::workload::warp::{ClientSpec, ConnectionMode, Ops, WarpParams, names};
 use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams};
+use xferbench_probes::counters::CounterMode;
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::server::{IO, IoModel};
 
@@ -307,7 +307,7 @@ pub fn profile_point() -> WarpPoint {
 pub fn original_profile(
     doc: &xferbench_lab::result::ResultDoc,
     participant: &str,
-    profiles: &BTreeMap<usize, xferbench_lab::profile::Folded>,
+    profiles: &BTreeMap<usize, xferbench_probes::profile::Folded>,
 ) -> Option<serde_json::Value> {
     let is = |p: &&xferbench_lab::result::PointResult, g: &str| {
         p.param(&GROUP) == Some(g) && p.param(&VARIANT) == Some(ORIGINAL.name)
@@ -365,6 +365,7 @@ pub const PARTICIPANTS: [&str; 2] = ["main", "memory-mock"];
 /// no warm-up (each visit starts a fresh mock and runs the clients once).
 pub fn loop_options(quick: bool) -> LoopOptions {
     LoopOptions {
+        judge: &xferbench_lab::judge::LAB,
         runs: if quick { 2 } else { 3 },
         warmup: 0,
         interleave: true,
@@ -429,7 +430,7 @@ impl Study for WarpPipe {
         &self,
         doc: &xferbench_lab::result::ResultDoc,
         participant: &str,
-        profiles: &BTreeMap<usize, xferbench_lab::profile::Folded>,
+        profiles: &BTreeMap<usize, xferbench_probes::profile::Folded>,
     ) -> BTreeMap<String, serde_json::Value> {
         original_profile(doc, participant, profiles)
             .map(|v| ("original_profile".to_string(), v))
@@ -608,7 +609,7 @@ mod tests {
         assert_eq!(c.params["group"], crc::GROUP);
         assert_eq!(c.runs.len(), plan.options.runs);
         assert!(c.runs.iter().all(|r| r.contention.is_some()));
-        let rate = c.summary[crc::CRC_MB_PER_S].median;
+        let rate = c.summary[xferbench_lab::rig::crc::CRC_MB_PER_S].median;
         assert_eq!(writer::crc_rates(&doc), [("fast".to_string(), rate)]);
         let rig = plan.bench.rig(0, None).unwrap();
         let names: Vec<String> = rig.participants().into_iter().map(|p| p.name).collect();

@@ -213,7 +213,7 @@ pub fn crc_rates(doc: &ResultDoc) -> Vec<(String, f64)> {
         .filter_map(|p| {
             Some((
                 param(p, CRC.name()).to_string(),
-                p.summary.get(crc::CRC_MB_PER_S)?.median,
+                p.summary.get(xferbench_lab::rig::crc::CRC_MB_PER_S)?.median,
             ))
         })
         .collect();

@@ -9,12 +9,12 @@
 //! message of [`Integrity`]) and this process's CPU.
 
 use super::super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::Participant;
 use crate::result::RunRecord;
-use crate::verify::Integrity;
 use crate::workload::kv::{KvClientRun, KvClientSpec, run_client};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
+use xferbench_probes::counters::Participant;
+use xferbench_probes::verify::Integrity;
 
 /// A client of the server its spec names; no process is started.
 pub struct KvClientRig {

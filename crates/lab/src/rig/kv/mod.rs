@@ -54,19 +54,19 @@
 //! running, in this process (`xferbench kv client`).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::clock::Stamp;
-use crate::counters::Participant;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::result::{Collapse, RunRecord};
-use crate::stats;
-use crate::verify::Integrity;
 use crate::workload::kv::{Backend, KvClientRun, KvClientSpec, run_client};
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::Participant;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
+use xferbench_probes::stats;
+use xferbench_probes::verify::Integrity;
 use xferbench_transports::kv::PrivateKey;
 
 pub mod client;
@@ -186,7 +186,7 @@ impl KvRig {
                 "the timed client needs OUTER, INNER and runs of at least 1".into(),
             ));
         }
-        let allowed = crate::affinity::allowed_cpus();
+        let allowed = xferbench_probes::affinity::allowed_cpus();
         let cpus = point.cpus(&allowed);
         let key = PrivateKey::random();
         let mut server = start_server(
@@ -287,7 +287,7 @@ impl KvRig {
     /// With pinning, the timed client's CPU (its stand-in's too).
     fn timed_cpu(&self) -> Option<usize> {
         self.point
-            .cpus(&crate::affinity::allowed_cpus())
+            .cpus(&xferbench_probes::affinity::allowed_cpus())
             .map(|c| c.timed)
     }
 
@@ -360,7 +360,7 @@ fn start_visitor(
                 stop,
                 handle: std::thread::spawn(move || {
                     if let Some(cpu) = spec.pin {
-                        crate::affinity::pin_current_thread(cpu)
+                        xferbench_probes::affinity::pin_current_thread(cpu)
                             .map_err(|e| format!("cannot pin the visitor to CPU {cpu}: {e}"))?;
                     }
                     run_client(&spec, &s).map_err(|e| e.to_string())

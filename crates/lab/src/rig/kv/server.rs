@@ -3,11 +3,11 @@
 //! requests it served, checked and stopped.
 
 use super::{HANG, KvServerSpec, Target};
-use crate::process::{Child, Launcher, Role, Streams};
 use crate::rig::RunError;
 use crate::workload::kv::Backend;
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
+use xferbench_probes::process::{Child, Launcher, Role, Streams};
 use xferbench_transports::kv::{PrivateKey, Server, ServerStats};
 
 pub(super) enum RunningServer {
@@ -161,7 +161,7 @@ pub(super) fn start_server(
     else {
         let redis = start_redis()?;
         if let (Some(cpu), Some(pid)) = (pin, redis.pid()) {
-            crate::affinity::pin_process(pid, cpu).map_err(|e| {
+            xferbench_probes::affinity::pin_process(pid, cpu).map_err(|e| {
                 RunError::Participant(format!("cannot pin redis-server to CPU {cpu}: {e}"))
             })?;
         }

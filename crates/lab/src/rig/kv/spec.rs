@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use xferbench_transports::kv::{Arch, PrivateKey, ServerConfig};
 
-/// What the server process ([`Role::KvServer`](crate::process::Role::KvServer)) serves: its one argument, as JSON. It
+/// What the server process ([`Role::KvServer`](xferbench_probes::process::Role::KvServer)) serves: its one argument, as JSON. It
 /// prints `serving on NAME` on stdout once ready, serves until SIGINT or SIGTERM and
 /// dies with its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,8 +191,8 @@ impl KvPoint {
     /// `cpus` (the allowed ones).
     pub fn cpus(&self, cpus: &[usize]) -> Option<KvCpus> {
         self.pin.then(|| KvCpus {
-            server: crate::affinity::pin_plan(0, cpus).1,
-            timed: crate::affinity::pin_plan(0, cpus).0,
+            server: xferbench_probes::affinity::pin_plan(0, cpus).1,
+            timed: xferbench_probes::affinity::pin_plan(0, cpus).0,
         })
     }
 
@@ -209,7 +209,8 @@ impl KvPoint {
 
     /// With [`KvPoint::pin`], the CPU of visitor `i` (0-based): the 2(i+1)-th allowed.
     pub fn visitor_cpu(&self, i: usize, cpus: &[usize]) -> Option<usize> {
-        self.pin.then(|| crate::affinity::pin_plan(i + 1, cpus).0)
+        self.pin
+            .then(|| xferbench_probes::affinity::pin_plan(i + 1, cpus).0)
     }
 }
 

@@ -1,11 +1,11 @@
 //! Warp clients as processes of [`Role::WarpClient`], started at once against one
 //! memory mock.
 
-use crate::process::{Launcher, Role, Streams, Supervised};
 use crate::workload::warp::{ClientProcessSpec, ClientRun, ClientSpec, WarpRunError};
 use std::io::Read;
 use std::net::SocketAddr;
 use std::time::Duration;
+use xferbench_probes::process::{Launcher, Role, Streams, Supervised};
 
 /// Starts `k` client processes ([`Role::WarpClient`]) at once (process `i` uses BAR1
 /// slots from `i × threads` and, when `spec` pins, the CPU `spec.pin_cpus[i]`) and

@@ -4,10 +4,10 @@
 //! # Participants
 //!
 //! * `main`: this process; with one instance the client threads run here.
-//! * `memory-mock`: the mock, a process of the binary's [`Role::MemoryMock`](crate::process::Role::MemoryMock) given a
+//! * `memory-mock`: the mock, a process of the binary's [`Role::MemoryMock`](xferbench_probes::process::Role::MemoryMock) given a
 //!   [`MemoryMockSpec`], so its CPU time is its own (a thread of this process when
 //!   there is no [`Launcher`], for tests; it is then listed with this process's id).
-//! * With `instances > 1`, `client1…clientK`: processes of [`Role::WarpClient`](crate::process::Role::WarpClient), each
+//! * With `instances > 1`, `client1…clientK`: processes of [`Role::WarpClient`](xferbench_probes::process::Role::WarpClient), each
 //!   given a [`ClientProcessSpec`](crate::workload::warp::ClientProcessSpec). They are started for each run (their ids are not
 //!   known beforehand), so they appear in the run's CPU rows but not in
 //!   [`Rig::participants`]. Without a launcher they are threads of this process.
@@ -35,16 +35,16 @@
 //! ([`figures::thread_cpu`]).
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::Participant;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
-use crate::process::Launcher;
 use crate::result::{RunRecord, figure};
-use crate::verify::Integrity;
 use crate::workload::new_histogram;
 use crate::workload::warp::{ClientRun, ClientSpec, Ops, WarpRunError, run_client};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use xferbench_probes::counters::Participant;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
+use xferbench_probes::process::Launcher;
+use xferbench_probes::verify::Integrity;
 
 mod clients;
 mod server;
@@ -82,7 +82,7 @@ pub struct MemoryMockRig {
 fn run_error(e: WarpRunError) -> RunError {
     match e {
         WarpRunError::Spec(m) => RunError::Config(m),
-        other => RunError::Participant(crate::chain(&other)),
+        other => RunError::Participant(crate::measure::chain(&other)),
     }
 }
 
@@ -98,7 +98,7 @@ impl MemoryMockRig {
             point.client.crc,
             bar1_for(slots, point.client.payload),
             point.io,
-            point.mock_cpu(&crate::affinity::allowed_cpus()),
+            point.mock_cpu(&xferbench_probes::affinity::allowed_cpus()),
         )
         .map_err(run_error)?;
         Ok(MemoryMockRig {
@@ -163,7 +163,7 @@ impl MemoryMockRig {
         hang_timeout: Duration,
     ) -> Result<Vec<ClientRun>, WarpRunError> {
         let p = &self.point;
-        let cpus = p.client_cpus(&crate::affinity::allowed_cpus());
+        let cpus = p.client_cpus(&xferbench_probes::affinity::allowed_cpus());
         let client = ClientSpec {
             hang_timeout_ms: hang_timeout.as_millis().max(1) as u64,
             pin_cpus: cpus.clone(),

@@ -4,14 +4,14 @@
 //! --connect`), which is only connected to: neither watched nor stopped.
 
 use super::MemoryMockSpec;
-use crate::cpu::CpuSnapshot;
-use crate::process::{Child, Launcher, Role, Streams, Supervised};
 use crate::workload::warp::WarpRunError;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::server::IoModel;
 
@@ -67,7 +67,7 @@ impl RunningServer {
                 let handle = std::thread::spawn(move || {
                     // Threads the server starts inherit the CPU.
                     if let Some(cpu) = pin
-                        && let Err(e) = crate::affinity::pin_current_thread(cpu)
+                        && let Err(e) = xferbench_probes::affinity::pin_current_thread(cpu)
                     {
                         tracing::error!(cpu, error = %e, "cannot pin the memory mock thread");
                         return;

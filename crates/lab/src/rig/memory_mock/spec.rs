@@ -8,7 +8,7 @@ use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
 use xferbench_transports::warp::server::{IoModel, Server, ServerConfig};
 
-/// What the memory mock process ([`Role::MemoryMock`](crate::process::Role::MemoryMock)) serves: its one argument, as
+/// What the memory mock process ([`Role::MemoryMock`](xferbench_probes::process::Role::MemoryMock)) serves: its one argument, as
 /// JSON. It prints `listening on ADDR` on stdout once bound, serves until SIGINT and
 /// dies with its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,13 +96,14 @@ impl MockPoint {
             return Vec::new();
         }
         (0..n.max(1))
-            .map(|i| crate::affinity::pin_plan(i, cpus).0)
+            .map(|i| xferbench_probes::affinity::pin_plan(i, cpus).0)
             .collect()
     }
 
     /// With [`MockPoint::pin`]: the memory mock's CPU, the one after the first
     /// client's (as a peer's).
     pub fn mock_cpu(&self, cpus: &[usize]) -> Option<usize> {
-        self.pin.then(|| crate::affinity::pin_plan(0, cpus).1)
+        self.pin
+            .then(|| xferbench_probes::affinity::pin_plan(0, cpus).1)
     }
 }

@@ -3,7 +3,7 @@
 //! alignments, and a portable pair in which B runs fewer instructions but misses
 //! the cache ([`kernels`]).
 //!
-//! A run of the hidden role ([`crate::process::Role::PerfStatBench`]) takes one JSON
+//! A run of the hidden role ([`xferbench_probes::process::Role::PerfStatBench`]) takes one JSON
 //! [`BenchSpec`], sets the benchmark up, runs it once as warm-up and then
 //! `runs` times timed (the seed's harness: one pre-heat run, ten measured runs), and
 //! prints one JSON [`BenchOutput`] on stdout.
@@ -18,12 +18,12 @@
 
 pub mod kernels;
 
-use crate::clock::Stamp;
-use crate::cpu::{CpuSnapshot, ProcessCpu};
 use kernels::{COPY_A, COPY_B, CopyFn, Walk};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::Instant;
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
 
 /// The benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -4,8 +4,8 @@
 use super::*;
 use std::collections::BTreeMap;
 use xferbench_lab::result::{Collapse, Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
-use xferbench_lab::stats::Estimate;
-use xferbench_lab::verify::Integrity;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// One hyperfine-style session: `runs` timed runs of `mean_ms` each, and the
 /// aggregate requests/s of all clients.

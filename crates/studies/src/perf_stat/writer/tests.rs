@@ -6,12 +6,13 @@ use super::*;
 use crate::perf_stat::passes::{BlockRow, DefaultBlock, PairEvents, Pass, SEED_STALL_EVENTS};
 use crate::perf_stat::perf;
 use xferbench_lab::ab::stalls::{compare_rows, rank, search_candidates};
-use xferbench_lab::counters::perf_stat::{
+use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
+use xferbench_lab::rig::perf_stat::perf as perf_rig;
+use xferbench_probes::counters::perf_stat::{
     PerfStatRow, PerfValue, parse_csv, parse_list, to_figures,
 };
-use xferbench_lab::cpu::ProcessCpu;
-use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
-use xferbench_lab::stats::Estimate;
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::Estimate;
 
 fn run(i: usize, time_s: f64) -> RunRecord {
     let figures: BTreeMap<String, f64> = [(TIME_S, time_s), (BENCH_CPU_S, 10.0 * time_s)]
@@ -388,7 +389,7 @@ fn callgrind_points_render_as_the_counts_in_the_passes_did() {
             p.runs[0].figures = c
                 .per_run
                 .iter()
-                .map(|(k, v)| (format!("{}{k}", callgrind::PREFIX), *v))
+                .map(|(k, v)| (format!("{}{k}", callgrind_rig::PREFIX), *v))
                 .collect();
             p
         })
@@ -422,9 +423,9 @@ fn perf_point(group: &str, bench: &str, variant: &str, runs: &[Vec<PerfStatRow>]
     for (run, rows) in p.runs.iter_mut().zip(runs) {
         run.figures = to_figures(rows);
         for (k, v) in [
-            (perf::ELAPSED_S, 0.1),
-            (perf::USER_S, 0.09),
-            (perf::SYS_S, 0.01),
+            (perf_rig::ELAPSED_S, 0.1),
+            (perf_rig::USER_S, 0.09),
+            (perf_rig::SYS_S, 0.01),
         ] {
             run.figures.insert(k.into(), v);
         }
@@ -468,11 +469,11 @@ fn the_default_block_as_points_renders_as_the_block_in_the_passes_did() {
     .unwrap();
     let mut a = perf_point(perf::DEFAULT_BLOCK, KB, "a", std::slice::from_ref(&rows));
     let figures = &mut a.runs[0].figures;
-    figures.insert(perf::ELAPSED_S.into(), block.elapsed_s);
-    figures.insert(perf::USER_S.into(), block.user_s);
-    figures.insert(perf::SYS_S.into(), block.sys_s);
+    figures.insert(perf_rig::ELAPSED_S.into(), block.elapsed_s);
+    figures.insert(perf_rig::USER_S.into(), block.user_s);
+    figures.insert(perf_rig::SYS_S.into(), block.sys_s);
     a.warnings
-        .push(format!("{}: cycles, instructions", perf::NOT_SUPPORTED));
+        .push(format!("{}: cycles, instructions", perf_rig::NOT_SUPPORTED));
     let b = perf_point(perf::DEFAULT_BLOCK, KB, "b", &[rows]);
     let new = with_points_first(
         vm_doc(Passes {
@@ -510,7 +511,7 @@ fn stall_points_render_as_the_stall_passes_did() {
         .map(|r| r.event.clone())
         .collect();
     let seed: Vec<String> = SEED_STALL_EVENTS.iter().map(|s| s.to_string()).collect();
-    let rows = |events: &[String], f: &str| perf::with_every_event(events, fx(f));
+    let rows = |events: &[String], f: &str| perf_rig::with_every_event(events, fx(f));
     let (sa, sb) = (
         rows(&seed, "seed-stalls-fast-a.csv"),
         rows(&seed, "seed-stalls-slow-b.csv"),
@@ -613,9 +614,9 @@ fn an_earlier_result_renders_the_same_from_the_passes_and_from_points() {
     let rows: Vec<PerfStatRow> = block.rows.iter().map(perf_row).collect();
     let mut a = perf_point(perf::DEFAULT_BLOCK, KB, "a", &[rows]);
     for (k, v) in [
-        (perf::ELAPSED_S, block.elapsed_s),
-        (perf::USER_S, block.user_s),
-        (perf::SYS_S, block.sys_s),
+        (perf_rig::ELAPSED_S, block.elapsed_s),
+        (perf_rig::USER_S, block.user_s),
+        (perf_rig::SYS_S, block.sys_s),
     ] {
         a.runs[0].figures.insert(k.into(), v);
     }

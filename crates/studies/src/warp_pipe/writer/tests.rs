@@ -3,8 +3,8 @@
 use super::*;
 use std::collections::BTreeMap;
 use xferbench_lab::result::{Outcome, RunRecord, SCHEMA_VERSION, StudyInfo};
-use xferbench_lab::stats::Estimate;
-use xferbench_lab::verify::Integrity;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// A run of `messages` transactions of 2048 B at `tps` transactions/s.
 fn run(i: usize, messages: u64, tps: f64) -> RunRecord {
@@ -270,10 +270,11 @@ fn crc_points_give_the_same_folder_as_the_extras_did() {
         );
         p.integrity = None;
         for r in &mut p.runs {
-            r.figures.insert(crc::CRC_MB_PER_S.into(), rate);
+            r.figures
+                .insert(xferbench_lab::rig::crc::CRC_MB_PER_S.into(), rate);
         }
         p.summary.insert(
-            crc::CRC_MB_PER_S.into(),
+            xferbench_lab::rig::crc::CRC_MB_PER_S.into(),
             Estimate::from_values([rate, rate]).unwrap(),
         );
         new.points.push(p);

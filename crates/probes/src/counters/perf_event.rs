@@ -11,7 +11,7 @@
 //! Kernel-mode work (syscalls matter for transports) is counted when allowed;
 //! where `perf_event_paranoid` forbids it the source falls back to user-mode
 //! counting and says so. Hardware events are only tried when a PMU answered the
-//! probe in [`crate::context`]; without one they are listed as unsupported, once.
+//! probe in `xferbench_lab::context`; without one they are listed as unsupported, once.
 //! A multiplexed counter is scaled by `time_enabled / time_running`, as `perf stat`
 //! does.
 

@@ -1,17 +1,21 @@
 //! A rig with synthetic stamps, for deterministic tests of the point loop and its
 //! aggregation rules: no thread, process or clock is involved.
 
-use super::{ChannelOutcome, FigureRules, Rig, RunControl, RunError, aggregate};
-use crate::clock::Stamp;
-use crate::counters::{CounterSource, Participant};
-use crate::cpu::ProcessCpu;
-use crate::measure::{Bench, PlannedPoint};
+use crate::control::{Rig, RunControl, RunError};
+use crate::limits::Limits;
+use crate::limits::fraction::LimitFraction;
+use crate::plan::{Bench, Judge, PlannedPoint};
+use crate::record::{ChannelOutcome, FigureRules, aggregate};
 use crate::result::{RunRecord, figure};
-use crate::verify::Integrity;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::{CounterSource, Participant};
+use xferbench_probes::cpu::ProcessCpu;
+use xferbench_probes::stats::Estimate;
+use xferbench_probes::verify::Integrity;
 
 /// One channel of a scripted run: `(start_ns, end_ns, messages, bytes)`.
 pub type Lane = (u64, u64, u64, u64);
@@ -38,7 +42,7 @@ pub struct FakeBench {
     pub log: Rc<RefCell<Vec<(usize, usize)>>>,
     pub integrity: Option<Integrity>,
     /// The `/proc` the loop reads the machine's load from (none by default).
-    pub machine: Option<crate::contention::ProcFs>,
+    pub machine: Option<xferbench_probes::contention::ProcFs>,
     /// Go on past a failed point ([`Bench::keep_going`]).
     pub keep_going: bool,
 }
@@ -87,7 +91,7 @@ impl Bench for FakeBench {
         &self.points
     }
 
-    fn machine_load(&self) -> Option<crate::contention::ProcFs> {
+    fn machine_load(&self) -> Option<xferbench_probes::contention::ProcFs> {
         self.machine.clone()
     }
 
@@ -163,5 +167,39 @@ impl Rig for FakeRig {
 
     fn finish(self: Box<Self>) -> Result<(), RunError> {
         Ok(())
+    }
+}
+
+/// What the loop's unit tests judge fake points by: they name no transport, hold
+/// against no limit and follow no schedule, as the lab's judge would find.
+#[derive(Debug)]
+pub(crate) struct FakeJudge;
+
+/// See [`FakeJudge`].
+pub(crate) static JUDGE: FakeJudge = FakeJudge;
+
+impl Judge for FakeJudge {
+    fn transport_defaults(&self, _: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+
+    fn limit_fraction(
+        &self,
+        _: &BTreeMap<String, String>,
+        _: u64,
+        _: usize,
+        _: &BTreeMap<String, Estimate>,
+        _: &Limits,
+    ) -> Option<LimitFraction> {
+        None
+    }
+
+    fn pacing_warning(
+        &self,
+        _: &BTreeMap<String, Estimate>,
+        _: usize,
+        _: Option<f64>,
+    ) -> Option<String> {
+        None
     }
 }

@@ -1,17 +1,18 @@
 //! The agent and the measuring side over loopback, with `/bin/sh` standing in for
 //! the binary's roles.
 
-use super::agent::{Agent, AgentConfig};
-use super::auth::Token;
-use super::protocol::{Line, RemoteRole, Reply, decode_reply, read_line};
-use super::{RemoteError, RemoteTarget};
-use crate::process::{Launcher, Role, Supervised};
+use super::{Agent, AgentConfig};
+use crate::error::RemoteError;
+use crate::remote::RemoteTarget;
+use crate::remote::auth::Token;
+use crate::remote::protocol::{Line, RemoteRole, Reply, decode_reply, read_line};
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
+use xferbench_probes::process::{Launcher, Role, Supervised};
 
 struct Running {
     addr: SocketAddr,

@@ -48,37 +48,37 @@ pub const STOP_GRACE: Duration = Duration::from_millis(500);
 )]
 pub enum Role {
     /// Serves one channel of a run; control protocol on stdin/stdout
-    /// ([`crate::peer`]).
+    /// (`xferbench_lab::peer`).
     Peer,
     /// The remote side of an RPMsg link; the lab appends the region name
-    /// ([`crate::rig::rpmsg`]).
+    /// (`xferbench_lab::rig::rpmsg`).
     RpmsgRemote,
     /// The Warp Pipe memory mock; the lab appends one JSON
-    /// [`crate::rig::memory_mock::MemoryMockSpec`].
+    /// `xferbench_lab::rig::memory_mock::MemoryMockSpec`.
     MemoryMock,
     /// One Warp Pipe client process; the lab appends one JSON
-    /// [`crate::workload::warp::ClientProcessSpec`].
+    /// `xferbench_lab::workload::warp::ClientProcessSpec`.
     WarpClient,
     /// A hash-table server; the lab appends one JSON
-    /// [`crate::rig::kv::KvServerSpec`].
+    /// `xferbench_lab::rig::kv::KvServerSpec`.
     KvServer,
     /// One hash-table client process; the lab appends one JSON
-    /// [`crate::workload::kv::KvClientSpec`].
+    /// `xferbench_lab::workload::kv::KvClientSpec`.
     KvClient,
     /// One benchmark process of the perf-stat study; the lab appends one JSON
-    /// [`crate::workload::perf_stat::BenchSpec`].
+    /// `xferbench_lab::workload::perf_stat::BenchSpec`.
     PerfStatBench,
     /// Opens a plugin file and prints its description as JSON; the lab appends the
-    /// path ([`crate::plugins`]).
+    /// path (`xferbench_lab::plugins`).
     PluginProbe,
     /// The measuring side of a plugin transport's point: drives its channels and
     /// starts its peers; control protocol on stdin/stdout; the lab appends one JSON
-    /// [`crate::rig::plugin::DriverSpec`].
+    /// `xferbench_lab::rig::plugin::DriverSpec`.
     PluginDriver,
     /// Runs a plugin's clean-up hook; the lab appends the transport and the scope.
     PluginCleanup,
     /// Runs one conformance check and prints its verdict as JSON; the lab appends
-    /// one JSON [`crate::check::CheckSpec`].
+    /// one JSON `xferbench_lab::check::CheckSpec`.
     Check,
 }
 
@@ -386,7 +386,7 @@ impl Tail {
 }
 
 /// A child process under supervision, wherever it runs: started here ([`Child`]) or
-/// by the agent on another host ([`crate::remote::RemoteChild`]). Waiting with a
+/// by the agent on another host (`xferbench_lab::remote::RemoteChild`). Waiting with a
 /// bound, stopping and reporting how it ended are written once, against this.
 pub trait Supervised {
     /// Its process id, on the host it runs on.
@@ -525,22 +525,27 @@ impl Child {
         }
     }
 
-    /// The plugin calls the child is in, asked before a hung child is killed: it is
-    /// sent [`in_flight::REPORT_SIGNAL`](xferbench_transports::plugin::in_flight) and
-    /// given up to `within` to write them to its stderr. `None` when it wrote no
-    /// report (it loaded no plugin, or it has exited); empty when it is in none.
-    pub fn calls_in_flight(&mut self, within: Duration) -> Option<Vec<String>> {
-        use xferbench_transports::plugin::in_flight;
+    /// What the child reports on its stderr when sent `signal`, asked before a hung
+    /// child is killed (the plugin calls it is in: `xferbench_lab::plugins::calls_in_flight`):
+    /// it is sent `signal` and given up to `within` to write a report that `parse`
+    /// reads from its stderr tail. `None` when it wrote none (it has exited, or
+    /// `signal` is no signal).
+    pub fn report_on_signal<T>(
+        &mut self,
+        signal: i32,
+        within: Duration,
+        parse: impl Fn(&str) -> Option<T>,
+    ) -> Option<T> {
         if self.poll().is_some() {
             return None;
         }
         let pid = rustix::process::Pid::from_raw(self.pid() as i32)?;
-        let signal = rustix::process::Signal::from_named_raw(in_flight::REPORT_SIGNAL)?;
+        let signal = rustix::process::Signal::from_named_raw(signal)?;
         let _ = rustix::process::kill_process(pid, signal);
         let until = std::time::Instant::now() + within;
         loop {
-            if let Some(calls) = in_flight::parse_report(&self.stderr_tail()) {
-                return Some(calls);
+            if let Some(report) = parse(&self.stderr_tail()) {
+                return Some(report);
             }
             if std::time::Instant::now() >= until || self.poll().is_some() {
                 return None;

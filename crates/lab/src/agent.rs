@@ -7,20 +7,21 @@
 //!   side retries for a while) and its connection closed.
 //! * Nothing is started before the client proved it knows the token. A bad request
 //!   gets a `refused` reply and a log line; a line longer than
-//!   [`MAX_LINE`](super::protocol::MAX_LINE), a failed authentication or a client
+//!   [`MAX_LINE`](crate::remote::protocol::MAX_LINE), a failed authentication or a client
 //!   silent for the idle timeout ends the connection.
 //! * When the client says `bye`, closes the connection, or vanishes, everything it
 //!   started is stopped and reaped before the next client is served.
 
-use super::auth::{NONCE_LEN, Token, hex, nonce, unhex};
-use super::protocol::{
+#[cfg(test)]
+mod tests;
+
+use crate::peer::PeerCommand;
+use crate::plugins;
+use crate::remote::auth::{NONCE_LEN, Token, hex, nonce, unhex};
+use crate::remote::protocol::{
     HostInfo, Line, ProtocolError, RemoteRole, Reply, Request, VERSION, decode, encode, read_line,
     read_line_into,
 };
-use crate::cpu::CpuSnapshot;
-use crate::peer::PeerCommand;
-use crate::plugins;
-use crate::process::{Child, Launcher, Role, Streams};
 use crate::rig::memory_mock::MemoryMockSpec;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -31,6 +32,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::{Child, Launcher, Role, Streams};
 
 /// How long a client may take to authenticate.
 pub const AUTH_TIMEOUT: Duration = Duration::from_secs(10);

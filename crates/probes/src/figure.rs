@@ -1,5 +1,5 @@
-//! Names of the figures in [`RunRecord::figures`](crate::result::RunRecord::figures) and
-//! [`PointResult::summary`](crate::result::PointResult::summary).
+//! Names of the figures in `RunRecord::figures` and `PointResult::summary` of the
+//! lab's result model (`xferbench_lab::result`).
 /// Total payload bytes over the common window of all channels, bytes per second.
 pub const THROUGHPUT: &str = "throughput_bytes_per_s";
 /// Messages (stream) or round trips (pingpong) over the common window, per second.

@@ -17,19 +17,19 @@
 //! which cross TCP and a protocol stack) carry none.
 //!
 //! The limits are the better of the start's and the end's measurement
-//! ([`super::MachineLimits::floor`]), except the round-trip floors that the drift
+//! ([`MachineLimits::floor`](crate::limits::MachineLimits::floor)), except the round-trip floors that the drift
 //! samples between a point's runs also measure (cache-line, futex, hand-over): each
 //! run is then held against the sample taken just before it, in the state the machine
 //! was in while it ran, and the point's fraction is the median of its runs'
 //! ([`LimitFraction::paired`]).
 //!
-//! A stream's limit is the stream floor ([`super::StreamLimit`]): every byte handed
+//! A stream's limit is the stream floor ([`StreamLimit`](crate::limits::StreamLimit)): every byte handed
 //! from one CPU to the other through a ring, as the point hands them. memcpy, one CPU
 //! copying a buffer hot in its own cache, bounds no stream; it stays beside the
 //! floor as a reference ([`LimitFraction::reference`], `memcpy 64 KiB (one CPU,
 //! hot)`), never flagging a point.
 //!
-//! A point above [`SUSPECT`] (110 %) beat what was meant to be its floor: the limit
+//! A point above [`SUSPECT`](crate::limits::fraction::SUSPECT) (110 %) beat what was meant to be its floor: the limit
 //! was measured under other conditions than the point ran in (a machine that changed
 //! speed, a slow copy placement, wake-ups from idle that a busy point never pays), or
 //! the point is not bound by it. Such a fraction is not a result: it is marked
@@ -40,186 +40,21 @@
 //! the median latency where recorded, else, for one channel, the inverse of the round
 //! trip rate.
 
-use super::Limits;
-use crate::figure;
-use crate::params::{TRANSPORT, WORKLOAD, ZERO_COPY};
-use crate::stats::Estimate;
+use crate::axes::{TRANSPORT, ZERO_COPY};
+use crate::limits::Limits;
+use crate::limits::fraction::{HALF, LimitFraction, MEMCPY_REFERENCE, Reference};
 use crate::workload::RecordedWorkload;
-use serde::{Deserialize, Serialize};
+use crate::workload::WORKLOAD;
 use std::collections::BTreeMap;
+use xferbench_probes::figure;
+use xferbench_probes::stats::Estimate;
 use xferbench_transports::Wakeup;
 use xferbench_transports::rpmsg::NOTIFY;
-
-/// A point's primary figure against its natural limit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct LimitFraction {
-    /// The limit, in words (`memcpy 64 KiB`, `futex wake round trip`).
-    pub limit: String,
-    /// The limit's median.
-    pub limit_value: f64,
-    /// The limit's unit: `bytes/s` or `ns`.
-    pub unit: String,
-    /// The point's figure compared with it.
-    pub figure: String,
-    /// That figure's median.
-    pub figure_value: f64,
-    /// How much of the limit the point reached: rate ÷ limit rate, or limit time ÷
-    /// figure time.
-    pub fraction: f64,
-    /// Above [`SUSPECT`]: the limit or its mapping to this point is suspect, and the
-    /// fraction is not a result (added in schema 1; `false` when absent).
-    #[serde(default)]
-    pub suspect: bool,
-    /// Each run was held against the floor sampled just before it (a drift sample,
-    /// [`super::Limits::around`]): `fraction` is the median of the runs' fractions and
-    /// `limit_value` the median of their floors, not the start's and end's
-    /// measurement (added within schema 1; `false` when absent).
-    #[serde(default)]
-    pub paired: bool,
-    /// A figure set beside the limit for comparison, which does not bound the point
-    /// and never makes it suspect: a stream's memcpy on one CPU (added within schema
-    /// 1; absent in older files and for other points).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reference: Option<Reference>,
-}
-
-/// A figure a point is set beside without being held against it
-/// ([`LimitFraction::reference`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Reference {
-    /// What it is, in words: `memcpy 64 KiB (one CPU, hot)`.
-    pub name: String,
-    /// Its median.
-    pub value: f64,
-    /// Its unit: `bytes/s`.
-    pub unit: String,
-    /// The point's figure ÷ this value.
-    pub fraction: f64,
-}
-
-impl Reference {
-    /// `memcpy 64 KiB (one CPU, hot): 24 %`.
-    pub fn short(&self) -> String {
-        format!("{}: {}", self.name, percent(self.fraction))
-    }
-}
-
-/// What a stream's memcpy reference adds to its name: one CPU copying a buffer its
-/// cache holds.
-pub const MEMCPY_REFERENCE: &str = "(one CPU, hot)";
-
-/// How the limit of a one-way figure held against half a round-trip floor begins
-/// (`half the cache-line round trip`).
-pub const HALF: &str = "half the ";
-
-/// The floor a limit is taken from: `cache-line round trip` for itself and for
-/// `half the cache-line round trip`.
-pub fn floor_of(limit: &str) -> &str {
-    limit.strip_prefix(HALF).unwrap_or(limit)
-}
-
-/// A point that reaches more than this fraction of its limit makes the limit suspect.
-pub const SUSPECT: f64 = 1.1;
-
-/// How a suspect fraction's warning begins.
-pub const SUSPECT_WARNING: &str = "limit suspect:";
-
-impl LimitFraction {
-    /// `42 % of cache-line round trip`, or `suspect (see warnings)` above
-    /// [`SUSPECT`], followed by the reference where there is one (`85 % of stream
-    /// floor 64 KiB; memcpy 64 KiB (one CPU, hot): 24 %`).
-    pub fn short(&self) -> String {
-        let held = if self.suspect {
-            "suspect (see warnings)".into()
-        } else {
-            format!("{} of {}", percent(self.fraction), self.limit)
-        };
-        match &self.reference {
-            Some(r) => format!("{held}; {}", r.short()),
-            None => held,
-        }
-    }
-
-    /// The fraction when it is a result (not suspect).
-    pub fn trusted(&self) -> Option<f64> {
-        (!self.suspect).then_some(self.fraction)
-    }
-
-    /// The point's warning when the fraction is suspect.
-    pub fn warning(&self) -> Option<String> {
-        self.suspect.then(|| {
-            format!(
-                "{SUSPECT_WARNING} the point reached {} the {} (above {}), which was meant to \
-                 be its floor; the limit was measured under other conditions than the point ran \
-                 in, or does not bound it, so no fraction is reported",
-                match percent(self.fraction) {
-                    p if p.ends_with('×') => p,
-                    p => format!("{p} of"),
-                },
-                self.limit,
-                percent(SUSPECT)
-            )
-        })
-    }
-
-    /// The point's fraction from its runs', each held against the floor sampled
-    /// just before it (`runs`): their median fraction and floor, with `whole`'s names
-    /// and figure.
-    pub fn paired(whole: &LimitFraction, runs: &[LimitFraction]) -> LimitFraction {
-        let median = |f: fn(&LimitFraction) -> f64| {
-            Estimate::from_values(runs.iter().map(f)).map_or(f64::NAN, |e| e.median)
-        };
-        let fraction = median(|r| r.fraction);
-        LimitFraction {
-            limit_value: median(|r| r.limit_value),
-            fraction,
-            suspect: fraction > SUSPECT,
-            paired: true,
-            ..whole.clone()
-        }
-    }
-
-    fn new(
-        limit: String,
-        limit_value: f64,
-        unit: &str,
-        figure: &str,
-        figure_value: f64,
-        fraction: f64,
-    ) -> Self {
-        LimitFraction {
-            limit,
-            limit_value,
-            unit: unit.into(),
-            figure: figure.into(),
-            figure_value,
-            fraction,
-            suspect: fraction > SUSPECT,
-            paired: false,
-            reference: None,
-        }
-    }
-}
-
-/// `42 %`, `4.2 %`, `0.42 %`: two significant digits below 10 %.
-pub fn percent(f: f64) -> String {
-    let p = f * 100.0;
-    if f >= 10.0 {
-        // `79×`: a ratio that large reads as a multiple.
-        format!("{f:.0}×")
-    } else if p >= 10.0 {
-        format!("{p:.0} %")
-    } else if p >= 1.0 {
-        format!("{p:.1} %")
-    } else {
-        format!("{p:.2} %")
-    }
-}
 
 /// The kind of floor a round trip sits on.
 enum Floor<'a> {
     CacheLine,
-    Handover(&'a super::HandoverLimit),
+    Handover(&'a crate::limits::HandoverLimit),
     Futex,
     Pipe,
 }
@@ -321,7 +156,7 @@ fn floor(transport: &str, params: &BTreeMap<String, String>) -> Option<Floor<'st
 /// earlier versions, a message size far from every probed one).
 fn stream_fraction(
     rate: f64,
-    floor: Option<&super::StreamLimit>,
+    floor: Option<&crate::limits::StreamLimit>,
     limits: &Limits,
     size_bytes: u64,
 ) -> Option<LimitFraction> {
@@ -351,7 +186,7 @@ fn stream_fraction(
 fn rate_fraction(figure: &str, rate: f64, copy_size: u64, copy_rate: f64) -> Option<LimitFraction> {
     (rate > 0.0 && copy_rate > 0.0).then(|| {
         LimitFraction::new(
-            format!("memcpy {}", super::size_words(copy_size)),
+            format!("memcpy {}", crate::limits::size_words(copy_size)),
             copy_rate,
             "bytes/s",
             figure,
@@ -373,7 +208,10 @@ fn round_trip_fraction(
             limits.cache_line_rtt_ns.as_ref()?,
         ),
         Floor::Handover(h) => (
-            format!("hand-over round trip {}", super::size_words(h.size_bytes)),
+            format!(
+                "hand-over round trip {}",
+                crate::limits::size_words(h.size_bytes)
+            ),
             &h.rtt_ns,
         ),
         Floor::Futex => (
@@ -387,68 +225,10 @@ fn round_trip_fraction(
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::limits::{CopyLimit, Depth};
-
-    fn est(v: f64) -> Estimate {
-        Estimate::from_values([v, v, v]).unwrap()
-    }
-
-    /// A machine with round numbers: memcpy 10 GB/s at every size, cache line 200 ns,
-    /// futex 20 µs, pipe 25 µs, hand-overs of 1 ns per 8 bytes, stream floors of
-    /// 12.5 GB/s copied and 20 GB/s in place at both sizes.
-    pub(crate) fn machine() -> Limits {
-        Limits {
-            depth: Depth::Quick,
-            cpus: vec![0, 1],
-            memcpy: crate::limits::COPY_SIZES
-                .iter()
-                .map(|&s| CopyLimit {
-                    size_bytes: s,
-                    bytes_per_s: est(10e9),
-                })
-                .collect(),
-            placements: vec![],
-            cache_line_rtt_ns: Some(est(200.0)),
-            futex_rtt_cross_ns: Some(est(20e3)),
-            futex_rtt_same_ns: Some(est(5e3)),
-            syscall_ns: est(80.0),
-            clock_read_ns: Some(est(20.0)),
-            clock_source: Some(crate::clock::TripSource::Tsc),
-            pipe_rtt_ns: Some(est(25e3)),
-            handover_rtt_ns: crate::limits::HANDOVER_SIZES
-                .iter()
-                .map(|&s| crate::limits::HandoverLimit {
-                    size_bytes: s,
-                    rtt_ns: est(s as f64 / 8.0),
-                })
-                .collect(),
-            stream_floor: crate::limits::STREAM_SIZES
-                .iter()
-                .flat_map(|&s| {
-                    [(false, 12.5e9), (true, 20e9)].map(|(in_place, rate)| {
-                        crate::limits::StreamLimit {
-                            size_bytes: s,
-                            in_place,
-                            ring_bytes: 4 << 20,
-                            bytes_per_s: est(rate),
-                        }
-                    })
-                })
-                .collect(),
-            stalls: [0, 1]
-                .map(|cpu| crate::limits::StallLimit {
-                    cpu,
-                    lost_fraction: est(0.012),
-                    wait_p99_ns: est(2e3),
-                    longest_ns: 1.5e6,
-                })
-                .to_vec(),
-            took_s: 0.1,
-            build: None,
-        }
-    }
+    use crate::limits::fraction::percent;
+    use crate::limits::tests::{est, machine};
 
     fn point(pairs: &[(&str, &str)], figures: &[(&str, f64)]) -> Option<LimitFraction> {
         point_of_size(64, pairs, figures)

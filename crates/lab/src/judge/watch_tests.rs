@@ -1,15 +1,15 @@
 //! The point loop with a watched machine: limits in the context, a fraction of the
 //! limit per point, and the drift flag, on the fake rig and a scripted machine.
 
-use super::drift::{CACHE_LINE, DriftSample, FUTEX, MEMCPY};
-use super::{Limits, MachineProbe, Watch};
-use crate::counters::CounterMode;
+use crate::fake::{FakeBench, Scripted};
+use crate::limits::drift::{CACHE_LINE, DriftSample, FUTEX, MEMCPY};
+use crate::limits::{Limits, MachineProbe, Watch};
 use crate::measure::{LoopOptions, run_plan};
 use crate::result::{ResultDoc, Settings, figure};
-use crate::rig::fake::{FakeBench, Scripted};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+use xferbench_probes::counters::CounterMode;
 
 /// A machine whose futex round trip is 13 µs until the `shift_at`-th drift sample,
 /// and `shifted` µs from then on; limits are round numbers.
@@ -43,9 +43,9 @@ impl ScriptedMachine {
 impl MachineProbe for ScriptedMachine {
     fn limits(&self) -> Limits {
         let k = self.limits.fetch_add(1, Ordering::Relaxed);
-        let mut limits = super::ratio::tests::machine();
+        let mut limits = crate::limits::tests::machine();
         if let (0, Some(rate)) = (k, self.slow_start) {
-            let slow = crate::stats::Estimate::from_values([rate; 3]).unwrap();
+            let slow = xferbench_probes::stats::Estimate::from_values([rate; 3]).unwrap();
             for c in &mut limits.memcpy {
                 c.bytes_per_s = slow;
             }
@@ -95,6 +95,7 @@ fn run_bench(
     machine: Arc<ScriptedMachine>,
 ) -> ResultDoc {
     let opts = LoopOptions {
+        judge: &crate::judge::LAB,
         runs,
         warmup: 0,
         interleave,
@@ -265,6 +266,7 @@ fn an_interleaved_plan_flags_every_point_and_says_the_ratios_hold() {
 fn without_a_watch_nothing_is_measured_or_attached() {
     let mut bench = FakeBench::new(1, |_, _| Scripted::Lanes(vec![(0, 1_000, 1, 1)]));
     let opts = LoopOptions {
+        judge: &crate::judge::LAB,
         runs: 1,
         warmup: 0,
         interleave: false,
@@ -307,7 +309,7 @@ fn a_load_point_is_held_run_by_run_against_half_the_floor_sampled_before_it() {
     }
     p.summary.insert(
         figure::LATENCY[0].into(),
-        crate::stats::Estimate::from_values([400.0; 3]).unwrap(),
+        xferbench_probes::stats::Estimate::from_values([400.0; 3]).unwrap(),
     );
     let samples: Vec<DriftSample> = [400.0, 400.0, 4000.0]
         .map(|ns| DriftSample {
@@ -316,7 +318,7 @@ fn a_load_point_is_held_run_by_run_against_half_the_floor_sampled_before_it() {
         .to_vec();
     let paired: Vec<Option<&DriftSample>> = samples.iter().map(Some).collect();
     let floor = doc.context.limits.as_ref().unwrap().floor();
-    crate::measure::hold_against(&mut doc.points[0], &floor, &paired);
+    crate::measure::hold_against(&mut doc.points[0], &floor, &paired, &crate::judge::LAB);
     let f = doc.points[0].limit.as_ref().expect("a fraction");
     assert_eq!(f.limit, "half the cache-line round trip");
     assert!(f.paired, "{f:?}");
@@ -332,8 +334,8 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
     let samples: Vec<DriftSample> = [(10e9, 25e9), (2.5e9, 4e9)]
         .map(|(copied, in_place)| DriftSample {
             probes: [
-                (super::drift::stream(64 << 10, false), copied),
-                (super::drift::stream(64 << 10, true), in_place),
+                (crate::limits::drift::stream(64 << 10, false), copied),
+                (crate::limits::drift::stream(64 << 10, true), in_place),
             ]
             .into_iter()
             .collect(),
@@ -349,7 +351,7 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
         p.params.insert("zero_copy".into(), zero_copy.into());
         assert_eq!(p.runs.len(), 2);
         let floor = doc.context.limits.as_ref().unwrap().floor();
-        crate::measure::hold_against(&mut doc.points[0], &floor, &paired);
+        crate::measure::hold_against(&mut doc.points[0], &floor, &paired, &crate::judge::LAB);
         let p = &doc.points[0];
         let f = p.limit.as_ref().expect("a fraction");
         assert_eq!(f.limit, limit);
@@ -364,7 +366,7 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
         );
         assert!((f.fraction - mid(fractions)).abs() < 1e-9, "{}", f.fraction);
         // Above 110 % of the median floor: suspect, and said so.
-        assert_eq!(f.suspect, mid(fractions) > super::ratio::SUSPECT);
+        assert_eq!(f.suspect, mid(fractions) > crate::limits::fraction::SUSPECT);
         assert_eq!(
             p.warnings.iter().any(|w| w.starts_with("limit suspect")),
             f.suspect

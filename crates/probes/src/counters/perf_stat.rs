@@ -435,7 +435,7 @@ mod tests {
 
     #[test]
     fn the_list_keeps_cpu_events_and_drops_tracepoints_software_and_metrics() {
-        let text = include_str!("../../testdata/perf-stat/perf-list-skylake.txt");
+        let text = include_str!("../../../lab/testdata/perf-stat/perf-list-skylake.txt");
         let ev = parse_list(text);
         for e in [
             "branch-misses",

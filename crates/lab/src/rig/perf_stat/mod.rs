@@ -15,17 +15,25 @@
 //! the timed runs (the one number per benchmark of the seed's table), the fastest
 //! and the median, and the common figures of [`aggregate`] with the timed runs as
 //! messages and the bytes copied (or nodes visited) as bytes.
+//!
+//! The same benchmark counted rather than timed has a rig of its own:
+//! [`callgrind::CallgrindRig`] under callgrind, [`perf::PerfRig`] under `perf stat`.
+
+pub mod callgrind;
+pub mod perf;
 
 use super::{ChannelOutcome, Rig, RunControl, RunError, aggregate};
-use crate::counters::Participant;
-use crate::process::{Launcher, Role, Streams, Supervised};
 use crate::record::FigureRules;
 use crate::result::RunRecord;
-use crate::stats;
 use crate::workload::perf_stat::{BenchOutput, BenchSpec, run_harness};
 use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use xferbench_probes::clock::Stamp;
+use xferbench_probes::counters::Participant;
+use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::process::{Launcher, Role, Streams, Supervised};
+use xferbench_probes::stats;
 
 /// The figures of a perf-stat run.
 pub mod figures {
@@ -74,7 +82,7 @@ impl PerfStatRig {
             let r = stdout.read_to_end(&mut out).map(|_| out);
             let _ = tx.send(r);
         });
-        let mut started = crate::clock::Watchdog::start();
+        let mut started = xferbench_probes::clock::Watchdog::start();
         let out = loop {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(r) => break r,
@@ -132,7 +140,10 @@ impl Rig for PerfStatRig {
 }
 
 /// The run's record from what the harness measured.
-pub fn record(out: &BenchOutput, counters: Option<crate::counters::RunCounters>) -> RunRecord {
+pub fn record(
+    out: &BenchOutput,
+    counters: Option<xferbench_probes::counters::RunCounters>,
+) -> RunRecord {
     let runs = out.times_s.len() as u64;
     let channel = ChannelOutcome {
         start: out.start,
@@ -175,10 +186,11 @@ pub fn callgrind_totals(
         .prefix("xferbench-perfstat-callgrind-")
         .tempdir()
         .map_err(|e| format!("cannot make a temporary folder: {e}"))?;
-    let args = crate::counters::callgrind::valgrind_args(tmp.path(), Some(CALLGRIND_COLLECT));
+    let args =
+        xferbench_probes::counters::callgrind::valgrind_args(tmp.path(), Some(CALLGRIND_COLLECT));
     let wrapped = launcher
         .clone()
-        .wrapped(crate::process::Wrapper::new("valgrind", args));
+        .wrapped(xferbench_probes::process::Wrapper::new("valgrind", args));
     let json = serde_json::to_string(spec).expect("a spec serialises");
     let mut cmd = wrapped
         .command(Role::PerfStatBench, [json])
@@ -192,11 +204,50 @@ pub fn callgrind_totals(
         let tail: Vec<&str> = text.lines().rev().take(3).collect();
         return Err(format!(
             "valgrind {}: {}",
-            crate::process::describe_status(out.status),
+            xferbench_probes::process::describe_status(out.status),
             tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
         ));
     }
-    let mut totals = crate::counters::callgrind::sum_dir(tmp.path()).map_err(|e| e.to_string())?;
-    crate::counters::derive(&mut totals);
+    let mut totals =
+        xferbench_probes::counters::callgrind::sum_dir(tmp.path()).map_err(|e| e.to_string())?;
+    xferbench_probes::counters::derive(&mut totals);
     Ok(totals)
+}
+
+/// One run of a counting rig (callgrind's, perf's): `count` between the window's
+/// edges, as a record of that window with this process's CPU and `messages`
+/// (counters too, if a source ran), and what `count` returned. Ctrl-C before or
+/// during the count ends the run as interrupted.
+fn counting_run<T>(
+    ctl: &mut RunControl<'_>,
+    messages: u64,
+    count: impl FnOnce(&RunControl<'_>) -> T,
+) -> Result<(RunRecord, T), RunError> {
+    let stopped = |ctl: &RunControl<'_>| ctl.stop.load(std::sync::atomic::Ordering::Relaxed);
+    if stopped(ctl) {
+        return Err(RunError::Interrupted);
+    }
+    ctl.window_started();
+    let cpu0 = CpuSnapshot::now();
+    let start = Stamp::now();
+    let counted = count(ctl);
+    let end = Stamp::now();
+    let cpu1 = CpuSnapshot::now();
+    ctl.window_ended();
+    if stopped(ctl) {
+        return Err(RunError::Interrupted);
+    }
+    let channel = ChannelOutcome {
+        start,
+        end,
+        messages,
+        bytes: 0,
+        latency: None,
+        integrity: None,
+        schedule: None,
+    };
+    let main = cpu0.until(&cpu1, "main", std::process::id());
+    let mut rec = aggregate(vec![channel], vec![main]);
+    rec.counters = ctl.take_counters();
+    Ok((rec, counted))
 }

@@ -7,7 +7,7 @@
 //! time figures of a run with `--counters callgrind` are not representative, and the
 //! runs should be short (`--count`).
 //!
-//! Collection is switched on only inside [`crate::workload::serve`] (the measured
+//! Collection is switched on only inside `xferbench_lab::workload::serve` (the measured
 //! side of every run; `--toggle-collect`), so process start-up is not counted. The
 //! totals cover every run of the point, warm-up included, and are divided by the
 //! number of runs to give figures per run.

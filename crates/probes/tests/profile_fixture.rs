@@ -1,7 +1,7 @@
 //! A `perf script` recording (16 samples of `xferbench run stream -t pipe`, DWARF
 //! call graphs, taken on a VM without a PMU) folded and written as speedscope.
 
-use xferbench_lab::profile::{fold, speedscope};
+use xferbench_probes::profile::{fold, speedscope};
 
 const SCRIPT: &[u8] = include_bytes!("fixtures/perf-script-stream-pipe.txt");
 

@@ -1,0 +1,333 @@
+//! `--rate auto`: the bounded search for the knee of each curve (see `knee` for
+//! the definition it applies).
+
+use crate::knee::{CurvePoint, confirmed};
+use crate::observer::Observer;
+use crate::plan::{PlannedPoint, RunProgress};
+use crate::result::{Context, Knee, Outcome, PointResult, ResultDoc};
+use crate::run::{RunOptions, run_sweep};
+use crate::sweep::PointSpec;
+use crate::workload::load::{RATE, Schedule};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How `--rate auto` searches.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// The reference rate, messages per second.
+    pub low_rate: u64,
+    /// The rate of the saturating probe: far above what a transport sustains.
+    pub ceiling: u64,
+    /// Stop when the bracket's ends are within this factor of each other.
+    pub precision: f64,
+    /// Stop bisecting after this long per curve (the bracket so far is the answer).
+    pub budget: Duration,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            low_rate: 1_000,
+            ceiling: 100_000_000,
+            precision: 1.1,
+            budget: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Finds the knee of each of `bases` (points whose schedule sets all but the rate)
+/// by probing rates; every probe is a point of the returned document (one measured
+/// run after `opts.warmup`), and the document's `knees` hold one knee per base.
+pub fn search(
+    context: Context,
+    bases: &[PointSpec],
+    opts: &RunOptions,
+    how: &SearchOptions,
+    stop: &AtomicBool,
+    observers: &mut [&mut dyn Observer],
+) -> ResultDoc {
+    let probe_opts = RunOptions {
+        runs: 1,
+        ..opts.clone()
+    };
+    // The machine's limits are measured around the first probe only: a probe is a
+    // second long, the limits a few seconds.
+    let later_opts = RunOptions {
+        watch: None,
+        ..probe_opts.clone()
+    };
+    let planned = planned(bases, opts);
+    let mut doc = ResultDoc {
+        schema_version: crate::result::SCHEMA_VERSION,
+        study: None,
+        context,
+        points: Vec::new(),
+        warnings: Vec::new(),
+        outcome: Outcome::Complete,
+        knees: Vec::new(),
+        failed: Vec::new(),
+    };
+    for o in observers.iter_mut() {
+        if let Err(e) = o.sweep_started(&doc.context, &planned) {
+            doc.outcome = Outcome::Failed {
+                error: e.to_string(),
+            };
+            return doc;
+        }
+    }
+    'bases: for base in bases {
+        if stop.load(Ordering::Relaxed) || doc.outcome != Outcome::Complete {
+            break;
+        }
+        let started = Instant::now();
+        let mut measured: Vec<CurvePoint> = Vec::new();
+        let mut probe = |rate: u64, doc: &mut ResultDoc| -> Option<CurvePoint> {
+            let schedule = Schedule {
+                rate,
+                ..base.schedule.unwrap_or_default()
+            };
+            let spec = PointSpec {
+                schedule: Some(schedule),
+                ..base.clone()
+            };
+            let first = doc.points.is_empty() && doc.failed.is_empty();
+            let opts = if first { &probe_opts } else { &later_opts };
+            let one = run_probe(doc, spec, opts, stop, observers);
+            absorb(doc, one, &mut measured)
+        };
+        // The reference, then the saturated rate: the knee lies at or below what
+        // the transport delivers when offered far more.
+        let Some(low) = probe(how.low_rate, &mut doc) else {
+            continue 'bases;
+        };
+        let mut good: Option<f64> = low.sustained(low.p99_ns).then_some(low.offered);
+        let mut bad: Option<f64> = None;
+        if good.is_some() {
+            let Some(top) = probe(how.ceiling, &mut doc) else {
+                continue 'bases;
+            };
+            if top.sustained(low.p99_ns) {
+                good = Some(top.offered);
+            } else {
+                bad = Some(top.offered);
+                // The delivered rate under saturation bounds the knee from above:
+                // probe just below it first.
+                let guess = (top.achieved * 0.95).max(low.offered * how.precision);
+                if guess < top.offered {
+                    let Some(p) = probe(guess as u64, &mut doc) else {
+                        continue 'bases;
+                    };
+                    let Some(kept) = confirmed(&p, low.p99_ns, &mut doc, &mut probe) else {
+                        continue 'bases;
+                    };
+                    if kept {
+                        good = Some(p.offered);
+                    } else {
+                        bad = Some(p.offered);
+                    }
+                }
+            }
+        }
+        while let (Some(g), Some(b)) = (good, bad) {
+            if b / g <= how.precision || started.elapsed() >= how.budget {
+                break;
+            }
+            if stop.load(Ordering::Relaxed) {
+                continue 'bases;
+            }
+            let mid = (g * b).sqrt();
+            let Some(p) = probe(mid as u64, &mut doc) else {
+                continue 'bases;
+            };
+            let Some(kept) = confirmed(&p, low.p99_ns, &mut doc, &mut probe) else {
+                continue 'bases;
+            };
+            if kept {
+                good = Some(p.offered);
+            } else {
+                bad = Some(p.offered);
+            }
+        }
+        let mut params = base.params(opts.workload.name());
+        params.remove(RATE.name());
+        doc.knees.push(Knee {
+            params,
+            knee_per_s: good,
+            above_per_s: bad,
+            low_rate_per_s: low.offered,
+            low_p99_ns: low.p99_ns,
+            method: "search".into(),
+            points: measured.len(),
+            seconds: Some(started.elapsed().as_secs_f64()),
+        });
+    }
+    conclude(&mut doc, stop);
+    for o in observers.iter_mut() {
+        if let Err(e) = o.sweep_finished(&doc) {
+            doc.outcome = Outcome::Failed {
+                error: e.to_string(),
+            };
+        }
+    }
+    doc
+}
+
+/// Runs one probe as a plan of its own, its observers seeing its points numbered on
+/// from the search's.
+fn run_probe(
+    doc: &ResultDoc,
+    spec: PointSpec,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    observers: &mut [&mut dyn Observer],
+) -> ResultDoc {
+    let offset = doc.points.len();
+    let mut relays: Vec<Relay<'_, '_>> = Vec::new();
+    let mut refs: Vec<&mut dyn Observer> = Vec::new();
+    for o in observers.iter_mut() {
+        relays.push(Relay {
+            inner: &mut **o,
+            offset,
+        });
+    }
+    for r in relays.iter_mut() {
+        refs.push(r);
+    }
+    run_sweep(doc.context.clone(), &[spec], opts, stop, &mut refs)
+}
+
+/// The points the search plans, one per curve, without a rate (the search sets it).
+fn planned(bases: &[PointSpec], opts: &RunOptions) -> Vec<PlannedPoint> {
+    bases
+        .iter()
+        .map(|b| PlannedPoint {
+            params: {
+                let mut p = b.params(opts.workload.name());
+                p.remove(RATE.name());
+                p
+            },
+            size_bytes: b.size,
+            channels: b.channels,
+            rules: opts.workload.rules(),
+            verify: opts.verify,
+            runs: Some(crate::plan::RunCount {
+                runs: 1,
+                warmup: opts.warmup,
+            }),
+        })
+        .collect()
+}
+
+/// The search's own warnings and outcome once its curves are done: how many probes
+/// were contended, the first failure, or the interruption.
+fn conclude(doc: &mut ResultDoc, stop: &AtomicBool) {
+    let contended = doc
+        .points
+        .iter()
+        .filter(|p| p.contention.as_ref().is_some_and(|c| c.contended))
+        .count();
+    if contended > 0 {
+        doc.warnings.push(format!(
+            "contended: {contended} of {} probes were measured while processes outside the run \
+             used the machine (see their warnings); a knee found on a shared machine is the \
+             machine's",
+            doc.points.len()
+        ));
+    }
+    if let (Some(first), Outcome::Complete) = (doc.failed.first(), &doc.outcome) {
+        doc.outcome = Outcome::Failed {
+            error: first.error.clone(),
+        };
+    }
+    if stop.load(Ordering::Relaxed) && doc.outcome == Outcome::Complete {
+        doc.outcome = Outcome::Interrupted;
+    }
+}
+
+/// Adds one probe's document to the search's: its points and failures numbered on,
+/// its limits (the first probe's), load and warnings; its measured point joins the
+/// curve. `None` when the probe did not finish, which ends its curve's search.
+fn absorb(
+    doc: &mut ResultDoc,
+    one: ResultDoc,
+    measured: &mut Vec<CurvePoint>,
+) -> Option<CurvePoint> {
+    if doc.context.limits.is_none() {
+        doc.context.limits = one.context.limits.clone();
+    }
+    // The machine's load over the whole search: the first probe's start, the
+    // last one's end, every probe's points.
+    merge_load(&mut doc.context.load, one.context.load.as_ref());
+    // A probe's own contention summary is replaced by one for the search.
+    for w in one.warnings {
+        if !w.starts_with("contended:") && !doc.warnings.contains(&w) {
+            doc.warnings.push(w);
+        }
+    }
+    // A probe that failed is recorded, and ends its curve's search.
+    let ended = one.outcome != Outcome::Complete;
+    for mut f in one.failed {
+        f.index = doc.points.len() + doc.failed.len();
+        doc.failed.push(f);
+    }
+    for mut p in one.points {
+        p.index = doc.points.len();
+        let c = CurvePoint::of(&p);
+        doc.points.push(p);
+        if let Some(c) = c {
+            measured.push(c);
+        }
+    }
+    if ended {
+        if one.outcome == Outcome::Interrupted || doc.failed.is_empty() {
+            doc.outcome = one.outcome;
+        }
+        return None;
+    }
+    measured.last().copied()
+}
+
+/// The machine's load over the whole search: the first probe's start, the last
+/// one's end, every probe's points.
+fn merge_load(
+    load: &mut Option<xferbench_probes::contention::MachineLoad>,
+    probe: Option<&xferbench_probes::contention::MachineLoad>,
+) {
+    let Some(l) = probe else { return };
+    match load {
+        None => *load = Some(l.clone()),
+        Some(all) => {
+            let n = (all.points + l.points).max(1) as f64;
+            all.others_cpus =
+                (all.others_cpus * all.points as f64 + l.others_cpus * l.points as f64) / n;
+            all.steal = (all.steal * all.points as f64 + l.steal * l.points as f64) / n;
+            all.points += l.points;
+            all.contended_points += l.contended_points;
+            all.load_1m_end = l.load_1m_end;
+        }
+    }
+}
+
+/// An observer of the whole search seen through one probe's plan: points are
+/// numbered on from those before, and the probe's start and end are not the
+/// sweep's.
+struct Relay<'a, 'b> {
+    inner: &'a mut (dyn Observer + 'b),
+    offset: usize,
+}
+
+impl Observer for Relay<'_, '_> {
+    fn point_started(&mut self, index: usize, point: &PlannedPoint) -> std::io::Result<()> {
+        self.inner.point_started(index + self.offset, point)
+    }
+
+    fn run_finished(&mut self, index: usize, progress: RunProgress) {
+        self.inner.run_finished(index + self.offset, progress);
+    }
+
+    fn point_finished(&mut self, result: &PointResult) -> std::io::Result<()> {
+        let mut r = result.clone();
+        r.index += self.offset;
+        self.inner.point_finished(&r)
+    }
+}
