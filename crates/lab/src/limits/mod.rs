@@ -4,7 +4,7 @@
 //!
 //! A figure alone does not say whether it is good: 5 GB/s is excellent for a pipe and
 //! poor for a shared-memory ring. Each point's primary figure is therefore also given
-//! as a fraction of its natural limit ([`ratio`]), and the cheapest probes are
+//! as a fraction of its natural limit (`ratio`), and the cheapest probes are
 //! repeated between points to notice a machine that changed speed under a
 //! measurement ([`drift`]).
 //!
