@@ -38,7 +38,7 @@ pub fn lines(doc: &ResultDoc) -> Vec<String> {
                 folded[i] = true;
                 out.push(format!(
                     "{} ({})",
-                    w.trim_end_matches(" (see their warnings)"),
+                    w.replacen(" (see their warnings)", "", 1),
                     groups[i].points()
                 ));
             }
@@ -221,14 +221,14 @@ mod tests {
                 &["contended: 1.51 CPUs", "noisy: ±9 %"],
             ],
             &[
-                "contended: 2 of 3 points were measured while others ran",
+                "contended: 2 of 3 points were measured while others ran (see their warnings); over all runs others used 0.5 CPUs",
                 "noisy: some points vary by more than 5 % between runs (see their warnings)",
             ],
         );
         assert_eq!(
             lines(&d),
             [
-                "contended: 2 of 3 points were measured while others ran (points 1, 3)",
+                "contended: 2 of 3 points were measured while others ran; over all runs others used 0.5 CPUs (points 1, 3)",
                 "noisy: some points vary by more than 5 % between runs (point 3 (pipe size=64 B channels=1))",
             ]
         );
