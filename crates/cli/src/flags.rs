@@ -177,8 +177,9 @@ pub struct WatchArgs {
     /// drift between points.
     #[arg(long)]
     pub no_limits: bool,
-    /// Flag a point when a probe of the machine (cache-line or futex round trip, a
-    /// 2 MiB memcpy) moved by more than this percentage during it.
+    /// Flag a point when a probe of the machine that bears on its figure (the 2 MiB
+    /// copy for a stream, the cache-line or futex round trip for a round trip) moved
+    /// by more than this percentage during it, beyond the probe's own scatter.
     #[arg(long, value_name = "PCT", default_value_t = 25.0)]
     pub drift_threshold: f64,
 }

@@ -300,11 +300,13 @@ pub fn run_plan(
             result.chosen = std::mem::take(&mut chosen[index]);
             if let Some(w) = &opts.watch {
                 drift_log.sample(w.probe.as_ref());
-                let span = drift_log.since(first_sample[index]);
-                result.drift = drift::worst(span, w.drift_threshold, opts.interleave);
             }
             let paired = paired_samples(&result, &sample_before, &drift_log);
             attach_limits(&mut result, &doc.context, &paired, opts.judge);
+            if let Some(w) = &opts.watch {
+                let span = drift_log.since(first_sample[index]);
+                attach_drift(&mut result, span, w.drift_threshold, opts.interleave);
+            }
             let r = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
@@ -382,7 +384,12 @@ pub fn run_plan(
         && doc.outcome != Outcome::Interrupted
     {
         limits.end = Some(w.probe.limits());
-        if let Some(d) = limits.drift(opts.interleave) {
+        let bearing = drift::bearing_on_any(
+            doc.points
+                .iter()
+                .map(|p| p.limit.as_ref().map(|l| l.limit.as_str())),
+        );
+        if let Some(d) = limits.drift(opts.interleave, &bearing) {
             doc.warnings.push(format!(
                 "machine changed between the start and the end: {}{}",
                 d.movement(),
@@ -415,7 +422,7 @@ fn paired_samples<'a>(
         .collect()
 }
 
-/// The point's fraction of its natural limit, and its drift warning; `paired` holds
+/// The point's fraction of its natural limit; `paired` holds
 /// the drift sample taken just before each of its runs.
 fn attach_limits(
     result: &mut PointResult,
@@ -428,6 +435,18 @@ fn attach_limits(
         hold_against(result, &floor, paired, judge);
         hold_to_schedule(result, &floor, judge);
     }
+}
+
+/// The point's drift across the samples of its `span`, by the probes that bear on the
+/// limit it is held against ([`drift::bearing`]), and its warning.
+fn attach_drift(
+    result: &mut PointResult,
+    span: &[drift::DriftSample],
+    threshold: f64,
+    interleaved: bool,
+) {
+    let bearing = drift::bearing(result.limit.as_ref().map(|l| l.limit.as_str()));
+    result.drift = drift::worst(span, threshold, interleaved, bearing);
     if let Some(d) = &result.drift {
         result.warnings.push(d.warning());
     }
@@ -512,9 +531,10 @@ pub const CPU_BOUND_USE: f64 = 0.9;
 pub const CPU_BOUND_WAIT: f64 = 0.10;
 
 /// The `cpu-bound` warning of a point that wanted more CPUs than the `cpus` it may
-/// use, in its median run: its participants' threads were runnable (on a CPU or
-/// waiting on the run queue for one) as many at a time on average as more than
-/// `cpus`, or they used at least [`CPU_BOUND_USE`] of them and still waited. Its
+/// use, in its median run: its participants' threads waited on the run queue for a
+/// CPU at least [`CPU_BOUND_WAIT`] as long as they ran, while they were runnable (on
+/// a CPU or waiting for one) as many at a time on average as more than `cpus`, or used
+/// at least [`CPU_BOUND_USE`] of them. Its
 /// figures then measure the machine's CPUs as much as the design. Names the busy
 /// threads, the CPUs used and the CPUs allowed. Runs without schedstat readings
 /// claim nothing.
@@ -550,9 +570,12 @@ fn cpu_bound_warning(
         .filter_map(|f| summary.get(*f).map(|e| e.median))
         .sum();
     let cpus_f = cpus.max(1) as f64;
+    // Either way the threads must have waited for a CPU a tenth as long as they ran:
+    // two spinning sides on two CPUs average just over 2 runnable threads whenever a
+    // kernel thread wakes, without their figures measuring a shortage of CPUs.
     let outnumbered = busy > cpus_f;
-    let saturated = used >= CPU_BOUND_USE * cpus_f && wait >= CPU_BOUND_WAIT;
-    (outnumbered || saturated).then(|| {
+    let saturated = used >= CPU_BOUND_USE * cpus_f;
+    ((outnumbered || saturated) && wait >= CPU_BOUND_WAIT).then(|| {
         format!(
             "{CPU_BOUND} {busy:.1} of its threads were runnable at a time on average for the \
              {cpus} CPUs it may use (they used {used:.2} and waited for one {:.0} % as long as \
@@ -1398,6 +1421,16 @@ mod tests {
         // Two spinning threads on two CPUs: all of both, no waiting.
         assert_eq!(
             cpu_bound_warning(&runs_with(2.0 / processes, 0.0), &used(2.0), 2),
+            None
+        );
+        // The same with a kernel thread's blips: just over 2 runnable on average, but
+        // waiting 1 % as long as they ran is no shortage of CPUs.
+        assert_eq!(
+            cpu_bound_warning(
+                &runs_with(1.99 / processes, 0.02 / processes),
+                &used(1.99),
+                2
+            ),
             None
         );
         // Threads that sleep between messages wait a while at each wake-up, but are

@@ -12,13 +12,15 @@ use std::time::Duration;
 use xferbench_probes::counters::CounterMode;
 
 /// A machine whose futex round trip is 13 µs until the `shift_at`-th drift sample,
-/// and `shifted` µs from then on; limits are round numbers.
+/// and `shifted` µs from then on, its 2 MiB copy slowing by as much (9 GB/s at
+/// 13 µs) unless `futex_only`; limits are round numbers.
 #[derive(Debug)]
 struct ScriptedMachine {
     samples: AtomicUsize,
     limits: AtomicUsize,
     shift_at: usize,
     shifted: f64,
+    futex_only: bool,
     /// The first limits (the start) copy and stream at this many bytes/s instead of
     /// 10 and 12.5 GB/s.
     slow_start: Option<f64>,
@@ -34,6 +36,7 @@ impl ScriptedMachine {
             limits: AtomicUsize::new(0),
             shift_at,
             shifted,
+            futex_only: false,
             slow_start: None,
             cache_lines: Vec::new(),
         })
@@ -63,15 +66,24 @@ impl MachineProbe for ScriptedMachine {
         } else {
             13.0
         };
+        // The copy slows as the futex does, unless only the futex moves.
+        let copy = if self.futex_only {
+            9e9
+        } else {
+            9e9 * 13.0 / futex
+        };
         let mut probes: std::collections::BTreeMap<String, f64> =
-            [(FUTEX.to_string(), futex * 1e3), (MEMCPY.to_string(), 9e9)]
+            [(FUTEX.to_string(), futex * 1e3), (MEMCPY.to_string(), copy)]
                 .into_iter()
                 .collect();
         if let Some(&last) = self.cache_lines.last() {
             let ns = self.cache_lines.get(k).copied().unwrap_or(last);
             probes.insert(CACHE_LINE.to_string(), ns);
         }
-        DriftSample { probes }
+        DriftSample {
+            probes,
+            ..DriftSample::default()
+        }
     }
 }
 
@@ -234,14 +246,39 @@ fn a_probe_that_shifts_during_a_point_flags_that_point_only() {
         .map(|p| p.index)
         .collect();
     assert_eq!(flagged, vec![1]);
+    // A stream is held against a stream floor: the copy bears on it, the futex not.
     let d = doc.points[1].drift.as_ref().unwrap();
-    assert_eq!((d.probe.as_str(), d.first, d.last), (FUTEX, 13e3, 60e3));
+    assert_eq!(
+        (d.probe.as_str(), d.first, d.last),
+        (MEMCPY, 9e9, 9e9 * 13.0 / 60.0)
+    );
     let w = doc.points[1]
         .warnings
         .iter()
         .find(|w| w.starts_with("machine changed during measurement"))
         .expect("a drift warning");
-    assert!(w.contains("13.0 µs") && w.contains("60.0 µs"), "{w}");
+    assert!(w.contains("9.00 GB/s") && w.contains("1.95 GB/s"), "{w}");
+}
+
+#[test]
+fn a_probe_that_does_not_bear_on_the_points_flags_none_of_them() {
+    // The futex round trip jumps 4.6× at sample 2, the copy stays: streams held
+    // against a stream floor are not flagged, nor is the run.
+    let machine = Arc::new(ScriptedMachine {
+        futex_only: true,
+        ..Arc::try_unwrap(ScriptedMachine::new(2, 60.0)).unwrap()
+    });
+    let doc = run(3, false, machine);
+    assert!(
+        doc.points.iter().all(|p| p.drift.is_none()),
+        "{:?}",
+        doc.points[1].drift
+    );
+    assert!(
+        !doc.warnings.iter().any(|w| w.contains("machine changed")),
+        "{:?}",
+        doc.warnings
+    );
 }
 
 #[test]
@@ -314,6 +351,7 @@ fn a_load_point_is_held_run_by_run_against_half_the_floor_sampled_before_it() {
     let samples: Vec<DriftSample> = [400.0, 400.0, 4000.0]
         .map(|ns| DriftSample {
             probes: [(CACHE_LINE.to_string(), ns)].into_iter().collect(),
+            ..DriftSample::default()
         })
         .to_vec();
     let paired: Vec<Option<&DriftSample>> = samples.iter().map(Some).collect();
@@ -339,6 +377,7 @@ fn a_stream_is_held_run_by_run_against_the_stream_floor_of_its_copy_mode() {
             ]
             .into_iter()
             .collect(),
+            ..DriftSample::default()
         })
         .to_vec();
     let paired: Vec<Option<&DriftSample>> = samples.iter().map(Some).collect();

@@ -293,12 +293,13 @@ impl MachineLimits {
 
     /// The probe that moved most between the start and the end, when it moved by more
     /// than the threshold.
-    pub fn drift(&self, interleaved: bool) -> Option<drift::Drift> {
+    pub fn drift(&self, interleaved: bool, bearing: &[&str]) -> Option<drift::Drift> {
         let end = self.end.as_ref()?;
         drift::worst(
             &[self.start.as_sample(), end.as_sample()],
             self.drift_threshold,
             interleaved,
+            bearing,
         )
     }
 }
@@ -506,18 +507,25 @@ impl Limits {
 
     /// The drift probes' values in these limits, to hold two measurements against
     /// each other ([`drift::worst`]).
+    /// Each probe's spread is its median's confidence interval.
     pub fn as_sample(&self) -> drift::DriftSample {
-        let mut probes = std::collections::BTreeMap::new();
+        let mut sample = drift::DriftSample::default();
+        let mut put = |name: &str, e: &Estimate| {
+            sample.probes.insert(name.to_string(), e.median);
+            sample
+                .spread
+                .insert(name.to_string(), [e.ci_low, e.ci_high]);
+        };
         if let Some(e) = &self.cache_line_rtt_ns {
-            probes.insert(drift::CACHE_LINE.to_string(), e.median);
+            put(drift::CACHE_LINE, e);
         }
         if let Some(e) = &self.futex_rtt_cross_ns {
-            probes.insert(drift::FUTEX.to_string(), e.median);
+            put(drift::FUTEX, e);
         }
         if let Some(c) = self.memcpy.iter().find(|c| c.size_bytes == 2 << 20) {
-            probes.insert(drift::MEMCPY.to_string(), c.bytes_per_s.median);
+            put(drift::MEMCPY, &c.bytes_per_s);
         }
-        drift::DriftSample { probes }
+        sample
     }
 
     /// The p99 wait for the CPU of a random moment on `cpu` ([`StallLimit`]), or the
@@ -921,6 +929,7 @@ pub(crate) mod tests {
             ]
             .into_iter()
             .collect(),
+            ..Default::default()
         };
         let span = [
             sample(400.0, 40e3, 20e3),
