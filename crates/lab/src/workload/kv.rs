@@ -185,6 +185,11 @@ pub struct KvClientRun {
     /// iterations (then `interrupted` too).
     #[serde(default)]
     pub timed_out: bool,
+    /// What a client with a time limit could not do within its hang timeout after
+    /// its requests (`leave the server after its last request`): a server so starved
+    /// that even leaving makes no progress. Then `timed_out` too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<String>,
 }
 
 impl KvClientRun {
@@ -199,6 +204,7 @@ impl KvClientRun {
             cpu: None,
             interrupted: false,
             timed_out: false,
+            stuck: None,
         }
     }
 }
@@ -377,10 +383,14 @@ pub fn run_client(spec: &KvClientSpec, stop: &Arc<AtomicBool>) -> Result<KvClien
     let run = run_client_until(spec, stop);
     let timed_out = watchdog.is_some_and(Watchdog::finish);
     run.map(|mut r| {
-        r.timed_out = timed_out && r.interrupted;
+        r.timed_out = (timed_out && r.interrupted) || r.stuck.is_some();
         r
     })
 }
+
+/// What a client could not do when leaving: `leave` made no progress for the hang
+/// timeout (the protocol's own wait, not the server's death).
+pub const STUCK_LEAVING: &str = "leave the server after its last request";
 
 fn run_client_until(
     spec: &KvClientSpec,
@@ -412,8 +422,16 @@ fn run_client_until(
                 Ok(mut c) => {
                     tally.run.start = Stamp::now();
                     let r = shm_loop(&mut c, client_id, spec, seed, &mut rng, &mut tally, stop);
-                    let left = c.leave();
-                    r.and(left.map_err(KvRunError::from))
+                    match c.leave() {
+                        // A client with a limit (the timed client) that cannot leave a
+                        // starved server has done its work: the run is a collapse,
+                        // not a failure ([`KvClientRun::stuck`]).
+                        Err(KvError::Hung { .. }) if spec.limit_ms.is_some() => {
+                            tally.run.stuck = Some(STUCK_LEAVING.into());
+                            r
+                        }
+                        left => r.and(left.map_err(KvRunError::from)),
+                    }
                 }
                 Err(e) => Err(e.into()),
             }

@@ -556,14 +556,7 @@ impl Rig for KvRig {
         }
         // A run cut short by the run limit is the collapse: its requests and latency
         // count, its time (a lower bound) does not enter the times per run.
-        let collapsed = runs.last().filter(|t| t.run.timed_out).map(|t| Collapse {
-            participant: "timed client".into(),
-            unit: "requests".into(),
-            completed: t.run.requests,
-            planned: self.point.outer * u64::from(self.point.inner) * 3,
-            limit_s: self.point.run_limit().as_secs_f64(),
-            stuck: None,
-        });
+        let collapsed = runs.last().and_then(|t| collapse_of(&t.run, &self.point));
         let served1 = self
             .server
             .as_mut()
@@ -751,6 +744,33 @@ impl Drop for KvRig {
     }
 }
 
+/// The collapse of a timed run that was cut short: one cut by its run limit, with the
+/// requests it completed; one that did its requests but could not leave a starved
+/// server within its hang timeout, said as what it could not do.
+fn collapse_of(run: &KvClientRun, point: &KvPoint) -> Option<Collapse> {
+    if !run.timed_out {
+        return None;
+    }
+    Some(match &run.stuck {
+        Some(what) => Collapse {
+            participant: "timed client".into(),
+            unit: "requests".into(),
+            completed: 0,
+            planned: 0,
+            limit_s: (HANG + point.run_limit()).as_secs_f64(),
+            stuck: Some(what.clone()),
+        },
+        None => Collapse {
+            participant: "timed client".into(),
+            unit: "requests".into(),
+            completed: run.requests,
+            planned: point.outer * u64::from(point.inner) * 3,
+            limit_s: point.run_limit().as_secs_f64(),
+            stuck: None,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -818,6 +838,37 @@ mod tests {
         let r = rig.run_once(&mut ctl).unwrap();
         rig.finish().unwrap();
         assert!(!r.figures.contains_key(figures::REQUESTS_PER_S_STEADY));
+    }
+
+    #[test]
+    fn a_timed_client_that_cannot_leave_a_starved_server_is_a_collapse_not_a_failure() {
+        let mut p = point(Arch::Preopt, 1);
+        p.run_limit_ms = 20_000;
+        let mut run = KvClientRun {
+            requests: 3000,
+            mismatches: 0,
+            first_mismatch: None,
+            start: Stamp(0),
+            end: Stamp(0),
+            latency_buckets: Vec::new(),
+            cpu: None,
+            interrupted: false,
+            timed_out: true,
+            stuck: Some(crate::workload::kv::STUCK_LEAVING.into()),
+        };
+        let c = collapse_of(&run, &p).expect("a collapse");
+        assert_eq!(c.limit_s, (HANG + Duration::from_secs(20)).as_secs_f64());
+        assert_eq!(
+            c.describe(),
+            format!(
+                "the timed client could not leave the server after its last request in its {} s limit",
+                c.limit_s
+            )
+        );
+        run.stuck = None;
+        assert_eq!(collapse_of(&run, &p).unwrap().completed, 3000);
+        run.timed_out = false;
+        assert!(collapse_of(&run, &p).is_none());
     }
 
     #[test]
