@@ -181,11 +181,15 @@ pub fn findings(doc: &ResultDoc) -> Vec<Finding> {
         ) else {
             continue;
         };
-        // A line with more worker threads than one needs a CPU per worker.
+        // A line with more worker threads than one needs a CPU per worker. S4's
+        // condition sets the collapse against its clients time-sharing the CPUs, so the
+        // visitors' point being `cpu-bound` is its premise, not a limit: only the lone
+        // client's point must not be.
         let needed = workers(pa).max(workers(pb));
+        let judged: &[&PointResult] = if i == 3 { &[pa] } else { &[pa, pb] };
         let limit = cpu_limit(
             doc,
-            &[pa, pb],
+            judged,
             needed,
             &format!("{needed} worker threads, a CPU each"),
         );
@@ -286,7 +290,36 @@ mod tests {
         assert!(s1.line().contains("needs 16 CPUs"), "{}", s1.line());
         let s3 = by("S3,").expect("S3 in the fixture");
         assert!(!s3.cannot_be_judged(), "{}", s3.line());
+        // S4 is judged though its 16 visitors' point is cpu-bound, as they must be on
+        // 2 CPUs: its condition already sets the collapse against time-sharing. S6, by
+        // contrast, needs 16 CPUs for its workers.
+        let bound = |doc: &mut ResultDoc, case: &str| {
+            for p in doc.points.iter_mut().filter(|p| {
+                p.params.get("case").map(String::as_str) == Some(case)
+                    && p.params.get("arch").map(String::as_str) == Some("preopt")
+            }) {
+                p.warnings.push(format!(
+                    "{} 17.0 of its threads",
+                    xferbench_lab::measure::CPU_BOUND
+                ));
+            }
+        };
+        bound(&mut doc, "ManyClientsST");
+        let s4 = findings(&doc)
+            .into_iter()
+            .find(|f| f.seed.starts_with("S4,"))
+            .unwrap();
+        assert!(!s4.cannot_be_judged(), "{}", s4.line());
+        bound(&mut doc, "AloneSingleThread");
+        let s4 = findings(&doc)
+            .into_iter()
+            .find(|f| f.seed.starts_with("S4,"))
+            .unwrap();
+        assert!(s4.cannot_be_judged(), "{}", s4.line());
         doc.context.cores = 64;
+        for p in &mut doc.points {
+            p.warnings.clear();
+        }
         assert!(
             findings(&doc)
                 .iter()
