@@ -120,6 +120,10 @@ impl PeerReply {
 /// How long a peer may take to connect, or to finish after the driver closed.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long the output of a peer that has exited is read for the report it sent
+/// before exiting.
+const LAST_WORDS: Duration = Duration::from_secs(2);
+
 enum Event {
     Reply(PeerReply),
     Garbage(String),
@@ -381,17 +385,25 @@ impl Peer {
         )
     }
 
-    /// The `failed` message a peer sent before it exited, if one is waiting.
+    /// The `failed` message a peer sent before it exited, if it sent one. Called once
+    /// the process has exited: its output is read to the end (at most
+    /// [`LAST_WORDS`]), since the reader thread may not have passed the message on
+    /// yet when the exit is seen, least of all on a busy machine.
     fn said_why(&mut self) -> Option<PeerError> {
-        while let Ok(ev) = self.events.try_recv() {
-            if let Event::Reply(PeerReply::Failed { message }) = ev {
-                return Some(PeerError::Failed {
-                    channel: self.channel,
-                    message,
-                });
+        let until = Instant::now() + LAST_WORDS;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(Event::Reply(PeerReply::Failed { message })) => {
+                    return Some(PeerError::Failed {
+                        channel: self.channel,
+                        message,
+                    });
+                }
+                Ok(Event::Reply(_) | Event::Garbage(_)) => {}
+                Ok(Event::Closed) | Err(_) => return None,
             }
         }
-        None
     }
 
     fn death_or(&mut self, other: PeerError) -> PeerError {
