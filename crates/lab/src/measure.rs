@@ -112,6 +112,34 @@ pub fn run_plan(
     stop: &AtomicBool,
     observers: &mut [&mut dyn Observer],
 ) -> ResultDoc {
+    let mut doc = open_document(context, opts);
+    let planned: Vec<PlannedPoint> = bench.points().to_vec();
+    let proc = bench.machine_load();
+    let load = proc.as_ref().map(MachineLoad::starting);
+    if !stop.load(Ordering::Relaxed) {
+        measure_start_limits(&mut doc, opts);
+    }
+    for o in observers.iter_mut() {
+        if let Err(e) = o.sweep_started(&doc.context, &planned) {
+            doc.outcome = failed(&e);
+            return finish(doc, observers);
+        }
+    }
+    let mut walk = Walk::new(&planned, opts, proc.as_ref());
+    if walk.run(&mut doc, bench, stop, observers) == Flow::End && opts.interleave {
+        walk.summarise_partial(&mut doc, observers);
+    }
+    // Points finish out of order when interleaved ones have their own run counts
+    // (or are partial): the document lists them in plan order.
+    doc.points.sort_by_key(|p| p.index);
+    name_first_failure(&mut doc);
+    record_load(&mut doc, load, proc.as_ref());
+    hold_at_the_end(&mut doc, &walk, opts);
+    finish(doc, observers)
+}
+
+/// A document for a plan about to start: the build's and the counters' warnings.
+fn open_document(context: Context, opts: &LoopOptions) -> ResultDoc {
     let mut doc = ResultDoc {
         schema_version: SCHEMA_VERSION,
         study: None,
@@ -131,116 +159,179 @@ pub fn run_plan(
     {
         doc.warnings.push(format!("counters: {note}"));
     }
-    let planned: Vec<PlannedPoint> = bench.points().to_vec();
-    let n = planned.len();
-    let proc = bench.machine_load();
-    let mut load = proc.as_ref().map(MachineLoad::starting);
-    if let Some(w) = &opts.watch
-        && doc.context.limits.is_none()
-        && !stop.load(Ordering::Relaxed)
-    {
-        let start = w.probe.limits();
-        for f in start.findings() {
-            doc.warnings.push(format!(
-                "slow copy placement: {f}; the workloads' buffers start on a page, which \
-                 avoids it (see docs/limits.md)"
-            ));
-        }
-        doc.context.limits = Some(MachineLimits {
-            start,
-            end: None,
-            drift_threshold: w.drift_threshold,
-        });
+    doc
+}
+
+/// The machine's limits at the start, unless not watched or already known.
+fn measure_start_limits(doc: &mut ResultDoc, opts: &LoopOptions) {
+    let Some(w) = &opts.watch else { return };
+    if doc.context.limits.is_some() {
+        return;
     }
-    let mut drift_log = DriftLog::default();
-    // Per point: the first drift sample of its span. Per run (by sequence): the
-    // sample taken just before its visit, the floor it is held against.
-    let mut first_sample = vec![0; n];
-    let mut sample_before: Vec<usize> = Vec::new();
-    let failed = |e: &dyn std::error::Error| Outcome::Failed { error: chain(e) };
-    for o in observers.iter_mut() {
-        if let Err(e) = o.sweep_started(&doc.context, &planned) {
-            doc.outcome = failed(&e);
-            return finish(doc, observers);
+    let start = w.probe.limits();
+    for f in start.findings() {
+        doc.warnings.push(format!(
+            "slow copy placement: {f}; the workloads' buffers start on a page, which \
+             avoids it (see docs/limits.md)"
+        ));
+    }
+    doc.context.limits = Some(MachineLimits {
+        start,
+        end: None,
+        drift_threshold: w.drift_threshold,
+    });
+}
+
+fn failed(e: &dyn std::error::Error) -> Outcome {
+    Outcome::Failed { error: chain(e) }
+}
+
+/// Whether the walk through a plan goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Go,
+    /// It ended before its last step: stopped, interrupted or failed
+    /// (`doc.outcome` says which), or an open-ended run's planned end.
+    End,
+}
+
+/// The walk through a plan's schedule, and what it gathered per point until each
+/// point is summarised.
+struct Walk<'a> {
+    planned: &'a [PlannedPoint],
+    opts: &'a LoopOptions,
+    proc: Option<&'a ProcFs>,
+    drift_log: DriftLog,
+    /// Per point: the first drift sample of its span.
+    first_sample: Vec<usize>,
+    /// Per run (by sequence): the sample taken just before its visit, the floor it
+    /// is held against.
+    sample_before: Vec<usize>,
+    /// Per point: the kept runs and point-level counters gathered so far.
+    kept: Vec<Vec<RunRecord>>,
+    point_counters: Vec<Vec<RunCounters>>,
+    chosen: Vec<BTreeMap<String, String>>,
+    warnings: Vec<Vec<String>>,
+    /// Points that failed in a plan that goes on past them.
+    dead: Vec<bool>,
+    sequence: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(planned: &'a [PlannedPoint], opts: &'a LoopOptions, proc: Option<&'a ProcFs>) -> Self {
+        let n = planned.len();
+        Walk {
+            planned,
+            opts,
+            proc,
+            drift_log: DriftLog::default(),
+            first_sample: vec![0; n],
+            sample_before: Vec::new(),
+            kept: (0..n).map(|_| Vec::new()).collect(),
+            point_counters: (0..n).map(|_| Vec::new()).collect(),
+            chosen: vec![BTreeMap::new(); n],
+            warnings: (0..n).map(|_| Vec::new()).collect(),
+            dead: vec![false; n],
+            sequence: 0,
         }
     }
-    // Per point: the kept runs and point-level counters gathered so far.
-    let mut kept: Vec<Vec<RunRecord>> = (0..n).map(|_| Vec::new()).collect();
-    let mut point_counters: Vec<Vec<RunCounters>> = (0..n).map(|_| Vec::new()).collect();
-    let mut chosen: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); n];
-    let mut warnings: Vec<Vec<String>> = (0..n).map(|_| Vec::new()).collect();
-    let schedule = schedule(&planned, opts);
-    // The step of each point's last visit: once it is done the point is summarised.
-    let mut last_step = vec![0; n];
-    for (step, &(index, _)) in schedule.iter().enumerate() {
-        last_step[index] = step;
+
+    /// Visits the schedule's steps in order; [`Flow::End`] when it stopped early.
+    fn run(
+        &mut self,
+        doc: &mut ResultDoc,
+        bench: &mut dyn Bench,
+        stop: &AtomicBool,
+        observers: &mut [&mut dyn Observer],
+    ) -> Flow {
+        let schedule = schedule(self.planned, self.opts);
+        // The step of each point's last visit: once it is done the point is summarised.
+        let mut last_step = vec![0; self.planned.len()];
+        for (step, &(index, _)) in schedule.iter().enumerate() {
+            last_step[index] = step;
+        }
+        tracing::info!(
+            points = self.planned.len(),
+            visits = schedule.len(),
+            runs = self.opts.runs,
+            warmup = self.opts.warmup,
+            interleave = self.opts.interleave,
+            "plan started"
+        );
+        for (step, &(index, runs)) in schedule.iter().enumerate() {
+            if self.dead[index] {
+                continue;
+            }
+            if stop.load(Ordering::Relaxed) {
+                doc.outcome = Outcome::Interrupted;
+                return Flow::End;
+            }
+            // A new round: the plan's first visit, or one of a point not after the last.
+            let round_starts = step == 0 || index <= schedule[step - 1].0;
+            let step = Step {
+                index,
+                runs,
+                round_starts,
+                last: step == last_step[index],
+            };
+            if self.step(step, doc, bench, stop, observers) == Flow::End {
+                return Flow::End;
+            }
+        }
+        Flow::Go
     }
-    tracing::info!(
-        points = n,
-        visits = schedule.len(),
-        runs = opts.runs,
-        warmup = opts.warmup,
-        interleave = opts.interleave,
-        "plan started"
-    );
-    let mut sequence = 0usize;
-    let mut broke = false;
-    // Points that failed in a plan that goes on past them.
-    let mut dead = vec![false; n];
-    for (step, &(index, runs)) in schedule.iter().enumerate() {
-        if dead[index] {
-            continue;
-        }
-        // A new round: the plan's first visit, or one of a point not after the last.
-        let round_starts = step == 0 || index <= schedule[step - 1].0;
-        if stop.load(Ordering::Relaxed) {
-            doc.outcome = Outcome::Interrupted;
-            broke = true;
-            break;
-        }
-        let first_visit = kept[index].is_empty();
+
+    /// One visit of one point, and the point's summary when it was its last.
+    fn step(
+        &mut self,
+        step: Step,
+        doc: &mut ResultDoc,
+        bench: &mut dyn Bench,
+        stop: &AtomicBool,
+        observers: &mut [&mut dyn Observer],
+    ) -> Flow {
+        let (index, opts) = (step.index, self.opts);
+        let first_visit = self.kept[index].is_empty();
         if let Some(w) = &opts.watch {
             // Between points; in an interleaved plan, between rounds.
-            if !opts.interleave || round_starts {
-                drift_log.sample(w.probe.as_ref());
+            if !opts.interleave || step.round_starts {
+                self.drift_log.sample(w.probe.as_ref());
             }
             if first_visit {
-                first_sample[index] = drift_log.latest();
+                self.first_sample[index] = self.drift_log.latest();
             }
         }
-        let before = drift_log.latest();
+        let before = self.drift_log.latest();
         if first_visit || opts.interleave {
             for o in observers.iter_mut() {
-                if let Err(e) = o.point_started(index, &planned[index]) {
+                if let Err(e) = o.point_started(index, &self.planned[index]) {
                     doc.outcome = failed(&e);
-                    broke = true;
-                    break;
+                    return Flow::End;
                 }
-            }
-            if broke {
-                break;
             }
         }
         let mut on_run = |p| observers.iter_mut().for_each(|o| o.run_finished(index, p));
         let continued = xferbench_probes::clock::continued();
+        let count = RunCount {
+            runs: step.runs,
+            warmup: self.planned[index].run_count(opts.run_count()).warmup,
+        };
+        let warnings = &mut self.warnings[index];
         let visited = visit(
             bench,
             index,
-            RunCount {
-                runs,
-                warmup: planned[index].run_count(opts.run_count()).warmup,
-            },
+            count,
             opts,
             stop,
-            proc.as_ref(),
-            &mut warnings[index],
+            self.proc,
+            warnings,
             &mut on_run,
         );
-        drift_log.visited();
+        self.drift_log.visited();
         if xferbench_probes::clock::continued() != continued
-            && !warnings[index].iter().any(|w| w.starts_with(PAUSED))
+            && !warnings.iter().any(|w| w.starts_with(PAUSED))
         {
-            warnings[index].push(format!(
+            warnings.push(format!(
                 "{PAUSED} the process was stopped and continued (Ctrl-Z and fg, or SIGSTOP \
                  and SIGCONT) while this point ran; the pause lies inside its runs' windows \
                  and latencies: rerun it"
@@ -249,113 +340,141 @@ pub fn run_plan(
         // An open-ended run ended by the stop flag: the plan's planned end.
         let ended = opts.until_stopped && visited.is_ok() && stop.load(Ordering::Relaxed);
         match visited {
-            Ok(v) => {
-                for mut r in v.records {
-                    r.run = kept[index].len();
-                    r.sequence = Some(sequence);
-                    sample_before.push(before);
-                    sequence += 1;
-                    kept[index].push(r);
-                }
-                point_counters[index].extend(v.point_counters);
-                chosen[index] = v.chosen;
-            }
+            Ok(v) => self.keep(index, v, before),
             Err(RunError::Interrupted) => {
                 doc.outcome = Outcome::Interrupted;
-                broke = true;
-                break;
+                return Flow::End;
             }
-            Err(e) => {
-                let what = format!("point {} ({})", index + 1, planned[index].describe());
-                let error = format!("{what}: {}", chain(&e));
-                if !bench.keep_going() {
-                    doc.outcome = Outcome::Failed { error };
-                    broke = true;
-                    break;
-                }
-                // The point is recorded as failed and never visited again; the
-                // plan goes on.
-                tracing::warn!(%error, "point failed; the plan goes on");
-                dead[index] = true;
-                doc.failed.push(FailedPoint {
-                    index,
-                    params: planned[index].params.clone(),
-                    error,
-                });
-                kept[index].clear();
-                continue;
-            }
+            Err(e) => return self.point_failed(index, &e, doc, bench.keep_going()),
         }
         // A point is finished once its last visit is done: in order for sequential
         // plans, all in the last round for interleaved ones.
-        if step == last_step[index] || ended {
-            let mut result = summarise(
-                index,
-                &planned[index],
-                std::mem::take(&mut kept[index]),
-                &point_counters[index],
-                std::mem::take(&mut warnings[index]),
-                opts,
-            );
-            result.chosen = std::mem::take(&mut chosen[index]);
-            if let Some(w) = &opts.watch {
-                drift_log.sample(w.probe.as_ref());
-            }
-            let paired = paired_samples(&result, &sample_before, &drift_log);
-            attach_limits(&mut result, &doc.context, &paired, opts.judge);
-            if let Some(w) = &opts.watch {
-                let span = drift_log.since(first_sample[index]);
-                attach_drift(&mut result, span, w.drift_threshold, opts.interleave);
-            }
-            let r = observers
-                .iter_mut()
-                .try_for_each(|o| o.point_finished(&result));
-            doc.points.push(result);
-            if let Err(e) = r {
-                doc.outcome = failed(&e);
-                broke = true;
-                break;
-            }
+        if (step.last || ended) && self.finish_point(index, doc, observers) == Flow::End {
+            return Flow::End;
         }
-        if ended {
-            broke = true;
-            break;
+        if ended { Flow::End } else { Flow::Go }
+    }
+
+    /// Keeps a visit's runs, numbered in the point and in the plan.
+    fn keep(&mut self, index: usize, v: Visit, before: usize) {
+        for mut r in v.records {
+            r.run = self.kept[index].len();
+            r.sequence = Some(self.sequence);
+            self.sample_before.push(before);
+            self.sequence += 1;
+            self.kept[index].push(r);
+        }
+        self.point_counters[index].extend(v.point_counters);
+        self.chosen[index] = v.chosen;
+    }
+
+    /// A failed visit ends the plan, or, when the bench keeps going, is recorded as
+    /// a failed point that is never visited again.
+    fn point_failed(
+        &mut self,
+        index: usize,
+        e: &RunError,
+        doc: &mut ResultDoc,
+        keep_going: bool,
+    ) -> Flow {
+        let what = format!("point {} ({})", index + 1, self.planned[index].describe());
+        let error = format!("{what}: {}", chain(e));
+        if !keep_going {
+            doc.outcome = Outcome::Failed { error };
+            return Flow::End;
+        }
+        tracing::warn!(%error, "point failed; the plan goes on");
+        self.dead[index] = true;
+        doc.failed.push(FailedPoint {
+            index,
+            params: self.planned[index].params.clone(),
+            error,
+        });
+        self.kept[index].clear();
+        Flow::Go
+    }
+
+    /// The summary of a point's kept runs, held against its limit.
+    fn summary(&mut self, index: usize, warnings: Vec<String>, context: &Context) -> PointResult {
+        let mut result = summarise(
+            index,
+            &self.planned[index],
+            std::mem::take(&mut self.kept[index]),
+            &self.point_counters[index],
+            warnings,
+            self.opts,
+        );
+        result.chosen = std::mem::take(&mut self.chosen[index]);
+        let paired = paired_samples(&result, &self.sample_before, &self.drift_log);
+        attach_limits(&mut result, context, &paired, self.opts.judge);
+        result
+    }
+
+    /// Summarises a point after its last visit, with its drift, and hands it on.
+    fn finish_point(
+        &mut self,
+        index: usize,
+        doc: &mut ResultDoc,
+        observers: &mut [&mut dyn Observer],
+    ) -> Flow {
+        if let Some(w) = &self.opts.watch {
+            self.drift_log.sample(w.probe.as_ref());
+        }
+        let warnings = std::mem::take(&mut self.warnings[index]);
+        let mut result = self.summary(index, warnings, &doc.context);
+        if let Some(w) = &self.opts.watch {
+            let span = self.drift_log.since(self.first_sample[index]);
+            attach_drift(&mut result, span, w.drift_threshold, self.opts.interleave);
+        }
+        let r = observers
+            .iter_mut()
+            .try_for_each(|o| o.point_finished(&result));
+        doc.points.push(result);
+        match r {
+            Ok(()) => Flow::Go,
+            Err(e) => {
+                doc.outcome = failed(&e);
+                Flow::End
+            }
         }
     }
-    if broke && opts.interleave {
-        // Interleaved points that kept some runs before the end are still results:
-        // summarised over what they have, and said to be partial.
-        for index in 0..n {
-            if kept[index].is_empty() {
+
+    /// Interleaved points that kept some runs before the plan ended early are still
+    /// results: summarised over what they have, and said to be partial.
+    fn summarise_partial(&mut self, doc: &mut ResultDoc, observers: &mut [&mut dyn Observer]) {
+        for index in 0..self.planned.len() {
+            if self.kept[index].is_empty() {
                 continue;
             }
-            let mut w = std::mem::take(&mut warnings[index]);
+            let mut w = std::mem::take(&mut self.warnings[index]);
             w.push(format!(
                 "partial: {} of {} measured runs finished before the plan ended",
-                kept[index].len(),
-                planned[index].run_count(opts.run_count()).runs
+                self.kept[index].len(),
+                self.planned[index].run_count(self.opts.run_count()).runs
             ));
-            let mut result = summarise(
-                index,
-                &planned[index],
-                std::mem::take(&mut kept[index]),
-                &point_counters[index],
-                w,
-                opts,
-            );
-            result.chosen = std::mem::take(&mut chosen[index]);
-            let paired = paired_samples(&result, &sample_before, &drift_log);
-            attach_limits(&mut result, &doc.context, &paired, opts.judge);
+            let result = self.summary(index, w, &doc.context);
             let _ = observers
                 .iter_mut()
                 .try_for_each(|o| o.point_finished(&result));
             doc.points.push(result);
         }
     }
-    // Points finish out of order when interleaved ones have their own run counts
-    // (or are partial): the document lists them in plan order.
-    doc.points.sort_by_key(|p| p.index);
-    // A plan that went on past failed points still failed: the first one names why.
+}
+
+/// One step of a plan's schedule.
+#[derive(Debug, Clone, Copy)]
+struct Step {
+    index: usize,
+    /// Measured runs of this visit.
+    runs: usize,
+    /// The first visit of a round (of the plan, when sequential).
+    round_starts: bool,
+    /// The point's last visit.
+    last: bool,
+}
+
+/// A plan that went on past failed points still failed: the first one names why.
+fn name_first_failure(doc: &mut ResultDoc) {
     if let (Some(first), Outcome::Complete) = (doc.failed.first(), &doc.outcome) {
         let more = match doc.failed.len() {
             1 => String::new(),
@@ -365,12 +484,16 @@ pub fn run_plan(
             error: format!("{}{more}", first.error),
         };
     }
+}
+
+/// How busy the machine was over the plan, beside the points' own contention.
+fn record_load(doc: &mut ResultDoc, mut load: Option<MachineLoad>, proc: Option<&ProcFs>) {
     let all_runs: Vec<&xferbench_probes::contention::RunContention> = doc
         .points
         .iter()
         .flat_map(|p| p.runs.iter().filter_map(|r| r.contention.as_ref()))
         .collect();
-    if let (Some(load), Some(proc)) = (load.as_mut(), proc.as_ref()) {
+    if let (Some(load), Some(proc)) = (load.as_mut(), proc) {
         load.finish(
             proc,
             doc.points.iter().filter_map(|p| p.contention.as_ref()),
@@ -379,33 +502,38 @@ pub fn run_plan(
         doc.warnings.extend(load.warning());
     }
     doc.context.load = load;
-    if let Some(w) = &opts.watch
-        && let Some(limits) = doc.context.limits.as_mut()
-        && doc.outcome != Outcome::Interrupted
-    {
-        limits.end = Some(w.probe.limits());
-        let bearing = drift::bearing_on_any(
-            doc.points
-                .iter()
-                .map(|p| p.limit.as_ref().map(|l| l.limit.as_str())),
-        );
-        if let Some(d) = limits.drift(opts.interleave, &bearing) {
-            doc.warnings.push(format!(
-                "machine changed between the start and the end: {}{}",
-                d.movement(),
-                d.consequence()
-            ));
-        }
-        // Each point is now held against the better of the start and the end, and
-        // its runs against the floors sampled before them.
-        let floor = limits.floor();
-        for p in &mut doc.points {
-            let paired = paired_samples(p, &sample_before, &drift_log);
-            hold_against(p, &floor, &paired, opts.judge);
-            hold_to_schedule(p, &floor, opts.judge);
-        }
+}
+
+/// The machine's limits at the end: the start-to-end drift, and every point held
+/// again against the better of the start and the end, its runs against the floors
+/// sampled before them.
+fn hold_at_the_end(doc: &mut ResultDoc, walk: &Walk<'_>, opts: &LoopOptions) {
+    let Some(w) = &opts.watch else { return };
+    if doc.outcome == Outcome::Interrupted {
+        return;
     }
-    finish(doc, observers)
+    let Some(limits) = doc.context.limits.as_mut() else {
+        return;
+    };
+    limits.end = Some(w.probe.limits());
+    let bearing = drift::bearing_on_any(
+        doc.points
+            .iter()
+            .map(|p| p.limit.as_ref().map(|l| l.limit.as_str())),
+    );
+    if let Some(d) = limits.drift(opts.interleave, &bearing) {
+        doc.warnings.push(format!(
+            "machine changed between the start and the end: {}{}",
+            d.movement(),
+            d.consequence()
+        ));
+    }
+    let floor = limits.floor();
+    for p in &mut doc.points {
+        let paired = paired_samples(p, &walk.sample_before, &walk.drift_log);
+        hold_against(p, &floor, &paired, opts.judge);
+        hold_to_schedule(p, &floor, opts.judge);
+    }
 }
 
 /// The drift sample taken just before each of the point's runs (in the order of its
