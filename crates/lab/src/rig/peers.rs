@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use xferbench_probes::affinity::{allowed_cpus, pin_current_thread, pin_plan};
 use xferbench_probes::clock::Stamp;
 use xferbench_probes::counters::{CounterSource, Participant};
-use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
 use xferbench_probes::process::Launcher;
 use xferbench_transports::{Endpoint, Listener, Recv, Transport};
 
@@ -204,69 +204,134 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
             cpus,
             ..
         } = self;
-        let (spec, opts, cpus) = (&*spec, &*opts, cpus.as_slice());
-        let stop = ctl.stop;
-        let n = peers.len();
-        // 1. Listen, hand out addresses, wait until every peer is connected and ready.
-        let mut listeners = Vec::with_capacity(n);
-        for (channel, peer) in peers.iter_mut().enumerate() {
-            let l = t
-                .listen()
-                .map_err(|source| RunError::Transport { channel, source })?;
-            peer.send(&PeerCommand::Run {
-                address: l.address().to_string(),
-            })?;
-            listeners.push(l);
-        }
-        for peer in peers.iter_mut() {
-            match peer.wait_reply("connect", PEER_TIMEOUT)? {
-                PeerReply::Ready => {}
-                other => {
-                    return Err(PeerError::Protocol {
-                        channel: peer.channel(),
-                        message: format!("expected ready, got {other:?}"),
-                    }
-                    .into());
+        let endpoints = connect(t, peers)?;
+        let remote = matches!(opts.peer, PeerMode::Remote(_));
+        let drivers = Drivers::start(endpoints, spec, opts, cpus)?;
+        ctl.window_started();
+        let cpu_before = CpuSnapshot::now();
+        drivers.barrier.wait();
+        let outcomes = drivers.supervise(peers, ctl);
+        let cpu_after = CpuSnapshot::now();
+        ctl.window_ended();
+        let outcomes = outcomes?;
+        let (served, peer_cpu) = collect(peers)?;
+        let main_role = match opts.peer {
+            PeerMode::Thread => "main (drivers + thread peers)",
+            PeerMode::Process(_) | PeerMode::Remote(_) => "main (drivers)",
+        };
+        let mut cpu = vec![cpu_before.until(&cpu_after, main_role, std::process::id())];
+        cpu.extend(peer_cpu);
+        let channels = outcomes
+            .into_iter()
+            .zip(&served)
+            .map(|(d, s)| {
+                if remote {
+                    // Every stamp of the window from this host's clock.
+                    let s = ServeOutcome {
+                        end: d.end,
+                        ..s.clone()
+                    };
+                    spec.workload.channel_outcome(spec.size, d, &s)
+                } else {
+                    spec.workload.channel_outcome(spec.size, d, s)
                 }
+            })
+            .collect();
+        Ok(RunRecord {
+            counters: ctl.take_counters(),
+            ..aggregate(channels, cpu)
+        })
+    }
+}
+
+/// Step 1 of a run: listens once per channel, hands each peer its address, waits
+/// until every peer is connected and ready, and accepts its connection.
+fn connect<T: Transport>(t: &T, peers: &mut [Peer]) -> Result<Vec<T::Endpoint>, RunError> {
+    let mut listeners = Vec::with_capacity(peers.len());
+    for (channel, peer) in peers.iter_mut().enumerate() {
+        let l = t
+            .listen()
+            .map_err(|source| RunError::Transport { channel, source })?;
+        peer.send(&PeerCommand::Run {
+            address: l.address().to_string(),
+        })?;
+        listeners.push(l);
+    }
+    for peer in peers.iter_mut() {
+        match peer.wait_reply("connect", PEER_TIMEOUT)? {
+            PeerReply::Ready => {}
+            other => {
+                return Err(PeerError::Protocol {
+                    channel: peer.channel(),
+                    message: format!("expected ready, got {other:?}"),
+                }
+                .into());
             }
         }
-        let deadline = Instant::now() + PEER_TIMEOUT;
-        let mut endpoints = Vec::with_capacity(n);
-        for (channel, l) in listeners.into_iter().enumerate() {
-            endpoints.push(
-                l.accept(deadline)
-                    .map_err(|source| RunError::Transport { channel, source })?,
-            );
-        }
+    }
+    let deadline = Instant::now() + PEER_TIMEOUT;
+    let mut endpoints = Vec::with_capacity(listeners.len());
+    for (channel, l) in listeners.into_iter().enumerate() {
+        endpoints.push(
+            l.accept(deadline)
+                .map_err(|source| RunError::Transport { channel, source })?,
+        );
+    }
+    Ok(endpoints)
+}
 
-        // 2. Driver threads wait at one barrier with this thread.
-        let barrier = Arc::new(Barrier::new(n + 1));
-        let progress: Arc<Vec<AtomicU64>> = Arc::new((0..n).map(|_| AtomicU64::new(0)).collect());
-        let (tx, rx) = mpsc::channel::<DriverResult>();
+/// The driver threads of one run, one per channel, waiting at `barrier` with the
+/// supervising thread.
+struct Drivers {
+    n: usize,
+    barrier: Arc<Barrier>,
+    progress: Arc<Vec<AtomicU64>>,
+    results: mpsc::Receiver<DriverResult>,
+    /// Polled by the drivers; set by the supervisor on Ctrl-C or when it gives up on
+    /// the run. Driver threads are detached, so a driver stuck in a transfer can
+    /// never hang the tool; killing process peers unblocks them.
+    halt: Arc<AtomicBool>,
+    /// Set with `halt` when the supervisor gives up on the run (not on Ctrl-C, where
+    /// drivers stop between messages): a driver waiting on a thread peer that will
+    /// never answer stops waiting ([`Endpoint::abandon_when`]) and drops its end.
+    abandon: Arc<AtomicBool>,
+}
+
+impl Drivers {
+    /// Step 2: starts one driver thread per endpoint, pinned where `opts` says, each
+    /// waiting at the barrier; an error if one could not be pinned.
+    fn start<E: Endpoint + 'static>(
+        endpoints: Vec<E>,
+        spec: &ChannelSpec,
+        opts: &PeerOptions,
+        cpus: &[usize],
+    ) -> Result<Drivers, RunError> {
+        let n = endpoints.len();
+        let (tx, results) = mpsc::channel::<DriverResult>();
+        let drivers = Drivers {
+            n,
+            barrier: Arc::new(Barrier::new(n + 1)),
+            progress: Arc::new((0..n).map(|_| AtomicU64::new(0)).collect()),
+            results,
+            halt: Arc::new(AtomicBool::new(false)),
+            abandon: Arc::new(AtomicBool::new(false)),
+        };
         // Remote peers stamp the end of a stream on another host's clock: the driver
         // stamps it here instead, when the peer closes its end after the last message.
         let remote = matches!(opts.peer, PeerMode::Remote(_));
         let stamp_close = remote && spec.workload == WorkloadKind::Stream;
-        // Drivers poll `halt`, which the supervisor sets on Ctrl-C (`stop`) or when it
-        // gives up on the run. Driver threads are detached, so a driver stuck in a
-        // transfer can never hang the tool; killing process peers unblocks them.
-        let halt = Arc::new(AtomicBool::new(false));
-        // Set with `halt` when the supervisor gives up on the run (not on Ctrl-C, where
-        // drivers stop between messages): a driver waiting on a thread peer that will
-        // never answer stops waiting ([`Endpoint::abandon_when`]) and drops its end.
-        let abandon = Arc::new(AtomicBool::new(false));
         let (pin_tx, pin_rx) = mpsc::channel::<Result<(), RunError>>();
         // A process's first trip clock calibrates the time-stamp counter (up to 200
         // ms): done here, before any channel is released, never inside a window.
         xferbench_probes::clock::TripClock::new();
         for (channel, mut ep) in endpoints.into_iter().enumerate() {
-            let barrier = barrier.clone();
-            let progress = progress.clone();
+            let barrier = drivers.barrier.clone();
+            let progress = drivers.progress.clone();
             let tx = tx.clone();
             let pin_tx = pin_tx.clone();
             let spec = spec.clone();
-            let halt = halt.clone();
-            ep.abandon_when(abandon.clone());
+            let halt = drivers.halt.clone();
+            ep.abandon_when(drivers.abandon.clone());
             let pin = opts.pin.then(|| pin_plan(channel, cpus).0);
             thread::Builder::new()
                 .name(format!("driver-{channel}"))
@@ -307,22 +372,36 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
             }
         }
         if let Some(e) = pin_error {
-            halt.store(true, Ordering::Relaxed);
-            barrier.wait();
+            drivers.halt.store(true, Ordering::Relaxed);
+            drivers.barrier.wait();
             return Err(e);
         }
+        Ok(drivers)
+    }
 
-        // 3. Release, then supervise.
-        ctl.window_started();
-        let cpu_before = CpuSnapshot::now();
-        barrier.wait();
+    /// Stops the drivers and kills the peers, whose deaths unblock them.
+    fn give_up(&self, peers: &mut [Peer]) {
+        self.halt.store(true, Ordering::Relaxed);
+        self.abandon.store(true, Ordering::Relaxed);
+        peers.iter_mut().for_each(Peer::kill);
+    }
+
+    /// Step 3, once the drivers are released: watches them until each has reported.
+    /// A peer that dies, a channel that makes no progress for the hang timeout, or a
+    /// Ctrl-C ends the run with an error.
+    fn supervise(
+        self,
+        peers: &mut [Peer],
+        ctl: &RunControl<'_>,
+    ) -> Result<Vec<DriverOutcome>, RunError> {
+        let n = self.n;
         let mut outcomes: Vec<Option<DriverOutcome>> = (0..n).map(|_| None).collect();
         let mut first_error: Option<RunError> = None;
         let mut last_total = 0u64;
         let mut last_change = xferbench_probes::clock::Watchdog::start();
         let mut done = 0;
         while done < n {
-            match rx.recv_timeout(Duration::from_millis(50)) {
+            match self.results.recv_timeout(Duration::from_millis(50)) {
                 Ok((channel, Ok(o))) => {
                     outcomes[channel] = Some(o);
                     done += 1;
@@ -343,15 +422,13 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                                 calls: calls_in_flight(peers),
                             },
                         });
-                        halt.store(true, Ordering::Relaxed);
-                        abandon.store(true, Ordering::Relaxed);
-                        peers.iter_mut().for_each(Peer::kill);
+                        self.give_up(peers);
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if stop.load(Ordering::Relaxed) {
-                        halt.store(true, Ordering::Relaxed);
+                    if ctl.stop.load(Ordering::Relaxed) {
+                        self.halt.store(true, Ordering::Relaxed);
                     }
                     if first_error.is_some() {
                         // Peers are killed; drivers unblock on their own. Do not wait long.
@@ -362,18 +439,21 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                     }
                     if let Some(e) = peers.iter_mut().find_map(Peer::exited) {
                         first_error = Some(with_calls(e, peers));
-                        halt.store(true, Ordering::Relaxed);
-                        abandon.store(true, Ordering::Relaxed);
-                        peers.iter_mut().for_each(Peer::kill);
+                        self.give_up(peers);
                         last_change.restart();
                         continue;
                     }
-                    let total: u64 = progress.iter().map(|p| p.load(Ordering::Relaxed)).sum();
+                    let total: u64 = self
+                        .progress
+                        .iter()
+                        .map(|p| p.load(Ordering::Relaxed))
+                        .sum();
                     if total != last_total {
                         last_total = total;
                         last_change.restart();
                     } else if last_change.elapsed() >= ctl.hang_timeout {
-                        let channel = progress
+                        let channel = self
+                            .progress
                             .iter()
                             .enumerate()
                             .min_by_key(|(_, p)| p.load(Ordering::Relaxed))
@@ -383,75 +463,48 @@ impl<T: Transport + Clone> Rig for PeerRig<T> {
                             secs: ctl.hang_timeout.as_secs(),
                             calls: calls_in_flight(peers),
                         });
-                        halt.store(true, Ordering::Relaxed);
-                        abandon.store(true, Ordering::Relaxed);
-                        peers.iter_mut().for_each(Peer::kill);
+                        self.give_up(peers);
                         last_change.restart();
                     }
                 }
             }
         }
-        let cpu_after = CpuSnapshot::now();
-        ctl.window_ended();
         if let Some(e) = first_error {
             return Err(e);
         }
-        if stop.load(Ordering::Relaxed) || outcomes.iter().flatten().any(|o| o.stopped) {
+        if ctl.stop.load(Ordering::Relaxed) || outcomes.iter().flatten().any(|o| o.stopped) {
             return Err(RunError::Interrupted);
         }
-        let outcomes: Vec<DriverOutcome> = outcomes
+        Ok(outcomes
             .into_iter()
             .map(|o| o.expect("every driver reported"))
-            .collect();
+            .collect())
+    }
+}
 
-        // 4. Collect what the peers measured.
-        let mut served = Vec::with_capacity(n);
-        let mut peer_cpu = Vec::new();
-        for peer in peers.iter_mut() {
-            match peer.wait_reply("finish", PEER_TIMEOUT)? {
-                PeerReply::Done { outcome, cpu } => {
-                    served.push(outcome);
-                    if let Some(mut c) = cpu {
-                        c.pid = peer.pid();
-                        peer_cpu.push(c);
-                    }
-                }
-                other => {
-                    return Err(PeerError::Protocol {
-                        channel: peer.channel(),
-                        message: format!("expected done, got {other:?}"),
-                    }
-                    .into());
+/// Step 4: what the peers measured, and the CPU each process peer used.
+fn collect(peers: &mut [Peer]) -> Result<(Vec<ServeOutcome>, Vec<ProcessCpu>), RunError> {
+    let mut served = Vec::with_capacity(peers.len());
+    let mut peer_cpu = Vec::new();
+    for peer in peers.iter_mut() {
+        match peer.wait_reply("finish", PEER_TIMEOUT)? {
+            PeerReply::Done { outcome, cpu } => {
+                served.push(outcome);
+                if let Some(mut c) = cpu {
+                    c.pid = peer.pid();
+                    peer_cpu.push(c);
                 }
             }
-        }
-        let main_role = match opts.peer {
-            PeerMode::Thread => "main (drivers + thread peers)",
-            PeerMode::Process(_) | PeerMode::Remote(_) => "main (drivers)",
-        };
-        let mut cpu = vec![cpu_before.until(&cpu_after, main_role, std::process::id())];
-        cpu.extend(peer_cpu);
-        let channels = outcomes
-            .into_iter()
-            .zip(&served)
-            .map(|(d, s)| {
-                if remote {
-                    // Every stamp of the window from this host's clock.
-                    let s = ServeOutcome {
-                        end: d.end,
-                        ..s.clone()
-                    };
-                    spec.workload.channel_outcome(spec.size, d, &s)
-                } else {
-                    spec.workload.channel_outcome(spec.size, d, s)
+            other => {
+                return Err(PeerError::Protocol {
+                    channel: peer.channel(),
+                    message: format!("expected done, got {other:?}"),
                 }
-            })
-            .collect();
-        Ok(RunRecord {
-            counters: ctl.take_counters(),
-            ..aggregate(channels, cpu)
-        })
+                .into());
+            }
+        }
     }
+    Ok((served, peer_cpu))
 }
 
 /// The plugin calls this process's threads (the drivers, thread peers) and each
