@@ -179,6 +179,64 @@ fn client_spec(
 }
 
 impl KvRig {
+    /// Requests the server has served so far (0 when it does not count them).
+    fn served(&mut self) -> Result<u64, RunError> {
+        Ok(self
+            .server
+            .as_mut()
+            .map(|s| s.served())
+            .transpose()?
+            .unwrap_or(0))
+    }
+
+    /// The timed client's runs of one window: at least the point's `min_runs` and
+    /// its `min_time`, at most `max_runs`, fewer past the budget when runs are slow;
+    /// a run cut short by the run limit ends them.
+    fn timed_runs(&mut self, ctl: &RunControl<'_>) -> Result<Vec<Timed>, RunError> {
+        let started = Instant::now();
+        let mut runs: Vec<Timed> = Vec::new();
+        let min_time = Duration::from_millis(self.point.min_time_ms);
+        let budget = Duration::from_millis(self.point.budget_ms);
+        while runs.len() < self.point.max_runs.max(1)
+            && (runs.len() < self.point.min_runs || started.elapsed() < min_time)
+            && !(runs.len() >= MIN_SLOW_RUNS.min(self.point.min_runs)
+                && started.elapsed() >= budget)
+        {
+            if ctl.stop.load(Ordering::Relaxed) {
+                return Err(RunError::Interrupted);
+            }
+            let t = self.timed_run()?;
+            let cut = t.run.timed_out;
+            runs.push(t);
+            if cut {
+                break;
+            }
+        }
+        Ok(runs)
+    }
+
+    /// The server and the visitor processes are still well after a window.
+    fn check_participants(&mut self) -> Result<(), RunError> {
+        if let Some(s) = self.server.as_mut() {
+            match s.check() {
+                // A server that gave up waiting on its starved clients is the
+                // collapse's consequence.
+                Err(e) if self.collapsed => {
+                    tracing::warn!(error = %e, "kv server failed after the collapse")
+                }
+                r => r?,
+            }
+        }
+        for (i, v) in self.visitors.iter_mut().enumerate() {
+            if let Visitor::Process(c) = v
+                && let Some(e) = c.exited()
+            {
+                return Err(RunError::Participant(format!("visitor {} {e}", i + 1)));
+            }
+        }
+        Ok(())
+    }
+
     /// Starts the server and the visitors, waits for them, runs the warm-up.
     pub fn start(point: KvPoint, launcher: Option<Launcher>) -> Result<KvRig, RunError> {
         if point.inner == 0 || point.outer == 0 || point.min_runs == 0 {
@@ -522,54 +580,16 @@ impl Rig for KvRig {
             })
             .collect();
         ctl.window_started();
-        let main0 = CpuSnapshot::now();
-        let server0 = server_pid.and_then(CpuSnapshot::of_pid);
-        let vis0: Vec<Option<CpuSnapshot>> = visitor_pids
-            .iter()
-            .map(|&p| CpuSnapshot::of_pid(p))
-            .collect();
-        let served0 = self
-            .server
-            .as_mut()
-            .map(|s| s.served())
-            .transpose()?
-            .unwrap_or(0);
+        let cpu0 = CpuMarks::now(server_pid, &visitor_pids);
+        let served0 = self.served()?;
         let t0 = Stamp::now();
-        let started = Instant::now();
-        let mut runs: Vec<Timed> = Vec::new();
-        let min_time = Duration::from_millis(self.point.min_time_ms);
-        let budget = Duration::from_millis(self.point.budget_ms);
-        while runs.len() < self.point.max_runs.max(1)
-            && (runs.len() < self.point.min_runs || started.elapsed() < min_time)
-            && !(runs.len() >= MIN_SLOW_RUNS.min(self.point.min_runs)
-                && started.elapsed() >= budget)
-        {
-            if ctl.stop.load(Ordering::Relaxed) {
-                return Err(RunError::Interrupted);
-            }
-            let t = self.timed_run()?;
-            let cut = t.run.timed_out;
-            runs.push(t);
-            if cut {
-                break;
-            }
-        }
+        let runs = self.timed_runs(ctl)?;
         // A run cut short by the run limit is the collapse: its requests and latency
         // count, its time (a lower bound) does not enter the times per run.
         let collapsed = runs.last().and_then(|t| collapse_of(&t.run, &self.point));
-        let served1 = self
-            .server
-            .as_mut()
-            .map(|s| s.served())
-            .transpose()?
-            .unwrap_or(0);
+        let served1 = self.served()?;
         let t1 = Stamp::now();
-        let main1 = CpuSnapshot::now();
-        let server1 = server_pid.and_then(CpuSnapshot::of_pid);
-        let vis1: Vec<Option<CpuSnapshot>> = visitor_pids
-            .iter()
-            .map(|&p| CpuSnapshot::of_pid(p))
-            .collect();
+        let cpu1 = CpuMarks::now(server_pid, &visitor_pids);
         let (steady, stand_in_collapse) = if self.point.steady_ms > 0 {
             let (rate, c) = self.steady_window(ctl)?;
             (Some(rate), c)
@@ -580,29 +600,8 @@ impl Rig for KvRig {
         let collapsed = collapsed.or(stand_in_collapse);
         self.collapsed |= collapsed.is_some();
         ctl.window_ended();
-        if let Some(s) = self.server.as_mut() {
-            match s.check() {
-                // A server that gave up waiting on its starved clients is the
-                // collapse's consequence.
-                Err(e) if self.collapsed => {
-                    tracing::warn!(error = %e, "kv server failed after the collapse")
-                }
-                r => r?,
-            }
-        }
-        for (i, v) in self.visitors.iter_mut().enumerate() {
-            if let Visitor::Process(c) = v
-                && let Some(e) = c.exited()
-            {
-                return Err(RunError::Participant(format!("visitor {} {e}", i + 1)));
-            }
-        }
+        self.check_participants()?;
         let window_s = t1.since(t0).max(1) as f64 / 1e9;
-        let complete: Vec<&Timed> = runs.iter().filter(|t| !t.run.timed_out).collect();
-        let walls: Vec<f64> = complete.iter().map(|t| t.wall_s).collect();
-        // One timed run has no spread: its sd is 0 (no runs: 0 and 0).
-        let (mean, sd) =
-            stats::mean_sd(&walls).unwrap_or((stats::mean(&walls).unwrap_or(0.0), 0.0));
         let requests: u64 = runs.iter().map(|t| t.run.requests).sum();
         let mut hist = crate::result::new_histogram();
         for t in &runs {
@@ -610,37 +609,7 @@ impl Rig for KvRig {
                 let _ = hist.record_n(v.max(1), n);
             }
         }
-        let me = std::process::id();
-        let mut cpu = vec![main0.until(&main1, "main", me)];
-        let server_cpu = match (server_pid, server0, server1) {
-            (Some(pid), Some(a), Some(b)) => Some(a.until(&b, "server", pid)),
-            _ => None,
-        };
-        let server_cpu_s = server_cpu.as_ref().map(|c| c.user_s + c.sys_s);
-        cpu.extend(server_cpu);
-        let user: f64 = runs.iter().map(|t| t.user_s).sum();
-        let sys: f64 = runs.iter().map(|t| t.sys_s).sum();
-        let complete_user: f64 = complete.iter().map(|t| t.user_s).sum();
-        let complete_sys: f64 = complete.iter().map(|t| t.sys_s).sum();
-        cpu.push(ProcessCpu {
-            role: format!("timed client ({} runs)", runs.len()),
-            pid: 0,
-            window_s,
-            user_s: user,
-            sys_s: sys,
-            cpus_utilised: (user + sys) / window_s,
-            voluntary_switches: 0,
-            involuntary_switches: 0,
-            runqueue_wait_s: None,
-        });
-        let mut visitors_cpu_s = 0.0;
-        for (i, (&pid, (a, b))) in visitor_pids.iter().zip(vis0.iter().zip(&vis1)).enumerate() {
-            if let (Some(a), Some(b)) = (a, b) {
-                let c = a.until(b, format!("visitor{}", i + 1), pid);
-                visitors_cpu_s += c.user_s + c.sys_s;
-                cpu.push(c);
-            }
-        }
+        let used = cpu0.until(&cpu1, server_pid, &visitor_pids, &runs, window_s);
         let channel = ChannelOutcome {
             start: t0,
             end: t1,
@@ -653,30 +622,10 @@ impl Rig for KvRig {
             }),
             schedule: None,
         };
-        let mut record = aggregate(vec![channel], cpu);
+        let mut record = aggregate(vec![channel], used.all);
         record.collapsed = collapsed;
         let f = &mut record.figures;
-        let n = complete.len() as f64;
-        // Times per run are of the runs that finished: none when the first collapsed.
-        if !complete.is_empty() {
-            f.insert(figures::TIME_MEAN_S.into(), mean);
-            f.insert(figures::TIME_SD_S.into(), sd);
-            f.insert(
-                figures::TIME_MEDIAN_S.into(),
-                stats::median(&walls).unwrap_or(0.0),
-            );
-            f.insert(
-                figures::TIME_MIN_S.into(),
-                walls.iter().copied().fold(f64::INFINITY, f64::min),
-            );
-            f.insert(
-                figures::TIME_MAX_S.into(),
-                walls.iter().copied().fold(0.0, f64::max),
-            );
-            f.insert(figures::USER_MEAN_S.into(), complete_user / n);
-            f.insert(figures::SYS_MEAN_S.into(), complete_sys / n);
-        }
-        f.insert(figures::TIMED_RUNS.into(), n);
+        insert_run_times(f, &runs);
         f.insert(
             figures::REQUESTS_PER_S_ALL.into(),
             served1.saturating_sub(served0) as f64 / window_s,
@@ -685,10 +634,10 @@ impl Rig for KvRig {
             figures::REQUESTS_PER_S_TIMED.into(),
             requests as f64 / runs.iter().map(|t| t.wall_s).sum::<f64>().max(1e-9),
         );
-        if let Some(s) = server_cpu_s {
+        if let Some(s) = used.server_s {
             f.insert(figures::SERVER_CPU_S.into(), s);
         }
-        f.insert(figures::VISITORS_CPU_S.into(), visitors_cpu_s);
+        f.insert(figures::VISITORS_CPU_S.into(), used.visitors_s);
         if let Some(rate) = steady {
             f.insert(figures::REQUESTS_PER_S_STEADY.into(), rate);
             f.insert(
@@ -699,7 +648,6 @@ impl Rig for KvRig {
         record.counters = ctl.take_counters();
         Ok(record)
     }
-
     fn finish(mut self: Box<Self>) -> Result<(), RunError> {
         let mut failure = None;
         let mut overdue = 0;
@@ -769,6 +717,109 @@ fn collapse_of(run: &KvClientRun, point: &KvPoint) -> Option<Collapse> {
             stuck: None,
         },
     })
+}
+
+/// The CPU clocks of the main process, the server and the visitor processes at one
+/// moment.
+struct CpuMarks {
+    main: CpuSnapshot,
+    server: Option<CpuSnapshot>,
+    visitors: Vec<Option<CpuSnapshot>>,
+}
+
+/// The CPU a window used: every participant's, and the server's and visitors' totals.
+struct WindowCpu {
+    all: Vec<ProcessCpu>,
+    server_s: Option<f64>,
+    visitors_s: f64,
+}
+
+impl CpuMarks {
+    fn now(server: Option<u32>, visitors: &[u32]) -> CpuMarks {
+        CpuMarks {
+            main: CpuSnapshot::now(),
+            server: server.and_then(CpuSnapshot::of_pid),
+            visitors: visitors.iter().map(|&p| CpuSnapshot::of_pid(p)).collect(),
+        }
+    }
+
+    /// What each participant used from these marks to `end`; the timed client's
+    /// (an in-process client's own clocks, summed over its `runs`) among them.
+    fn until(
+        &self,
+        end: &CpuMarks,
+        server_pid: Option<u32>,
+        visitor_pids: &[u32],
+        runs: &[Timed],
+        window_s: f64,
+    ) -> WindowCpu {
+        let mut all = vec![self.main.until(&end.main, "main", std::process::id())];
+        let server = match (server_pid, &self.server, &end.server) {
+            (Some(pid), Some(a), Some(b)) => Some(a.until(b, "server", pid)),
+            _ => None,
+        };
+        let server_s = server.as_ref().map(|c| c.user_s + c.sys_s);
+        all.extend(server);
+        let user: f64 = runs.iter().map(|t| t.user_s).sum();
+        let sys: f64 = runs.iter().map(|t| t.sys_s).sum();
+        all.push(ProcessCpu {
+            role: format!("timed client ({} runs)", runs.len()),
+            pid: 0,
+            window_s,
+            user_s: user,
+            sys_s: sys,
+            cpus_utilised: (user + sys) / window_s,
+            voluntary_switches: 0,
+            involuntary_switches: 0,
+            runqueue_wait_s: None,
+        });
+        let mut visitors_s = 0.0;
+        let marks = self.visitors.iter().zip(&end.visitors);
+        for (i, (&pid, (a, b))) in visitor_pids.iter().zip(marks).enumerate() {
+            if let (Some(a), Some(b)) = (a, b) {
+                let c = a.until(b, format!("visitor{}", i + 1), pid);
+                visitors_s += c.user_s + c.sys_s;
+                all.push(c);
+            }
+        }
+        WindowCpu {
+            all,
+            server_s,
+            visitors_s,
+        }
+    }
+}
+
+/// The times per timed run (of the runs that finished: none when the first
+/// collapsed) and the count of finished runs.
+fn insert_run_times(f: &mut std::collections::BTreeMap<String, f64>, runs: &[Timed]) {
+    let complete: Vec<&Timed> = runs.iter().filter(|t| !t.run.timed_out).collect();
+    let walls: Vec<f64> = complete.iter().map(|t| t.wall_s).collect();
+    let n = complete.len() as f64;
+    if !complete.is_empty() {
+        // One timed run has no spread: its sd is 0.
+        let (mean, sd) =
+            stats::mean_sd(&walls).unwrap_or((stats::mean(&walls).unwrap_or(0.0), 0.0));
+        f.insert(figures::TIME_MEAN_S.into(), mean);
+        f.insert(figures::TIME_SD_S.into(), sd);
+        f.insert(
+            figures::TIME_MEDIAN_S.into(),
+            stats::median(&walls).unwrap_or(0.0),
+        );
+        f.insert(
+            figures::TIME_MIN_S.into(),
+            walls.iter().copied().fold(f64::INFINITY, f64::min),
+        );
+        f.insert(
+            figures::TIME_MAX_S.into(),
+            walls.iter().copied().fold(0.0, f64::max),
+        );
+        let user: f64 = complete.iter().map(|t| t.user_s).sum();
+        let sys: f64 = complete.iter().map(|t| t.sys_s).sum();
+        f.insert(figures::USER_MEAN_S.into(), user / n);
+        f.insert(figures::SYS_MEAN_S.into(), sys / n);
+    }
+    f.insert(figures::TIMED_RUNS.into(), n);
 }
 
 #[cfg(test)]
