@@ -670,116 +670,13 @@ pub fn driver_main(spec_json: &str) -> i32 {
             kind: fail_kind(e),
         });
     };
-    if let Some(expected) = &spec.sha256
-        && let Some(parsed) = xferbench_transports::plugin::PluginSpec::parse(&spec.transport)
-    {
-        match xferbench_transports::plugin::check_file(&parsed.path) {
-            Ok((_, sha)) if &sha == expected => {}
-            Ok(_) => {
-                fail(&RunError::Config(format!(
-                    "plugin {}: the file changed since the run started (rebuilt?); run again",
-                    parsed.path
-                )));
-                return 1;
-            }
-            Err(e) => {
-                fail(&RunError::Config(e.to_string()));
-                return 1;
-            }
-        }
+    if let Err(e) = check_unchanged(&spec) {
+        fail(&e);
+        return 1;
     }
-    // Commands: `stop` sets the flag the peer rig watches; the rest are queued.
     let stop = Arc::new(AtomicBool::new(false));
-    let (cmd_tx, commands) = mpsc::channel::<Command>();
-    let commands = Arc::new(Mutex::new(commands));
-    {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                match serde_json::from_str::<Command>(&line) {
-                    Ok(Command::Stop) => stop.store(true, Ordering::Relaxed),
-                    Ok(c) => {
-                        if cmd_tx.send(c).is_err() {
-                            return;
-                        }
-                    }
-                    Err(_) => break,
-                }
-            }
-            // The parent closed our input: it is gone or done with us.
-            stop.store(true, Ordering::Relaxed);
-            let _ = cmd_tx.send(Command::Quit);
-        });
-    }
-    let values = match crate::transports::resolve(&spec.transport, &spec.transport_params) {
-        Ok(v) => v,
-        Err(e) => {
-            fail(&RunError::from(e));
-            return 1;
-        }
-    };
-    let point = PointSpec {
-        transport_params: values.clone(),
-        zero_copy: spec.zero_copy,
-        schedule: spec.schedule,
-        ..PointSpec::new(&spec.transport, spec.size, spec.channels)
-    };
-    let hang_timeout = Duration::from_millis(spec.hang_timeout_ms);
-    let opts = PeerOptions {
-        workload: spec.workload,
-        limit: spec.limit,
-        verify: spec.verify,
-        peer: match &spec.remote {
-            Some(r) => {
-                let token = match std::env::var(REMOTE_TOKEN_ENV) {
-                    Ok(hex) => match crate::remote::auth::unhex(&hex, hex.len() / 2)
-                        .ok_or_else(|| "not hex".to_string())
-                        .and_then(crate::remote::auth::Token::new)
-                    {
-                        Ok(t) => Some(t),
-                        Err(e) => {
-                            fail(&RunError::Config(format!("--remote: the token: {e}")));
-                            return 1;
-                        }
-                    },
-                    Err(_) => None,
-                };
-                PeerMode::Remote(crate::remote::RemoteTarget {
-                    agent: r.agent.clone(),
-                    token,
-                    data_host: r.data_host.clone(),
-                })
-            }
-            None if spec.thread_peers => PeerMode::Thread,
-            None => PeerMode::Process(spec.peer_launcher.clone()),
-        },
-        pin: spec.pin,
-        corrupt_every: spec.corrupt_every,
-        launcher: None,
-        hang_timeout,
-    };
-    struct Start<'a> {
-        point: &'a PointSpec,
-        opts: &'a PeerOptions,
-    }
-    impl WithTransport for Start<'_> {
-        type Output = Result<Box<dyn Rig>, RunError>;
-        fn with<T: Transport + Clone>(self, t: T) -> Self::Output {
-            Ok(Box::new(PeerRig::start(t, self.point, self.opts, None)?))
-        }
-    }
-    let rig = dispatch(
-        &spec.transport,
-        &values,
-        Start {
-            point: &point,
-            opts: &opts,
-        },
-    )
-    .map_err(RunError::from)
-    .and_then(|r| r);
-    let mut rig = match rig {
+    let commands = read_commands(stop.clone());
+    let mut rig = match start_rig(&spec) {
         Ok(r) => r,
         Err(e) => {
             fail(&e);
@@ -799,6 +696,7 @@ pub fn driver_main(spec_json: &str) -> i32 {
         commands: commands.clone(),
         wait: spec.counters,
     };
+    let hang_timeout = Duration::from_millis(spec.hang_timeout_ms);
     loop {
         let next = commands.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok(cmd) = next else { break };
@@ -830,4 +728,109 @@ pub fn driver_main(spec_json: &str) -> i32 {
         status = 1;
     }
     status
+}
+
+/// The plugin's file is the one the run started with (when the parent sent its
+/// digest).
+fn check_unchanged(spec: &DriverSpec) -> Result<(), RunError> {
+    let Some(expected) = &spec.sha256 else {
+        return Ok(());
+    };
+    let Some(parsed) = xferbench_transports::plugin::PluginSpec::parse(&spec.transport) else {
+        return Ok(());
+    };
+    match xferbench_transports::plugin::check_file(&parsed.path) {
+        Ok((_, sha)) if &sha == expected => Ok(()),
+        Ok(_) => Err(RunError::Config(format!(
+            "plugin {}: the file changed since the run started (rebuilt?); run again",
+            parsed.path
+        ))),
+        Err(e) => Err(RunError::Config(e.to_string())),
+    }
+}
+
+/// Reads the parent's commands from stdin on a thread of their own: `stop` sets the
+/// flag the peer rig watches; the rest are queued. A closed input (the parent is
+/// gone or done with us) stops and quits.
+fn read_commands(stop: Arc<AtomicBool>) -> Arc<Mutex<Receiver<Command>>> {
+    let (cmd_tx, commands) = mpsc::channel::<Command>();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            match serde_json::from_str::<Command>(&line) {
+                Ok(Command::Stop) => stop.store(true, Ordering::Relaxed),
+                Ok(c) => {
+                    if cmd_tx.send(c).is_err() {
+                        return;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let _ = cmd_tx.send(Command::Quit);
+    });
+    Arc::new(Mutex::new(commands))
+}
+
+/// Where the measuring process's peers run: on the agent's host (with the token the
+/// parent passed in the environment), as threads, or as processes.
+fn peer_mode(spec: &DriverSpec) -> Result<PeerMode, RunError> {
+    let Some(r) = &spec.remote else {
+        return Ok(if spec.thread_peers {
+            PeerMode::Thread
+        } else {
+            PeerMode::Process(spec.peer_launcher.clone())
+        });
+    };
+    let token = match std::env::var(REMOTE_TOKEN_ENV) {
+        Ok(hex) => Some(
+            crate::remote::auth::unhex(&hex, hex.len() / 2)
+                .ok_or_else(|| "not hex".to_string())
+                .and_then(crate::remote::auth::Token::new)
+                .map_err(|e| RunError::Config(format!("--remote: the token: {e}")))?,
+        ),
+        Err(_) => None,
+    };
+    Ok(PeerMode::Remote(crate::remote::RemoteTarget {
+        agent: r.agent.clone(),
+        token,
+        data_host: r.data_host.clone(),
+    }))
+}
+
+/// The peer rig of the spec's point over the plugin transport.
+fn start_rig(spec: &DriverSpec) -> Result<Box<dyn Rig>, RunError> {
+    let values = crate::transports::resolve(&spec.transport, &spec.transport_params)?;
+    let point = PointSpec {
+        transport_params: values.clone(),
+        zero_copy: spec.zero_copy,
+        schedule: spec.schedule,
+        ..PointSpec::new(&spec.transport, spec.size, spec.channels)
+    };
+    let opts = PeerOptions {
+        workload: spec.workload,
+        limit: spec.limit,
+        verify: spec.verify,
+        peer: peer_mode(spec)?,
+        pin: spec.pin,
+        corrupt_every: spec.corrupt_every,
+        launcher: None,
+        hang_timeout: Duration::from_millis(spec.hang_timeout_ms),
+    };
+    struct Start<'a> {
+        point: &'a PointSpec,
+        opts: &'a PeerOptions,
+    }
+    impl WithTransport for Start<'_> {
+        type Output = Result<Box<dyn Rig>, RunError>;
+        fn with<T: Transport + Clone>(self, t: T) -> Self::Output {
+            Ok(Box::new(PeerRig::start(t, self.point, self.opts, None)?))
+        }
+    }
+    let start = Start {
+        point: &point,
+        opts: &opts,
+    };
+    dispatch(&spec.transport, &values, start)?
 }
