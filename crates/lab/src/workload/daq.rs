@@ -986,52 +986,10 @@ fn wait_limit(trigger: Trigger) -> Duration {
 
 fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError> {
     let spec = sh.spec;
-    let n = spec.samples;
-    let nreads = u64::from(spec.nreads);
-    let seed = board.seed();
-    let need_buf = spec.access == Access::Read || sh.funcs.contains(&Function::WritePattern);
-    let mut buf = if need_buf { vec![0u16; n] } else { Vec::new() };
-    let mut out = Outputs::for_functions(n, sh.funcs);
-    let mut scratch = if spec.memcpy {
-        vec![0u16; n]
-    } else {
-        Vec::new()
-    };
-    // The same-traffic memcpy's buffers, written once so that no pass reads the
-    // zero page or faults them in: room for the largest conversion (u16 in, f64 out:
-    // (2 + 8) / 2 bytes per sample).
-    let (moved_src, mut moved_dst) = if spec.memcpy {
-        (vec![0x5au8; 5 * n], vec![0xa5u8; 5 * n])
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    let mut acc = vec![Acc::default(); sh.funcs.len() + 2];
-    let mut integrity = Integrity::default();
     let loops = spec.loops.max(1);
     let engine0 = board.engine_cpu();
+    let mut r = BoardReader::new(board, sh);
     let mut wait_ns = 0u64;
-    // Returns the check's wall time and CPU time, both left out of the row.
-    let verify_raw = |got: &[u16], integrity: &mut Integrity| -> (u64, u64) {
-        let (t0, c0) = (Stamp::now(), thread_cpu_ns());
-        integrity.checked += got.len() as u64;
-        integrity.corrupt += mismatches(seed, 0, got);
-        let cpu = thread_cpu_ns() - c0;
-        sh.verify_ns.fetch_add(cpu, Ordering::Relaxed);
-        (Stamp::now().since(t0), cpu)
-    };
-    let row = |name: &str, a: &Acc| Row {
-        func: name.to_string(),
-        board: 0,
-        dev: String::new(),
-        bytes_raw: spec.nbytes_raw(),
-        passes: a.passes,
-        start_ns: a.start.map_or(0, |s| s.since(sh.td)),
-        end_ns: a.end.map_or(0, |s| s.since(sh.td)),
-        busy_ns: a.busy,
-        output_samples: a.out,
-        cpu_ns: a.cpu,
-        engine_cpu_ns: a.engine,
-    };
     let mut completed = 0;
     for l in 0..loops {
         if sh.stop.load(Ordering::Relaxed) {
@@ -1039,115 +997,30 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
         }
         let last = l + 1 == loops;
         if spec.loops > 0 {
-            let c0 = thread_cpu_ns();
-            board.arm();
-            match spec.end {
-                DaqEnd::Poll => {
-                    let r = board.wait_poll(wait_limit(spec.trigger))?;
-                    sh.status_reads.fetch_add(r, Ordering::Relaxed);
-                }
-                DaqEnd::Irq => board.wait_irq(wait_limit(spec.trigger))?,
-            }
-            sh.acquisitions.fetch_add(1, Ordering::Relaxed);
-            let waited = thread_cpu_ns() - c0;
-            wait_ns += waited;
-            sh.wait_cpu_ns.fetch_add(waited, Ordering::Relaxed);
+            wait_ns += acquire(board, sh)?;
         }
         for (k, &f) in sh.funcs.iter().enumerate() {
             match f {
-                Function::Readout => {
-                    let (t0, c0) = (Stamp::now(), thread_cpu_ns());
-                    let e0 = board.engine_cpu();
-                    let (mut excluded, mut excluded_cpu) = (0, 0);
-                    for _ in 0..nreads {
-                        match spec.access {
-                            Access::Read => board.read(&mut buf)?,
-                            Access::Mmap => {
-                                board.read_mapped(n)?;
-                            }
-                        }
-                        if spec.verify {
-                            let got = match spec.access {
-                                Access::Read => &buf[..],
-                                Access::Mmap => board.mapped(n).expect("mapped above"),
-                            };
-                            let (wall, cpu) = verify_raw(got, &mut integrity);
-                            excluded += wall;
-                            excluded_cpu += cpu;
-                        }
-                    }
-                    let cpu = (thread_cpu_ns() - c0).saturating_sub(excluded_cpu);
-                    acc[k].add(t0, Stamp::now(), excluded, nreads, 0, cpu);
-                    acc[k].engine += nanos(board.engine_cpu().saturating_sub(e0));
-                }
-                Function::WritePattern => {
-                    match spec.kernels {
-                        Kernels::Original => original::write_pattern(&mut buf),
-                        Kernels::Improved => improved::write_pattern(&mut buf),
-                    }
-                    let (t0, c0) = (Stamp::now(), thread_cpu_ns());
-                    let e0 = board.engine_cpu();
-                    for _ in 0..nreads {
-                        board.write(&buf)?;
-                    }
-                    let t1 = Stamp::now();
-                    acc[k].add(t0, t1, 0, nreads, 0, thread_cpu_ns() - c0);
-                    acc[k].engine += nanos(board.engine_cpu().saturating_sub(e0));
-                    if spec.verify {
-                        let mut back = vec![0u16; n];
-                        board.read_written(&mut back)?;
-                        integrity.checked += n as u64;
-                        integrity.corrupt +=
-                            back.iter().zip(&buf).filter(|(a, b)| a != b).count() as u64;
-                    }
-                }
-                conv => {
-                    let raw: &[u16] = match spec.access {
-                        Access::Read => &buf,
-                        Access::Mmap => board.mapped(n).expect("a mapped digitizer"),
-                    };
-                    let m = sh.funcs.len();
-                    for _ in 0..nreads {
-                        let (t0, c0) = (Stamp::now(), thread_cpu_ns());
-                        let outs = convert(spec.kernels, conv, raw, &spec.scale, &mut out);
-                        let (t1, c1) = (Stamp::now(), thread_cpu_ns());
-                        acc[k].add(t0, t1, 0, 1, outs as u64, c1 - c0);
-                        if spec.memcpy {
-                            // The same input bytes, right after each pass, so both
-                            // see the same competition for the cores.
-                            let (t0, c0) = (Stamp::now(), thread_cpu_ns());
-                            scratch.copy_from_slice(std::hint::black_box(raw));
-                            std::hint::black_box(&mut scratch);
-                            let (t1, c1) = (Stamp::now(), thread_cpu_ns());
-                            acc[m].add(t0, t1, 0, 1, n as u64, c1 - c0);
-                            let out_bytes = outs * if conv.outputs_f64() { 8 } else { 4 };
-                            let len = (2 * n + out_bytes) / 2;
-                            let (t0, c0) = (Stamp::now(), thread_cpu_ns());
-                            moved_dst[..len]
-                                .copy_from_slice(std::hint::black_box(&moved_src[..len]));
-                            std::hint::black_box(&mut moved_dst);
-                            let (t1, c1) = (Stamp::now(), thread_cpu_ns());
-                            acc[m + 1].add(t0, t1, 0, 1, n as u64, c1 - c0);
-                        }
-                    }
-                }
+                Function::Readout => r.readout(board, k)?,
+                Function::WritePattern => r.write_pattern(board, k)?,
+                conv => r.convert(board, k, conv),
             }
             if last {
-                publish(sh, board, row(f.c_name(), &acc[k]));
+                publish(sh, board, r.row(f.c_name(), &r.acc[k]));
             }
         }
         let m = sh.funcs.len();
-        if last && acc[m].passes > 0 {
-            publish(sh, board, row(MEMCPY, &acc[m]));
-            publish(sh, board, row(MEMCPY_MOVED, &acc[m + 1]));
+        if last && r.acc[m].passes > 0 {
+            publish(sh, board, r.row(MEMCPY, &r.acc[m]));
+            publish(sh, board, r.row(MEMCPY_MOVED, &r.acc[m + 1]));
         }
         completed += 1;
     }
     if completed < loops {
         // Rows of an interrupted run: what was done so far.
-        for (k, a) in acc.iter().enumerate() {
+        for (k, a) in r.acc.iter().enumerate() {
             if a.passes > 0 && k < sh.funcs.len() {
-                publish(sh, board, row(sh.funcs[k].c_name(), a));
+                publish(sh, board, r.row(sh.funcs[k].c_name(), a));
             }
         }
     }
@@ -1157,10 +1030,182 @@ fn read_board(board: &mut Board, sh: &Shared<'_>) -> Result<Integrity, DaqError>
         .push(BoardCpu {
             board: board.index(),
             wait_s: wait_ns as f64 / 1e9,
-            work_s: acc.iter().map(|a| a.cpu).sum::<u64>() as f64 / 1e9,
+            work_s: r.acc.iter().map(|a| a.cpu).sum::<u64>() as f64 / 1e9,
             engine_s: board.engine_cpu().saturating_sub(engine0).as_secs_f64(),
         });
-    Ok(integrity)
+    Ok(r.integrity)
+}
+
+/// Arms the board and waits for the end of its acquisition, by polling its status
+/// or for its interrupt; returns the CPU time the wait took.
+fn acquire(board: &mut Board, sh: &Shared<'_>) -> Result<u64, DaqError> {
+    let spec = sh.spec;
+    let c0 = thread_cpu_ns();
+    board.arm();
+    match spec.end {
+        DaqEnd::Poll => {
+            let r = board.wait_poll(wait_limit(spec.trigger))?;
+            sh.status_reads.fetch_add(r, Ordering::Relaxed);
+        }
+        DaqEnd::Irq => board.wait_irq(wait_limit(spec.trigger))?,
+    }
+    sh.acquisitions.fetch_add(1, Ordering::Relaxed);
+    let waited = thread_cpu_ns() - c0;
+    sh.wait_cpu_ns.fetch_add(waited, Ordering::Relaxed);
+    Ok(waited)
+}
+
+/// One board's reader: its buffers, allocated once per run, and what each function
+/// (then the two reference copies) accumulated.
+struct BoardReader<'s, 'a> {
+    sh: &'s Shared<'a>,
+    seed: u32,
+    buf: Vec<u16>,
+    out: Outputs,
+    scratch: Vec<u16>,
+    /// The same-traffic memcpy's buffers, written once so that no pass reads the
+    /// zero page or faults them in: room for the largest conversion (u16 in, f64
+    /// out: (2 + 8) / 2 bytes per sample).
+    moved_src: Vec<u8>,
+    moved_dst: Vec<u8>,
+    /// Per function, then the memcpy of the input and the same-traffic memcpy.
+    acc: Vec<Acc>,
+    integrity: Integrity,
+}
+
+impl<'s, 'a> BoardReader<'s, 'a> {
+    fn new(board: &Board, sh: &'s Shared<'a>) -> Self {
+        let spec = sh.spec;
+        let n = spec.samples;
+        let need_buf = spec.access == Access::Read || sh.funcs.contains(&Function::WritePattern);
+        let (scratch, moved_src, moved_dst) = if spec.memcpy {
+            (vec![0u16; n], vec![0x5au8; 5 * n], vec![0xa5u8; 5 * n])
+        } else {
+            (Vec::new(), Vec::new(), Vec::new())
+        };
+        BoardReader {
+            sh,
+            seed: board.seed(),
+            buf: if need_buf { vec![0u16; n] } else { Vec::new() },
+            out: Outputs::for_functions(n, sh.funcs),
+            scratch,
+            moved_src,
+            moved_dst,
+            acc: vec![Acc::default(); sh.funcs.len() + 2],
+            integrity: Integrity::default(),
+        }
+    }
+
+    /// The row of one function's (or copy's) accumulated passes.
+    fn row(&self, name: &str, a: &Acc) -> Row {
+        Row {
+            func: name.to_string(),
+            board: 0,
+            dev: String::new(),
+            bytes_raw: self.sh.spec.nbytes_raw(),
+            passes: a.passes,
+            start_ns: a.start.map_or(0, |s| s.since(self.sh.td)),
+            end_ns: a.end.map_or(0, |s| s.since(self.sh.td)),
+            busy_ns: a.busy,
+            output_samples: a.out,
+            cpu_ns: a.cpu,
+            engine_cpu_ns: a.engine,
+        }
+    }
+
+    /// `func_readout`: `nreads` reads of the acquisition, each checked when
+    /// verifying (the check's wall and CPU time left out of the row).
+    fn readout(&mut self, board: &mut Board, k: usize) -> Result<(), DaqError> {
+        let (spec, n) = (self.sh.spec, self.sh.spec.samples);
+        let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+        let e0 = board.engine_cpu();
+        let (mut excluded, mut excluded_cpu) = (0, 0);
+        for _ in 0..spec.nreads {
+            match spec.access {
+                Access::Read => board.read(&mut self.buf)?,
+                Access::Mmap => {
+                    board.read_mapped(n)?;
+                }
+            }
+            if spec.verify {
+                let got = match spec.access {
+                    Access::Read => &self.buf[..],
+                    Access::Mmap => board.mapped(n).expect("mapped above"),
+                };
+                let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+                self.integrity.checked += got.len() as u64;
+                self.integrity.corrupt += mismatches(self.seed, 0, got);
+                let cpu = thread_cpu_ns() - c0;
+                self.sh.verify_ns.fetch_add(cpu, Ordering::Relaxed);
+                excluded += Stamp::now().since(t0);
+                excluded_cpu += cpu;
+            }
+        }
+        let cpu = (thread_cpu_ns() - c0).saturating_sub(excluded_cpu);
+        let acc = &mut self.acc[k];
+        acc.add(t0, Stamp::now(), excluded, u64::from(spec.nreads), 0, cpu);
+        acc.engine += nanos(board.engine_cpu().saturating_sub(e0));
+        Ok(())
+    }
+
+    /// `func_write_pattern`: the pattern written `nreads` times, read back once
+    /// when verifying.
+    fn write_pattern(&mut self, board: &mut Board, k: usize) -> Result<(), DaqError> {
+        let spec = self.sh.spec;
+        match spec.kernels {
+            Kernels::Original => original::write_pattern(&mut self.buf),
+            Kernels::Improved => improved::write_pattern(&mut self.buf),
+        }
+        let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+        let e0 = board.engine_cpu();
+        for _ in 0..spec.nreads {
+            board.write(&self.buf)?;
+        }
+        let t1 = Stamp::now();
+        let acc = &mut self.acc[k];
+        acc.add(t0, t1, 0, u64::from(spec.nreads), 0, thread_cpu_ns() - c0);
+        acc.engine += nanos(board.engine_cpu().saturating_sub(e0));
+        if spec.verify {
+            let mut back = vec![0u16; spec.samples];
+            board.read_written(&mut back)?;
+            self.integrity.checked += spec.samples as u64;
+            self.integrity.corrupt +=
+                back.iter().zip(&self.buf).filter(|(a, b)| a != b).count() as u64;
+        }
+        Ok(())
+    }
+
+    /// A conversion, `nreads` passes over the acquisition; with `memcpy`, each pass
+    /// followed by a copy of its input and one of the bytes it moved, so that all
+    /// three see the same competition for the cores.
+    fn convert(&mut self, board: &Board, k: usize, conv: Function) {
+        let (spec, n) = (self.sh.spec, self.sh.spec.samples);
+        let raw: &[u16] = match spec.access {
+            Access::Read => &self.buf,
+            Access::Mmap => board.mapped(n).expect("a mapped digitizer"),
+        };
+        let m = self.sh.funcs.len();
+        for _ in 0..spec.nreads {
+            let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+            let outs = convert(spec.kernels, conv, raw, &spec.scale, &mut self.out);
+            let (t1, c1) = (Stamp::now(), thread_cpu_ns());
+            self.acc[k].add(t0, t1, 0, 1, outs as u64, c1 - c0);
+            if spec.memcpy {
+                let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+                self.scratch.copy_from_slice(std::hint::black_box(raw));
+                std::hint::black_box(&mut self.scratch);
+                let (t1, c1) = (Stamp::now(), thread_cpu_ns());
+                self.acc[m].add(t0, t1, 0, 1, n as u64, c1 - c0);
+                let out_bytes = outs * if conv.outputs_f64() { 8 } else { 4 };
+                let len = (2 * n + out_bytes) / 2;
+                let (t0, c0) = (Stamp::now(), thread_cpu_ns());
+                self.moved_dst[..len].copy_from_slice(std::hint::black_box(&self.moved_src[..len]));
+                std::hint::black_box(&mut self.moved_dst);
+                let (t1, c1) = (Stamp::now(), thread_cpu_ns());
+                self.acc[m + 1].add(t0, t1, 0, 1, n as u64, c1 - c0);
+            }
+        }
+    }
 }
 
 fn publish(sh: &Shared<'_>, board: &Board, mut row: Row) {
