@@ -225,27 +225,16 @@ pub fn drive(
     reply_timeout: Duration,
 ) -> Result<ChannelDrive, DriveError> {
     let mut hist = new_histogram();
-    let mut scratch = [0u8; MAX_PAYLOAD];
-    verify::fill_pattern(&mut scratch);
-    let mut suffixed = p.suffix.then(|| {
-        fill_text(&mut scratch);
-        SuffixCheck::new(p.packet)
-    });
-    let mut reply = [0u8; MAX_PAYLOAD];
-    let mut verifier = p.verify.then(Verifier::new);
+    let mut pay = Payloads::new(p);
     ch.set_buffers(if p.zero_copy {
         Buffers::ZeroCopy
     } else {
         p.buffers
     });
-    let zero_copy = p.zero_copy;
-    let packet = p.packet;
-    let verify = p.verify;
     let (max, duration) = match p.limit {
         Limit::Count(n) => (n, None),
         Limit::Duration(ns) => (u64::MAX, Some(Duration::from_nanos(ns))),
     };
-    let mut sink = 0u64;
     start_gate();
     let start = Stamp::now();
     let began = Instant::now();
@@ -268,23 +257,7 @@ pub fn drive(
             if duration.is_some_and(|d| due.duration_since(began) >= d) {
                 break;
             }
-            loop {
-                let now = Instant::now();
-                if now >= due {
-                    break;
-                }
-                if halt.load(Ordering::Relaxed) {
-                    return Err(DriveError::Stopped);
-                }
-                let left = due - now;
-                if left > Duration::from_micros(200) {
-                    std::thread::sleep(
-                        (left - Duration::from_micros(200)).min(Duration::from_millis(20)),
-                    );
-                } else {
-                    std::hint::spin_loop();
-                }
-            }
+            wait_until(due, halt)?;
             t0 = due;
         }
         if duration.is_some_and(|d| t0.duration_since(began) >= d) {
@@ -293,72 +266,169 @@ pub fn drive(
         let deadline = Some(t0 + reply_timeout);
         // In place, the reply is read (or checked) where it lies, inside the round
         // trip; copied out, it is read after the clock stops.
-        let copied = if zero_copy {
-            ch.send_with(
-                packet,
-                &mut scratch,
-                |m| match suffixed {
-                    Some(_) => {
-                        m.fill(b'a' + (seq % 26) as u8);
-                        stamp_text(m, seq);
-                    }
-                    None => verify::write_in_place(m, seq, verify),
-                },
-                deadline,
-            )
-            .map_err(fail)?;
-            ch.recv_in_place(deadline, |m| match (&mut verifier, &mut suffixed) {
-                (Some(v), _) => v.check(m),
-                (None, Some(c)) => c.check_tail(m),
-                (None, None) => sink ^= verify::read_lines(m),
-            })
-            .map_err(fail)?;
+        let copied = if p.zero_copy {
+            pay.trip_in_place(ch, seq, deadline).map_err(fail)?;
             None
         } else {
-            ch.send_with(
-                packet,
-                &mut scratch,
-                |m| match suffixed {
-                    Some(_) => {
-                        // In place (zero-copy buffers) the buffer holds an older
-                        // message: write the whole text.
-                        fill_text(m);
-                        stamp_text(m, seq);
-                    }
-                    None => verify::stamp(m, seq, verify),
-                },
-                deadline,
-            )
-            .map_err(fail)?;
-            if suffixed.is_some() {
-                // What was sent, to check the echo against.
-                fill_text(&mut scratch[..packet]);
-                stamp_text(&mut scratch[..packet], seq);
-            }
-            Some(ch.recv(&mut reply, deadline).map_err(fail)?)
+            Some(pay.trip_copied(ch, seq, deadline).map_err(fail)?)
         };
         let t1 = Instant::now();
         let _ = hist.record(t1.duration_since(t0).as_nanos() as u64);
         t0 = t1;
         if let Some(n) = copied {
-            match (&mut verifier, &mut suffixed) {
-                (Some(v), _) => v.check(&reply[..n]),
-                (None, Some(c)) => c.check(&scratch[..packet], &reply[..n]),
-                (None, None) => sink = sink.wrapping_add(verify::touch(&reply[..n])),
-            }
+            pay.check_reply(n);
         }
         seq += 1;
     }
     progress.store(seq, Ordering::Relaxed);
     let end = Stamp::now();
-    std::hint::black_box(sink);
     Ok(ChannelDrive {
         start,
         end,
         round_trips: seq,
-        bytes: seq * packet as u64,
+        bytes: seq * p.packet as u64,
         latency: hist,
-        integrity: match (verifier, suffixed) {
+        integrity: pay.integrity(seq),
+    })
+}
+
+/// Waits until `due`: asleep while more than 200 µs are left (at most 20 ms at a
+/// time, watching `halt`), spinning for the rest.
+fn wait_until(due: Instant, halt: &AtomicBool) -> Result<(), DriveError> {
+    loop {
+        let now = Instant::now();
+        if now >= due {
+            return Ok(());
+        }
+        if halt.load(Ordering::Relaxed) {
+            return Err(DriveError::Stopped);
+        }
+        let left = due - now;
+        if left > Duration::from_micros(200) {
+            std::thread::sleep((left - Duration::from_micros(200)).min(Duration::from_millis(20)));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// A channel's packets and replies: what it sends, where replies are copied to, and
+/// how they are checked (the verify pattern, the firmware's text suffix, or only
+/// read).
+struct Payloads {
+    packet: usize,
+    verify: bool,
+    scratch: [u8; MAX_PAYLOAD],
+    reply: [u8; MAX_PAYLOAD],
+    verifier: Option<Verifier>,
+    suffixed: Option<SuffixCheck>,
+    /// What unchecked replies read, kept from being optimised away.
+    sink: u64,
+}
+
+impl Payloads {
+    fn new(p: &RpmsgPoint) -> Payloads {
+        let mut scratch = [0u8; MAX_PAYLOAD];
+        verify::fill_pattern(&mut scratch);
+        let suffixed = p.suffix.then(|| {
+            fill_text(&mut scratch);
+            SuffixCheck::new(p.packet)
+        });
+        Payloads {
+            packet: p.packet,
+            verify: p.verify,
+            scratch,
+            reply: [0u8; MAX_PAYLOAD],
+            verifier: p.verify.then(Verifier::new),
+            suffixed,
+            sink: 0,
+        }
+    }
+
+    /// One round trip in place: the packet written in the link's buffer, the reply
+    /// checked or read where it lies.
+    #[inline]
+    fn trip_in_place(
+        &mut self,
+        ch: &mut Channel,
+        seq: u64,
+        deadline: Option<Instant>,
+    ) -> Result<(), LinkError> {
+        let (suffixed, verify) = (self.suffixed.is_some(), self.verify);
+        ch.send_with(
+            self.packet,
+            &mut self.scratch,
+            |m| {
+                if suffixed {
+                    m.fill(b'a' + (seq % 26) as u8);
+                    stamp_text(m, seq);
+                } else {
+                    verify::write_in_place(m, seq, verify);
+                }
+            },
+            deadline,
+        )?;
+        let Payloads {
+            verifier,
+            suffixed,
+            sink,
+            ..
+        } = self;
+        ch.recv_in_place(deadline, |m| match (verifier, suffixed) {
+            (Some(v), _) => v.check(m),
+            (None, Some(c)) => c.check_tail(m),
+            (None, None) => *sink ^= verify::read_lines(m),
+        })
+    }
+
+    /// One round trip copying: the packet copied into the link, the reply copied
+    /// out; returns the reply's length.
+    #[inline]
+    fn trip_copied(
+        &mut self,
+        ch: &mut Channel,
+        seq: u64,
+        deadline: Option<Instant>,
+    ) -> Result<usize, LinkError> {
+        let (suffixed, verify, packet) = (self.suffixed.is_some(), self.verify, self.packet);
+        ch.send_with(
+            packet,
+            &mut self.scratch,
+            |m| {
+                if suffixed {
+                    // In place (zero-copy buffers) the buffer holds an older
+                    // message: write the whole text.
+                    fill_text(m);
+                    stamp_text(m, seq);
+                } else {
+                    verify::stamp(m, seq, verify);
+                }
+            },
+            deadline,
+        )?;
+        if suffixed {
+            // What was sent, to check the echo against.
+            fill_text(&mut self.scratch[..packet]);
+            stamp_text(&mut self.scratch[..packet], seq);
+        }
+        ch.recv(&mut self.reply, deadline)
+    }
+
+    /// Checks (or reads) a reply copied out, after the clock stopped.
+    #[inline]
+    fn check_reply(&mut self, n: usize) {
+        let reply = &self.reply[..n];
+        match (&mut self.verifier, &mut self.suffixed) {
+            (Some(v), _) => v.check(reply),
+            (None, Some(c)) => c.check(&self.scratch[..self.packet], reply),
+            (None, None) => self.sink = self.sink.wrapping_add(verify::touch(reply)),
+        }
+    }
+
+    /// What the checks found over `seq` round trips (`None` when nothing was checked).
+    fn integrity(self, seq: u64) -> Option<Integrity> {
+        std::hint::black_box(self.sink);
+        match (self.verifier, self.suffixed) {
             (Some(v), _) => Some(v.finish(Some(seq))),
             (None, Some(c)) => Some(Integrity {
                 checked: c.checked,
@@ -366,8 +436,8 @@ pub fn drive(
                 ..Integrity::default()
             }),
             (None, None) => None,
-        },
-    })
+        }
+    }
 }
 
 /// Fills a packet buffer with printable text (no NUL, so the firmware's
