@@ -30,7 +30,7 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use xferbench_probes::counters::{CounterSource, Participant};
-use xferbench_probes::cpu::CpuSnapshot;
+use xferbench_probes::cpu::{CpuSnapshot, ProcessCpu};
 use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
 use xferbench_transports::rpmsg::{Channel, HostLink, RemoteLink, Service};
 
@@ -373,126 +373,29 @@ impl Rig for RpmsgRig {
             .session
             .as_mut()
             .ok_or_else(|| failed("the RPMsg link", "already stopped"))?;
-        let n = session.channels.len();
         let before = session.counters();
+        let mut chans = std::mem::take(&mut session.channels);
         let remote_pid = session
             .remote_is_process()
             .then_some(session.remote_pid as u32);
-        let barrier = Barrier::new(n + 1);
-        let halt = AtomicBool::new(false);
-        let progress: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
-        let reply_timeout = ctl.hang_timeout;
-        let stop = ctl.stop;
-        let mut chans = std::mem::take(&mut session.channels);
-        let driver_cpus = self.driver_cpus.as_deref();
-        let (results, main_cpu, remote_cpu) = std::thread::scope(|scope| {
-            let handles: Vec<_> = chans
-                .iter_mut()
-                .zip(&progress)
-                .enumerate()
-                .map(|(i, (ch, prog))| {
-                    let (barrier, halt) = (&barrier, &halt);
-                    let cpu = driver_cpus.and_then(|c| c.get(i).copied());
-                    scope.spawn(move || {
-                        if let Some(cpu) = cpu
-                            && let Err(e) = xferbench_probes::affinity::pin_current_thread(cpu)
-                        {
-                            tracing::warn!(channel = i, cpu, error = %e, "cannot pin the driver");
-                        }
-                        drive(
-                            ch,
-                            &point,
-                            || {
-                                barrier.wait();
-                            },
-                            halt,
-                            prog,
-                            reply_timeout,
-                        )
-                    })
-                })
-                .collect();
-            ctl.window_started();
-            let cpu0 = CpuSnapshot::now();
-            let remote0 = remote_pid.and_then(CpuSnapshot::of_pid);
-            barrier.wait();
-            while !handles.iter().all(|h| h.is_finished()) {
-                if stop.load(Ordering::Relaxed) {
-                    halt.store(true, Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            let remote1 = remote_pid.and_then(CpuSnapshot::of_pid);
-            let cpu1 = CpuSnapshot::now();
-            ctl.window_ended();
-            let results: Vec<Driven> = handles
-                .into_iter()
-                .map(|h| h.join().expect("channel threads do not panic"))
-                .collect();
-            let main = cpu0.until(&cpu1, "main (drivers)", std::process::id());
-            let remote = match (remote0, remote1, remote_pid) {
-                (Some(a), Some(b), Some(pid)) => Some(a.until(&b, "remote", pid)),
-                _ => None,
-            };
-            (results, main, remote)
-        });
+        let driven = drive_channels(
+            &mut chans,
+            &point,
+            self.driver_cpus.as_deref(),
+            remote_pid,
+            ctl,
+        );
         session.channels = chans;
-        let mut drives = Vec::with_capacity(n);
-        let mut first_err = None;
-        for (i, r) in results.into_iter().enumerate() {
-            match r {
-                Ok(d) => drives.push(d),
-                Err(e) => {
-                    first_err.get_or_insert((i, e));
-                }
-            }
-        }
-        if let Some((channel, e)) = first_err {
-            if let Some(d) = session.remote_death() {
-                return Err(d);
-            }
-            if stop.load(Ordering::Relaxed) {
-                return Err(RunError::Interrupted);
-            }
-            return Err(match e {
-                DriveError::Link(e) => RunError::Participant(format!("channel {channel}: {e}")),
-                DriveError::Stopped => RunError::Interrupted,
-            });
-        }
-        if stop.load(Ordering::Relaxed) {
-            return Err(RunError::Interrupted);
-        }
+        let drives = succeeded(driven.results, session, ctl.stop)?;
         let after = session.counters();
         let round_trips: u64 = drives.iter().map(|d| d.round_trips).sum();
         let sum_of_rates: f64 = drives
             .iter()
             .map(|d| d.bytes as f64 * 1e9 / d.end.since(d.start).max(1) as f64)
             .sum();
-        let channels = drives
-            .into_iter()
-            .map(|d| ChannelOutcome {
-                start: d.start,
-                end: d.end,
-                messages: d.round_trips,
-                bytes: d.bytes,
-                latency: Some(d.latency),
-                integrity: d.integrity,
-                // Open loop: the channel's offered rate, over its schedule.
-                schedule: point.pace_ns.map(|gap| crate::record::ScheduleOutcome {
-                    offered_per_s: 1e9 / gap as f64,
-                    lag: None,
-                    stalls: None,
-                    unsent: 0,
-                    lost: 0,
-                    span_ns: match point.limit {
-                        crate::workload::Limit::Duration(ns) => ns,
-                        crate::workload::Limit::Count(n) => n.saturating_mul(gap),
-                    },
-                }),
-            })
-            .collect();
-        let mut cpu = vec![main_cpu];
-        cpu.extend(remote_cpu);
+        let channels = drives.into_iter().map(|d| outcome(d, &point)).collect();
+        let mut cpu = vec![driven.main_cpu];
+        cpu.extend(driven.remote_cpu);
         let mut rec = aggregate(channels, cpu);
         let per_rt = |x: u64| x as f64 / round_trips.max(1) as f64;
         for (name, v) in [
@@ -518,6 +421,143 @@ impl Rig for RpmsgRig {
         }
         rec.counters = ctl.take_counters();
         Ok(rec)
+    }
+}
+
+/// What one window of all channels brought back.
+struct DrivenChannels {
+    results: Vec<Driven>,
+    main_cpu: ProcessCpu,
+    remote_cpu: Option<ProcessCpu>,
+}
+
+/// One window: a driver thread per channel (pinned where `driver_cpus` says),
+/// released together at a barrier; Ctrl-C halts them. The CPU of this process and
+/// of a remote process is taken around the window.
+fn drive_channels(
+    chans: &mut [Channel],
+    point: &RpmsgPoint,
+    driver_cpus: Option<&[usize]>,
+    remote_pid: Option<u32>,
+    ctl: &mut RunControl<'_>,
+) -> DrivenChannels {
+    let n = chans.len();
+    let barrier = Barrier::new(n + 1);
+    let halt = AtomicBool::new(false);
+    let progress: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let reply_timeout = ctl.hang_timeout;
+    let stop = ctl.stop;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chans
+            .iter_mut()
+            .zip(&progress)
+            .enumerate()
+            .map(|(i, (ch, prog))| {
+                let (barrier, halt) = (&barrier, &halt);
+                let cpu = driver_cpus.and_then(|c| c.get(i).copied());
+                scope.spawn(move || {
+                    if let Some(cpu) = cpu
+                        && let Err(e) = xferbench_probes::affinity::pin_current_thread(cpu)
+                    {
+                        tracing::warn!(channel = i, cpu, error = %e, "cannot pin the driver");
+                    }
+                    drive(
+                        ch,
+                        point,
+                        || {
+                            barrier.wait();
+                        },
+                        halt,
+                        prog,
+                        reply_timeout,
+                    )
+                })
+            })
+            .collect();
+        ctl.window_started();
+        let cpu0 = CpuSnapshot::now();
+        let remote0 = remote_pid.and_then(CpuSnapshot::of_pid);
+        barrier.wait();
+        while !handles.iter().all(|h| h.is_finished()) {
+            if stop.load(Ordering::Relaxed) {
+                halt.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let remote1 = remote_pid.and_then(CpuSnapshot::of_pid);
+        let cpu1 = CpuSnapshot::now();
+        ctl.window_ended();
+        let results: Vec<Driven> = handles
+            .into_iter()
+            .map(|h| h.join().expect("channel threads do not panic"))
+            .collect();
+        DrivenChannels {
+            results,
+            main_cpu: cpu0.until(&cpu1, "main (drivers)", std::process::id()),
+            remote_cpu: match (remote0, remote1, remote_pid) {
+                (Some(a), Some(b), Some(pid)) => Some(a.until(&b, "remote", pid)),
+                _ => None,
+            },
+        }
+    })
+}
+
+/// Every channel's drive, or why the window failed: the remote's death first, then
+/// Ctrl-C, then the first channel's own error.
+fn succeeded(
+    results: Vec<Driven>,
+    session: &mut Session,
+    stop: &AtomicBool,
+) -> Result<Vec<ChannelDrive>, RunError> {
+    let mut drives = Vec::with_capacity(results.len());
+    let mut first_err = None;
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(d) => drives.push(d),
+            Err(e) => {
+                first_err.get_or_insert((i, e));
+            }
+        }
+    }
+    if let Some((channel, e)) = first_err {
+        if let Some(d) = session.remote_death() {
+            return Err(d);
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(RunError::Interrupted);
+        }
+        return Err(match e {
+            DriveError::Link(e) => RunError::Participant(format!("channel {channel}: {e}")),
+            DriveError::Stopped => RunError::Interrupted,
+        });
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(RunError::Interrupted);
+    }
+    Ok(drives)
+}
+
+/// A channel's drive as the point loop records it; paced, with its offered rate
+/// over its schedule.
+fn outcome(d: ChannelDrive, point: &RpmsgPoint) -> ChannelOutcome {
+    ChannelOutcome {
+        start: d.start,
+        end: d.end,
+        messages: d.round_trips,
+        bytes: d.bytes,
+        latency: Some(d.latency),
+        integrity: d.integrity,
+        schedule: point.pace_ns.map(|gap| crate::record::ScheduleOutcome {
+            offered_per_s: 1e9 / gap as f64,
+            lag: None,
+            stalls: None,
+            unsent: 0,
+            lost: 0,
+            span_ns: match point.limit {
+                crate::workload::Limit::Duration(ns) => ns,
+                crate::workload::Limit::Count(n) => n.saturating_mul(gap),
+            },
+        }),
     }
 }
 
