@@ -640,7 +640,12 @@ impl<'c> Pacer<'c> {
     /// The clock's reading once it reaches `due` (in ticks); `None` when `stop`
     /// rose first. The spin's gaps go to `stalls`.
     #[inline]
-    fn wait(&self, due: u64, stop: &std::sync::atomic::AtomicBool, stalls: &mut StallRecorder) -> Option<u64> {
+    fn wait(
+        &self,
+        due: u64,
+        stop: &std::sync::atomic::AtomicBool,
+        stalls: &mut StallRecorder,
+    ) -> Option<u64> {
         let mut spun: Option<u64> = None;
         loop {
             if stop.load(Relaxed) {

@@ -737,138 +737,200 @@ fn drive(
     tally: &Tally,
     stop: &AtomicBool,
 ) {
-    let mut hist = new_histogram();
-    let mut phase = vec![Phase::ReadA; n];
-    let mut iter = vec![0u64; n];
-    let mut sent_at = vec![Stamp(0); n];
-    let (mut done, mut failures) = (0u64, 0u64);
-    let mut buf = vec![0u8; spec.payload];
-    let mut writes: Vec<Stamp> = Vec::with_capacity(n);
-    let mut completed: Vec<(usize, bool)> = Vec::with_capacity(n);
-    let think = Duration::from_millis(spec.think_ms);
-    let mut active = if spec.iterations == 0 { 0 } else { n };
-    if active == 0 {
-        phase.fill(Phase::Done);
-    }
-    let fail = |e: ClientError, phase: &mut [Phase], active: &mut usize| {
-        tally.error(*active as u64, e);
-        phase.fill(Phase::Done);
-        *active = 0;
-    };
-    for (k, at) in sent_at.iter_mut().enumerate().take(active) {
-        *at = Stamp::now();
+    let mut lt = Logical::new(first, n, spec, geo, tally);
+    for k in 0..lt.active {
+        lt.sent_at[k] = Stamp::now();
         if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
-            fail(e, &mut phase, &mut active);
+            lt.fail(e);
             break;
         }
     }
-    while active > 0 {
+    let mut writes: Vec<Stamp> = Vec::with_capacity(n);
+    let mut completed: Vec<(usize, bool)> = Vec::with_capacity(n);
+    while lt.active > 0 {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        // Logical threads whose sleep is over start their next iteration.
-        let now = Stamp::now();
-        for k in 0..n {
-            if let Phase::Thinking(until) = phase[k]
-                && now >= until
-            {
-                phase[k] = Phase::ReadA;
-                sent_at[k] = now;
-                if let Err(e) = pipe.read(k as u8, geo.addr(first + k), spec.payload) {
-                    fail(e, &mut phase, &mut active);
-                }
-            }
-        }
+        lt.wake_thinkers(pipe);
         if let Err(e) = pipe.flush() {
-            fail(e, &mut phase, &mut active);
+            lt.fail(e);
             break;
         }
         let flushed = Stamp::now();
         for t0 in writes.drain(..) {
-            let _ = hist.record(flushed.since(t0).max(1));
-            done += 1;
+            let _ = lt.hist.record(flushed.since(t0).max(1));
+            lt.done += 1;
         }
         if pipe.in_flight() == 0 {
-            // Everyone is thinking: sleep until the first wakes.
-            let next = phase
-                .iter()
-                .filter_map(|p| match p {
-                    Phase::Thinking(u) => Some(u.0),
-                    _ => None,
-                })
-                .min();
-            if let Some(u) = next {
-                std::thread::sleep(Duration::from_nanos(u.saturating_sub(Stamp::now().0)));
-            }
+            lt.sleep_until_one_wakes();
             continue;
         }
         completed.clear();
         let r = pipe.wait(|tag, res| {
             let k = usize::from(tag);
-            let now = Stamp::now();
-            let _ = hist.record(now.since(sent_at[k]).max(1));
+            let _ = lt.hist.record(Stamp::now().since(lt.sent_at[k]).max(1));
             match res {
                 Ok(data) => {
-                    let ok = phase.get(k) != Some(&Phase::ReadB)
+                    let ok = lt.phase.get(k) != Some(&Phase::ReadB)
                         || !geo.verified
-                        || check(data, iter[k]);
+                        || check(data, lt.iter[k]);
                     completed.push((k, ok));
                 }
                 Err(e) => {
                     tally.error(1, e);
-                    phase[k] = Phase::Done;
-                    active -= 1;
+                    lt.phase[k] = Phase::Done;
+                    lt.active -= 1;
                 }
             }
         });
         if let Err(e) = r {
-            fail(e, &mut phase, &mut active);
+            lt.fail(e);
             break;
         }
         for &(k, ok) in &completed {
-            done += 1;
-            let addr = geo.addr(first + k);
-            let next_read = match phase[k] {
-                Phase::ReadA if spec.ops == Ops::ReadWriteRead => {
-                    fill(&mut buf, iter[k]);
-                    writes.push(Stamp::now());
-                    if let Err(e) = pipe.write(addr, &buf) {
-                        fail(e, &mut phase, &mut active);
-                        break;
-                    }
-                    phase[k] = Phase::ReadB;
-                    true
-                }
-                Phase::ReadA | Phase::ReadB => {
-                    if !ok {
-                        failures += 1;
-                    }
-                    iter[k] += 1;
-                    if iter[k] >= spec.iterations {
-                        phase[k] = Phase::Done;
-                        active -= 1;
-                        false
-                    } else if !think.is_zero() {
-                        phase[k] = Phase::Thinking(Stamp(Stamp::now().0 + think.as_nanos() as u64));
-                        false
-                    } else {
-                        phase[k] = Phase::ReadA;
-                        true
-                    }
-                }
-                Phase::Thinking(_) | Phase::Done => false,
-            };
-            if next_read {
-                sent_at[k] = Stamp::now();
-                if let Err(e) = pipe.read(k as u8, addr, spec.payload) {
-                    fail(e, &mut phase, &mut active);
-                    break;
-                }
+            lt.done += 1;
+            if let Err(e) = lt.advance(pipe, k, ok, &mut writes) {
+                lt.fail(e);
+                break;
             }
         }
     }
     let _ = pipe.flush();
-    tally.add(done, failures, &hist);
+    tally.add(lt.done, lt.failures, &lt.hist);
+}
+
+/// The logical threads one OS thread drives over its connection, each a state
+/// machine ([`Phase`]), and what they have measured.
+struct Logical<'a> {
+    first: usize,
+    spec: &'a ClientSpec,
+    geo: Geometry,
+    tally: &'a Tally,
+    phase: Vec<Phase>,
+    /// Per logical thread: its iteration and when its request in flight was sent.
+    iter: Vec<u64>,
+    sent_at: Vec<Stamp>,
+    /// Logical threads not yet done.
+    active: usize,
+    hist: Histogram<u64>,
+    done: u64,
+    failures: u64,
+    /// The payload of a write.
+    buf: Vec<u8>,
+    think: Duration,
+}
+
+impl<'a> Logical<'a> {
+    fn new(first: usize, n: usize, spec: &'a ClientSpec, geo: Geometry, tally: &'a Tally) -> Self {
+        let active = if spec.iterations == 0 { 0 } else { n };
+        Logical {
+            first,
+            spec,
+            geo,
+            tally,
+            phase: vec![
+                if active == 0 {
+                    Phase::Done
+                } else {
+                    Phase::ReadA
+                };
+                n
+            ],
+            iter: vec![0; n],
+            sent_at: vec![Stamp(0); n],
+            active,
+            hist: new_histogram(),
+            done: 0,
+            failures: 0,
+            buf: vec![0u8; spec.payload],
+            think: Duration::from_millis(spec.think_ms),
+        }
+    }
+
+    /// The connection failed: every logical thread is done, the error counted for
+    /// each that was still active.
+    fn fail(&mut self, e: ClientError) {
+        self.tally.error(self.active as u64, e);
+        self.phase.fill(Phase::Done);
+        self.active = 0;
+    }
+
+    /// Logical threads whose sleep is over start their next iteration.
+    fn wake_thinkers(&mut self, pipe: &mut Pipeline) {
+        let now = Stamp::now();
+        for k in 0..self.phase.len() {
+            if let Phase::Thinking(until) = self.phase[k]
+                && now >= until
+            {
+                self.phase[k] = Phase::ReadA;
+                self.sent_at[k] = now;
+                let addr = self.geo.addr(self.first + k);
+                if let Err(e) = pipe.read(k as u8, addr, self.spec.payload) {
+                    self.fail(e);
+                }
+            }
+        }
+    }
+
+    /// Everyone is thinking: sleeps until the first wakes.
+    fn sleep_until_one_wakes(&self) {
+        let next = self
+            .phase
+            .iter()
+            .filter_map(|p| match p {
+                Phase::Thinking(u) => Some(u.0),
+                _ => None,
+            })
+            .min();
+        if let Some(u) = next {
+            std::thread::sleep(Duration::from_nanos(u.saturating_sub(Stamp::now().0)));
+        }
+    }
+
+    /// Logical thread `k`'s request completed (`ok`: its data checked): the write
+    /// after the first read, the next iteration's read, a sleep, or the end.
+    fn advance(
+        &mut self,
+        pipe: &mut Pipeline,
+        k: usize,
+        ok: bool,
+        writes: &mut Vec<Stamp>,
+    ) -> Result<(), ClientError> {
+        let addr = self.geo.addr(self.first + k);
+        let next_read = match self.phase[k] {
+            Phase::ReadA if self.spec.ops == Ops::ReadWriteRead => {
+                fill(&mut self.buf, self.iter[k]);
+                writes.push(Stamp::now());
+                pipe.write(addr, &self.buf)?;
+                self.phase[k] = Phase::ReadB;
+                true
+            }
+            Phase::ReadA | Phase::ReadB => {
+                if !ok {
+                    self.failures += 1;
+                }
+                self.iter[k] += 1;
+                if self.iter[k] >= self.spec.iterations {
+                    self.phase[k] = Phase::Done;
+                    self.active -= 1;
+                    false
+                } else if !self.think.is_zero() {
+                    self.phase[k] =
+                        Phase::Thinking(Stamp(Stamp::now().0 + self.think.as_nanos() as u64));
+                    false
+                } else {
+                    self.phase[k] = Phase::ReadA;
+                    true
+                }
+            }
+            Phase::Thinking(_) | Phase::Done => false,
+        };
+        if next_read {
+            self.sent_at[k] = Stamp::now();
+            pipe.read(k as u8, addr, self.spec.payload)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
