@@ -12,6 +12,7 @@
 //! callgrind's totals over the reduced iterations, scaled to one timed run of the
 //! seed's harness, each named [`PREFIX`] + callgrind's name (`callgrind_Ir`, …).
 
+use super::params::names;
 use super::passes::{CallgrindCount, callgrind_iterations};
 use std::collections::BTreeMap;
 use xferbench_lab::measure::PlannedPoint;
@@ -44,10 +45,10 @@ pub fn points(quick: bool) -> Vec<(PlannedPoint, BenchSpec)> {
                 ..BenchSpec::seed(bench, variant)
             };
             let params = [
-                ("group", GROUP.to_string()),
-                ("benchmark", bench.name().to_string()),
-                ("variant", variant.name().to_string()),
-                ("iterations", iterations.to_string()),
+                (crate::params::names::GROUP, GROUP.to_string()),
+                (names::BENCHMARK, bench.name().to_string()),
+                (names::VARIANT, variant.name().to_string()),
+                (names::ITERATIONS, iterations.to_string()),
             ];
             let planned = PlannedPoint::from_params(params, RULES).with_runs(1, 0);
             (planned, spec)
@@ -59,12 +60,12 @@ pub fn points(quick: bool) -> Vec<(PlannedPoint, BenchSpec)> {
 pub fn count_of(p: &PointResult) -> Option<CallgrindCount> {
     let run = p.runs.first()?;
     let param = |k: &str| p.params.get(k).cloned();
-    let benchmark = param("benchmark")?;
-    let iterations: u64 = param("iterations")?.parse().ok()?;
+    let benchmark = param(names::BENCHMARK)?;
+    let iterations: u64 = param(names::ITERATIONS)?.parse().ok()?;
     let bench = Benchmark::ALL.into_iter().find(|b| b.name() == benchmark)?;
     Some(CallgrindCount {
         benchmark,
-        variant: param("variant")?,
+        variant: param(names::VARIANT)?,
         iterations,
         scale: bench.iterations() as f64 / iterations.max(1) as f64,
         per_run: run

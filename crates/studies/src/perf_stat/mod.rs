@@ -43,12 +43,14 @@
 
 pub mod bench;
 pub mod callgrind;
+pub mod params;
 pub mod passes;
 pub mod perf;
 pub mod writer;
 
 use crate::{Study, StudyEnv, StudyPlan};
 use bench::PerfStatBench;
+use params::names;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
@@ -83,9 +85,9 @@ pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {
         for variant in [Variant::A, Variant::B] {
             let spec = BenchSpec::seed(bench, variant);
             let params = [
-                ("pair", pair_of(bench).to_string()),
-                ("benchmark", bench.name().to_string()),
-                ("variant", variant.name().to_string()),
+                (names::PAIR, pair_of(bench).to_string()),
+                (names::BENCHMARK, bench.name().to_string()),
+                (names::VARIANT, variant.name().to_string()),
             ];
             let planned = PlannedPoint {
                 size_bytes: bench.size() as u64,
@@ -139,7 +141,11 @@ impl Study for PerfStat {
             .iter()
             .map(|(p, s)| {
                 (
-                    format!("{} {}", p.params["benchmark"], p.params["variant"]),
+                    format!(
+                        "{} {}",
+                        p.params[names::BENCHMARK],
+                        p.params[names::VARIANT]
+                    ),
                     placement(s),
                 )
             })

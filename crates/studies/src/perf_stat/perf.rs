@@ -21,6 +21,7 @@
 //! module names its figures and warnings: a run perf could not count is kept without
 //! counts and says why in its point's warnings, and the timed points still run.
 
+use super::params::names;
 use super::passes::{NO_LAUNCHER, PerfPlan, SEED_STALL_EVENTS, Tools};
 use xferbench_lab::ab::stalls;
 use xferbench_lab::measure::PlannedPoint;
@@ -134,10 +135,10 @@ fn group(
         .flat_map(|bench| [(bench, Variant::A), (bench, Variant::B)])
         .map(|(bench, variant)| {
             let params = [
-                ("group", name.to_string()),
-                ("pair", super::pair_of(bench).to_string()),
-                ("benchmark", bench.name().to_string()),
-                ("variant", variant.name().to_string()),
+                (crate::params::names::GROUP, name.to_string()),
+                (names::PAIR, super::pair_of(bench).to_string()),
+                (names::BENCHMARK, bench.name().to_string()),
+                (names::VARIANT, variant.name().to_string()),
             ];
             let planned = PlannedPoint {
                 size_bytes: bench.size() as u64,

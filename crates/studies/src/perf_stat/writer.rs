@@ -16,6 +16,8 @@
 
 use crate::finding::{Finding, section};
 use crate::folder::{param, summary_header_with};
+use crate::params::names::GROUP;
+use crate::perf_stat::params::names::{BENCHMARK, PAIR, VARIANT};
 use crate::perf_stat::passes::{
     BlockRow, CallgrindCount, DefaultBlock, PairEvents, Passes, SEED_STALL_EVENTS,
 };
@@ -131,7 +133,7 @@ pub struct Extras {
 fn in_group<'a>(doc: &'a ResultDoc, group: &str) -> Vec<&'a PointResult> {
     doc.points
         .iter()
-        .filter(|p| p.params.get("group").map(String::as_str) == Some(group))
+        .filter(|p| p.params.get(GROUP).map(String::as_str) == Some(group))
         .collect()
 }
 
@@ -160,7 +162,7 @@ fn default_block_of(points: &[&PointResult]) -> Option<DefaultBlock> {
     let bench = xferbench_lab::workload::perf_stat::Benchmark::CircularBuffer1Kb.name();
     let p = points
         .iter()
-        .find(|p| param(p, "benchmark") == bench && param(p, "variant") == "a")?;
+        .find(|p| param(p, BENCHMARK) == bench && param(p, VARIANT) == "a")?;
     let run = p.runs.first()?;
     let rows = perf_rig::rows_of(run);
     if rows.is_empty() {
@@ -181,11 +183,11 @@ fn default_block_of(points: &[&PointResult]) -> Option<DefaultBlock> {
 /// order of `order` (then by name), ranked by B/A with `ranked`.
 fn pair_events_of(points: &[&PointResult], order: &[&str], ranked: bool) -> Vec<PairEvents> {
     let mut out = Vec::new();
-    for a in points.iter().filter(|p| param(p, "variant") == "a") {
-        let bench = param(a, "benchmark");
+    for a in points.iter().filter(|p| param(p, VARIANT) == "a") {
+        let bench = param(a, BENCHMARK);
         let Some(b) = points
             .iter()
-            .find(|p| param(p, "benchmark") == bench && param(p, "variant") == "b")
+            .find(|p| param(p, BENCHMARK) == bench && param(p, VARIANT) == "b")
         else {
             continue;
         };
@@ -387,18 +389,20 @@ fn side(p: &PointResult, callgrind: Option<&CallgrindCount>) -> AbSide {
 pub fn pairs<'a>(doc: &'a ResultDoc, ex: &Extras) -> Vec<Pair<'a>> {
     let mut out = Vec::new();
     // The timed points: those of no group (callgrind's points have one).
-    let timed = |p: &&PointResult| !p.params.contains_key("group");
+    let timed = |p: &&PointResult| !p.params.contains_key(GROUP);
     for a in doc
         .points
         .iter()
         .filter(timed)
-        .filter(|p| p.params.get("variant").map(String::as_str) == Some("a"))
+        .filter(|p| param(p, VARIANT) == "a")
     {
-        let bench = param(a, "benchmark").to_string();
-        let Some(b) = doc.points.iter().filter(timed).find(|p| {
-            p.params.get("benchmark") == Some(&bench)
-                && p.params.get("variant").map(String::as_str) == Some("b")
-        }) else {
+        let bench = param(a, BENCHMARK).to_string();
+        let Some(b) = doc
+            .points
+            .iter()
+            .filter(timed)
+            .find(|p| p.params.get(BENCHMARK) == Some(&bench) && param(p, VARIANT) == "b")
+        else {
             continue;
         };
         let report = compare_with(
@@ -410,7 +414,7 @@ pub fn pairs<'a>(doc: &'a ResultDoc, ex: &Extras) -> Vec<Pair<'a>> {
             ex.pair_events("search", &bench).cloned(),
         );
         out.push(Pair {
-            pair: a.params.get("pair").cloned().unwrap_or_default(),
+            pair: a.params.get(PAIR).cloned().unwrap_or_default(),
             benchmark: bench,
             a,
             b,

@@ -125,7 +125,7 @@ impl EstimateWatch {
 }
 
 fn is_calibration(params: &BTreeMap<String, String>) -> bool {
-    params.get("group").map(String::as_str) == Some(GROUP)
+    params.get(crate::params::names::GROUP).map(String::as_str) == Some(GROUP)
 }
 
 impl Observer for EstimateWatch {

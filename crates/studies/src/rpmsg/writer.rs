@@ -175,7 +175,7 @@ fn three(v: f64) -> String {
 fn group<'a>(doc: &'a ResultDoc, name: &'a str) -> Vec<Pt<'a>> {
     doc.points
         .iter()
-        .filter(|p| param(p, "group") == name)
+        .filter(|p| param(p, crate::params::names::GROUP) == name)
         .map(Pt::of)
         .collect()
 }
@@ -425,7 +425,7 @@ fn echo_and_estimate(s: &mut String, doc: &ResultDoc) {
     let (checked, bad) = doc
         .points
         .iter()
-        .filter(|p| p.params.get("group").is_some_and(|g| g == "table"))
+        .filter(|p| param(p, crate::params::names::GROUP) == "table")
         .filter_map(|p| p.integrity)
         .fold((0, 0), |(c, b), i| (c + i.checked, b + i.corrupt));
     if checked > 0 {
