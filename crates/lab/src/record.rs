@@ -63,9 +63,7 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
     let window_ns = last.since(first).max(1);
     let mut merged = crate::result::new_histogram();
     let mut integrity_total: Option<Integrity> = None;
-    let mut lag = crate::result::new_histogram();
-    let mut stalls: Option<xferbench_probes::clock::StallSample> = None;
-    let mut schedule: Option<(f64, u64, u64)> = None;
+    let mut schedules = Schedules::default();
     let mut rows = Vec::with_capacity(channels.len());
     for (i, c) in channels.into_iter().enumerate() {
         let end = c.end.max(c.start);
@@ -79,24 +77,7 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
             let _ = merged.add(h);
         }
         if let Some(s) = &c.schedule {
-            if let Some(h) = &s.lag {
-                let _ = lag.add(h);
-            }
-            if let Some(st) = &s.stalls {
-                let all = stalls.get_or_insert_with(|| xferbench_probes::clock::StallSample {
-                    cpu: st.cpu,
-                    window_ns: 0.0,
-                    stalls_ns: Vec::new(),
-                    lost_ns: 0.0,
-                });
-                all.window_ns += st.window_ns;
-                all.lost_ns += st.lost_ns;
-                all.stalls_ns.extend_from_slice(&st.stalls_ns);
-            }
-            let (offered, unsent, lost) = schedule.get_or_insert((0.0, 0, 0));
-            *offered += s.offered_per_s;
-            *unsent += s.unsent;
-            *lost += s.lost;
+            schedules.add(s);
         }
         rows.push(ChannelRun {
             channel: i,
@@ -133,43 +114,8 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
             figures.insert(name.to_string(), v);
         }
     }
-    if let Some((offered, unsent, lost)) = schedule {
-        figures.insert(figure::OFFERED_RATE.to_string(), offered);
-        figures.insert(figure::UNSENT.to_string(), unsent as f64);
-        figures.insert(figure::LOST.to_string(), lost as f64);
-        if !merged.is_empty() {
-            figures.insert(
-                figure::LATENCY_P9999.to_string(),
-                merged.value_at_quantile(0.9999) as f64,
-            );
-        }
-        if !lag.is_empty() {
-            for (name, q) in figure::BEHIND.iter().zip([0.5, 0.99, 0.999, 1.0]) {
-                figures.insert(name.to_string(), lag.value_at_quantile(q) as f64);
-            }
-        }
-        if let Some(st) = stalls.filter(|s| s.window_ns >= figure::SENDER_STALL_MIN_WINDOW_NS) {
-            figures.insert(figure::SENDER_STALL_P99.to_string(), st.wait_quantile(0.99));
-            figures.insert(
-                figure::SENDER_STALL_FRACTION.to_string(),
-                st.lost_fraction(),
-            );
-        }
-    }
-    if let Some(main) = cpu.first() {
-        figures.insert(figure::CPU_MAIN.to_string(), main.cpus_utilised);
-    }
-    if cpu.len() > 1 {
-        let others: f64 = cpu.iter().skip(1).map(|c| c.user_s + c.sys_s).sum();
-        figures.insert(figure::CPU_PEERS.to_string(), others / window_s);
-    }
-    let all_cpu_s: f64 = cpu.iter().map(|c| c.user_s + c.sys_s).sum();
-    if messages > 0 {
-        figures.insert(
-            figure::CPU_PER_MESSAGE.to_string(),
-            all_cpu_s / messages as f64 * 1e9,
-        );
-    }
+    schedules.insert_figures(&mut figures, &merged);
+    insert_cpu_figures(&mut figures, &cpu, window_s, messages);
     RunRecord {
         run: 0,
         sequence: None,
@@ -184,6 +130,96 @@ pub fn aggregate(channels: Vec<ChannelOutcome>, cpu: Vec<ProcessCpu>) -> RunReco
         counters: None,
         contention: None,
         collapsed: None,
+    }
+}
+
+/// The schedules of a run's load channels, summed: offered rate, messages unsent and
+/// lost, the senders' lag behind their schedules and the stalls of their CPUs.
+#[derive(Default)]
+struct Schedules {
+    /// Offered messages per second, unsent and lost messages; `None` when no
+    /// channel ran on a schedule.
+    counts: Option<(f64, u64, u64)>,
+    lag: Option<Histogram<u64>>,
+    stalls: Option<StallSample>,
+}
+
+impl Schedules {
+    fn add(&mut self, s: &ScheduleOutcome) {
+        if let Some(h) = &s.lag {
+            let _ = self
+                .lag
+                .get_or_insert_with(crate::result::new_histogram)
+                .add(h);
+        }
+        if let Some(st) = &s.stalls {
+            let all = self.stalls.get_or_insert_with(|| StallSample {
+                cpu: st.cpu,
+                window_ns: 0.0,
+                stalls_ns: Vec::new(),
+                lost_ns: 0.0,
+            });
+            all.window_ns += st.window_ns;
+            all.lost_ns += st.lost_ns;
+            all.stalls_ns.extend_from_slice(&st.stalls_ns);
+        }
+        let (offered, unsent, lost) = self.counts.get_or_insert((0.0, 0, 0));
+        *offered += s.offered_per_s;
+        *unsent += s.unsent;
+        *lost += s.lost;
+    }
+
+    /// The schedule's figures of a run whose channels' latencies are `merged`.
+    fn insert_figures(self, figures: &mut BTreeMap<String, f64>, merged: &Histogram<u64>) {
+        let Some((offered, unsent, lost)) = self.counts else {
+            return;
+        };
+        figures.insert(figure::OFFERED_RATE.to_string(), offered);
+        figures.insert(figure::UNSENT.to_string(), unsent as f64);
+        figures.insert(figure::LOST.to_string(), lost as f64);
+        if !merged.is_empty() {
+            figures.insert(
+                figure::LATENCY_P9999.to_string(),
+                merged.value_at_quantile(0.9999) as f64,
+            );
+        }
+        if let Some(lag) = self.lag.filter(|h| !h.is_empty()) {
+            for (name, q) in figure::BEHIND.iter().zip([0.5, 0.99, 0.999, 1.0]) {
+                figures.insert(name.to_string(), lag.value_at_quantile(q) as f64);
+            }
+        }
+        let stalls = self.stalls;
+        if let Some(st) = stalls.filter(|s| s.window_ns >= figure::SENDER_STALL_MIN_WINDOW_NS) {
+            figures.insert(figure::SENDER_STALL_P99.to_string(), st.wait_quantile(0.99));
+            figures.insert(
+                figure::SENDER_STALL_FRACTION.to_string(),
+                st.lost_fraction(),
+            );
+        }
+    }
+}
+
+/// The CPU figures of a run: the main process's CPUs, the others' in CPUs over the
+/// common window, and all of it per message.
+fn insert_cpu_figures(
+    figures: &mut BTreeMap<String, f64>,
+    cpu: &[ProcessCpu],
+    window_s: f64,
+    messages: u64,
+) {
+    if let Some(main) = cpu.first() {
+        figures.insert(figure::CPU_MAIN.to_string(), main.cpus_utilised);
+    }
+    if cpu.len() > 1 {
+        let others: f64 = cpu.iter().skip(1).map(|c| c.user_s + c.sys_s).sum();
+        figures.insert(figure::CPU_PEERS.to_string(), others / window_s);
+    }
+    let all_cpu_s: f64 = cpu.iter().map(|c| c.user_s + c.sys_s).sum();
+    if messages > 0 {
+        figures.insert(
+            figure::CPU_PER_MESSAGE.to_string(),
+            all_cpu_s / messages as f64 * 1e9,
+        );
     }
 }
 
