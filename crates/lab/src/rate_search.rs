@@ -95,59 +95,10 @@ pub fn search(
             let one = run_probe(doc, spec, opts, stop, observers);
             absorb(doc, one, &mut measured)
         };
-        // The reference, then the saturated rate: the knee lies at or below what
-        // the transport delivers when offered far more.
-        let Some(low) = probe(how.low_rate, &mut doc) else {
+        let Some(found) = find_knee(&mut doc, how, started, stop, &mut probe) else {
             continue 'bases;
         };
-        let mut good: Option<f64> = low.sustained(low.p99_ns).then_some(low.offered);
-        let mut bad: Option<f64> = None;
-        if good.is_some() {
-            let Some(top) = probe(how.ceiling, &mut doc) else {
-                continue 'bases;
-            };
-            if top.sustained(low.p99_ns) {
-                good = Some(top.offered);
-            } else {
-                bad = Some(top.offered);
-                // The delivered rate under saturation bounds the knee from above:
-                // probe just below it first.
-                let guess = (top.achieved * 0.95).max(low.offered * how.precision);
-                if guess < top.offered {
-                    let Some(p) = probe(guess as u64, &mut doc) else {
-                        continue 'bases;
-                    };
-                    let Some(kept) = confirmed(&p, low.p99_ns, &mut doc, &mut probe) else {
-                        continue 'bases;
-                    };
-                    if kept {
-                        good = Some(p.offered);
-                    } else {
-                        bad = Some(p.offered);
-                    }
-                }
-            }
-        }
-        while let (Some(g), Some(b)) = (good, bad) {
-            if b / g <= how.precision || started.elapsed() >= how.budget {
-                break;
-            }
-            if stop.load(Ordering::Relaxed) {
-                continue 'bases;
-            }
-            let mid = (g * b).sqrt();
-            let Some(p) = probe(mid as u64, &mut doc) else {
-                continue 'bases;
-            };
-            let Some(kept) = confirmed(&p, low.p99_ns, &mut doc, &mut probe) else {
-                continue 'bases;
-            };
-            if kept {
-                good = Some(p.offered);
-            } else {
-                bad = Some(p.offered);
-            }
-        }
+        let (low, good, bad) = (found.low, found.good, found.bad);
         let mut params = base.params(opts.workload.name());
         params.remove(RATE.name());
         doc.knees.push(Knee {
@@ -170,6 +121,76 @@ pub fn search(
         }
     }
     doc
+}
+
+/// What the search found of one curve: its reference point, the highest rate it
+/// sustained and the lowest it did not.
+struct Found {
+    low: CurvePoint,
+    good: Option<f64>,
+    bad: Option<f64>,
+}
+
+/// The search of one curve: the reference, then the saturated rate (the knee lies at
+/// or below what the transport delivers when offered far more), a probe just below
+/// that, then bisection of the bracket until it is within the precision or the
+/// budget is spent. `None` when a probe failed or the search was stopped.
+fn find_knee(
+    doc: &mut ResultDoc,
+    how: &SearchOptions,
+    started: Instant,
+    stop: &AtomicBool,
+    probe: &mut impl FnMut(u64, &mut ResultDoc) -> Option<CurvePoint>,
+) -> Option<Found> {
+    let low = probe(how.low_rate, doc)?;
+    let mut found = Found {
+        good: low.sustained(low.p99_ns).then_some(low.offered),
+        bad: None,
+        low,
+    };
+    if found.good.is_some() {
+        let top = probe(how.ceiling, doc)?;
+        if top.sustained(found.low.p99_ns) {
+            found.good = Some(top.offered);
+        } else {
+            found.bad = Some(top.offered);
+            // The delivered rate under saturation bounds the knee from above:
+            // probe just below it first.
+            let guess = (top.achieved * 0.95).max(found.low.offered * how.precision);
+            if guess < top.offered {
+                found.try_rate(guess as u64, doc, probe)?;
+            }
+        }
+    }
+    while let (Some(g), Some(b)) = (found.good, found.bad) {
+        if b / g <= how.precision || started.elapsed() >= how.budget {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        found.try_rate((g * b).sqrt() as u64, doc, probe)?;
+    }
+    Some(found)
+}
+
+impl Found {
+    /// Probes `rate` (twice when the first probe missed, [`confirmed`]) and moves the
+    /// bracket's end it falls on.
+    fn try_rate(
+        &mut self,
+        rate: u64,
+        doc: &mut ResultDoc,
+        probe: &mut impl FnMut(u64, &mut ResultDoc) -> Option<CurvePoint>,
+    ) -> Option<()> {
+        let p = probe(rate, doc)?;
+        if confirmed(&p, self.low.p99_ns, doc, probe)? {
+            self.good = Some(p.offered);
+        } else {
+            self.bad = Some(p.offered);
+        }
+        Some(())
+    }
 }
 
 /// Runs one probe as a plan of its own, its observers seeing its points numbered on
