@@ -276,20 +276,7 @@ impl RunConfig {
         }
         check_sizes(a, &sizes, &selected, size_given)?;
         let channel_counts = parse_channels(&channels).context("--channels")?;
-        ensure!(
-            !(a.interleave && a.profile.is_some()),
-            "--profile records one point at a time; it cannot be combined with --interleave"
-        );
-        let limit = match (a.count, a.duration) {
-            (Some(n), _) => {
-                ensure!(n >= 1, "--count: at least one message is needed");
-                Limit::Count(n)
-            }
-            (None, d) => Limit::Duration(d.as_nanos() as u64),
-        };
-        if let Some(n) = a.inject_corruption {
-            ensure!(n >= 1, "--inject-corruption: N must be at least 1");
-        }
+        let limit = run_limit(a)?;
         let (schedules, search) = schedules(
             workload,
             rate.as_deref(),
@@ -318,31 +305,16 @@ impl RunConfig {
             schedules,
             neighbours,
         };
-        let mut points = spec.plan().map_err(|e| match e {
-            SweepPlanError::Param { .. } => anyhow::anyhow!("-p {e}"),
-            e => anyhow::anyhow!("-p: {e}"),
-        })?;
-        for p in &points {
-            transports::validate(&p.transport, &p.transport_params)
-                .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
-        }
         let mut notes = Vec::new();
         if workload == WorkloadKind::Load && rpmsg {
             notes.push(RPMSG_ECHOED.to_string());
         }
-        if !size_given {
-            notes.extend(sweep::fit_default_sizes_to_rpmsg(&mut points));
-        }
-        let points = copy_modes(points, &spec.transports, a.zero_copy, zero_copy_axis)?;
-        let mut points = match touch_axis {
-            Some(rules) => sweep::with_touch_rules(points, &rules).map_err(|e| match e {
-                ModeError::Refused(m) if m.ends_with("in place") => {
-                    anyhow::anyhow!("-p touch: {m}; add --zero-copy")
-                }
-                e => anyhow::anyhow!("-p touch: {e}"),
-            })?,
-            None => points,
+        let modes = Modes {
+            zero_copy: a.zero_copy,
+            zero_copy_axis,
+            touch_axis,
         };
+        let mut points = expand(&spec, size_given, modes, &mut notes)?;
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
         if let Some(t) = &remote {
             remote_points(t, a, &mut points)?;
@@ -373,6 +345,70 @@ impl RunConfig {
                 quiet: a.quiet,
             },
         })
+    }
+}
+
+/// The run's limit per channel (a count or a duration), after the checks of the
+/// flags that shape every run.
+fn run_limit(a: &RunArgs) -> Result<Limit> {
+    ensure!(
+        !(a.interleave && a.profile.is_some()),
+        "--profile records one point at a time; it cannot be combined with --interleave"
+    );
+    let limit = match (a.count, a.duration) {
+        (Some(n), _) => {
+            ensure!(n >= 1, "--count: at least one message is needed");
+            Limit::Count(n)
+        }
+        (None, d) => Limit::Duration(d.as_nanos() as u64),
+    };
+    if let Some(n) = a.inject_corruption {
+        ensure!(n >= 1, "--inject-corruption: N must be at least 1");
+    }
+    Ok(limit)
+}
+
+/// How the points' copy modes are chosen: `--zero-copy`, and the `zero_copy` and
+/// `touch` axes of `-p`.
+struct Modes {
+    zero_copy: bool,
+    zero_copy_axis: Option<Vec<bool>>,
+    touch_axis: Option<Vec<Touch>>,
+}
+
+/// The sweep's points, each transport's parameters validated, rpmsg's default sizes
+/// fitted to its packet (said in `notes`), in the copy modes asked for.
+fn expand(
+    spec: &SweepSpec,
+    size_given: bool,
+    modes: Modes,
+    notes: &mut Vec<String>,
+) -> Result<Vec<PointSpec>> {
+    let mut points = spec.plan().map_err(|e| match e {
+        SweepPlanError::Param { .. } => anyhow::anyhow!("-p {e}"),
+        e => anyhow::anyhow!("-p: {e}"),
+    })?;
+    for p in &points {
+        transports::validate(&p.transport, &p.transport_params)
+            .map_err(|e| anyhow::anyhow!("-p: {e}"))?;
+    }
+    if !size_given {
+        notes.extend(sweep::fit_default_sizes_to_rpmsg(&mut points));
+    }
+    let points = copy_modes(
+        points,
+        &spec.transports,
+        modes.zero_copy,
+        modes.zero_copy_axis,
+    )?;
+    match modes.touch_axis {
+        Some(rules) => sweep::with_touch_rules(points, &rules).map_err(|e| match e {
+            ModeError::Refused(m) if m.ends_with("in place") => {
+                anyhow::anyhow!("-p touch: {m}; add --zero-copy")
+            }
+            e => anyhow::anyhow!("-p touch: {e}"),
+        }),
+        None => Ok(points),
     }
 }
 
