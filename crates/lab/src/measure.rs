@@ -946,37 +946,8 @@ pub fn summarise(
     mut warnings: Vec<String>,
     opts: &LoopOptions,
 ) -> PointResult {
-    let mut summary = BTreeMap::new();
-    // The union over runs: a figure missing from one run (no messages, say) is still
-    // summarised over the runs that have it.
-    let names: std::collections::BTreeSet<String> = runs
-        .iter()
-        .flat_map(|r| r.figures.keys().cloned())
-        .collect();
-    for name in names {
-        if let Some(e) =
-            Estimate::from_values(runs.iter().filter_map(|r| r.figures.get(&name).copied()))
-        {
-            summary.insert(name, e);
-        }
-    }
-    let channels = runs.iter().map(|r| r.channels.len()).max().unwrap_or(0);
-    let per_channel = (0..channels)
-        .filter_map(|c| {
-            let rows: Vec<&ChannelRun> = runs.iter().filter_map(|r| r.channels.get(c)).collect();
-            Some(ChannelSummary {
-                channel: c,
-                throughput_bytes_per_s: Estimate::from_values(
-                    rows.iter().map(|r| r.throughput_bytes_per_s),
-                )?,
-                messages_per_s: Estimate::from_values(rows.iter().map(|r| r.messages_per_s))?,
-                latency_p50_ns: Estimate::from_values(
-                    rows.iter()
-                        .filter_map(|r| r.latency.map(|l| l.p50_ns as f64)),
-                ),
-            })
-        })
-        .collect();
+    let summary = summarise_figures(&runs);
+    let per_channel = summarise_channels(&runs);
     let integrity = (point.verify || runs.iter().any(|r| r.integrity.is_some())).then(|| {
         let mut t = Integrity::default();
         runs.iter()
@@ -985,46 +956,8 @@ pub fn summarise(
         t
     });
     let primary = point.rules.primary;
-    if let Some(e) = summary.get(primary)
-        && e.is_noisy()
-    {
-        warnings.push(format!(
-                "noisy: {} varies by ±{:.1} % (robust CV) over {} runs; use more --runs, --pin, --interleave, or a quieter machine",
-                spoken(primary),
-                e.rcv * 100.0,
-                e.n
-            ));
-    }
-    if let Some(w) = summary.get(figure::WINDOW)
-        && w.median < SHORT_WINDOW_S
-    {
-        warnings.push(format!(
-                "short runs: the median window is {:.2} ms; raise --count or use --duration for a stable figure",
-                w.median * 1e3
-            ));
-    }
-    let collapsed: Vec<(usize, &crate::result::Collapse)> = runs
-        .iter()
-        .filter_map(|r| r.collapsed.as_ref().map(|c| (r.run, c)))
-        .collect();
-    if let Some((run, c)) = collapsed.first() {
-        warnings.push(format!(
-            "collapsed in {} of {} runs: {} (measured run {}); its figures are of the work done",
-            collapsed.len(),
-            runs.len(),
-            c.describe(),
-            run + 1
-        ));
-    }
     let contention = PointContention::of_runs(runs.iter().filter_map(|r| r.contention.as_ref()));
-    if let Some(c) = contention.as_ref().filter(|c| c.contended) {
-        warnings.push(c.warning());
-    }
-    warnings.extend(cpu_bound_warning(
-        &runs,
-        &summary,
-        xferbench_probes::affinity::allowed_cpus().len(),
-    ));
+    warn_of_runs(&mut warnings, primary, &summary, &runs, contention.as_ref());
     if let Some(c) = &integrity
         && !c.is_clean()
     {
@@ -1065,6 +998,91 @@ pub fn summarise(
         drift: None,
         contention,
     }
+}
+
+/// Every figure summarised over the runs that have it: the union over runs, so a
+/// figure missing from one run (no messages, say) is still summarised.
+fn summarise_figures(runs: &[RunRecord]) -> BTreeMap<String, Estimate> {
+    let names: std::collections::BTreeSet<&String> =
+        runs.iter().flat_map(|r| r.figures.keys()).collect();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let values = runs.iter().filter_map(|r| r.figures.get(name).copied());
+            Some((name.clone(), Estimate::from_values(values)?))
+        })
+        .collect()
+}
+
+/// Each channel's rates and median latency over the runs.
+fn summarise_channels(runs: &[RunRecord]) -> Vec<ChannelSummary> {
+    let channels = runs.iter().map(|r| r.channels.len()).max().unwrap_or(0);
+    (0..channels)
+        .filter_map(|c| {
+            let rows: Vec<&ChannelRun> = runs.iter().filter_map(|r| r.channels.get(c)).collect();
+            Some(ChannelSummary {
+                channel: c,
+                throughput_bytes_per_s: Estimate::from_values(
+                    rows.iter().map(|r| r.throughput_bytes_per_s),
+                )?,
+                messages_per_s: Estimate::from_values(rows.iter().map(|r| r.messages_per_s))?,
+                latency_p50_ns: Estimate::from_values(
+                    rows.iter()
+                        .filter_map(|r| r.latency.map(|l| l.p50_ns as f64)),
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The warnings the runs themselves call for: a noisy primary figure, short
+/// windows, a collapse, contention, and threads that waited for a CPU.
+fn warn_of_runs(
+    warnings: &mut Vec<String>,
+    primary: &str,
+    summary: &BTreeMap<String, Estimate>,
+    runs: &[RunRecord],
+    contention: Option<&PointContention>,
+) {
+    if let Some(e) = summary.get(primary)
+        && e.is_noisy()
+    {
+        warnings.push(format!(
+                "noisy: {} varies by ±{:.1} % (robust CV) over {} runs; use more --runs, --pin, --interleave, or a quieter machine",
+                spoken(primary),
+                e.rcv * 100.0,
+                e.n
+            ));
+    }
+    if let Some(w) = summary.get(figure::WINDOW)
+        && w.median < SHORT_WINDOW_S
+    {
+        warnings.push(format!(
+                "short runs: the median window is {:.2} ms; raise --count or use --duration for a stable figure",
+                w.median * 1e3
+            ));
+    }
+    let collapsed: Vec<(usize, &crate::result::Collapse)> = runs
+        .iter()
+        .filter_map(|r| r.collapsed.as_ref().map(|c| (r.run, c)))
+        .collect();
+    if let Some((run, c)) = collapsed.first() {
+        warnings.push(format!(
+            "collapsed in {} of {} runs: {} (measured run {}); its figures are of the work done",
+            collapsed.len(),
+            runs.len(),
+            c.describe(),
+            run + 1
+        ));
+    }
+    if let Some(c) = contention.filter(|c| c.contended) {
+        warnings.push(c.warning());
+    }
+    warnings.extend(cpu_bound_warning(
+        runs,
+        summary,
+        xferbench_probes::affinity::allowed_cpus().len(),
+    ));
 }
 
 /// An error and all its causes, joined with ": ".
