@@ -606,110 +606,33 @@ pub fn probe_cpus() -> Vec<usize> {
 pub fn measure(depth: Depth) -> Limits {
     let start = Instant::now();
     let cpus = probe_cpus();
-    let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
-    let n = depth.samples();
-    let (trips, copy_time, budget) = depth.scale();
-    let estimate = |xs: Vec<f64>| Estimate::from_values(xs);
-    let copy_rate = |size: u64, offset: u64| {
-        let mut bufs = probes::CopyBuffers::at_offset(size as usize, offset as usize);
-        let reps = probes::copies_for(size as usize, copy_time);
-        bufs.sample(reps, budget); // warm: caches, TLB, frequency
-        let n = depth.copy_samples(size);
-        estimate((0..n).map(|_| bufs.sample(reps, budget)).collect())
-    };
-    let memcpy: Vec<CopyLimit> = COPY_SIZES
-        .iter()
-        .filter_map(|&size| {
-            Some(CopyLimit {
-                size_bytes: size,
-                bytes_per_s: copy_rate(size, 0)?,
-            })
-        })
-        .collect();
-    let placements = depth
-        .placement_sizes()
-        .iter()
-        .flat_map(|&size| COPY_OFFSETS.iter().map(move |&offset| (size, offset)))
-        .filter_map(|(size, offset)| {
-            let aligned = memcpy.iter().find(|c| c.size_bytes == size)?;
-            let bytes_per_s = copy_rate(size, offset)?;
-            let vs_aligned = bytes_per_s.median / aligned.bytes_per_s.median.max(1e-9);
-            Some(CopyPlacement {
-                size_bytes: size,
-                offset,
-                bytes_per_s,
-                vs_aligned,
-                slow: vs_aligned < SLOW_PLACEMENT,
-            })
-        })
-        .collect();
-    // Two-thread probes: a sample is abandoned (None) when the partner cannot run.
-    let repeat = |f: &dyn Fn() -> Option<f64>| -> Option<Estimate> {
-        f()?;
-        estimate((0..n).filter_map(|_| f()).collect())
-    };
-    let cross = a != b;
+    let p = Prober::new(depth, &cpus);
+    let memcpy = p.copies();
+    let placements = p.placements(&memcpy);
+    let cross = p.a != p.b;
+    let (trips, budget) = (p.trips, p.budget);
+    let (a, b) = (p.a, p.b);
     let cache_line_rtt_ns = cross
-        .then(|| repeat(&|| probes::cache_line_rtt(a, b, trips * 20, budget)))
+        .then(|| p.repeat(&|| probes::cache_line_rtt(a, b, trips * 20, budget)))
         .flatten();
     let futex_rtt_cross_ns = cross
-        .then(|| repeat(&|| probes::futex_rtt(a, b, trips, budget)))
+        .then(|| p.repeat(&|| probes::futex_rtt(a, b, trips, budget)))
         .flatten();
-    let futex_rtt_same_ns = repeat(&|| probes::futex_rtt(a, a, trips, budget));
-    let pipe_rtt_ns = repeat(&|| probes::pipe_rtt(a, b, trips, budget));
-    // Round trips per sample: `trips` at 64 KiB, more for smaller buffers (about
-    // the same bytes per sample).
-    let handover_rtt_ns = if cross {
-        HANDOVER_SIZES
-            .iter()
-            .filter_map(|&size| {
-                let n = trips * ((64 << 10) / size).max(1);
-                let rtt_ns = repeat(&|| probes::handover_floor(a, b, size as usize, n, budget))?;
-                Some(HandoverLimit {
-                    size_bytes: size,
-                    rtt_ns,
-                })
-            })
-            .collect()
+    let futex_rtt_same_ns = p.repeat(&|| probes::futex_rtt(a, a, trips, budget));
+    let pipe_rtt_ns = p.repeat(&|| probes::pipe_rtt(a, b, trips, budget));
+    let (handover_rtt_ns, stream_floor) = if cross {
+        (p.handover(), p.stream_floor())
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
-    let stream_floor = if cross {
-        STREAM_SIZES
-            .iter()
-            .flat_map(|&size| [false, true].map(|in_place| (size, in_place)))
-            .filter_map(|(size, in_place)| {
-                let ring = stream_ring(size);
-                let mode = if in_place {
-                    probes::StreamMode::InPlace
-                } else {
-                    probes::StreamMode::Copy
-                };
-                let messages = depth.stream_messages(size);
-                let rate = || {
-                    probes::stream_rate(a, b, size as usize, ring as usize, mode, messages, budget)
-                };
-                Some(StreamLimit {
-                    size_bytes: size,
-                    in_place,
-                    ring_bytes: ring,
-                    bytes_per_s: repeat(&rate)?,
-                })
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let n = depth.samples();
     let calls = trips * 20;
     probes::syscall_cost(calls);
-    let syscall_ns = estimate((0..n).map(|_| probes::syscall_cost(calls)).collect())
+    let syscall_ns = Estimate::from_values((0..n).map(|_| probes::syscall_cost(calls)))
         .expect("at least one sample");
     let clock = xferbench_probes::clock::TripClock::new();
-    let clock_read_ns = estimate(
-        (0..n)
-            .map(|_| probes::clock_read_cost(&clock, calls))
-            .collect(),
-    );
+    let clock_read_ns =
+        Estimate::from_values((0..n).map(|_| probes::clock_read_cost(&clock, calls)));
     let stalls = measure_stalls(&cpus, n, depth.stall_window());
     Limits {
         depth,
@@ -728,6 +651,131 @@ pub fn measure(depth: Depth) -> Limits {
         stalls,
         took_s: start.elapsed().as_secs_f64(),
         build: Some(xferbench_probes::build::BuildInfo::current()),
+    }
+}
+
+/// The probes of one measurement of the limits at one depth, between the CPUs `a`
+/// and `b` (the same CPU when only one is allowed).
+struct Prober {
+    depth: Depth,
+    a: usize,
+    b: usize,
+    /// Round trips per sample of the two-thread probes.
+    trips: u64,
+    /// Time per sample of the copy probes.
+    copy_time: Duration,
+    /// The longest a sample may take.
+    budget: Duration,
+}
+
+impl Prober {
+    fn new(depth: Depth, cpus: &[usize]) -> Prober {
+        let (trips, copy_time, budget) = depth.scale();
+        Prober {
+            depth,
+            a: cpus[0],
+            b: *cpus.get(1).unwrap_or(&cpus[0]),
+            trips,
+            copy_time,
+            budget,
+        }
+    }
+
+    /// A two-thread probe's samples: abandoned (`None`) when the partner cannot run.
+    fn repeat(&self, f: &dyn Fn() -> Option<f64>) -> Option<Estimate> {
+        f()?;
+        Estimate::from_values((0..self.depth.samples()).filter_map(|_| f()))
+    }
+
+    /// The copy rate of `size` bytes with the destination `offset` bytes past a page.
+    fn copy_rate(&self, size: u64, offset: u64) -> Option<Estimate> {
+        let mut bufs = probes::CopyBuffers::at_offset(size as usize, offset as usize);
+        let reps = probes::copies_for(size as usize, self.copy_time);
+        bufs.sample(reps, self.budget); // warm: caches, TLB, frequency
+        let n = self.depth.copy_samples(size);
+        Estimate::from_values((0..n).map(|_| bufs.sample(reps, self.budget)))
+    }
+
+    /// Aligned copies of every size of [`COPY_SIZES`].
+    fn copies(&self) -> Vec<CopyLimit> {
+        COPY_SIZES
+            .iter()
+            .filter_map(|&size| {
+                Some(CopyLimit {
+                    size_bytes: size,
+                    bytes_per_s: self.copy_rate(size, 0)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Copies at each of [`COPY_OFFSETS`] against the aligned ones, `slow` below
+    /// [`SLOW_PLACEMENT`] of them.
+    fn placements(&self, memcpy: &[CopyLimit]) -> Vec<CopyPlacement> {
+        self.depth
+            .placement_sizes()
+            .iter()
+            .flat_map(|&size| COPY_OFFSETS.iter().map(move |&offset| (size, offset)))
+            .filter_map(|(size, offset)| {
+                let aligned = memcpy.iter().find(|c| c.size_bytes == size)?;
+                let bytes_per_s = self.copy_rate(size, offset)?;
+                let vs_aligned = bytes_per_s.median / aligned.bytes_per_s.median.max(1e-9);
+                Some(CopyPlacement {
+                    size_bytes: size,
+                    offset,
+                    bytes_per_s,
+                    vs_aligned,
+                    slow: vs_aligned < SLOW_PLACEMENT,
+                })
+            })
+            .collect()
+    }
+
+    /// The hand-over round trip of every size of [`HANDOVER_SIZES`]: `trips` round
+    /// trips per sample at 64 KiB, more for smaller buffers (about the same bytes per
+    /// sample).
+    fn handover(&self) -> Vec<HandoverLimit> {
+        let (a, b, budget) = (self.a, self.b, self.budget);
+        HANDOVER_SIZES
+            .iter()
+            .filter_map(|&size| {
+                let n = self.trips * ((64 << 10) / size).max(1);
+                let rtt_ns =
+                    self.repeat(&|| probes::handover_floor(a, b, size as usize, n, budget))?;
+                Some(HandoverLimit {
+                    size_bytes: size,
+                    rtt_ns,
+                })
+            })
+            .collect()
+    }
+
+    /// The cross-CPU stream of every size of [`STREAM_SIZES`], copying and in place,
+    /// over a ring of the size a stream of that size uses.
+    fn stream_floor(&self) -> Vec<StreamLimit> {
+        let (a, b, budget) = (self.a, self.b, self.budget);
+        STREAM_SIZES
+            .iter()
+            .flat_map(|&size| [false, true].map(|in_place| (size, in_place)))
+            .filter_map(|(size, in_place)| {
+                let ring = stream_ring(size);
+                let mode = if in_place {
+                    probes::StreamMode::InPlace
+                } else {
+                    probes::StreamMode::Copy
+                };
+                let messages = self.depth.stream_messages(size);
+                let rate = || {
+                    probes::stream_rate(a, b, size as usize, ring as usize, mode, messages, budget)
+                };
+                Some(StreamLimit {
+                    size_bytes: size,
+                    in_place,
+                    ring_bytes: ring,
+                    bytes_per_s: self.repeat(&rate)?,
+                })
+            })
+            .collect()
     }
 }
 
