@@ -171,6 +171,53 @@ fn start_limit(hang: Duration) -> Duration {
     PEER_TIMEOUT * 2 + hang
 }
 
+/// Where the measuring process of a remote run sends its peers (the agent, the data
+/// host, and this host's address towards the agent, which its listeners bind), and
+/// the token in hex.
+fn remote_spec(
+    transport: &str,
+    target: &crate::remote::RemoteTarget,
+) -> Result<(RemoteSpec, Option<String>), RunError> {
+    crate::remote::crosses_hosts(transport).map_err(RunError::Config)?;
+    let agent = target
+        .resolve()
+        .map_err(|e| RunError::Participant(format!("--remote: {e}")))?;
+    let ip = crate::remote::source_ip_towards(agent)
+        .map_err(|e| RunError::Participant(format!("--remote: no route to {agent}: {e}")))?;
+    let spec = RemoteSpec {
+        agent: target.agent.clone(),
+        data_host: target.data_host.clone(),
+        listen_host: ip.to_string(),
+    };
+    let token = target
+        .token
+        .as_ref()
+        .map(|t| crate::remote::auth::hex(t.bytes()));
+    Ok((spec, token))
+}
+
+/// The measuring process's replies, one event per line of its output, read on a
+/// thread of their own; [`Event::Closed`] when the output ends.
+fn read_replies(stdout: std::process::ChildStdout) -> mpsc::Receiver<Event> {
+    let (tx, events) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let ev = match line {
+                Ok(l) => match serde_json::from_str::<Reply>(&l) {
+                    Ok(r) => Event::Reply(r),
+                    Err(_) => Event::Garbage(l),
+                },
+                Err(_) => break,
+            };
+            if tx.send(ev).is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(Event::Closed);
+    });
+    events
+}
+
 impl PluginRig {
     /// Starts the measuring process of `point` and waits until its peers are up.
     pub fn start(
@@ -184,31 +231,10 @@ impl PluginRig {
                 "plugin transport `{name}` runs in a process of its own, and this caller gave no launcher"
             ))
         })?;
-        let mut remote = None;
-        let thread_peers = match &opts.peer {
-            PeerMode::Thread => true,
-            PeerMode::Process(_) => false,
-            PeerMode::Remote(target) => {
-                crate::remote::crosses_hosts(&point.transport).map_err(RunError::Config)?;
-                let agent = target
-                    .resolve()
-                    .map_err(|e| RunError::Participant(format!("--remote: {e}")))?;
-                let ip = crate::remote::source_ip_towards(agent).map_err(|e| {
-                    RunError::Participant(format!("--remote: no route to {agent}: {e}"))
-                })?;
-                remote = Some((
-                    RemoteSpec {
-                        agent: target.agent.clone(),
-                        data_host: target.data_host.clone(),
-                        listen_host: ip.to_string(),
-                    },
-                    target
-                        .token
-                        .as_ref()
-                        .map(|t| crate::remote::auth::hex(t.bytes())),
-                ));
-                false
-            }
+        let thread_peers = opts.peer == PeerMode::Thread;
+        let remote = match &opts.peer {
+            PeerMode::Remote(target) => Some(remote_spec(&point.transport, target)?),
+            _ => None,
         };
         let peer_launcher = match (&opts.peer, source) {
             (PeerMode::Process(l), Some(src)) => src.wrap_peer(l.clone()),
@@ -259,26 +285,10 @@ impl PluginRig {
         tracing::info!(transport = %name, pid = child.pid(), scope, "started the measuring process of a plugin transport");
         let stdin = child.take_stdin().expect("piped stdin");
         let stdout = child.take_stdout().expect("piped stdout");
-        let (tx, events) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let ev = match line {
-                    Ok(l) => match serde_json::from_str::<Reply>(&l) {
-                        Ok(r) => Event::Reply(r),
-                        Err(_) => Event::Garbage(l),
-                    },
-                    Err(_) => break,
-                };
-                if tx.send(ev).is_err() {
-                    return;
-                }
-            }
-            let _ = tx.send(Event::Closed);
-        });
         let mut rig = PluginRig {
             child,
             stdin,
-            events,
+            events: read_replies(stdout),
             participants: Vec::new(),
             name,
             spec: point.transport.clone(),
