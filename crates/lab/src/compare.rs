@@ -224,6 +224,67 @@ fn run_values(p: &PointResult, fig: &str) -> Vec<f64> {
         .collect()
 }
 
+/// One point of BASE against its match in NEW, by their primary figure's runs:
+/// the change in means, Welch's test, the verdict against `threshold`, and the
+/// change against both held to the same limit. `None` when either has no runs of
+/// the figure.
+fn compare_point(b: &PointResult, n: &PointResult, threshold: f64) -> Option<PointComparison> {
+    let primary = b.primary();
+    let (fig, higher_is_better) = (primary.figure.as_str(), primary.higher_is_better);
+    let (vb, vn) = (run_values(b, fig), run_values(n, fig));
+    let (mb, mn) = (mean(&vb)?, mean(&vn)?);
+    // The change is in means, the quantity Welch's t-test compares.
+    let change = if mb != 0.0 { mn / mb - 1.0 } else { 0.0 };
+    let p_value = welch_t_test(&vb, &vn).map(|w| w.p);
+    let change_interval =
+        bootstrap_ratio_of_means(&vb, &vn, 1.0 - crate::ab::ALPHA).map(|r| RatioInterval {
+            low: r.low - 1.0,
+            high: r.high - 1.0,
+            ..r
+        });
+    let significant = p_value.is_some_and(|p| p < crate::ab::ALPHA);
+    let worse = if higher_is_better { -change } else { change };
+    let verdict = if !significant {
+        "not significant"
+    } else if worse > threshold {
+        "regression"
+    } else if -worse > threshold {
+        "improvement"
+    } else {
+        "within threshold"
+    };
+    let normalised = match (&b.limit, &n.limit) {
+        (Some(lb), Some(ln))
+            if lb.limit == ln.limit
+                && !lb.suspect
+                && !ln.suspect
+                && lb.limit_value > 0.0
+                && mb != 0.0 =>
+        {
+            Some(Normalised {
+                limit: lb.limit.clone(),
+                base_limit: lb.limit_value,
+                new_limit: ln.limit_value,
+                machine_change: ln.limit_value / lb.limit_value - 1.0,
+                change: (mn / ln.limit_value) / (mb / lb.limit_value) - 1.0,
+            })
+        }
+        _ => None,
+    };
+    Some(PointComparison {
+        params: b.params.clone(),
+        figure: fig.into(),
+        higher_is_better,
+        base: mb,
+        new: mn,
+        change,
+        change_interval,
+        p_value,
+        verdict: verdict.into(),
+        normalised,
+    })
+}
+
 /// Compares NEW against BASE; `threshold` is a fraction (0.05 for 5 %).
 pub fn compare_docs(
     base: &ResultDoc,
@@ -256,63 +317,10 @@ pub fn compare_docs(
             only_in_base.push(describe_params(&b.params));
             continue;
         };
-        let primary = b.primary();
-        let (fig, higher_is_better) = (primary.figure.as_str(), primary.higher_is_better);
-        let (vb, vn) = (run_values(b, fig), run_values(n, fig));
-        let (Some(mb), Some(mn)) = (mean(&vb), mean(&vn)) else {
-            continue;
-        };
-        // The change is in means, the quantity Welch's t-test compares.
-        let change = if mb != 0.0 { mn / mb - 1.0 } else { 0.0 };
-        let p_value = welch_t_test(&vb, &vn).map(|w| w.p);
-        let change_interval =
-            bootstrap_ratio_of_means(&vb, &vn, 1.0 - crate::ab::ALPHA).map(|r| RatioInterval {
-                low: r.low - 1.0,
-                high: r.high - 1.0,
-                ..r
-            });
-        let significant = p_value.is_some_and(|p| p < crate::ab::ALPHA);
-        let worse = if higher_is_better { -change } else { change };
-        let verdict = if !significant {
-            "not significant"
-        } else if worse > threshold {
-            "regression"
-        } else if -worse > threshold {
-            "improvement"
-        } else {
-            "within threshold"
-        };
-        let normalised = match (&b.limit, &n.limit) {
-            (Some(lb), Some(ln))
-                if lb.limit == ln.limit
-                    && !lb.suspect
-                    && !ln.suspect
-                    && lb.limit_value > 0.0
-                    && mb != 0.0 =>
-            {
-                Some(Normalised {
-                    limit: lb.limit.clone(),
-                    base_limit: lb.limit_value,
-                    new_limit: ln.limit_value,
-                    machine_change: ln.limit_value / lb.limit_value - 1.0,
-                    change: (mn / ln.limit_value) / (mb / lb.limit_value) - 1.0,
-                })
-            }
-            _ => None,
-        };
-        pairs.push((b, n));
-        points.push(PointComparison {
-            params: b.params.clone(),
-            figure: fig.into(),
-            higher_is_better,
-            base: mb,
-            new: mn,
-            change,
-            change_interval,
-            p_value,
-            verdict: verdict.into(),
-            normalised,
-        });
+        if let Some(c) = compare_point(b, n, threshold) {
+            pairs.push((b, n));
+            points.push(c);
+        }
     }
     let only_in_new: Vec<String> = new
         .points
