@@ -45,6 +45,7 @@ pub mod rate_search;
 pub mod ratio;
 pub mod record;
 pub mod remote;
+pub(crate) mod replies;
 pub mod result;
 pub mod rig;
 pub mod run;

@@ -21,10 +21,11 @@
 use crate::error::PeerError;
 use crate::remote::protocol::RemoteRole;
 use crate::remote::{RemoteChild, Session};
+use crate::replies::{self, Line};
 use crate::transports::{WithTransport, dispatch};
 use crate::workload::{ChannelSpec, ServeOutcome, serve};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::process::ChildStdin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -120,15 +121,7 @@ impl PeerReply {
 /// How long a peer may take to connect, or to finish after the driver closed.
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How long the output of a peer that has exited is read for the report it sent
-/// before exiting.
-const LAST_WORDS: Duration = Duration::from_secs(2);
-
-enum Event {
-    Reply(PeerReply),
-    Garbage(String),
-    Closed,
-}
+type Event = Line<PeerReply>;
 
 enum Kind {
     Thread {
@@ -215,26 +208,10 @@ impl Peer {
         );
         let stdin = child.take_stdin().expect("piped stdin");
         let stdout = child.take_stdout().expect("piped stdout");
-        let (ev_tx, ev_rx) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let ev = match line {
-                    Ok(l) => match PeerReply::from_line(&l) {
-                        Ok(r) => Event::Reply(r),
-                        Err(_) => Event::Garbage(l),
-                    },
-                    Err(_) => break,
-                };
-                if ev_tx.send(ev).is_err() {
-                    return;
-                }
-            }
-            let _ = ev_tx.send(Event::Closed);
-        });
         let mut peer = Peer {
             channel,
             kind: Kind::Process { stdin, child },
-            events: ev_rx,
+            events: replies::read(replies::lines_of(stdout)),
         };
         peer.send(&PeerCommand::Hello(spec))?;
         Ok(peer)
@@ -255,23 +232,10 @@ impl Peer {
             "started a peer on the agent's host"
         );
         let lines = child.take_stdout().expect("stdout taken once");
-        let (ev_tx, ev_rx) = mpsc::channel();
-        thread::spawn(move || {
-            for l in lines {
-                let ev = match serde_json::from_str(&l) {
-                    Ok(r) => Event::Reply(r),
-                    Err(_) => Event::Garbage(l),
-                };
-                if ev_tx.send(ev).is_err() {
-                    return;
-                }
-            }
-            let _ = ev_tx.send(Event::Closed);
-        });
         let mut peer = Peer {
             channel,
             kind: Kind::Remote { child },
-            events: ev_rx,
+            events: replies::read(lines),
         };
         peer.send(&PeerCommand::Hello(spec))?;
         Ok(peer)
@@ -385,25 +349,14 @@ impl Peer {
         )
     }
 
-    /// The `failed` message a peer sent before it exited, if it sent one. Called once
-    /// the process has exited: its output is read to the end (at most
-    /// [`LAST_WORDS`]), since the reader thread may not have passed the message on
-    /// yet when the exit is seen, least of all on a busy machine.
+    /// The `failed` message a peer that has exited sent before it went, if it sent
+    /// one ([`replies::last_words`]).
     fn said_why(&mut self) -> Option<PeerError> {
-        let until = Instant::now() + LAST_WORDS;
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            match self.events.recv_timeout(left) {
-                Ok(Event::Reply(PeerReply::Failed { message })) => {
-                    return Some(PeerError::Failed {
-                        channel: self.channel,
-                        message,
-                    });
-                }
-                Ok(Event::Reply(_) | Event::Garbage(_)) => {}
-                Ok(Event::Closed) | Err(_) => return None,
-            }
-        }
+        let channel = self.channel;
+        replies::last_words(&self.events, |r| match r {
+            PeerReply::Failed { message } => Some(PeerError::Failed { channel, message }),
+            _ => None,
+        })
     }
 
     fn death_or(&mut self, other: PeerError) -> PeerError {

@@ -31,12 +31,13 @@ use super::{Rig, RunControl, RunError};
 use crate::error::WorkloadError;
 use crate::peer::PEER_TIMEOUT;
 use crate::plugins::{self, SCOPE_ENV, TIMEOUT_ENV};
+use crate::replies::{self, Line};
 use crate::result::RunRecord;
 use crate::sweep::PointSpec;
 use crate::transports::{WithTransport, dispatch};
 use crate::workload::{Limit, WorkloadKind};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, Write};
 use std::process::ChildStdin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -132,11 +133,7 @@ enum Reply {
     Failed { message: String, kind: FailKind },
 }
 
-enum Event {
-    Reply(Reply),
-    Garbage(String),
-    Closed,
-}
+type Event = Line<Reply>;
 
 /// The xferbench process's side: a measuring process per visit of a plugin point.
 pub struct PluginRig {
@@ -194,28 +191,6 @@ fn remote_spec(
         .as_ref()
         .map(|t| crate::remote::auth::hex(t.bytes()));
     Ok((spec, token))
-}
-
-/// The measuring process's replies, one event per line of its output, read on a
-/// thread of their own; [`Event::Closed`] when the output ends.
-fn read_replies(stdout: std::process::ChildStdout) -> mpsc::Receiver<Event> {
-    let (tx, events) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let ev = match line {
-                Ok(l) => match serde_json::from_str::<Reply>(&l) {
-                    Ok(r) => Event::Reply(r),
-                    Err(_) => Event::Garbage(l),
-                },
-                Err(_) => break,
-            };
-            if tx.send(ev).is_err() {
-                return;
-            }
-        }
-        let _ = tx.send(Event::Closed);
-    });
-    events
 }
 
 impl PluginRig {
@@ -288,7 +263,7 @@ impl PluginRig {
         let mut rig = PluginRig {
             child,
             stdin,
-            events: read_replies(stdout),
+            events: replies::read(replies::lines_of(stdout)),
             participants: Vec::new(),
             name,
             spec: point.transport.clone(),
@@ -427,20 +402,13 @@ impl PluginRig {
         }
     }
 
-    /// After the measuring process exited: a `failed` reply it wrote before it went,
-    /// read until its output closes (at most a second).
+    /// After the measuring process exited: a `failed` reply it wrote before it went
+    /// ([`replies::last_words`]).
     fn reply_left_after_exit(&mut self) -> Option<RunError> {
-        let until = Instant::now() + Duration::from_secs(1);
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            match self.events.recv_timeout(left) {
-                Ok(Event::Reply(Reply::Failed { message, kind })) => {
-                    return Some(failure(message, kind));
-                }
-                Ok(Event::Reply(_) | Event::Garbage(_)) => {}
-                Ok(Event::Closed) | Err(_) => return None,
-            }
-        }
+        replies::last_words(&self.events, |r| match r {
+            Reply::Failed { message, kind } => Some(failure(message, kind)),
+            _ => None,
+        })
     }
 
     fn clean_up(&mut self) {
