@@ -516,19 +516,14 @@ fn hold_at_the_end(doc: &mut ResultDoc, walk: &Walk<'_>, opts: &LoopOptions) {
         return;
     };
     limits.end = Some(w.probe.limits());
-    let bearing = drift::bearing_on_any(
-        doc.points
-            .iter()
-            .map(|p| p.limit.as_ref().map(|l| l.limit.as_str())),
-    );
-    if let Some(d) = limits.drift(opts.interleave, &bearing) {
+    let floor = limits.floor();
+    if let Some(d) = doc.machine_drift(opts.interleave) {
         doc.warnings.push(format!(
             "machine changed between the start and the end: {}{}",
             d.movement(),
             d.consequence()
         ));
     }
-    let floor = limits.floor();
     for p in &mut doc.points {
         let paired = paired_samples(p, &walk.sample_before, &walk.drift_log);
         hold_against(p, &floor, &paired, opts.judge);

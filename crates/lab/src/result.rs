@@ -498,6 +498,20 @@ pub enum StreamRecord {
 }
 
 impl ResultDoc {
+    /// How far the machine moved between its limits at the start and at the end, by
+    /// the probes that bear on the limits its points are held against
+    /// ([`crate::limits::drift::bearing_on_any`]); `None` without both limits or
+    /// when it moved less than the threshold.
+    pub fn machine_drift(&self, interleaved: bool) -> Option<crate::limits::drift::Drift> {
+        let limits = self.context.limits.as_ref()?;
+        let bearing = crate::limits::drift::bearing_on_any(
+            self.points
+                .iter()
+                .map(|p| p.limit.as_ref().map(|l| l.limit.as_str())),
+        );
+        limits.drift(interleaved, &bearing)
+    }
+
     /// Rebuilds a document from the lines of a JSON Lines stream. A stream cut short
     /// (no `end` line) yields the points it holds, marked as failed.
     pub fn from_stream(records: impl IntoIterator<Item = StreamRecord>) -> Option<ResultDoc> {

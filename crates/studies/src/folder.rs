@@ -151,12 +151,7 @@ pub fn summary_header_with(doc: &ResultDoc, title: &str, statistic: &str) -> Str
             "This machine's limits at the start (`xferbench limits`, quick set): {}.",
             xferbench_report::limits::brief(&l.start)
         );
-        let bearing = xferbench_lab::limits::drift::bearing_on_any(
-            doc.points
-                .iter()
-                .map(|p| p.limit.as_ref().map(|l| l.limit.as_str())),
-        );
-        if let Some(d) = l.drift(st.interleave, &bearing) {
+        if let Some(d) = doc.machine_drift(st.interleave) {
             let _ = writeln!(
                 s,
                 "\n**The machine changed speed during the study**: {}{}.",
