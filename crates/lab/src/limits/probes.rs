@@ -185,6 +185,40 @@ pub fn cache_line_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Optio
 }
 
 /// Nanoseconds per timed round trip.
+/// The clock of a round-trip probe: the first trip warms up and starts it; each
+/// later one is timed until `budget` is spent.
+struct TripTimer {
+    start: Instant,
+    timed: u64,
+    budget: Duration,
+}
+
+impl TripTimer {
+    fn new(budget: Duration) -> TripTimer {
+        TripTimer {
+            start: Instant::now(),
+            timed: 0,
+            budget,
+        }
+    }
+
+    /// Trip `trip` (from 0) is done; whether the budget is spent.
+    #[inline]
+    fn done(&mut self, trip: u64) -> bool {
+        if trip == 0 {
+            self.start = Instant::now();
+            return false;
+        }
+        self.timed += 1;
+        self.start.elapsed() > self.budget
+    }
+
+    /// The time of the timed trips, and how many there were.
+    fn took(&self) -> (Duration, u64) {
+        (self.start.elapsed(), self.timed)
+    }
+}
+
 fn per_trip(took: Option<(Duration, u64)>) -> Option<f64> {
     took.filter(|(_, n)| *n > 0)
         .map(|(d, n)| d.as_nanos() as f64 / n as f64)
@@ -226,8 +260,7 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64
     let took = std::thread::scope(|s| {
         s.spawn(|| {
             xferbench_probes::affinity::pin_current_thread(a).ok()?;
-            let mut start = Instant::now();
-            let mut timed = 0u64;
+            let mut timer = TripTimer::new(budget);
             for trip in 0..=trips {
                 // Fails when the echo left (3): it could not run.
                 word.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
@@ -242,16 +275,11 @@ pub fn futex_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64
                         _ => return None,
                     }
                 }
-                if trip == 0 {
-                    start = Instant::now();
-                } else {
-                    timed += 1;
-                    if start.elapsed() > budget {
-                        break;
-                    }
+                if timer.done(trip) {
+                    break;
                 }
             }
-            Some((start.elapsed(), timed))
+            Some(timer.took())
         })
         .join()
         .ok()
@@ -306,21 +334,15 @@ pub fn pipe_rtt(a: usize, b: usize, trips: u64, budget: Duration) -> Option<f64>
             let (mut w, mut r) = (up_w, down_r);
             xferbench_probes::affinity::pin_current_thread(a).ok()?;
             let mut byte = [7u8; 1];
-            let mut start = Instant::now();
-            let mut timed = 0u64;
+            let mut timer = TripTimer::new(budget);
             for trip in 0..=trips {
                 w.write_all(&byte).ok()?;
                 r.read_exact(&mut byte).ok()?;
-                if trip == 0 {
-                    start = Instant::now();
-                } else {
-                    timed += 1;
-                    if start.elapsed() > budget {
-                        break;
-                    }
+                if timer.done(trip) {
+                    break;
                 }
             }
-            Some((start.elapsed(), timed))
+            Some(timer.took())
         })
         .join()
         .ok()
