@@ -313,7 +313,8 @@ impl Workload for Load {
         let mut trips = sched.echo.then(new_histogram);
         let mut verifier = (spec.verify && sched.echo).then(Verifier::new);
         let (max, duration_ns) = spec.bounds();
-        let pacer = Pacer::new(&clock);
+        let spin_before = SPIN_BEFORE.as_nanos() as f64 * ticks_per_ns;
+        let spin_hot = SPIN_HOT.as_nanos() as f64 * ticks_per_ns;
         let mut sink = 0u64;
         let mut stopped = false;
         let start = Stamp::now();
@@ -334,11 +335,35 @@ impl Workload for Load {
             if end.is_some_and(|e| due >= e) {
                 break;
             }
-            let Some(now) = pacer.wait(due, ctl.stop, &mut stalls) else {
-                stopped = true;
-                break 'schedule;
+            // Wait for the scheduled time: sleep while it is far, spin near it. The
+            // reading that reaches it is the first message's send time: nothing but
+            // the send lies between the two. The gaps between the readings of the
+            // spin show the stalls of the sender's own CPU while it waits.
+            let mut spun: Option<u64> = None;
+            let mut reached = loop {
+                if ctl.stop.load(Relaxed) {
+                    stopped = true;
+                    break 'schedule;
+                }
+                let now = clock.read();
+                if let Some(before) = spun {
+                    stalls.gap(before, now);
+                }
+                if now >= due {
+                    break Some(now);
+                }
+                let left = (due - now) as f64;
+                if left > spin_before {
+                    let ns = ((left - spin_before) / ticks_per_ns) as u64;
+                    std::thread::sleep(Duration::from_nanos(ns).min(SLEEP_SLICE));
+                    spun = None;
+                } else {
+                    if left > spin_hot {
+                        std::hint::spin_loop();
+                    }
+                    spun = Some(now);
+                }
             };
-            let mut reached = Some(now);
             for b in 0..sched.burst {
                 if seq >= max {
                     break;
@@ -357,7 +382,10 @@ impl Workload for Load {
                 seq += 1;
                 ctl.progress.store(seq, Relaxed);
                 if let Some(h) = &mut trips {
-                    echo_trip(ep, &mut back, seq - 1)?;
+                    ep.flush().map_err(io_err("flush", seq - 1))?;
+                    if recv_or_closed(ep, &mut back, seq - 1)? {
+                        return Err(WorkloadError::PeerClosed { seq: seq - 1 });
+                    }
                     h.saturating_record(clock.nanos(due, clock.read()).max(1));
                     match &mut verifier {
                         Some(v) => v.check(&back),
@@ -373,18 +401,17 @@ impl Workload for Load {
         let end_stamp = Stamp::now();
         // Messages the schedule called for before its end that were never sent: the
         // rest of the schedule, counted without sending.
-        let unsent = match end {
-            Some(e) if left_in_burst > 0 => {
-                let mut unsent = left_in_burst;
+        let mut unsent = 0;
+        if let Some(e) = end
+            && left_in_burst > 0
+        {
+            unsent = left_in_burst;
+            next += gap(sched.arrivals, mean_gap, &mut rng);
+            while (next as u64) < e && seq + unsent < max {
+                unsent += u64::from(sched.burst);
                 next += gap(sched.arrivals, mean_gap, &mut rng);
-                while (next as u64) < e && seq + unsent < max {
-                    unsent += u64::from(sched.burst);
-                    next += gap(sched.arrivals, mean_gap, &mut rng);
-                }
-                unsent
             }
-            _ => 0,
-        };
+        }
         ep.close_send().map_err(io_err("close", seq))?;
         std::hint::black_box(sink);
         Ok(DriverOutcome {
@@ -611,76 +638,6 @@ fn words_ns(ns: f64) -> String {
     } else {
         format!("{:.2} s", ns / 1e9)
     }
-}
-
-/// Waits for a message's scheduled time: asleep while it is far, spinning near it.
-/// The reading that reaches it is the message's send time: nothing but the send lies
-/// between the two. The gaps between the readings of the spin show the stalls of the
-/// sender's own CPU while it waits.
-struct Pacer<'c> {
-    clock: &'c TripClock,
-    ticks_per_ns: f64,
-    /// Ticks before the due time below which the wait spins instead of sleeping.
-    spin_before: f64,
-    /// Ticks before the due time below which the spin reads the clock back to back.
-    spin_hot: f64,
-}
-
-impl<'c> Pacer<'c> {
-    fn new(clock: &'c TripClock) -> Self {
-        let ticks_per_ns = clock.ticks_per_ns();
-        Pacer {
-            clock,
-            ticks_per_ns,
-            spin_before: SPIN_BEFORE.as_nanos() as f64 * ticks_per_ns,
-            spin_hot: SPIN_HOT.as_nanos() as f64 * ticks_per_ns,
-        }
-    }
-
-    /// The clock's reading once it reaches `due` (in ticks); `None` when `stop`
-    /// rose first. The spin's gaps go to `stalls`.
-    #[inline]
-    fn wait(
-        &self,
-        due: u64,
-        stop: &std::sync::atomic::AtomicBool,
-        stalls: &mut StallRecorder,
-    ) -> Option<u64> {
-        let mut spun: Option<u64> = None;
-        loop {
-            if stop.load(Relaxed) {
-                return None;
-            }
-            let now = self.clock.read();
-            if let Some(before) = spun {
-                stalls.gap(before, now);
-            }
-            if now >= due {
-                return Some(now);
-            }
-            let left = (due - now) as f64;
-            if left > self.spin_before {
-                let ns = ((left - self.spin_before) / self.ticks_per_ns) as u64;
-                std::thread::sleep(Duration::from_nanos(ns).min(SLEEP_SLICE));
-                spun = None;
-            } else {
-                if left > self.spin_hot {
-                    std::hint::spin_loop();
-                }
-                spun = Some(now);
-            }
-        }
-    }
-}
-
-/// The echo of message `seq`, into `back`: flushed, then awaited.
-#[inline]
-fn echo_trip<E: Endpoint>(ep: &mut E, back: &mut [u8], seq: u64) -> Result<(), WorkloadError> {
-    ep.flush().map_err(io_err("flush", seq))?;
-    if recv_or_closed(ep, back, seq)? {
-        return Err(WorkloadError::PeerClosed { seq });
-    }
-    Ok(())
 }
 
 #[cfg(test)]
