@@ -292,6 +292,9 @@ impl Workload for Load {
         }
     }
 
+    // The sender's schedule loop stays in one piece: with its wait moved into a
+    // method of its own, the one-way latency of small messages rose measurably in
+    // alternating release runs.
     fn drive<E: Endpoint>(
         ep: &mut E,
         spec: &ChannelSpec,
