@@ -2,12 +2,13 @@
 //! the report's tables, map the verdict to the exit status.
 
 use crate::exit::EXIT_USAGE;
-use crate::flags::{HistoryFileArgs, WatchArgs};
+use crate::flags::{HistoryFileArgs, OutputArgs, WatchArgs};
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use xferbench_lab::ab::{AbConfig, AbProgress};
+use xferbench_lab::ab::{AbConfig, AbReport, CallgrindPlan};
+use xferbench_lab::result::{Outcome, ResultDoc, Settings};
 
 /// `xferbench ab`.
 #[derive(Debug, Args)]
@@ -60,17 +61,10 @@ pub struct AbArgs {
     #[arg(long)]
     pub search_stalls: bool,
 
-    /// Write the whole comparison as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-
-    /// Print the whole comparison as JSON on stdout instead of the tables.
-    #[arg(long)]
-    pub json: bool,
-
-    /// No progress line and no tables; only errors and the exit status.
-    #[arg(short, long)]
-    pub quiet: bool,
+    /// The result document (the points A and B and the verdict), its exports and
+    /// the history.
+    #[command(flatten)]
+    pub output: OutputArgs,
 
     /// Machine limits and drift.
     #[command(flatten)]
@@ -139,11 +133,10 @@ fn threshold(p: f64) -> Option<f64> {
     (p.is_finite() && p >= 0.0).then_some(p / 100.0)
 }
 
-/// Runs `xferbench ab`.
+/// Runs `xferbench ab`: A and B as the points of a plan on the point loop, then
+/// the counting passes and the verdict, recorded in the plan's document.
 pub fn run(a: &AbArgs) -> Result<u8> {
-    if let Some(path) = &a.export_json
-        && let Err(e) = crate::paths::file("--export-json", path)
-    {
+    if let Err(e) = a.output.check() {
         return Ok(crate::exit::usage("ab", e));
     }
     let Some(threshold) = threshold(a.threshold) else {
@@ -168,7 +161,6 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         Err(e) => return Ok(crate::exit::usage("ab", e)),
     };
     let caps = xferbench_lab::context::capabilities();
-    let start = watch.as_ref().map(|w| w.probe.limits());
     let cfg = AbConfig {
         a: a.command_a.clone(),
         b: a.command_b.clone(),
@@ -197,139 +189,113 @@ pub fn run(a: &AbArgs) -> Result<u8> {
         None
     };
 
-    let tty = !a.quiet && std::io::stderr().is_terminal();
+    let quiet = a.output.quiet || a.output.json;
+    let tty = !quiet && std::io::stderr().is_terminal();
     let stop = crate::stop::stop_flag()?;
-    let quiet = a.quiet;
-    let mut progress = progress(tty, quiet);
-    let report = match xferbench_lab::ab::run(&cfg, caps.pmu, &stop, &mut progress) {
-        Ok(r) => r,
-        Err(xferbench_lab::ab::AbError::Interrupted) => {
-            eprintln!("\ninterrupted ({})", crate::stop::received_name());
-            return Ok(crate::stop::interrupted_status());
-        }
-        Err(e) => return Err(e.into()),
+    let settings = Settings {
+        workload: xferbench_lab::workload::RecordedWorkload::Command
+            .name()
+            .into(),
+        runs: cfg.runs,
+        warmup: cfg.warmup,
+        count: None,
+        duration_s: None,
+        peer: "process".into(),
+        pin: false,
+        verify: false,
+        interleave: true,
     };
-    let mut report = report;
-    report.notes.extend(search_skipped);
-    if tty {
-        eprint!("\r\x1b[K");
-    }
-    if let (Some(w), Some(start)) = (&watch, start) {
-        hold_against_the_machine(&mut report, w, start);
-    }
-    if let Some(path) = &a.export_json {
-        xferbench_report::write_atomic(path, |w| {
-            serde_json::to_writer_pretty(&mut *w, &report)?;
-            w.write_all(b"\n")
-        })
-        .with_context(|| format!("cannot write --export-json {}", path.display()))?;
-    }
-    print_report(a, &caps, &report)
-}
-
-/// What `ab` says while it runs: the run count on a terminal, and callgrind's
-/// passes with their estimate unless `--quiet`.
-fn progress(tty: bool, quiet: bool) -> impl FnMut(AbProgress) {
-    move |p| match p {
-        AbProgress::Run { done, total } => {
-            if tty {
-                eprint!("\rab: run {done}/{total}");
-            }
-        }
-        AbProgress::Callgrind {
-            passes,
-            asked,
-            estimate_s,
-        } => {
-            if !quiet {
-                let fewer = if passes < asked {
-                    format!(" (of {asked} asked: --callgrind-budget)")
-                } else {
-                    String::new()
-                };
-                eprintln!(
-                    "{}ab: counting instructions under callgrind: {passes} pass(es) of each{fewer}, \
-                     about {} s per pass of both (50× the timed runs)",
-                    if tty { "\r\x1b[K" } else { "" },
-                    estimate_s.ceil()
-                );
-            }
+    let context = xferbench_lab::context::collect(
+        env!("CARGO_PKG_VERSION"),
+        std::env::args().collect(),
+        settings,
+    );
+    let mut bench = cfg.bench(caps.pmu);
+    let mut progress =
+        xferbench_report::progress::Progress::new(tty, (cfg.runs + cfg.warmup) as u64);
+    let mut doc = xferbench_lab::measure::run_plan(
+        context,
+        &mut bench,
+        &cfg.loop_options(watch),
+        &stop,
+        &mut [&mut progress],
+    );
+    if matches!(doc.outcome, Outcome::Complete) {
+        judge(&mut doc, &cfg, caps.pmu, &stop, a.output.quiet, tty);
+        if let Some(v) = doc.ab.as_mut() {
+            v.notes.extend(search_skipped);
         }
     }
-}
-
-/// The machine's limits at the start and end of an `ab` run, and a note on whether
-/// they moved.
-fn hold_against_the_machine(
-    report: &mut xferbench_lab::ab::AbReport,
-    w: &xferbench_lab::limits::Watch,
-    start: xferbench_lab::limits::Limits,
-) {
-    let machine = xferbench_lab::limits::MachineLimits {
-        start,
-        end: Some(w.probe.limits()),
-        drift_threshold: w.drift_threshold,
-    };
-    // A command's time may hang on any of the probes.
-    let bearing = xferbench_lab::limits::drift::DRIFT_PROBES;
-    report.notes.push(match machine.drift(true, &bearing) {
-        Some(d) => format!(
-            "machine changed between the start and the end: {}; A and B ran interleaved, \
-             so it touched both alike: the difference held against the machine's limits \
-             is the raw difference",
-            d.movement()
-        ),
-        None => format!(
-            "machine steady: its limits moved by less than {:.0} % between the start and the end \
-             ({})",
-            w.drift_threshold * 100.0,
-            xferbench_report::limits::brief(&machine.start)
-        ),
-    });
-    report.machine = Some(machine);
-}
-
-/// Prints an `ab` report as `--json`, `--quiet` or the table ask, and returns the
-/// exit status: the regression's when B is slower beyond the threshold.
-fn print_report(
-    a: &AbArgs,
-    caps: &xferbench_lab::result::Capabilities,
-    report: &xferbench_lab::ab::AbReport,
-) -> Result<u8> {
-    let mut out = crate::out::stdout();
-    if a.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(report)?)?;
-        out.flush()?;
-        return Ok(if report.regression {
-            crate::exit::EXIT_REGRESSION
-        } else {
-            0
-        });
-    }
-    if a.quiet {
-        return Ok(if report.regression {
-            crate::exit::EXIT_REGRESSION
-        } else {
-            0
-        });
-    }
-    write!(out, "{}", xferbench_report::compare::render_ab(report))?;
-    if !caps.pmu
-        && let Some(note) = &caps.pmu_note
-    {
-        writeln!(out, "note: {note}")?;
-    }
-    Ok(if report.regression {
-        writeln!(
-            out,
-            "B is slower than A by {:.1} %, beyond the {:.1} % threshold",
-            report.difference * 100.0,
-            a.threshold
-        )?;
+    let regression = doc.ab.as_ref().is_some_and(|v| v.regression);
+    let pmu_note = (!caps.pmu).then(|| caps.pmu_note.clone()).flatten();
+    let code = a
+        .output
+        .finish(&doc, |doc| summary(doc, pmu_note, a.threshold))?;
+    Ok(if code == 0 && regression {
         crate::exit::EXIT_REGRESSION
     } else {
-        0
+        code
     })
+}
+
+/// The counting passes and the verdict, into `doc.ab`; a failure or a stop during
+/// them becomes the document's outcome, as a failed point's would.
+fn judge(
+    doc: &mut ResultDoc,
+    cfg: &AbConfig,
+    pmu: bool,
+    stop: &std::sync::atomic::AtomicBool,
+    quiet: bool,
+    tty: bool,
+) {
+    let mut told = |p: &CallgrindPlan| {
+        if quiet {
+            return;
+        }
+        let fewer = if p.passes < p.asked {
+            format!(" (of {} asked: --callgrind-budget)", p.asked)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "{}ab: counting instructions under callgrind: {} pass(es) of each{fewer}, \
+             about {} s per pass of both (50× the timed runs)",
+            if tty { "\r\x1b[K" } else { "" },
+            p.passes,
+            p.estimate_s.ceil()
+        );
+    };
+    match xferbench_lab::ab::judge(doc, cfg, pmu, stop, &mut told) {
+        Ok(v) => doc.ab = Some(v),
+        Err(xferbench_lab::ab::AbError::Interrupted) => doc.outcome = Outcome::Interrupted,
+        Err(e) => {
+            doc.outcome = Outcome::Failed {
+                error: xferbench_lab::chain(&e),
+            }
+        }
+    }
+}
+
+/// The tables of a finished comparison, and the regression in words.
+fn summary(doc: &ResultDoc, pmu_note: Option<String>, threshold_pct: f64) -> String {
+    let Some(report) = AbReport::of(doc) else {
+        return String::new();
+    };
+    let mut out = xferbench_report::compare::render_ab(&report);
+    if let Some(note) = pmu_note {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    for w in &doc.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    if report.verdict.regression {
+        out.push_str(&format!(
+            "B is slower than A by {:.1} %, beyond the {:.1} % threshold\n",
+            report.verdict.difference * 100.0,
+            threshold_pct
+        ));
+    }
+    out
 }
 
 /// Runs `xferbench compare`.

@@ -63,7 +63,7 @@ fn python_loops_read_as_more_instructions_and_a_number_of_runs() {
     assert!(out.status.success(), "{text}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let diagnosis = r["diagnosis"].as_str().unwrap();
+    let diagnosis = r["ab"]["diagnosis"].as_str().unwrap();
     let signal = &r["instructions"];
     let difference = signal["difference"].as_f64().unwrap();
     assert!(
@@ -75,7 +75,7 @@ fn python_loops_read_as_more_instructions_and_a_number_of_runs() {
         // Deterministic passes: the counts agree to far better than the difference.
         let noise = signal["noise"].as_f64().unwrap();
         assert!(noise < 0.001, "callgrind counts vary by {noise}: {signal}");
-        let notes = r["notes"].to_string();
+        let notes = r["ab"]["notes"].to_string();
         assert!(
             notes.contains("counted with address-space randomisation off")
                 && notes.contains("PYTHONHASHSEED=0"),

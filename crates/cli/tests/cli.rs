@@ -1496,6 +1496,7 @@ mod profiling {
 
 mod ab {
     use super::support::{read_json, timing_lock, xferbench};
+    use predicates::prelude::*;
 
     /// A shell loop of `n` iterations: deterministic work for `sh`.
     fn spin(n: u32) -> String {
@@ -1523,17 +1524,17 @@ mod ab {
             "{text}"
         );
         let r = read_json(&json);
-        assert_eq!(r["faster"], "A", "{text}");
+        assert_eq!(r["ab"]["faster"], "A", "{text}");
         let pmu = xferbench_lab::context::pmu_available();
         if pmu || super::common::have_valgrind() {
             assert!(
-                r["diagnosis"]
+                r["ab"]["diagnosis"]
                     .as_str()
                     .unwrap()
                     .starts_with("more instructions"),
                 "{text}"
             );
-            let d = r["instructions_difference"].as_f64().unwrap();
+            let d = r["ab"]["instructions_difference"].as_f64().unwrap();
             assert!(d > 0.5 && d < 1.2, "about twice the instructions: {d}");
         } else {
             println!("instructions not checked: no PMU and no valgrind");
@@ -1567,10 +1568,10 @@ mod ab {
             "{err}"
         );
         let r = read_json(&json);
-        let notes = r["notes"].to_string();
+        let notes = r["ab"]["notes"].to_string();
         assert!(notes.contains("1 pass(es) of each instead of 3"), "{notes}");
         assert_eq!(
-            r["a"]["instruction_runs"].as_array().map(Vec::len),
+            r["ab"]["a"]["callgrind"].as_array().map(Vec::len),
             Some(1),
             "{r}"
         );
@@ -1602,13 +1603,85 @@ mod ab {
         let printed: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(printed, r, "--json prints what --export-json writes");
         assert!(
-            r["diagnosis"]
+            r["ab"]["diagnosis"]
                 .as_str()
                 .unwrap()
                 .starts_with("not significant: noise"),
             "{r}"
         );
-        assert_eq!(r["regression"], false);
+        assert_eq!(r["ab"]["regression"], false);
+    }
+
+    #[test]
+    fn its_document_is_a_result_like_every_other() {
+        let _quiet = timing_lock();
+        let dir = tempfile::tempdir().unwrap();
+        let history = dir.path().join("h.sqlite");
+        let (one, two, html) = (
+            dir.path().join("1.json"),
+            dir.path().join("2.json"),
+            dir.path().join("ab.html"),
+        );
+        for (json, extra) in [(&one, None), (&two, Some(&html))] {
+            let mut cmd = xferbench();
+            cmd.env("XFERBENCH_HISTORY", &history)
+                .args([
+                    "ab",
+                    "-r",
+                    "3",
+                    "-w",
+                    "1",
+                    "--no-callgrind",
+                    "--no-limits",
+                    "-q",
+                ])
+                .arg("--export-json")
+                .arg(json);
+            if let Some(html) = extra {
+                cmd.arg("--export-html").arg(html);
+            }
+            cmd.args(["true", "sleep 0.01"])
+                .assert()
+                .code(predicates::ord::eq(0).or(predicates::ord::eq(4)));
+        }
+        let r = read_json(&one);
+        let points = r["points"].as_array().unwrap();
+        assert_eq!(points.len(), 2, "{r}");
+        for (p, side, command) in [(&points[0], "A", "true"), (&points[1], "B", "sleep 0.01")] {
+            assert_eq!(p["params"]["workload"], "command");
+            assert_eq!(p["params"]["side"], side);
+            assert_eq!(p["params"]["command"], command);
+            assert_eq!(p["runs"].as_array().unwrap().len(), 3, "{p}");
+            assert_eq!(p["primary"]["figure"], "wall_s");
+        }
+        assert_eq!(r["context"]["settings"]["interleave"], true);
+        // Interleaved: A's and B's runs alternate in the order they ran.
+        let order: Vec<u64> = points
+            .iter()
+            .flat_map(|p| p["runs"].as_array().unwrap().iter())
+            .map(|r| r["sequence"].as_u64().unwrap())
+            .collect();
+        assert_eq!(order, [0, 2, 4, 1, 3, 5], "{r}");
+        assert_eq!(r["ab"]["a"]["command"], "true");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(
+            page.contains("sleep 0.01") && page.contains("Verdict: B against A"),
+            "the HTML report names the points and gives the verdict"
+        );
+        // Recorded, and compared point by point like any two results.
+        xferbench()
+            .env("XFERBENCH_HISTORY", &history)
+            .args(["history", "list"])
+            .assert()
+            .success()
+            .stdout(predicates::str::contains("command"));
+        xferbench()
+            .args(["compare", "--threshold", "1000"])
+            .arg(&one)
+            .arg(&two)
+            .assert()
+            .success()
+            .stdout(predicates::str::contains("side=A").and(predicates::str::contains("side=B")));
     }
 
     #[test]

@@ -169,7 +169,7 @@ fn ab_events_counts_software_events_and_names_unknown_ones() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let ev = &v["events"];
+    let ev = &v["ab"]["events"];
     assert_eq!(ev["rows"][0]["event"], "page-faults");
     assert!(ev["rows"][0]["a"].as_f64().unwrap() > 0.0, "{ev}");
     assert_eq!(ev["unknown"][0], "no_such.event_here");

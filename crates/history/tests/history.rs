@@ -115,6 +115,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     }
 }
 

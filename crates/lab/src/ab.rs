@@ -2,9 +2,13 @@
 //!
 //! The method of the "advanced performance analysis" guide, automated:
 //!
-//! 1. **Time.** A and B run interleaved (A B A B …, after warm-up runs of each) so a
-//!    drifting machine affects both alike. Each run's wall time is measured around
-//!    `sh -c CMD`; CPU time comes from `getrusage(RUSAGE_CHILDREN)`.
+//! 1. **Time.** A and B are the two points of a plan (`workload=command`,
+//!    `side=A|B`, `command=…`), run by the one point loop like every other plan:
+//!    interleaved (A B A B …, after warm-up runs of each) so a drifting machine
+//!    affects both alike, with the same statistics, contention record, machine limits
+//!    and result document. Each run is one `sh -c CMD` on the command rig
+//!    ([`crate::rig::command`]): its wall time from start to exit, its CPU time from
+//!    `getrusage(RUSAGE_CHILDREN)`.
 //! 2. **Stability and CPU-bound-ness.** The coefficient of variation of the wall
 //!    time (> 5 % is unstable: I/O, allocation or a busy machine) and the CPUs
 //!    utilised, `(user + sys) / wall` (well under 1: the command waits, and
@@ -12,7 +16,7 @@
 //! 3. **Significance.** Welch's t-test on the wall times
 //!    ([`xferbench_probes::stats::welch_t_test`]); a difference with p ≥ [`ALPHA`] is noise.
 //! 4. **Counters.** Every run is counted with `perf_event_open` counters opened on
-//!    this thread with `inherit`, so the shell and everything it starts is
+//!    the measuring thread with `inherit`, so the shell and everything it starts is
 //!    counted and nothing is added to the command line; software counters always,
 //!    hardware ones (instructions, cycles, stalls, misses) with a PMU. Without a
 //!    PMU, instructions come from passes of each command under callgrind (with
@@ -34,7 +38,9 @@
 //!    the PMU's stall and miss counters, the named and searched events and
 //!    callgrind's simulated cache misses; its cause comes from [`stalls::cause_of`].
 //!
-//! Everything is listed A first, then B.
+//! The counting passes and the diagnosis ([`judge`]) run after the plan, on its
+//! document; what they find is the document's [`AbVerdict`]. Everything is listed A
+//! first, then B.
 
 pub mod diagnosis;
 pub mod signal;
@@ -43,15 +49,21 @@ pub mod stalls;
 pub use diagnosis::{diagnose, evidence, simulated_moves};
 pub use stalls::search_unavailable;
 
-use perf_event::Counter;
-use serde::{Deserialize, Serialize};
+use crate::control::{Rig, RunError};
+use crate::limits::Watch;
+use crate::measure::{Bench, LoopOptions, PlannedPoint};
+use crate::result::{PointResult, ResultDoc, RunRecord};
+use crate::rig::command::{self, CommandRig, figures};
+pub use crate::verdict::{AbCounted, AbVerdict};
 use stalls::EventComparison;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::Duration;
+use xferbench_params::{Choices, ParamDef, ParamError, ParamMap, PointParams};
 use xferbench_probes::counters::callgrind;
 use xferbench_probes::counters::name;
-use xferbench_probes::counters::perf_event::{CounterValue, EVENTS};
+use xferbench_probes::counters::perf_event::EVENTS;
+use xferbench_probes::counters::{CounterMode, CounterSource};
 use xferbench_probes::stats::{mean_sd, welch_t_test};
 
 /// Significance level of the time comparison. 1 % rather than 5 %: `ab` is run
@@ -63,6 +75,67 @@ pub const SAME_INSTRUCTIONS: f64 = 1e-4;
 pub const UNSTABLE_CV: f64 = 0.05;
 /// Fewer CPUs utilised than this: not CPU-bound.
 pub const CPU_BOUND: f64 = 0.9;
+
+/// Which of the two commands a point runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The baseline.
+    A,
+    /// The change.
+    B,
+}
+
+xferbench_params::choices!(Side {
+    A => "A": "command A, the baseline",
+    B => "B": "command B, the change",
+});
+
+/// `side`: which of `ab`'s commands a point runs.
+pub const SIDE: ParamDef = ParamDef::choice(
+    "side",
+    <Side as Choices>::CHOICES,
+    "A",
+    "which of ab's two commands the point runs",
+);
+
+/// `command`: the shell command a point of `ab` runs once per run.
+pub const COMMAND: ParamDef = ParamDef::text(
+    "command",
+    "a command for sh -c",
+    "",
+    "the command run with sh -c once per run",
+);
+
+/// The parameters of one of `ab`'s points, under `workload=command`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbPoint {
+    /// A or B.
+    pub side: Side,
+    /// The command.
+    pub command: String,
+}
+
+impl PointParams for AbPoint {
+    fn definitions() -> Vec<ParamDef> {
+        vec![crate::workload::WORKLOAD, SIDE, COMMAND]
+    }
+
+    fn write(&self, map: &mut ParamMap) {
+        map.put_text(
+            &crate::workload::WORKLOAD,
+            crate::workload::RecordedWorkload::Command.name(),
+        );
+        map.put_text(&SIDE, self.side.name());
+        map.put_text(&COMMAND, &self.command);
+    }
+
+    fn read(map: &ParamMap) -> Result<Self, ParamError> {
+        Ok(AbPoint {
+            side: map.choice(&SIDE)?,
+            command: map.text(&COMMAND).unwrap_or_default().to_string(),
+        })
+    }
+}
 
 /// What to compare.
 #[derive(Debug, Clone)]
@@ -91,26 +164,84 @@ pub struct AbConfig {
     pub search_stalls: bool,
 }
 
+/// The longest a command's run may take: the longest `timeout` there is (a day).
+/// `ab` compares commands as they are; it does not bound them as a transport's
+/// waits are bounded.
+pub fn command_timeout() -> Duration {
+    match crate::params::TIMEOUT.kind {
+        xferbench_params::Kind::Duration { max, .. } => max,
+        _ => Duration::from_secs(86_400),
+    }
+}
+
+impl AbConfig {
+    /// The plan: A and B, each on the command rig, counting hardware events when
+    /// `pmu`.
+    pub fn bench(&self, pmu: bool) -> AbBench {
+        let point = |side, command: &str| {
+            let params = AbPoint {
+                side,
+                command: command.into(),
+            }
+            .to_map()
+            .into_params();
+            PlannedPoint::from_params(params, command::RULES)
+        };
+        AbBench {
+            points: [point(Side::A, &self.a), point(Side::B, &self.b)],
+            commands: [self.a.clone(), self.b.clone()],
+            pmu,
+        }
+    }
+
+    /// The point loop's options: A and B interleaved, with the machine watched when
+    /// `watch` says so.
+    pub fn loop_options(&self, watch: Option<Watch>) -> LoopOptions {
+        LoopOptions {
+            runs: self.runs,
+            warmup: self.warmup,
+            interleave: true,
+            hang_timeout: command_timeout(),
+            counters: CounterMode::Off,
+            profile: None,
+            watch,
+            until_stopped: false,
+            judge: &crate::judge::LAB,
+        }
+    }
+}
+
+/// `ab`'s plan: its points A and B.
+pub struct AbBench {
+    points: [PlannedPoint; 2],
+    commands: [String; 2],
+    pmu: bool,
+}
+
+impl Bench for AbBench {
+    fn points(&self) -> &[PlannedPoint] {
+        &self.points
+    }
+
+    fn rig(
+        &mut self,
+        index: usize,
+        _source: Option<&dyn CounterSource>,
+    ) -> Result<Box<dyn Rig>, RunError> {
+        let command = self
+            .commands
+            .get(index)
+            .ok_or_else(|| RunError::Config(format!("ab has no point {index}")))?;
+        Ok(Box::new(CommandRig::new(command, self.pmu)))
+    }
+}
+
 /// Why a comparison failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AbError {
-    /// A command could not be started.
-    #[error("cannot run `{command}`: {source}")]
-    Spawn {
-        /// The command.
-        command: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A command failed.
-    #[error("`{command}` {status}; ab compares commands that succeed")]
-    CommandFailed {
-        /// The command.
-        command: String,
-        /// How it ended.
-        status: String,
-    },
+    /// The plan did not measure both commands (the document's outcome says why).
+    #[error("the plan measured {0} of ab's two points")]
+    Incomplete(usize),
     /// A command was stopped by Ctrl-C.
     #[error("interrupted")]
     Interrupted,
@@ -127,29 +258,42 @@ pub enum AbError {
     },
 }
 
-/// One run of one command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// One run of one command, as the diagnosis reads it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct AbRun {
     /// Wall time, seconds.
     pub wall_s: f64,
     /// User + system CPU time of the command and its children, seconds.
     pub cpu_s: f64,
     /// User CPU time, seconds.
-    #[serde(default)]
     pub user_s: f64,
     /// System CPU time, seconds.
-    #[serde(default)]
     pub sys_s: f64,
     /// Counters by name (see [`xferbench_probes::counters::name`]).
     pub counters: BTreeMap<String, f64>,
-    /// How busy the machine was with other work during the run (added in schema 1;
-    /// absent in older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<xferbench_probes::contention::RunContention>,
 }
 
-/// Everything measured of one command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+impl AbRun {
+    /// The run of a command's run record ([`crate::rig::command`]).
+    pub fn of(record: &RunRecord) -> AbRun {
+        let f = |k: &str| record.figures.get(k).copied().unwrap_or(0.0);
+        AbRun {
+            wall_s: f(figures::WALL_S),
+            cpu_s: f(figures::CPU_S),
+            user_s: f(figures::USER_S),
+            sys_s: f(figures::SYS_S),
+            counters: record
+                .counters
+                .as_ref()
+                .and_then(|c| c.processes.iter().find(|p| p.role == command::ROLE))
+                .map(|p| p.values.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Everything measured of one command: its point's runs and its counting passes.
+#[derive(Debug, Clone, PartialEq)]
 pub struct AbSide {
     /// The command.
     pub command: String,
@@ -164,10 +308,8 @@ pub struct AbSide {
     /// Mean CPUs utilised, `(user + sys) / wall`.
     pub cpus_utilised: f64,
     /// Mean user CPU time per run, seconds.
-    #[serde(default)]
     pub user_s: f64,
     /// Mean system CPU time per run, seconds.
-    #[serde(default)]
     pub sys_s: f64,
     /// Mean of every counter over the runs.
     pub counters: BTreeMap<String, f64>,
@@ -175,8 +317,7 @@ pub struct AbSide {
     /// passes.
     pub callgrind: Option<BTreeMap<String, f64>>,
     /// Every independent instruction count: one per timed run with a PMU, one per
-    /// callgrind pass without (added in schema 1; empty in older files).
-    #[serde(default)]
+    /// callgrind pass without.
     pub instruction_runs: Vec<f64>,
 }
 
@@ -191,198 +332,229 @@ impl AbSide {
             .and_then(|c| c.get(name::IR))
             .map(|i| (*i, "callgrind"))
     }
+
+    /// The side of a point of `ab`'s document, with the callgrind passes counted of
+    /// it.
+    pub fn of_point(point: &PointResult, passes: &[BTreeMap<String, f64>]) -> AbSide {
+        let command = point
+            .params
+            .get(COMMAND.name())
+            .cloned()
+            .unwrap_or_default();
+        side(
+            &command,
+            point.runs.iter().map(AbRun::of).collect(),
+            passes.to_vec(),
+        )
+    }
 }
 
-/// The comparison of B against A.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// The point of `side` in `ab`'s document.
+pub fn point_of(doc: &ResultDoc, side: Side) -> Option<&PointResult> {
+    doc.points
+        .iter()
+        .find(|p| p.params.get(SIDE.name()).map(String::as_str) == Some(side.name()))
+}
+
+/// The comparison of B against A: both sides as measured, and the verdict.
+#[derive(Debug, Clone, PartialEq)]
 pub struct AbReport {
     /// Command A.
     pub a: AbSide,
     /// Command B.
     pub b: AbSide,
-    /// `mean(B) / mean(A) − 1`: positive when B is slower.
-    pub difference: f64,
-    /// Welch's t-test p-value of the wall times.
-    pub p_value: f64,
-    /// `p_value < ALPHA`.
-    pub significant: bool,
-    /// `A`, `B`, or `neither` when not significant.
-    pub faster: String,
-    /// Instructions of B relative to A, `B / A − 1`, when known.
-    pub instructions_difference: Option<f64>,
-    /// The diagnosis in words.
-    pub diagnosis: String,
-    /// Notes on stability and CPU-bound-ness, and on what could not be counted.
-    pub notes: Vec<String>,
-    /// B is significantly slower than A by more than the threshold.
-    pub regression: bool,
-    /// The threshold, as a fraction.
-    pub threshold: f64,
-    /// The machine's limits before and after the comparison (absent with
-    /// `--no-limits`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub machine: Option<crate::limits::MachineLimits>,
-    /// Counters that could not be opened here (no PMU, forbidden, not in this CPU).
-    #[serde(default)]
-    pub unsupported: Vec<String>,
-    /// The named events (`--events`), A vs B.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub events: Option<EventComparison>,
-    /// The stall search (`--search-stalls`), ranked by B/A.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub search: Option<EventComparison>,
-    /// The instruction counts of A and B against their own run-to-run noise, and the
-    /// runs that would resolve the time difference they predict (absent when
-    /// instructions were not counted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<signal::InstructionSignal>,
-    /// How busy the machine was with other work over the measured runs of A and B
-    /// (absent in older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub contention: Option<xferbench_probes::contention::PointContention>,
-    /// How this xferbench was built (absent in older files).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub build: Option<xferbench_probes::build::BuildInfo>,
+    /// The verdict, as the document records it.
+    pub verdict: AbVerdict,
 }
 
-/// Counters opened on this thread with `inherit`: they count every process it
-/// starts while enabled.
-struct Inherited {
-    counters: Vec<(&'static str, Counter)>,
-    unsupported: Vec<&'static str>,
-}
-
-impl Inherited {
-    fn open(pmu: bool) -> Inherited {
-        let mut counters = Vec::new();
-        let mut unsupported = Vec::new();
-        for spec in EVENTS.iter().filter(|e| pmu || !e.hardware) {
-            let mut b = spec.builder();
-            b.observe_self()
-                .any_cpu()
-                .inherit(true)
-                .enabled(false)
-                .exclude_hv(true);
-            // Kernel work counts where allowed; else user mode only.
-            match b.build().or_else(|_| b.exclude_kernel(true).build()) {
-                Ok(c) => counters.push((spec.name, c)),
-                Err(_) => unsupported.push(spec.name),
-            }
-        }
-        Inherited {
-            counters,
-            unsupported,
-        }
-    }
-
-    /// Raw totals so far: an inherited counter keeps what exited children counted
-    /// even across a reset, so runs are measured as differences of totals.
-    fn totals(&mut self) -> Vec<(u64, u64, u64)> {
-        self.counters
-            .iter_mut()
-            .map(|(_, c)| {
-                c.read_full().map_or((0, 0, 0), |r| {
-                    (
-                        r.count(),
-                        r.time_enabled().map_or(0, |d| d.as_nanos() as u64),
-                        r.time_running().map_or(0, |d| d.as_nanos() as u64),
-                    )
-                })
-            })
-            .collect()
-    }
-
-    fn start(&mut self) -> Vec<(u64, u64, u64)> {
-        let before = self.totals();
-        for (_, c) in &mut self.counters {
-            let _ = c.enable();
-        }
-        before
-    }
-
-    fn stop(&mut self, before: &[(u64, u64, u64)]) -> BTreeMap<String, f64> {
-        for (_, c) in &mut self.counters {
-            let _ = c.disable();
-        }
-        let after = self.totals();
-        let mut out = BTreeMap::new();
-        for (((n, _), b), a) in self.counters.iter().zip(before).zip(&after) {
-            let v = CounterValue::from_reading(
-                a.0.saturating_sub(b.0),
-                a.1.saturating_sub(b.1),
-                a.2.saturating_sub(b.2),
-            );
-            if let Some(v) = v.value() {
-                out.insert(n.to_string(), v);
-            }
-        }
-        xferbench_probes::counters::derive(&mut out);
-        out
+impl AbReport {
+    /// The report of a document of `ab` (`None` for any other document).
+    pub fn of(doc: &ResultDoc) -> Option<AbReport> {
+        let verdict = doc.ab.clone()?;
+        let a = AbSide::of_point(point_of(doc, Side::A)?, &verdict.a.callgrind);
+        let b = AbSide::of_point(point_of(doc, Side::B)?, &verdict.b.callgrind);
+        Some(AbReport { a, b, verdict })
     }
 }
 
-/// User and system CPU seconds of this process's reaped children so far.
-pub fn children_cpu() -> (f64, f64) {
-    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `ru` is writable memory of the right size; RUSAGE_CHILDREN is valid;
-    // a zeroed `rusage` is a valid value even if the call failed.
-    let ru = unsafe {
-        libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr());
-        ru.assume_init()
+/// What [`judge`] tells its caller before its callgrind passes start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallgrindPlan {
+    /// Passes of each command that fit the budget.
+    pub passes: usize,
+    /// Passes asked for (`--callgrind-runs`).
+    pub asked: usize,
+    /// Estimated seconds of one pass of both commands.
+    pub estimate_s: f64,
+}
+
+/// How many callgrind passes of each command fit `budget_s` when one pass of both
+/// takes `pair_s`: at most `asked`, at least one.
+pub fn passes_within(asked: usize, pair_s: f64, budget_s: f64) -> usize {
+    if pair_s <= 0.0 {
+        return asked.max(1);
+    }
+    ((budget_s / pair_s).floor() as usize).clamp(1, asked.max(1))
+}
+
+/// Judges a finished plan of `ab` ([`AbConfig::bench`]): counts what the timed
+/// runs could not (callgrind's passes without a PMU, `perf stat`'s named events and
+/// stall search), compares B against A and writes the diagnosis. `progress` hears
+/// of the callgrind passes before they start.
+pub fn judge(
+    doc: &ResultDoc,
+    cfg: &AbConfig,
+    pmu: bool,
+    stop: &std::sync::atomic::AtomicBool,
+    progress: &mut dyn FnMut(&CallgrindPlan),
+) -> Result<AbVerdict, AbError> {
+    let (Some(pa), Some(pb)) = (point_of(doc, Side::A), point_of(doc, Side::B)) else {
+        return Err(AbError::Incomplete(doc.points.len()));
     };
-    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    (s(ru.ru_utime), s(ru.ru_stime))
+    // How busy the machine was is the document's (its points' contention and its
+    // warnings); the notes add what only the comparison knows.
+    let mut notes = Vec::new();
+    notes.extend(machine_note(doc));
+    let (events, search) = stalls::perf_passes(cfg, pmu, stop, &mut notes)?;
+    let wall = |p: &PointResult| {
+        p.runs.iter().map(|r| AbRun::of(r).wall_s).sum::<f64>() / p.runs.len().max(1) as f64
+    };
+    let (ca, cb) = callgrind_passes(cfg, pmu, wall(pa) + wall(pb), stop, progress, &mut notes)?;
+    let mut unsupported: Vec<String> = pa
+        .runs
+        .iter()
+        .filter_map(|r| r.counters.as_ref())
+        .flat_map(|c| c.unsupported.iter().cloned())
+        .collect();
+    unsupported.dedup();
+    if !pmu {
+        // Not even tried without a PMU: every hardware counter.
+        unsupported.extend(
+            EVENTS
+                .iter()
+                .filter(|e| e.hardware)
+                .map(|e| e.name.to_string()),
+        );
+    }
+    if !unsupported.is_empty() {
+        notes.push(format!(
+            "counters not available here: {}",
+            unsupported.join(", ")
+        ));
+    }
+    let mut report = compare_with(
+        AbSide::of_point(pa, &ca),
+        AbSide::of_point(pb, &cb),
+        cfg.threshold,
+        notes,
+        events,
+        search,
+    );
+    report.verdict.unsupported = unsupported;
+    report.verdict.a.callgrind = ca;
+    report.verdict.b.callgrind = cb;
+    Ok(report.verdict)
 }
 
-fn run_once(
-    command: &str,
-    counters: &mut Inherited,
-    proc: &xferbench_probes::contention::ProcFs,
-) -> Result<AbRun, AbError> {
-    let cpu_before = children_cpu();
-    let load_before = proc.read();
-    let before = counters.start();
-    let start = Instant::now();
-    let status = Command::new("sh")
-        .args(["-c", command])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .status();
-    let wall_s = start.elapsed().as_secs_f64();
-    let values = counters.stop(&before);
-    // The command and everything it started are this process's descendants.
-    let contention = match (load_before, proc.read()) {
-        (Some(a), Some(b)) => Some(xferbench_probes::contention::between(
-            &a,
-            &b,
-            &[std::process::id()],
-        )),
-        _ => None,
-    };
-    let status = status.map_err(|source| AbError::Spawn {
-        command: command.into(),
-        source,
-    })?;
-    if std::os::unix::process::ExitStatusExt::signal(&status) == Some(libc::SIGINT) {
-        return Err(AbError::Interrupted);
-    }
-    if !status.success() {
-        return Err(AbError::CommandFailed {
-            command: command.into(),
-            status: xferbench_probes::process::describe_status(status),
-        });
-    }
-    let cpu_after = children_cpu();
-    let (user_s, sys_s) = (cpu_after.0 - cpu_before.0, cpu_after.1 - cpu_before.1);
-    Ok(AbRun {
-        wall_s,
-        cpu_s: user_s + sys_s,
-        user_s,
-        sys_s,
-        counters: values,
-        contention,
+/// Whether the machine's limits moved between the start and the end of the plan.
+fn machine_note(doc: &ResultDoc) -> Option<String> {
+    let machine = doc.context.limits.as_ref()?;
+    machine.end.as_ref()?;
+    // A command's time may hang on any of the probes.
+    let bearing = crate::limits::drift::DRIFT_PROBES;
+    Some(match machine.drift(true, &bearing) {
+        Some(d) => format!(
+            "machine changed between the start and the end: {}; A and B ran interleaved, \
+             so it touched both alike: the difference held against the machine's limits \
+             is the raw difference",
+            d.movement()
+        ),
+        None => format!(
+            "machine steady: its limits moved by less than {:.0} % between the start and the end",
+            machine.drift_threshold * 100.0,
+        ),
     })
 }
+
+/// The callgrind passes of A and B when there is no PMU: interleaved like the
+/// timed runs; more than one pass each measures the counts' own noise. As many as
+/// the budget allows: estimated from the timed runs first (`pair_wall_s`, one run
+/// of each), then from the first pass itself.
+type Passes = Vec<BTreeMap<String, f64>>;
+
+fn callgrind_passes(
+    cfg: &AbConfig,
+    pmu: bool,
+    pair_wall_s: f64,
+    stop: &std::sync::atomic::AtomicBool,
+    progress: &mut dyn FnMut(&CallgrindPlan),
+    notes: &mut Vec<String>,
+) -> Result<(Passes, Passes), AbError> {
+    let (mut ca, mut cb) = (Vec::new(), Vec::new());
+    if pmu {
+        return Ok((ca, cb));
+    }
+    if !cfg.callgrind {
+        notes.push(
+            "no hardware PMU and no callgrind pass: instructions unknown (install valgrind)".into(),
+        );
+        return Ok((ca, cb));
+    }
+    let stopped = || {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            Err(AbError::Interrupted)
+        } else {
+            Ok(())
+        }
+    };
+    let estimate_s = pair_wall_s * CALLGRIND_SLOWDOWN;
+    let asked = cfg.callgrind_runs.max(1);
+    let mut passes = passes_within(asked, estimate_s, cfg.callgrind_budget_s);
+    progress(&CallgrindPlan {
+        passes,
+        asked,
+        estimate_s,
+    });
+    let mut pair_s = estimate_s;
+    let mut i = 0;
+    while i < passes {
+        let started = std::time::Instant::now();
+        stopped()?;
+        ca.push(callgrind_totals(&cfg.a)?);
+        stopped()?;
+        cb.push(callgrind_totals(&cfg.b)?);
+        if i == 0 {
+            pair_s = started.elapsed().as_secs_f64();
+            passes = passes_within(asked, pair_s, cfg.callgrind_budget_s);
+        }
+        i += 1;
+    }
+    if ca.len() < asked {
+        notes.push(format!(
+            "callgrind: {} pass(es) of each instead of {asked}: one pass of both takes about \
+             {pair_s:.0} s, and {asked} would exceed the {:.0} s budget \
+             (--callgrind-budget){}",
+            ca.len(),
+            cfg.callgrind_budget_s,
+            if ca.len() == 1 {
+                "; with one pass the instruction counts' own noise is not measured"
+            } else {
+                ""
+            }
+        ));
+    }
+    notes.push(format!(
+        "no hardware PMU: instructions and cache misses simulated by callgrind ({} pass(es) \
+         of each, interleaved; {})",
+        ca.len(),
+        determinism_note(&fixed_seeds())
+    ));
+    Ok((ca, cb))
+}
+
+/// How much slower a command runs under callgrind than alone, for the estimate of a
+/// pass before the first one is timed (valgrind's manual: 20 to 100 times).
+pub const CALLGRIND_SLOWDOWN: f64 = 50.0;
 
 /// Hash seeds that interpreters otherwise randomise per process, set to 0 for the
 /// counting passes unless the user set them: with a random seed, `python3`'s
@@ -535,173 +707,6 @@ fn side(command: &str, runs: Vec<AbRun>, passes: Vec<BTreeMap<String, f64>>) -> 
     }
 }
 
-/// How much slower a command runs under callgrind than alone, for the estimate of a
-/// pass before the first one is timed (valgrind's manual: 20 to 100 times).
-pub const CALLGRIND_SLOWDOWN: f64 = 50.0;
-
-/// What [`run`] tells its caller as it goes.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AbProgress {
-    /// Timed runs (warm-ups included) finished so far.
-    Run {
-        /// Runs finished.
-        done: usize,
-        /// Runs in all.
-        total: usize,
-    },
-    /// The callgrind passes are about to start.
-    Callgrind {
-        /// Passes of each command that fit the budget.
-        passes: usize,
-        /// Passes asked for (`--callgrind-runs`).
-        asked: usize,
-        /// Estimated seconds of one pass of both commands.
-        estimate_s: f64,
-    },
-}
-
-/// How many callgrind passes of each command fit `budget_s` when one pass of both
-/// takes `pair_s`: at most `asked`, at least one.
-pub fn passes_within(asked: usize, pair_s: f64, budget_s: f64) -> usize {
-    if pair_s <= 0.0 {
-        return asked.max(1);
-    }
-    ((budget_s / pair_s).floor() as usize).clamp(1, asked.max(1))
-}
-
-/// Runs the comparison, telling `progress` how it goes.
-pub fn run(
-    cfg: &AbConfig,
-    pmu: bool,
-    stop: &std::sync::atomic::AtomicBool,
-    progress: &mut dyn FnMut(AbProgress),
-) -> Result<AbReport, AbError> {
-    let mut counters = Inherited::open(pmu);
-    let proc = xferbench_probes::contention::ProcFs::real();
-    let total = 2 * (cfg.warmup + cfg.runs);
-    let mut done = 0;
-    let stopped = || {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            Err(AbError::Interrupted)
-        } else {
-            Ok(())
-        }
-    };
-    for _ in 0..cfg.warmup {
-        for c in [&cfg.a, &cfg.b] {
-            stopped()?;
-            run_once(c, &mut counters, &proc)?;
-            done += 1;
-            progress(AbProgress::Run { done, total });
-        }
-    }
-    let (mut ra, mut rb) = (Vec::new(), Vec::new());
-    for _ in 0..cfg.runs {
-        stopped()?;
-        ra.push(run_once(&cfg.a, &mut counters, &proc)?);
-        stopped()?;
-        rb.push(run_once(&cfg.b, &mut counters, &proc)?);
-        done += 2;
-        progress(AbProgress::Run { done, total });
-    }
-    let mut notes = Vec::new();
-    let build = xferbench_probes::build::BuildInfo::current();
-    notes.extend(build.warning());
-    let contention = xferbench_probes::contention::PointContention::of_runs(
-        ra.iter().chain(&rb).filter_map(|r| r.contention.as_ref()),
-    );
-    if let Some(c) = contention.as_ref().filter(|c| c.contended) {
-        notes.push(format!(
-            "contended: {}; A and B alternated, so it touched both, but their times spread \
-             more: rerun on a quieter machine",
-            c.describe()
-        ));
-    }
-    let (events, search) = stalls::perf_passes(cfg, pmu, stop, &mut notes)?;
-    let (mut ca, mut cb) = (Vec::new(), Vec::new());
-    if !pmu && cfg.callgrind {
-        // Interleaved like the timed runs; more than one pass each measures the
-        // counts' own noise. As many as the budget allows: estimated from the timed
-        // runs first, then from the first pass itself.
-        let mean_wall =
-            |r: &[AbRun]| r.iter().map(|r| r.wall_s).sum::<f64>() / r.len().max(1) as f64;
-        let estimate_s = (mean_wall(&ra) + mean_wall(&rb)) * CALLGRIND_SLOWDOWN;
-        let asked = cfg.callgrind_runs.max(1);
-        let mut passes = passes_within(asked, estimate_s, cfg.callgrind_budget_s);
-        progress(AbProgress::Callgrind {
-            passes,
-            asked,
-            estimate_s,
-        });
-        let mut pair_s = estimate_s;
-        let mut i = 0;
-        while i < passes {
-            let started = std::time::Instant::now();
-            stopped()?;
-            ca.push(callgrind_totals(&cfg.a)?);
-            stopped()?;
-            cb.push(callgrind_totals(&cfg.b)?);
-            if i == 0 {
-                pair_s = started.elapsed().as_secs_f64();
-                passes = passes_within(asked, pair_s, cfg.callgrind_budget_s);
-            }
-            i += 1;
-        }
-        if ca.len() < asked {
-            notes.push(format!(
-                "callgrind: {} pass(es) of each instead of {asked}: one pass of both takes about \
-                 {pair_s:.0} s, and {asked} would exceed the {:.0} s budget \
-                 (--callgrind-budget){}",
-                ca.len(),
-                cfg.callgrind_budget_s,
-                if ca.len() == 1 {
-                    "; with one pass the instruction counts' own noise is not measured"
-                } else {
-                    ""
-                }
-            ));
-        }
-        notes.push(format!(
-            "no hardware PMU: instructions and cache misses simulated by callgrind ({} pass(es) \
-             of each, interleaved; {})",
-            ca.len(),
-            determinism_note(&fixed_seeds())
-        ));
-    } else if !pmu {
-        notes.push(
-            "no hardware PMU and no callgrind pass: instructions unknown (install valgrind)".into(),
-        );
-    }
-    let mut unsupported: Vec<String> = counters.unsupported.iter().map(|s| s.to_string()).collect();
-    if !pmu {
-        // Not even tried without a PMU: every hardware counter.
-        unsupported.extend(
-            EVENTS
-                .iter()
-                .filter(|e| e.hardware)
-                .map(|e| e.name.to_string()),
-        );
-    }
-    if !unsupported.is_empty() {
-        notes.push(format!(
-            "counters not available here: {}",
-            unsupported.join(", ")
-        ));
-    }
-    let mut report = compare_with(
-        side(&cfg.a, ra, ca),
-        side(&cfg.b, rb, cb),
-        cfg.threshold,
-        notes,
-        events,
-        search,
-    );
-    report.unsupported = unsupported;
-    report.contention = contention;
-    report.build = Some(build);
-    Ok(report)
-}
-
 /// Compares two measured sides and writes the diagnosis (pure: no measuring).
 pub fn compare(a: AbSide, b: AbSide, threshold: f64, notes: Vec<String>) -> AbReport {
     compare_with(a, b, threshold, notes, None, None)
@@ -763,10 +768,14 @@ pub fn compare_with(
         (true, true) => "A",
         (true, false) => "B",
     };
-    AbReport {
+    let counted = |s: &AbSide| AbCounted {
+        command: s.command.clone(),
+        callgrind: Vec::new(),
+    };
+    let verdict = AbVerdict {
+        a: counted(&a),
+        b: counted(&b),
         regression: significant && difference > threshold,
-        a,
-        b,
         difference,
         p_value,
         significant,
@@ -775,14 +784,12 @@ pub fn compare_with(
         diagnosis,
         notes,
         threshold,
-        machine: None,
         unsupported: Vec::new(),
         events,
         search,
         instructions,
-        contention: None,
-        build: None,
-    }
+    };
+    AbReport { a, b, verdict }
 }
 
 #[cfg(test)]
@@ -800,10 +807,48 @@ pub(crate) mod tests {
                 counters: instr
                     .map(|i| BTreeMap::from([(name::INSTRUCTIONS.to_string(), i)]))
                     .unwrap_or_default(),
-                contention: None,
             })
             .collect();
         side(command, runs, Vec::new())
+    }
+
+    #[test]
+    fn a_point_of_ab_writes_and_reads_itself_and_its_plan_is_a_then_b() {
+        for side in [Side::A, Side::B] {
+            xferbench_params::point::round_trips(&AbPoint {
+                side,
+                command: "sleep 0.01 && echo 'a=b'".into(),
+            })
+            .unwrap();
+        }
+        let cfg = AbConfig {
+            a: "true".into(),
+            b: "false".into(),
+            runs: 3,
+            warmup: 1,
+            threshold: 0.05,
+            callgrind: false,
+            callgrind_runs: 1,
+            callgrind_budget_s: 1.0,
+            events: Vec::new(),
+            search_stalls: false,
+        };
+        let bench = cfg.bench(false);
+        let sides: Vec<_> = bench
+            .points()
+            .iter()
+            .map(|p| {
+                (
+                    p.params[SIDE.name()].clone(),
+                    p.params[COMMAND.name()].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            sides,
+            [("A".into(), "true".into()), ("B".into(), "false".into())]
+        );
+        assert!(cfg.loop_options(None).interleave);
     }
 
     #[test]
@@ -845,12 +890,12 @@ pub(crate) mod tests {
         let a = fake("a", &[1.0, 1.01, 0.99, 1.0, 1.02], Some(1e9));
         let b = fake("b", &[2.0, 2.02, 1.98, 2.0, 2.01], Some(2e9));
         let r = compare(a, b, 0.05, vec![]);
-        assert!(r.significant && r.regression, "{r:?}");
-        assert_eq!(r.faster, "A");
+        assert!(r.verdict.significant && r.verdict.regression, "{r:?}");
+        assert_eq!(r.verdict.faster, "A");
         assert!(
-            r.diagnosis.starts_with("more instructions"),
+            r.verdict.diagnosis.starts_with("more instructions"),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
     }
 
@@ -860,10 +905,11 @@ pub(crate) mod tests {
         let b = fake("b", &[1.2, 1.21, 1.19, 1.2, 1.22], Some(1e9 * (1.0 + 5e-5)));
         let r = compare(a, b, 0.5, vec![]);
         assert!(
-            r.diagnosis
+            r.verdict
+                .diagnosis
                 .starts_with("same instructions (within 0.01 %) but slower")
         );
-        assert!(!r.regression, "20 % is under the 50 % threshold");
+        assert!(!r.verdict.regression, "20 % is under the 50 % threshold");
     }
 
     #[test]
@@ -873,17 +919,17 @@ pub(crate) mod tests {
         let b = fake("b", &[1.02, 0.92, 1.08, 0.97, 1.01], Some(1.1e9));
         let r = compare(a, b, 0.05, vec![]);
         assert!(
-            r.diagnosis.starts_with(
+            r.verdict.diagnosis.starts_with(
                 "time inconclusive (p = 1.000); B executes 10.0 % more instructions \
                  (5 counts of A and 5 of B by PMU, run-to-run noise 0.00 %): expect it slower"
             ),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
-        let s = r.instructions.as_ref().unwrap();
+        let s = r.verdict.instructions.as_ref().unwrap();
         assert!(s.beyond_noise && s.suggested_runs.unwrap() > 5, "{s:?}");
-        assert_eq!(r.faster, "neither");
-        assert!(!r.regression);
+        assert_eq!(r.verdict.faster, "neither");
+        assert!(!r.verdict.regression);
     }
 
     #[test]
@@ -892,9 +938,9 @@ pub(crate) mod tests {
         let b = fake("b", &[1.02, 0.92, 1.08, 0.97, 1.01], Some(1e9));
         let r = compare(a, b, 0.05, vec![]);
         assert!(
-            r.diagnosis.starts_with("not significant: noise"),
+            r.verdict.diagnosis.starts_with("not significant: noise"),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
         let none = compare(
             fake("a", &[1.0, 1.1, 0.9], None),
@@ -902,8 +948,8 @@ pub(crate) mod tests {
             0.05,
             vec![],
         );
-        assert!(none.instructions.is_none());
-        assert!(none.diagnosis.starts_with("not significant: noise"));
+        assert!(none.verdict.instructions.is_none());
+        assert!(none.verdict.diagnosis.starts_with("not significant: noise"));
     }
 
     #[test]
@@ -911,11 +957,13 @@ pub(crate) mod tests {
         let a = fake("a", &[2.0, 2.01, 1.99, 2.0], Some(2e9));
         let b = fake("b", &[1.0, 1.01, 0.99, 1.0], Some(1e9));
         let r = compare(a, b, 0.05, vec![]);
-        assert_eq!(r.faster, "B");
+        assert_eq!(r.verdict.faster, "B");
         assert!(
-            r.diagnosis.starts_with("fewer instructions (-50.0 %)"),
+            r.verdict
+                .diagnosis
+                .starts_with("fewer instructions (-50.0 %)"),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
     }
 }

@@ -52,6 +52,7 @@ pub mod run;
 pub mod schema;
 pub mod sweep;
 pub mod transports;
+pub mod verdict;
 pub mod workload;
 
 pub use measure::chain;

@@ -149,6 +149,7 @@ fn open_document(context: Context, opts: &LoopOptions) -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     };
     if let Some(w) = doc.context.build.as_ref().and_then(|b| b.warning()) {
         doc.warnings.push(w);

@@ -107,6 +107,8 @@ fn points() -> Vec<ParamDef> {
         crate::workload::load::BURST,
         crate::workload::load::ARRIVALS,
         crate::neighbours::NEIGHBOURS,
+        crate::ab::SIDE,
+        crate::ab::COMMAND,
     ]
 }
 

@@ -66,6 +66,7 @@ pub fn search(
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     };
     for o in observers.iter_mut() {
         if let Err(e) = o.sweep_started(&doc.context, &planned) {

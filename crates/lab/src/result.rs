@@ -41,6 +41,11 @@ pub struct ResultDoc {
     /// the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failed: Vec<FailedPoint>,
+    /// `ab`'s verdict of its point B (`side=B`) against its point A (`side=A`): the
+    /// difference, its significance, the counting passes and the diagnosis (absent
+    /// for every other document; added within schema 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ab: Option<crate::verdict::AbVerdict>,
 }
 
 /// A point that failed, and why.
@@ -533,6 +538,7 @@ impl ResultDoc {
                         },
                         knees: Vec::new(),
                         failed: Vec::new(),
+                        ab: None,
                     })
                 }
                 StreamRecord::Point(p) => doc.as_mut()?.points.push(*p),

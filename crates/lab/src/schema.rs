@@ -10,12 +10,8 @@ pub fn all() -> Vec<(&'static str, serde_json::Value)> {
         (
             "result.schema.json",
             of::<crate::result::ResultDoc>(
-                "The result document of `run --export-json`/`--json`, every study's `results.json`, and `--json` of `rpmsg`, `daq`, `kv client` and `warp client`.",
+                "The result document of `run --export-json`/`--json`, every study's `results.json`, and `--json` of `ab`, `rpmsg`, `daq`, `kv client` and `warp client`.",
             ),
-        ),
-        (
-            "ab.schema.json",
-            of::<crate::ab::AbReport>("The report of `ab --export-json`/`--json`."),
         ),
         (
             "compare.schema.json",

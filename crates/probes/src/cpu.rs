@@ -266,6 +266,19 @@ fn thread_switches(pid: u32) -> (u64, u64) {
     (v, n)
 }
 
+/// User and system CPU seconds of this process's reaped children so far.
+pub fn children_cpu() -> (f64, f64) {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is writable memory of the right size; RUSAGE_CHILDREN is valid;
+    // a zeroed `rusage` is a valid value even if the call failed.
+    let ru = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, ru.as_mut_ptr());
+        ru.assume_init()
+    };
+    let s = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (s(ru.ru_utime), s(ru.ru_stime))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

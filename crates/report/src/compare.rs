@@ -35,7 +35,7 @@ pub fn render_ab(r: &AbReport) -> String {
         "which is faster",
         "difference",
     ]);
-    let faster = match r.faster.as_str() {
+    let faster = match r.verdict.faster.as_str() {
         "A" => "A",
         "B" => "B",
         _ => "neither (noise)",
@@ -45,17 +45,17 @@ pub fn render_ab(r: &AbReport) -> String {
         format!("{} ± {}", secs(r.a.mean_s), secs(r.a.sd_s)),
         format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
         faster.to_string(),
-        format!("{:+.1} %", r.difference * 100.0),
+        format!("{:+.1} %", r.verdict.difference * 100.0),
     ]);
     out.push_str(&t.to_string());
     out.push('\n');
     out.push_str(&default_block(r).to_string());
     out.push('\n');
     for (title, c) in [
-        ("named events (perf stat)", &r.events),
+        ("named events (perf stat)", &r.verdict.events),
         (
             "stall search: stall|penalty|miss events ranked by B/A",
-            &r.search,
+            &r.verdict.search,
         ),
     ] {
         if let Some(c) = c {
@@ -66,9 +66,9 @@ pub fn render_ab(r: &AbReport) -> String {
     }
     out.push_str(&format!(
         "A: {}\nB: {}\np = {:.4} (Welch's t-test on wall time)\ndiagnosis: {}\n",
-        r.a.command, r.b.command, r.p_value, r.diagnosis
+        r.a.command, r.b.command, r.verdict.p_value, r.verdict.diagnosis
     ));
-    for n in &r.notes {
+    for n in &r.verdict.notes {
         out.push_str(&format!("note: {n}\n"));
     }
     out
@@ -78,7 +78,7 @@ pub fn render_ab(r: &AbReport) -> String {
 /// row always, `not supported` where a counter could not be opened here.
 pub fn default_block(r: &AbReport) -> Table {
     let mut d = table(&["", "A", "B"]);
-    let unsupported = |k: &str| r.unsupported.iter().any(|u| u == k);
+    let unsupported = |k: &str| r.verdict.unsupported.iter().any(|u| u == k);
     let get = |s: &AbSide, k: &str| s.counters.get(k).copied();
     let missing = |keys: &[&str]| {
         if keys.iter().any(|k| unsupported(k)) {

@@ -283,6 +283,7 @@ pub fn stream_doc() -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     }
 }
 
@@ -307,6 +308,7 @@ pub fn pingpong_doc() -> ResultDoc {
         outcome: Outcome::Interrupted,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     }
 }
 
@@ -453,6 +455,7 @@ pub fn load_doc() -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     };
     doc.knees = xferbench_lab::knee::knees(&doc);
     doc

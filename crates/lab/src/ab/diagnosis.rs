@@ -189,15 +189,18 @@ mod tests {
         );
         let r = compare_with(a, b, 0.05, vec![], None, None);
         assert!(
-            r.diagnosis
+            r.verdict
+                .diagnosis
                 .starts_with("fewer instructions, slower: memory stalls"),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
         assert!(
-            r.diagnosis.contains("simulated D1mr 65.5 K → 1.05 M"),
+            r.verdict
+                .diagnosis
+                .contains("simulated D1mr 65.5 K → 1.05 M"),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
     }
 
@@ -236,13 +239,14 @@ mod tests {
         );
         let r = compare_with(a, b, 0.05, vec![], None, Some(search));
         assert_eq!(
-            r.diagnosis,
+            r.verdict.diagnosis,
             "same instructions (within 0.01 %) but slower: dsb2mite_switches.penalty_cycles \
              9.94 M → 229 M (23.1×): front end, likely code alignment (the decoded-µop cache, \
              DSB, is missed)"
         );
         assert_eq!(
-            r.search
+            r.verdict
+                .search
                 .as_ref()
                 .and_then(|s| s.top())
                 .map(|t| t.event.as_str()),
@@ -280,16 +284,16 @@ mod tests {
             None,
             None,
         );
-        assert!(r.significant, "{r:?}");
+        assert!(r.verdict.significant, "{r:?}");
         assert!(
-            r.diagnosis.starts_with("slower off the CPU"),
+            r.verdict.diagnosis.starts_with("slower off the CPU"),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
         assert!(
-            r.diagnosis.contains("+10.0 ms") && r.diagnosis.contains("+0.0 ms"),
+            r.verdict.diagnosis.contains("+10.0 ms") && r.verdict.diagnosis.contains("+0.0 ms"),
             "{}",
-            r.diagnosis
+            r.verdict.diagnosis
         );
         // CPU time that grows with the wall time is on the CPU: the usual diagnosis.
         let a = fake("a", &[1.0, 1.01, 0.99, 1.0, 1.02], Some(1e9));

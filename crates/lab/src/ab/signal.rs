@@ -23,7 +23,7 @@
 //! observed relative spread of the wall times, pooled over A and B.
 
 use super::{AbSide, SAME_INSTRUCTIONS};
-use serde::{Deserialize, Serialize};
+pub use crate::verdict::InstructionSignal;
 
 /// Counts that differ by more than this many times their run-to-run noise differ.
 pub const NOISE_FACTOR: f64 = 3.0;
@@ -32,32 +32,6 @@ pub const NOISE_FACTOR: f64 = 3.0;
 const Z_ALPHA: f64 = 2.575_829;
 /// z for 80 % power.
 const Z_POWER: f64 = 0.841_621;
-
-/// What the instruction counts of A and B say, beside their times.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct InstructionSignal {
-    /// Where the counts come from: `PMU` or `callgrind`.
-    pub source: String,
-    /// Independent counts of A (runs or callgrind passes).
-    pub a_counts: usize,
-    /// Independent counts of B.
-    pub b_counts: usize,
-    /// `mean(B) / mean(A) − 1`.
-    pub difference: f64,
-    /// The counts' run-to-run noise: the larger of the two sides' `(max − min) / mean`;
-    /// absent when a side was counted once (then it is unknown).
-    pub noise: Option<f64>,
-    /// The difference exceeds [`NOISE_FACTOR`] × the noise, or A's and B's ranges do
-    /// not overlap and it exceeds the noise (and, either way, 0.01 %).
-    pub beyond_noise: bool,
-    /// The wall times' relative spread, pooled over A and B: `√((sd_A² + sd_B²) / 2) /
-    /// mean_A`.
-    pub time_spread: f64,
-    /// Runs of each command that would show a time difference as large as the
-    /// instruction difference at that spread ([`runs_to_resolve`]); absent unless the
-    /// difference is beyond the noise.
-    pub suggested_runs: Option<usize>,
-}
 
 /// The signal of two sides' instruction counts; `None` unless both were counted.
 pub fn instruction_signal(a: &AbSide, b: &AbSide) -> Option<InstructionSignal> {

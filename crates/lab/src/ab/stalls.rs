@@ -12,7 +12,7 @@
 //!   ([`cause_of`]), used to word the diagnosis ("dsb2mite_switches.penalty_cycles
 //!   9.94 M → 229 M (23.1×): front end, likely code alignment").
 
-use serde::{Deserialize, Serialize};
+pub use crate::verdict::{EventComparison, EventCount};
 use std::ffi::OsString;
 use xferbench_probes::counters::perf_stat::{self, PerfStatError, PerfStatRow, PerfValue};
 
@@ -22,37 +22,6 @@ pub const CHUNK: usize = 40;
 pub const MIN_COUNT: f64 = 1000.0;
 /// A change smaller than this factor is not evidence of a cause.
 pub const EVIDENCE_RATIO: f64 = 1.5;
-
-/// One event counted on A and B.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct EventCount {
-    /// The event as perf (or callgrind) names it.
-    pub event: String,
-    /// Mean count on A, when counted.
-    pub a: Option<f64>,
-    /// Mean count on B, when counted.
-    pub b: Option<f64>,
-    /// `b / a`, when both were counted and `a > 0`.
-    pub ratio: Option<f64>,
-    /// `counted`, `multiplexed` (scaled by perf), `not supported` or `not counted`.
-    pub status: String,
-    /// Lowest percentage of the time the event was really counted (multiplexing).
-    pub running_pct: Option<f64>,
-    /// The likely cause when this event moves ([`cause_of`]).
-    pub cause: String,
-}
-
-/// Events counted on A and B by `perf stat`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct EventComparison {
-    /// Runs of each side (interleaved A, B, A, B …); counts are means over them.
-    pub rounds: usize,
-    /// The events, in the order asked (named events) or ranked by B/A (search).
-    pub rows: Vec<EventCount>,
-    /// Names perf does not know on this machine (not counted).
-    #[serde(default)]
-    pub unknown: Vec<String>,
-}
 
 impl EventComparison {
     /// The first row with a ratio whose counts are large enough to rank.

@@ -10,12 +10,14 @@
 //!
 //! One file per rig: [`peers`] (one peer per channel over any [`Transport`]),
 //! [`plugin`] (the peer rig of a plugin transport, in a measuring process of its
-//! own), [`rpmsg`] (one RPMsg link and its remote), [`perf_stat`] (one benchmark
+//! own), [`rpmsg`] (one RPMsg link and its remote), [`command`] (one shell command
+//! per run: `ab`'s sides), [`perf_stat`] (one benchmark
 //! process per run, and the benchmark under callgrind or `perf stat`), [`crc`] (a
 //! CRC implementation on this thread) and the server rigs live beside it.
 //!
 //! [`Transport`]: xferbench_transports::Transport
 
+pub mod command;
 pub mod crc;
 pub mod daq;
 pub mod kv;

@@ -116,6 +116,8 @@ pub enum RecordedWorkload {
     Readout,
     /// The SIS8300 study's conversion points (test 3).
     Convert,
+    /// `xferbench ab`: a shell command, once per run (`rig::command`).
+    Command,
 }
 
 xferbench_params::choices!(RecordedWorkload {
@@ -127,6 +129,7 @@ xferbench_params::choices!(RecordedWorkload {
     Daq => "daq": "the SIS8300 readout and the conversion functions of -A",
     Readout => "readout": "the SIS8300 study's readout of its boards",
     Convert => "convert": "the SIS8300 study's conversion of a readout",
+    Command => "command": "a shell command run once per run (ab's A and B)",
 });
 
 impl From<WorkloadKind> for RecordedWorkload {

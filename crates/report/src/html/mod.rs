@@ -173,11 +173,13 @@ pub fn run_page(doc: &ResultDoc) -> String {
     let body = html! {
         (context_header(doc, &title))
         nav.toc aria-label="contents" { ul {
+            @if doc.ab.is_some() { li { a href="#verdict" { "Verdict" } } }
             li { a href="#results" { "Results" } }
             @if knees.is_some() { li { a href="#knees" { "Knees" } } }
             @if !charts.is_empty() { li { a href="#plots" { "Plots" } } }
             li { a href="#points" { "Points in detail" } }
         } }
+        @if let Some(v) = &doc.ab { (verdict(v)) }
         section id="results" {
             h2 { "Results" }
             p.note { "Medians over the measured runs. Click a column header to sort; a point's number links to its detail (⚠: the point has warnings)." }
@@ -204,6 +206,34 @@ pub fn run_page(doc: &ResultDoc) -> String {
         (points_section(doc))
     };
     page(&title, body)
+}
+
+/// `ab`'s verdict of B against A: which is faster, by how much, how sure, and why.
+fn verdict(v: &xferbench_lab::verdict::AbVerdict) -> Markup {
+    let faster = match v.faster.as_str() {
+        "A" | "B" => v.faster.as_str(),
+        _ => "neither (noise)",
+    };
+    html! {
+        section id="verdict" {
+            h2 { "Verdict: B against A" }
+            dl {
+                dt { "A" } dd { code { (v.a.command) } }
+                dt { "B" } dd { code { (v.b.command) } }
+                dt { "Faster" } dd { (faster) }
+                dt { "Difference" } dd { (format!("{:+.1} % (mean wall time of B against A)", v.difference * 100.0)) }
+                dt { "p" } dd { (format!("{:.4} (Welch's t-test on the wall times)", v.p_value)) }
+                dt { "Regression" } dd {
+                    @if v.regression { "yes: " } @else { "no: " }
+                    (format!("threshold {:.1} %", v.threshold * 100.0))
+                }
+                dt { "Diagnosis" } dd { (v.diagnosis) }
+            }
+            @if !v.notes.is_empty() {
+                ul.warnings { @for n in &v.notes { li { (n) } } }
+            }
+        }
+    }
 }
 
 /// A chart of a `run`'s page.

@@ -358,7 +358,6 @@ fn side(p: &PointResult, callgrind: Option<&CallgrindCount>) -> AbSide {
                 user_s: user,
                 sys_s: sys,
                 counters: BTreeMap::new(),
-                contention: None,
             }
         })
         .collect();
@@ -427,12 +426,12 @@ pub fn pairs<'a>(doc: &'a ResultDoc, ex: &Extras) -> Vec<Pair<'a>> {
 /// The diagnosis as the study words it: "no significant difference on this CPU"
 /// when the times do not differ significantly.
 pub fn verdict(r: &AbReport) -> String {
-    if r.significant {
-        r.diagnosis.clone()
+    if r.verdict.significant {
+        r.verdict.diagnosis.clone()
     } else {
         format!(
             "no significant difference on this CPU (p = {:.3})",
-            r.p_value
+            r.verdict.p_value
         )
     }
 }
@@ -442,7 +441,7 @@ fn secs(v: f64) -> String {
 }
 
 fn faster(r: &AbReport) -> String {
-    match r.faster.as_str() {
+    match r.verdict.faster.as_str() {
         "A" => "previous (A)".into(),
         "B" => "B".into(),
         _ => "neither (no significant difference)".into(),
@@ -474,8 +473,8 @@ pub fn t1(pairs: &[Pair<'_>]) -> Table {
                 format!("{} ± {}", secs(r.a.mean_s), secs(r.a.sd_s)),
                 format!("{} ± {}", secs(r.b.mean_s), secs(r.b.sd_s)),
                 faster(r),
-                format!("{:+.1}%", r.difference * 100.0),
-                format!("{:.4}", r.p_value),
+                format!("{:+.1}%", r.verdict.difference * 100.0),
+                format!("{:.4}", r.verdict.p_value),
                 r.a.runs.len().min(r.b.runs.len()).to_string(),
                 seed.map_or("-".into(), |s| s.2.to_string()),
                 seed.map_or("-".into(), |s| s.1.to_string()),
@@ -765,8 +764,8 @@ fn pair_figures(p: &Pair<'_>, d: Option<(f64, &'static str)>) -> String {
         p.benchmark,
         r.b.mean_s,
         r.a.mean_s,
-        r.difference * 100.0,
-        r.p_value,
+        r.verdict.difference * 100.0,
+        r.verdict.p_value,
         d.map_or("not counted".into(), |(d, src)| format!(
             "{:+.4} % ({src})",
             d * 100.0
@@ -792,7 +791,7 @@ pub fn same_instructions_finding(p: &Pair<'_>) -> Option<Finding> {
         Some((d, _)) => Finding::judged(
             statement,
             figures,
-            r.significant && r.difference > 0.0 && d.abs() <= SAME_INSTRUCTIONS,
+            r.verdict.significant && r.verdict.difference > 0.0 && d.abs() <= SAME_INSTRUCTIONS,
         ),
         None => Finding::cannot(
             statement,
@@ -817,7 +816,7 @@ pub fn fewer_instructions_finding(p: &Pair<'_>) -> Finding {
         Some((d, _)) => Finding::judged(
             statement,
             figures,
-            d < -SAME_INSTRUCTIONS && r.significant && r.difference > 0.0,
+            d < -SAME_INSTRUCTIONS && r.verdict.significant && r.verdict.difference > 0.0,
         ),
         None => Finding::cannot(
             statement,
@@ -963,8 +962,8 @@ pub fn summary(doc: &ResultDoc, ex: &Extras, pairs: &[Pair<'_>]) -> String {
             p.pair,
             r.b.mean_s,
             r.a.mean_s,
-            r.difference * 100.0,
-            r.p_value,
+            r.verdict.difference * 100.0,
+            r.verdict.p_value,
             verdict(r)
         );
         if let Some(i) = instructions_sentence(p) {

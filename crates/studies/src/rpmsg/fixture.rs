@@ -112,5 +112,6 @@ pub fn rpmsg_doc() -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     }
 }

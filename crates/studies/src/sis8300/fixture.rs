@@ -176,5 +176,6 @@ pub fn sis8300_doc() -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     }
 }

@@ -93,11 +93,11 @@ impl Rig for PerfRig {
     fn run_once(&mut self, ctl: &mut RunControl<'_>) -> Result<RunRecord, RunError> {
         let messages = self.count.spec.runs as u64;
         let (mut rec, (rows, elapsed_s, user_s, sys_s)) = counting_run(ctl, messages, |ctl| {
-            let cpu0 = crate::ab::children_cpu();
+            let cpu0 = xferbench_probes::cpu::children_cpu();
             let t = std::time::Instant::now();
             let rows = self.rows(ctl);
             let elapsed_s = t.elapsed().as_secs_f64();
-            let cpu1 = crate::ab::children_cpu();
+            let cpu1 = xferbench_probes::cpu::children_cpu();
             (rows, elapsed_s, cpu1.0 - cpu0.0, cpu1.1 - cpu0.1)
         })?;
         let rows = rows.map_or_else(

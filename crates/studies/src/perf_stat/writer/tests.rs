@@ -150,6 +150,7 @@ fn vm_doc(passes: Passes) -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     }
 }
 
@@ -340,13 +341,13 @@ fn with_a_pmu_the_culprit_is_the_23x_event_and_the_diagnosis_names_it() {
     let ex = Extras::of(&doc);
     let pairs = pairs(&doc, &ex);
     let kb = &pairs[0].report;
-    assert!(kb.significant);
+    assert!(kb.verdict.significant);
     assert!(
-        kb.diagnosis.starts_with(
+        kb.verdict.diagnosis.starts_with(
             "same instructions (within 0.01 %) but slower: dsb2mite_switches.penalty_cycles 9.94 M → 229 M (23.1×): front end, likely code alignment"
         ),
         "{}",
-        kb.diagnosis
+        kb.verdict.diagnosis
     );
     let t4 = t4(&pairs, &ex).to_markdown();
     let first = t4.lines().nth(4).unwrap();

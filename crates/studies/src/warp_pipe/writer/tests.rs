@@ -193,6 +193,7 @@ pub(crate) fn doc() -> ResultDoc {
         outcome: Outcome::Complete,
         knees: Vec::new(),
         failed: Vec::new(),
+        ab: None,
     }
 }
 
