@@ -208,7 +208,16 @@ pub fn probe(word: &str, launcher: &Launcher) -> Result<Vec<String>, PluginProbe
         .map(|r| r.info.clone());
     let info = match known {
         Some(info) => info,
-        None => Arc::new(describe_in_child(&spec.path, &abs, launcher)?),
+        None => {
+            let info = describe_in_child(&spec.path, &abs, launcher)?;
+            if let Some(problem) = takes_a_lab_name(&info) {
+                return Err(PluginProbeError::Probe {
+                    path: spec.path.clone(),
+                    problem,
+                });
+            }
+            Arc::new(info)
+        }
     };
     let indices: Vec<usize> = match &spec.name {
         Some(name) => vec![
@@ -330,6 +339,24 @@ fn describe_in_child(
             format!(": {}", ended.stderr_tail)
         },
     ))
+}
+
+/// A plugin parameter that takes the name of one of the lab's own parameters (an
+/// axis, or a workload's parameter), which `-p` routes to the lab: why the plugin is
+/// refused.
+fn takes_a_lab_name(info: &PluginInfo) -> Option<String> {
+    let own = crate::sweep::lab_param_names();
+    info.transports.iter().find_map(|t| {
+        t.params.iter().find(|p| own.contains(&p.name)).map(|p| {
+            format!(
+                "transport `{}`, parameter `{}`: `{}` is one of xferbench's own axes ({}); rename it",
+                t.name,
+                p.name,
+                p.name,
+                own.join(", ")
+            )
+        })
+    })
 }
 
 /// The exit status of a probe that refused the plugin (its reason on stderr).
