@@ -532,3 +532,53 @@ pub fn cleanup_main(spec: &str, scope: &str) -> i32 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xferbench_transports::plugin::describe::{ParamInfo, ParamKind};
+
+    fn with_param(name: &str) -> PluginInfo {
+        PluginInfo {
+            path: "/tmp/libxb_test.so".into(),
+            sha256: "0".repeat(64),
+            name: "test".into(),
+            version: "1".into(),
+            abi_version: 1,
+            cleanup: false,
+            transports: vec![TransportInfo {
+                name: "mine".into(),
+                description: String::new(),
+                max_message: None,
+                zero_copy: false,
+                crosses_hosts: false,
+                params: vec![ParamInfo {
+                    name: name.into(),
+                    kind: ParamKind::Bool,
+                    default: "false".into(),
+                    help: String::new(),
+                }],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_plugin_parameter_may_not_take_a_name_of_the_lab() {
+        assert_eq!(takes_a_lab_name(&with_param("depth")), None);
+        let e = takes_a_lab_name(&with_param("size")).unwrap();
+        assert!(
+            e.starts_with("transport `mine`, parameter `size`: `size` is one of xferbench's own axes (transport, size,"),
+            "{e}"
+        );
+        // A workload's parameter, from its declaration.
+        for w in crate::workload::WorkloadKind::ALL {
+            for d in w.params() {
+                assert!(
+                    takes_a_lab_name(&with_param(d.name())).is_some(),
+                    "{}",
+                    d.name
+                );
+            }
+        }
+    }
+}
