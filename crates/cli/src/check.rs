@@ -86,7 +86,7 @@ fn configurations(
         sizes: vec![1],
         channels: vec![1],
         params: extra,
-        schedules: Vec::new(),
+        workload_params: Vec::new(),
         neighbours: Vec::new(),
     };
     let points = spec.plan().map_err(|e| anyhow::anyhow!("-p: {e}"))?;

@@ -14,14 +14,13 @@ use xferbench_lab::result::Settings;
 use xferbench_lab::rig::peers::PeerMode;
 use xferbench_lab::run::RunOptions;
 use xferbench_lab::sweep::{
-    self, CopyModes, ModeError, PointSpec, SweepPlanError, SweepSpec, parse_channels, parse_sizes,
-    parse_words,
+    self, CopyModes, ModeError, PointSpec, SweepPlanError, SweepSpec, WorkloadLists,
+    parse_channels, parse_sizes, parse_words,
 };
 use xferbench_lab::transports;
-use xferbench_lab::workload::TOUCH;
-use xferbench_lab::workload::load::{ARRIVALS, Arrivals, BURST, RATE, Schedule};
-use xferbench_lab::workload::{Limit, Touch, WorkloadKind};
-use xferbench_params::Value;
+use xferbench_lab::workload::load::{Arrivals, RATE};
+use xferbench_lab::workload::{Limit, WorkloadKind};
+use xferbench_params::{ParamDef, Value};
 use xferbench_probes::counters::CounterMode;
 use xferbench_probes::process::Launcher;
 use xferbench_probes::profile::ProfileRequest;
@@ -137,7 +136,8 @@ fn given(flag: &str, value: &str) -> bool {
 }
 
 /// The sweep's axes as the user gave them: each from its flag, or from `-p` (never
-/// both), and the transport parameters `-p` gave.
+/// both), the workload's own parameters `-p` gave (each with its definition) and the
+/// transport parameters.
 struct Axes {
     transport: String,
     size: String,
@@ -145,11 +145,25 @@ struct Axes {
     channels: String,
     extra: Vec<(String, String)>,
     zero_copy_axis: Option<Vec<bool>>,
-    touch_axis: Option<Vec<Touch>>,
     rate: Option<String>,
-    bursts: Option<String>,
-    arrivals: Option<String>,
+    workload: Vec<(&'static ParamDef, String)>,
     neighbours: Option<String>,
+}
+
+/// `{flag}` names a parameter of other workloads than `run`'s: which ones, and how to
+/// run the first.
+fn of_other_workloads(flag: &str, name: &str) -> Option<String> {
+    let owners: Vec<&str> = WorkloadKind::ALL
+        .iter()
+        .filter(|w| w.param(name).is_some())
+        .map(|w| w.name())
+        .collect();
+    let first = owners.first()?;
+    Some(format!(
+        "{flag} applies to the {} workload{} only (`xferbench run {first} {flag} ...`)",
+        owners.join(" and "),
+        if owners.len() == 1 { "" } else { "s" },
+    ))
 }
 
 impl Axes {
@@ -162,10 +176,8 @@ impl Axes {
         let mut channels = a.channels.clone();
         let mut extra: Vec<(String, String)> = Vec::new();
         let mut zero_copy_axis: Option<Vec<bool>> = None;
-        let mut touch_axis: Option<Vec<Touch>> = None;
         let mut rate = a.rate.clone();
-        let mut bursts: Option<String> = None;
-        let mut arrivals: Option<String> = None;
+        let mut workload: Vec<(&'static ParamDef, String)> = Vec::new();
         let mut neighbours = a.neighbours.clone();
         let mut seen: Vec<&str> = Vec::new();
         for p in &a.params {
@@ -210,11 +222,12 @@ impl Axes {
                 }
                 names::CHANNELS => channels = list.to_string(),
                 _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
-                _ if name == TOUCH.name() => touch_axis = Some(parse_touch(list, a.verify)?),
                 _ if name == RATE.name() => rate = Some(list.to_string()),
-                _ if name == BURST.name() => bursts = Some(list.to_string()),
-                _ if name == ARRIVALS.name() => arrivals = Some(list.to_string()),
                 _ if name == NEIGHBOURS.name() => neighbours = Some(list.to_string()),
+                _ if let Some(def) = a.workload.param(name) => {
+                    workload.push((def, list.to_string()));
+                }
+                _ if let Some(e) = of_other_workloads(&format!("-p {name}"), name) => bail!(e),
                 _ => {
                     if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
                         e.1 = list.to_string();
@@ -231,10 +244,8 @@ impl Axes {
             channels,
             extra,
             zero_copy_axis,
-            touch_axis,
             rate,
-            bursts,
-            arrivals,
+            workload,
             neighbours,
         })
     }
@@ -254,10 +265,8 @@ impl RunConfig {
             channels,
             extra,
             zero_copy_axis,
-            touch_axis,
             rate,
-            bursts,
-            arrivals,
+            workload: workload_given,
             neighbours,
         } = Axes::from_args(a)?;
         let launcher = launcher()?;
@@ -277,22 +286,9 @@ impl RunConfig {
         check_sizes(a, &sizes, &selected, size_given)?;
         let channel_counts = parse_channels(&channels).context("--channels")?;
         let limit = run_limit(a)?;
-        let (schedules, search) = schedules(
-            workload,
-            rate.as_deref(),
-            bursts.as_deref(),
-            arrivals.as_deref(),
-            a.search_budget,
-        )?;
+        let (workload_params, search) =
+            workload_lists(workload, rate.as_deref(), &workload_given, a.search_budget)?;
         let rpmsg = spec_has_rpmsg(&transports);
-        if workload == WorkloadKind::Load && rpmsg {
-            ensure!(
-                schedules
-                    .iter()
-                    .all(|s| s.burst == 1 && s.arrivals == Arrivals::Uniform),
-                "--transport rpmsg: the RPMsg remote echoes one packet at a time, so its load is evenly spaced one packet at a time; drop -p burst and -p arrivals"
-            );
-        }
         let neighbours = match &neighbours {
             Some(list) => Neighbours::parse_list(list).context("--neighbours")?,
             None => Vec::new(),
@@ -302,7 +298,7 @@ impl RunConfig {
             sizes,
             channels: channel_counts,
             params: extra,
-            schedules,
+            workload_params,
             neighbours,
         };
         let mut notes = Vec::new();
@@ -312,9 +308,19 @@ impl RunConfig {
         let modes = Modes {
             zero_copy: a.zero_copy,
             zero_copy_axis,
-            touch_axis,
+            verify: a.verify,
         };
         let mut points = expand(&spec, size_given, modes, &mut notes)?;
+        if workload == WorkloadKind::Load && rpmsg {
+            ensure!(
+                points
+                    .iter()
+                    .filter(|p| p.transport == transports::RPMSG)
+                    .map(PointSpec::schedule)
+                    .all(|s| s.burst == 1 && s.arrivals == Arrivals::Uniform),
+                "--transport rpmsg: the RPMsg remote echoes one packet at a time, so its load is evenly spaced one packet at a time; drop -p burst and -p arrivals"
+            );
+        }
         let remote = crate::serve::target(&a.remote).map_err(|e| anyhow::anyhow!(e))?;
         if let Some(t) = &remote {
             remote_points(t, a, &mut points)?;
@@ -368,12 +374,13 @@ fn run_limit(a: &RunArgs) -> Result<Limit> {
     Ok(limit)
 }
 
-/// How the points' copy modes are chosen: `--zero-copy`, and the `zero_copy` and
-/// `touch` axes of `-p`.
+/// How the points' copy modes are chosen (`--zero-copy`, and the `zero_copy` axis of
+/// `-p`), and whether `--verify` checks their payloads (which the workload's
+/// parameters of in-place messages may not leave unwritten).
 struct Modes {
     zero_copy: bool,
     zero_copy_axis: Option<Vec<bool>>,
-    touch_axis: Option<Vec<Touch>>,
+    verify: bool,
 }
 
 /// The sweep's points, each transport's parameters validated, rpmsg's default sizes
@@ -401,15 +408,13 @@ fn expand(
         modes.zero_copy,
         modes.zero_copy_axis,
     )?;
-    match modes.touch_axis {
-        Some(rules) => sweep::with_touch_rules(points, &rules).map_err(|e| match e {
-            ModeError::Refused(m) if m.ends_with("in place") => {
-                anyhow::anyhow!("-p touch: {m}; add --zero-copy")
-            }
-            e => anyhow::anyhow!("-p touch: {e}"),
-        }),
-        None => Ok(points),
-    }
+    sweep::with_in_place_params(points, &spec.workload_params, modes.verify).map_err(|e| {
+        if e.no_point_in_place {
+            anyhow::anyhow!("-p {e}; add --zero-copy")
+        } else {
+            anyhow::anyhow!("-p {e}")
+        }
+    })
 }
 
 /// Every size fits: the verifying header, each transport's largest message (rpmsg's
@@ -565,86 +570,56 @@ fn jsonl_path(a: &RunArgs) -> Option<(PathBuf, bool)> {
     }
 }
 
-/// The `load` workload's schedules: every rate × burst × spacing, or, for `--rate
-/// auto`, one schedule per burst × spacing whose rate the search sets. Refused for
-/// the other workloads.
-fn schedules(
+/// The workload's own parameters given (`-p NAME=LIST`, and `--rate`), each list
+/// read by its definition, in the order the workload declares them; with `--rate
+/// auto`, the reference rate of the points whose rate the search sets, and the
+/// search. A parameter of other workloads only is refused.
+fn workload_lists(
     workload: WorkloadKind,
     rate: Option<&str>,
-    bursts: Option<&str>,
-    arrivals: Option<&str>,
+    given: &[(&'static ParamDef, String)],
     budget_s: f64,
-) -> Result<(Vec<Schedule>, Option<SearchOptions>)> {
-    if workload != WorkloadKind::Load {
-        for (given, flag) in [
-            (rate, "--rate"),
-            (bursts, "-p burst"),
-            (arrivals, "-p arrivals"),
-        ] {
-            ensure!(
-                given.is_none(),
-                "{flag} applies to the load workload only (`xferbench run load {flag} ...`)"
-            );
-        }
-        return Ok((Vec::new(), None));
+) -> Result<(WorkloadLists, Option<SearchOptions>)> {
+    if rate.is_some() && workload.param(RATE.name()).is_none() {
+        bail!(
+            "{}",
+            of_other_workloads("--rate", RATE.name())
+                .unwrap_or_else(|| format!("--rate: the {workload} workload takes no rate"))
+        );
     }
-    ensure!(
-        budget_s.is_finite() && (1.0..=86_400.0).contains(&budget_s),
-        "--search-budget: {budget_s} is not a number of seconds between 1 and 86400"
-    );
-    let ints = |def: &xferbench_params::ParamDef, list: &str, flag: &str| -> Result<Vec<i64>> {
-        def.parse_list(list)
-            .map_err(|e| anyhow::anyhow!("{flag}: {e}"))
-            .map(|v| {
-                v.into_iter()
-                    .filter_map(|v| match v {
-                        Value::Integer(n) => Some(n),
-                        _ => None,
-                    })
-                    .collect()
-            })
-    };
+    if workload == WorkloadKind::Load {
+        ensure!(
+            budget_s.is_finite() && (1.0..=86_400.0).contains(&budget_s),
+            "--search-budget: {budget_s} is not a number of seconds between 1 and 86400"
+        );
+    }
     let auto = rate.is_some_and(|r| r.trim() == xferbench_params::AUTO);
-    let rates: Vec<i64> = match rate {
-        None => vec![10_000],
-        // The search sets each probe's rate; the plan's points carry its reference.
-        Some(_) if auto => vec![SearchOptions::default().low_rate as i64],
-        Some(list) => ints(&RATE, list, "--rate")?,
-    };
-    let bursts = match bursts {
-        Some(list) => ints(&BURST, list, "-p burst")?,
-        None => vec![1],
-    };
-    let spacings: Vec<Arrivals> = match arrivals {
-        Some(list) => list
-            .split(',')
-            .map(|w| {
-                ARRIVALS
-                    .parse(w)
-                    .map_err(|e| anyhow::anyhow!("-p arrivals: {e}"))
-                    .map(|v| Arrivals::from_name(&ARRIVALS.machine(&v)).unwrap_or_default())
-            })
-            .collect::<Result<_>>()?,
-        None => vec![Arrivals::Uniform],
-    };
-    let mut out = Vec::new();
-    for &rate in &rates {
-        for &burst in &bursts {
-            for &arrivals in &spacings {
-                out.push(Schedule {
-                    rate: rate as u64,
-                    burst: burst as u32,
-                    arrivals,
-                    echo: false,
-                });
+    let mut lists = WorkloadLists::new();
+    for def in workload.params() {
+        let values = if def.name == RATE.name {
+            match rate {
+                None => continue,
+                // The search sets each probe's rate; the plan's points carry its
+                // reference.
+                Some(_) if auto => vec![Value::Integer(SearchOptions::default().low_rate as i64)],
+                Some(list) => RATE
+                    .parse_list(list)
+                    .map_err(|e| anyhow::anyhow!("--rate: {e}"))?,
             }
-        }
+        } else {
+            let Some((_, list)) = given.iter().find(|(d, _)| d.name == def.name) else {
+                continue;
+            };
+            def.parse_list(list)
+                .map_err(|e| anyhow::anyhow!("-p {}: {e}", def.name))?
+        };
+        lists.push((def.clone(), values));
     }
     let search = auto.then(|| SearchOptions {
         budget: Duration::from_secs_f64(budget_s),
         ..SearchOptions::default()
     });
-    Ok((out, search))
+    Ok((lists, search))
 }
 
 /// The transports with every `plugin:PATH[:NAME]` described (in a child process)
@@ -709,23 +684,6 @@ fn copy_modes(
     })
 }
 
-/// `-p touch=LIST`: what in-place messages' ends do with the payload.
-fn parse_touch(list: &str, verify: bool) -> Result<Vec<Touch>> {
-    let mut rules = Vec::new();
-    for v in TOUCH.parse_list(list)? {
-        let w = TOUCH.display(&v);
-        let t = Touch::from_name(&w).expect("TOUCH's choices are Touch's names");
-        ensure!(
-            !verify || t == Touch::All,
-            "-p touch={w}: --verify writes and checks every byte; use touch=all or drop --verify"
-        );
-        if !rules.contains(&t) {
-            rules.push(t);
-        }
-    }
-    Ok(rules)
-}
-
 #[cfg(test)]
 mod tests {
     /// `run`'s arguments alone, as `xferbench run ARGS` parses them.
@@ -744,11 +702,40 @@ mod tests {
 
     #[test]
     fn touch_rules_are_read_by_their_definition() {
-        use super::{Touch, parse_touch};
-        let rules = parse_touch("none,all,none", false).unwrap();
-        assert_eq!(rules, [Touch::Nothing, Touch::All]);
-        assert!(parse_touch("read", true).is_err());
-        assert!(parse_touch("some", false).is_err());
+        use xferbench_lab::workload::Touch;
+        let touches = |argv: &[&str]| -> anyhow::Result<Vec<Touch>> {
+            let mut all = vec!["xferbench", "run", "stream", "-t", "shm", "--zero-copy"];
+            all.extend(argv);
+            Ok(config(&all)?.points.iter().map(|p| p.touch()).collect())
+        };
+        assert_eq!(
+            touches(&["-s", "64", "-p", "touch=none,all,none"]).unwrap(),
+            [Touch::Nothing, Touch::All]
+        );
+        let e = touches(&["-p", "touch=read", "--verify"]).unwrap_err();
+        assert!(e.to_string().contains("--verify"), "{e}");
+        let e = touches(&["-p", "touch=some"]).unwrap_err();
+        assert!(e.to_string().starts_with("-p touch: "), "{e}");
+    }
+
+    #[test]
+    fn a_workload_parameter_of_another_workload_is_refused_naming_it() {
+        for (argv, want) in [
+            (
+                &["xferbench", "run", "stream", "-p", "burst=2"][..],
+                "-p burst applies to the load workload only",
+            ),
+            (
+                &["xferbench", "run", "pingpong", "--rate", "1k"],
+                "--rate applies to the load workload only",
+            ),
+        ] {
+            let e = config(argv).err().map(|e| format!("{e:#}"));
+            assert!(
+                e.as_deref().is_some_and(|e| e.contains(want)),
+                "{argv:?}: {e:?}"
+            );
+        }
     }
 
     #[test]

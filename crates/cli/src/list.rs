@@ -37,6 +37,33 @@ fn write_choices(out: &mut dyn Write, choices: &[Choice]) -> std::io::Result<()>
     Ok(())
 }
 
+/// A parameter's lines: name, default and help; what it accepts; its choices.
+fn write_param(out: &mut dyn Write, p: &xferbench_params::ParamDef) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "      {:<10} default {:<10} {}",
+        p.name,
+        p.default_display(),
+        p.help
+    )?;
+    writeln!(out, "      {:<10} accepts {}", "", p.accepts())?;
+    write_choices(out, p.choices())
+}
+
+/// A parameter as `list --json` shows it.
+fn param_json(p: &xferbench_params::ParamDef) -> serde_json::Value {
+    json!({
+        "name": p.name,
+        "default": p.default_display(),
+        "accepts": p.accepts(),
+        "help": p.help,
+        "values": p.values(),
+        "choices": p.choices().iter().map(|c| json!({
+            "name": c.name, "help": c.help,
+        })).collect::<Vec<_>>(),
+    })
+}
+
 /// Prints the list.
 pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
     if let Some(list) = &args.transport {
@@ -53,19 +80,11 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
                 "plugin": xferbench_lab::plugins::is_plugin(&t.name).then_some(&t.name),
                 "description": t.description,
                 "zero_copy": t.zero_copy,
-                "params": t.params.iter().map(|p| json!({
-                    "name": p.name,
-                    "default": p.default_display(),
-                    "accepts": p.accepts(),
-                    "help": p.help,
-                    "values": p.values(),
-                    "choices": p.choices().iter().map(|c| json!({
-                        "name": c.name, "help": c.help,
-                    })).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
+                "params": t.params.iter().map(param_json).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "workloads": WorkloadKind::ALL.iter().map(|w| json!({
                 "name": w.name(), "description": w.description(),
+                "params": w.params().iter().map(param_json).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "studies": studies().iter().map(|(n, h)| json!({
                 "name": n, "description": h,
@@ -85,20 +104,18 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
             writeln!(out, "  {:<10} -t {}", "", t.name)?;
         }
         for p in t.params.iter() {
-            writeln!(
-                out,
-                "      {:<10} default {:<10} {}",
-                p.name,
-                p.default_display(),
-                p.help
-            )?;
-            writeln!(out, "      {:<10} accepts {}", "", p.accepts())?;
-            write_choices(out, p.choices())?;
+            write_param(out, p)?;
         }
     }
-    writeln!(out, "\nWorkloads (xferbench run WORKLOAD):")?;
+    writeln!(
+        out,
+        "\nWorkloads (xferbench run WORKLOAD; parameters with -p NAME=LIST):"
+    )?;
     for w in WorkloadKind::ALL {
         writeln!(out, "  {:<10} {}", w.name(), w.description())?;
+        for p in w.params() {
+            write_param(out, p)?;
+        }
     }
     writeln!(
         out,
@@ -113,9 +130,9 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> Result<u8> {
          --transport LIST   default shm,pipe,unix,tcp\n  \
          --size LIST        default {sizes:<16}(64, 4KiB, 1MiB; ranges 1..64KiB:x4, 100..500:+100)\n  \
          --channels LIST    default 1               (1..{max_channels})\n  \
-         -p NAME=LIST       any transport parameter above, or transport/size/channels,\n                     \
-         or zero_copy=false,true (both copy modes where a transport has zero-copy),\n                     \
-         or touch=all,write,read,none (what in-place messages' ends do with the payload)\n\n\
+         -p NAME=LIST       any transport parameter above, or one of the workload's, or\n                     \
+         transport/size/channels, or zero_copy=false,true (both copy modes where a\n                     \
+         transport has zero-copy)\n\n\
          Run control: --count N | --duration D (default {duration}), --runs N (default {runs}), --warmup N (default {warmup}),\n  \
          --peer thread|process (default process), --pin, --verify, --zero-copy ({}), --timeout D (default {timeout}).\n\
          See `xferbench run --help` for outputs and exit codes.\n\n\

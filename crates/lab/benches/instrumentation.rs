@@ -57,6 +57,7 @@ fn spec(n: u64) -> ChannelSpec {
         zero_copy: false,
         touch: Default::default(),
         load: None,
+        params: Default::default(),
     }
 }
 

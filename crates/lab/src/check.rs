@@ -486,6 +486,7 @@ fn connected_peer<T: Transport>(
             zero_copy: false,
             touch: Default::default(),
             load: None,
+            params: Default::default(),
         },
         pin_cpu: None,
     };

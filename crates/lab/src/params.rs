@@ -9,7 +9,7 @@
 //! `history trend -p size=64KiB` finds it.
 
 use crate::axes::{CHANNELS, SIZE, TRANSPORT, ZERO_COPY};
-use crate::workload::{TOUCH, WORKLOAD};
+use crate::workload::WORKLOAD;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_params::Choices;
@@ -53,17 +53,15 @@ pub const DURATION: ParamDef = ParamDef::duration(
     "time per run per channel",
 );
 
-/// The definitions of the axes and of the studies' points, beside the transports'.
+/// The definitions of the axes, of `run`'s workloads' own parameters (each
+/// workload's [`Workload::PARAMS`](crate::workload::Workload::PARAMS)) and of the
+/// studies' points, beside the transports'.
 fn points() -> Vec<ParamDef> {
     use crate::workload::{rpmsg, warp};
     use xferbench_transports::{daq, rpmsg as link, warp as pcie};
-    vec![
-        WORKLOAD,
-        TRANSPORT,
-        SIZE,
-        CHANNELS,
-        ZERO_COPY,
-        TOUCH,
+    let mut out = vec![WORKLOAD, TRANSPORT, SIZE, CHANNELS, ZERO_COPY];
+    out.extend(crate::workload::declared());
+    out.extend([
         rpmsg::PACKET,
         rpmsg::TRANSFER,
         link::NOTIFY,
@@ -103,13 +101,11 @@ fn points() -> Vec<ParamDef> {
         crate::workload::daq::SCALE_FACTOR,
         crate::workload::daq::BUS,
         crate::workload::daq::TRIGGER,
-        crate::workload::load::RATE,
-        crate::workload::load::BURST,
-        crate::workload::load::ARRIVALS,
         crate::neighbours::NEIGHBOURS,
         crate::ab::SIDE,
         crate::ab::COMMAND,
-    ]
+    ]);
+    out
 }
 
 /// The definition of parameter `name` of a point whose parameters are `params`: the

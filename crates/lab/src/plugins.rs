@@ -208,7 +208,16 @@ pub fn probe(word: &str, launcher: &Launcher) -> Result<Vec<String>, PluginProbe
         .map(|r| r.info.clone());
     let info = match known {
         Some(info) => info,
-        None => Arc::new(describe_in_child(&spec.path, &abs, launcher)?),
+        None => {
+            let info = describe_in_child(&spec.path, &abs, launcher)?;
+            if let Some(problem) = takes_a_lab_name(&info) {
+                return Err(PluginProbeError::Probe {
+                    path: spec.path.clone(),
+                    problem,
+                });
+            }
+            Arc::new(info)
+        }
     };
     let indices: Vec<usize> = match &spec.name {
         Some(name) => vec![
@@ -330,6 +339,24 @@ fn describe_in_child(
             format!(": {}", ended.stderr_tail)
         },
     ))
+}
+
+/// A plugin parameter that takes the name of one of the lab's own parameters (an
+/// axis, or a workload's parameter), which `-p` routes to the lab: why the plugin is
+/// refused.
+fn takes_a_lab_name(info: &PluginInfo) -> Option<String> {
+    let own = crate::sweep::lab_param_names();
+    info.transports.iter().find_map(|t| {
+        t.params.iter().find(|p| own.contains(&p.name)).map(|p| {
+            format!(
+                "transport `{}`, parameter `{}`: `{}` is one of xferbench's own axes ({}); rename it",
+                t.name,
+                p.name,
+                p.name,
+                own.join(", ")
+            )
+        })
+    })
 }
 
 /// The exit status of a probe that refused the plugin (its reason on stderr).
@@ -502,6 +529,56 @@ pub fn cleanup_main(spec: &str, scope: &str) -> i32 {
         Err(e) => {
             eprintln!("clean-up: {e}");
             1
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xferbench_transports::plugin::describe::{ParamInfo, ParamKind};
+
+    fn with_param(name: &str) -> PluginInfo {
+        PluginInfo {
+            path: "/tmp/libxb_test.so".into(),
+            sha256: "0".repeat(64),
+            name: "test".into(),
+            version: "1".into(),
+            abi_version: 1,
+            cleanup: false,
+            transports: vec![TransportInfo {
+                name: "mine".into(),
+                description: String::new(),
+                max_message: None,
+                zero_copy: false,
+                crosses_hosts: false,
+                params: vec![ParamInfo {
+                    name: name.into(),
+                    kind: ParamKind::Bool,
+                    default: "false".into(),
+                    help: String::new(),
+                }],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_plugin_parameter_may_not_take_a_name_of_the_lab() {
+        assert_eq!(takes_a_lab_name(&with_param("depth")), None);
+        let e = takes_a_lab_name(&with_param("size")).unwrap();
+        assert!(
+            e.starts_with("transport `mine`, parameter `size`: `size` is one of xferbench's own axes (transport, size,"),
+            "{e}"
+        );
+        // A workload's parameter, from its declaration.
+        for w in crate::workload::WorkloadKind::ALL {
+            for d in w.params() {
+                assert!(
+                    takes_a_lab_name(&with_param(d.name())).is_some(),
+                    "{}",
+                    d.name
+                );
+            }
         }
     }
 }

@@ -7,9 +7,10 @@ use crate::plan::{PlannedPoint, RunProgress};
 use crate::result::{Context, Knee, Outcome, PointResult, ResultDoc};
 use crate::run::{RunOptions, run_sweep};
 use crate::sweep::PointSpec;
-use crate::workload::load::{RATE, Schedule};
+use crate::workload::load::RATE;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use xferbench_params::Value;
 
 /// How `--rate auto` searches.
 #[derive(Debug, Clone)]
@@ -83,14 +84,14 @@ pub fn search(
         let started = Instant::now();
         let mut measured: Vec<CurvePoint> = Vec::new();
         let mut probe = |rate: u64, doc: &mut ResultDoc| -> Option<CurvePoint> {
-            let schedule = Schedule {
-                rate,
-                ..base.schedule.unwrap_or_default()
-            };
-            let spec = PointSpec {
-                schedule: Some(schedule),
-                ..base.clone()
-            };
+            let mut spec = base.clone();
+            if let Err(e) = spec.workload_params.set(
+                &RATE,
+                Value::Integer(i64::try_from(rate).unwrap_or(i64::MAX)),
+            ) {
+                doc.warnings.push(format!("rate search: {e}"));
+                return None;
+            }
             let first = doc.points.is_empty() && doc.failed.is_empty();
             let opts = if first { &probe_opts } else { &later_opts };
             let one = run_probe(doc, spec, opts, stop, observers);
@@ -100,7 +101,7 @@ pub fn search(
             continue 'bases;
         };
         let (low, good, bad) = (found.low, found.good, found.bad);
-        let mut params = base.params(opts.workload.name());
+        let mut params = base.params(opts.workload);
         params.remove(RATE.name());
         doc.knees.push(Knee {
             params,
@@ -224,7 +225,7 @@ fn planned(bases: &[PointSpec], opts: &RunOptions) -> Vec<PlannedPoint> {
         .iter()
         .map(|b| PlannedPoint {
             params: {
-                let mut p = b.params(opts.workload.name());
+                let mut p = b.params(opts.workload);
                 p.remove(RATE.name());
                 p
             },

@@ -113,7 +113,7 @@ impl<'a> SweepBench<'a> {
         let planned: Vec<PlannedPoint> = points
             .iter()
             .map(|p| PlannedPoint {
-                params: p.params(opts.workload.name()),
+                params: p.params(opts.workload),
                 size_bytes: p.size,
                 channels: p.channels,
                 rules: opts.workload.rules(),
@@ -158,7 +158,7 @@ fn rpmsg_point(point: &PointSpec, peer: &PeerOptions) -> Result<RpmsgPoint, Stri
     let pace_ns = match peer.workload {
         WorkloadKind::Pingpong => None,
         WorkloadKind::Load => {
-            let s = point.schedule.unwrap_or_default();
+            let s = point.schedule();
             if s.burst != 1 || s.arrivals != crate::workload::load::Arrivals::Uniform {
                 return Err(
                     "the RPMsg remote echoes one packet at a time: its load is evenly spaced, burst=1".into(),

@@ -7,13 +7,16 @@
 //!
 //! Every combination of the axes is one point. Transport parameters (`-p NAME=LIST`)
 //! only multiply the points of transports that declare them, each read by that
-//! transport's own definition.
+//! transport's own definition. The workload's own parameters
+//! ([`Workload::PARAMS`](crate::workload::Workload::PARAMS)) multiply every point,
+//! innermost, in the order the workload declares them; those of in-place messages
+//! ([`workload::IN_PLACE`]) multiply the in-place points once the copy modes are
+//! chosen ([`with_in_place_params`]).
 
 use crate::axes::{CHANNELS, SIZE, TRANSPORT, ZERO_COPY};
 use crate::neighbours::Neighbours;
-use crate::workload::Touch;
 use crate::workload::load::Schedule;
-use crate::workload::{TOUCH, WORKLOAD};
+use crate::workload::{self, TOUCH, Touch, WORKLOAD, WorkloadKind};
 use std::collections::BTreeMap;
 use xferbench_params::{MAX_LIST, ParamMap, PointParams, Value};
 use xferbench_transports::{ParamDef, ParamError, ParamValues};
@@ -34,18 +37,17 @@ pub struct PointSpec {
     pub channels: usize,
     /// Messages written and read in place (`--zero-copy`); copied when false.
     pub zero_copy: bool,
-    /// What in-place messages' ends do with the payload (`-p touch=...`).
-    pub touch: Touch,
-    /// The `load` workload's schedule (`--rate`, `-p burst`, `-p arrivals`); `None`
-    /// for the other workloads.
-    pub schedule: Option<Schedule>,
+    /// The values of the workload's own parameters set for this point (`-p
+    /// NAME=LIST` of a name the workload declares, `--rate`); the others take their
+    /// defaults.
+    pub workload_params: ParamValues,
     /// Background work beside the point (`--neighbours`).
     pub neighbours: Neighbours,
 }
 
 impl PointSpec {
     /// A point of `transport` with `size`-byte messages on `channels` channels,
-    /// copying, with no schedule and no neighbours.
+    /// copying, its workload's parameters at their defaults, with no neighbours.
     pub fn new(transport: &str, size: u64, channels: usize) -> PointSpec {
         PointSpec {
             transport: transport.to_string(),
@@ -53,17 +55,26 @@ impl PointSpec {
             size,
             channels,
             zero_copy: false,
-            touch: Touch::All,
-            schedule: None,
+            workload_params: ParamValues::new(),
             neighbours: Neighbours::default(),
         }
     }
 
+    /// What the point's in-place messages' ends do with the payload.
+    pub fn touch(&self) -> Touch {
+        self.workload_params.choice(&TOUCH)
+    }
+
+    /// The point's `load` schedule.
+    pub fn schedule(&self) -> Schedule {
+        Schedule::of(&self.workload_params)
+    }
+
     /// The point's parameters as results store them (machine form), each written
     /// through its definition.
-    pub fn params(&self, workload: &str) -> BTreeMap<String, String> {
+    pub fn params(&self, workload: WorkloadKind) -> BTreeMap<String, String> {
         let mut p = ParamMap::new();
-        p.put_text(&WORKLOAD, workload);
+        p.put_text(&WORKLOAD, workload.name());
         p.put_text(&TRANSPORT, &crate::plugins::display_name(&self.transport));
         p.put(&SIZE, &Value::Bytes(self.size));
         p.put(&CHANNELS, &Value::Integer(self.channels as i64));
@@ -73,42 +84,65 @@ impl PointSpec {
         p.put_all(&self.transport_params, &defs);
         if self.zero_copy {
             p.put(&ZERO_COPY, &Value::Bool(true));
-            if self.touch != Touch::All {
-                p.put_text(&TOUCH, self.touch.name());
-            }
         }
-        if let Some(s) = &self.schedule {
-            s.write(&mut p);
-        }
+        workload.record(&self.workload_params, &mut p);
         self.neighbours.write(&mut p);
         p.into_params()
     }
 }
 
 /// The names `-p` takes besides transport parameters (the axes, which the command
-/// line reads itself): offered for a misspelt `-p` name.
-fn axes() -> [ParamDef; 9] {
-    use crate::neighbours::NEIGHBOURS;
-    use crate::workload::load::{ARRIVALS, BURST, RATE};
-    [
-        TRANSPORT, SIZE, CHANNELS, ZERO_COPY, TOUCH, RATE, BURST, ARRIVALS, NEIGHBOURS,
-    ]
+/// line reads itself, and the workloads' own parameters): offered for a misspelt
+/// `-p` name.
+pub fn axes() -> Vec<ParamDef> {
+    let mut out = vec![TRANSPORT, SIZE, CHANNELS, ZERO_COPY];
+    out.extend(workload::declared());
+    out.push(crate::neighbours::NEIGHBOURS);
+    out
 }
 
-#[cfg(test)]
-#[test]
-fn a_plugin_may_not_take_an_axis_name() {
-    use xferbench_transports::plugin::describe::RESERVED_PARAM_NAMES;
-    let mut names: Vec<String> = axes().iter().map(|d| d.name.to_string()).collect();
-    names.push(WORKLOAD.name.to_string());
-    names.sort();
-    let mut reserved: Vec<String> = RESERVED_PARAM_NAMES.iter().map(|n| n.to_string()).collect();
-    reserved.sort();
-    assert_eq!(names, reserved);
+/// The names of the lab's own parameters, which `-p` routes to the lab rather than to
+/// a transport, so a plugin's parameter may not take one: `workload` and the axes
+/// ([`axes`]), the workloads' parameters among them.
+pub fn lab_param_names() -> Vec<String> {
+    let mut out: Vec<String> = axes().iter().map(|d| d.name.to_string()).collect();
+    out.insert(3, WORKLOAD.name.to_string());
+    out
+}
+
+/// A workload's parameters given for a sweep, each with its values as its definition
+/// read them, in the order the workload declares them.
+pub type WorkloadLists = Vec<(ParamDef, Vec<Value>)>;
+
+/// The workload's values for each point: every combination of `lists`' values (the
+/// first list outermost), one empty set when there are none.
+fn combinations<'a>(
+    lists: impl Iterator<Item = &'a (ParamDef, Vec<Value>)>,
+) -> Result<Vec<ParamValues>, SweepPlanError> {
+    let mut combos: Vec<ParamValues> = vec![ParamValues::new()];
+    for (def, values) in lists {
+        let mut next = Vec::with_capacity(combos.len() * values.len());
+        for c in &combos {
+            for v in values {
+                let mut c = c.clone();
+                c.set(def, v.clone())
+                    .map_err(|source| SweepPlanError::Param {
+                        name: def.name.to_string(),
+                        source,
+                    })?;
+                next.push(c);
+            }
+        }
+        combos = next;
+        if combos.len() > MAX_POINTS {
+            return Err(SweepPlanError::TooLarge(combos.len()));
+        }
+    }
+    Ok(combos)
 }
 
 /// The axes of a sweep, before expansion.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SweepSpec {
     /// Transports, in order.
     pub transports: Vec<String>,
@@ -119,9 +153,12 @@ pub struct SweepSpec {
     /// Extra parameter axes (`-p NAME=LIST`) as written, in the order given; each
     /// transport that declares NAME reads LIST with its definition.
     pub params: Vec<(String, String)>,
-    /// The `load` workload's schedules, innermost (a rate curve's points are
-    /// neighbours in the plan); empty for the other workloads.
-    pub schedules: Vec<Schedule>,
+    /// The workload's own parameters given, each with its values as its definition
+    /// read them, in the order the workload declares them: innermost (a rate
+    /// curve's points are neighbours in the plan), the first outermost. Those of
+    /// in-place messages ([`workload::IN_PLACE`]) are left to
+    /// [`with_in_place_params`].
+    pub workload_params: WorkloadLists,
     /// Background work, one set of points per entry; empty means none.
     pub neighbours: Vec<Neighbours>,
 }
@@ -259,11 +296,11 @@ impl SweepSpec {
                     return Err(SweepPlanError::TooLarge(combos.len()));
                 }
             }
-            let schedules: Vec<Option<Schedule>> = if self.schedules.is_empty() {
-                vec![None]
-            } else {
-                self.schedules.iter().copied().map(Some).collect()
-            };
+            let workloads = combinations(
+                self.workload_params
+                    .iter()
+                    .filter(|(d, _)| !workload::in_place_only(d)),
+            )?;
             let neighbours: &[Neighbours] = if self.neighbours.is_empty() {
                 &[Neighbours(None)]
             } else {
@@ -273,10 +310,10 @@ impl SweepSpec {
                 for &size in &self.sizes {
                     for &channels in &self.channels {
                         for &neighbours in neighbours {
-                            for &schedule in &schedules {
+                            for values in &workloads {
                                 points.push(PointSpec {
                                     transport_params: params.clone(),
-                                    schedule,
+                                    workload_params: values.clone(),
                                     neighbours,
                                     ..PointSpec::new(&d.name, size, channels)
                                 });
@@ -358,38 +395,82 @@ pub fn with_copy_modes(
     Ok(out)
 }
 
-/// The in-place points once per payload rule of `rules` (copying points once: their
-/// messages are copied whole either way). A rule other than [`Touch::All`] needs
-/// in-place points written by this process's workloads, not by the RPMsg rig or a
-/// plugin.
-pub fn with_touch_rules(
+/// Why a sweep's in-place points cannot take a workload parameter's values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name}: {problem}")]
+pub struct InPlaceError {
+    /// The parameter.
+    pub name: String,
+    /// Why.
+    pub problem: String,
+    /// No point of the sweep writes and reads its messages in place.
+    pub no_point_in_place: bool,
+}
+
+/// The in-place points once per combination of the values of `lists`' parameters of
+/// in-place messages ([`workload::IN_PLACE`]; the others are the plan's), copying
+/// points once: their messages are copied whole either way. A value the point's
+/// transport or `verify` refuses is an error.
+pub fn with_in_place_params(
     points: Vec<PointSpec>,
-    rules: &[Touch],
-) -> Result<Vec<PointSpec>, ModeError> {
+    lists: &WorkloadLists,
+    verify: bool,
+) -> Result<Vec<PointSpec>, InPlaceError> {
+    let lists: Vec<&(ParamDef, Vec<Value>)> = lists
+        .iter()
+        .filter(|(d, _)| workload::in_place_only(d))
+        .collect();
+    let Some((first, _)) = lists.first() else {
+        return Ok(points);
+    };
     if !points.iter().any(|p| p.zero_copy) {
-        return Err(ModeError::Refused(
-            "the rule applies to messages written and read in place".into(),
-        ));
+        return Err(InPlaceError {
+            name: first.name.to_string(),
+            problem: "it applies to messages written and read in place".into(),
+            no_point_in_place: true,
+        });
     }
-    let mut out = Vec::with_capacity(points.len() * rules.len());
+    let combos = combinations(lists.iter().copied()).map_err(|e| InPlaceError {
+        name: first.name.to_string(),
+        problem: e.to_string(),
+        no_point_in_place: false,
+    })?;
+    let mut out = Vec::with_capacity(points.len() * combos.len());
     for p in points {
         if !p.zero_copy {
             out.push(p);
             continue;
         }
-        for &touch in rules {
-            if touch != Touch::All && p.transport == crate::transports::RPMSG {
-                return Err(ModeError::Refused(
-                    "rpmsg's rig writes and reads every packet; use touch=all".into(),
-                ));
+        for values in &combos {
+            let mut point = p.clone();
+            for (name, v) in values.iter() {
+                if let Some((def, _)) = lists.iter().find(|(d, _)| d.name == name) {
+                    point
+                        .workload_params
+                        .set(def, v.clone())
+                        .map_err(|e| InPlaceError {
+                            name: def.name.to_string(),
+                            problem: e.to_string(),
+                            no_point_in_place: false,
+                        })?;
+                }
             }
-            if touch != Touch::All && crate::plugins::is_plugin(&p.transport) {
-                return Err(ModeError::Refused(format!(
-                    "{}'s in-place messages are written and read whole (the plugin rig has no other rule yet); use touch=all",
-                    crate::plugins::display_name(&p.transport)
-                )));
+            if let Some(problem) = workload::touch_refused(point.touch(), &point.transport, verify)
+            {
+                return Err(InPlaceError {
+                    name: TOUCH.name.to_string(),
+                    problem,
+                    no_point_in_place: false,
+                });
             }
-            out.push(PointSpec { touch, ..p.clone() });
+            if out.len() >= MAX_POINTS {
+                return Err(InPlaceError {
+                    name: first.name.to_string(),
+                    problem: SweepPlanError::TooLarge(out.len() + 1).to_string(),
+                    no_point_in_place: false,
+                });
+            }
+            out.push(point);
         }
     }
     Ok(out)
@@ -437,16 +518,23 @@ pub fn fit_default_sizes_to_rpmsg(points: &mut Vec<PointSpec>) -> Option<String>
 mod tests {
     use super::*;
 
+    fn touch_list(list: &str) -> WorkloadLists {
+        vec![(TOUCH, TOUCH.parse_list(list).unwrap())]
+    }
+
     #[test]
     fn touch_rules_multiply_in_place_points_only() {
-        use super::{PointSpec, Touch, with_touch_rules};
         let point = |zero_copy| PointSpec {
             zero_copy,
             ..PointSpec::new("shm", 64, 1)
         };
-        let rules = [Touch::Nothing, Touch::All];
-        let out = with_touch_rules(vec![point(false), point(true)], &rules).unwrap();
-        let got: Vec<(bool, Touch)> = out.iter().map(|p| (p.zero_copy, p.touch)).collect();
+        let out = with_in_place_params(
+            vec![point(false), point(true)],
+            &touch_list("none,all"),
+            false,
+        )
+        .unwrap();
+        let got: Vec<(bool, Touch)> = out.iter().map(|p| (p.zero_copy, p.touch())).collect();
         assert_eq!(
             got,
             [
@@ -455,15 +543,53 @@ mod tests {
                 (true, Touch::All)
             ]
         );
-        assert_eq!(out[1].params("pingpong")["touch"], "none");
-        assert!(!out[2].params("pingpong").contains_key("touch"));
-        assert!(with_touch_rules(vec![point(false)], &[Touch::Read]).is_err());
+        assert_eq!(out[1].params(WorkloadKind::Pingpong)["touch"], "none");
+        assert!(!out[2].params(WorkloadKind::Pingpong).contains_key("touch"));
+        let e = with_in_place_params(vec![point(false)], &touch_list("read"), false).unwrap_err();
+        assert!(e.no_point_in_place && e.name == "touch", "{e}");
+        let e = with_in_place_params(vec![point(true)], &touch_list("read"), true).unwrap_err();
+        assert!(e.problem.contains("--verify"), "{e}");
         let rpmsg = PointSpec {
             zero_copy: true,
             ..PointSpec::new("rpmsg", 64, 1)
         };
-        assert!(with_touch_rules(vec![rpmsg.clone()], &[Touch::Read]).is_err());
-        assert!(with_touch_rules(vec![rpmsg], &[Touch::All]).is_ok());
+        assert!(with_in_place_params(vec![rpmsg.clone()], &touch_list("read"), false).is_err());
+        assert!(with_in_place_params(vec![rpmsg], &touch_list("all"), false).is_ok());
+        // The plan leaves them to the in-place expansion.
+        let spec = SweepSpec {
+            transports: vec!["shm".into()],
+            sizes: vec![64],
+            channels: vec![1],
+            params: Vec::new(),
+            workload_params: touch_list("none,all"),
+            neighbours: Vec::new(),
+        };
+        assert_eq!(spec.plan().unwrap(), [PointSpec::new("shm", 64, 1)]);
+    }
+
+    #[test]
+    fn the_lab_keeps_its_own_names_from_plugins() {
+        let names = lab_param_names();
+        for name in [
+            "transport",
+            "size",
+            "channels",
+            "workload",
+            "zero_copy",
+            "touch",
+            "rate",
+            "burst",
+            "arrivals",
+            "neighbours",
+        ] {
+            assert!(names.iter().any(|n| n == name), "{name}: {names:?}");
+        }
+        // Every workload's parameters, as each declares them.
+        for w in WorkloadKind::ALL {
+            for d in w.params() {
+                assert!(names.iter().any(|n| *n == d.name), "{}: {names:?}", d.name);
+            }
+        }
     }
 
     #[test]
@@ -558,7 +684,7 @@ mod tests {
             sizes: vec![64, 4096],
             channels: vec![1, 2],
             params: vec![("pipe_size".into(), "64KiB,1MiB".into())],
-            schedules: Vec::new(),
+            workload_params: Vec::new(),
             neighbours: Vec::new(),
         };
         let points = spec.plan().unwrap();
@@ -573,7 +699,7 @@ mod tests {
             points[0].transport_params.get("pipe_size"),
             Some(&Value::Bytes(65536))
         );
-        assert_eq!(points[0].params("stream")["pipe_size"], "65536");
+        assert_eq!(points[0].params(WorkloadKind::Stream)["pipe_size"], "65536");
     }
 
     #[test]
@@ -583,7 +709,7 @@ mod tests {
             sizes: vec![64],
             channels: vec![1],
             params: vec![("wait".into(), "spin".into())],
-            schedules: Vec::new(),
+            workload_params: Vec::new(),
             neighbours: Vec::new(),
         };
         assert_eq!(spec.plan().unwrap().len(), 2);
@@ -597,12 +723,13 @@ mod tests {
 
     #[test]
     fn rates_are_the_innermost_axis_and_written_through_their_definitions() {
+        use crate::workload::load::{BURST, RATE};
         let spec = SweepSpec {
             transports: vec!["shm".into()],
             sizes: vec![64],
             channels: vec![1],
             params: Vec::new(),
-            schedules: vec![Schedule::at(10_000), Schedule::at(1_000_000)],
+            workload_params: vec![(RATE, RATE.parse_list("10k,1M").unwrap())],
             neighbours: vec![
                 Neighbours::default(),
                 Neighbours::parse("memory:1").unwrap(),
@@ -610,14 +737,42 @@ mod tests {
         };
         let points = spec.plan().unwrap();
         assert_eq!(points.len(), 4);
-        let p0 = points[0].params("load");
-        let p1 = points[1].params("load");
+        let p0 = points[0].params(WorkloadKind::Load);
+        let p1 = points[1].params(WorkloadKind::Load);
         assert_eq!(p0["rate"], "10000");
         assert_eq!(p1["rate"], "1000000");
         assert!(!p0.contains_key("neighbours"));
-        assert_eq!(points[2].params("load")["neighbours"], "memory:1");
-        assert!(!points[0].params("load").contains_key("burst"));
+        assert_eq!(
+            points[2].params(WorkloadKind::Load)["neighbours"],
+            "memory:1"
+        );
+        assert!(!points[0].params(WorkloadKind::Load).contains_key("burst"));
         assert!(crate::params::describe(&p1).contains("rate=1M/s"), "{p1:?}");
+        // Rate outermost of the workload's lists, a rate left out at its default and
+        // a burst of one unrecorded, as the load workload records them.
+        let spec = SweepSpec {
+            workload_params: vec![
+                (RATE, RATE.parse_list("10k,20k").unwrap()),
+                (BURST, BURST.parse_list("1,8").unwrap()),
+            ],
+            neighbours: Vec::new(),
+            ..spec
+        };
+        let got: Vec<(u64, u32)> = spec
+            .plan()
+            .unwrap()
+            .iter()
+            .map(|p| (p.schedule().rate, p.schedule().burst))
+            .collect();
+        assert_eq!(got, [(10_000, 1), (10_000, 8), (20_000, 1), (20_000, 8)]);
+        let bare = PointSpec::new("shm", 64, 1).params(WorkloadKind::Load);
+        assert_eq!(bare["rate"], "10000");
+        assert!(!bare.contains_key("burst") && !bare.contains_key("arrivals"));
+        assert!(
+            !PointSpec::new("shm", 64, 1)
+                .params(WorkloadKind::Stream)
+                .contains_key("rate")
+        );
     }
 
     #[test]
@@ -627,7 +782,7 @@ mod tests {
             sizes: vec![64],
             channels: vec![1],
             params: vec![("nodelay".into(), "true".into())],
-            schedules: Vec::new(),
+            workload_params: Vec::new(),
             neighbours: Vec::new(),
         };
         let e = spec.plan().unwrap_err().to_string();
@@ -645,7 +800,7 @@ mod tests {
             sizes: vec![64],
             channels: vec![1],
             params: vec![("capacty".into(), "1MiB".into())],
-            schedules: Vec::new(),
+            workload_params: Vec::new(),
             neighbours: Vec::new(),
         };
         let e = spec.plan().unwrap_err().to_string();

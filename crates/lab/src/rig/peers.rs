@@ -100,14 +100,15 @@ impl<T: Transport + Clone> PeerRig<T> {
             verify: opts.verify,
             corrupt_every: opts.corrupt_every,
             zero_copy: point.zero_copy,
-            touch: point.touch,
+            touch: point.touch(),
             // Where no clock is shared with the peers, they echo and the driver times
             // the round trip from each message's intended time.
             load: (opts.workload == WorkloadKind::Load).then(|| {
-                let mut s = point.schedule.unwrap_or_default();
+                let mut s = point.schedule();
                 s.echo = matches!(opts.peer, PeerMode::Remote(_));
                 s.channel(point.channels)
             }),
+            params: point.workload_params.machine(opts.workload.params()),
         };
         // Every message of the point has its size and the workload its depth, and the
         // peer is told the same (`PeerSpec::spec`): a transport may size its buffers

@@ -43,6 +43,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use xferbench_params::ParamValues;
 use xferbench_probes::counters::{CounterSource, Participant, RunCounters};
 use xferbench_probes::leaks::Snapshot;
 use xferbench_probes::process::{Child, Launcher, Role, Streams, Supervised};
@@ -63,9 +64,10 @@ pub struct DriverSpec {
     pub zero_copy: bool,
     /// The workload.
     pub workload: WorkloadKind,
-    /// The `load` workload's schedule.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<crate::workload::load::Schedule>,
+    /// The values of the workload's own parameters set for the point, in their
+    /// machine form.
+    #[serde(default, skip_serializing_if = "Params::is_empty")]
+    pub workload_params: Params,
     /// Run length per channel.
     pub limit: Limit,
     /// Verify payloads.
@@ -224,7 +226,7 @@ impl PluginRig {
             channels: point.channels,
             zero_copy: point.zero_copy,
             workload: opts.workload,
-            schedule: point.schedule,
+            workload_params: point.workload_params.machine(opts.workload.params()),
             limit: opts.limit,
             verify: opts.verify,
             thread_peers,
@@ -780,10 +782,16 @@ fn peer_mode(spec: &DriverSpec) -> Result<PeerMode, RunError> {
 /// The peer rig of the spec's point over the plugin transport.
 fn start_rig(spec: &DriverSpec) -> Result<Box<dyn Rig>, RunError> {
     let values = crate::transports::resolve(&spec.transport, &spec.transport_params)?;
+    let workload_params = ParamValues::parse(
+        spec.workload.name(),
+        spec.workload.params(),
+        &spec.workload_params,
+    )
+    .map_err(|e| RunError::Config(e.to_string()))?;
     let point = PointSpec {
         transport_params: values.clone(),
         zero_copy: spec.zero_copy,
-        schedule: spec.schedule,
+        workload_params,
         ..PointSpec::new(&spec.transport, spec.size, spec.channels)
     };
     let opts = PeerOptions {

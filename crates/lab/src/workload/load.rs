@@ -44,7 +44,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
-use xferbench_params::{ParamDef, ParamError, ParamMap, PointParams, Value};
+use xferbench_params::{ParamDef, ParamError, ParamMap, ParamValues, PointParams, Value};
 use xferbench_probes::clock::{StallRecorder, Stamp, TripClock};
 use xferbench_probes::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
 use xferbench_transports::Endpoint;
@@ -126,6 +126,17 @@ impl Schedule {
         Schedule {
             rate,
             ..Schedule::default()
+        }
+    }
+
+    /// The schedule of a point's values of the load workload's parameters (each not
+    /// set at its default).
+    pub fn of(values: &ParamValues) -> Schedule {
+        Schedule {
+            rate: values.integer(&RATE) as u64,
+            burst: values.integer(&BURST) as u32,
+            arrivals: values.choice(&ARRIVALS),
+            echo: false,
         }
     }
 
@@ -250,6 +261,14 @@ impl Workload for Load {
         primary: figure::LATENCY[2],
         higher_is_better: false,
     };
+    const PARAMS: &'static [ParamDef] = &[RATE, BURST, ARRIVALS, super::TOUCH];
+
+    /// The rate always (a load point is a point of a rate curve), the others where
+    /// they are not their defaults.
+    fn record(values: &ParamValues, map: &mut ParamMap) {
+        map.put(&RATE, values.value(&RATE));
+        super::record_set(values, Self::PARAMS, map);
+    }
 
     /// The window is the schedule's: from the driver's first scheduled send over
     /// the span the schedule offered (longer if the sender ran late), so the
@@ -738,6 +757,7 @@ mod open_loop_tests {
             zero_copy: false,
             touch: Touch::All,
             load: Some(Schedule::at(rate).channel(1)),
+            params: Default::default(),
         };
         let listener = t.listen().unwrap();
         let address = listener.address().to_string();

@@ -42,9 +42,10 @@ use crate::names;
 use crate::record::{ChannelOutcome, FigureRules};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64};
+use xferbench_params::{ParamMap, ParamValues, Params};
 use xferbench_probes::clock::Stamp;
 use xferbench_probes::verify::{Integrity, Verifier, read_lines, stamp, touch, write_in_place};
-use xferbench_transports::{Endpoint, ParamDef, Recv};
+use xferbench_transports::{Endpoint, ParamDef, ParamError, Recv};
 
 /// Which workload, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,6 +69,30 @@ impl WorkloadKind {
     /// One line for `xferbench list`.
     pub fn description(self) -> &'static str {
         xferbench_params::Choices::help(self)
+    }
+
+    /// The workload's own parameters ([`Workload::PARAMS`]).
+    pub fn params(self) -> &'static [ParamDef] {
+        match self {
+            WorkloadKind::Stream => Stream::PARAMS,
+            WorkloadKind::Pingpong => Pingpong::PARAMS,
+            WorkloadKind::Load => Load::PARAMS,
+        }
+    }
+
+    /// The definition of this workload's parameter `name`.
+    pub fn param(self, name: &str) -> Option<&'static ParamDef> {
+        self.params().iter().find(|d| d.name == name)
+    }
+
+    /// A point's values of this workload's parameters, as results record them
+    /// ([`Workload::record`]).
+    pub fn record(self, values: &ParamValues, map: &mut ParamMap) {
+        match self {
+            WorkloadKind::Stream => Stream::record(values, map),
+            WorkloadKind::Pingpong => Pingpong::record(values, map),
+            WorkloadKind::Load => Load::record(values, map),
+        }
     }
 
     /// The workload's primary figure and its direction.
@@ -144,6 +169,72 @@ impl From<WorkloadKind> for RecordedWorkload {
 
 pub use crate::result::new_histogram;
 
+/// Every parameter `run`'s workloads declare, each once, in the order of
+/// [`WorkloadKind::ALL`] and of each workload's declaration: what `-p` routes to the
+/// workloads, `list` shows under them and the catalog of definitions holds.
+pub fn declared() -> Vec<ParamDef> {
+    let mut out: Vec<ParamDef> = Vec::new();
+    for w in WorkloadKind::ALL {
+        for d in w.params() {
+            if !out.iter().any(|o| o.name == d.name) {
+                out.push(d.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The workload parameters that apply to messages written and read in place only:
+/// they multiply a sweep's in-place points, once its copy modes are chosen, and leave
+/// its copying points as they are.
+pub const IN_PLACE: &[ParamDef] = &[TOUCH];
+
+/// Whether `def` is one of the parameters of in-place messages ([`IN_PLACE`]).
+pub fn in_place_only(def: &ParamDef) -> bool {
+    IN_PLACE.iter().any(|d| d.name == def.name)
+}
+
+/// Writes every value of `values` set for one of `defs` that differs from its
+/// definition's default: how a workload records its parameters unless it says
+/// otherwise ([`Workload::record`]), so a point that leaves a parameter at its
+/// default keeps the parameters it always had.
+pub fn record_set(values: &ParamValues, defs: &[ParamDef], map: &mut ParamMap) {
+    for d in defs {
+        if let Some(v) = values.get(d.name())
+            && *v != d.default
+        {
+            map.put(d, v);
+        }
+    }
+}
+
+/// Why the in-place payload rule of a point cannot be `touch` (the caller names the
+/// parameter): `--verify` checks every byte, and the RPMsg rig and the plugin rig
+/// write and read whole messages.
+pub fn touch_refused(touch: Touch, transport: &str, verify: bool) -> Option<String> {
+    if touch == Touch::All {
+        return None;
+    }
+    let all = format!("{}={}", TOUCH.name(), Touch::All.name());
+    if verify {
+        return Some(format!(
+            "--verify writes and checks every byte; use {all} or drop --verify"
+        ));
+    }
+    if transport == crate::transports::RPMSG {
+        return Some(format!(
+            "rpmsg's rig writes and reads every packet; use {all}"
+        ));
+    }
+    if crate::plugins::is_plugin(transport) {
+        return Some(format!(
+            "{}'s in-place messages are written and read whole (the plugin rig has no other rule yet); use {all}",
+            crate::plugins::display_name(transport)
+        ));
+    }
+    None
+}
+
 /// How long each channel runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -172,12 +263,17 @@ pub struct ChannelSpec {
     /// [`xferbench_probes::verify`] (`--zero-copy`).
     #[serde(default)]
     pub zero_copy: bool,
-    /// What the two ends do with an in-place message's payload (`-p touch=...`).
+    /// What the two ends do with an in-place message's payload (`-p touch=...`),
+    /// read from the point's parameters once, for the per-message path.
     #[serde(default)]
     pub touch: Touch,
     /// The `load` workload's schedule for this channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<load::ChannelSchedule>,
+    /// The point's values of the workload's own parameters ([`Workload::PARAMS`])
+    /// set for it, in their machine form; read with [`ChannelSpec::values`].
+    #[serde(default, skip_serializing_if = "Params::is_empty")]
+    pub params: Params,
 }
 
 impl ChannelSpec {
@@ -288,6 +384,13 @@ impl Touch {
 }
 
 impl ChannelSpec {
+    /// The point's values of the workload's own parameters, each read by its
+    /// definition; a parameter not set takes its default.
+    pub fn values(&self) -> Result<ParamValues, WorkloadError> {
+        ParamValues::parse(self.workload.name(), self.workload.params(), &self.params)
+            .map_err(|e: ParamError| WorkloadError::Config(e.to_string()))
+    }
+
     /// The run length as (maximum messages, duration in ns if the run is timed).
     #[inline]
     pub fn bounds(&self) -> (u64, Option<u64>) {
@@ -362,6 +465,18 @@ pub trait Workload {
     const DESCRIPTION: &'static str;
     /// Its primary figure and which way is better.
     const RULES: FigureRules;
+    /// Its own parameters (`-p NAME=LIST` when it runs): the sweep multiplies its
+    /// points by their lists in this order (the first outermost), a point records
+    /// them ([`Workload::record`]), the catalog of definitions and `list` show them,
+    /// and a plugin may not take their names. A workload reads them from
+    /// [`ChannelSpec::values`] by definition.
+    const PARAMS: &'static [ParamDef];
+
+    /// Writes a point's `values` of [`Workload::PARAMS`] as its result records them:
+    /// by default each value set that is not its definition's default.
+    fn record(values: &ParamValues, map: &mut ParamMap) {
+        record_set(values, Self::PARAMS, map);
+    }
 
     /// A channel's window, count and integrity from what its two ends measured.
     fn channel_outcome(size: usize, driver: DriverOutcome, served: &ServeOutcome)

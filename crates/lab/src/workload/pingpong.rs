@@ -11,8 +11,8 @@ use crate::result::figure;
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_probes::clock::{Stamp, TripClock};
 use xferbench_probes::verify::{Verifier, fill_pattern, touch};
-use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
+use xferbench_transports::{Endpoint, ParamDef};
 
 /// Request/response latency.
 #[derive(Debug)]
@@ -26,6 +26,7 @@ impl Workload for Pingpong {
         primary: figure::LATENCY[0],
         higher_is_better: false,
     };
+    const PARAMS: &'static [ParamDef] = &[super::TOUCH];
 
     /// The window is the driver's, from its first request to its last reply; the
     /// driver counts the round trips and verifies the echoes.

@@ -11,8 +11,8 @@ use crate::result::figure;
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_probes::clock::Stamp;
 use xferbench_probes::verify::{Verifier, fill_pattern};
-use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
+use xferbench_transports::{Endpoint, ParamDef};
 
 /// One-way throughput.
 #[derive(Debug)]
@@ -26,6 +26,7 @@ impl Workload for Stream {
         primary: figure::THROUGHPUT,
         higher_is_better: true,
     };
+    const PARAMS: &'static [ParamDef] = &[super::TOUCH];
 
     /// The window ends when the receiver saw the end of the stream; what counts is
     /// what it received, and messages the driver sent that never reached the

@@ -17,22 +17,6 @@ pub const RESERVED_TRANSPORT_NAMES: [&str; 8] = [
     "shm", "pipe", "unix", "tcp", "iceoryx2", "iox2", "rpmsg", "plugin",
 ];
 
-/// Names a plugin parameter may not take: the lab's own axes and the workloads'
-/// parameters, which `-p` routes to the lab (the lab's tests hold this list to its
-/// definitions).
-pub const RESERVED_PARAM_NAMES: [&str; 10] = [
-    "transport",
-    "size",
-    "channels",
-    "workload",
-    "zero_copy",
-    "touch",
-    "rate",
-    "burst",
-    "arrivals",
-    "neighbours",
-];
-
 /// Most transports in one plugin, parameters of one transport, choices of one
 /// parameter.
 pub const MAX_ITEMS: usize = 64;
@@ -300,12 +284,6 @@ fn param_info(p: &XbParam, revision: u32, t: &str) -> Result<ParamInfo, String> 
     if !is_param_name(&name) {
         return Err(format!(
             "{at}: the name must be [a-z][a-z0-9_]*, at most 32 bytes"
-        ));
-    }
-    if RESERVED_PARAM_NAMES.contains(&name.as_str()) {
-        return Err(format!(
-            "{at}: `{name}` is one of xferbench's own axes ({}); rename it",
-            RESERVED_PARAM_NAMES.join(", ")
         ));
     }
     // SAFETY: as above.
