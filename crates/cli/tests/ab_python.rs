@@ -64,7 +64,7 @@ fn python_loops_read_as_more_instructions_and_a_number_of_runs() {
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let diagnosis = r["ab"]["diagnosis"].as_str().unwrap();
-    let signal = &r["instructions"];
+    let signal = &r["ab"]["instructions"];
     let difference = signal["difference"].as_f64().unwrap();
     assert!(
         difference > 0.01 && difference < 0.5,
@@ -82,7 +82,7 @@ fn python_loops_read_as_more_instructions_and_a_number_of_runs() {
             "{notes}"
         );
     }
-    if r["significant"].as_bool().unwrap() {
+    if r["ab"]["significant"].as_bool().unwrap() {
         // Three runs told the times apart after all: the instructions still say why.
         println!("time was significant after 3 runs: {diagnosis}");
         assert!(diagnosis.starts_with("more instructions"), "{diagnosis}");

@@ -1504,7 +1504,10 @@ mod ab {
     }
 
     #[test]
-    fn twice_the_work_is_more_instructions_and_a_regression() {
+    fn four_times_the_work_is_more_instructions_and_a_regression() {
+        // Four times, not twice: on a machine busy with the other tests a 30 ms shell
+        // loop's wall time spreads by a third, and twice the work is not always
+        // significant at 1 % in 12 runs.
         let _quiet = timing_lock();
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("ab.json");
@@ -1512,7 +1515,7 @@ mod ab {
             .args(["ab", "--runs", "12", "--threshold", "10", "--export-json"])
             .arg(&json)
             .arg(spin(20000))
-            .arg(spin(40000))
+            .arg(spin(80000))
             .assert()
             .code(4)
             .get_output()
@@ -1535,7 +1538,7 @@ mod ab {
                 "{text}"
             );
             let d = r["ab"]["instructions_difference"].as_f64().unwrap();
-            assert!(d > 0.5 && d < 1.2, "about twice the instructions: {d}");
+            assert!(d > 2.5 && d < 3.5, "about four times the instructions: {d}");
         } else {
             println!("instructions not checked: no PMU and no valgrind");
         }

@@ -58,7 +58,6 @@ pub use crate::verdict::{AbCounted, AbVerdict};
 use stalls::EventComparison;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 use xferbench_params::{Choices, ParamDef, ParamError, ParamMap, PointParams};
 use xferbench_probes::counters::callgrind;
 use xferbench_probes::counters::name;
@@ -102,7 +101,7 @@ pub const SIDE: ParamDef = ParamDef::choice(
 pub const COMMAND: ParamDef = ParamDef::text(
     "command",
     "a command for sh -c",
-    "",
+    "true",
     "the command run with sh -c once per run",
 );
 
@@ -164,16 +163,6 @@ pub struct AbConfig {
     pub search_stalls: bool,
 }
 
-/// The longest a command's run may take: the longest `timeout` there is (a day).
-/// `ab` compares commands as they are; it does not bound them as a transport's
-/// waits are bounded.
-pub fn command_timeout() -> Duration {
-    match crate::params::TIMEOUT.kind {
-        xferbench_params::Kind::Duration { max, .. } => max,
-        _ => Duration::from_secs(86_400),
-    }
-}
-
 impl AbConfig {
     /// The plan: A and B, each on the command rig, counting hardware events when
     /// `pmu`.
@@ -201,7 +190,7 @@ impl AbConfig {
             runs: self.runs,
             warmup: self.warmup,
             interleave: true,
-            hang_timeout: command_timeout(),
+            hang_timeout: command::LONGEST_RUN,
             counters: CounterMode::Off,
             profile: None,
             watch,
@@ -233,6 +222,12 @@ impl Bench for AbBench {
             .get(index)
             .ok_or_else(|| RunError::Config(format!("ab has no point {index}")))?;
         Ok(Box::new(CommandRig::new(command, self.pmu)))
+    }
+
+    /// A command starts afresh every run: its warm-up (the page cache, the CPU's
+    /// clock) is the machine's, made once before the first run of each command.
+    fn warm_up_once(&self) -> bool {
+        true
     }
 }
 

@@ -45,6 +45,8 @@ pub struct FakeBench {
     pub machine: Option<xferbench_probes::contention::ProcFs>,
     /// Go on past a failed point ([`Bench::keep_going`]).
     pub keep_going: bool,
+    /// Warm up on a point's first visit only ([`Bench::warm_up_once`]).
+    pub warm_up_once: bool,
 }
 
 impl FakeBench {
@@ -70,6 +72,7 @@ impl FakeBench {
             integrity: None,
             machine: None,
             keep_going: false,
+            warm_up_once: false,
         }
     }
 
@@ -97,6 +100,10 @@ impl Bench for FakeBench {
 
     fn keep_going(&self) -> bool {
         self.keep_going
+    }
+
+    fn warm_up_once(&self) -> bool {
+        self.warm_up_once
     }
 
     fn rig(

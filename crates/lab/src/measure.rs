@@ -16,7 +16,9 @@
 //!   starts the point's rig afresh, discards `warmup` runs and keeps one. On a machine
 //!   whose speed drifts by 2–10× within minutes, back-to-back points compare different
 //!   machines; interleaved points share the drift. It costs the rig start-up and the
-//!   warm-up once per round instead of once per point.
+//!   warm-up once per round instead of once per point; a bench whose points need no
+//!   warm-up per visit (`ab`'s commands, [`Bench::warm_up_once`]) warms each point up
+//!   on its first visit only.
 //!
 //! A point may carry its own run count ([`PlannedPoint::runs`]): its measured runs
 //! and its warm-up per visit, whatever the plan's. Sequential plans visit it once
@@ -315,7 +317,11 @@ impl<'a> Walk<'a> {
         let continued = xferbench_probes::clock::continued();
         let count = RunCount {
             runs: step.runs,
-            warmup: self.planned[index].run_count(opts.run_count()).warmup,
+            warmup: if first_visit || !bench.warm_up_once() {
+                self.planned[index].run_count(opts.run_count()).warmup
+            } else {
+                0
+            },
         };
         let warnings = &mut self.warnings[index];
         let visited = visit(
@@ -1217,6 +1223,27 @@ mod tests {
             ]
         );
         assert_eq!(p0.primary().figure, figure::THROUGHPUT);
+    }
+
+    #[test]
+    fn a_bench_that_warms_up_once_does_so_on_each_points_first_visit_only() {
+        let mut bench = FakeBench::new(2, |p, _| steady(100 + p as u64));
+        bench.warm_up_once = true;
+        let doc = run(&mut bench, &opts(3, 2, true));
+        // Visits A, B, A, B, A, B: two warm-ups on the first of each, none after.
+        let runs_per_visit: Vec<usize> = {
+            let log = bench.log();
+            let mut visits: Vec<(usize, usize)> = Vec::new();
+            for (p, call) in log {
+                match visits.last_mut() {
+                    Some((q, n)) if *q == p && call > 0 => *n += 1,
+                    _ => visits.push((p, 1)),
+                }
+            }
+            visits.into_iter().map(|(_, n)| n).collect()
+        };
+        assert_eq!(runs_per_visit, [3, 3, 1, 1, 1, 1]);
+        assert!(doc.points.iter().all(|p| p.runs.len() == 3));
     }
 
     #[test]

@@ -121,6 +121,13 @@ pub trait Bench {
     fn keep_going(&self) -> bool {
         false
     }
+    /// Whether a point's warm-up runs come on its first visit only, as a benchmark of
+    /// commands warms up once (`ab`), instead of on every visit, where each visit
+    /// stands its participants up anew (processes, connections, rings: `run
+    /// --interleave`).
+    fn warm_up_once(&self) -> bool {
+        false
+    }
 }
 
 /// Progress within a point, for progress bars.

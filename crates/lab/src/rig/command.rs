@@ -54,6 +54,10 @@ pub const RULES: FigureRules = FigureRules {
     higher_is_better: false,
 };
 
+/// The longest a command's run may take: a day. `ab` compares commands as they are,
+/// so this bounds only a command that never ends (Ctrl-C ends any).
+pub const LONGEST_RUN: Duration = Duration::from_secs(86_400);
+
 /// The counters' role in a run's record.
 pub const ROLE: &str = "command";
 
