@@ -345,7 +345,7 @@ fn describe_in_child(
 /// axis, or a workload's parameter), which `-p` routes to the lab: why the plugin is
 /// refused.
 fn takes_a_lab_name(info: &PluginInfo) -> Option<String> {
-    let own = crate::sweep::lab_param_names();
+    let own = crate::workload::lab_param_names();
     info.transports.iter().find_map(|t| {
         t.params.iter().find(|p| own.contains(&p.name)).map(|p| {
             format!(

@@ -95,19 +95,34 @@ impl PointSpec {
 /// line reads itself, and the workloads' own parameters): offered for a misspelt
 /// `-p` name.
 pub fn axes() -> Vec<ParamDef> {
-    let mut out = vec![TRANSPORT, SIZE, CHANNELS, ZERO_COPY];
-    out.extend(workload::declared());
-    out.push(crate::neighbours::NEIGHBOURS);
-    out
+    workload::lab_params()
 }
 
-/// The names of the lab's own parameters, which `-p` routes to the lab rather than to
-/// a transport, so a plugin's parameter may not take one: `workload` and the axes
-/// ([`axes`]), the workloads' parameters among them.
-pub fn lab_param_names() -> Vec<String> {
-    let mut out: Vec<String> = axes().iter().map(|d| d.name.to_string()).collect();
-    out.insert(3, WORKLOAD.name.to_string());
-    out
+/// Why the in-place payload rule of a point cannot be `touch` (the caller names the
+/// parameter): `--verify` checks every byte, and the RPMsg rig and the plugin rig
+/// write and read whole messages.
+fn touch_refused(touch: Touch, transport: &str, verify: bool) -> Option<String> {
+    if touch == Touch::All {
+        return None;
+    }
+    let all = format!("{}={}", TOUCH.name(), Touch::All.name());
+    if verify {
+        return Some(format!(
+            "--verify writes and checks every byte; use {all} or drop --verify"
+        ));
+    }
+    if transport == crate::transports::RPMSG {
+        return Some(format!(
+            "rpmsg's rig writes and reads every packet; use {all}"
+        ));
+    }
+    if crate::plugins::is_plugin(transport) {
+        return Some(format!(
+            "{}'s in-place messages are written and read whole (the plugin rig has no other rule yet); use {all}",
+            crate::plugins::display_name(transport)
+        ));
+    }
+    None
 }
 
 /// A workload's parameters given for a sweep, each with its values as its definition
@@ -455,8 +470,7 @@ pub fn with_in_place_params(
                         })?;
                 }
             }
-            if let Some(problem) = workload::touch_refused(point.touch(), &point.transport, verify)
-            {
+            if let Some(problem) = touch_refused(point.touch(), &point.transport, verify) {
                 return Err(InPlaceError {
                     name: TOUCH.name.to_string(),
                     problem,
@@ -569,7 +583,7 @@ mod tests {
 
     #[test]
     fn the_lab_keeps_its_own_names_from_plugins() {
-        let names = lab_param_names();
+        let names = workload::lab_param_names();
         for name in [
             "transport",
             "size",

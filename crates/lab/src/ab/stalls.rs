@@ -14,10 +14,9 @@
 
 pub use crate::verdict::{EventComparison, EventCount};
 use std::ffi::OsString;
+pub use xferbench_probes::counters::perf_stat::CHUNK;
 use xferbench_probes::counters::perf_stat::{self, PerfStatError, PerfStatRow, PerfValue};
 
-/// Events counted per `perf stat` run of the search.
-pub const CHUNK: usize = 40;
 /// Counts below this on both sides are too small to rank.
 pub const MIN_COUNT: f64 = 1000.0;
 /// A change smaller than this factor is not evidence of a cause.

@@ -184,6 +184,25 @@ pub fn declared() -> Vec<ParamDef> {
     out
 }
 
+/// The parameters `-p` routes to the lab rather than to a transport: the sweep's axes
+/// (transport, size, channels, zero_copy), every workload's own ([`declared`]) and the
+/// neighbours. A plugin's parameter may take none of their names, nor `workload`
+/// ([`lab_param_names`]).
+pub fn lab_params() -> Vec<ParamDef> {
+    use crate::axes::{CHANNELS, SIZE, TRANSPORT, ZERO_COPY};
+    let mut out = vec![TRANSPORT, SIZE, CHANNELS, ZERO_COPY];
+    out.extend(declared());
+    out.push(crate::neighbours::NEIGHBOURS);
+    out
+}
+
+/// The names of the lab's own parameters: `workload` and [`lab_params`]'.
+pub fn lab_param_names() -> Vec<String> {
+    let mut out: Vec<String> = lab_params().iter().map(|d| d.name.to_string()).collect();
+    out.insert(3, WORKLOAD.name.to_string());
+    out
+}
+
 /// The workload parameters that apply to messages written and read in place only:
 /// they multiply a sweep's in-place points, once its copy modes are chosen, and leave
 /// its copying points as they are.
@@ -206,33 +225,6 @@ pub fn record_set(values: &ParamValues, defs: &[ParamDef], map: &mut ParamMap) {
             map.put(d, v);
         }
     }
-}
-
-/// Why the in-place payload rule of a point cannot be `touch` (the caller names the
-/// parameter): `--verify` checks every byte, and the RPMsg rig and the plugin rig
-/// write and read whole messages.
-pub fn touch_refused(touch: Touch, transport: &str, verify: bool) -> Option<String> {
-    if touch == Touch::All {
-        return None;
-    }
-    let all = format!("{}={}", TOUCH.name(), Touch::All.name());
-    if verify {
-        return Some(format!(
-            "--verify writes and checks every byte; use {all} or drop --verify"
-        ));
-    }
-    if transport == crate::transports::RPMSG {
-        return Some(format!(
-            "rpmsg's rig writes and reads every packet; use {all}"
-        ));
-    }
-    if crate::plugins::is_plugin(transport) {
-        return Some(format!(
-            "{}'s in-place messages are written and read whole (the plugin rig has no other rule yet); use {all}",
-            crate::plugins::display_name(transport)
-        ));
-    }
-    None
 }
 
 /// How long each channel runs.

@@ -41,6 +41,10 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// Events counted per `perf stat` run when there are many (a search): perf multiplexes
+/// them on the few hardware counters and scales the counts.
+pub const CHUNK: usize = 40;
+
 /// What perf said about one event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PerfValue {

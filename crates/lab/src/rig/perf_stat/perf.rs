@@ -1,5 +1,5 @@
 //! One build of one perf-stat benchmark under `perf stat -x,`, a process per run
-//! (in chunks of [`stalls::CHUNK`] events, a process per chunk): the perf-stat
+//! (in chunks of [`CHUNK`] events, a process per chunk): the perf-stat
 //! study's `perf stat` points. A run's figures are perf's rows
 //! ([`perf_stat::to_figures`]: `perf_<event>`, its unit, perf's derived figures)
 //! and the wall and CPU time of the whole command ([`ELAPSED_S`], [`USER_S`],
@@ -9,12 +9,12 @@
 //! the seed's events perf does not know here ([`UNKNOWN`]).
 
 use super::counting_run;
-use crate::ab::stalls;
 use crate::result::RunRecord;
 use crate::rig::{Rig, RunControl, RunError};
 use crate::workload::perf_stat::BenchSpec;
 use std::ffi::OsString;
 use xferbench_probes::counters::Participant;
+use xferbench_probes::counters::perf_stat::CHUNK;
 use xferbench_probes::counters::perf_stat::{self, PerfValue};
 use xferbench_probes::process::{Launcher, Role};
 
@@ -72,7 +72,7 @@ impl PerfRig {
         let chunks: Vec<&[String]> = if self.count.events.is_empty() {
             vec![&[][..]]
         } else {
-            self.count.events.chunks(stalls::CHUNK).collect()
+            self.count.events.chunks(CHUNK).collect()
         };
         for chunk in chunks {
             if ctl.stop.load(std::sync::atomic::Ordering::Relaxed) {
