@@ -1,6 +1,6 @@
 //! Rust enums whose values are parameter values: one place for their names and help.
 
-use crate::{Choice, Kind};
+use crate::def::{Choice, Kind};
 use std::borrow::Cow;
 
 /// An enum whose values are the choices of a parameter (`Notify`, `Arch`,

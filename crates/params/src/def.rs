@@ -1,6 +1,10 @@
 //! The definition of a parameter: its name, kind, default and help.
 
-use crate::{AUTO, ParamError, Value, bytes, duration, rate};
+use crate::bytes;
+use crate::duration;
+use crate::error::ParamError;
+use crate::rate;
+use crate::value::{AUTO, Value};
 use std::borrow::Cow;
 use std::time::Duration;
 

@@ -8,7 +8,10 @@
 //!
 //! Repeated values count once, in the order first given.
 
-use crate::{Kind, ParamDef, ParamError, Value, bytes};
+use crate::bytes;
+use crate::def::{Kind, ParamDef};
+use crate::error::ParamError;
+use crate::value::Value;
 
 /// The most values one list may expand to.
 pub const MAX_LIST: usize = 100_000;
@@ -126,7 +129,8 @@ impl ParamDef {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Choice, ParamDef, Value};
+    use crate::def::{Choice, ParamDef};
+    use crate::value::Value;
 
     const SIZE: ParamDef = ParamDef::bytes("size", 1, 1 << 30, 64, "");
     const COUNT: ParamDef = ParamDef::integer("channels", 1, 1 << 40, 1, "");

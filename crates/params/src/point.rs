@@ -7,7 +7,11 @@
 //! parameter's name, and a value a result records is always one its definition
 //! reads back.
 
-use crate::{Choices, ParamDef, ParamError, Params, Value};
+use crate::choices::Choices;
+use crate::def::ParamDef;
+use crate::error::ParamError;
+use crate::value::Value;
+use crate::values::Params;
 
 /// A point's parameters by name, in their machine form; written and read through
 /// definitions.
@@ -43,7 +47,7 @@ impl ParamMap {
 
     /// Sets every value of `values` by its definition in `defs` (a transport's own
     /// parameters).
-    pub fn put_all(&mut self, values: &crate::ParamValues, defs: &[ParamDef]) {
+    pub fn put_all(&mut self, values: &crate::values::ParamValues, defs: &[ParamDef]) {
         self.map.extend(values.machine(defs));
     }
 

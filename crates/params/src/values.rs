@@ -1,6 +1,9 @@
 //! A set of values checked against their owner's definitions.
 
-use crate::{Choices, ParamDef, ParamError, Value};
+use crate::choices::Choices;
+use crate::def::ParamDef;
+use crate::error::ParamError;
+use crate::value::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
