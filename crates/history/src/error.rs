@@ -53,13 +53,15 @@ pub enum HistoryError {
     #[error(
         "the history {} has layout version {found}; this xferbench reads up to {}: use a newer xferbench, or another file with --history PATH",
         path.display(),
-        crate::schema::LATEST
+        supported
     )]
     Newer {
         /// The file.
         path: PathBuf,
         /// Its layout version.
         found: u32,
+        /// The newest layout this xferbench reads.
+        supported: u32,
     },
     /// A database operation on the file failed.
     #[error("the history {}: {source}", path.display())]

@@ -19,7 +19,7 @@
 //! - `baselines`: a name for a run.
 //! - an index on `points(point_key)` for trends.
 
-use crate::HistoryError;
+use crate::error::HistoryError;
 use rusqlite::{Connection, TransactionBehavior};
 
 /// The migrations, in order: `MIGRATIONS[i]` brings a file from version `i` to
@@ -85,6 +85,7 @@ pub fn migrate(conn: &mut Connection, target: u32) -> Result<(), HistoryError> {
         return Err(HistoryError::Newer {
             path: Default::default(),
             found,
+            supported: LATEST,
         });
     }
     for step in MIGRATIONS.iter().take(target as usize).skip(found as usize) {

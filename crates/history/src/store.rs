@@ -1,6 +1,8 @@
 //! Appending runs and reading them back: list, show, the stored document, baselines.
 
-use crate::{GitState, History, HistoryError};
+use crate::db::History;
+use crate::error::HistoryError;
+use crate::origin::GitState;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -7,7 +7,8 @@
 //! document. Runs on a machine other than the newest entry's are marked, since their
 //! figures are not comparable with it.
 
-use crate::{History, HistoryError};
+use crate::db::History;
+use crate::error::HistoryError;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use xferbench_lab::params::{describe, matches};
