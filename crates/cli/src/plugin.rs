@@ -102,6 +102,7 @@ const HEADER: &str = include_str!("../../../include/xferbench/plugin.h");
 const PLUGIN_CRATE_SOURCES: &[(&str, &str)] = &[
     ("src/lib.rs", include_str!("../../plugin/src/lib.rs")),
     ("src/abi.rs", include_str!("../../plugin/src/abi.rs")),
+    ("src/api.rs", include_str!("../../plugin/src/api.rs")),
     ("src/glue.rs", include_str!("../../plugin/src/glue.rs")),
     ("src/params.rs", include_str!("../../plugin/src/params.rs")),
 ];

@@ -1,4 +1,4 @@
-//! The C functions [`crate::export!`] generates: one monomorphised set per
+//! The C functions `export!` generates: one monomorphised set per
 //! [`Transport`] type, turning the ABI's raw pointers into the safe traits' calls.
 //!
 //! Every function catches panics (a panic unwinding into C would abort the process):
@@ -9,8 +9,9 @@ use crate::abi::{
     self, CleanupFn, XB_CLOSED, XB_OK, XbChoice, XbError, XbHost, XbParam, XbPlugin, XbTransport,
     XbValue,
 };
+use crate::api::{Endpoint, Error, ErrorKind, Host, Listener, Recv, Transport};
 use crate::params::Kind;
-use crate::{Endpoint, Error, ErrorKind, Host, Listener, Recv, Transport, Values};
+use crate::params::Values;
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
@@ -46,7 +47,7 @@ fn leak_slice<T>(v: Vec<T>) -> (*const T, usize) {
     (s.as_ptr(), s.len())
 }
 
-/// Builds the `xb_plugin` of the [`crate::export!`] macro.
+/// Builds the `xb_plugin` of the `export!` macro.
 pub fn describe(
     name: &str,
     version: &str,
@@ -69,7 +70,7 @@ fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn param(p: &crate::Param) -> XbParam {
+fn param(p: &crate::params::Param) -> XbParam {
     let (kind, min, max, choices) = match p.kind {
         Kind::Integer { min, max } => (abi::XB_PARAM_INTEGER, min, max, Vec::new()),
         Kind::Bytes { min, max } => (abi::XB_PARAM_BYTES, to_i64(min), to_i64(max), Vec::new()),
@@ -139,7 +140,7 @@ pub fn transport<T: Transport>() -> XbTransport {
     }
 }
 
-/// A clean-up function named in [`crate::export!`], as a type the generic C entry
+/// A clean-up function named in `export!`, as a type the generic C entry
 /// below can be instantiated with.
 pub trait CleanupHook {
     /// Removes what is left under `scope`.
