@@ -180,7 +180,7 @@ fn a_browser_shows_the_study_and_run_reports_without_script_errors() {
     };
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("study");
-    let folder = crate::folder::write_folder(&study, &crate::rpmsg::fixture::rpmsg_doc()).unwrap();
+    let folder = crate::write_folder(&study, &crate::rpmsg::fixture::rpmsg_doc()).unwrap();
     let written = folder.written();
     let count = |plot: bool| {
         written

@@ -19,7 +19,7 @@
 //! each data folder's `summary.md` as its writer renders it from the folder's
 //! `results.json`, and the blocks from the files.
 
-use crate::folder::write_folder;
+use crate::write_folder;
 use std::path::{Path, PathBuf};
 use xferbench_lab::result::{ResultDoc, SCHEMA_VERSION};
 

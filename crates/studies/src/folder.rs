@@ -2,15 +2,14 @@
 //! (`<study>/writer.rs`), all with the signature [`Writer`], all reading the one
 //! result document ([`ResultDoc`] with its `study` section), never live state.
 //!
-//! [`write_folder`] writes what every study folder has (`results.json`), then the
-//! study's own tables, plots and `summary.md`. The helpers here keep the studies'
+//! [`write_folder`](crate::write_folder) writes what every study folder has
+//! (`results.json`), then the study's own tables, plots and `summary.md`. The helpers here keep the studies'
 //! tables alike: a figure is shown as its median with the order-statistic interval
 //! and the interval's real level, and a speed-up as the median of run-by-run ratios
 //! ([`xferbench_probes::stats::paired_ratio`]).
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use std::fmt::Write as _;
-use std::path::Path;
 use xferbench_lab::result::{Outcome, PointResult, ResultDoc};
 use xferbench_probes::stats::{Estimate, paired_ratio};
 use xferbench_report::study::StudyFolder;
@@ -19,24 +18,6 @@ pub use xferbench_report::format::{level, run_values, with_interval};
 
 /// A study's writer: its tables, plots and summary from the finished document.
 pub type Writer = fn(&StudyFolder, &ResultDoc) -> Result<()>;
-
-/// Writes a study's whole folder: `results.json`, then the study's own files, then
-/// `report.html` showing every table, plot and finding the study wrote.
-pub fn write_folder(dir: &Path, doc: &ResultDoc) -> Result<StudyFolder> {
-    let folder = StudyFolder::create(dir)?;
-    folder.write_json("results.json", doc)?;
-    let name = doc
-        .study
-        .as_ref()
-        .map(|s| s.name.as_str())
-        .context("the document is not a study's (no `study` section)")?;
-    let study = crate::find(name).map_err(anyhow::Error::msg)?;
-    (study.writer)(&folder, doc)?;
-    let page = xferbench_report::html::study_page(doc, &folder.written());
-    xferbench_report::write_atomic(&dir.join("report.html"), |w| w.write_all(page.as_bytes()))
-        .with_context(|| format!("cannot write {}", dir.join("report.html").display()))?;
-    Ok(folder)
-}
 
 /// The points whose parameters include every `(name, value)` of `filter`.
 pub fn select<'a>(

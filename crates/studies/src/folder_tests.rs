@@ -1,7 +1,7 @@
 //! Every study's folder in its `report.html`: each table, plot and finding the
 //! writer wrote, from the studies' fixture documents.
 
-use crate::folder::write_folder;
+use crate::write_folder;
 use xferbench_lab::result::ResultDoc;
 use xferbench_report::study::Written;
 

@@ -31,8 +31,11 @@ pub mod params;
 pub mod perf_stat;
 pub mod rpmsg;
 pub mod sis8300;
+pub mod study;
 pub mod subset;
 pub mod warp_pipe;
+
+pub use study::{Study, StudyEnv, StudyOverrides, StudyPlan, StudyWatch};
 
 #[cfg(test)]
 mod browser_tests;
@@ -43,146 +46,10 @@ mod docs_figures_tests;
 #[cfg(test)]
 mod folder_tests;
 
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
-use xferbench_lab::measure::{Bench, LoopOptions, run_plan};
+use xferbench_lab::measure::run_plan;
 use xferbench_lab::observer::Observer;
 use xferbench_lab::result::{Context, ResultDoc, Settings, StudyInfo};
-use xferbench_probes::counters::CounterMode;
-use xferbench_probes::process::Launcher;
-
-/// What a study's plan needs from its caller.
-#[derive(Debug, Clone, Default)]
-pub struct StudyEnv {
-    /// How to start participant processes (remotes, memory mocks, clients); `None`
-    /// runs them as threads of this process, for tests.
-    pub launcher: Option<Launcher>,
-    /// `--full`: every cell of the original's matrix, where a study's default
-    /// leaves some out for time ([`Study::has_full`]).
-    pub full: bool,
-    /// The participant `--profile` records, when it does: a study may add a point
-    /// long enough to profile on its own.
-    pub profiling: Option<String>,
-    /// The agent that runs the serving side on another host (`--remote`); only
-    /// studies whose participants can cross hosts use it (warp-pipe).
-    pub remote: Option<xferbench_lab::remote::RemoteTarget>,
-    /// `--pin`: pin the participants as `run --pin` pins drivers and peers (only
-    /// studies whose [`Study::pins`] is true are given it).
-    pub pin: bool,
-    /// Where a study tells the user what it learns while its plan runs (`--full`'s
-    /// estimate): a line for stderr; `None` (tests, `--quiet`) says nothing.
-    pub say: Option<fn(&str)>,
-}
-
-impl StudyEnv {
-    /// The settings a study records in its context: its workload, the run control of
-    /// `options`, where participants ran, and whether payloads are verified.
-    pub fn settings(&self, workload: &str, options: &LoopOptions, verify: bool) -> Settings {
-        Settings {
-            workload: workload.into(),
-            runs: options.runs,
-            warmup: options.warmup,
-            count: None,
-            duration_s: None,
-            peer: if self.remote.is_some() {
-                "remote"
-            } else if self.launcher.is_some() {
-                "process"
-            } else {
-                "thread"
-            }
-            .into(),
-            pin: self.pin,
-            verify,
-            interleave: options.interleave,
-        }
-    }
-}
-
-/// A planned study: its points on their rigs, and how to run them.
-pub struct StudyPlan {
-    /// The points and their rigs.
-    pub bench: Box<dyn Bench>,
-    /// Runs, warm-up and order (interleaved wherever the study compares variants).
-    pub options: LoopOptions,
-    /// The run-control settings recorded in the context.
-    pub settings: Settings,
-    /// What the study measured or decided besides its points.
-    pub extras: BTreeMap<String, serde_json::Value>,
-    /// What reads the study's own points while they run, if anything does.
-    pub watch: Option<Box<dyn StudyWatch>>,
-}
-
-/// Reads a study's own points while its plan runs (the RPMsg study's `--full`
-/// estimate, made once its calibration points have finished): an observer of the
-/// plan, after the caller's, whose findings join the study's extras when the plan
-/// ends.
-pub trait StudyWatch: Observer {
-    /// What it found, for [`StudyInfo::extras`].
-    fn extras(&mut self) -> BTreeMap<String, serde_json::Value>;
-}
-
-/// A built-in study.
-pub trait Study: Sync {
-    /// Its name on the command line and in results (`rpmsg`, `warp-pipe`).
-    fn name(&self) -> &'static str;
-    /// One line for `xferbench list`.
-    fn description(&self) -> &'static str;
-    /// The participants `--profile-peer` can name; `main` first.
-    fn participants(&self) -> &'static [&'static str];
-    /// The plan, full or quick.
-    fn plan(&self, quick: bool, env: &StudyEnv) -> StudyPlan;
-    /// The participant `--profile` records unless `--profile-peer` names one.
-    fn profile_peer(&self) -> &'static str {
-        "main"
-    }
-    /// Whether `--full` adds anything to this study's default plan.
-    fn has_full(&self) -> bool {
-        false
-    }
-    /// Whether it pins its participants with `--pin` ([`StudyEnv::pin`]).
-    fn pins(&self) -> bool {
-        false
-    }
-    /// Whether its serving side can run on another host (`--remote`): only where its
-    /// participants share no memory or kernel.
-    fn crosses_hosts(&self) -> bool {
-        false
-    }
-    /// What the study reads off the profiles of its points after a `--profile` run
-    /// (`profiles`: the folded recordings of `participant` by point index), for
-    /// its extras.
-    fn profile_extras(
-        &self,
-        _doc: &ResultDoc,
-        _participant: &str,
-        _profiles: &BTreeMap<usize, xferbench_probes::profile::Folded>,
-    ) -> BTreeMap<String, serde_json::Value> {
-        BTreeMap::new()
-    }
-}
-
-/// Overrides of a study's own run control (`study --runs`, `--warmup`, …).
-#[derive(Debug, Clone, Default)]
-pub struct StudyOverrides {
-    /// Measured runs per point.
-    pub runs: Option<usize>,
-    /// Warm-up runs per visit.
-    pub warmup: Option<usize>,
-    /// Round-robin order (`Some(false)` to run point by point).
-    pub interleave: Option<bool>,
-    /// Counters per participant.
-    pub counters: Option<CounterMode>,
-    /// Profile one participant of every point.
-    pub profile: Option<xferbench_probes::profile::ProfileRequest>,
-    /// Hang timeout.
-    pub hang_timeout: Option<Duration>,
-    /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
-    pub watch: Option<xferbench_lab::limits::Watch>,
-    /// Run only the points this filter keeps (`--only`, [`subset`]).
-    pub only: Option<subset::PointFilter>,
-}
 
 /// A built-in study: its plan and the writer of its folder.
 pub struct Registered {
@@ -320,4 +187,27 @@ pub fn run_study(
         extras: plan.extras,
     });
     doc
+}
+
+/// Writes a study's whole folder: `results.json`, then the study's own files, then
+/// `report.html` showing every table, plot and finding the study wrote.
+pub fn write_folder(
+    dir: &std::path::Path,
+    doc: &ResultDoc,
+) -> anyhow::Result<xferbench_report::study::StudyFolder> {
+    use anyhow::Context as _;
+    use xferbench_report::study::StudyFolder;
+    let folder = StudyFolder::create(dir)?;
+    folder.write_json("results.json", doc)?;
+    let name = doc
+        .study
+        .as_ref()
+        .map(|s| s.name.as_str())
+        .context("the document is not a study's (no `study` section)")?;
+    let study = find(name).map_err(anyhow::Error::msg)?;
+    (study.writer)(&folder, doc)?;
+    let page = xferbench_report::html::study_page(doc, &folder.written());
+    xferbench_report::write_atomic(&dir.join("report.html"), |w| w.write_all(page.as_bytes()))
+        .with_context(|| format!("cannot write {}", dir.join("report.html").display()))?;
+    Ok(folder)
 }

@@ -352,7 +352,7 @@ fn write_outputs(
             info.extras.extend(extras);
         }
     }
-    match xferbench_studies::folder::write_folder(out, doc) {
+    match xferbench_studies::write_folder(out, doc) {
         Ok(_) => {
             let _ = std::fs::remove_file(&journal_path);
             if !args.quiet {

@@ -16,7 +16,7 @@ pub mod profile;
 pub mod writer;
 
 use crate::params::GROUP;
-use crate::{Study, StudyEnv, StudyPlan};
+use crate::study::{Study, StudyEnv, StudyPlan};
 use bench::KvBench;
 use std::collections::BTreeMap;
 use std::time::Duration;

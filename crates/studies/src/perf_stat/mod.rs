@@ -48,7 +48,7 @@ pub mod passes;
 pub mod perf;
 pub mod writer;
 
-use crate::{Study, StudyEnv, StudyPlan};
+use crate::study::{Study, StudyEnv, StudyPlan};
 use bench::PerfStatBench;
 use params::names;
 use std::collections::BTreeMap;

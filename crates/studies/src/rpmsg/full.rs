@@ -18,7 +18,7 @@
 //! runs' windows.
 
 use super::plan::Planned;
-use crate::StudyWatch;
+use crate::study::StudyWatch;
 use std::collections::BTreeMap;
 use std::time::Instant;
 use xferbench_lab::measure::PlannedPoint;
@@ -320,7 +320,7 @@ mod tests {
         let mut watch = EstimateWatch::new(rest, &cal, None);
         let doc = xferbench_lab::measure::run_plan(
             xferbench_lab::result::test_context(
-                crate::StudyEnv::default().settings("rpmsg", &options, false),
+                crate::study::StudyEnv::default().settings("rpmsg", &options, false),
             ),
             &mut bench,
             &options,

@@ -35,7 +35,7 @@
 //! rest once they have finished.
 
 use crate::params::GROUP;
-use crate::{Study, StudyEnv, StudyPlan};
+use crate::study::{Study, StudyEnv, StudyPlan};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use xferbench_lab::measure::{LoopOptions, PlannedPoint};
@@ -121,7 +121,7 @@ impl Study for RpmsgStudy {
         };
         let (mut planned, skipped) = points(&scale);
         // `--full` says how long it will take once it has measured its rates.
-        let mut watch: Option<Box<dyn crate::StudyWatch>> = None;
+        let mut watch: Option<Box<dyn crate::study::StudyWatch>> = None;
         if env.full && !quick {
             let calibrations = full::calibration_points(&planned);
             watch = Some(Box::new(full::EstimateWatch::new(

@@ -968,7 +968,7 @@ mod tests {
         let doc = rpmsg_doc();
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("study");
-        crate::folder::write_folder(&out, &doc).unwrap();
+        crate::write_folder(&out, &doc).unwrap();
         for f in [
             "results.json",
             "summary.md",

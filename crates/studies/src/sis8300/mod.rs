@@ -29,7 +29,7 @@ pub mod writer;
 pub(crate) mod fixture;
 
 use crate::params::GROUP;
-use crate::{Study, StudyEnv, StudyPlan};
+use crate::study::{Study, StudyEnv, StudyPlan};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;

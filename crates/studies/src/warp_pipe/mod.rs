@@ -14,7 +14,7 @@ pub mod crc;
 pub mod writer;
 
 use crate::params::GROUP;
-use crate::{Study, StudyEnv, StudyPlan};
+use crate::study::{Study, StudyEnv, StudyPlan};
 use bench::MemoryMockBench;
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -194,7 +194,7 @@ pub(crate) fn doc() -> ResultDoc {
 #[test]
 fn the_folder_has_the_tables_plots_and_summary_of_the_document() {
     let tmp = tempfile::tempdir().unwrap();
-    let folder = crate::folder::write_folder(tmp.path(), &doc()).unwrap();
+    let folder = crate::write_folder(tmp.path(), &doc()).unwrap();
     let read = |f: &str| std::fs::read_to_string(folder.dir().join(f)).unwrap();
     for f in [
         "results.json",

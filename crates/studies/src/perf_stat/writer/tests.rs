@@ -251,7 +251,7 @@ fn vm_passes() -> Passes {
 #[test]
 fn on_a_vm_the_folder_reports_no_alignment_effect_and_memory_stalls() {
     let tmp = tempfile::tempdir().unwrap();
-    let folder = crate::folder::write_folder(tmp.path(), &vm_doc(vm_passes())).unwrap();
+    let folder = crate::write_folder(tmp.path(), &vm_doc(vm_passes())).unwrap();
     let read = |f: &str| std::fs::read_to_string(folder.dir().join(f)).unwrap();
     for f in [
         "t1-time.md",
@@ -402,7 +402,7 @@ fn callgrind_points_render_as_the_counts_in_the_passes_did() {
     }
     let render = |doc: &ResultDoc| {
         let tmp = tempfile::tempdir().unwrap();
-        let folder = crate::folder::write_folder(tmp.path(), doc).unwrap();
+        let folder = crate::write_folder(tmp.path(), doc).unwrap();
         [
             "t1-time.md",
             "t3-stall-events.md",
@@ -446,7 +446,7 @@ fn with_points_first(mut doc: ResultDoc, points: Vec<PointResult>) -> ResultDoc 
 
 fn render_all(doc: &ResultDoc) -> [String; 5] {
     let tmp = tempfile::tempdir().unwrap();
-    let folder = crate::folder::write_folder(tmp.path(), doc).unwrap();
+    let folder = crate::write_folder(tmp.path(), doc).unwrap();
     [
         "t1-time.md",
         "t2-perf-stat-default.md",

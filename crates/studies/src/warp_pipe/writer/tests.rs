@@ -200,7 +200,7 @@ pub(crate) fn doc() -> ResultDoc {
 #[test]
 fn the_folder_has_the_tables_plots_and_summary_of_the_document() {
     let tmp = tempfile::tempdir().unwrap();
-    let folder = crate::folder::write_folder(tmp.path(), &doc()).unwrap();
+    let folder = crate::write_folder(tmp.path(), &doc()).unwrap();
     let read = |f: &str| std::fs::read_to_string(folder.dir().join(f)).unwrap();
     for f in [
         "results.json",
@@ -283,7 +283,7 @@ fn crc_points_give_the_same_folder_as_the_extras_did() {
     assert_eq!(crc_rates(&new), crc_rates(&old));
     let tmp = tempfile::tempdir().unwrap();
     let read = |doc: &ResultDoc, sub: &str, f: &str| {
-        let folder = crate::folder::write_folder(&tmp.path().join(sub), doc).unwrap();
+        let folder = crate::write_folder(&tmp.path().join(sub), doc).unwrap();
         std::fs::read_to_string(folder.dir().join(f)).unwrap()
     };
     assert_eq!(
