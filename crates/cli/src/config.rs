@@ -2,7 +2,7 @@
 //! flag at fault and what it accepts.
 
 use crate::flags::{ExportArgs, WatchArgs};
-use crate::run::args::{CountersArg, PeerArg, RunArgs};
+use crate::run_args::{CountersArg, PeerArg, RunArgs};
 use anyhow::{Context, Result, bail, ensure};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -27,6 +27,7 @@ mod profile;
 mod result_file;
 mod rpmsg;
 mod run;
+mod run_args;
 mod serve;
 mod stop;
 mod study;

@@ -1,8 +1,6 @@
 //! `xferbench run`: plan the sweep, run it with observers, write the outputs.
 
-pub mod args;
-
-pub use args::RunArgs;
+pub use crate::run_args::RunArgs;
 
 use crate::config::RunConfig;
 use anyhow::{Context, Result};
