@@ -140,7 +140,7 @@ pub struct Host {
     pub abi_version: u32,
     /// The clean-up scope: the same in every process of one measured point. Name what
     /// you leave in the system (queues, socket files) under it, so that your
-    /// [`export!`] `cleanup` function can find it after a crash.
+    /// [`export!`](crate::export!) `cleanup` function can find it after a crash.
     pub scope: String,
     /// With the peers on another host (`--remote`, a transport with
     /// [`Transport::CROSSES_HOSTS`]): this host's IP address on the route to theirs,

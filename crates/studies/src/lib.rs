@@ -7,7 +7,7 @@
 //! * A study names itself, says in one line what it reproduces, lists the
 //!   participants a profile can record, and plans its points, full or `--quick`
 //!   ([`Study::plan`]).
-//! * Its plan is a [`Bench`]: the points and a rig for each. Workloads live in
+//! * Its plan is a [`Bench`](xferbench_lab::measure::Bench): the points and a rig for each. Workloads live in
 //!   [`xferbench_lab::workload`], rigs in [`xferbench_lab::rig`]; a study file holds the plan only.
 //! * What a study measures is points of its plan, timed or counted (a calibration,
 //!   callgrind's counts: points of their own run count,

@@ -77,7 +77,7 @@ pub struct StudyPlan {
 /// plan, after the caller's, whose findings join the study's extras when the plan
 /// ends.
 pub trait StudyWatch: Observer {
-    /// What it found, for [`StudyInfo::extras`].
+    /// What it found, for [`StudyInfo::extras`](xferbench_lab::result::StudyInfo::extras).
     fn extras(&mut self) -> BTreeMap<String, serde_json::Value>;
 }
 
@@ -138,6 +138,6 @@ pub struct StudyOverrides {
     pub hang_timeout: Option<Duration>,
     /// Measure the machine's limits and watch it for drift (`None`: `--no-limits`).
     pub watch: Option<xferbench_lab::limits::Watch>,
-    /// Run only the points this filter keeps (`--only`, [`subset`]).
+    /// Run only the points this filter keeps (`--only`, [`subset`](crate::subset)).
     pub only: Option<crate::subset::PointFilter>,
 }
