@@ -542,40 +542,7 @@ pub fn stream_rate(
     messages: u64,
     budget: Duration,
 ) -> Option<f64> {
-    /// The ring and the two indices; a slot belongs to the writer until `head`
-    /// passes it, then to the reader until `tail` does.
-    struct Shared {
-        head: Line,
-        tail: Line,
-        /// The start of `_ring`'s bytes, through which each side makes the slice of
-        /// the one slot it owns.
-        base: *mut u8,
-        _ring: PageBuf,
-    }
-    // SAFETY: a slot is written only by the writer while `head` has not passed it
-    // and `tail` has (it waits for `tail` with Acquire), and read only by the reader
-    // after `head` passed it (Acquire) and before it publishes `tail` (Release); no
-    // reference to the whole ring is made while both run.
-    unsafe impl Sync for Shared {}
-    // SAFETY: as above; the ring's memory is owned by `_ring`, freed when the last
-    // of the two sides drops it.
-    unsafe impl Send for Shared {}
-    let size = size.max(1);
-    let stride = size.next_multiple_of(xferbench_probes::verify::LINE);
-    let slots = (ring / stride).max(2);
-    let lap = slots as u64;
-    let total = lap.saturating_add(messages.max(1));
-    let mut buf = PageBuf::zeroed(stride * slots);
-    // Written through once, so page faults stay out of the timing.
-    buf.fill(1);
-    let shared = Arc::new(Shared {
-        head: Line(AtomicU64::new(0)),
-        tail: Line(AtomicU64::new(0)),
-        base: buf.as_mut_ptr(),
-        _ring: buf,
-    });
-    // The offset of message `i`'s slot in the ring.
-    let slot = move |i: u64| (i % lap) as usize * stride;
+    let shared = Arc::new(StreamRing::new(size, ring, messages));
     let stop = Arc::new(AtomicBool::new(false));
     let (sh, st) = (shared.clone(), stop.clone());
     let writer = std::thread::spawn(move || {
@@ -583,81 +550,12 @@ pub fn stream_rate(
             st.store(true, Ordering::Relaxed);
             return;
         }
-        let mut own = PageBuf::zeroed(size);
-        xferbench_probes::verify::fill_pattern(&mut own);
-        let mut tail = 0u64;
-        for i in 0..total {
-            let mut spins = 0u32;
-            while i - tail >= lap {
-                tail = sh.tail.0.load(Ordering::Acquire);
-                if i - tail < lap {
-                    break;
-                }
-                std::hint::spin_loop();
-                spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(4096) && st.load(Ordering::Relaxed) {
-                    return;
-                }
-            }
-            // SAFETY: `tail` has passed slot `i` and `head` not yet (see `Shared`);
-            // the slot lies inside the ring.
-            let m = unsafe { std::slice::from_raw_parts_mut(sh.base.add(slot(i)), size) };
-            match mode {
-                StreamMode::Copy => {
-                    xferbench_probes::verify::stamp(&mut own, i, false);
-                    m.copy_from_slice(&own);
-                }
-                StreamMode::InPlace => xferbench_probes::verify::write_in_place(m, i, false),
-            }
-            sh.head.0.store(i + 1, Ordering::Release);
-        }
+        sh.write(mode, &st);
     });
     let took = std::thread::scope(|s| {
         s.spawn(|| {
             xferbench_probes::affinity::pin_current_thread(b).ok()?;
-            let mut own = PageBuf::zeroed(size);
-            let deadline = Instant::now() + DEADLINE;
-            let mut start = Instant::now();
-            let mut sink = 0u64;
-            let mut head = 0u64;
-            let mut timed = 0u64;
-            for i in 0..total {
-                let mut spins = 0u32;
-                while head <= i {
-                    head = shared.head.0.load(Ordering::Acquire);
-                    if head > i {
-                        break;
-                    }
-                    std::hint::spin_loop();
-                    spins = spins.wrapping_add(1);
-                    if spins.is_multiple_of(4096)
-                        && (stop.load(Ordering::Relaxed) || Instant::now() > deadline)
-                    {
-                        return None;
-                    }
-                }
-                // SAFETY: `head` has passed slot `i` and `tail` not yet (see
-                // `Shared`); the slot lies inside the ring.
-                let m = unsafe { std::slice::from_raw_parts(shared.base.add(slot(i)), size) };
-                match mode {
-                    StreamMode::Copy => {
-                        own.copy_from_slice(m);
-                        sink ^= xferbench_probes::verify::touch(&own);
-                    }
-                    StreamMode::InPlace => sink ^= xferbench_probes::verify::read_lines(m),
-                }
-                shared.tail.0.store(i + 1, Ordering::Release);
-                if i + 1 == lap {
-                    start = Instant::now();
-                } else if i + 1 > lap {
-                    timed += 1;
-                    if timed.is_multiple_of(64) && start.elapsed() > budget {
-                        break;
-                    }
-                }
-            }
-            black_box(sink);
-            Some((start.elapsed(), timed))
+            shared.read(mode, &stop, budget)
         })
         .join()
         .ok()
@@ -666,7 +564,159 @@ pub fn stream_rate(
     stop.store(true, Ordering::Relaxed);
     let _ = writer.join();
     let (d, n) = took.filter(|(_, n)| *n > 0)?;
-    Some((n * size as u64) as f64 / d.as_secs_f64().max(1e-9))
+    Some((n * shared.size as u64) as f64 / d.as_secs_f64().max(1e-9))
+}
+
+/// The ring of [`stream_rate`] and its two indices; a slot belongs to the writer
+/// until `head` passes it, then to the reader until `tail` does.
+struct StreamRing {
+    head: Line,
+    tail: Line,
+    /// The start of `_ring`'s bytes, through which each side makes the slice of the
+    /// one slot it owns.
+    base: *mut u8,
+    _ring: PageBuf,
+    /// Bytes per message.
+    size: usize,
+    /// Bytes from one slot's start to the next's (whole cache lines).
+    stride: usize,
+    /// Slots in the ring: messages per lap.
+    lap: u64,
+    /// Messages in all: one untimed lap and the timed ones.
+    total: u64,
+}
+
+// SAFETY: a slot is written only by the writer while `head` has not passed it and
+// `tail` has (it waits for `tail` with Acquire), and read only by the reader after
+// `head` passed it (Acquire) and before it publishes `tail` (Release); no reference
+// to the whole ring is made while both run.
+unsafe impl Sync for StreamRing {}
+// SAFETY: as above; the ring's memory is owned by `_ring`, freed when the last of
+// the two sides drops it.
+unsafe impl Send for StreamRing {}
+
+impl StreamRing {
+    /// A ring of `ring` bytes (at least two slots) for `size`-byte messages, written
+    /// through once so that page faults stay out of the timing, for one lap and
+    /// `messages` more.
+    fn new(size: usize, ring: usize, messages: u64) -> StreamRing {
+        let size = size.max(1);
+        let stride = size.next_multiple_of(xferbench_probes::verify::LINE);
+        let slots = (ring / stride).max(2);
+        let lap = slots as u64;
+        let mut buf = PageBuf::zeroed(stride * slots);
+        buf.fill(1);
+        StreamRing {
+            head: Line(AtomicU64::new(0)),
+            tail: Line(AtomicU64::new(0)),
+            base: buf.as_mut_ptr(),
+            _ring: buf,
+            size,
+            stride,
+            lap,
+            total: lap.saturating_add(messages.max(1)),
+        }
+    }
+
+    /// The writer's side: every message into its slot as `mode` says, `head`
+    /// published after each; returns early when `stop` rises while it waits.
+    fn write(&self, mode: StreamMode, stop: &AtomicBool) {
+        // The ring's shape, read once so that the loop keeps it in registers.
+        let (base, size, lap, stride) = (self.base, self.size, self.lap, self.stride);
+        let slot = |i: u64| {
+            // SAFETY: `i % lap` slots of `stride` bytes lie inside the ring.
+            unsafe { base.add((i % lap) as usize * stride) }
+        };
+        let mut own = PageBuf::zeroed(size);
+        xferbench_probes::verify::fill_pattern(&mut own);
+        let mut tail = 0u64;
+        for i in 0..self.total {
+            let mut spins = 0u32;
+            while i - tail >= lap {
+                tail = self.tail.0.load(Ordering::Acquire);
+                if i - tail < lap {
+                    break;
+                }
+                std::hint::spin_loop();
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(4096) && stop.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            // SAFETY: `tail` has passed slot `i` and `head` not yet (see
+            // `StreamRing`); the slot lies inside the ring.
+            let m = unsafe { std::slice::from_raw_parts_mut(slot(i), size) };
+            match mode {
+                StreamMode::Copy => {
+                    xferbench_probes::verify::stamp(&mut own, i, false);
+                    m.copy_from_slice(&own);
+                }
+                StreamMode::InPlace => xferbench_probes::verify::write_in_place(m, i, false),
+            }
+            self.head.0.store(i + 1, Ordering::Release);
+        }
+    }
+
+    /// The reader's side: every message taken as `mode` says, `tail` published
+    /// after each, timed from the end of the first lap until the last message or
+    /// `budget`; the time and the messages it covers, or `None` when `stop` rises or
+    /// the writer stalls past [`DEADLINE`].
+    fn read(
+        &self,
+        mode: StreamMode,
+        stop: &AtomicBool,
+        budget: Duration,
+    ) -> Option<(Duration, u64)> {
+        // The ring's shape, read once so that the loop keeps it in registers.
+        let (base, size, lap, stride) = (self.base, self.size, self.lap, self.stride);
+        let slot = |i: u64| {
+            // SAFETY: `i % lap` slots of `stride` bytes lie inside the ring.
+            unsafe { base.add((i % lap) as usize * stride) }
+        };
+        let mut own = PageBuf::zeroed(size);
+        let deadline = Instant::now() + DEADLINE;
+        let mut start = Instant::now();
+        let mut sink = 0u64;
+        let mut head = 0u64;
+        let mut timed = 0u64;
+        for i in 0..self.total {
+            let mut spins = 0u32;
+            while head <= i {
+                head = self.head.0.load(Ordering::Acquire);
+                if head > i {
+                    break;
+                }
+                std::hint::spin_loop();
+                spins = spins.wrapping_add(1);
+                if spins.is_multiple_of(4096)
+                    && (stop.load(Ordering::Relaxed) || Instant::now() > deadline)
+                {
+                    return None;
+                }
+            }
+            // SAFETY: `head` has passed slot `i` and `tail` not yet (see
+            // `StreamRing`); the slot lies inside the ring.
+            let m = unsafe { std::slice::from_raw_parts(slot(i), size) };
+            match mode {
+                StreamMode::Copy => {
+                    own.copy_from_slice(m);
+                    sink ^= xferbench_probes::verify::touch(&own);
+                }
+                StreamMode::InPlace => sink ^= xferbench_probes::verify::read_lines(m),
+            }
+            self.tail.0.store(i + 1, Ordering::Release);
+            if i + 1 == lap {
+                start = Instant::now();
+            } else if i + 1 > lap {
+                timed += 1;
+                if timed.is_multiple_of(64) && start.elapsed() > budget {
+                    break;
+                }
+            }
+        }
+        black_box(sink);
+        Some((start.elapsed(), timed))
+    }
 }
 
 pub use xferbench_probes::clock::StallSample;
