@@ -43,98 +43,30 @@
 //! first, then B.
 
 pub mod diagnosis;
+pub mod point;
+pub mod side;
 pub mod signal;
 pub mod stalls;
 
 pub use diagnosis::{diagnose, evidence, simulated_moves};
+pub use point::{AbPoint, COMMAND, SIDE, Side};
+pub use side::{ALPHA, AbRun, AbSide, CPU_BOUND, SAME_INSTRUCTIONS, UNSTABLE_CV};
 pub use stalls::search_unavailable;
 
 use crate::control::{Rig, RunError};
 use crate::limits::Watch;
 use crate::measure::{Bench, LoopOptions, PlannedPoint};
-use crate::result::{PointResult, ResultDoc, RunRecord};
-use crate::rig::command::{self, CommandRig, figures};
+use crate::result::{PointResult, ResultDoc};
+use crate::rig::command::{self, CommandRig};
 pub use crate::verdict::{AbCounted, AbVerdict};
 use stalls::EventComparison;
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
-use xferbench_params::{Choices, ParamDef, ParamError, ParamMap, PointParams};
+use xferbench_params::PointParams;
 use xferbench_probes::counters::callgrind;
-use xferbench_probes::counters::name;
 use xferbench_probes::counters::perf_event::EVENTS;
 use xferbench_probes::counters::{CounterMode, CounterSource};
-use xferbench_probes::stats::{mean_sd, welch_t_test};
-
-/// Significance level of the time comparison. 1 % rather than 5 %: `ab` is run
-/// often, and a false "slower" costs more than a missed small change.
-pub const ALPHA: f64 = 0.01;
-/// Instruction counts closer than this (relative) are "the same".
-pub const SAME_INSTRUCTIONS: f64 = 1e-4;
-/// A coefficient of variation above this makes a command "unstable".
-pub const UNSTABLE_CV: f64 = 0.05;
-/// Fewer CPUs utilised than this: not CPU-bound.
-pub const CPU_BOUND: f64 = 0.9;
-
-/// Which of the two commands a point runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
-    /// The baseline.
-    A,
-    /// The change.
-    B,
-}
-
-xferbench_params::choices!(Side {
-    A => "A": "command A, the baseline",
-    B => "B": "command B, the change",
-});
-
-/// `side`: which of `ab`'s commands a point runs.
-pub const SIDE: ParamDef = ParamDef::choice(
-    "side",
-    <Side as Choices>::CHOICES,
-    "A",
-    "which of ab's two commands the point runs",
-);
-
-/// `command`: the shell command a point of `ab` runs once per run.
-pub const COMMAND: ParamDef = ParamDef::text(
-    "command",
-    "a command for sh -c",
-    "true",
-    "the command run with sh -c once per run",
-);
-
-/// The parameters of one of `ab`'s points, under `workload=command`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AbPoint {
-    /// A or B.
-    pub side: Side,
-    /// The command.
-    pub command: String,
-}
-
-impl PointParams for AbPoint {
-    fn definitions() -> Vec<ParamDef> {
-        vec![crate::workload::WORKLOAD, SIDE, COMMAND]
-    }
-
-    fn write(&self, map: &mut ParamMap) {
-        map.put_text(
-            &crate::workload::WORKLOAD,
-            crate::workload::RecordedWorkload::Command.name(),
-        );
-        map.put_text(&SIDE, self.side.name());
-        map.put_text(&COMMAND, &self.command);
-    }
-
-    fn read(map: &ParamMap) -> Result<Self, ParamError> {
-        Ok(AbPoint {
-            side: map.choice(&SIDE)?,
-            command: map.text(&COMMAND).unwrap_or_default().to_string(),
-        })
-    }
-}
+use xferbench_probes::stats::welch_t_test;
 
 /// What to compare.
 #[derive(Debug, Clone)]
@@ -253,97 +185,6 @@ pub enum AbError {
     },
 }
 
-/// One run of one command, as the diagnosis reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AbRun {
-    /// Wall time, seconds.
-    pub wall_s: f64,
-    /// User + system CPU time of the command and its children, seconds.
-    pub cpu_s: f64,
-    /// User CPU time, seconds.
-    pub user_s: f64,
-    /// System CPU time, seconds.
-    pub sys_s: f64,
-    /// Counters by name (see [`xferbench_probes::counters::name`]).
-    pub counters: BTreeMap<String, f64>,
-}
-
-impl AbRun {
-    /// The run of a command's run record ([`crate::rig::command`]).
-    pub fn of(record: &RunRecord) -> AbRun {
-        let f = |k: &str| record.figures.get(k).copied().unwrap_or(0.0);
-        AbRun {
-            wall_s: f(figures::WALL_S),
-            cpu_s: f(figures::CPU_S),
-            user_s: f(figures::USER_S),
-            sys_s: f(figures::SYS_S),
-            counters: record
-                .counters
-                .as_ref()
-                .and_then(|c| c.processes.iter().find(|p| p.role == command::ROLE))
-                .map(|p| p.values.clone())
-                .unwrap_or_default(),
-        }
-    }
-}
-
-/// Everything measured of one command: its point's runs and its counting passes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AbSide {
-    /// The command.
-    pub command: String,
-    /// Every measured run.
-    pub runs: Vec<AbRun>,
-    /// Mean wall time, seconds.
-    pub mean_s: f64,
-    /// Standard deviation of the wall time, seconds.
-    pub sd_s: f64,
-    /// Coefficient of variation of the wall time.
-    pub cv: f64,
-    /// Mean CPUs utilised, `(user + sys) / wall`.
-    pub cpus_utilised: f64,
-    /// Mean user CPU time per run, seconds.
-    pub user_s: f64,
-    /// Mean system CPU time per run, seconds.
-    pub sys_s: f64,
-    /// Mean of every counter over the runs.
-    pub counters: BTreeMap<String, f64>,
-    /// Callgrind totals (instructions and simulated cache misses), the mean over its
-    /// passes.
-    pub callgrind: Option<BTreeMap<String, f64>>,
-    /// Every independent instruction count: one per timed run with a PMU, one per
-    /// callgrind pass without.
-    pub instruction_runs: Vec<f64>,
-}
-
-impl AbSide {
-    /// Instructions: from the PMU if counted, else from callgrind; with the source.
-    pub fn instructions(&self) -> Option<(f64, &'static str)> {
-        if let Some(i) = self.counters.get(name::INSTRUCTIONS) {
-            return Some((*i, "PMU"));
-        }
-        self.callgrind
-            .as_ref()
-            .and_then(|c| c.get(name::IR))
-            .map(|i| (*i, "callgrind"))
-    }
-
-    /// The side of a point of `ab`'s document, with the callgrind passes counted of
-    /// it.
-    pub fn of_point(point: &PointResult, passes: &[BTreeMap<String, f64>]) -> AbSide {
-        let command = point
-            .params
-            .get(COMMAND.name())
-            .cloned()
-            .unwrap_or_default();
-        side(
-            &command,
-            point.runs.iter().map(AbRun::of).collect(),
-            passes.to_vec(),
-        )
-    }
-}
-
 /// The point of `side` in `ab`'s document.
 pub fn point_of(doc: &ResultDoc, side: Side) -> Option<&PointResult> {
     doc.points
@@ -410,7 +251,7 @@ pub fn judge(
     // warnings); the notes add what only the comparison knows.
     let mut notes = Vec::new();
     notes.extend(machine_note(doc));
-    let (events, search) = stalls::perf_passes(cfg, pmu, stop, &mut notes)?;
+    let (events, search) = perf_passes(cfg, pmu, stop, &mut notes)?;
     let wall = |p: &PointResult| {
         p.runs.iter().map(|r| AbRun::of(r).wall_s).sum::<f64>() / p.runs.len().max(1) as f64
     };
@@ -449,6 +290,62 @@ pub fn judge(
     report.verdict.a.callgrind = ca;
     report.verdict.b.callgrind = cb;
     Ok(report.verdict)
+}
+
+/// The `perf stat` passes: named events and the stall search.
+fn perf_passes(
+    cfg: &AbConfig,
+    pmu: bool,
+    stop: &std::sync::atomic::AtomicBool,
+    notes: &mut Vec<String>,
+) -> Result<(Option<EventComparison>, Option<EventComparison>), AbError> {
+    if cfg.events.is_empty() && !cfg.search_stalls {
+        return Ok((None, None));
+    }
+    let perf_err =
+        |e: xferbench_probes::counters::perf_stat::PerfStatError| AbError::Perf(e.to_string());
+    let rounds = cfg.runs.clamp(1, 3);
+    let argv = |c: &str| -> Vec<std::ffi::OsString> { vec!["sh".into(), "-c".into(), c.into()] };
+    let (a, b) = (argv(&cfg.a), argv(&cfg.b));
+    let known = xferbench_probes::counters::perf_stat::list_events().map_err(perf_err)?;
+    let mut events = None;
+    if !cfg.events.is_empty() {
+        let (ok, unknown) = xferbench_probes::counters::perf_stat::resolve(&cfg.events, &known);
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "--events: not in perf's event tables on this CPU: {}",
+                unknown.join(", ")
+            ));
+        }
+        let rows = if ok.is_empty() {
+            Vec::new()
+        } else {
+            stalls::count_events(&a, &b, &ok, rounds, stop).map_err(perf_err)?
+        };
+        events = Some(EventComparison {
+            rounds,
+            rows,
+            unknown,
+        });
+    }
+    let mut search = None;
+    if cfg.search_stalls {
+        match stalls::search_unavailable(pmu, true) {
+            Some(reason) => notes.push(reason),
+            None => {
+                let candidates = stalls::search_candidates(&known);
+                let mut rows =
+                    stalls::count_events(&a, &b, &candidates, rounds, stop).map_err(perf_err)?;
+                stalls::rank(&mut rows);
+                search = Some(EventComparison {
+                    rounds,
+                    rows,
+                    unknown: Vec::new(),
+                });
+            }
+        }
+    }
+    Ok((events, search))
 }
 
 /// Whether the machine's limits moved between the start and the end of the plan.
@@ -640,68 +537,6 @@ pub fn callgrind_totals(command: &str) -> Result<BTreeMap<String, f64>, AbError>
     Ok(totals)
 }
 
-fn side(command: &str, runs: Vec<AbRun>, passes: Vec<BTreeMap<String, f64>>) -> AbSide {
-    let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
-    let (mean_s, sd_s) = mean_sd(&walls).unwrap_or((walls.first().copied().unwrap_or(0.0), 0.0));
-    let cpus: Vec<f64> = runs
-        .iter()
-        .map(|r| {
-            if r.wall_s > 0.0 {
-                r.cpu_s / r.wall_s
-            } else {
-                0.0
-            }
-        })
-        .collect();
-    let mut counters = BTreeMap::new();
-    for n in runs.iter().flat_map(|r| r.counters.keys()) {
-        if counters.contains_key(n) {
-            continue;
-        }
-        let vals: Vec<f64> = runs
-            .iter()
-            .filter_map(|r| r.counters.get(n))
-            .copied()
-            .collect();
-        counters.insert(n.clone(), vals.iter().sum::<f64>() / vals.len() as f64);
-    }
-    let mean = |f: fn(&AbRun) -> f64| runs.iter().map(f).sum::<f64>() / runs.len().max(1) as f64;
-    // Counted per run by the PMU, else once per callgrind pass.
-    let mut instruction_runs: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| r.counters.get(name::INSTRUCTIONS).copied())
-        .collect();
-    if instruction_runs.is_empty() {
-        instruction_runs = passes
-            .iter()
-            .filter_map(|p| p.get(name::IR).copied())
-            .collect();
-    }
-    let callgrind = (!passes.is_empty()).then(|| {
-        let mut mean = BTreeMap::new();
-        for k in passes.iter().flat_map(|p| p.keys()) {
-            if !mean.contains_key(k) {
-                let v: Vec<f64> = passes.iter().filter_map(|p| p.get(k).copied()).collect();
-                mean.insert(k.clone(), v.iter().sum::<f64>() / v.len() as f64);
-            }
-        }
-        mean
-    });
-    AbSide {
-        command: command.into(),
-        instruction_runs,
-        user_s: mean(|r| r.user_s),
-        sys_s: mean(|r| r.sys_s),
-        mean_s,
-        sd_s,
-        cv: if mean_s > 0.0 { sd_s / mean_s } else { 0.0 },
-        cpus_utilised: cpus.iter().sum::<f64>() / cpus.len().max(1) as f64,
-        counters,
-        callgrind,
-        runs,
-    }
-}
-
 /// Compares two measured sides and writes the diagnosis (pure: no measuring).
 pub fn compare(a: AbSide, b: AbSide, threshold: f64, notes: Vec<String>) -> AbReport {
     compare_with(a, b, threshold, notes, None, None)
@@ -789,23 +624,8 @@ pub fn compare_with(
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use super::side::tests::fake;
     use super::*;
-
-    pub(super) fn fake(command: &str, walls: &[f64], instr: Option<f64>) -> AbSide {
-        let runs = walls
-            .iter()
-            .map(|w| AbRun {
-                wall_s: *w,
-                cpu_s: *w,
-                user_s: *w,
-                sys_s: 0.0,
-                counters: instr
-                    .map(|i| BTreeMap::from([(name::INSTRUCTIONS.to_string(), i)]))
-                    .unwrap_or_default(),
-            })
-            .collect();
-        side(command, runs, Vec::new())
-    }
 
     #[test]
     fn a_point_of_ab_writes_and_reads_itself_and_its_plan_is_a_then_b() {

@@ -298,7 +298,7 @@ impl<'a> Walk<'a> {
         if let Some(w) = &opts.watch {
             // Between points; in an interleaved plan, between rounds.
             if !opts.interleave || step.round_starts {
-                self.drift_log.sample(w.probe.as_ref());
+                self.drift_log.sample(|| w.probe.drift_sample());
             }
             if first_visit {
                 self.first_sample[index] = self.drift_log.latest();
@@ -425,7 +425,7 @@ impl<'a> Walk<'a> {
         observers: &mut [&mut dyn Observer],
     ) -> Flow {
         if let Some(w) = &self.opts.watch {
-            self.drift_log.sample(w.probe.as_ref());
+            self.drift_log.sample(|| w.probe.drift_sample());
         }
         let warnings = std::mem::take(&mut self.warnings[index]);
         let mut result = self.summary(index, warnings, &doc.context);

@@ -6,8 +6,8 @@
 //! time difference ([`stalls::strongest`]) names the likely cause
 //! ([`stalls::cause_of`]).
 
+use super::side::{AbSide, SAME_INSTRUCTIONS};
 use super::stalls::{self, EventComparison, Move};
-use super::{AbSide, SAME_INSTRUCTIONS};
 use std::collections::BTreeMap;
 use xferbench_probes::counters::name;
 
@@ -157,8 +157,9 @@ pub fn simulated_moves(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::fake;
-    use super::super::{AbSide, compare_with};
+    use super::super::compare_with;
+    use super::super::side::AbSide;
+    use super::super::side::tests::fake;
     use super::*;
     use xferbench_probes::counters::perf_stat::{parse_csv, parse_list};
 

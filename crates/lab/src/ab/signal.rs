@@ -17,18 +17,18 @@
 //! of the two ranges.
 //!
 //! The number of runs is the usual two-sample estimate for a test at the significance
-//! level `ab` uses ([`super::ALPHA`], two-sided) with 80 % power,
+//! level `ab` uses ([`ALPHA`](super::side::ALPHA), two-sided) with 80 % power,
 //! `n = 2 (z₁₋α/₂ + z₀.₈)² σ² / δ²` per side, where δ is the relative time difference
 //! the instructions predict (time following instructions at the same rate) and σ the
 //! observed relative spread of the wall times, pooled over A and B.
 
-use super::{AbSide, SAME_INSTRUCTIONS};
+use super::side::{AbSide, SAME_INSTRUCTIONS};
 pub use crate::verdict::InstructionSignal;
 
 /// Counts that differ by more than this many times their run-to-run noise differ.
 pub const NOISE_FACTOR: f64 = 3.0;
 
-/// z for a two-sided test at [`super::ALPHA`] (1 %).
+/// z for a two-sided test at [`ALPHA`](super::side::ALPHA) (1 %).
 const Z_ALPHA: f64 = 2.575_829;
 /// z for 80 % power.
 const Z_POWER: f64 = 0.841_621;
@@ -85,7 +85,7 @@ pub fn instruction_signal(a: &AbSide, b: &AbSide) -> Option<InstructionSignal> {
 }
 
 /// Runs of each side that resolve a relative time difference `delta` at a relative
-/// spread `spread`, for a two-sided test at [`super::ALPHA`] with 80 % power (at
+/// spread `spread`, for a two-sided test at [`ALPHA`](super::side::ALPHA) with 80 % power (at
 /// least 2).
 pub fn runs_to_resolve(delta: f64, spread: f64) -> usize {
     if delta <= 0.0 {
@@ -142,7 +142,7 @@ impl InstructionSignal {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::fake;
+    use super::super::side::tests::fake;
     use super::*;
 
     fn counted(mut s: AbSide, counts: &[f64]) -> AbSide {

@@ -370,62 +370,6 @@ pub fn search_unavailable(pmu: bool, perf: bool) -> Option<String> {
     }
 }
 
-/// The `perf stat` passes: named events and the stall search.
-pub(super) fn perf_passes(
-    cfg: &super::AbConfig,
-    pmu: bool,
-    stop: &std::sync::atomic::AtomicBool,
-    notes: &mut Vec<String>,
-) -> Result<(Option<EventComparison>, Option<EventComparison>), super::AbError> {
-    if cfg.events.is_empty() && !cfg.search_stalls {
-        return Ok((None, None));
-    }
-    let perf_err = |e: xferbench_probes::counters::perf_stat::PerfStatError| {
-        super::AbError::Perf(e.to_string())
-    };
-    let rounds = cfg.runs.clamp(1, 3);
-    let argv = |c: &str| -> Vec<std::ffi::OsString> { vec!["sh".into(), "-c".into(), c.into()] };
-    let (a, b) = (argv(&cfg.a), argv(&cfg.b));
-    let known = xferbench_probes::counters::perf_stat::list_events().map_err(perf_err)?;
-    let mut events = None;
-    if !cfg.events.is_empty() {
-        let (ok, unknown) = xferbench_probes::counters::perf_stat::resolve(&cfg.events, &known);
-        if !unknown.is_empty() {
-            notes.push(format!(
-                "--events: not in perf's event tables on this CPU: {}",
-                unknown.join(", ")
-            ));
-        }
-        let rows = if ok.is_empty() {
-            Vec::new()
-        } else {
-            count_events(&a, &b, &ok, rounds, stop).map_err(perf_err)?
-        };
-        events = Some(EventComparison {
-            rounds,
-            rows,
-            unknown,
-        });
-    }
-    let mut search = None;
-    if cfg.search_stalls {
-        match search_unavailable(pmu, true) {
-            Some(reason) => notes.push(reason),
-            None => {
-                let candidates = search_candidates(&known);
-                let mut rows = count_events(&a, &b, &candidates, rounds, stop).map_err(perf_err)?;
-                rank(&mut rows);
-                search = Some(EventComparison {
-                    rounds,
-                    rows,
-                    unknown: Vec::new(),
-                });
-            }
-        }
-    }
-    Ok((events, search))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,14 +48,14 @@ pub const DRIFT_PROBES: [&str; 3] = [CACHE_LINE, FUTEX, MEMCPY];
 /// The name of the hand-over probe at `size` bytes: `hand-over round trip 64 KiB`, as
 /// a point's limit names it.
 pub fn handover(size: u64) -> String {
-    format!("hand-over round trip {}", super::size_words(size))
+    format!("hand-over round trip {}", super::probes::size_words(size))
 }
 
 /// The name of the stream floor at `size` bytes: `stream floor 64 KiB`, or `stream
 /// floor 64 KiB in place` for messages read in place, as a point's limit names it.
 pub fn stream(size: u64, in_place: bool) -> String {
     let how = if in_place { " in place" } else { "" };
-    format!("stream floor {}{how}", super::size_words(size))
+    format!("stream floor {}{how}", super::probes::size_words(size))
 }
 
 /// Bytes a sample's stream batch times at each size, after its untimed lap of the
@@ -109,7 +109,7 @@ pub const GAP_PER_COST: u32 = 10;
 
 /// Samples the real machine.
 pub fn sample_machine() -> DriftSample {
-    let cpus = super::probe_cpus();
+    let cpus = super::probes::probe_cpus();
     let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
     let batches3 =
         |f: &dyn Fn() -> Option<f64>| -> Vec<f64> { (0..3).filter_map(|_| f()).collect() };
@@ -117,13 +117,13 @@ pub fn sample_machine() -> DriftSample {
     if a != b {
         let cache_line = batches3(&|| super::probes::cache_line_rtt(a, b, 2_000, SAMPLE_BUDGET));
         sample.insert(CACHE_LINE.to_string(), &cache_line);
-        for size in super::HANDOVER_SIZES {
+        for size in super::probes::HANDOVER_SIZES {
             let trips = (HANDOVER_BATCH_BYTES / size).max(1);
             let floor = || super::probes::handover_floor(a, b, size as usize, trips, SAMPLE_BUDGET);
             sample.insert(handover(size), &batches3(&floor));
         }
-        for size in super::STREAM_SIZES {
-            let ring = super::stream_ring(size) as usize;
+        for size in super::probes::STREAM_SIZES {
+            let ring = super::probes::stream_ring(size) as usize;
             let messages = (STREAM_BATCH_BYTES / size).max(1);
             for mode in [
                 super::probes::StreamMode::Copy,
@@ -323,17 +323,17 @@ pub struct DriftLog {
 }
 
 impl DriftLog {
-    /// Takes a sample unless one was taken since the last visit, or the last one was
-    /// taken less than [`GAP_PER_COST`] times its cost ago; returns the index of the
-    /// sample that stands for now.
-    pub fn sample(&mut self, probe: &dyn super::MachineProbe) -> usize {
+    /// Takes a sample (`take`, the machine's cheap probes) unless one was taken since
+    /// the last visit, or the last one was taken less than [`GAP_PER_COST`] times its
+    /// cost ago; returns the index of the sample that stands for now.
+    pub fn sample(&mut self, take: impl FnOnce() -> DriftSample) -> usize {
         let due = match self.last {
             None => true,
             Some((at, cost)) => !self.fresh && at.elapsed() >= cost * GAP_PER_COST,
         };
         if due {
             let start = std::time::Instant::now();
-            self.samples.push(probe.drift_sample());
+            self.samples.push(take());
             let cost = start.elapsed();
             tracing::debug!(
                 sample = self.samples.len() - 1,
@@ -426,7 +426,7 @@ mod tests {
             let [low, high] = sample.spread[name];
             assert!(low <= *v && *v <= high, "{name}: {low} {v} {high}");
         }
-        if super::super::probe_cpus().len() > 1 {
+        if super::super::probes::probe_cpus().len() > 1 {
             for size in super::super::HANDOVER_SIZES {
                 assert!(sample.probes.contains_key(&handover(size)), "{sample:?}");
             }

@@ -32,6 +32,41 @@ use xferbench_transports::buffer::{PAGE, PageBuf};
 /// How long a two-thread probe may take before it is abandoned.
 const DEADLINE: Duration = Duration::from_secs(2);
 
+/// The hand-over sizes measured, bytes: the floors of ping-pongs of large messages.
+pub const HANDOVER_SIZES: [u64; 2] = [4 << 10, 64 << 10];
+
+/// The message sizes of the stream floors, bytes (`StreamLimit`).
+pub const STREAM_SIZES: [u64; 2] = [4 << 10, 64 << 10];
+
+/// The ring a stream floor of `size`-byte messages runs through, bytes: the ring the
+/// `shm` transport gives a stream of that size by default (`capacity=auto`,
+/// [`xferbench_transports::shm::auto_capacity`] of a stream, which does not depend
+/// on the cache).
+pub fn stream_ring(size: u64) -> u64 {
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    let traffic = xferbench_transports::Traffic::stream(size);
+    xferbench_transports::shm::auto_capacity(traffic, 32 << 10) as u64
+}
+
+/// `4 KiB`, `64 KiB`, `2 MiB`, `64 MiB`.
+pub fn size_words(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
+}
+
+/// The two CPUs the cross-CPU probes use: the first two this process may run on.
+pub fn probe_cpus() -> Vec<usize> {
+    let mut cpus = xferbench_probes::affinity::allowed_cpus();
+    cpus.truncate(2);
+    if cpus.is_empty() {
+        cpus.push(0);
+    }
+    cpus
+}
+
 /// Bytes of buffers per direction the hand-over cycles through when it gives every
 /// message fresh lines: the `shm` transport's ring for a stream, more than a CPU's
 /// private caches hold.

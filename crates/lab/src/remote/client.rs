@@ -6,7 +6,8 @@ use super::auth::{NONCE_LEN, Token, hex, nonce, unhex};
 use super::protocol::{
     HostInfo, Line, RemoteRole, Reply, Request, VERSION, decode_reply, encode, read_line,
 };
-use super::{ClockOffset, RemoteError};
+use crate::error::RemoteError;
+use crate::hosts::ClockOffset;
 use std::collections::HashMap;
 use std::io::{BufReader, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};

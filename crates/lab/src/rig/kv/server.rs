@@ -2,7 +2,7 @@
 //! [`Role::KvServer`], or `redis-server` on a Unix socket; started, asked how many
 //! requests it served, checked and stopped.
 
-use super::{HANG, KvServerSpec, Target};
+use super::spec::{HANG, KvServerSpec, Target};
 use crate::rig::RunError;
 use crate::workload::kv::Backend;
 use std::io::{BufRead, BufReader};

@@ -3,7 +3,7 @@
 //! watched and stopped. Or a mock already running at an address (`warp client
 //! --connect`), which is only connected to: neither watched nor stopped.
 
-use super::MemoryMockSpec;
+use super::spec::MemoryMockSpec;
 use crate::workload::warp::WarpRunError;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
