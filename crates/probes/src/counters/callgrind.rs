@@ -16,7 +16,8 @@
 //! "Cycle Estimation"): `Ir + 10·(I1mr + D1mr + D1mw) + 100·(ILmr + DLmr + DLmw)`: an L1
 //! miss that hits the last level costs about 10 cycles, a last-level miss about 100.
 
-use super::{CounterSource, Participant, ProcessCounters, RunCounters, derive};
+pub use super::model::estimated_cycles;
+use super::model::{CounterSource, Participant, ProcessCounters, RunCounters, derive};
 use crate::process::{Launcher, Wrapper};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,16 +73,6 @@ pub fn parse_totals(text: &str) -> Result<BTreeMap<String, f64>, CallgrindParseE
         out.insert(e.to_string(), v as f64);
     }
     Ok(out)
-}
-
-/// `Ir + 10·(I1mr + D1mr + D1mw) + 100·(ILmr + DLmr + DLmw)`, when `Ir` and the cache
-/// events are present.
-pub fn estimated_cycles(v: &BTreeMap<String, f64>) -> Option<f64> {
-    let get = |k: &str| v.get(k).copied();
-    let ir = get("Ir")?;
-    let l1 = get("I1mr")? + get("D1mr")? + get("D1mw")?;
-    let ll = get("ILmr")? + get("DLmr")? + get("DLmw")?;
-    Some(ir + 10.0 * l1 + 100.0 * ll)
 }
 
 /// The `valgrind` command line that runs `program` under callgrind with cache

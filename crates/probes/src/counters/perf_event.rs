@@ -15,7 +15,7 @@
 //! A multiplexed counter is scaled by `time_enabled / time_running`, as `perf stat`
 //! does.
 
-use super::{CounterSource, Participant, ProcessCounters, RunCounters, derive, name};
+use super::model::{CounterSource, Participant, ProcessCounters, RunCounters, derive, name};
 use perf_event::events::{Event, Hardware, Software};
 use perf_event::{Builder, Counter};
 use std::collections::BTreeMap;
