@@ -12,7 +12,7 @@
 //!   less); on a size axis powers of two (64 B, 256 B, 1 KiB, …), at most eight.
 //!   An axis too short for two such ticks gets linear ticks.
 
-use super::Unit;
+use super::unit::Unit;
 
 /// How an axis maps values to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -107,3 +107,23 @@ mod tests {
         assert!(h.contains("latency p99.9"));
     }
 }
+
+/// A chart of a `run`'s page.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunChart {
+    /// One chart of the primary figure.
+    One {
+        /// The chart.
+        chart: Chart,
+        /// What is drawn: medians, intervals, which way is better.
+        note: String,
+    },
+    /// The round-trip latency, one chart per percentile (p50, p99, p99.9), shown one
+    /// at a time.
+    Percentiles {
+        /// Percentile names (`p50`) and their charts.
+        options: Vec<(String, Chart)>,
+        /// What is drawn.
+        note: String,
+    },
+}

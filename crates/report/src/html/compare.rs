@@ -8,7 +8,9 @@
 //! side's mean with the spread of its runs (min–max), and the change with its
 //! interval. The cautions and notes of the terminal's comparison follow the table.
 
-use super::{chart, figure_name, page, table};
+use super::layout::page;
+use super::words::figure_name;
+use super::{chart, table};
 use crate::chart::{Axis, Chart, Interval, Intervals, Line, Point, Scale, Unit};
 use crate::study::Table;
 use maud::{Markup, html};

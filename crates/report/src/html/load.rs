@@ -6,7 +6,9 @@
 //! [`xferbench_lab::knee`] defines it); its line labels name the other parameters
 //! that vary across the document, as the run's other charts do.
 
-use super::{RunChart, line_label, point, varying};
+use super::chart::RunChart;
+use super::point::{self, line_label};
+use super::words::varying;
 use crate::chart::{Axis, Chart, Intervals, Line, Marker, Point, Scale, Unit};
 use crate::format;
 use crate::study::Table;

@@ -17,47 +17,27 @@
 
 pub mod chart;
 pub mod compare;
+mod layout;
 pub mod load;
 pub mod point;
 pub mod summary;
 pub mod table;
+mod words;
+
+pub use chart::RunChart;
+use layout::page;
+use point::line_label;
+use words::varying;
+pub use words::{figure_name, point_figure_name};
 
 use crate::Exporter;
 use crate::chart::{Axis, Chart, Interval, Intervals, Line, Point, Scale, Unit};
 use crate::plot::LineChart;
 use crate::study::{Table, Written};
-use maud::{DOCTYPE, Markup, PreEscaped, html};
-use std::collections::{BTreeMap, BTreeSet};
+use maud::{Markup, html};
+use std::collections::BTreeSet;
 use xferbench_lab::names;
 use xferbench_lab::result::{Context, Outcome, PointResult, ResultDoc, figure};
-
-const CSS: &str = include_str!("report.css");
-const SCRIPT: &str = include_str!("sort.js");
-
-/// The whole page around `body`.
-fn page(title: &str, body: Markup) -> String {
-    html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                meta name="generator" content={"xferbench"};
-                title { (title) }
-                style {
-                    (PreEscaped(crate::chart::theme_css()))
-                    (PreEscaped(CSS))
-                    (PreEscaped(crate::chart::CSS))
-                }
-            }
-            body {
-                (body)
-                script { (PreEscaped(SCRIPT)) }
-            }
-        }
-    }
-    .into_string()
-}
 
 /// The machine's limits at the start and end, when the context records them.
 pub fn machine_limits(context: &Context) -> Option<Markup> {
@@ -236,106 +216,12 @@ fn verdict(v: &xferbench_lab::verdict::AbVerdict) -> Markup {
     }
 }
 
-/// A chart of a `run`'s page.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunChart {
-    /// One chart of the primary figure.
-    One {
-        /// The chart.
-        chart: Chart,
-        /// What is drawn: medians, intervals, which way is better.
-        note: String,
-    },
-    /// The round-trip latency, one chart per percentile (p50, p99, p99.9), shown one
-    /// at a time.
-    Percentiles {
-        /// Percentile names (`p50`) and their charts.
-        options: Vec<(String, Chart)>,
-        /// What is drawn.
-        note: String,
-    },
-}
-
 /// Round-trip latency percentiles offered on a run's page.
 const PERCENTILES: [(&str, &str); 3] = [
     ("p50", figure::LATENCY[0]),
     ("p99", figure::LATENCY[2]),
     ("p99.9", figure::LATENCY[3]),
 ];
-
-/// A figure as people say it: `throughput`, `round-trip latency p99`, `CPU main`;
-/// unknown names lose their unit suffix and underscores.
-pub fn figure_name(name: &str) -> String {
-    figure_name_of(name, false)
-}
-
-/// [`figure_name`] of a point's figure: a `load` point's latencies are one-way, from
-/// each message's intended send time.
-pub fn point_figure_name(p: &PointResult, name: &str) -> String {
-    figure_name_of(name, p.summary.contains_key(figure::OFFERED_RATE))
-}
-
-fn figure_name_of(name: &str, open_loop: bool) -> String {
-    if open_loop && name == figure::LATENCY_P9999 {
-        return "latency p99.99 from the intended send time".into();
-    }
-    let latency = ["p50", "p90", "p99", "p99.9", "max", "mean"];
-    if let Some(i) = figure::LATENCY.iter().position(|f| *f == name) {
-        if open_loop {
-            return format!("latency {} from the intended send time", latency[i]);
-        }
-        return format!("round-trip latency {}", latency[i]);
-    }
-    match name {
-        figure::THROUGHPUT => "throughput".into(),
-        figure::MESSAGE_RATE => "message rate".into(),
-        figure::WINDOW => "common window".into(),
-        figure::FAIRNESS => "fairness (Jain's index)".into(),
-        figure::CPU_MAIN => "CPU main".into(),
-        figure::CPU_PEERS => "CPU peers".into(),
-        figure::CPU_PER_MESSAGE => "CPU time per message".into(),
-        _ => {
-            let stem = ["_bytes_per_s", "_ns_per_message", "_ns", "_s", "_cpus"]
-                .iter()
-                .find_map(|s| name.strip_suffix(s))
-                .unwrap_or(name);
-            let stem = if name.ends_with("_ns_per_message") {
-                format!("{stem} per message")
-            } else {
-                stem.to_string()
-            };
-            stem.replace("_per_s", "/s").replace('_', " ")
-        }
-    }
-}
-
-/// The parameters of a point that vary across the document, for a line's legend:
-/// `shm`, `shm, 2 channels`, `pipe, pipe_size=65536`.
-fn line_label(p: &PointResult, varying: &[&str]) -> String {
-    varying
-        .iter()
-        .map(|k| point::param(p, k))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The parameters whose values differ between the points of `doc`, other than
-/// `except` (the x axis) and the workload; the transport first, as the tables have it.
-fn varying<'a>(doc: &'a ResultDoc, except: &str) -> Vec<&'a str> {
-    let mut values: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for p in &doc.points {
-        for (k, v) in &p.params {
-            values.entry(k).or_default().insert(v);
-        }
-    }
-    let mut varying: Vec<&str> = values
-        .iter()
-        .filter(|(k, v)| v.len() > 1 && **k != except && **k != names::WORKLOAD)
-        .map(|(k, _)| *k)
-        .collect();
-    varying.sort_by_key(|k| *k != names::TRANSPORT);
-    varying
-}
 
 /// The charts of a sweep: the primary figure against message size (or channels, when
 /// only they vary), one line per combination of the other parameters, each point the

@@ -3,8 +3,8 @@
 //! max, and how far behind its schedule the sender was), the CPU of each process, the
 //! counters, integrity and the point's warnings.
 
-use super::point_figure_name;
 use super::table::table;
+use super::words::point_figure_name;
 use crate::chart::{Unit, svg::strip};
 use crate::format;
 use crate::study::Table;
@@ -42,6 +42,16 @@ fn param_value(params: &BTreeMap<String, String>, key: &str, value: &str) -> Str
         (TRANSPORT, _) => value.into(),
         _ => format!("{key}={}", params::display(params, key, value)),
     }
+}
+
+/// The parameters of a point that vary across the document, for a line's legend:
+/// `shm`, `shm, 2 channels`, `pipe, pipe_size=65536`.
+pub fn line_label(p: &PointResult, varying: &[&str]) -> String {
+    varying
+        .iter()
+        .map(|k| param(p, k))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// One parameter of a point as people write it (see [`describe_params`]).
