@@ -22,7 +22,6 @@ use xferbench_lab::rig::kv::{SERVER, VISITORS, WORKERS};
 use xferbench_report::chart::{Interval, Unit};
 use xferbench_report::plot::{LineChart, Scale, Series};
 use xferbench_report::study::{ColumnUnit, StudyFolder, Table};
-use xferbench_transports::kv::Arch;
 
 /// The original's cases, in `benchmark.sh` order: (CSV name, words of the summary).
 pub const CASES: [(&str, &str); 7] = [
@@ -64,10 +63,7 @@ pub const SEED_RATIOS: [[f64; 7]; 2] = [
     [0.94, 0.99, 0.92, 9.71, 1.00, 8.00, 1.14],
 ];
 
-/// The architectures' names, in the order of their one definition.
-fn arches() -> [&'static str; 3] {
-    Arch::ALL.map(Arch::name)
-}
+use profile::arches;
 
 fn find<'a>(doc: &'a ResultDoc, group: &str, case: &str, arch: &str) -> Option<&'a PointResult> {
     doc.points.iter().find(|p| {

@@ -69,14 +69,7 @@ pub const RERUN: [&str; 2] = [
     "xferbench ab --runs 10 --search-stalls \"xferbench __perfstat-bench '{\\\"bench\\\":\\\"circular_buffer_into_byte_buffer_1kb\\\",\\\"variant\\\":\\\"a\\\",\\\"iterations\\\":10000,\\\"warmup\\\":1,\\\"runs\\\":10}'\" \"xferbench __perfstat-bench '{\\\"bench\\\":\\\"circular_buffer_into_byte_buffer_1kb\\\",\\\"variant\\\":\\\"b\\\",\\\"iterations\\\":10000,\\\"warmup\\\":1,\\\"runs\\\":10}'\"",
 ];
 
-/// Which pair a benchmark belongs to.
-pub fn pair_of(bench: Benchmark) -> &'static str {
-    if bench.is_seed() {
-        "alignment"
-    } else {
-        "memory"
-    }
-}
+pub use params::pair_of;
 
 /// The study's points: every benchmark, A then B.
 pub fn points() -> Vec<(PlannedPoint, BenchSpec)> {

@@ -1,5 +1,6 @@
 //! The perf-stat study's point parameters, defined once.
 
+use xferbench_lab::workload::perf_stat::Benchmark;
 use xferbench_params::ParamDef;
 
 /// The names of the perf-stat study's point parameters, for code that builds or
@@ -15,7 +16,7 @@ pub mod names {
     pub const ITERATIONS: &str = "iterations";
 }
 
-/// `pair`: which pair of the study a benchmark belongs to (`pair_of`).
+/// `pair`: which pair of the study a benchmark belongs to ([`pair_of`]).
 pub const PAIR: ParamDef = ParamDef::text(
     names::PAIR,
     "alignment or memory",
@@ -47,3 +48,12 @@ pub const ITERATIONS: ParamDef = ParamDef::integer(
     1,
     "iterations of one run of a counting point",
 );
+
+/// Which pair a benchmark belongs to.
+pub fn pair_of(bench: Benchmark) -> &'static str {
+    if bench.is_seed() {
+        "alignment"
+    } else {
+        "memory"
+    }
+}

@@ -136,7 +136,7 @@ fn group(
         .map(|(bench, variant)| {
             let params = [
                 (crate::params::names::GROUP, name.to_string()),
-                (names::PAIR, super::pair_of(bench).to_string()),
+                (names::PAIR, super::params::pair_of(bench).to_string()),
                 (names::BENCHMARK, bench.name().to_string()),
                 (names::VARIANT, variant.name().to_string()),
             ];

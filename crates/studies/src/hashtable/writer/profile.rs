@@ -6,6 +6,11 @@ use std::fmt::Write as _;
 use xferbench_lab::result::ResultDoc;
 use xferbench_report::study::Table;
 
+/// The architectures' names, in the order of their one definition.
+pub(super) fn arches() -> [&'static str; 3] {
+    xferbench_transports::kv::Arch::ALL.map(xferbench_transports::kv::Arch::name)
+}
+
 fn shares(doc: &ResultDoc) -> Option<&serde_json::Value> {
     doc.study.as_ref()?.extras.get("profile_shares")
 }
@@ -41,12 +46,12 @@ pub fn table(doc: &ResultDoc) -> Option<Table> {
         return None;
     }
     let mut headers = vec!["category".to_string(), "seed (preopt)".to_string()];
-    headers.extend(super::arches().iter().map(|a| format!("{a} here")));
+    headers.extend(arches().iter().map(|a| format!("{a} here")));
     let rows = SEED
         .iter()
         .map(|(key, seed)| {
             let mut row = vec![format!("{} (`{key}`)", label(key)), seed.to_string()];
-            row.extend(super::arches().iter().map(|a| pct(share(doc, a, key))));
+            row.extend(arches().iter().map(|a| pct(share(doc, a, key))));
             row
         })
         .collect();
@@ -74,7 +79,7 @@ pub fn summary(s: &mut String, doc: &ResultDoc) {
             let _ = writeln!(s, "No shares: {}.", v["skipped"].as_str().unwrap_or("-"));
         }
         Some(v) => {
-            for a in super::arches() {
+            for a in arches() {
                 let Some(p) = v.get(a) else {
                     let _ = writeln!(s, "- **{a}**: not profiled (its profile point is missing).");
                     continue;

@@ -391,3 +391,57 @@ fn a_stand_in_that_could_not_leave_is_a_collapse_beside_the_times_it_measured() 
     assert!(!table[5].starts_with("collapsed"), "{table:?}");
     assert!(collapsed_time(p).is_none());
 }
+
+#[test]
+fn a_collapsed_point_is_recorded_and_the_study_completes() {
+    use std::sync::atomic::AtomicBool;
+    // Two quick points, in this process: one alone, one whose timed client cannot
+    // finish in its 20 ms run limit.
+    let mut pts: Vec<_> = crate::hashtable::study_points(&crate::hashtable::Scale::QUICK, false)
+        .into_iter()
+        .filter(|(pp, _)| pp.params["arch"] == "sharded" && pp.params["visitors"] == "0")
+        .take(2)
+        .collect();
+    pts[1].1.outer = 1_000_000;
+    pts[1].1.run_limit_ms = 20;
+    let mut bench = crate::hashtable::bench::KvBench::new(pts, None);
+    let mut options = crate::hashtable::loop_options(&crate::hashtable::Scale::QUICK);
+    options.runs = 1;
+    let settings = crate::study::StudyEnv::default().settings("kv", &options, true);
+    let doc = xferbench_lab::measure::run_plan(
+        xferbench_lab::result::test_context(settings),
+        &mut bench,
+        &options,
+        &AtomicBool::new(false),
+        &mut [],
+    );
+    assert!(
+        matches!(doc.outcome, xferbench_lab::result::Outcome::Complete),
+        "{:?}",
+        doc.outcome
+    );
+    let (fine, cut) = (&doc.points[0], &doc.points[1]);
+    // The machine's own warnings (noise, contention) may come with any point; a
+    // collapse may not come with the one that finished.
+    assert!(
+        fine.runs[0].collapsed.is_none()
+            && !fine.warnings.iter().any(|w| w.starts_with("collapsed")),
+        "{:?}",
+        fine.warnings
+    );
+    assert!(
+        fine.summary
+            .contains_key(xferbench_lab::rig::kv::figures::TIME_MEAN_S)
+    );
+    let c = cut.runs[0].collapsed.as_ref().expect("collapsed");
+    assert!(c.completed < c.planned);
+    assert!(
+        cut.warnings
+            .iter()
+            .any(|w| w.starts_with("collapsed in 1 of 1 runs: the timed client completed")),
+        "{:?}",
+        cut.warnings
+    );
+    assert!(collapse(cut).is_some());
+    assert!(cut.integrity.unwrap().is_clean());
+}
