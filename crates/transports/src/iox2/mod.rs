@@ -109,6 +109,13 @@
 //! request's is still held, and returns the request before it publishes the reply
 //! (as iceoryx2's own benchmark does). The copying `send` and `recv` are the same calls with a
 //! `memcpy` into the loan and out of the sample.
+//!
+//! [`io::ErrorKind::TimedOut`]: std::io::ErrorKind::TimedOut
+//! [`io::ErrorKind::UnexpectedEof`]: std::io::ErrorKind::UnexpectedEof
+//! [`io::ErrorKind::InvalidData`]: std::io::ErrorKind::InvalidData
+//! [`io::ErrorKind::InvalidInput`]: std::io::ErrorKind::InvalidInput
+//! [`io::ErrorKind::BrokenPipe`]: std::io::ErrorKind::BrokenPipe
+//! [`io::ErrorKind::ConnectionAborted`]: std::io::ErrorKind::ConnectionAborted
 
 mod domain;
 mod endpoint;
