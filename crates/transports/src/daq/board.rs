@@ -1,9 +1,10 @@
 //! Boards, their DMA engines, the crate's bus and trigger: see the [module
 //! docs](super) for the model.
 
+use super::config::{CHUNK_BYTES, DigitizerConfig, Link, Trigger};
 use super::control::{Control, ControlReader};
+use super::error::DaqError;
 use super::memory::{DeviceMemory, Mapping, SAMPLE_BYTES, map, memfd};
-use super::{CHUNK_BYTES, DaqError, DigitizerConfig, Link, Trigger};
 use rustix::event::{EventfdFlags, PollFd, PollFlags};
 use rustix::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -614,8 +615,8 @@ impl Drop for Digitizer {
 
 #[cfg(test)]
 mod tests {
+    use super::super::config::{Access, DaqEnd};
     use super::super::memory::mismatches;
-    use super::super::{Access, DaqEnd};
     use super::*;
 
     fn config(boards: usize, samples: usize, trigger: Trigger, mapped: bool) -> DigitizerConfig {

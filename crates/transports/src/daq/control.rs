@@ -18,7 +18,7 @@
 //! a fixed 32 bytes, and the magic, version, board, size, unknown status bits and a
 //! counter that goes backwards are all refused with an error that names the field.
 
-use super::DaqError;
+use super::error::DaqError;
 use super::memory::{Mapping, map, memfd};
 use rustix::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};

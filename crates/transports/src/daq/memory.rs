@@ -15,7 +15,7 @@
 //! growing, so another process of the user that reopens one through
 //! `/proc/<pid>/fd` cannot truncate it under the model's mappings.
 
-use super::DaqError;
+use super::error::DaqError;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::SealFlags;
 

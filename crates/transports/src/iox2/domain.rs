@@ -1,9 +1,13 @@
 //! The iceoryx2 domain of this transport: its configuration and file prefix, and the
 //! removal of what dead processes and the last node leave behind.
 
-use super::*;
+use super::settings::{FILE_PREFIX, NAME};
+use crate::TransportError;
+use iceoryx2::prelude::*;
+use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::{Once, OnceLock};
 
 /// The iceoryx2 configuration every node of this transport uses: iceoryx2's defaults
 /// with [`FILE_PREFIX`] (ignoring any system-wide iceoryx2 configuration file, so

@@ -1,9 +1,23 @@
 //! One side of a connection: its iceoryx2 ports, the listener waiting for the
 //! connector's hello, and the endpoint that sends and receives samples.
 
-use super::domain::{LastNode, peer_alive};
-use super::*;
+use super::domain::{LastNode, peer_alive, remove_dead_nodes};
+use super::settings::{HELLO_LEN, INITIAL_SLICE, Iceoryx2, NAME, PEER_CHECK, Slices, Wait};
+use crate::{Endpoint, Recv};
+use iceoryx2::port::listener::Listener as EventListener;
+use iceoryx2::port::notifier::Notifier;
+use iceoryx2::port::publisher::Publisher;
+use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::port::{BackpressureAction, BackpressureInfo};
+use iceoryx2::prelude::*;
+use iceoryx2::sample::Sample;
+use iceoryx2::service::port_factory::{event, publish_subscribe};
+use std::io;
+use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// What a waiting side watches: the peer's process, and the flag its owner sets when
 /// it gives up on the channel ([`Endpoint::abandon_when`]).

@@ -23,7 +23,8 @@
 //! architecture's layout needs for that worker count. Offsets into the body are
 //! computed from those checked values, never read from shared memory.
 
-use super::{Arch, KvError};
+use super::arch::Arch;
+use super::error::KvError;
 use crate::shm::mapping::Mapping;
 use rustix::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -68,7 +69,7 @@ pub struct KvHeader {
     /// Preopt's main object: the response object's inode.
     pub companion_ino: u64,
     /// 0: a public server, which [`running_servers`] lists and any client may join;
-    /// else the key of a private server ([`PrivateKey`](super::PrivateKey)), which only
+    /// else the key of a private server ([`PrivateKey`](super::config::PrivateKey)), which only
     /// a client presenting it joins and which is listed nowhere.
     pub key: u64,
 }

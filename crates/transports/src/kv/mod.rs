@@ -36,62 +36,32 @@
 //! on Ctrl-C and SIGTERM); objects of a server that was killed are removed by the
 //! stale-region sweep ([`crate::shm::region::sweep_stale`]), run by every new server.
 
+pub mod arch;
+pub mod config;
+pub mod error;
+mod guard;
 pub mod header;
 pub mod preopt;
 pub mod ring;
 pub(crate) mod sem;
 pub mod sharded;
+mod shared;
 pub mod table;
 pub mod wire;
 
+pub use arch::{ARCH, Arch};
+pub use config::{ClientOptions, DEFAULT_HANG, PrivateKey, ServerConfig};
+pub use error::KvError;
+
 use header::ShmObject;
-use std::io;
-use std::num::NonZeroU64;
+use shared::ServerShared;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 use wire::{RequestPayload, ResponseData};
 
-/// A server architecture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Arch {
-    /// The original: one-slot channels, semaphores, broadcast responses.
-    Preopt,
-    /// The original author's rings: MPMC requests, broadcast response ring.
-    Ring,
-    /// Per-client SPSC rings served by the least-loaded worker.
-    Sharded,
-}
-
-xferbench_params::choices!(Arch {
-    Preopt => "preopt": "the original: one-slot request channel, broadcast responses, semaphores",
-    Ring => "ring": "the original author's MPMC request ring and broadcast response ring",
-    Sharded => "sharded": "per-client SPSC rings served by the least-loaded worker",
-});
-
-/// `arch`: the server's architecture.
-pub const ARCH: crate::ParamDef = crate::ParamDef::choice(
-    "arch",
-    <Arch as xferbench_params::Choices>::CHOICES,
-    "sharded",
-    "the hash-table server's architecture",
-);
-
+// The body sizes are the architectures' own layouts, so this method stands here,
+// beside the modules it dispatches to, and not in `arch.rs`.
 impl Arch {
-    /// The code stored in the header.
-    pub fn code(self) -> u32 {
-        match self {
-            Arch::Preopt => 1,
-            Arch::Ring => 2,
-            Arch::Sharded => 3,
-        }
-    }
-
-    /// The architecture of a header code.
-    pub fn from_code(code: u32) -> Option<Arch> {
-        Arch::ALL.into_iter().find(|a| a.code() == code)
-    }
-
     /// Bytes of the body of object `part` for `workers` workers.
     pub fn body_len(self, workers: u32, part: u32) -> usize {
         match self {
@@ -99,164 +69,6 @@ impl Arch {
             Arch::Ring => ring::body_len(),
             Arch::Sharded => sharded::body_len(workers),
         }
-    }
-}
-
-/// Why a server or client failed.
-#[derive(Debug, thiserror::Error)]
-pub enum KvError {
-    /// A system call failed.
-    #[error("{op}: {source}")]
-    Io {
-        /// What was being done.
-        op: &'static str,
-        /// The OS error.
-        #[source]
-        source: io::Error,
-    },
-    /// The object's header is corrupt, truncated or from another build.
-    #[error("refusing the kv object: {0}")]
-    Header(String),
-    /// No server to connect to.
-    #[error("no kv server: {0}")]
-    NoServer(String),
-    /// Bytes read from shared memory failed their checks.
-    #[error("bad message in shared memory: {0}")]
-    Wire(#[from] wire::WireError),
-    /// A wait made no progress for the hang timeout.
-    #[error(
-        "{arch}: no progress for {secs} s waiting for {what}; the protocol hung (a client may have died holding it)"
-    )]
-    Hung {
-        /// The architecture.
-        arch: &'static str,
-        /// The wait.
-        what: &'static str,
-        /// Seconds waited.
-        secs: u64,
-    },
-    /// The server process died.
-    #[error("the kv server (pid {0}) is gone")]
-    ServerGone(i32),
-    /// Every client slot is taken.
-    #[error("all {0} client slots of the server are taken")]
-    Full(usize),
-    /// Bad configuration.
-    #[error("{0}")]
-    Config(String),
-    /// Stopped (Ctrl-C).
-    #[error("interrupted")]
-    Interrupted,
-    /// The server is private to the process that started it ([`PrivateKey`]), and
-    /// the client did not present its key.
-    #[error(
-        "the kv server {address} (pid {pid}) is private to the run that started it (a study's server); start one of your own with `xferbench kv serve`"
-    )]
-    Private {
-        /// The server's address.
-        address: String,
-        /// The server's pid.
-        pid: u32,
-    },
-    /// An index read from shared memory breaks its ring's invariant: another
-    /// process wrote over the region.
-    #[error("kv region {region}: {what} (another process wrote over the shared memory)")]
-    Corrupt {
-        /// The region's address.
-        region: String,
-        /// What was wrong.
-        what: String,
-    },
-}
-
-/// How to start a server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ServerConfig {
-    /// The architecture.
-    pub arch: Arch,
-    /// Buckets of the hash table (`-s`).
-    pub buckets: usize,
-    /// Worker threads (`-n`).
-    pub workers: u32,
-    /// A wait on another process with no progress for this long is a hang.
-    pub hang_timeout: Duration,
-    /// A private server's key: only clients presenting it join (see the module doc).
-    /// None: a public server, which any client of this user may join.
-    pub key: Option<PrivateKey>,
-}
-
-impl ServerConfig {
-    /// The original's defaults: 10,000 buckets, one worker, public.
-    pub fn new(arch: Arch) -> ServerConfig {
-        ServerConfig {
-            arch,
-            buckets: 10_000,
-            workers: 1,
-            hang_timeout: DEFAULT_HANG,
-            key: None,
-        }
-    }
-
-    fn check(&self) -> Result<(), KvError> {
-        if self.buckets == 0 {
-            return Err(KvError::Config("the table needs at least 1 bucket".into()));
-        }
-        if self.workers == 0 || self.workers > header::MAX_WORKERS {
-            return Err(KvError::Config(format!(
-                "workers must be 1 to {}, got {}",
-                header::MAX_WORKERS,
-                self.workers
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// The default hang timeout.
-pub const DEFAULT_HANG: Duration = Duration::from_secs(10);
-
-/// The key of a private server (never 0, which the header reserves for a public
-/// one): a random value the server's owner gives its own clients.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(transparent)]
-pub struct PrivateKey(NonZeroU64);
-
-impl PrivateKey {
-    /// A fresh random key (std's per-process random hasher keys, the clock and the
-    /// pid): unique among the servers of a machine.
-    pub fn random() -> PrivateKey {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        h.write_u128(now);
-        h.write_u32(std::process::id());
-        PrivateKey(NonZeroU64::new(h.finish()).unwrap_or(NonZeroU64::MIN))
-    }
-
-    /// The key as the header stores it.
-    pub fn get(self) -> u64 {
-        self.0.get()
-    }
-}
-
-/// What the server's threads share.
-pub(crate) struct ServerShared {
-    pub(crate) table: table::HashTable,
-    pub(crate) stop: AtomicBool,
-    pub(crate) hang: Duration,
-    /// The first error of any server thread.
-    pub(crate) failure: std::sync::Mutex<Option<KvError>>,
-}
-
-impl ServerShared {
-    pub(crate) fn fail(&self, e: KvError) {
-        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
-        if f.is_none() {
-            *f = Some(e);
-        }
-        self.stop.store(true, Ordering::Relaxed);
     }
 }
 
@@ -397,20 +209,6 @@ impl ServerStats {
     }
 }
 
-/// How a client connects and waits.
-#[derive(Debug, Clone)]
-pub struct ClientOptions {
-    /// The client's id (random in the original).
-    pub client_id: u32,
-    /// Set on Ctrl-C: waits end with [`KvError::Interrupted`] at a safe point.
-    pub stop: Arc<AtomicBool>,
-    /// A wait with no progress for this long is [`KvError::Hung`].
-    pub hang_timeout: Duration,
-    /// The key of a private server ([`ServerConfig::key`]); None joins public
-    /// servers only.
-    pub key: Option<PrivateKey>,
-}
-
 /// A connected client of any architecture.
 pub enum Client {
     /// preopt.
@@ -484,40 +282,6 @@ impl Client {
             Client::Ring(c) => c.leave(),
             Client::Sharded(c) => c.leave(),
         }
-    }
-}
-
-/// The checks of a wait on another process: the stop flag (when the wait may be
-/// abandoned), the peer's liveness and the hang timeout.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Guard<'a> {
-    pub(crate) arch: &'static str,
-    pub(crate) stop: &'a AtomicBool,
-    pub(crate) interruptible: bool,
-    /// The server pid (clients), or 0.
-    pub(crate) peer: i32,
-    pub(crate) hang: Option<Duration>,
-}
-
-impl Guard<'_> {
-    /// Called between bounded slices of a wait that started at `since`.
-    pub(crate) fn check(&self, since: Instant, what: &'static str) -> Result<(), KvError> {
-        if self.interruptible && self.stop.load(Ordering::Relaxed) {
-            return Err(KvError::Interrupted);
-        }
-        if self.peer != 0 && !crate::shm::wait::process_alive(self.peer) {
-            return Err(KvError::ServerGone(self.peer));
-        }
-        if let Some(h) = self.hang
-            && since.elapsed() >= h
-        {
-            return Err(KvError::Hung {
-                arch: self.arch,
-                what,
-                secs: h.as_secs(),
-            });
-        }
-        Ok(())
     }
 }
 

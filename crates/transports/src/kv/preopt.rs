@@ -22,10 +22,13 @@
 //! inside the barrier, which the original would wait on forever) ends it with an
 //! error naming the wait; the payload tags are checked (see [`super::wire`]).
 
+use super::config::{ClientOptions, ServerConfig};
+use super::error::KvError;
+use super::guard::Guard;
 use super::header::{HeaderFields, ShmObject};
 use super::sem::Sem;
+use super::shared::ServerShared;
 use super::wire::{RequestData, RequestPayload, ResponseData};
-use super::{ClientOptions, Guard, KvError, ServerConfig, ServerShared};
 use crossbeam_channel::{RecvTimeoutError, unbounded};
 use std::cell::UnsafeCell;
 use std::sync::Arc;
@@ -90,7 +93,7 @@ pub(crate) fn start(
         buckets: cfg.buckets as u64,
         part,
         companion,
-        key: cfg.key.map_or(0, super::PrivateKey::get),
+        key: cfg.key.map_or(0, super::config::PrivateKey::get),
     };
     let res_obj = ShmObject::create(&format!("{name}-res"), fields(1, (0, 0)), |body| {
         let f = body.cast::<ResponseFrame>();

@@ -23,10 +23,13 @@
 //! Every wait is cut into slices checked for a stop, the server's death and the hang
 //! timeout; indices read from shared memory are masked to the ring.
 
+use super::config::{ClientOptions, ServerConfig};
+use super::error::KvError;
+use super::guard::Guard;
 use super::header::{HeaderFields, ShmObject};
 use super::sem::{PMutex, PRwLock, Sem};
+use super::shared::ServerShared;
 use super::wire::{RequestData, RequestPayload, ResponseData};
-use super::{ClientOptions, Guard, KvError, ServerConfig, ServerShared};
 use std::cell::UnsafeCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -85,7 +88,7 @@ pub(crate) fn start(
         buckets: cfg.buckets as u64,
         part: 0,
         companion: (0, 0),
-        key: cfg.key.map_or(0, super::PrivateKey::get),
+        key: cfg.key.map_or(0, super::config::PrivateKey::get),
     };
     let obj = ShmObject::create(name, fields, |p| {
         let b = p.cast::<RingBody>();

@@ -2,7 +2,8 @@
 //! `pthread_mutex_t`, `pthread_rwlock_t`), as the original used them, with every
 //! wait cut into bounded slices so that a [`Guard`] can end it.
 
-use super::{Guard, KvError};
+use super::error::KvError;
+use super::guard::Guard;
 use std::cell::UnsafeCell;
 use std::time::{Duration, Instant};
 

@@ -48,9 +48,11 @@
 //! the ring, a head more than a ring ahead of its tail is clamped, a worker number out
 //! of range is ignored and the slot freed.
 
+use super::config::{ClientOptions, ServerConfig};
+use super::error::KvError;
 use super::header::{HeaderFields, ShmObject};
+use super::shared::ServerShared;
 use super::wire::{RequestData, RequestPayload, ResponseData};
-use super::{ClientOptions, KvError, ServerConfig, ServerShared};
 use crate::shm::region::Padded;
 use crate::shm::wait::{self, Fences, WaitLine, WaitMode};
 use std::cell::UnsafeCell;
@@ -178,7 +180,7 @@ pub(crate) fn start(
         buckets: cfg.buckets as u64,
         part: 0,
         companion: (0, 0),
-        key: cfg.key.map_or(0, super::PrivateKey::get),
+        key: cfg.key.map_or(0, super::config::PrivateKey::get),
     };
     // Zeroed memory is the initial state: every slot FREE, every count 0.
     let obj = Arc::new(ShmObject::create(name, fields, |_| Ok(()))?);

@@ -1,6 +1,7 @@
 use super::wire::{Key, Reply, RequestPayload, ResponseData};
 use super::*;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 fn opts(id: u32) -> ClientOptions {
     ClientOptions {

@@ -3,7 +3,7 @@
 //! The listener binds an ephemeral port on `bind` (default `127.0.0.1`); the address
 //! is `ip:port`.
 
-use super::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers};
+use super::socket::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers};
 use crate::{Hosts, Wakeup, WakeupRule};
 use crate::{
     Listener, ParamDef, ParamError, ParamValues, Transport, TransportError, wait_readable,

@@ -3,7 +3,7 @@
 //! The listener binds `@xferbench-<pid>-<n>-<t>`: an abstract name has no file behind
 //! it, so a crashed run leaves nothing to clean up. The address is that name.
 
-use super::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers, unique_suffix};
+use super::socket::{RCVBUF, SNDBUF, SocketEndpoint, apply_buffers, unique_suffix};
 use crate::{Hosts, Wakeup, WakeupRule};
 use crate::{
     Listener, ParamDef, ParamError, ParamValues, Transport, TransportError, wait_readable,

@@ -3,7 +3,6 @@
 //! that never loads the library (the xferbench process itself) knows its transports
 //! and parameters.
 
-use super::abi::{self, XbParam, XbPlugin, XbTransport};
 use crate::Descriptor;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -11,6 +10,7 @@ use std::ffi::{CStr, c_char};
 use std::path::PathBuf;
 use std::time::Duration;
 use xferbench_params::{Choice, Kind, ParamDef, Value};
+use xferbench_plugin::abi::{self, XbParam, XbPlugin, XbTransport};
 
 /// Names a plugin transport may not take: the built-in transports' and `plugin`.
 pub const RESERVED_TRANSPORT_NAMES: [&str; 8] = [

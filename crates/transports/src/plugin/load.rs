@@ -5,13 +5,13 @@
 //! Libraries are opened once per process and never closed (`dlclose` would free code
 //! and strings a plugin's threads or the lab may still hold).
 
-use super::abi::{self, EntryFn, XbPlugin, XbTransport};
 use super::describe::{self, PluginInfo};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use xferbench_plugin::abi::{self, EntryFn, XbPlugin, XbTransport};
 
 /// Why a plugin file cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -22,10 +22,12 @@
 //! * Receiving goes through the demultiplexer (`demux.rs`): a channel reads only its
 //!   own mailbox, and takes the rx role when nobody holds it.
 
+use super::doorbell::wait_bell;
+use super::error::LinkError;
 use super::header::{Fault, MAX_PAYLOAD, MSG_HEADER_LEN, MsgHeader};
+use super::params::{Buffers, Notify};
 use super::shared::{HOST_EPT_BASE, REMOTE_EPT_BASE, Shared};
 use super::vring::{Driver, need_event};
-use super::{Buffers, LinkError, Notify, wait_bell};
 use std::sync::atomic::{Ordering, fence};
 use std::sync::{Arc, MutexGuard};
 use std::time::Instant;

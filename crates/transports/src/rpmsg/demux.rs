@@ -27,11 +27,13 @@
 //!   `waiting`. Every sleep also ends within 10 ms (doorbells are nudged, mailbox
 //!   sleeps time out), so a missed hand-over would cost time, not a hang.
 
+use super::doorbell::{WaitEnd, wait_bell};
+use super::error::LinkError;
 use super::header::{BUF_SIZE, Fault, MSG_HEADER_LEN, MsgHeader};
 use super::mailbox::Mailbox;
+use super::params::Notify;
 use super::shared::{HOST_EPT_BASE, Shared};
 use super::vring::{DESC_F_WRITE, Driver, need_event};
-use super::{LinkError, Notify, WaitEnd, wait_bell};
 use std::sync::atomic::{Ordering, fence};
 use std::time::{Duration, Instant};
 

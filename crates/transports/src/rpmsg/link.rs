@@ -19,13 +19,16 @@
 //! * The host writes every plain link-header field before it stores the magic
 //!   (Release); the remote validates them all on attach.
 
+use super::doorbell::ring_bell;
+use super::error::LinkError;
 use super::header::{
     BUF_SIZE, FaultCounters, Faults, LINK_MAGIC, LINK_VERSION, LinkHeader, layout,
 };
 use super::mailbox::Mailbox;
+use super::params::Notify;
+use super::service::Service;
 use super::shared::{Shared, TryLock};
 use super::vring::{DESC_F_WRITE, Driver, Vring};
-use super::{LinkError, Notify, Service, ring_bell};
 use crate::shm::region::Region;
 use crate::shm::wait::WaitMode;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
@@ -142,8 +145,9 @@ impl HostLink {
         };
         // SAFETY: the host doorbell lies in the mapping owned by `region`, which
         // `Shared` drops after the guard (field order).
-        let nudge =
-            unsafe { super::Nudge::register(&(*base.cast::<LinkHeader>()).host_bell.0.futex) };
+        let nudge = unsafe {
+            super::doorbell::Nudge::register(&(*base.cast::<LinkHeader>()).host_bell.0.futex)
+        };
         let shared = Shared {
             _nudge: nudge,
             region: Mutex::new(region),
@@ -203,7 +207,7 @@ impl HostLink {
                 self.shared.remote_pid.store(pid as i32, Ordering::Relaxed);
                 self.shared
                     .watch_pid
-                    .store(super::watch_pid(pid as i32), Ordering::Relaxed);
+                    .store(super::doorbell::watch_pid(pid as i32), Ordering::Relaxed);
                 let mut r = self.shared.region.lock().unwrap_or_else(|e| e.into_inner());
                 r.unlink();
                 return Ok(());

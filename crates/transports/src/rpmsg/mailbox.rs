@@ -16,7 +16,7 @@
 //!   re-checks before sleeping; a waker publishes, fences and then reads `waiting`.
 //!   Every sleep also ends within 10 ms, so a missed wake-up costs time, not a hang.
 
-use super::WaitEnd;
+use super::doorbell::WaitEnd;
 use super::header::MAX_PAYLOAD;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, Ordering, fence};

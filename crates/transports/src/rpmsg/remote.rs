@@ -16,10 +16,13 @@
 //! message skipped (its buffer returned when its index is valid). Only an avail index
 //! that jumps by more than the ring size ends the loop, as a corrupt link.
 
+use super::doorbell::{WaitEnd, ring_bell, wait_bell};
+use super::error::LinkError;
 use super::header::{BUF_SIZE, Fault, Faults, LinkHeader, MAX_PAYLOAD, MSG_HEADER_LEN, MsgHeader};
 use super::link::region_code;
+use super::params::Notify;
+use super::service::{ECHO_SUFFIX, Service};
 use super::vring::{Device, Vring, need_event};
-use super::{ECHO_SUFFIX, LinkError, Notify, Service, WaitEnd, ring_bell, wait_bell};
 use crate::shm::region::Region;
 use std::collections::VecDeque;
 use std::sync::atomic::{Ordering, fence};
@@ -65,7 +68,7 @@ struct Held {
 /// The remote end of a link.
 pub struct RemoteLink {
     /// First, so it is dropped (off the nudger's list) before the region is unmapped.
-    _nudge: super::Nudge,
+    _nudge: super::doorbell::Nudge,
     _region: Region,
     base: *mut u8,
     num: usize,
@@ -137,8 +140,9 @@ impl RemoteLink {
         // SAFETY: the remote doorbell lies in the mapping owned by `region`, which
         // `RemoteLink` drops after the guard (field order); validate() checked the
         // header fits the mapping.
-        let nudge =
-            unsafe { super::Nudge::register(&(*base.cast::<LinkHeader>()).remote_bell.0.futex) };
+        let nudge = unsafe {
+            super::doorbell::Nudge::register(&(*base.cast::<LinkHeader>()).remote_bell.0.futex)
+        };
         let link = RemoteLink {
             _nudge: nudge,
             base,
@@ -149,7 +153,7 @@ impl RemoteLink {
             suffix: h.suffix != 0,
             ept_base: h.ept_base,
             ept_count: h.ept_count,
-            host_pid: super::watch_pid(h.host_pid as i32),
+            host_pid: super::doorbell::watch_pid(h.host_pid as i32),
             tx: Device::new(tx),
             rx: Device::new(rx),
             held: VecDeque::with_capacity(HOLD_CAPACITY),

@@ -11,10 +11,12 @@
 //! * A [`TryGuard`] exists only while its lock's flag is held, so at most one thread
 //!   reaches the data behind a [`TryLock`] at a time.
 
+use super::doorbell::{WaitEnd, ring_bell};
+use super::error::LinkError;
 use super::header::{BUF_SIZE, FaultCounters, LinkHeader};
 use super::mailbox::Mailbox;
+use super::params::Notify;
 use super::vring::{Driver, Vring};
-use super::{LinkError, Notify, WaitEnd, ring_bell};
 use crate::shm::region::Region;
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
@@ -30,7 +32,7 @@ pub const HOST_EPT_BASE: u32 = 100;
 /// the mailboxes and the host's counters.
 pub(super) struct Shared {
     /// First, so it is dropped (off the nudger's list) before the region is unmapped.
-    pub(super) _nudge: super::Nudge,
+    pub(super) _nudge: super::doorbell::Nudge,
     pub(super) region: Mutex<Region>,
     pub(super) base: *mut u8,
     pub(super) num: usize,

@@ -42,8 +42,11 @@
 //! re-checks that the other process lives, and a wait then fails with an error of kind
 //! [`io::ErrorKind::BrokenPipe`] naming the pid.
 
+use super::error::LinkError;
 use super::header::{MAX_PAYLOAD, MSG_F_END, MSG_HEADER_LEN, MsgHeader};
-use super::{Buffers, Channel, HostLink, LinkConfig, LinkError, Notify, RemoteLink};
+use super::link::{Channel, HostLink, LinkConfig};
+use super::params::{Buffers, Notify};
+use super::remote::RemoteLink;
 use crate::{
     Endpoint, Listener, ParamDef, ParamError, ParamValues, Recv, Transport, TransportError,
 };
@@ -62,7 +65,7 @@ pub const NUM: ParamDef = ParamDef::integer(
     "entries of each vring (buffers per direction), a power of two",
 );
 
-const PARAMS: &[ParamDef] = &[super::NOTIFY, super::BUFFERS, NUM];
+const PARAMS: &[ParamDef] = &[super::params::NOTIFY, super::params::BUFFERS, NUM];
 
 /// The RPMsg link as a transport: a one-channel [`HostLink`] on the listening side,
 /// a per-message [`RemoteLink`] on the connecting side (see the module doc).
@@ -262,8 +265,8 @@ impl Drop for RpmsgEndpoint {
 
 impl Transport for Rpmsg {
     type Endpoint = RpmsgEndpoint;
-    const WAKEUP: WakeupRule = super::WAKEUP;
-    const HOSTS: Hosts = super::HOSTS;
+    const WAKEUP: WakeupRule = super::params::WAKEUP;
+    const HOSTS: Hosts = super::params::HOSTS;
     type Listener = RpmsgListener;
     const NAME: &'static str = NAME;
     const DESCRIPTION: &'static str =
@@ -286,8 +289,8 @@ impl Transport for Rpmsg {
         }
         Ok(Rpmsg::new(
             num as u32,
-            values.choice(&super::NOTIFY),
-            values.choice(&super::BUFFERS),
+            values.choice(&super::params::NOTIFY),
+            values.choice(&super::params::BUFFERS),
         ))
     }
 

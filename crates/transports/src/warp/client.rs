@@ -29,8 +29,8 @@
 use super::codec::{Decoder, FrameDecodeError, encode};
 use super::crc::CrcKind;
 use super::frame::{Dllp, Frame, PcieId, RequestHeader, Tlp, TlpHeader};
+use super::layout::{MAX_FRAME_LEN, MAX_PAYLOAD, MAX_SEQ};
 use super::mock::{BAR_COUNT, BAR0_OFFSET, request_span};
-use super::{MAX_FRAME_LEN, MAX_PAYLOAD, MAX_SEQ};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;

@@ -8,7 +8,7 @@ use super::crc::CrcKind;
 use super::frame::{
     CompletionHeader, Dllp, Frame, PcieId, RequestHeader, Tlp, TlpHeader, fmt_type,
 };
-use super::{
+use super::layout::{
     DLLP_FRAME_LEN, MAX_PAYLOAD, MAX_SEQ, PREFIX_LEN, PROTO_DLLP, PROTO_TLP, TLP_OVERHEAD,
 };
 

@@ -18,7 +18,7 @@ impl Frame {
     /// byte and checksum included (for a TLP whose payload is of a valid length).
     pub fn encoded_len(&self) -> usize {
         match self {
-            Frame::Dllp(_) => super::DLLP_FRAME_LEN,
+            Frame::Dllp(_) => super::layout::DLLP_FRAME_LEN,
             Frame::Tlp(tlp) => tlp.encoded_len(),
         }
     }
@@ -64,7 +64,7 @@ pub struct Tlp {
 impl Tlp {
     /// The number of bytes [`encode`](super::encode) writes for this TLP.
     pub fn encoded_len(&self) -> usize {
-        super::TLP_OVERHEAD + self.header.header_len() + self.payload.len()
+        super::layout::TLP_OVERHEAD + self.header.header_len() + self.payload.len()
     }
 }
 

@@ -44,7 +44,7 @@
 use super::codec::{Decoder, FrameDecodeError, encode};
 use super::crc::CrcKind;
 use super::frame::{CompletionHeader, Dllp, Frame, PcieId, RequestHeader, Tlp, TlpHeader};
-use super::{MAX_PAYLOAD, MAX_SEQ};
+use super::layout::{MAX_PAYLOAD, MAX_SEQ};
 
 /// Size of the type-0 configuration header (bytes 0..64).
 pub const CONFIG_HEADER_LEN: usize = 64;

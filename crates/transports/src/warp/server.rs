@@ -32,8 +32,8 @@
 //! every connection.
 
 use super::crc::CrcKind;
+use super::layout::{MAX_FRAME_LEN, MAX_PAYLOAD};
 use super::mock::{ConnStats, Device, MockConfig, MockConfigError, MockConn};
-use super::{MAX_FRAME_LEN, MAX_PAYLOAD};
 use rustix::event::epoll;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

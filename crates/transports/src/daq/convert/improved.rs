@@ -17,7 +17,9 @@
 //! * The scaling keeps the original's double arithmetic, multiply then add, never
 //!   fused, so it rounds the same.
 
-use super::{Qmn, ScaleParams, stream};
+use super::qmn::Qmn;
+use super::scale::ScaleParams;
+use super::stream;
 
 macro_rules! dispatch {
     ($(#[$doc:meta])* $name:ident, $body:ident, ($($arg:ident : $ty:ty),*) -> $ret:ty) => {

@@ -18,56 +18,12 @@
 
 pub mod improved;
 pub mod original;
+pub mod qmn;
+pub mod scale;
 pub mod stream;
 
-/// A fixed-point format: `m` integer bits, `n` fraction bits, signed or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Qmn {
-    /// Integer bits, m.
-    pub int_bits: u32,
-    /// Fraction bits, n.
-    pub frac_bits: u32,
-    /// Two's complement.
-    pub signed: bool,
-}
-
-/// Magnitude: Q1.15 unsigned, range [0, 2).
-pub const Q1_15_UNSIGNED: Qmn = Qmn {
-    int_bits: 1,
-    frac_bits: 15,
-    signed: false,
-};
-
-/// Phase: Q3.13 signed, range [−4, 4).
-pub const Q3_13_SIGNED: Qmn = Qmn {
-    int_bits: 3,
-    frac_bits: 13,
-    signed: true,
-};
-
-/// Decimation and scaling (`-o -f -O -F`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ScaleParams {
-    /// Decimation offset, o.
-    pub offset: usize,
-    /// Decimation factor, f ≥ 1.
-    pub factor: usize,
-    /// Scale offset, O.
-    pub scale_offset: f64,
-    /// Scale factor, F.
-    pub scale_factor: f64,
-}
-
-impl Default for ScaleParams {
-    fn default() -> ScaleParams {
-        ScaleParams {
-            offset: 0,
-            factor: 1,
-            scale_offset: 0.0,
-            scale_factor: 1.0,
-        }
-    }
-}
+pub use qmn::{Q1_15_UNSIGNED, Q3_13_SIGNED, Qmn};
+pub use scale::ScaleParams;
 
 /// One of the original's functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

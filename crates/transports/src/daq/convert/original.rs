@@ -12,7 +12,8 @@
 //!   double conversions store `f64` into an `f64` buffer.
 //! * Indices are bounds-checked once per call (the output length), not per store.
 
-use super::{Qmn, ScaleParams};
+use super::qmn::Qmn;
+use super::scale::ScaleParams;
 use std::hint::black_box;
 use std::ptr::write_volatile;
 
