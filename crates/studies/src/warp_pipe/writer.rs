@@ -12,6 +12,7 @@ use crate::finding::section;
 use crate::folder::{figure_cell, median, param, speedup, speedup_text, summary_header};
 use crate::params::GROUP;
 use anyhow::Result;
+use points::{find, group, med, num, tps, wall};
 use std::fmt::Write as _;
 use xferbench_lab::result::{PointResult, ResultDoc, figure};
 use xferbench_lab::rig::memory_mock::figures::{
@@ -63,21 +64,6 @@ pub const GROUPS: [(&str, &str); 10] = [
 /// iterations × read/write/read of 2048 B, on Zephyr's `native_sim`).
 const SEED: &str = "warp-pipe's own analysis reports 21 s of `native_sim` time (49 s of real time) \
                     for 506 threads × 100 iterations";
-
-fn group<'a>(doc: &'a ResultDoc, g: &'a str) -> Vec<&'a PointResult> {
-    doc.points
-        .iter()
-        .filter(|p| param(p, GROUP.name()) == g)
-        .collect()
-}
-
-fn num(p: &PointResult, def: &ParamDef) -> f64 {
-    param(p, def.name()).parse().unwrap_or(f64::NAN)
-}
-
-fn med(p: &PointResult, f: &str) -> f64 {
-    median(p, f).unwrap_or(f64::NAN)
-}
 
 fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1e3)
@@ -338,12 +324,6 @@ pub fn write(folder: &StudyFolder, doc: &ResultDoc) -> Result<()> {
     Ok(())
 }
 
-fn find<'a>(doc: &'a ResultDoc, g: &'a str, variant: &str) -> Option<&'a PointResult> {
-    group(doc, g)
-        .into_iter()
-        .find(|p| param(p, VARIANT.name()) == variant)
-}
-
 fn cpu_s(p: &PointResult, f: &str) -> String {
     median(p, f).map_or_else(|| "-".into(), |v| format!("{v:.3}"))
 }
@@ -366,16 +346,6 @@ pub fn summary(doc: &ResultDoc) -> String {
     summary_integrity(&mut s, doc);
     let _ = write!(s, "\n## Findings\n\n{}", section(&findings::findings(doc)));
     s
-}
-
-/// A point's transactions per second.
-fn tps(p: &PointResult) -> f64 {
-    med(p, TRANSACTIONS_PER_S)
-}
-
-/// A point's wall time, s.
-fn wall(p: &PointResult) -> f64 {
-    med(p, figure::WINDOW)
 }
 
 /// The original workload: the original design against the best variant, each variant's line, and the sample as it runs with its sleeps.
@@ -675,6 +645,7 @@ fn io_model(s: &mut String, doc: &ResultDoc) {
 }
 
 pub mod findings;
+mod points;
 
 #[cfg(test)]
 pub(crate) mod tests;

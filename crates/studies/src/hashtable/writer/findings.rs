@@ -3,7 +3,8 @@
 //! reading of the server's profile. A line with more than one worker thread needs a
 //! CPU per worker to be judged; on fewer its figures measure the machine's CPUs.
 
-use super::{CASES, SEED_RATIOS, SENTENCES, find, profile::share, sentence};
+use super::cases::{CASES, SEED_RATIOS, SENTENCES, find, sentence};
+use super::profile::share;
 use crate::finding::{Finding, cpu_limit};
 use crate::folder::param;
 use xferbench_lab::result::{PointResult, ResultDoc};

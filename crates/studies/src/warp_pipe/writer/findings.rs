@@ -3,8 +3,9 @@
 //! and the testing plan's threads and single-threaded instances, read as "more of
 //! them raise throughput", judged only where the machine has a CPU per busy thread.
 
-use super::{find, group, num, param, tps, wall};
+use super::points::{find, group, num, tps, wall};
 use crate::finding::{Finding, cpu_limit};
+use crate::folder::param;
 use xferbench_lab::result::{PointResult, ResultDoc};
 use xferbench_lab::workload::warp::{CONNECTION, INSTANCES, THREADS, names};
 use xferbench_transports::warp::client::MAX_TAGS;
@@ -137,7 +138,7 @@ fn busy_threads(connection: &str, threads: u64) -> (usize, String) {
 fn variants<'a>(points: &[&'a PointResult]) -> Vec<&'a str> {
     let mut v: Vec<&str> = Vec::new();
     for p in points {
-        let name = param(p, super::VARIANT.name());
+        let name = param(p, crate::warp_pipe::VARIANT.name());
         if !v.contains(&name) {
             v.push(name);
         }
@@ -172,7 +173,7 @@ pub fn findings(doc: &ResultDoc) -> Vec<Finding> {
     for v in variants(&threads) {
         let pts: Vec<&PointResult> = threads
             .iter()
-            .filter(|p| param(p, super::VARIANT.name()) == v)
+            .filter(|p| param(p, crate::warp_pipe::VARIANT.name()) == v)
             .copied()
             .collect();
         let rates: Vec<(u64, f64)> = pts
@@ -195,7 +196,7 @@ pub fn findings(doc: &ResultDoc) -> Vec<Finding> {
     for v in variants(&inst) {
         let pts: Vec<&PointResult> = inst
             .iter()
-            .filter(|p| param(p, super::VARIANT.name()) == v)
+            .filter(|p| param(p, crate::warp_pipe::VARIANT.name()) == v)
             .copied()
             .collect();
         let rates: Vec<(u64, f64)> = pts
@@ -292,7 +293,7 @@ mod tests {
         assert!(t.iter().all(|f| !f.cannot_be_judged()), "{t:?}");
         // At 64 they need two connections' threads and the mock: three CPUs.
         for p in &mut doc.points {
-            if param(p, super::super::VARIANT.name()) == "pipelined"
+            if param(p, crate::warp_pipe::VARIANT.name()) == "pipelined"
                 && param(p, THREADS.name()) == "16"
             {
                 p.params.insert(THREADS.name().into(), "64".into());
