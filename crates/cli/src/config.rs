@@ -224,12 +224,12 @@ impl Axes {
                 _ if name == ZERO_COPY.name() => zero_copy_axis = Some(parse_modes(list)?),
                 _ if name == RATE.name() => rate = Some(list.to_string()),
                 _ if name == NEIGHBOURS.name() => neighbours = Some(list.to_string()),
-                _ if let Some(def) = a.workload.param(name) => {
-                    workload.push((def, list.to_string()));
-                }
-                _ if let Some(e) = of_other_workloads(&format!("-p {name}"), name) => bail!(e),
                 _ => {
-                    if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
+                    if let Some(def) = a.workload.param(name) {
+                        workload.push((def, list.to_string()));
+                    } else if let Some(e) = of_other_workloads(&format!("-p {name}"), name) {
+                        bail!(e);
+                    } else if let Some(e) = extra.iter_mut().find(|(n, _)| n == name) {
                         e.1 = list.to_string();
                     } else {
                         extra.push((name.to_string(), list.to_string()));
