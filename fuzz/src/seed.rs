@@ -259,6 +259,7 @@ fn peer_control() -> Vec<Seed> {
             zero_copy: false,
             touch: Default::default(),
             load: None,
+            params: Default::default(),
         },
         pin_cpu: Some(1),
         plugin_sha256: None,
