@@ -256,13 +256,14 @@ pub fn judge(
         p.runs.iter().map(|r| AbRun::of(r).wall_s).sum::<f64>() / p.runs.len().max(1) as f64
     };
     let (ca, cb) = callgrind_passes(cfg, pmu, wall(pa) + wall(pb), stop, progress, &mut notes)?;
+    // Every run opens the same counters on the same machine: one run's refusals
+    // are all of them.
     let mut unsupported: Vec<String> = pa
         .runs
         .iter()
-        .filter_map(|r| r.counters.as_ref())
-        .flat_map(|c| c.unsupported.iter().cloned())
-        .collect();
-    unsupported.dedup();
+        .find_map(|r| r.counters.as_ref())
+        .map(|c| c.unsupported.clone())
+        .unwrap_or_default();
     if !pmu {
         // Not even tried without a PMU: every hardware counter.
         unsupported.extend(
