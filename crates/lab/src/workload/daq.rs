@@ -17,6 +17,7 @@
 //!   host's, which is what the original's `top` saw. A sampler takes the host CPU %
 //!   every 0.5 s, as `top -d 0.5`.
 
+use super::kind::{RecordedWorkload, WORKLOAD};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -388,7 +389,7 @@ impl PointParams for DaqCommandParams {
     fn definitions() -> Vec<ParamDef> {
         let mut defs = DaqParams::definitions();
         defs.extend([
-            super::WORKLOAD,
+            WORKLOAD,
             DEVICES,
             FUNCTION,
             OFFSET,
@@ -402,7 +403,7 @@ impl PointParams for DaqCommandParams {
 
     fn write(&self, map: &mut ParamMap) {
         self.daq.write(map);
-        map.put_text(&super::WORKLOAD, super::RecordedWorkload::Daq.name());
+        map.put_text(&WORKLOAD, RecordedWorkload::Daq.name());
         map.put_text(&DEVICES, &self.devices.join(","));
         map.put(&FUNCTION, &Value::whole(self.function));
         map.put(&OFFSET, &Value::whole(self.offset));

@@ -16,6 +16,7 @@
 //! Against Redis ([`Backend::Redis`]) the same mix is sent as `inner`-deep pipelines
 //! of `SET`, `GET` (the read: the value must be `i`) and `DEL`.
 
+use super::kind::{RecordedWorkload, WORKLOAD};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,11 +89,11 @@ impl KvClientParams {
 
 impl PointParams for KvClientParams {
     fn definitions() -> Vec<ParamDef> {
-        vec![super::WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
+        vec![WORKLOAD, SERVER_NAME, OUTER, INNER, SEED]
     }
 
     fn write(&self, map: &mut ParamMap) {
-        map.put_text(&super::WORKLOAD, super::RecordedWorkload::KvClient.name());
+        map.put_text(&WORKLOAD, RecordedWorkload::KvClient.name());
         map.put_text(&SERVER_NAME, &self.server);
         map.put(
             &OUTER,

@@ -34,170 +34,22 @@
 //! end, and, as every workload, the delivered messages over the common window (the
 //! achieved rate) and both sides' CPU.
 
-use super::{
-    ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError, io_err,
-    new_histogram, recv_or_closed,
-};
+pub use super::contract::Recorded;
+use super::contract::{Control, DriverOutcome, ServeOutcome, Workload, record_set};
+use super::message::{io_err, recv_or_closed};
+use super::pingpong::Pingpong;
+pub use super::schedule::{ARRIVALS, Arrivals, BURST, ChannelSchedule, MAX_RATE, RATE, Schedule};
+use super::spec::{ChannelSpec, TOUCH};
+use crate::error::WorkloadError;
 use crate::record::{BEHIND_WARNING, ChannelOutcome, FigureRules, ScheduleOutcome};
-use crate::result::figure;
-use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
+use crate::result::{figure, new_histogram};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
-use xferbench_params::{ParamDef, ParamError, ParamMap, ParamValues, PointParams, Value};
+use xferbench_params::{ParamDef, ParamMap, ParamValues};
 use xferbench_probes::clock::{StallRecorder, Stamp, TripClock};
 use xferbench_probes::verify::{HEADER_LEN, Verifier, fill_pattern, read_lines, stamp, touch};
 use xferbench_transports::Endpoint;
 use xferbench_transports::buffer::PageBuf;
-
-/// Highest offered rate: one message a nanosecond.
-pub const MAX_RATE: i64 = 1_000_000_000;
-
-/// `rate`: offered messages per second of a point, all channels together.
-pub const RATE: ParamDef = ParamDef::rate(
-    crate::names::RATE,
-    1,
-    MAX_RATE,
-    10_000,
-    "offered messages per second of the point, all channels together (load)",
-);
-/// `burst`: messages sent back to back at each scheduled time.
-pub const BURST: ParamDef = ParamDef::integer(
-    "burst",
-    1,
-    65_536,
-    1,
-    "messages sent back to back at each scheduled time (load)",
-);
-/// `arrivals`: how the scheduled times are spaced.
-pub const ARRIVALS: ParamDef = ParamDef::choice(
-    "arrivals",
-    <Arrivals as xferbench_params::Choices>::CHOICES,
-    "uniform",
-    "how the scheduled send times are spaced (load)",
-);
-
-/// How the scheduled send times are spaced.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrivals {
-    /// Evenly: one burst every `burst / rate` seconds.
-    #[default]
-    Uniform,
-    /// Exponential gaps of the same mean: a Poisson process, as independent clients
-    /// would send.
-    Poisson,
-}
-
-xferbench_params::choices!(Arrivals {
-    Uniform => "uniform": "evenly spaced: one burst every burst/rate seconds",
-    Poisson => "poisson": "exponential gaps of the same mean (a Poisson process of independent senders)",
-});
-
-/// A point's schedule: its offered rate and how sends are spaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Schedule {
-    /// Offered messages per second, all channels together.
-    pub rate: u64,
-    /// Messages sent back to back at each scheduled time.
-    pub burst: u32,
-    /// How the scheduled times are spaced.
-    pub arrivals: Arrivals,
-    /// The serving side echoes and latency is the round trip from the intended time
-    /// (set where no clock is shared: `--remote`).
-    #[serde(default)]
-    pub echo: bool,
-}
-
-impl Default for Schedule {
-    fn default() -> Self {
-        Schedule {
-            rate: 10_000,
-            burst: 1,
-            arrivals: Arrivals::Uniform,
-            echo: false,
-        }
-    }
-}
-
-impl Schedule {
-    /// A schedule at `rate` messages per second, evenly spaced, one at a time.
-    pub fn at(rate: u64) -> Schedule {
-        Schedule {
-            rate,
-            ..Schedule::default()
-        }
-    }
-
-    /// The schedule of a point's values of the load workload's parameters (each not
-    /// set at its default).
-    pub fn of(values: &ParamValues) -> Schedule {
-        Schedule {
-            rate: values.integer(&RATE) as u64,
-            burst: values.integer(&BURST) as u32,
-            arrivals: values.choice(&ARRIVALS),
-            echo: false,
-        }
-    }
-
-    /// This schedule's share for one of `channels` channels.
-    pub fn channel(&self, channels: usize) -> ChannelSchedule {
-        ChannelSchedule {
-            rate: self.rate as f64 / channels.max(1) as f64,
-            burst: self.burst,
-            arrivals: self.arrivals,
-            echo: self.echo,
-        }
-    }
-}
-
-impl PointParams for Schedule {
-    fn definitions() -> Vec<ParamDef> {
-        vec![RATE, BURST, ARRIVALS]
-    }
-
-    /// The rate always; the burst and the spacing where they are not the defaults.
-    /// Echo is a property of where the peers run (a result's settings say so), not
-    /// a parameter.
-    fn write(&self, map: &mut ParamMap) {
-        map.put(&RATE, &Value::Integer(self.rate as i64));
-        if self.burst != 1 {
-            map.put(&BURST, &Value::Integer(i64::from(self.burst)));
-        }
-        if self.arrivals != Arrivals::Uniform {
-            map.put_text(&ARRIVALS, xferbench_params::Choices::name(self.arrivals));
-        }
-    }
-
-    fn read(map: &ParamMap) -> Result<Self, ParamError> {
-        Ok(Schedule {
-            rate: map.integer(&RATE)? as u64,
-            burst: map.integer(&BURST)? as u32,
-            arrivals: map.choice(&ARRIVALS)?,
-            echo: false,
-        })
-    }
-}
-
-/// One channel's share of a [`Schedule`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ChannelSchedule {
-    /// Messages per second on this channel.
-    pub rate: f64,
-    /// Messages back to back at each scheduled time.
-    pub burst: u32,
-    /// Spacing of the scheduled times.
-    pub arrivals: Arrivals,
-    /// Echo and time the round trip (no shared clock).
-    pub echo: bool,
-}
-
-impl ChannelSchedule {
-    /// Mean time between scheduled bursts, nanoseconds.
-    pub fn mean_gap_ns(&self) -> f64 {
-        f64::from(self.burst) * 1e9 / self.rate
-    }
-}
 
 /// Where a load message carries its intended send time: after the sequence number,
 /// or after the `--verify` header.
@@ -209,32 +61,6 @@ pub fn time_offset(verify: bool) -> usize {
 /// The smallest message `load` sends: its marks and its intended time.
 pub fn min_size(verify: bool) -> usize {
     time_offset(verify) + 8
-}
-
-/// A histogram as its recorded values and counts: how a peer process sends the
-/// latencies it measured to the driver's process in its `done` reply.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Recorded(pub Vec<[u64; 2]>);
-
-impl Recorded {
-    /// The non-empty buckets of `h`.
-    pub fn of(h: &Histogram<u64>) -> Recorded {
-        Recorded(
-            h.iter_recorded()
-                .map(|v| [v.value_iterated_to(), v.count_at_value()])
-                .collect(),
-        )
-    }
-
-    /// The histogram again (values beyond its range are clamped to it).
-    pub fn histogram(&self) -> Histogram<u64> {
-        let mut h = new_histogram();
-        for &[value, count] in &self.0 {
-            h.saturating_record_n(value.max(1), count);
-        }
-        h
-    }
 }
 
 /// The waits of a paced sender: sleep while the next send is far, spin near it.
@@ -255,19 +81,17 @@ const SPIN_HOT: Duration = Duration::from_micros(2);
 pub struct Load;
 
 impl Workload for Load {
-    const NAME: &'static str = "load";
-    const DESCRIPTION: &'static str = "open-loop messages at an offered rate (--rate), latency from each message's intended send time: percentiles, lag, the knee";
     const RULES: FigureRules = FigureRules {
         primary: figure::LATENCY[2],
         higher_is_better: false,
     };
-    const PARAMS: &'static [ParamDef] = &[RATE, BURST, ARRIVALS, super::TOUCH];
+    const PARAMS: &'static [ParamDef] = &[RATE, BURST, ARRIVALS, TOUCH];
 
     /// The rate always (a load point is a point of a rate curve), the others where
     /// they are not their defaults.
     fn record(values: &ParamValues, map: &mut ParamMap) {
         map.put(&RATE, values.value(&RATE));
-        super::record_set(values, Self::PARAMS, map);
+        record_set(values, Self::PARAMS, map);
     }
 
     /// The window is the schedule's: from the driver's first scheduled send over
@@ -456,7 +280,7 @@ impl Workload for Load {
 
     fn serve<E: Endpoint>(ep: &mut E, spec: &ChannelSpec) -> Result<ServeOutcome, WorkloadError> {
         if spec.load.is_some_and(|s| s.echo) {
-            return super::Pingpong::serve(ep, spec);
+            return Pingpong::serve(ep, spec);
         }
         let at = time_offset(spec.verify);
         let clock = TripClock::new();
@@ -663,52 +487,14 @@ fn words_ns(ns: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_schedule_writes_and_reads_itself_through_its_definitions() {
-        for s in [
-            Schedule::at(10_000),
-            Schedule {
-                rate: 1_000_000,
-                burst: 16,
-                arrivals: Arrivals::Poisson,
-                echo: false,
-            },
-        ] {
-            xferbench_params::point::round_trips(&s).unwrap();
-        }
-        let m = Schedule::at(250_000).to_map();
-        assert_eq!(m.as_params().len(), 1, "defaults are left out: {m:?}");
-        for d in Schedule::definitions() {
-            d.self_check().unwrap();
-        }
-    }
-
-    #[test]
-    fn a_recorded_histogram_keeps_its_percentiles() {
-        let mut h = new_histogram();
-        for v in 1..10_000u64 {
-            h.record(v * 37).unwrap();
-        }
-        let back = Recorded::of(&h).histogram();
-        for q in [0.5, 0.99, 0.999, 1.0] {
-            assert_eq!(h.value_at_quantile(q), back.value_at_quantile(q));
-        }
-        assert_eq!(h.len(), back.len());
-        let json = serde_json::to_string(&Recorded::of(&h)).unwrap();
-        let again: Recorded = serde_json::from_str(&json).unwrap();
-        assert_eq!(again.histogram().len(), h.len());
-    }
-}
-
-#[cfg(test)]
 mod open_loop_tests {
     use super::*;
-    use crate::workload::{Control, Limit, Touch, WorkloadKind};
+    use crate::workload::kind::WorkloadKind;
+    use crate::workload::spec::{Limit, Touch};
+    use hdrhistogram::Histogram;
     use std::sync::atomic::{AtomicBool, AtomicU64};
     use std::time::Instant;
+    use xferbench_params::Value;
     use xferbench_transports::os::pipe::{PIPE_SIZE, Pipe};
     use xferbench_transports::{Listener, ParamValues, Recv, Transport};
 

@@ -2,12 +2,12 @@
 //! next one; every round trip is timed into an HDR histogram (1 ns to 1 h, 3
 //! significant digits). With `verify`, the driver checks each echo.
 
-use super::{
-    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
-    io_err, new_histogram, recv_or_closed, send_message, take_message,
-};
+use super::contract::{Control, DriverOutcome, ServeOutcome, Workload};
+use super::message::{CLOCK_CHECK_EVERY, io_err, recv_or_closed, send_message, take_message};
+use super::spec::{ChannelSpec, TOUCH};
+use crate::error::WorkloadError;
 use crate::record::{ChannelOutcome, FigureRules};
-use crate::result::figure;
+use crate::result::{figure, new_histogram};
 use std::sync::atomic::Ordering::Relaxed;
 use xferbench_probes::clock::{Stamp, TripClock};
 use xferbench_probes::verify::{Verifier, fill_pattern, touch};
@@ -19,14 +19,11 @@ use xferbench_transports::{Endpoint, ParamDef};
 pub struct Pingpong;
 
 impl Workload for Pingpong {
-    const NAME: &'static str = "pingpong";
-    const DESCRIPTION: &'static str =
-        "request/echo round trips, one in flight per channel: latency percentiles";
     const RULES: FigureRules = FigureRules {
         primary: figure::LATENCY[0],
         higher_is_better: false,
     };
-    const PARAMS: &'static [ParamDef] = &[super::TOUCH];
+    const PARAMS: &'static [ParamDef] = &[TOUCH];
 
     /// The window is the driver's, from its first request to its last reply; the
     /// driver counts the round trips and verifies the echoes.

@@ -14,8 +14,9 @@
 //! the original's 32-channel, 100-byte runs. The rig reports that sum
 //! ([`SUM_OF_RATES`]) beside the aggregate over the common window.
 
+use super::spec::Limit;
 use crate::axes::CHANNELS;
-use crate::workload::{Limit, new_histogram};
+use crate::result::new_histogram;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};

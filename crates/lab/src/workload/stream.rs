@@ -2,10 +2,10 @@
 //! the peer receives (and touches or verifies) them. Throughput is measured from the
 //! driver's first send to the peer's end of stream.
 
-use super::{
-    CLOCK_CHECK_EVERY, ChannelSpec, Control, DriverOutcome, ServeOutcome, Workload, WorkloadError,
-    io_err, send_message, take_message,
-};
+use super::contract::{Control, DriverOutcome, ServeOutcome, Workload};
+use super::message::{CLOCK_CHECK_EVERY, io_err, send_message, take_message};
+use super::spec::{ChannelSpec, TOUCH};
+use crate::error::WorkloadError;
 use crate::record::{ChannelOutcome, FigureRules};
 use crate::result::figure;
 use std::sync::atomic::Ordering::Relaxed;
@@ -19,14 +19,11 @@ use xferbench_transports::{Endpoint, ParamDef};
 pub struct Stream;
 
 impl Workload for Stream {
-    const NAME: &'static str = "stream";
-    const DESCRIPTION: &'static str =
-        "one-way messages as fast as possible: throughput (bytes/s, messages/s)";
     const RULES: FigureRules = FigureRules {
         primary: figure::THROUGHPUT,
         higher_is_better: true,
     };
-    const PARAMS: &'static [ParamDef] = &[super::TOUCH];
+    const PARAMS: &'static [ParamDef] = &[TOUCH];
 
     /// The window ends when the receiver saw the end of the stream; what counts is
     /// what it received, and messages the driver sent that never reached the

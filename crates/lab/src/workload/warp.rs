@@ -17,6 +17,7 @@
 //! latency is the time to hand it to the socket). The original's 200 ms sleep per
 //! iteration is `think` (default 0).
 
+use super::kind::{RecordedWorkload, WORKLOAD};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -246,13 +247,13 @@ impl WarpClientParams {
 impl PointParams for WarpClientParams {
     fn definitions() -> Vec<ParamDef> {
         let mut defs = WarpParams::definitions();
-        defs.extend([super::WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
+        defs.extend([WORKLOAD, CONNECT, PIGGYBACK_ACKS, THINK_MS]);
         defs
     }
 
     fn write(&self, map: &mut ParamMap) {
         self.warp.write(map);
-        map.put_text(&super::WORKLOAD, super::RecordedWorkload::WarpClient.name());
+        map.put_text(&WORKLOAD, RecordedWorkload::WarpClient.name());
         map.put_text(&CONNECT, &self.connect);
         map.put(&PIGGYBACK_ACKS, &Value::Bool(self.piggyback_acks));
         map.put(&THINK_MS, &Value::whole(self.think_ms));
