@@ -1,6 +1,6 @@
 //! The flags and value parsers several commands share: the value parser of a
 //! domain enum ([`choice`]), durations ([`seconds`]), flags a parameter definition
-//! defines ([`duration_of`], [`count_of`]: [`TimeoutArgs`], [`RunsArgs`]), runs across hosts
+//! defines ([`duration_of`], [`count_of`], [`bytes_of`]: [`TimeoutArgs`], [`RunsArgs`]), runs across hosts
 //! ([`RemoteArgs`]), the machine watch ([`WatchArgs`]), the result document's files
 //! ([`ExportArgs`]), the history ([`HistoryFileArgs`], [`RecordArgs`]), and the names
 //! of the hidden roles
@@ -82,11 +82,25 @@ pub fn duration_of(def: ParamDef) -> impl Fn(&str) -> Result<Duration, String> +
 }
 
 /// The value parser of a whole-number flag that `def` defines (`--runs`,
-/// `--warmup`): bounds and error message from that one definition.
-pub fn count_of(def: ParamDef) -> impl Fn(&str) -> Result<usize, String> + Clone {
+/// `--warmup`, `kv client`'s INNER): bounds and error message from that one
+/// definition, read into the flag's own integer type.
+pub fn count_of<T: TryFrom<i64>>(def: ParamDef) -> impl Fn(&str) -> Result<T, String> + Clone
+where
+    T::Error: std::fmt::Display,
+{
     move |s| match def.parse(s) {
-        Ok(Value::Integer(n)) => usize::try_from(n).map_err(|e| e.to_string()),
+        Ok(Value::Integer(n)) => T::try_from(n).map_err(|e| e.to_string()),
         Ok(other) => Err(format!("expected a whole number, not {other:?}")),
+        Err(e) => Err(expected(e)),
+    }
+}
+
+/// The value parser of a byte-size flag that `def` defines (`warp client --size`):
+/// syntax, bounds and error message from that one definition.
+pub fn bytes_of(def: ParamDef) -> impl Fn(&str) -> Result<usize, String> + Clone {
+    move |s| match def.parse(s) {
+        Ok(Value::Bytes(n)) => usize::try_from(n).map_err(|e| e.to_string()),
+        Ok(other) => Err(format!("expected a byte size, not {other:?}")),
         Err(e) => Err(expected(e)),
     }
 }
@@ -140,7 +154,7 @@ pub struct RunsArgs {
         long,
         value_name = "N",
         default_value = default_of(RUNS),
-        value_parser = count_of(RUNS)
+        value_parser = count_of::<usize>(RUNS)
     )]
     pub runs: usize,
     /// Warm-up runs per point, discarded.
@@ -149,7 +163,7 @@ pub struct RunsArgs {
         long,
         value_name = "N",
         default_value = default_of(WARMUP),
-        value_parser = count_of(WARMUP)
+        value_parser = count_of::<usize>(WARMUP)
     )]
     pub warmup: usize,
 }

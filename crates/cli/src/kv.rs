@@ -3,7 +3,7 @@
 //! (`__kv-server`, `__kv-client`), which take the lab's spec as one JSON argument.
 
 use crate::exit::{EXIT_INTEGRITY, EXIT_USAGE};
-use crate::flags::{OutputArgs, TimeoutArgs, choice};
+use crate::flags::{OutputArgs, TimeoutArgs, choice, count_of, default_of};
 use crate::one_point::{Control, OnePoint};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
@@ -18,8 +18,11 @@ use xferbench_lab::result::{ResultDoc, figure};
 use xferbench_lab::rig::Rig;
 use xferbench_lab::rig::kv::KvServerSpec;
 use xferbench_lab::rig::kv::client::KvClientRig;
+use xferbench_lab::rig::kv::{BUCKETS, WORKERS};
 use xferbench_lab::workload::RecordedWorkload;
-use xferbench_lab::workload::kv::{Backend, KvClientParams, KvClientSpec, OUTER, run_client};
+use xferbench_lab::workload::kv::{
+    Backend, INNER, KvClientParams, KvClientSpec, OUTER, run_client,
+};
 use xferbench_params::PointParams;
 use xferbench_probes::process::die_with_parent;
 use xferbench_transports::kv::{Arch, Server, ServerConfig, running_servers};
@@ -56,10 +59,22 @@ pub struct KvServeArgs {
     #[arg(long, value_parser = choice::<Arch>(), default_value_t = Arch::Sharded)]
     pub arch: Arch,
     /// Table size in buckets (the original's -s).
-    #[arg(short, long, value_name = "BUCKETS", default_value_t = 10_000)]
+    #[arg(
+        short,
+        long,
+        value_name = "BUCKETS",
+        default_value = default_of(BUCKETS),
+        value_parser = count_of::<usize>(BUCKETS)
+    )]
     pub size: usize,
     /// Worker threads (the original's -n).
-    #[arg(short = 'n', long, value_name = "WORKERS", default_value_t = 1)]
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "WORKERS",
+        default_value = default_of(WORKERS),
+        value_parser = count_of::<u32>(WORKERS)
+    )]
     pub workers: u32,
     /// A wait on a client with no progress for this long is reported as a hang.
     #[command(flatten)]
@@ -76,10 +91,10 @@ pub struct KvServeArgs {
 #[derive(Debug, Args)]
 pub struct KvClientArgs {
     /// Outer iterations; 0 runs until Ctrl-C (a background "visitor").
-    #[arg(value_name = "OUTER", default_value_t = 1000)]
+    #[arg(value_name = "OUTER", default_value = default_of(OUTER), value_parser = count_of::<u64>(OUTER))]
     pub outer: u64,
     /// Keys per iteration: requests in flight.
-    #[arg(value_name = "INNER", default_value_t = 100)]
+    #[arg(value_name = "INNER", default_value = default_of(INNER), value_parser = count_of::<u32>(INNER))]
     pub inner: u32,
     /// Key prefix and random stream (random when absent).
     #[arg(long, value_name = "N")]
@@ -161,12 +176,6 @@ fn serve_until(cfg: ServerConfig, stop: &AtomicBool, quiet: bool) -> Result<u8> 
 }
 
 fn serve(a: &KvServeArgs) -> Result<u8> {
-    if a.size == 0 {
-        return usage("--size must be at least 1 bucket");
-    }
-    if a.workers == 0 || a.workers > 256 {
-        return usage(format_args!("--workers {}: expected 1 to 256", a.workers));
-    }
     let hang_timeout = a.hang.timeout;
     let stop = crate::stop::stop_flag()?;
     if let Some(cpu) = plan_cpu(a.pin, true) {
@@ -305,9 +314,6 @@ pub fn report(doc: &ResultDoc) -> String {
 }
 
 fn client(a: &KvClientArgs) -> Result<u8> {
-    if a.inner == 0 {
-        return usage("INNER must be at least 1");
-    }
     let hang_timeout = a.hang.timeout;
     if let Err(e) = a.output.check() {
         return usage(e);

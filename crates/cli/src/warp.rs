@@ -4,7 +4,7 @@
 //! take the lab's spec as one JSON argument.
 
 use crate::exit::EXIT_USAGE;
-use crate::flags::{OutputArgs, TimeoutArgs, choice};
+use crate::flags::{OutputArgs, TimeoutArgs, bytes_of, choice, count_of, default_of};
 use crate::one_point::{Control, OnePoint};
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -18,10 +18,10 @@ use xferbench_lab::rig::Rig;
 use xferbench_lab::rig::memory_mock::{MemoryMockRig, MemoryMockSpec, MockPoint, figures};
 use xferbench_lab::workload::RecordedWorkload;
 use xferbench_lab::workload::warp::{
-    ClientProcessSpec, ClientSpec, ConnectionMode, Ops, PAYLOAD, WarpClientParams, names,
-    run_client,
+    ClientProcessSpec, ClientSpec, ConnectionMode, INSTANCES, ITERATIONS, Ops, PAYLOAD, THREADS,
+    WarpClientParams, names, run_client,
 };
-use xferbench_params::{PointParams, Value};
+use xferbench_params::PointParams;
 use xferbench_probes::process::die_with_parent;
 use xferbench_transports::warp::CrcKind;
 use xferbench_transports::warp::mock::MockConfig;
@@ -92,7 +92,8 @@ pub struct WarpClientArgs {
         long,
         visible_alias = names::THREADS,
         value_name = "N",
-        default_value_t = 1
+        default_value = default_of(THREADS),
+        value_parser = count_of::<usize>(THREADS)
     )]
     pub channels: usize,
     /// Iterations per channel (warp-pipe's --iterations).
@@ -101,7 +102,8 @@ pub struct WarpClientArgs {
         long,
         visible_alias = names::ITERATIONS,
         value_name = "N",
-        default_value_t = 100
+        default_value = default_of(ITERATIONS),
+        value_parser = count_of::<u64>(ITERATIONS)
     )]
     pub count: u64,
     /// Payload bytes per read/write (multiple of 4, 4..4096; 2048, 4KiB).
@@ -110,9 +112,10 @@ pub struct WarpClientArgs {
         long,
         visible_alias = names::PAYLOAD,
         value_name = "BYTES",
-        default_value = "2048"
+        default_value = default_of(PAYLOAD),
+        value_parser = bytes_of(PAYLOAD)
     )]
-    pub size: String,
+    pub size: usize,
     /// CRC implementation.
     #[arg(long, value_parser = choice::<CrcKind>(), default_value_t = CrcKind::Fast)]
     pub crc: CrcKind,
@@ -130,7 +133,12 @@ pub struct WarpClientArgs {
     #[arg(long)]
     pub reads_only: bool,
     /// Run K single-threaded client processes at once (overrides --channels).
-    #[arg(long, value_name = "K", default_value_t = 1)]
+    #[arg(
+        long,
+        value_name = "K",
+        default_value = default_of(INSTANCES),
+        value_parser = count_of::<usize>(INSTANCES)
+    )]
     pub instances: usize,
     /// Pin client thread i (with --instances, client process i) to the 2i-th
     /// allowed CPU, wrapping around, as `run --pin` pins drivers; the result records
@@ -266,15 +274,7 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
     let Some(addr) = a.connect.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
         return usage(format_args!("--connect {}: expected HOST:PORT", a.connect));
     };
-    let payload = match PAYLOAD.parse(&a.size) {
-        Ok(Value::Bytes(n)) => n as usize,
-        _ => {
-            return usage(format_args!(
-                "--size {:?}: expected a byte size such as 2048 or 4KiB",
-                a.size
-            ));
-        }
-    };
+    let payload = a.size;
     if let Err(e) = a.output.check() {
         return usage(e);
     }
@@ -297,18 +297,6 @@ fn client(a: &WarpClientArgs) -> Result<u8> {
         // The rig places the threads (MockPoint::pin).
         pin_cpus: Vec::new(),
     };
-    if spec.threads == 0
-        || spec.payload == 0
-        || spec.payload > 4096
-        || !spec.payload.is_multiple_of(4)
-    {
-        return usage(
-            "--channels must be >= 1 and --size (--payload) a multiple of 4 from 4 to 4096",
-        );
-    }
-    if a.instances == 0 {
-        return usage("--instances must be >= 1");
-    }
     let hang_timeout = std::time::Duration::from_millis(spec.hang_timeout_ms);
     let launcher = if a.instances > 1 {
         Some(crate::launcher::launcher()?)

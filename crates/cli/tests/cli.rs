@@ -936,7 +936,31 @@ mod warp {
             .args(["warp", "client", "--payload", "6"])
             .assert()
             .code(2)
-            .stderr(predicate::str::contains("--payload"));
+            .stderr(
+                predicate::str::contains("--size <BYTES>").and(predicate::str::contains(
+                    "a multiple of 4 from 4 B to 4 KiB",
+                )),
+            );
+        xferbench()
+            .args(["warp", "client", "--channels", "0"])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--channels <N>")
+                    .and(predicate::str::contains("at least 1")),
+            );
+        xferbench()
+            .args(["kv", "client", "10", "0"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("INNER").and(predicate::str::contains("at least 1")));
+        xferbench()
+            .args(["kv", "serve", "--workers", "300"])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("--workers").and(predicate::str::contains("at most 256")),
+            );
         xferbench()
             .args(["warp", "client", "--crc", "crc64"])
             .assert()

@@ -45,6 +45,8 @@ pub enum Kind {
         max: u64,
         /// Only powers of two.
         power_of_two: bool,
+        /// Only multiples of this many bytes (1: any count).
+        multiple_of: u64,
     },
     /// A length of time from `min` to `max` (see [`crate::duration`]).
     Duration {
@@ -140,6 +142,7 @@ impl ParamDef {
                 min,
                 max,
                 power_of_two: false,
+                multiple_of: 1,
             },
             default: Value::Bytes(default),
             unset: None,
@@ -160,6 +163,31 @@ impl ParamDef {
         help: &'static str,
     ) -> ParamDef {
         Self::bytes(name, min, max, default, help)
+    }
+
+    /// Bytes per message ([`ParamDef::message_bytes`]) that a wire format takes only
+    /// in whole units: multiples of `unit` from `min` to `max` (Warp Pipe's payload,
+    /// whole 4-byte words).
+    pub const fn message_bytes_in_units(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        unit: u64,
+        default: u64,
+        help: &'static str,
+    ) -> ParamDef {
+        ParamDef {
+            name: Cow::Borrowed(name),
+            kind: Kind::Bytes {
+                min,
+                max,
+                power_of_two: false,
+                multiple_of: unit,
+            },
+            default: Value::Bytes(default),
+            unset: None,
+            help: Cow::Borrowed(help),
+        }
     }
 
     /// Whether it is a message size ([`ParamDef::message_bytes`]): a byte count,
@@ -214,6 +242,7 @@ impl ParamDef {
                 min,
                 max,
                 power_of_two: false,
+                multiple_of: 1,
             },
             default,
             unset: Some(Cow::Borrowed(word)),
@@ -374,12 +403,19 @@ impl ParamDef {
                     min,
                     max,
                     power_of_two,
+                    multiple_of,
                 },
                 Value::Bytes(n),
             ) => {
                 if *power_of_two && !(n.is_power_of_two() && (min..=max).contains(&n)) {
                     out_of(format!(
                         "a power of two from {} to {}",
+                        bytes::display(*min),
+                        bytes::display(*max)
+                    ))
+                } else if *multiple_of > 1 && !n.is_multiple_of(*multiple_of) {
+                    out_of(format!(
+                        "a multiple of {multiple_of} from {} to {}",
                         bytes::display(*min),
                         bytes::display(*max)
                     ))
@@ -492,14 +528,17 @@ impl ParamDef {
                 min,
                 max,
                 power_of_two,
+                multiple_of,
             } => format!(
                 "a byte size such as 64, 4KiB or 1MB, from {} to {}{}",
                 bytes::display(*min),
                 bytes::display(*max),
                 if *power_of_two {
-                    ", a power of two"
+                    ", a power of two".to_string()
+                } else if *multiple_of > 1 {
+                    format!(", a multiple of {multiple_of}")
                 } else {
-                    ""
+                    String::new()
                 }
             ),
             Kind::Duration { min, max } => format!(
@@ -650,6 +689,7 @@ mod tests {
                 min: 4096,
                 max: 1 << 30,
                 power_of_two: true,
+                multiple_of: 1,
             },
             ..ParamDef::bytes("capacity", 0, 0, 4 << 20, "ring bytes")
         };
@@ -662,6 +702,18 @@ mod tests {
                 .contains("power of two")
         );
         capacity.self_check().unwrap();
+    }
+
+    #[test]
+    fn a_size_in_units_takes_whole_units_only() {
+        let payload = ParamDef::message_bytes_in_units("payload", 4, 4096, 4, 2048, "bytes");
+        payload.self_check().unwrap();
+        assert!(payload.is_message_bytes());
+        assert_eq!(payload.parse("4KiB").unwrap(), Value::Bytes(4096));
+        let e = payload.parse("6").unwrap_err().to_string();
+        assert!(e.contains("a multiple of 4 from 4 B to 4 KiB"), "{e}");
+        assert!(payload.check(&Value::Bytes(8192)).is_err());
+        assert!(payload.accepts().ends_with(", a multiple of 4"));
     }
 
     #[test]

@@ -56,10 +56,10 @@ pub struct StudyArgs {
     pub out: Option<PathBuf>,
     /// Measured runs per point [default: the study's own: 30 for perf-stat, 2 for
     /// sis8300, 3 for the others; fewer with --quick for some]
-    #[arg(short, long, value_name = "N", value_parser = count_of(RUNS))]
+    #[arg(short, long, value_name = "N", value_parser = count_of::<usize>(RUNS))]
     pub runs: Option<usize>,
     /// Discarded warm-up runs per visit of a point [default: the study's own]
-    #[arg(short, long, value_name = "N", value_parser = count_of(WARMUP))]
+    #[arg(short, long, value_name = "N", value_parser = count_of::<usize>(WARMUP))]
     pub warmup: Option<usize>,
     /// Run all runs of one point before the next, instead of the studies' default
     /// round-robin order across points

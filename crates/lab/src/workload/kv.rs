@@ -369,9 +369,9 @@ impl Watchdog {
 /// Runs the workload; `stop` ends a visitor (or a timed client) at a safe point, and
 /// so does the spec's time limit. A stop while connecting is a run with no request.
 pub fn run_client(spec: &KvClientSpec, stop: &Arc<AtomicBool>) -> Result<KvClientRun, KvRunError> {
-    if spec.inner == 0 {
-        return Err(KvRunError::Spec("INNER must be at least 1".into()));
-    }
+    INNER
+        .check(&Value::Integer(i64::from(spec.inner)))
+        .map_err(|e| KvRunError::Spec(e.to_string()))?;
     let (stop, watchdog) = match spec.limit_ms {
         Some(ms) => {
             let own = Arc::new(AtomicBool::new(stop.load(Ordering::Relaxed)));

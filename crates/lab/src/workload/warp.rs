@@ -61,10 +61,11 @@ pub const CONNECTION: ParamDef = ParamDef::choice(
 );
 
 /// `payload`: bytes per read and write.
-pub const PAYLOAD: ParamDef = ParamDef::message_bytes(
+pub const PAYLOAD: ParamDef = ParamDef::message_bytes_in_units(
     "payload",
     4,
     4096,
+    4,
     2048,
     "bytes per read and write, a multiple of 4",
 );
@@ -504,15 +505,10 @@ pub fn run_client(
     stop: &AtomicBool,
 ) -> Result<ClientRun, WarpRunError> {
     let crc = spec.crc;
-    if spec.payload == 0 || spec.payload > 4096 || !spec.payload.is_multiple_of(4) {
-        return Err(WarpRunError::Spec(format!(
-            "payload {} B: need a multiple of 4 from 4 to 4096",
-            spec.payload
-        )));
-    }
-    if spec.threads == 0 {
-        return Err(WarpRunError::Spec("threads must be at least 1".into()));
-    }
+    let checked =
+        |def: &ParamDef, v: Value| def.check(&v).map_err(|e| WarpRunError::Spec(e.to_string()));
+    checked(&PAYLOAD, Value::Bytes(spec.payload as u64))?;
+    checked(&THREADS, Value::Integer(spec.threads as i64))?;
     let ack = if spec.piggyback_acks {
         AckPolicy::Piggyback
     } else {

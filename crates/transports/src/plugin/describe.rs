@@ -120,6 +120,7 @@ impl ParamInfo {
                 min: *min,
                 max: *max,
                 power_of_two: false,
+                multiple_of: 1,
             },
             ParamKind::Duration { min_ns, max_ns } => Kind::Duration {
                 min: Duration::from_nanos(*min_ns),

@@ -60,6 +60,7 @@ pub const CAPACITY: ParamDef = ParamDef {
         min: 4 << 10,
         max: 1 << 30,
         power_of_two: true,
+        multiple_of: 1,
     },
     default: Value::Auto,
     unset: None,

@@ -76,8 +76,8 @@ mod spec;
 pub use server::redis_available;
 use server::{RunningServer, start_server};
 pub use spec::{
-    HANG, KvCpus, KvPoint, KvServerSpec, MIN_SLOW_RUNS, SERVER, ServerKind, Target, VISITORS,
-    WORKERS,
+    BUCKETS, HANG, KvCpus, KvPoint, KvServerSpec, MIN_SLOW_RUNS, SERVER, ServerKind, Target,
+    VISITORS, WORKERS,
 };
 
 /// Figures of a kv run, beside the common ones.

@@ -77,9 +77,17 @@ pub const SERVER: xferbench_transports::ParamDef = xferbench_transports::ParamDe
 pub const WORKERS: xferbench_transports::ParamDef = xferbench_transports::ParamDef::integer(
     "workers",
     1,
-    u32::MAX as i64,
+    xferbench_transports::kv::header::MAX_WORKERS as i64,
     1,
     "the server's worker threads (redis: 1)",
+);
+/// `buckets`: the server's hash-table size (the original's `-s`).
+pub const BUCKETS: xferbench_transports::ParamDef = xferbench_transports::ParamDef::integer(
+    "buckets",
+    1,
+    i64::MAX,
+    10_000,
+    "buckets of the server's hash table",
 );
 /// `visitors`: background clients beside the timed client.
 pub const VISITORS: xferbench_transports::ParamDef = xferbench_transports::ParamDef::integer(
@@ -236,6 +244,8 @@ mod server_tests {
             assert!(SERVER.parse(t.name()).is_ok());
         }
         assert!(SERVER.parse(Target::Redis.name()).is_ok());
-        SERVER.self_check().unwrap();
+        for d in [SERVER, WORKERS, VISITORS, BUCKETS] {
+            d.self_check().unwrap();
+        }
     }
 }

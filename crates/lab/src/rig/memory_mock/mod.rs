@@ -86,12 +86,23 @@ fn run_error(e: WarpRunError) -> RunError {
     }
 }
 
+/// Refuses a point its definitions do not take (`instances`, `threads`, `payload`)
+/// before anything starts.
+fn checked(point: &MockPoint) -> Result<(), RunError> {
+    use crate::workload::warp::{INSTANCES, PAYLOAD, THREADS};
+    use xferbench_params::Value;
+    let whole = |n: usize| Value::Integer(i64::try_from(n).unwrap_or(i64::MAX));
+    INSTANCES
+        .check(&whole(point.instances))
+        .and(THREADS.check(&whole(point.client.threads)))
+        .and(PAYLOAD.check(&Value::Bytes(point.client.payload as u64)))
+        .map_err(|e| RunError::Config(e.to_string()))
+}
+
 impl MemoryMockRig {
     /// Starts the mock of `point`, with BAR1 holding a slice for every client thread.
     pub fn start(point: MockPoint, launcher: Option<Launcher>) -> Result<Self, RunError> {
-        if point.instances == 0 {
-            return Err(RunError::Config("instances must be at least 1".into()));
-        }
+        checked(&point)?;
         let slots = point.client.threads * point.instances;
         let server = RunningServer::start(
             launcher.as_ref(),
@@ -114,9 +125,7 @@ impl MemoryMockRig {
         launcher: Option<Launcher>,
         target: &crate::remote::RemoteTarget,
     ) -> Result<Self, RunError> {
-        if point.instances == 0 {
-            return Err(RunError::Config("instances must be at least 1".into()));
-        }
+        checked(&point)?;
         let session = target
             .connect()
             .map_err(|e| RunError::Participant(e.to_string()))?;
@@ -143,9 +152,7 @@ impl MemoryMockRig {
         launcher: Option<Launcher>,
         addr: SocketAddr,
     ) -> Result<Self, RunError> {
-        if point.instances == 0 {
-            return Err(RunError::Config("instances must be at least 1".into()));
-        }
+        checked(&point)?;
         Ok(MemoryMockRig {
             point,
             launcher,
