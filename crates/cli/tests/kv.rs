@@ -136,7 +136,10 @@ fn usage_errors_exit_2_and_a_missing_server_is_named() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value '0' for '--workers <WORKERS>'"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("invalid value '0' for '--workers <WORKERS>'")
+    );
     let out = xferbench()
         .args(["kv", "client", "1", "1", "--server", "xferbench-no-such-kv"])
         .output()

@@ -315,7 +315,7 @@ mod tests {
         assert!(
             f.warning()
                 .unwrap()
-                .contains("112 % of the stream floor 64 KiB")
+                .contains("is above the stream floor 64 KiB, 12.5 GB/s (112 % of it)")
         );
         // 14 GB/s in place is 70 % of the in-place floor.
         assert!(!stream("true", 14e9).suspect);
@@ -487,7 +487,10 @@ mod tests {
         assert_eq!(fast.short(), "suspect (see warnings)");
         let w = fast.warning().unwrap();
         assert!(
-            w.starts_with("limit suspect: the point reached 12× the futex wake round trip"),
+            w.starts_with(
+                "limit suspect: the point's latency_p50_ns, 1.60 µs, is under the futex wake \
+                 round trip, 20.0 µs (1/12 of it), which was meant to bound it"
+            ),
             "{w}"
         );
         // A stream faster than memcpy likewise.
@@ -497,6 +500,12 @@ mod tests {
         )
         .unwrap();
         assert!(f.suspect, "{f:?}");
+        let w = f.warning().unwrap();
+        assert!(w.contains(", 48.9 GB/s, is above the "), "{w}");
+        assert!(
+            w.contains("(489 % of it), which was meant to bound it"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -100,17 +100,34 @@ impl LimitFraction {
         (!self.suspect).then_some(self.fraction)
     }
 
-    /// The point's warning when the fraction is suspect.
+    /// The point's warning when the fraction is suspect, in the figure's own
+    /// direction: a latency *under* the floor meant to bound it from below
+    /// (`the point's latency_p50_ns, 1.60 µs, is under the futex wake round trip,
+    /// 20 µs (1/12 of it)`), a rate *above* the ceiling meant to bound it from above.
     pub fn warning(&self) -> Option<String> {
         self.suspect.then(|| {
+            let (v, l) = (
+                shown(self.figure_value, &self.unit),
+                shown(self.limit_value, &self.unit),
+            );
+            // A fraction above 1 is a figure better than its limit: for a time, a
+            // value below it.
+            let (side, by) = if self.figure_value < self.limit_value {
+                let times = self.limit_value / self.figure_value;
+                ("under", format!("1/{} of it", ratio(times)))
+            } else {
+                let by = match percent(self.fraction) {
+                    p if p.ends_with('×') => format!("{p} it"),
+                    p => format!("{p} of it"),
+                };
+                ("above", by)
+            };
             format!(
-                "{SUSPECT_WARNING} the point reached {} the {} (above {}), which was meant to \
-                 be its floor; the limit was measured under other conditions than the point ran \
-                 in, or does not bound it, so no fraction is reported",
-                match percent(self.fraction) {
-                    p if p.ends_with('×') => p,
-                    p => format!("{p} of"),
-                },
+                "{SUSPECT_WARNING} the point's {}, {v}, is {side} the {}, {l} ({by}), which \
+                 was meant to bound it (suspect beyond {}); the limit was measured under \
+                 other conditions than the point ran in, or does not bound it, so no \
+                 fraction is reported",
+                self.figure,
                 self.limit,
                 percent(SUSPECT)
             )
@@ -153,6 +170,43 @@ impl LimitFraction {
             paired: false,
             reference: None,
         }
+    }
+}
+
+/// `12`, `1.4`: a ratio of two figures, two significant digits.
+fn ratio(r: f64) -> String {
+    if r >= 10.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
+}
+
+/// A limit's or figure's value in its unit (`ns` or `bytes/s`), as people read it:
+/// `1.60 µs`, `48.9 GB/s`.
+fn shown(v: f64, unit: &str) -> String {
+    let scaled = |v: f64, steps: &[(f64, &str)]| {
+        let (div, name) = steps
+            .iter()
+            .rev()
+            .find(|(d, _)| v.abs() >= *d)
+            .copied()
+            .unwrap_or(steps[0]);
+        let x = v / div;
+        // Three significant digits.
+        match x {
+            x if x >= 100.0 => format!("{x:.0} {name}"),
+            x if x >= 10.0 => format!("{x:.1} {name}"),
+            x => format!("{x:.2} {name}"),
+        }
+    };
+    match unit {
+        "ns" => scaled(v, &[(1.0, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s")]),
+        "bytes/s" => scaled(
+            v,
+            &[(1.0, "B/s"), (1e3, "kB/s"), (1e6, "MB/s"), (1e9, "GB/s")],
+        ),
+        other => format!("{v} {other}"),
     }
 }
 
