@@ -538,26 +538,59 @@ fn hold_at_the_end(doc: &mut ResultDoc, walk: &Walk<'_>, opts: &LoopOptions) {
     }
 }
 
-/// The drift sample taken just before each of the point's runs (in the order of its
-/// runs; `None` for a run without one).
+/// The drift samples around one run: the latest taken before it, and the next one,
+/// taken after it (absent until the plan takes it).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RunSamples<'a> {
+    /// The latest sample taken before the run.
+    pub before: Option<&'a drift::DriftSample>,
+    /// The first sample taken after it.
+    pub after: Option<&'a drift::DriftSample>,
+}
+
+impl RunSamples<'_> {
+    /// Whether the probe `name` moved beyond the drift threshold between the sample
+    /// before the run and the one after: the machine changed state somewhere around
+    /// the run (this VM switches modes within minutes), and which state the run saw
+    /// is unknown.
+    fn moved(&self, name: &str) -> bool {
+        let value = |s: Option<&drift::DriftSample>| s.and_then(|s| s.probes.get(name).copied());
+        match (value(self.before), value(self.after)) {
+            (Some(b), Some(a)) if a > 0.0 && b > 0.0 => {
+                a.max(b) / a.min(b) > 1.0 + drift::DEFAULT_THRESHOLD
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The drift samples around each of the point's runs, in the order of its runs.
 fn paired_samples<'a>(
     result: &PointResult,
     sample_before: &[usize],
     log: &'a DriftLog,
-) -> Vec<Option<&'a drift::DriftSample>> {
+) -> Vec<RunSamples<'a>> {
     result
         .runs
         .iter()
-        .map(|r| log.get(*sample_before.get(r.sequence?)?))
+        .map(|r| {
+            let Some(&k) = r.sequence.and_then(|s| sample_before.get(s)) else {
+                return RunSamples::default();
+            };
+            RunSamples {
+                before: log.get(k),
+                after: log.get(k + 1),
+            }
+        })
         .collect()
 }
 
 /// The point's fraction of its natural limit; `paired` holds
-/// the drift sample taken just before each of its runs.
+/// the drift samples around each of its runs.
 fn attach_limits(
     result: &mut PointResult,
     context: &Context,
-    paired: &[Option<&drift::DriftSample>],
+    paired: &[RunSamples<'_>],
     judge: &dyn Judge,
 ) {
     if let Some(l) = &context.limits {
@@ -599,10 +632,13 @@ fn hold_to_schedule(result: &mut PointResult, limits: &Limits, judge: &dyn Judge
 /// fraction and its warning. Where the drift sample taken just before each run
 /// (`paired`) measured the point's floor, each run is held against its own sample
 /// and the point gets the median of those fractions ([`LimitFraction::paired`]).
+/// A run around which the floor moved beyond the drift threshold (the sample after
+/// it disagrees with the one before) is left out, as its floor is unknown, as long
+/// as at least half of the runs remain.
 pub(crate) fn hold_against(
     result: &mut PointResult,
     limits: &Limits,
-    paired: &[Option<&drift::DriftSample>],
+    paired: &[RunSamples<'_>],
     judge: &dyn Judge,
 ) {
     if result.limit.take().is_some_and(|f| f.suspect) {
@@ -617,12 +653,12 @@ pub(crate) fn hold_against(
         &result.summary,
         limits,
     );
-    let per_run: Vec<LimitFraction> = result
+    let per_run: Vec<(LimitFraction, bool)> = result
         .runs
         .iter()
         .zip(paired)
-        .filter_map(|(run, sample)| {
-            let around = limits.around(std::slice::from_ref((*sample)?));
+        .filter_map(|(run, samples)| {
+            let around = limits.around(std::slice::from_ref(samples.before?));
             let figures: BTreeMap<String, Estimate> = run
                 .figures
                 .iter()
@@ -636,12 +672,30 @@ pub(crate) fn hold_against(
                 &around.limits,
             )?;
             let floor = fraction::floor_of(&f.limit);
-            around.replaced.iter().any(|r| r == floor).then_some(f)
+            let moved = samples.moved(floor);
+            around
+                .replaced
+                .iter()
+                .any(|r| r == floor)
+                .then_some((f, moved))
         })
         .collect();
+    let steady: Vec<LimitFraction> = per_run
+        .iter()
+        .filter(|(_, moved)| !moved)
+        .map(|(f, _)| f.clone())
+        .collect();
     result.limit = match whole {
+        Some(whole)
+            if per_run.len() == result.runs.len()
+                && !steady.is_empty()
+                && 2 * steady.len() >= per_run.len() =>
+        {
+            Some(LimitFraction::paired(&whole, &steady))
+        }
         Some(whole) if !per_run.is_empty() && per_run.len() == result.runs.len() => {
-            Some(LimitFraction::paired(&whole, &per_run))
+            let all: Vec<LimitFraction> = per_run.into_iter().map(|(f, _)| f).collect();
+            Some(LimitFraction::paired(&whole, &all))
         }
         whole => whole,
     };

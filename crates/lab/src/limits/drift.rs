@@ -333,13 +333,15 @@ impl DriftLog {
         };
         if due {
             let start = std::time::Instant::now();
-            self.samples.push(take());
+            let sample = take();
             let cost = start.elapsed();
             tracing::debug!(
-                sample = self.samples.len() - 1,
+                sample = self.samples.len(),
                 cost_ms = cost.as_secs_f64() * 1e3,
+                probes = ?sample.probes,
                 "drift sample"
             );
+            self.samples.push(sample);
             self.last = Some((std::time::Instant::now(), cost));
             self.fresh = true;
         }
