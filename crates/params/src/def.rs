@@ -136,13 +136,25 @@ impl ParamDef {
         default: u64,
         help: &'static str,
     ) -> ParamDef {
+        Self::bytes_in_units(name, min, max, 1, default, help)
+    }
+
+    /// A byte count from `min` to `max` in whole units of `unit` bytes (1: any).
+    const fn bytes_in_units(
+        name: &'static str,
+        min: u64,
+        max: u64,
+        unit: u64,
+        default: u64,
+        help: &'static str,
+    ) -> ParamDef {
         ParamDef {
             name: Cow::Borrowed(name),
             kind: Kind::Bytes {
                 min,
                 max,
                 power_of_two: false,
-                multiple_of: 1,
+                multiple_of: unit,
             },
             default: Value::Bytes(default),
             unset: None,
@@ -176,18 +188,7 @@ impl ParamDef {
         default: u64,
         help: &'static str,
     ) -> ParamDef {
-        ParamDef {
-            name: Cow::Borrowed(name),
-            kind: Kind::Bytes {
-                min,
-                max,
-                power_of_two: false,
-                multiple_of: unit,
-            },
-            default: Value::Bytes(default),
-            unset: None,
-            help: Cow::Borrowed(help),
-        }
+        Self::bytes_in_units(name, min, max, unit, default, help)
     }
 
     /// Whether it is a message size ([`ParamDef::message_bytes`]): a byte count,
