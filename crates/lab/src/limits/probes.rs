@@ -714,6 +714,22 @@ impl StreamRing {
         let mut sink = 0u64;
         let mut head = 0u64;
         let mut timed = 0u64;
+        // The writer fills the ring before the reader takes its first message, so
+        // that the reader starts a ring behind, as in a running stream whose writer
+        // is ahead. Started together, a copying reader can keep pace with the writer
+        // slot by slot, the two fighting over each line as it is written, and stay
+        // there: a second, slower regime of the same probe.
+        let first = lap.min(self.total);
+        let mut spins = 0u32;
+        while self.head.0.load(Ordering::Acquire) < first {
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(4096)
+                && (stop.load(Ordering::Relaxed) || Instant::now() > deadline)
+            {
+                return None;
+            }
+        }
         for i in 0..self.total {
             let mut spins = 0u32;
             while head <= i {
