@@ -812,6 +812,11 @@ mod robustness {
             .unwrap();
         let group = Pid::from_raw(child.id() as i32).unwrap();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
+        // Into the second point's 2 s run: a stop that lands between two points (the
+        // first journalled, the second not yet begun) pauses no point's runs, and
+        // the run rightly flags none. On a loaded machine that gap lasts long enough
+        // for the stop to land in it.
+        std::thread::sleep(Duration::from_millis(500));
         rustix::process::kill_process_group(group, Signal::STOP).unwrap();
         std::thread::sleep(Duration::from_millis(2500));
         rustix::process::kill_process_group(group, Signal::CONT).unwrap();
