@@ -6,6 +6,7 @@
 # iceoryx2's subscriber buffer beside a neighbour.
 #
 #   scripts/load-data.sh [OUT]        (OUT defaults to docs/data/load)
+#   STEPS="4" scripts/load-data.sh OUT  (only the steps named; step 2 reads step 1's knees)
 #
 # Run it on a quiet machine: every file records the machine's load, and `load.txt`
 # the load average before each step. Needs cc and libzmq's headers for the ZeroMQ
@@ -25,14 +26,19 @@ common=(--pin --no-history -q)
 note() { echo "$(date -u +%FT%TZ) $1: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/load.txt"; }
 : > "$out/load.txt"
 echo "build: $("$xb" --version) ($(git rev-parse --short HEAD))" >> "$out/load.txt"
+steps=" ${STEPS:-1 2 3 4 5} "
+step() { [[ $steps == *" $1 "* ]]; }
 
 # 1. The knees.
+if step 1; then
 note knees
 "$xb" run load -t "$transports" -s 64,4KiB --rate auto "${common[@]}" \
     --export-json "$out/knees.json" --export-md "$out/knees.md"
+fi
 
 # 2. Each curve at 10, 50 and 90 % of its knee (five interleaved runs), and at 64 B
 #    with a memory neighbour at the same rates.
+if step 2; then
 python3 - "$out/knees.json" > "$tmp/fractions" <<'EOF'
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -59,9 +65,11 @@ while read -r transport size rates; do
             --export-json "$out/neighbours-$name.json"
     fi
 done < "$tmp/fractions"
+fi
 
 # 3. One way against a round trip: shm, 64 B, spin, 10,000 messages/s, five pairs of
 #    invocations taken in turn.
+if step 3; then
 for i in 1 2 3 4 5; do
     note "physics $i"
     "$xb" run pingpong -t shm -s 64 -p wait=spin -n 20000 "${common[@]}" \
@@ -69,11 +77,13 @@ for i in 1 2 3 4 5; do
     "$xb" run load -t shm -s 64 -p wait=spin --rate 10k -n 20000 "${common[@]}" \
         --export-json "$out/physics-load-$i.json"
 done
+fi
 
 # 4. `--rate auto` against a dense sweep of 16 rates spaced ×1.2 around its knee
 #    (unix, 64 B), each timed whole, SEARCHES times in turn (default 3). The sweep
 #    starts at the search's reference rate, 1,000 messages/s, so that both hold their
 #    rates against the same reference p99.
+if step 4; then
 for i in $(seq 1 "${SEARCHES:-3}"); do
     note "search $i"
     start=$(date +%s.%N)
@@ -91,11 +101,17 @@ EOF
     dense_s=$(echo "$(date +%s.%N) - $start" | bc)
     echo "search $i: auto ${auto_s} s, dense ${dense_s} s" >> "$out/load.txt"
 done
+fi
 
 # 5. iceoryx2 beside a memory neighbour: its default subscriber buffer (two samples)
 #    against a buffer of 64, at 50,000 messages/s, interleaved.
+if step 5; then
 note "iceoryx2 buffer"
 "$xb" run load -t iceoryx2 -s 64 --rate 50k -p buffer=2,64 --neighbours memory:1 -r 5 \
     --interleave "${common[@]}" --export-json "$out/iceoryx2-buffer.json"
+fi
 note done
-python3 scripts/load-summary.py "$out"
+# The tables of docs/load.md need every step.
+if [ -z "${STEPS:-}" ]; then
+    python3 scripts/load-summary.py "$out"
+fi

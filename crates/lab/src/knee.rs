@@ -6,10 +6,13 @@
 //! reference is its lowest offered rate and that point's p99 latency. An offered
 //! rate is **sustained** when its point delivered at least [`SUSTAINED`] of it
 //! (achieved ≥ 99 % of offered) and its p99 stayed at most [`P99_GROWTH`] times the
-//! reference p99. The **knee** is the highest sustained rate below the lowest rate
-//! that is not sustained: above it latency explodes or messages pile up. A curve
-//! whose every rate is sustained has its knee at its highest rate, and says that
-//! the knee may lie higher (`above_per_s` is `None`).
+//! reference p99. The **knee** is the highest sustained rate: above it latency
+//! explodes or messages pile up. A rate the transport sustained is evidence that it
+//! can, while a rate it did not may have met one stall of the machine, so a point
+//! that failed below a higher one that held does not cut the curve; it is named in
+//! the knee (`unsustained_below_per_s`), so that a trough in the curve is not hidden.
+//! A curve whose every rate is sustained has its knee at its highest rate, and says
+//! that the knee may lie higher (`above_per_s` is `None`).
 //!
 //! A sweep of rates (`--rate 10k..1M:x2`) finds the knee between its points;
 //! `--rate auto` searches for it (`rate_search`): a probe at a low rate gives the
@@ -76,19 +79,35 @@ pub fn confirmed(
     Some(again(p.offered as u64, doc)?.sustained(low_p99_ns))
 }
 
-/// The knee of points of one curve, in any order: `(knee, above, reference)`.
-pub fn knee_of(points: &[CurvePoint]) -> Option<(Option<f64>, Option<f64>, CurvePoint)> {
+/// The knee of the points of one curve, read by the definition (in any order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CurveKnee {
+    /// The highest sustained offered rate; `None` when no rate was sustained.
+    pub knee: Option<f64>,
+    /// The lowest offered rate above the knee that was not sustained; `None` when
+    /// there is none (the knee may lie higher).
+    pub above: Option<f64>,
+    /// The offered rates below the knee that were not sustained, ascending.
+    pub unsustained_below: Vec<f64>,
+    /// The reference: the curve's lowest rate.
+    pub low: CurvePoint,
+}
+
+/// The knee of the points of one curve, in any order; `None` for no points.
+pub fn knee_of(points: &[CurvePoint]) -> Option<CurveKnee> {
     let mut sorted = points.to_vec();
     sorted.sort_by(|a, b| a.offered.total_cmp(&b.offered));
     let low = *sorted.first()?;
-    let mut knee = None;
-    for p in &sorted {
-        if !p.sustained(low.p99_ns) {
-            return Some((knee, Some(p.offered), low));
-        }
-        knee = Some(p.offered);
-    }
-    Some((knee, None, low))
+    let held = |p: &CurvePoint| p.sustained(low.p99_ns);
+    let knee = sorted.iter().rev().find(|p| held(p)).map(|p| p.offered);
+    let failed = sorted.iter().filter(|p| !held(p)).map(|p| p.offered);
+    let (below, above): (Vec<f64>, Vec<f64>) = failed.partition(|&r| knee.is_some_and(|k| r < k));
+    Some(CurveKnee {
+        knee,
+        above: above.first().copied(),
+        unsustained_below: below,
+        low,
+    })
 }
 
 /// A point's curve: its parameters without the rate.
@@ -114,13 +133,14 @@ pub fn knees(doc: &ResultDoc) -> Vec<Knee> {
         .into_iter()
         .filter(|(_, v)| v.len() >= 2)
         .filter_map(|(params, v)| {
-            let (knee, above, low) = knee_of(&v)?;
+            let found = knee_of(&v)?;
             Some(Knee {
                 params,
-                knee_per_s: knee,
-                above_per_s: above,
-                low_rate_per_s: low.offered,
-                low_p99_ns: low.p99_ns,
+                knee_per_s: found.knee,
+                above_per_s: found.above,
+                unsustained_below_per_s: found.unsustained_below,
+                low_rate_per_s: found.low.offered,
+                low_p99_ns: found.low.p99_ns,
                 method: "sweep".into(),
                 points: v.len(),
                 seconds: None,
@@ -141,30 +161,57 @@ mod tests {
         }
     }
 
+    fn knee_above(curve: &[CurvePoint]) -> (Option<f64>, Option<f64>) {
+        let k = knee_of(curve).unwrap();
+        (k.knee, k.above)
+    }
+
     #[test]
-    fn the_knee_is_the_highest_sustained_rate_below_the_first_that_is_not() {
+    fn the_knee_is_the_highest_sustained_rate() {
         let curve = [
             p(1e3, 1e3, 1_000.0),
             p(1e5, 0.995e5, 2_000.0),
             p(1e6, 0.999e6, 9_900.0),
             p(2e6, 1.5e6, 5e6),
-            // A noisy later point does not move the knee past the first failure.
-            p(4e6, 4e6, 5_000.0),
+            p(4e6, 3e6, 8e6),
         ];
-        let (knee, above, low) = knee_of(&curve).unwrap();
-        assert_eq!(knee, Some(1e6));
-        assert_eq!(above, Some(2e6));
-        assert_eq!(low.offered, 1e3);
+        let k = knee_of(&curve).unwrap();
+        assert_eq!((k.knee, k.above), (Some(1e6), Some(2e6)));
+        assert!(k.unsustained_below.is_empty());
+        assert_eq!(k.low.offered, 1e3);
         // Latency alone ends a sustained rate.
-        let (knee, above, _) = knee_of(&[p(1e3, 1e3, 100.0), p(1e4, 1e4, 1_001.0)]).unwrap();
-        assert_eq!((knee, above), (Some(1e3), Some(1e4)));
+        let latency = [p(1e3, 1e3, 100.0), p(1e4, 1e4, 1_001.0)];
+        assert_eq!(knee_above(&latency), (Some(1e3), Some(1e4)));
         // Delivery alone, too: 98.9 % of the offered rate.
-        let (knee, _, _) = knee_of(&[p(1e3, 1e3, 100.0), p(1e4, 0.989e4, 100.0)]).unwrap();
-        assert_eq!(knee, Some(1e3));
+        let delivery = [p(1e3, 1e3, 100.0), p(1e4, 0.989e4, 100.0)];
+        assert_eq!(knee_above(&delivery), (Some(1e3), Some(1e4)));
         // Every rate sustained: the knee is the highest, with nothing above.
-        let (knee, above, _) = knee_of(&[p(1e3, 1e3, 100.0), p(1e4, 1e4, 100.0)]).unwrap();
-        assert_eq!((knee, above), (Some(1e4), None));
+        let all = [p(1e3, 1e3, 100.0), p(1e4, 1e4, 100.0)];
+        assert_eq!(knee_above(&all), (Some(1e4), None));
+        // The lowest rate itself not delivered: no knee, and that rate is above it.
+        let none = [p(1e3, 900.0, 100.0), p(1e4, 5e3, 100.0)];
+        assert_eq!(knee_above(&none), (None, Some(1e3)));
         assert!(knee_of(&[]).is_none());
+    }
+
+    #[test]
+    fn a_rate_that_failed_below_one_that_held_does_not_cut_the_curve_and_is_named() {
+        // One stall of the machine in the point at 4e5; the rates above it held.
+        let curve = [
+            p(1e3, 1e3, 1_000.0),
+            p(2e5, 2e5, 2_000.0),
+            p(4e5, 4e5, 1.4e6),
+            p(8e5, 8e5, 3_000.0),
+            p(1e6, 0.999e6, 9_000.0),
+            p(1.2e6, 0.9e6, 2e6),
+        ];
+        let k = knee_of(&curve).unwrap();
+        assert_eq!((k.knee, k.above), (Some(1e6), Some(1.2e6)));
+        assert_eq!(k.unsustained_below, vec![4e5]);
+        // In any order.
+        let mut shuffled = curve;
+        shuffled.reverse();
+        assert_eq!(knee_of(&shuffled), Some(k));
     }
 
     #[test]

@@ -107,6 +107,7 @@ pub fn search(
             params,
             knee_per_s: good,
             above_per_s: bad,
+            unsustained_below_per_s: Vec::new(),
             low_rate_per_s: low.offered,
             low_p99_ns: low.p99_ns,
             method: "search".into(),

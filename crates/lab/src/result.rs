@@ -558,12 +558,16 @@ impl ResultDoc {
 pub struct Knee {
     /// The curve: its points' parameters, the rate left out.
     pub params: BTreeMap<String, String>,
-    /// The knee: the highest offered rate sustained below the lowest one that is
-    /// not, messages per second; `None` when even the lowest rate was not sustained.
+    /// The knee: the highest offered rate sustained, messages per second; `None`
+    /// when no rate was sustained.
     pub knee_per_s: Option<f64>,
-    /// The lowest offered rate found not sustained, messages per second; `None`
-    /// when every rate measured was (the knee may lie higher).
+    /// The lowest offered rate above the knee found not sustained, messages per
+    /// second; `None` when every rate above it measured was (the knee may lie higher).
     pub above_per_s: Option<f64>,
+    /// Offered rates below the knee that were not sustained (a sweep's points,
+    /// ascending): a stall of the machine in that point, or a trough in the curve.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsustained_below_per_s: Vec<f64>,
     /// The curve's lowest offered rate, messages per second: the reference.
     pub low_rate_per_s: f64,
     /// The p99 latency at the reference rate, nanoseconds.

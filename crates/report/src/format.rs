@@ -183,8 +183,8 @@ pub fn load_cells_of_channel(c: &xferbench_lab::result::ChannelSummary) -> Vec<S
     row
 }
 
-/// One line per knee of `doc` (`load` curves): the knee, the rate above it, and the
-/// reference it was held against.
+/// One line per knee of `doc` (`load` curves): the knee, the rate above it, the
+/// reference it was held against, and any rate below it that was not sustained.
 pub fn knee_lines(doc: &xferbench_lab::result::ResultDoc) -> Vec<String> {
     doc.knees
         .iter()
@@ -202,8 +202,19 @@ pub fn knee_lines(doc: &xferbench_lab::result::ResultDoc) -> Vec<String> {
                 "search" => format!("searched in {} probes", k.points),
                 _ => format!("sweep of {} rates", k.points),
             };
+            let dips = match k.unsustained_below_per_s.as_slice() {
+                [] => String::new(),
+                rates => format!(
+                    "; below it not sustained at {}",
+                    rates
+                        .iter()
+                        .map(|&r| rate_count(r))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
             format!(
-                "knee of {curve}: {knee}, {above} ({how}; reference p99 {} at {})",
+                "knee of {curve}: {knee}, {above} ({how}; reference p99 {} at {}{dips})",
                 nanos(k.low_p99_ns),
                 rate_count(k.low_rate_per_s)
             )
@@ -296,6 +307,24 @@ mod tests {
         assert_eq!(
             (rate_count(7.42), rate_count(7420.0)),
             ("7.42/s".into(), "7.42 k/s".into())
+        );
+    }
+
+    #[test]
+    fn a_knee_line_names_the_rates_below_it_that_were_not_sustained() {
+        let mut doc = crate::fixture::load_doc();
+        let plain = knee_lines(&doc);
+        assert!(
+            plain[1].starts_with("knee of ")
+                && plain[1].contains(": 100 k/s, not sustained at 1.00 M/s"),
+            "{plain:?}"
+        );
+        assert!(!plain[1].contains("below it"), "{plain:?}");
+        doc.knees[1].unsustained_below_per_s = vec![2e4, 5e4];
+        let line = &knee_lines(&doc)[1];
+        assert!(
+            line.ends_with("; below it not sustained at 20.0 k/s, 50.0 k/s)"),
+            "{line}"
         );
     }
 }

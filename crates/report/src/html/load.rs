@@ -261,6 +261,14 @@ pub fn knees_table(knees: &[Knee]) -> Option<Table> {
                     .map_or_else(|| "below the lowest rate".into(), format::rate_count),
                 k.above_per_s
                     .map_or_else(|| "none measured".into(), format::rate_count),
+                match k.unsustained_below_per_s.as_slice() {
+                    [] => "none".into(),
+                    rates => rates
+                        .iter()
+                        .map(|&r| format::rate_count(r))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                },
                 format!(
                     "{} at {}",
                     format::nanos(k.low_p99_ns),
@@ -276,6 +284,7 @@ pub fn knees_table(knees: &[Knee]) -> Option<Table> {
             "curve",
             "knee",
             "first rate not sustained",
+            "not sustained below the knee",
             "reference p99 (at the lowest rate)",
             "method",
         ]
@@ -288,7 +297,7 @@ pub fn knees_table(knees: &[Knee]) -> Option<Table> {
 /// What a knee is, for the note under the table.
 pub fn knees_note() -> String {
     format!(
-        "A curve is the points that differ only in their offered rate. Its knee is the highest offered rate it sustained (achieved at least {} % of offered, p99 at most {P99_GROWTH}× the reference p99, the p99 at its lowest rate) below the lowest rate it did not sustain.",
+        "A curve is the points that differ only in their offered rate. Its knee is the highest offered rate it sustained (achieved at least {} % of offered, p99 at most {P99_GROWTH}× the reference p99, the p99 at its lowest rate); a rate below the knee that was not sustained (one stall of the machine, or a trough in the curve) is named beside it.",
         format::level(SUSTAINED)
     )
 }

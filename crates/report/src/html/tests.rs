@@ -190,6 +190,7 @@ fn a_load_page_draws_both_axes_in_units_and_lists_the_knees() {
     let knees = &knees[..knees.find("</table>").unwrap()];
     for cell in [
         "first rate not sustained",
+        "not sustained below the knee",
         "shm, 64\u{a0}B, 1\u{a0}channel",
         "none measured",
         "16.0\u{a0}µs at 10.0\u{a0}k/s",
