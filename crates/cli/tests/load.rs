@@ -255,7 +255,7 @@ fn neighbours_are_an_axis_with_their_cpu_recorded() {
     );
 }
 
-/// `--rate auto` searches: a reference probe, a saturating one, then a bisection;
+/// `--rate auto` searches: two reference probes, a saturating one, then a bisection;
 /// the knee is recorded with its method, and every probe is a point.
 #[test]
 fn rate_auto_finds_a_knee_within_its_budget() {
@@ -279,9 +279,12 @@ fn rate_auto_finds_a_knee_within_its_budget() {
     let points = doc["points"].as_array().unwrap();
     assert_eq!(points.len() as u64, k["points"].as_u64().unwrap());
     assert!(
-        points.len() >= 3,
-        "reference, saturation and at least one more"
+        points.len() >= 4,
+        "two references, saturation and at least one more"
     );
+    for reference in &points[..2] {
+        assert_eq!(median(reference, "offered_per_s"), 1_000.0, "{reference}");
+    }
     assert!(
         points
             .iter()

@@ -1,7 +1,7 @@
 //! `--rate auto`: the bounded search for the knee of each curve (see `knee` for
 //! the definition it applies).
 
-use crate::knee::{CurvePoint, confirmed};
+use crate::knee::{CurvePoint, confirmed, reference};
 use crate::observer::Observer;
 use crate::plan::{PlannedPoint, RunProgress};
 use crate::result::{Context, Knee, Outcome, PointResult, ResultDoc};
@@ -134,7 +134,7 @@ struct Found {
     bad: Option<f64>,
 }
 
-/// The search of one curve: the reference, then the saturated rate (the knee lies at
+/// The search of one curve: the reference (two probes), then the saturated rate (the knee lies at
 /// or below what the transport delivers when offered far more), a probe just below
 /// that, then bisection of the bracket until it is within the precision or the
 /// budget is spent. `None` when a probe failed or the search was stopped.
@@ -145,7 +145,7 @@ fn find_knee(
     stop: &AtomicBool,
     probe: &mut impl FnMut(u64, &mut ResultDoc) -> Option<CurvePoint>,
 ) -> Option<Found> {
-    let low = probe(how.low_rate, doc)?;
+    let low = reference(how.low_rate, doc, probe)?;
     let mut found = Found {
         good: low.sustained(low.p99_ns).then_some(low.offered),
         bad: None,
@@ -178,7 +178,7 @@ fn find_knee(
 }
 
 impl Found {
-    /// Probes `rate` (twice when the first probe missed, [`confirmed`]) and moves the
+    /// Probes `rate` (again when a probe missed, [`confirmed`]) and moves the
     /// bracket's end it falls on.
     fn try_rate(
         &mut self,
