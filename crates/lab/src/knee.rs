@@ -22,7 +22,8 @@
 //! A probe is one run, so a probe that fails is repeated at the same rate, up to
 //! [`PROBES`] probes in all, and the rate counts as not sustained only if every one
 //! fails ([`confirmed`]): one stall of the machine does not end a curve, whether it
-//! lands in the probe's p99 or costs its sender the last percent of its rate. The
+//! lands in the probe's p99 or costs its sender the last percent of its rate. A probe
+//! far short of its rate (under [`FAR_SHORT`] of it) is not repeated. The
 //! reference is probed twice and the lower p99 kept ([`reference`]): a stall in the
 //! reference would loosen the allowance of every rate after it.
 
@@ -36,6 +37,10 @@ pub const P99_GROWTH: f64 = 10.0;
 /// The probes a search makes at most of one rate before it counts the rate as not
 /// sustained: every one must fail.
 pub const PROBES: usize = 3;
+/// A probe that delivered less than this share of its offered rate is beyond the knee
+/// at once, without a repeat: a stall of the machine (milliseconds) delays a
+/// quarter-second probe's messages, it does not cost it a tenth of them.
+pub const FAR_SHORT: f64 = 0.9;
 
 /// One point of a curve, as the definition reads it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,7 +72,8 @@ impl CurvePoint {
 
 /// Whether the probe `p` of a search sustained its rate against `low_p99_ns`,
 /// confirmed: a probe that failed is probed again at the same rate (`again`), up to
-/// [`PROBES`] probes in all, and the rate is not sustained only if every one fails. A
+/// [`PROBES`] probes in all, and the rate is not sustained only if every one fails
+/// (a probe that delivered less than [`FAR_SHORT`] of its rate is not repeated). A
 /// probe is one run, and a stall of the machine (a VM that loses its CPU for a few
 /// milliseconds now and then) lands in a run's p99 or takes the last percent of a
 /// sender's rate; a rate beyond the knee fails every time. `None` when a further
@@ -80,6 +86,9 @@ pub fn confirmed(
 ) -> Option<bool> {
     if p.sustained(low_p99_ns) {
         return Some(true);
+    }
+    if p.achieved < FAR_SHORT * p.offered {
+        return Some(false);
     }
     for _ in 1..PROBES {
         if again(p.offered as u64, doc)?.sustained(low_p99_ns) {
@@ -297,6 +306,11 @@ mod tests {
                 assert_eq!(made, later.len(), "{first:?} then {later:?}");
             }
         }
+        // Far short of its rate: beyond the knee without a repeat.
+        assert_eq!(
+            confirmed(&p(1e3, 899.0, 2e6), low, &mut doc, &mut never),
+            Some(false)
+        );
         // The reference: the lower p99 of two probes.
         let mut two = [p(1e3, 1e3, 400e3), p(1e3, 1e3, 30e3)].into_iter();
         let mut refs = |_: u64, _: &mut ResultDoc| two.next();
