@@ -118,17 +118,19 @@ def context_line(doc, name):
 
 
 out = []
-knees = load("knees.json")
-out.append("## Knees (`--rate auto`)\n")
-out.append(context_line(knees, "knees.json") + "\n")
-out.append("| transport | size | knee | first rate not sustained | reference p99 at 1 k/s | probes | search time |")
-out.append("|---|--:|--:|--:|--:|--:|--:|")
-for k in knees["knees"]:
-    p = k["params"]
-    out.append(
-        f"| {transport(p['transport'])} | {size(p['size'])} | {rate(k['knee_per_s'])} | "
-        f"{rate(k['above_per_s'])} | {ns(k['low_p99_ns'])} | {k['points']} | {k.get('seconds', 0):.1f} s |"
-    )
+# A directory of one step's files (`STEPS=4 scripts/load-data.sh DIR`) has no knees.
+if os.path.exists(os.path.join(d, "knees.json")):
+    knees = load("knees.json")
+    out.append("## Knees (`--rate auto`)\n")
+    out.append(context_line(knees, "knees.json") + "\n")
+    out.append("| transport | size | knee | first rate not sustained | reference p99 at 1 k/s | probes | search time |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|")
+    for k in knees["knees"]:
+        p = k["params"]
+        out.append(
+            f"| {transport(p['transport'])} | {size(p['size'])} | {rate(k['knee_per_s'])} | "
+            f"{rate(k['above_per_s'])} | {ns(k['low_p99_ns'])} | {k['points']} | {k.get('seconds', 0):.1f} s |"
+        )
 
 for kind, title in (("fractions", "alone"), ("neighbours", "beside one `memory:1` neighbour")):
     files = sorted(glob.glob(os.path.join(d, f"{kind}-*.json")))
@@ -188,18 +190,34 @@ for i in range(1, 10):
     m = re.search(rf"search {i}: auto ([\d.]+) s, dense ([\d.]+) s", times)
     ta, td = (float(m.group(1)), float(m.group(2))) if m else (None, None)
     searches.append((auto["knees"][0], dense["knees"][0], ta, td))
+    grid = sorted(med(p, "offered_per_s") for p in dense["points"])
 if searches:
     out.append("\n## `--rate auto` against a dense sweep (unix, 64 B)\n")
-    out.append("Each pair: the search, then a sweep of 1 k/s and 16 rates ×1.2 around its knee, in turn.\n")
-    out.append("| pair | search: knee | first not sustained | probes | time | sweep: knee | first not sustained | time | knee ratio | time ratio |")
-    out.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    # The sweeps before the knee's rule named the rates below it that failed drew
+    # their rates around the search's knee; later ones from a fixed range.
+    fixed = any("unsustained_below_per_s" in kd for _, kd, _, _ in searches)
+    if fixed:
+        out.append(
+            f"Each pair: the search, then a sweep of {rate(grid[0])} and {len(grid) - 1} rates ×1.2 "
+            f"from {rate(grid[1])} to {rate(grid[-1])}, in turn.\n"
+        )
+        out.append("| pair | search: knee | first not sustained | probes | time | sweep: knee | first not sustained | not sustained below the knee | time | knee ratio | time ratio |")
+        out.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    else:
+        out.append("Each pair: the search, then a sweep of 1 k/s and 16 rates ×1.2 around its knee, in turn.\n")
+        out.append("| pair | search: knee | first not sustained | probes | time | sweep: knee | first not sustained | time | knee ratio | time ratio |")
+        out.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
     for i, (ka, kd, ta, td) in enumerate(searches, 1):
         ratio = ka["knee_per_s"] / kd["knee_per_s"] if ka["knee_per_s"] and kd["knee_per_s"] else None
+        below = ", ".join(rate(r) for r in kd.get("unsustained_below_per_s", [])) or "none"
         out.append(
             f"| {i} | {rate(ka['knee_per_s'])} | {rate(ka['above_per_s'])} | {ka['points']} | "
-            f"{ta:.1f} s | {rate(kd['knee_per_s'])} | {rate(kd['above_per_s'])} | {td:.1f} s | "
-            f"{'-' if ratio is None else f'{ratio:.2f}×'} | {ta / td * 100:.0f} % |"
+            f"{ta:.1f} s | {rate(kd['knee_per_s'])} | {rate(kd['above_per_s'])} | "
+            + (f"{below} | " if fixed else "")
+            + f"{td:.1f} s | {'-' if ratio is None else f'{ratio:.2f}×'} | {ta / td * 100:.0f} % |"
         )
+    out.append("")
+    out.append(context_line(auto, f"search-auto-{len(searches)}.json") + ".")
 
 try:
     doc = load("iceoryx2-buffer.json")
