@@ -769,6 +769,54 @@ fn cpu_bound_warning(
     })
 }
 
+/// How the warning of a latency point whose participant waited for its CPU begins.
+pub const WAITED: &str = "waited for a CPU:";
+
+/// The share of a run's window a participant may wait on the run queue before a
+/// latency point says so: a p99 is the slowest 1 % of the messages, and messages that
+/// arrive while their receiver waits for its CPU wait with it.
+pub const WAITED_SHARE: f64 = 0.01;
+
+/// The `waited for a CPU` warning of a latency point (one with a p99) that is not
+/// CPU-bound: in its median run the participant that waited longest on the run queue
+/// (runnable, its CPU held by another task of the machine: a kernel thread, a process
+/// outside the run) waited at least [`WAITED_SHARE`] of the window. Its tail then
+/// measures the machine's housekeeping on that CPU as much as the transport. Names the
+/// participant, the share and the time. Runs without schedstat readings claim nothing.
+fn waited_warning(runs: &[RunRecord], summary: &BTreeMap<String, Estimate>) -> Option<String> {
+    summary.get(figure::LATENCY[2])?;
+    let mut longest: Vec<(f64, &str, f64)> = runs
+        .iter()
+        .filter_map(|r| {
+            r.cpu
+                .iter()
+                .filter(|c| c.window_s > 0.0)
+                .filter_map(|c| {
+                    Some((
+                        c.runqueue_wait_s? / c.window_s,
+                        c.role.as_str(),
+                        c.runqueue_wait_s?,
+                    ))
+                })
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+        })
+        .collect();
+    if longest.is_empty() {
+        return None;
+    }
+    longest.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (share, role, waited) = longest[(longest.len() - 1) / 2];
+    (share >= WAITED_SHARE).then(|| {
+        format!(
+            "{WAITED} {role} waited on the run queue for {:.1} % of the window ({:.2} ms) in the \
+             median run, its CPU held by other tasks of this machine (kernel threads, processes \
+             outside the run); the slowest 1 % of the messages can be those that waited with it",
+            share * 100.0,
+            waited * 1e3
+        )
+    })
+}
+
 /// How the warning of a point during which the process was stopped begins.
 pub const PAUSED: &str = "paused:";
 
@@ -1134,11 +1182,15 @@ fn warn_of_runs(
     if let Some(c) = contention.filter(|c| c.contended) {
         warnings.push(c.warning());
     }
-    warnings.extend(cpu_bound_warning(
+    let bound = cpu_bound_warning(
         runs,
         summary,
         xferbench_probes::affinity::allowed_cpus().len(),
-    ));
+    );
+    if bound.is_none() {
+        warnings.extend(waited_warning(runs, summary));
+    }
+    warnings.extend(bound);
 }
 
 /// An error and all its causes, joined with ": ".
@@ -1669,5 +1721,53 @@ mod tests {
         );
         // Without schedstat nothing is claimed.
         assert_eq!(cpu_bound_warning(&point.runs, &used(2.0), 2), None);
+    }
+
+    #[test]
+    fn a_latency_point_whose_receiver_waited_for_its_cpu_says_so() {
+        let mut bench = FakeBench::new(1, |_, _| steady(1000));
+        let doc = run(&mut bench, &opts(3, 0, false));
+        let point = &doc.points[0];
+        // Each run: every process waited `waits[run]` seconds of a 0.25 s window, the
+        // last one ("peer") twice that.
+        let runs_with = |waits: [f64; 3]| -> Vec<RunRecord> {
+            let mut runs = point.runs.clone();
+            for (r, wait) in runs.iter_mut().zip(waits) {
+                let last = r.cpu.len() - 1;
+                for (i, c) in r.cpu.iter_mut().enumerate() {
+                    c.window_s = 0.25;
+                    c.runqueue_wait_s = Some(if i == last { 2.0 * wait } else { wait });
+                    if i == last {
+                        c.role = "peer 0".into();
+                    }
+                }
+            }
+            runs
+        };
+        let latency = |p99: f64| -> BTreeMap<String, Estimate> {
+            [(
+                figure::LATENCY[2].to_string(),
+                Estimate::from_values([p99]).unwrap(),
+            )]
+            .into()
+        };
+        // The median run's peer waited 4 ms of 250: 1.6 %.
+        let w = waited_warning(&runs_with([0.0005, 0.002, 0.003]), &latency(5e5)).expect("waited");
+        assert!(w.starts_with(WAITED), "{w}");
+        assert!(
+            w.contains("peer 0 waited") && w.contains("1.6 % of the window (4.00 ms)"),
+            "{w}"
+        );
+        // One run of three that waited is not the median run's.
+        assert_eq!(
+            waited_warning(&runs_with([0.0005, 0.0005, 0.003]), &latency(5e5)),
+            None
+        );
+        // A stream (no p99) claims nothing, nor do runs without schedstat.
+        assert_eq!(
+            waited_warning(&runs_with([0.003; 3]), &BTreeMap::new()),
+            None
+        );
+        assert_eq!(waited_warning(&point.runs, &latency(5e5)), None);
     }
 }
