@@ -47,6 +47,21 @@ fn settled_on(pid: u32, cpu: usize) -> Vec<Vec<usize>> {
     }
 }
 
+/// Waits (at most 10 s) until every thread of `pid` runs on one and the same CPU
+/// alone (a process that pins itself after it starts); the threads' sets as last
+/// seen, without repeats.
+fn settled_alone(pid: u32) -> Vec<Vec<usize>> {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut seen = thread_cpus(pid);
+        seen.dedup();
+        if (seen.len() == 1 && seen[0].len() == 1) || Instant::now() >= give_up {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A process killed and reaped however the test ends.
 struct Reaped(Child);
 
@@ -315,9 +330,8 @@ fn a_pinned_kv_rig_pins_its_server_and_every_visitor() {
     let mut visitors: Vec<Vec<usize>> = kv_clients_of(server.pid)
         .into_iter()
         .map(|pid| {
-            // Every thread of a visitor on one CPU.
-            let mut seen = thread_cpus(pid);
-            seen.dedup();
+            // Every thread of a visitor on one CPU, once it has pinned itself.
+            let mut seen = settled_alone(pid);
             assert_eq!(seen.len(), 1, "visitor {pid}: {seen:?}");
             seen.remove(0)
         })
