@@ -778,11 +778,14 @@ pub const WAITED: &str = "waited for a CPU:";
 pub const WAITED_SHARE: f64 = 0.01;
 
 /// The `waited for a CPU` warning of a latency point (one with a p99) that is not
-/// CPU-bound: in its median run the participant that waited longest on the run queue
-/// (runnable, its CPU held by another task of the machine: a kernel thread, a process
-/// outside the run) waited at least [`WAITED_SHARE`] of the window. Its tail then
-/// measures the machine's housekeeping on that CPU as much as the transport. Names the
-/// participant, the share and the time. Runs without schedstat readings claim nothing.
+/// CPU-bound: in its median run the peer process that waited longest on the run queue
+/// (runnable, its CPU held by another task: a kernel thread, a process outside the
+/// run, another thread of the run) waited at least [`WAITED_SHARE`] of the window. Its
+/// tail then measures what else ran on that CPU as much as the transport. Only peers
+/// are read: the xferbench process's own wait includes its control thread, which
+/// waits whenever the run's sides hold every CPU, off the messages' path (the
+/// sender's own stalls are `sender_stall_*`). Names the peer, the share and the time.
+/// Runs without schedstat readings claim nothing.
 fn waited_warning(runs: &[RunRecord], summary: &BTreeMap<String, Estimate>) -> Option<String> {
     summary.get(figure::LATENCY[2])?;
     let mut longest: Vec<(f64, &str, f64)> = runs
@@ -790,7 +793,7 @@ fn waited_warning(runs: &[RunRecord], summary: &BTreeMap<String, Estimate>) -> O
         .filter_map(|r| {
             r.cpu
                 .iter()
-                .filter(|c| c.window_s > 0.0)
+                .filter(|c| c.window_s > 0.0 && c.role.starts_with("peer"))
                 .filter_map(|c| {
                     Some((
                         c.runqueue_wait_s? / c.window_s,
@@ -809,8 +812,9 @@ fn waited_warning(runs: &[RunRecord], summary: &BTreeMap<String, Estimate>) -> O
     (share >= WAITED_SHARE).then(|| {
         format!(
             "{WAITED} {role} waited on the run queue for {:.1} % of the window ({:.2} ms) in the \
-             median run, its CPU held by other tasks of this machine (kernel threads, processes \
-             outside the run); the slowest 1 % of the messages can be those that waited with it",
+             median run, its CPU held by other tasks (kernel threads, processes outside the run, \
+             the run's other threads); the slowest 1 % of the messages can be those that waited \
+             with it",
             share * 100.0,
             waited * 1e3
         )
@@ -1758,6 +1762,12 @@ mod tests {
             w.contains("peer 0 waited") && w.contains("1.6 % of the window (4.00 ms)"),
             "{w}"
         );
+        // The xferbench process's own wait (its control thread's among it) is not read.
+        let mut main_only = runs_with([0.003; 3]);
+        for c in main_only.iter_mut().flat_map(|r| r.cpu.iter_mut()) {
+            c.role = "main (drivers)".into();
+        }
+        assert_eq!(waited_warning(&main_only, &latency(5e5)), None);
         // One run of three that waited is not the median run's.
         assert_eq!(
             waited_warning(&runs_with([0.0005, 0.0005, 0.003]), &latency(5e5)),
