@@ -3,7 +3,7 @@
 # 4 KiB (`--rate auto`), its percentiles at 10, 50 and 90 % of each knee, the same at
 # 64 B beside one memory neighbour, the one-way time against ping-pong (shm, spin,
 # 64 B, alternating invocations), `--rate auto` against a dense sweep of 16 rates, and
-# iceoryx2's subscriber buffer beside a neighbour.
+# iceoryx2's subscriber buffer beside a neighbour, and each transport's pacing by rate.
 #
 #   scripts/load-data.sh [OUT]        (OUT defaults to docs/data/load)
 #   STEPS="4" scripts/load-data.sh OUT  (only the steps named; step 2 reads step 1's knees)
@@ -26,7 +26,7 @@ common=(--pin --no-history -q)
 note() { echo "$(date -u +%FT%TZ) $1: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/load.txt"; }
 : > "$out/load.txt"
 echo "build: $("$xb" --version) ($(git rev-parse --short HEAD))" >> "$out/load.txt"
-steps=" ${STEPS:-1 2 3 4 5} "
+steps=" ${STEPS:-1 2 3 4 5 6} "
 step() { [[ $steps == *" $1 "* ]]; }
 
 # 1. The knees.
@@ -106,6 +106,18 @@ if step 5; then
 note "iceoryx2 buffer"
 "$xb" run load -t iceoryx2 -s 64 --rate 50k -p buffer=2,64 --neighbours memory:1 -r 5 \
     --interleave "${common[@]}" --export-json "$out/iceoryx2-buffer.json"
+fi
+# 6. Pacing by rate: each transport at 64 B and 4 KiB from 1,000 to 200,000
+#    messages/s (five interleaved runs per point), for the highest rate at which its
+#    sender keeps to its schedule (lag p99 under a tenth of the gap).
+if step 6; then
+for t in shm iceoryx2 unix tcp pipe "$zmq"; do
+    name=${t##*libxb_}
+    name=${name%.so}
+    note "pacing $name"
+    "$xb" run load -t "$t" -s 64,4KiB --rate 1k,2k,5k,10k,20k,50k,100k,200k -r 5 --interleave \
+        "${common[@]}" --export-json "$out/pacing-$name.json"
+done
 fi
 note done
 # The tables of docs/load.md need every step.

@@ -238,6 +238,41 @@ try:
 except FileNotFoundError:
     pass
 
+pacing = sorted(glob.glob(os.path.join(d, "pacing-*.json")))
+if pacing:
+    out.append("\n## Pacing by rate: the sender's lag p99 as a share of the gap\n")
+    out.append(
+        "Medians of 5 interleaved runs per point; ✓ where the lag p99 is under a tenth of the "
+        "gap between messages (on schedule), and the achieved share of the offered rate where "
+        "it is under 99 %.\n"
+    )
+    rows = []
+    rates = None
+    for f in pacing:
+        doc = load(os.path.basename(f))
+        curves = {}
+        for p in doc["points"]:
+            key = (transport(p["params"]["transport"]), p["size_bytes"])
+            curves.setdefault(key, []).append(p)
+        for (t, b), ps in curves.items():
+            ps.sort(key=lambda p: med(p, "offered_per_s"))
+            rates = rates or [med(p, "offered_per_s") for p in ps]
+            cells = []
+            for p in ps:
+                gap = 1e9 / med(p, "offered_per_s")
+                share = med(p, "behind_p99_ns") / gap
+                cell = "✓" if share < 0.1 else f"{share * 100:.0f} %" if share < 10 else f"{share:.0f}×"
+                delivered = med(p, "messages_per_s") / med(p, "offered_per_s")
+                if delivered < 0.99:
+                    cell += f" ({delivered * 100:.0f} % delivered)"
+                cells.append(cell)
+            rows.append(f"| {t} | {size(b)} | " + " | ".join(cells) + " |")
+    out.append("| transport | size | " + " | ".join(rate(r) for r in rates) + " |")
+    out.append("|---|--:|" + "--:|" * len(rates))
+    out.extend(rows)
+    out.append("")
+    out.append(context_line(load(os.path.basename(pacing[0])), os.path.basename(pacing[0])) + ".")
+
 with open(os.path.join(d, "summary.md"), "w") as f:
     f.write("\n".join(out) + "\n")
 print("\n".join(out))
