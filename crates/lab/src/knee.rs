@@ -24,7 +24,7 @@
 //! fails ([`confirmed`]): one stall of the machine does not end a curve, whether it
 //! lands in the probe's p99 or costs its sender the last percent of its rate. A probe
 //! far short of its rate (under [`FAR_SHORT`] of it) is not repeated. The
-//! reference is probed twice and the lower p99 kept ([`reference`]): a stall in the
+//! reference is probed twice and the lower p99 kept ([`reference()`]): a stall in the
 //! reference would loosen the allowance of every rate after it.
 
 use crate::result::{Knee, PointResult, ResultDoc, figure};
