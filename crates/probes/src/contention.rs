@@ -10,8 +10,10 @@
 //!   whole thread group, and the time of its waited-for children, so a child that
 //!   exits during the window is still counted: its parent's children's time grows by
 //!   what the child used in all, and the child's time at the start is subtracted).
-//!   Kernel threads are counted apart (`kernel_cpus`): they often work for the run
-//!   itself (network processing for `tcp`, say);
+//!   Kernel threads are counted apart (`kernel_cpus`, the busiest named in
+//!   `busiest_kernel`): they often work for the run itself (network processing for
+//!   `tcp`, say), and they are what holds a pinned side's CPU for milliseconds on a
+//!   quiet machine (workqueues, memory compaction);
 //! * **steal**: the share of all CPU time the hypervisor gave to other guests
 //!   (`/proc/stat`);
 //! * **the load average** (`/proc/loadavg`, one minute), which counts the run's own
@@ -20,8 +22,11 @@
 //! A point is **contended** ([`PointContention::contended`]) when, over the windows
 //! of all its runs, processes outside the run used more than [`OTHERS_CPUS`] of a CPU
 //! or steal exceeded [`STEAL`]; it then carries a warning naming the busiest
-//! processes. Readings have the kernel's clock-tick resolution (10 ms per process);
-//! summed over a point's runs that is a small fraction of a CPU.
+//! processes. Readings of processes have the kernel's clock-tick resolution (10 ms per
+//! process); summed over a point's runs that is a small fraction of a CPU. Kernel
+//! threads, each a single task, are read from `/proc/<pid>/schedstat` (nanoseconds on
+//! a CPU), so that their work of a few milliseconds within a quarter-second run is
+//! seen.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,6 +55,8 @@ pub struct ProcEntry {
     pub ppid: u32,
     /// User + system clock ticks of the process and of its waited-for children.
     pub ticks: u64,
+    /// Nanoseconds on a CPU (`schedstat`), read for kernel threads only.
+    pub run_ns: Option<u64>,
     /// A kernel thread.
     pub kernel: bool,
     /// The command name (`comm`).
@@ -98,8 +105,14 @@ impl ProcFs {
             text.clear();
             // A process that exited since the directory was listed is simply absent.
             if read_into(&entry.path().join("stat"), &mut text).is_ok()
-                && let Some(p) = parse_stat(&text)
+                && let Some(mut p) = parse_stat(&text)
             {
+                if p.kernel {
+                    text.clear();
+                    p.run_ns = read_into(&entry.path().join("schedstat"), &mut text)
+                        .ok()
+                        .and_then(|()| text.split_whitespace().next()?.parse().ok());
+                }
                 processes.insert(pid, p);
             }
         }
@@ -141,6 +154,7 @@ fn parse_stat(text: &str) -> Option<ProcEntry> {
         ppid: n(1)? as u32,
         kernel: n(6)? & PF_KTHREAD != 0,
         ticks: n(11)? + n(12)? + n(13)? + n(14)?,
+        run_ns: None,
         command,
     })
 }
@@ -211,6 +225,10 @@ pub struct RunContention {
     pub load_1m: Option<f64>,
     /// The busiest outside processes, most first (at most three).
     pub busiest: Vec<Contender>,
+    /// The busiest kernel threads, most first (at most three; absent in results of
+    /// earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busiest_kernel: Vec<Contender>,
 }
 
 /// What happened between two readings, for a run made of `roots` (this process and
@@ -220,17 +238,24 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
     let mut run = run_members(start, &roots);
     run.extend(run_members(end, &roots));
     let window_s = end.at.saturating_duration_since(start.at).as_secs_f64();
+    let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     let mut per_process: BTreeMap<u32, (&ProcEntry, i64)> = BTreeMap::new();
-    let mut kernel = 0i64;
+    // Kernel threads in nanoseconds: schedstat where both readings have it, ticks
+    // otherwise.
+    let mut per_kernel: Vec<(u32, &ProcEntry, f64)> = Vec::new();
     for (pid, e) in &end.processes {
         if run.contains(pid) {
             continue;
         }
-        let before = start.processes.get(pid).map_or(0, |s| s.ticks);
-        let d = e.ticks as i64 - before as i64;
+        let was = start.processes.get(pid);
         if e.kernel {
-            kernel += d;
+            let ns = match (was.map_or(Some(0), |s| s.run_ns), e.run_ns) {
+                (Some(a), Some(b)) => b.saturating_sub(a) as f64,
+                _ => (e.ticks.saturating_sub(was.map_or(0, |s| s.ticks))) as f64 * 1e9 / hz,
+            };
+            per_kernel.push((*pid, e, ns));
         } else {
+            let d = e.ticks as i64 - was.map_or(0, |s| s.ticks) as i64;
             per_process.insert(*pid, (e, d));
         }
     }
@@ -250,7 +275,6 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
         }
     }
     let others: i64 = per_process.values().map(|(_, d)| d).sum::<i64>() - unplaced;
-    let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     let cpus = |ticks: i64| {
         if window_s > 0.0 {
             (ticks.max(0) as f64 / hz) / window_s
@@ -273,12 +297,31 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
             cpus: cpus(*d),
         })
         .collect();
+    let kernel_ns: f64 = per_kernel.iter().map(|(_, _, ns)| ns).sum();
+    let ns_cpus = |ns: f64| {
+        if window_s > 0.0 {
+            ns / 1e9 / window_s
+        } else {
+            0.0
+        }
+    };
+    per_kernel.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let busiest_kernel = per_kernel
+        .iter()
+        .filter(|(_, _, ns)| *ns > 0.0)
+        .take(BUSIEST)
+        .map(|(pid, e, ns)| Contender {
+            pid: *pid,
+            command: e.command.clone(),
+            cpus: ns_cpus(*ns),
+        })
+        .collect();
     let total = end.total_ticks.saturating_sub(start.total_ticks);
     let steal = end.steal_ticks.saturating_sub(start.steal_ticks);
     RunContention {
         window_s,
         others_cpus: cpus(others),
-        kernel_cpus: cpus(kernel),
+        kernel_cpus: ns_cpus(kernel_ns),
         steal: if total > 0 {
             steal as f64 / total as f64
         } else {
@@ -286,6 +329,7 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
         },
         load_1m: start.load_1m,
         busiest,
+        busiest_kernel,
     }
 }
 
@@ -304,6 +348,10 @@ pub struct PointContention {
     pub load_1m: Option<f64>,
     /// The busiest outside processes over the point's runs, most first.
     pub busiest: Vec<Contender>,
+    /// The busiest kernel threads over the point's runs, most first (absent in
+    /// results of earlier versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busiest_kernel: Vec<Contender>,
     /// Others used more than [`OTHERS_CPUS`] of a CPU, or steal exceeded [`STEAL`].
     pub contended: bool,
 }
@@ -325,21 +373,26 @@ impl PointContention {
         };
         let others_cpus = weighted(|r| r.others_cpus);
         let steal = weighted(|r| r.steal);
-        let mut by_pid: BTreeMap<u32, Contender> = BTreeMap::new();
-        for r in &runs {
-            for c in &r.busiest {
-                let e = by_pid.entry(c.pid).or_insert_with(|| Contender {
-                    cpus: 0.0,
-                    ..c.clone()
-                });
-                if window > 0.0 {
-                    e.cpus += c.cpus * r.window_s / window;
+        let over_runs = |of: fn(&RunContention) -> &[Contender]| {
+            let mut by_pid: BTreeMap<u32, Contender> = BTreeMap::new();
+            for r in &runs {
+                for c in of(r) {
+                    let e = by_pid.entry(c.pid).or_insert_with(|| Contender {
+                        cpus: 0.0,
+                        ..c.clone()
+                    });
+                    if window > 0.0 {
+                        e.cpus += c.cpus * r.window_s / window;
+                    }
                 }
             }
-        }
-        let mut busiest: Vec<Contender> = by_pid.into_values().collect();
-        busiest.sort_by(|a, b| b.cpus.total_cmp(&a.cpus));
-        busiest.truncate(BUSIEST);
+            let mut busiest: Vec<Contender> = by_pid.into_values().collect();
+            busiest.sort_by(|a, b| b.cpus.total_cmp(&a.cpus));
+            busiest.truncate(BUSIEST);
+            busiest
+        };
+        let busiest = over_runs(|r| &r.busiest);
+        let busiest_kernel = over_runs(|r| &r.busiest_kernel);
         Some(PointContention {
             runs: runs.len(),
             others_cpus,
@@ -347,6 +400,7 @@ impl PointContention {
             steal,
             load_1m: runs.iter().filter_map(|r| r.load_1m).reduce(f64::max),
             busiest,
+            busiest_kernel,
             contended: is_contended(others_cpus, steal),
         })
     }
@@ -526,6 +580,12 @@ mod tests {
             .unwrap();
         }
 
+        /// A thread's `schedstat`: `ns` on a CPU.
+        fn schedstat(&self, pid: u32, ns: u64) {
+            let dir = self.dir.path().join(pid.to_string());
+            std::fs::write(dir.join("schedstat"), format!("{ns} 1000 7\n")).unwrap();
+        }
+
         fn exit(&self, pid: u32) {
             std::fs::remove_dir_all(self.dir.path().join(pid.to_string())).unwrap();
         }
@@ -672,6 +732,32 @@ mod tests {
     }
 
     #[test]
+    fn kernel_threads_are_read_to_the_nanosecond_and_the_busiest_named() {
+        // 4 ms of compaction and 1 ms of a worker in one second, no tick of either.
+        let c = window(|p, end| {
+            p.machine(0, 0, 0, 1.0);
+            p.process(36, 2, "kcompactd0", 0, 0, true);
+            p.schedstat(36, if end { 9_004_000 } else { 5_000_000 });
+            p.process(77, 2, "kworker/1:2-events", 0, 0, true);
+            p.schedstat(77, if end { 2_000_000 } else { 1_000_000 });
+            p.process(100, 1, "xferbench", 0, 0, false);
+        });
+        assert!((c.kernel_cpus - 0.005).abs() < 1e-4, "{c:?}");
+        let named: Vec<(&str, f64)> = c
+            .busiest_kernel
+            .iter()
+            .map(|k| (k.command.as_str(), k.cpus))
+            .collect();
+        assert_eq!(named.len(), 2, "{named:?}");
+        assert_eq!(named[0].0, "kcompactd0");
+        assert!((named[0].1 - 0.004).abs() < 1e-4, "{named:?}");
+        // Kernel work does not make a point contended; the point names it.
+        let point = PointContention::of_runs([&c]).unwrap();
+        assert!(!point.contended);
+        assert_eq!(point.busiest_kernel[0].command, "kcompactd0");
+    }
+
+    #[test]
     fn steal_above_five_percent_is_contention_on_its_own() {
         let c = window(|p, end| {
             p.machine(if end { 90 } else { 0 }, 0, if end { 10 } else { 0 }, 1.0);
@@ -696,6 +782,7 @@ mod tests {
                 command: "x".into(),
                 cpus: others_cpus,
             }],
+            busiest_kernel: vec![],
         };
         let (a, b) = (run(3.0, 0.0), run(1.0, 1.0));
         let p = PointContention::of_runs([&a, &b]).unwrap();

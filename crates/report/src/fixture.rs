@@ -380,6 +380,7 @@ pub fn contended_doc() -> ResultDoc {
         steal: 0.001,
         load_1m: Some(3.1),
         busiest: vec![],
+        busiest_kernel: vec![],
         contended: false,
     };
     let busy = PointContention {
@@ -393,6 +394,7 @@ pub fn contended_doc() -> ResultDoc {
             command: "cc1".into(),
             cpus: 1.8,
         }],
+        busiest_kernel: vec![],
         contended: true,
     };
     doc.points[1].warnings.push(busy.warning());
