@@ -788,27 +788,26 @@ pub const WAITED_SHARE: f64 = 0.01;
 /// Runs without schedstat readings claim nothing.
 fn waited_warning(runs: &[RunRecord], summary: &BTreeMap<String, Estimate>) -> Option<String> {
     summary.get(figure::LATENCY[2])?;
-    let mut longest: Vec<(f64, &str, f64)> = runs
+    // Per run, the peer that waited the longest share of its window.
+    let longest: Vec<(f64, &str, f64)> = runs
         .iter()
         .filter_map(|r| {
             r.cpu
                 .iter()
                 .filter(|c| c.window_s > 0.0 && c.role.starts_with("peer"))
                 .filter_map(|c| {
-                    Some((
-                        c.runqueue_wait_s? / c.window_s,
-                        c.role.as_str(),
-                        c.runqueue_wait_s?,
-                    ))
+                    let waited = c.runqueue_wait_s?;
+                    Some((waited / c.window_s, c.role.as_str(), waited))
                 })
                 .max_by(|a, b| a.0.total_cmp(&b.0))
         })
         .collect();
-    if longest.is_empty() {
-        return None;
-    }
-    longest.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (share, role, waited) = longest[(longest.len() - 1) / 2];
+    let shares: Vec<f64> = longest.iter().map(|l| l.0).collect();
+    let share = xferbench_probes::stats::median(&shares)?;
+    let waited = xferbench_probes::stats::median(&longest.iter().map(|l| l.2).collect::<Vec<_>>())?;
+    let (_, role, _) = longest
+        .iter()
+        .min_by(|a, b| (a.0 - share).abs().total_cmp(&(b.0 - share).abs()))?;
     (share >= WAITED_SHARE).then(|| {
         format!(
             "{WAITED} {role} waited on the run queue for {:.1} % of the window ({:.2} ms) in the \

@@ -240,8 +240,8 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
     let window_s = end.at.saturating_duration_since(start.at).as_secs_f64();
     let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     let mut per_process: BTreeMap<u32, (&ProcEntry, i64)> = BTreeMap::new();
-    // Kernel threads in nanoseconds: schedstat where both readings have it, ticks
-    // otherwise.
+    // Kernel threads in seconds on a CPU: schedstat's nanoseconds where both readings
+    // have them, ticks otherwise.
     let mut per_kernel: Vec<(u32, &ProcEntry, f64)> = Vec::new();
     for (pid, e) in &end.processes {
         if run.contains(pid) {
@@ -249,11 +249,11 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
         }
         let was = start.processes.get(pid);
         if e.kernel {
-            let ns = match (was.map_or(Some(0), |s| s.run_ns), e.run_ns) {
-                (Some(a), Some(b)) => b.saturating_sub(a) as f64,
-                _ => (e.ticks.saturating_sub(was.map_or(0, |s| s.ticks))) as f64 * 1e9 / hz,
+            let seconds = match (was.map_or(Some(0), |s| s.run_ns), e.run_ns) {
+                (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e9,
+                _ => e.ticks.saturating_sub(was.map_or(0, |s| s.ticks)) as f64 / hz,
             };
-            per_kernel.push((*pid, e, ns));
+            per_kernel.push((*pid, e, seconds));
         } else {
             let d = e.ticks as i64 - was.map_or(0, |s| s.ticks) as i64;
             per_process.insert(*pid, (e, d));
@@ -275,53 +275,29 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
         }
     }
     let others: i64 = per_process.values().map(|(_, d)| d).sum::<i64>() - unplaced;
-    let cpus = |ticks: i64| {
+    // Seconds on a CPU, averaged over the window.
+    let cpus = |seconds: f64| {
         if window_s > 0.0 {
-            (ticks.max(0) as f64 / hz) / window_s
+            seconds.max(0.0) / window_s
         } else {
             0.0
         }
     };
-    let mut per_process: Vec<(u32, &ProcEntry, i64)> = per_process
-        .into_iter()
-        .map(|(p, (e, d))| (p, e, d))
-        .collect();
-    per_process.sort_by_key(|(_, _, d)| std::cmp::Reverse(*d));
-    let busiest = per_process
-        .iter()
-        .filter(|(_, _, d)| *d > 0)
-        .take(BUSIEST)
-        .map(|(pid, e, d)| Contender {
-            pid: *pid,
-            command: e.command.clone(),
-            cpus: cpus(*d),
-        })
-        .collect();
-    let kernel_ns: f64 = per_kernel.iter().map(|(_, _, ns)| ns).sum();
-    let ns_cpus = |ns: f64| {
-        if window_s > 0.0 {
-            ns / 1e9 / window_s
-        } else {
-            0.0
-        }
-    };
-    per_kernel.sort_by(|a, b| b.2.total_cmp(&a.2));
-    let busiest_kernel = per_kernel
-        .iter()
-        .filter(|(_, _, ns)| *ns > 0.0)
-        .take(BUSIEST)
-        .map(|(pid, e, ns)| Contender {
-            pid: *pid,
-            command: e.command.clone(),
-            cpus: ns_cpus(*ns),
-        })
-        .collect();
+    let busiest = busiest_of(
+        per_process
+            .into_iter()
+            .map(|(pid, (e, d))| (pid, e, d as f64 / hz))
+            .collect(),
+        cpus,
+    );
+    let kernel_s: f64 = per_kernel.iter().map(|(_, _, s)| s).sum();
+    let busiest_kernel = busiest_of(per_kernel, cpus);
     let total = end.total_ticks.saturating_sub(start.total_ticks);
     let steal = end.steal_ticks.saturating_sub(start.steal_ticks);
     RunContention {
         window_s,
-        others_cpus: cpus(others),
-        kernel_cpus: ns_cpus(kernel_ns),
+        others_cpus: cpus(others as f64 / hz),
+        kernel_cpus: cpus(kernel_s),
         steal: if total > 0 {
             steal as f64 / total as f64
         } else {
@@ -331,6 +307,21 @@ pub fn between(start: &ProcReading, end: &ProcReading, roots: &[u32]) -> RunCont
         busiest,
         busiest_kernel,
     }
+}
+
+/// The [`BUSIEST`] of `(pid, process, seconds on a CPU)` that used any, most first, in
+/// CPUs averaged over the window (`cpus`).
+fn busiest_of(mut used: Vec<(u32, &ProcEntry, f64)>, cpus: impl Fn(f64) -> f64) -> Vec<Contender> {
+    used.sort_by(|a, b| b.2.total_cmp(&a.2));
+    used.into_iter()
+        .filter(|(_, _, s)| *s > 0.0)
+        .take(BUSIEST)
+        .map(|(pid, e, s)| Contender {
+            pid,
+            command: e.command.clone(),
+            cpus: cpus(s),
+        })
+        .collect()
 }
 
 /// How busy the machine was with other work over all of a point's runs.

@@ -183,6 +183,17 @@ pub fn load_cells_of_channel(c: &xferbench_lab::result::ChannelSummary) -> Vec<S
     row
 }
 
+/// Rates as people read them, joined by commas: `311 k/s, 448 k/s`; `None` for none.
+pub fn rate_list(rates: &[f64]) -> Option<String> {
+    (!rates.is_empty()).then(|| {
+        rates
+            .iter()
+            .map(|&r| rate_count(r))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
 /// One line per knee of `doc` (`load` curves): the knee, the rate above it, the
 /// reference it was held against, and any rate below it that was not sustained.
 pub fn knee_lines(doc: &xferbench_lab::result::ResultDoc) -> Vec<String> {
@@ -202,16 +213,9 @@ pub fn knee_lines(doc: &xferbench_lab::result::ResultDoc) -> Vec<String> {
                 "search" => format!("searched in {} probes", k.points),
                 _ => format!("sweep of {} rates", k.points),
             };
-            let dips = match k.unsustained_below_per_s.as_slice() {
-                [] => String::new(),
-                rates => format!(
-                    "; below it not sustained at {}",
-                    rates
-                        .iter()
-                        .map(|&r| rate_count(r))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+            let dips = match rate_list(&k.unsustained_below_per_s) {
+                Some(rates) => format!("; below it not sustained at {rates}"),
+                None => String::new(),
             };
             format!(
                 "knee of {curve}: {knee}, {above} ({how}; reference p99 {} at {}{dips})",

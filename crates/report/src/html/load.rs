@@ -261,14 +261,7 @@ pub fn knees_table(knees: &[Knee]) -> Option<Table> {
                     .map_or_else(|| "below the lowest rate".into(), format::rate_count),
                 k.above_per_s
                     .map_or_else(|| "none measured".into(), format::rate_count),
-                match k.unsustained_below_per_s.as_slice() {
-                    [] => "none".into(),
-                    rates => rates
-                        .iter()
-                        .map(|&r| format::rate_count(r))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                },
+                format::rate_list(&k.unsustained_below_per_s).unwrap_or_else(|| "none".into()),
                 format!(
                     "{} at {}",
                     format::nanos(k.low_p99_ns),
