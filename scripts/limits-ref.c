@@ -17,7 +17,7 @@
  *   (re-used lines) and one of 4 MiB (fresh lines), as xferbench's probe does
  *   stream floor of 4 KiB and 64 KiB messages, copied and in place (GB/s): one pinned
  *   thread hands each message to the other through a 4 MiB ring of slots by
- *   publishing an index, as xferbench's probe does
+ *   publishing an index once per 16 KiB, as xferbench's probe does
  *   getppid system call (ns)
  *
  * in xferbench's order, so that each probe finds the machine as xferbench's does.
@@ -435,18 +435,21 @@ static struct est handover_ns(size_t size) {
 /* The stream floor: a ring of RING bytes (the shm transport's default for a stream,
  * DEFAULT_CAPACITY in crates/transports/src/shm/mod.rs) of page-aligned slots of one
  * message each. The writer (on cpu_a) puts message i in slot i % slots and publishes
- * head = i + 1 (release); the reader (on cpu_b) waits for it (acquire), takes the
- * message and publishes tail = i + 1 (release). Each side re-reads the other's index
+ * head, the messages written (release), once per PUBLISH bytes of messages (at least
+ * once a message) and before it waits; the reader (on cpu_b) waits for it (acquire),
+ * takes the message and publishes tail alike. Each side re-reads the other's index
  * only when it must wait. Copied: the writer stamps its own buffer's first word and
  * memcpys it into the slot, the reader memcpys the slot into its own buffer and reads
  * its first word. In place: the writer memsets the slot and stamps its first word, the
  * reader reads one word of every cache line of the slot. The reader starts once the
- * writer has filled the ring, and timing after it has taken one lap. */
+ * writer has filled the ring, and timing after it has taken LEAD_LAPS laps. */
 #define RING (4 << 20)
+#define PUBLISH (16 << 10)
+#define LEAD_LAPS 4
 static _Alignas(128) _Atomic uint64_t st_head;
 static _Alignas(128) _Atomic uint64_t st_tail;
 static char *st_ring;
-static size_t st_size, st_slots;
+static size_t st_size, st_slots, st_every;
 static uint64_t st_total;
 static int st_in_place;
 static volatile uint64_t st_sink;
@@ -456,11 +459,15 @@ static void *stream_writer(void *arg) {
     pin(cpu_a);
     char *own = aligned_alloc(4096, st_size);
     for (size_t i = 0; i < st_size; i++) own[i] = (char)(i * 151 + 7);
-    uint64_t tail = 0;
+    uint64_t tail = 0, published = 0;
     for (uint64_t i = 0; i < st_total; i++) {
         for (uint32_t spins = 0; i - tail >= st_slots;) {
             tail = atomic_load_explicit(&st_tail, memory_order_acquire);
             if (i - tail < st_slots) break;
+            if (published < i) {
+                atomic_store_explicit(&st_head, i, memory_order_release);
+                published = i;
+            }
             __builtin_ia32_pause();
             if (++spins % 4096 == 0 && atomic_load_explicit(&give_up, memory_order_relaxed)) {
                 free(own);
@@ -475,19 +482,22 @@ static void *stream_writer(void *arg) {
             memcpy(own, &i, 8);
             memcpy(m, own, st_size);
         }
-        atomic_store_explicit(&st_head, i + 1, memory_order_release);
+        if (i + 1 - published >= st_every || i + 1 == st_total) {
+            atomic_store_explicit(&st_head, i + 1, memory_order_release);
+            published = i + 1;
+        }
     }
     free(own);
     return NULL;
 }
 
-/* Bytes per second over the messages after the first lap, or as many as fit in
- * BUDGET. */
+/* Bytes per second over the messages after the lead, or as many as fit in BUDGET. */
 static double stream_measure(void) {
     pin(cpu_b);
     char *own = aligned_alloc(4096, st_size);
     memset(own, 0, st_size);
-    uint64_t sink = 0, head = 0, lap = st_slots, timed = 0;
+    uint64_t sink = 0, head = 0, lap = st_slots, timed = 0, released = 0;
+    uint64_t lead = LEAD_LAPS * lap;
     /* The writer fills the ring first, so that the reader starts a ring behind (as
      * xferbench's probe): started together, a copying reader can keep pace slot by
      * slot and stay in that slower regime. */
@@ -498,6 +508,10 @@ static double stream_measure(void) {
         while (head <= i) {
             head = atomic_load_explicit(&st_head, memory_order_acquire);
             if (head > i) break;
+            if (released < i) {
+                atomic_store_explicit(&st_tail, i, memory_order_release);
+                released = i;
+            }
             __builtin_ia32_pause();
         }
         const char *m = st_ring + (i % st_slots) * st_size;
@@ -507,10 +521,13 @@ static double stream_measure(void) {
             memcpy(own, m, st_size);
             sink ^= *(const uint64_t *)own;
         }
-        atomic_store_explicit(&st_tail, i + 1, memory_order_release);
-        if (i + 1 == lap) {
+        if (i + 1 - released >= st_every) {
+            atomic_store_explicit(&st_tail, i + 1, memory_order_release);
+            released = i + 1;
+        }
+        if (i + 1 == lead) {
             start = now();
-        } else if (i + 1 > lap) {
+        } else if (i + 1 > lead) {
             timed++;
             if (timed % 64 == 0 && now() - start > BUDGET) break;
         }
@@ -537,13 +554,14 @@ static double stream_sample(void) {
     return gbs;
 }
 
-/* As xferbench's full set: 64 MiB per sample after the untimed lap; one sample
+/* As xferbench's full set: 64 MiB per sample after the untimed lead; one sample
  * first, not counted. */
 static struct est stream_gbs(size_t size, int in_place) {
     double v[SAMPLES];
     st_size = size;
     st_slots = RING / size < 2 ? 2 : RING / size;
-    st_total = st_slots + (64 << 20) / size;
+    st_every = PUBLISH / size < 1 ? 1 : PUBLISH / size;
+    st_total = LEAD_LAPS * st_slots + (64 << 20) / size;
     st_in_place = in_place;
     stream_sample();
     for (int s = 0; s < SAMPLES; s++) v[s] = stream_sample();

@@ -58,9 +58,11 @@ pub fn stream(size: u64, in_place: bool) -> String {
     format!("stream floor {}{how}", super::probes::size_words(size))
 }
 
-/// Bytes a sample's stream batch times at each size, after its untimed lap of the
-/// ring.
-const STREAM_BATCH_BYTES: u64 = 1 << 20;
+/// Bytes a sample's stream batch times at each size, after its untimed lead
+/// ([`super::probes::STREAM_LEAD_LAPS`] laps of the ring): enough to be the pair's
+/// steady state, not its way into it, which lasts a few MiB and runs at half or
+/// twice the steady rate depending on the VM's mode.
+const STREAM_BATCH_BYTES: u64 = 32 << 20;
 
 /// Bytes a sample's hand-over batch moves at each size (256 round trips of 4 KiB, 16
 /// of 64 KiB).

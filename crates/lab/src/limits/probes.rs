@@ -38,6 +38,17 @@ pub const HANDOVER_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 /// The message sizes of the stream floors, bytes (`StreamLimit`).
 pub const STREAM_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 
+/// Bytes of messages a side of the stream floor moves between two publications of its
+/// count ([`stream_rate`]); a message larger than this is published on its own. On a
+/// VM whose two CPUs sit in different core complexes, an index line crossing between
+/// them for every 4 KiB message costs more than the message: a ring that streams
+/// publishes in batches (the `shm` transport's default `batch` is the same 16 KiB).
+pub const STREAM_PUBLISH: u64 = 16 << 10;
+
+/// Laps of the ring the stream floor's reader takes before timing starts
+/// ([`stream_rate`]).
+pub const STREAM_LEAD_LAPS: u64 = 4;
+
 /// The ring a stream floor of `size`-byte messages runs through, bytes: the ring the
 /// `shm` transport gives a stream of that size by default (`capacity=auto`,
 /// [`xferbench_transports::shm::auto_capacity`] of a stream, which does not depend
@@ -552,22 +563,25 @@ pub enum StreamMode {
 }
 
 /// Bytes per second of a one-way stream of `size`-byte messages from a thread on `a`
-/// to one on `b` through a ring of `ring` bytes, over `messages` messages after one
-/// untimed lap of the ring, or as many as fit in `budget`: the floor of a stream of
-/// that size.
+/// to one on `b` through a ring of `ring` bytes, over `messages` messages after
+/// [`STREAM_LEAD_LAPS`] untimed laps of the ring, or as many as fit in `budget`: the
+/// floor of a stream of that size.
 ///
 /// The ring holds `ring / size` slots (at least two), each starting on a cache line
 /// (on a page for sizes that are multiples of one). The writer puts message `i` in
-/// slot `i % slots` and publishes its index (`head = i + 1`, Release); the reader
-/// waits for it (Acquire), takes the message ([`StreamMode`]) and publishes its own
-/// index (`tail`) to free the slot. Each side keeps the other's last index and reads
-/// it again only when it must wait: the least any single-producer ring does per
-/// message, with no header, length, batch or wake-up. The copies run between
+/// slot `i % slots` and publishes how many it has written (`head`, Release) once per
+/// [`STREAM_PUBLISH`] bytes of messages (at least once a message) and before it waits;
+/// the reader waits for it (Acquire), takes the message ([`StreamMode`]) and publishes
+/// its own count (`tail`) to free slots, alike. Each side keeps the other's last count
+/// and reads it again only when it must wait: the least a single-producer ring that
+/// streams does, with no header, length or wake-up. The copies run between
 /// page-aligned buffers ([`PageBuf`]), away from glibc's slow `rep movsb` distances.
 ///
-/// Timing starts once the reader has taken one lap of the ring, so every timed
-/// message lands on lines the ring has used before, as in a running stream, and
-/// the start of the partner thread stays out of it.
+/// Timing starts once the reader has taken [`STREAM_LEAD_LAPS`] laps of the ring, so
+/// that every timed message lands on lines the ring has used before, the start of the
+/// partner thread stays out of it, and so does the pair's way into its steady state
+/// (the reader starts a ring behind and catches up, or falls back, over the first few
+/// MiB).
 pub fn stream_rate(
     a: usize,
     b: usize,
@@ -617,7 +631,11 @@ struct StreamRing {
     stride: usize,
     /// Slots in the ring: messages per lap.
     lap: u64,
-    /// Messages in all: one untimed lap and the timed ones.
+    /// Messages a side moves between two publications of its count.
+    every: u64,
+    /// Untimed messages before the timed ones: [`STREAM_LEAD_LAPS`] laps.
+    lead: u64,
+    /// Messages in all: the untimed lead and the timed ones.
     total: u64,
 }
 
@@ -632,13 +650,14 @@ unsafe impl Send for StreamRing {}
 
 impl StreamRing {
     /// A ring of `ring` bytes (at least two slots) for `size`-byte messages, written
-    /// through once so that page faults stay out of the timing, for one lap and
-    /// `messages` more.
+    /// through once so that page faults stay out of the timing, for the untimed lead
+    /// and `messages` more.
     fn new(size: usize, ring: usize, messages: u64) -> StreamRing {
         let size = size.max(1);
         let stride = size.next_multiple_of(xferbench_probes::verify::LINE);
         let slots = (ring / stride).max(2);
         let lap = slots as u64;
+        let lead = lap.saturating_mul(STREAM_LEAD_LAPS);
         let mut buf = PageBuf::zeroed(stride * slots);
         buf.fill(1);
         StreamRing {
@@ -649,15 +668,20 @@ impl StreamRing {
             size,
             stride,
             lap,
-            total: lap.saturating_add(messages.max(1)),
+            every: (STREAM_PUBLISH / stride as u64).max(1),
+            lead,
+            total: lead.saturating_add(messages.max(1)),
         }
     }
 
     /// The writer's side: every message into its slot as `mode` says, `head`
-    /// published after each; returns early when `stop` rises while it waits.
+    /// published once per `every` messages and before each wait; returns early when
+    /// `stop` rises while it waits.
     fn write(&self, mode: StreamMode, stop: &AtomicBool) {
         // The ring's shape, read once so that the loop keeps it in registers.
         let (base, size, lap, stride) = (self.base, self.size, self.lap, self.stride);
+        let every = self.every;
+        let mut published = 0u64;
         let slot = |i: u64| {
             // SAFETY: `i % lap` slots of `stride` bytes lie inside the ring.
             unsafe { base.add((i % lap) as usize * stride) }
@@ -671,6 +695,11 @@ impl StreamRing {
                 tail = self.tail.0.load(Ordering::Acquire);
                 if i - tail < lap {
                     break;
+                }
+                if published < i {
+                    // The reader may be waiting for what is not published yet.
+                    self.head.0.store(i, Ordering::Release);
+                    published = i;
                 }
                 std::hint::spin_loop();
                 spins = spins.wrapping_add(1);
@@ -688,13 +717,16 @@ impl StreamRing {
                 }
                 StreamMode::InPlace => xferbench_probes::verify::write_in_place(m, i, false),
             }
-            self.head.0.store(i + 1, Ordering::Release);
+            if i + 1 - published >= every || i + 1 == self.total {
+                self.head.0.store(i + 1, Ordering::Release);
+                published = i + 1;
+            }
         }
     }
 
-    /// The reader's side: every message taken as `mode` says, `tail` published
-    /// after each, timed from the end of the first lap until the last message or
-    /// `budget`; the time and the messages it covers, or `None` when `stop` rises or
+    /// The reader's side: every message taken as `mode` says, `tail` published once
+    /// per `every` messages and before each wait, timed from the end of the lead until
+    /// the last message or `budget`; the time and the messages it covers, or `None` when `stop` rises or
     /// the writer stalls past [`DEADLINE`].
     fn read(
         &self,
@@ -714,6 +746,8 @@ impl StreamRing {
         let mut sink = 0u64;
         let mut head = 0u64;
         let mut timed = 0u64;
+        let (every, lead) = (self.every, self.lead);
+        let mut released = 0u64;
         // The writer fills the ring before the reader takes its first message, so
         // that the reader starts a ring behind, as in a running stream whose writer
         // is ahead. Started together, a copying reader can keep pace with the writer
@@ -737,6 +771,11 @@ impl StreamRing {
                 if head > i {
                     break;
                 }
+                if released < i {
+                    // The writer may be waiting for slots not released yet.
+                    self.tail.0.store(i, Ordering::Release);
+                    released = i;
+                }
                 std::hint::spin_loop();
                 spins = spins.wrapping_add(1);
                 if spins.is_multiple_of(4096)
@@ -755,10 +794,13 @@ impl StreamRing {
                 }
                 StreamMode::InPlace => sink ^= xferbench_probes::verify::read_lines(m),
             }
-            self.tail.0.store(i + 1, Ordering::Release);
-            if i + 1 == lap {
+            if i + 1 - released >= every {
+                self.tail.0.store(i + 1, Ordering::Release);
+                released = i + 1;
+            }
+            if i + 1 == lead {
                 start = Instant::now();
-            } else if i + 1 > lap {
+            } else if i + 1 > lead {
                 timed += 1;
                 if timed.is_multiple_of(64) && start.elapsed() > budget {
                     break;
@@ -886,6 +928,35 @@ mod tests {
                 assert!(stream_rate(a, b, 4096, 0, mode, 10, BUDGET).unwrap() > 0.0);
             }
         }
+    }
+
+    #[test]
+    fn the_stream_floor_publishes_in_batches_yet_its_sides_never_wait_for_each_other() {
+        // Batches of every size against rings of every size: more messages to a batch
+        // than the ring holds (64 B in two slots), a batch of a few slots, and a
+        // message larger than a batch. A side that waited without publishing what it
+        // had would leave the other waiting until the deadline, and the probe `None`.
+        let Some((a, b)) = two_cpus() else { return };
+        for (size, ring) in [
+            (64, 0),
+            (64, 64 << 10),
+            (4096, 8192),
+            (4096, 64 << 10),
+            (64 << 10, 0),
+        ] {
+            for mode in [StreamMode::Copy, StreamMode::InPlace] {
+                let r = stream_rate(a, b, size, ring, mode, 1000, BUDGET);
+                assert!(
+                    r.is_some_and(|r| r > 0.0),
+                    "{size} B through {ring} B, {mode:?}"
+                );
+            }
+        }
+        let ring = StreamRing::new(4096, 4 << 20, 10);
+        assert_eq!(ring.every, STREAM_PUBLISH / 4096);
+        assert_eq!(ring.lead, STREAM_LEAD_LAPS * 1024);
+        assert_eq!(ring.total, ring.lead + 10);
+        assert_eq!(StreamRing::new(64 << 10, 4 << 20, 10).every, 1);
     }
 
     #[test]
