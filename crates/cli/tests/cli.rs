@@ -171,8 +171,9 @@ mod outputs {
     use super::support::{read_json, xferbench};
     use predicates::prelude::*;
 
-    /// A point records what `capacity=auto` chose, in every format: a small ring for
-    /// a ping-pong of 64 B, 4 MiB for a stream; an explicit capacity chooses nothing.
+    /// A point records what `capacity=auto` and `batch=auto` chose, in every format: a
+    /// small ring for a ping-pong of 64 B, 4 MiB for a stream, and the batch; explicit
+    /// values choose nothing.
     #[test]
     fn results_record_what_auto_parameters_chose() {
         let dir = tempfile::tempdir().unwrap();
@@ -193,7 +194,9 @@ mod outputs {
                 .args(extra)
                 .assert()
                 .success()
-                .stdout(predicate::str::contains("(auto)").count(usize::from(extra.is_empty())));
+                .stdout(
+                    predicate::str::contains("(auto)").count(if extra.is_empty() { 2 } else { 0 }),
+                );
             let csv = std::fs::read_to_string(csv).unwrap();
             let md = std::fs::read_to_string(md).unwrap();
             (read_json(&json), csv, md)
@@ -222,9 +225,12 @@ mod outputs {
         } else {
             assert!(clock == "tsc" || clock == "monotonic", "{clock}");
         }
+        assert_eq!(pp["points"][0]["chosen"]["batch"], "16384");
         let (stream, _, _) = run("stream", &[]);
         assert_eq!(stream["points"][0]["chosen"]["capacity"], "4194304");
-        let (fixed, csv, _) = run("pingpong", &["-p", "capacity=64KiB"]);
+        assert_eq!(stream["points"][0]["chosen"]["batch"], "16384");
+        let fixed = ["-p", "capacity=64KiB", "-p", "batch=4KiB"];
+        let (fixed, csv, _) = run("pingpong", &fixed);
         assert!(fixed["points"][0].get("chosen").is_none(), "{fixed}");
         assert!(!csv.contains("chosen_"), "{csv}");
     }

@@ -122,14 +122,54 @@ fn l1_data_cache() -> usize {
     *L1D.get_or_init(|| read().filter(|&n| n > 0).unwrap_or(32 << 10))
 }
 
-/// `batch`: bytes moved before an index is published.
-pub const BATCH: ParamDef = ParamDef::bytes(
-    "batch",
-    1,
-    1 << 30,
-    16 << 10,
-    "bytes written (read) before the producer (consumer) publishes its index; 1 publishes every message at once; a larger message is copied and published in pieces of this size, but of at least 4 KiB",
-);
+const BATCH_NAME: &str = "batch";
+
+/// `batch`: bytes moved before an index is published, or `auto` (the default): see
+/// [`auto_batch`].
+pub const BATCH: ParamDef = ParamDef {
+    name: Cow::Borrowed(BATCH_NAME),
+    kind: Kind::Bytes {
+        min: 1,
+        max: 1 << 30,
+        power_of_two: false,
+        multiple_of: 1,
+    },
+    default: Value::Auto,
+    unset: None,
+    help: Cow::Borrowed(
+        "bytes written (read) before the producer (consumer) publishes its index; 1 publishes every message at once; a larger message is copied and published in pieces of this size, but of at least 4 KiB; `auto`: for a stream, its whole message when larger than 16 KiB, up to 64 KiB (and a quarter of the ring), else 16 KiB",
+    ),
+};
+
+/// The batch of `batch=auto` for anything but a stream of messages larger than it.
+pub const DEFAULT_BATCH: usize = 16 << 10;
+
+/// The largest batch `batch=auto` gives a stream: a larger message is published in
+/// pieces of this size.
+pub const STREAM_BATCH_MOST: usize = 64 << 10;
+
+/// The batch `batch=auto` gives `traffic` in rings of `capacity` bytes.
+///
+/// A ping-pong has one message in flight, and a large one copied in pieces lets the
+/// reader copy out each piece while the writer copies in the next: the two copies of
+/// one message overlap ([`DEFAULT_BATCH`]). A stream's successive messages overlap
+/// already, the writer copying in one while the reader copies out another, so pieces
+/// gain it nothing; they only let the reader follow the writer a piece behind, on
+/// lines still in the writer's cache, which costs throughput when the two CPUs sit in
+/// different core complexes. A stream's message is therefore published whole up to
+/// [`STREAM_BATCH_MOST`] (and a quarter of the ring), the largest size the streaming
+/// floor measures; a larger one in pieces of that size. `docs/transports.md` ("`shm`
+/// streams against the streaming floor") has the measurements behind the rule.
+pub fn auto_batch(traffic: Traffic, capacity: usize) -> usize {
+    if traffic.in_flight.is_some() {
+        return DEFAULT_BATCH;
+    }
+    traffic
+        .largest
+        .min(STREAM_BATCH_MOST)
+        .min(capacity / 4)
+        .max(DEFAULT_BATCH)
+}
 
 const PARAMS: &[ParamDef] = &[WAIT, SPIN_US, CAPACITY, BATCH];
 
@@ -141,6 +181,8 @@ pub struct Shm {
     /// `capacity=auto`: [`Transport::size_for`] may choose another size.
     auto: bool,
     batch: usize,
+    /// `batch=auto`: [`Transport::size_for`] may choose another batch.
+    auto_batch: bool,
 }
 
 impl Default for Shm {
@@ -157,6 +199,7 @@ impl Shm {
             capacity,
             auto: false,
             batch,
+            auto_batch: false,
         }
     }
 
@@ -430,29 +473,40 @@ impl Transport for Shm {
             Value::Bytes(n) => (*n as usize, false),
             _ => (DEFAULT_CAPACITY, true),
         };
-        let batch = values.bytes(&BATCH) as usize;
+        let (batch, auto_batch) = match values.value(&BATCH) {
+            Value::Bytes(n) => (usize::try_from(*n).unwrap_or(usize::MAX), false),
+            _ => (DEFAULT_BATCH, true),
+        };
         Ok(Shm {
             mode,
             capacity,
             auto,
             batch,
+            auto_batch,
         })
     }
 
-    /// With `capacity=auto` (the default), rings of [`auto_capacity`].
+    /// With `capacity=auto` (the default), rings of [`auto_capacity`]; with
+    /// `batch=auto` (the default), the batch of [`auto_batch`].
     fn size_for(&mut self, traffic: Traffic) {
         if self.auto {
             self.capacity = auto_capacity(traffic, l1_data_cache());
         }
+        if self.auto_batch {
+            self.batch = auto_batch(traffic, self.capacity);
+        }
     }
 
-    /// With `capacity=auto`, the ring size it chose.
+    /// With `capacity=auto` and `batch=auto`, the ring size and batch they chose.
     fn chosen(&self) -> Vec<(&'static str, String)> {
+        let mut chosen = Vec::new();
         if self.auto {
-            vec![(CAPACITY_NAME, self.capacity.to_string())]
-        } else {
-            Vec::new()
+            chosen.push((CAPACITY_NAME, self.capacity.to_string()));
         }
+        if self.auto_batch {
+            chosen.push((BATCH_NAME, self.batch.to_string()));
+        }
+        chosen
     }
 
     fn listen(&self) -> Result<ShmListener, TransportError> {
@@ -565,14 +619,56 @@ mod tests {
         );
         t.size_for(Traffic::stream(64));
         assert_eq!(t.capacity(), DEFAULT_CAPACITY);
-        assert_eq!(t.chosen(), vec![("capacity", (4u64 << 20).to_string())]);
+        assert_eq!(
+            t.chosen(),
+            vec![
+                ("capacity", (4u64 << 20).to_string()),
+                ("batch", (16u64 << 10).to_string())
+            ]
+        );
 
         let mut values = ParamValues::new();
         values.set(&CAPACITY, Value::Bytes(64 << 10)).unwrap();
+        values.set(&BATCH, Value::Bytes(4 << 10)).unwrap();
         let mut t = Shm::from_values(&values).unwrap();
         t.size_for(Traffic::round_trips(64));
         assert_eq!(t.capacity(), 64 << 10);
+        t.size_for(Traffic::stream(64 << 10));
+        assert_eq!(t.batch, 4 << 10);
         assert!(t.chosen().is_empty());
+    }
+
+    #[test]
+    fn a_stream_publishes_its_large_messages_whole_and_a_ping_pong_in_pieces() {
+        let cap = DEFAULT_CAPACITY;
+        let rt = Traffic::round_trips;
+        let st = Traffic::stream;
+        // One message in flight: pieces of the default batch, whatever the size.
+        assert_eq!(auto_batch(rt(64), cap), DEFAULT_BATCH);
+        assert_eq!(auto_batch(rt(64 << 10), cap), DEFAULT_BATCH);
+        assert_eq!(auto_batch(rt(1 << 20), cap), DEFAULT_BATCH);
+        let load = Traffic {
+            largest: 64 << 10,
+            in_flight: Some(8),
+        };
+        assert_eq!(auto_batch(load, cap), DEFAULT_BATCH);
+        // A stream: the default batch for small messages, a large one whole ...
+        assert_eq!(auto_batch(st(1), cap), DEFAULT_BATCH);
+        assert_eq!(auto_batch(st(4 << 10), cap), DEFAULT_BATCH);
+        assert_eq!(auto_batch(st(16 << 10), cap), DEFAULT_BATCH);
+        assert_eq!(auto_batch(st(20 << 10), cap), 20 << 10);
+        assert_eq!(auto_batch(st(64 << 10), cap), 64 << 10);
+        // ... up to the most and a quarter of the ring, never below the default.
+        assert_eq!(auto_batch(st(256 << 10), cap), STREAM_BATCH_MOST);
+        assert_eq!(auto_batch(st(usize::MAX), cap), STREAM_BATCH_MOST);
+        assert_eq!(auto_batch(st(64 << 10), 128 << 10), 32 << 10);
+        assert_eq!(auto_batch(st(64 << 10), 16 << 10), DEFAULT_BATCH);
+
+        let mut t = Shm::default();
+        t.size_for(Traffic::stream(64 << 10));
+        assert_eq!(t.batch, 64 << 10);
+        t.size_for(Traffic::round_trips(64 << 10));
+        assert_eq!(t.batch, DEFAULT_BATCH);
     }
 
     #[test]
