@@ -38,13 +38,6 @@ pub const HANDOVER_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 /// The message sizes of the stream floors, bytes (`StreamLimit`).
 pub const STREAM_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 
-/// Bytes of messages a side of the stream floor moves between two publications of its
-/// count ([`stream_rate`]); a message larger than this is published on its own. On a
-/// VM whose two CPUs sit in different core complexes, an index line crossing between
-/// them for every 4 KiB message costs more than the message: a ring that streams
-/// publishes in batches (the `shm` transport's default `batch` is the same 16 KiB).
-pub const STREAM_PUBLISH: u64 = 16 << 10;
-
 /// Laps of the ring the stream floor's reader takes before timing starts
 /// ([`stream_rate`]).
 pub const STREAM_LEAD_LAPS: u64 = 4;
@@ -57,6 +50,16 @@ pub fn stream_ring(size: u64) -> u64 {
     let size = usize::try_from(size).unwrap_or(usize::MAX);
     let traffic = xferbench_transports::Traffic::stream(size);
     xferbench_transports::shm::auto_capacity(traffic, 32 << 10) as u64
+}
+
+/// Bytes of messages a side of the stream floor of `size`-byte messages through a ring
+/// of `ring` bytes moves between two publications of its count ([`stream_rate`]): the
+/// batch the `shm` transport gives such a stream by default (`batch=auto`,
+/// [`xferbench_transports::shm::auto_batch`]). A ring that streams publishes in
+/// batches: on a VM whose two CPUs sit in different core complexes, an index line
+/// crossing between them for every 4 KiB message costs more than the message.
+pub fn stream_batch(size: usize, ring: usize) -> usize {
+    xferbench_transports::shm::auto_batch(xferbench_transports::Traffic::stream(size), ring)
 }
 
 /// `4 KiB`, `64 KiB`, `2 MiB`, `64 MiB`.
@@ -570,7 +573,7 @@ pub enum StreamMode {
 /// The ring holds `ring / size` slots (at least two), each starting on a cache line
 /// (on a page for sizes that are multiples of one). The writer puts message `i` in
 /// slot `i % slots` and publishes how many it has written (`head`, Release) once per
-/// [`STREAM_PUBLISH`] bytes of messages (at least once a message) and before it waits;
+/// [`stream_batch`] bytes of messages (at least once a message) and before it waits;
 /// the reader waits for it (Acquire), takes the message ([`StreamMode`]) and publishes
 /// its own count (`tail`) to free slots, alike. Each side keeps the other's last count
 /// and reads it again only when it must wait: the least a single-producer ring that
@@ -639,6 +642,34 @@ struct StreamRing {
     total: u64,
 }
 
+/// One side's count in [`StreamRing`] and how far it has been published: once per
+/// `every` messages, and whenever the side is about to wait.
+struct Count<'a> {
+    line: &'a AtomicU64,
+    published: u64,
+    every: u64,
+}
+
+impl Count<'_> {
+    /// `done` messages are done: published once a batch of them is.
+    #[inline(always)]
+    fn done(&mut self, done: u64) {
+        if done - self.published >= self.every {
+            self.publish(done);
+        }
+    }
+
+    /// Publishes `done` unless it is already (before a wait: the other side may be
+    /// waiting for it).
+    #[inline(always)]
+    fn publish(&mut self, done: u64) {
+        if self.published < done {
+            self.line.store(done, Ordering::Release);
+            self.published = done;
+        }
+    }
+}
+
 // SAFETY: a slot is written only by the writer while `head` has not passed it and
 // `tail` has (it waits for `tail` with Acquire), and read only by the reader after
 // `head` passed it (Acquire) and before it publishes `tail` (Release); no reference
@@ -668,7 +699,7 @@ impl StreamRing {
             size,
             stride,
             lap,
-            every: (STREAM_PUBLISH / stride as u64).max(1),
+            every: (stream_batch(size, stride * slots) / stride).max(1) as u64,
             lead,
             total: lead.saturating_add(messages.max(1)),
         }
@@ -680,8 +711,11 @@ impl StreamRing {
     fn write(&self, mode: StreamMode, stop: &AtomicBool) {
         // The ring's shape, read once so that the loop keeps it in registers.
         let (base, size, lap, stride) = (self.base, self.size, self.lap, self.stride);
-        let every = self.every;
-        let mut published = 0u64;
+        let mut head = Count {
+            line: &self.head.0,
+            published: 0,
+            every: self.every,
+        };
         let slot = |i: u64| {
             // SAFETY: `i % lap` slots of `stride` bytes lie inside the ring.
             unsafe { base.add((i % lap) as usize * stride) }
@@ -696,11 +730,7 @@ impl StreamRing {
                 if i - tail < lap {
                     break;
                 }
-                if published < i {
-                    // The reader may be waiting for what is not published yet.
-                    self.head.0.store(i, Ordering::Release);
-                    published = i;
-                }
+                head.publish(i);
                 std::hint::spin_loop();
                 spins = spins.wrapping_add(1);
                 if spins.is_multiple_of(4096) && stop.load(Ordering::Relaxed) {
@@ -717,17 +747,15 @@ impl StreamRing {
                 }
                 StreamMode::InPlace => xferbench_probes::verify::write_in_place(m, i, false),
             }
-            if i + 1 - published >= every || i + 1 == self.total {
-                self.head.0.store(i + 1, Ordering::Release);
-                published = i + 1;
-            }
+            head.done(i + 1);
         }
+        head.publish(self.total);
     }
 
     /// The reader's side: every message taken as `mode` says, `tail` published once
     /// per `every` messages and before each wait, timed from the end of the lead until
-    /// the last message or `budget`; the time and the messages it covers, or `None` when `stop` rises or
-    /// the writer stalls past [`DEADLINE`].
+    /// the last message or `budget`; the time and the messages it covers, or `None`
+    /// when `stop` rises or the writer stalls past [`DEADLINE`].
     fn read(
         &self,
         mode: StreamMode,
@@ -746,8 +774,12 @@ impl StreamRing {
         let mut sink = 0u64;
         let mut head = 0u64;
         let mut timed = 0u64;
-        let (every, lead) = (self.every, self.lead);
-        let mut released = 0u64;
+        let lead = self.lead;
+        let mut tail = Count {
+            line: &self.tail.0,
+            published: 0,
+            every: self.every,
+        };
         // The writer fills the ring before the reader takes its first message, so
         // that the reader starts a ring behind, as in a running stream whose writer
         // is ahead. Started together, a copying reader can keep pace with the writer
@@ -771,11 +803,7 @@ impl StreamRing {
                 if head > i {
                     break;
                 }
-                if released < i {
-                    // The writer may be waiting for slots not released yet.
-                    self.tail.0.store(i, Ordering::Release);
-                    released = i;
-                }
+                tail.publish(i);
                 std::hint::spin_loop();
                 spins = spins.wrapping_add(1);
                 if spins.is_multiple_of(4096)
@@ -794,10 +822,7 @@ impl StreamRing {
                 }
                 StreamMode::InPlace => sink ^= xferbench_probes::verify::read_lines(m),
             }
-            if i + 1 - released >= every {
-                self.tail.0.store(i + 1, Ordering::Release);
-                released = i + 1;
-            }
+            tail.done(i + 1);
             if i + 1 == lead {
                 start = Instant::now();
             } else if i + 1 > lead {
@@ -953,7 +978,7 @@ mod tests {
             }
         }
         let ring = StreamRing::new(4096, 4 << 20, 10);
-        assert_eq!(ring.every, STREAM_PUBLISH / 4096);
+        assert_eq!(ring.every, (16 << 10) / 4096);
         assert_eq!(ring.lead, STREAM_LEAD_LAPS * 1024);
         assert_eq!(ring.total, ring.lead + 10);
         assert_eq!(StreamRing::new(64 << 10, 4 << 20, 10).every, 1);
