@@ -10,7 +10,7 @@
 # 0.85–1.15 (15 %) is marked, and the exit status is 1 when any is. Both copy
 # between page-aligned buffers and at the same other placements (dst − src ≡ 16, 64,
 # 2048 mod 4096), hand a 4 KiB and a 64 KiB buffer over and back through the same
-# pools of page-aligned slots, and stream 4 KiB and 64 KiB messages one way through
+# pools of page-aligned slots, and stream 4, 16 and 64 KiB messages one way through
 # the same 4 MiB ring (the stream floor, copied and in place). Each round also runs the C reference a second time, a
 # control: the "C vs C" column is the same program against itself, what the ratio
 # reads when the probes measure the same thing and only the machine moves (it
@@ -69,6 +69,8 @@ names = {
     "hand-over round trip 64 KiB": ("handover", 65536, 1),
     "stream floor 4 KiB": ("stream", (4096, False), 1e9),
     "stream floor 4 KiB in place": ("stream", (4096, True), 1e9),
+    "stream floor 16 KiB": ("stream", (16384, False), 1e9),
+    "stream floor 16 KiB in place": ("stream", (16384, True), 1e9),
     "stream floor 64 KiB": ("stream", (65536, False), 1e9),
     "stream floor 64 KiB in place": ("stream", (65536, True), 1e9),
 }

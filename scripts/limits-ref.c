@@ -15,7 +15,7 @@
  *   one word of every cache line of the reply. Each trip uses the next page-aligned
  *   slot of a pool per direction; a sample is the lower of a pool of two slots
  *   (re-used lines) and one of 4 MiB (fresh lines), as xferbench's probe does
- *   stream floor of 4 KiB and 64 KiB messages, copied and in place (GB/s): one pinned
+ *   stream floor of 4, 16 and 64 KiB messages, copied and in place (GB/s): one pinned
  *   thread hands each message to the other through a 4 MiB ring of slots by
  *   publishing an index once per 16 KiB, as xferbench's probe does; a copying
  *   sample is the faster of a reader that copies out with memcpy and one that copies
@@ -731,6 +731,8 @@ int main(int argc, char **argv) {
     put("hand-over round trip 64 KiB", handover_ns(64 << 10), "ns");
     put("stream floor 4 KiB", stream_gbs(4 << 10, 0), "GB/s");
     put("stream floor 4 KiB in place", stream_gbs(4 << 10, 1), "GB/s");
+    put("stream floor 16 KiB", stream_gbs(16 << 10, 0), "GB/s");
+    put("stream floor 16 KiB in place", stream_gbs(16 << 10, 1), "GB/s");
     put("stream floor 64 KiB", stream_gbs(64 << 10, 0), "GB/s");
     put("stream floor 64 KiB in place", stream_gbs(64 << 10, 1), "GB/s");
     /* last, as xferbench measures it */

@@ -284,7 +284,11 @@ mod tests {
         assert_eq!(stream(1 << 10, "false", 1e9).limit, "stream floor 4 KiB");
         assert_eq!(
             stream(16 << 10, "true", 1e9).limit,
-            "stream floor 4 KiB in place"
+            "stream floor 16 KiB in place"
+        );
+        assert_eq!(
+            stream(8 << 10, "true", 1e9).limit,
+            "stream floor 16 KiB in place"
         );
         assert_eq!(stream(256 << 10, "false", 1e9).limit, "stream floor 64 KiB");
         // Beyond it, memcpy as before, with no reference.

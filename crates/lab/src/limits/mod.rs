@@ -550,13 +550,21 @@ impl Limits {
     }
 
     /// The stream floor measured at the size nearest `size` (by ratio) for messages
-    /// taken in place or copied, when `size` lies within a factor of four of it.
+    /// taken in place or copied, when `size` lies within a factor of four of it; of
+    /// two equally near, the larger (whose messages, like the point's, each fill more
+    /// of a batch).
     pub fn stream_near(&self, size: u64, in_place: bool) -> Option<&StreamLimit> {
         let ratio = |f: &StreamLimit| (f.size_bytes as f64 / size.max(1) as f64).ln().abs();
         self.stream_floor
             .iter()
             .filter(|f| f.in_place == in_place)
-            .min_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+            .min_by(|a, b| {
+                if (ratio(a) - ratio(b)).abs() < 1e-9 {
+                    b.size_bytes.cmp(&a.size_bytes)
+                } else {
+                    ratio(a).total_cmp(&ratio(b))
+                }
+            })
             .filter(|f| ratio(f) <= 4f64.ln() + 1e-9)
     }
 
@@ -1011,8 +1019,12 @@ pub(crate) mod tests {
                 .map(|f| (f.size_bytes, f.in_place))
         };
         assert_eq!(near(4 << 10, true), Some((4 << 10, true)));
-        assert_eq!(near(8 << 10, false), Some((4 << 10, false)));
+        // Halfway by ratio between two probed sizes, the larger.
+        assert_eq!(near(8 << 10, false), Some((16 << 10, false)));
+        assert_eq!(near(16 << 10, false), Some((16 << 10, false)));
         assert_eq!(near(32 << 10, false), Some((64 << 10, false)));
+        assert_eq!(near(20 << 10, false), Some((16 << 10, false)));
+        assert_eq!(near(48 << 10, false), Some((64 << 10, false)));
         assert_eq!(near(256 << 10, true), Some((64 << 10, true)));
         assert_eq!(near(512, false), None);
         assert_eq!(near(1 << 20, true), None);

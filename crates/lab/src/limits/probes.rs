@@ -36,7 +36,7 @@ const DEADLINE: Duration = Duration::from_secs(2);
 pub const HANDOVER_SIZES: [u64; 2] = [4 << 10, 64 << 10];
 
 /// The message sizes of the stream floors, bytes (`StreamLimit`).
-pub const STREAM_SIZES: [u64; 2] = [4 << 10, 64 << 10];
+pub const STREAM_SIZES: [u64; 3] = [4 << 10, 16 << 10, 64 << 10];
 
 /// Laps of the ring the stream floor's reader takes before timing starts
 /// ([`stream_rate`]).
@@ -571,7 +571,8 @@ pub enum CopyOut {
     /// The C library's `memcpy`, as a transport's copy is: `rep movsb` for a few KiB
     /// and more on the CPUs this project runs on.
     Memcpy,
-    /// A loop of vector loads and stores ([`copy_by_vectors`]), never `rep movsb`.
+    /// A loop of vector loads and stores
+    /// ([`xferbench_transports::copy::copy_by_vectors`]), never `rep movsb`.
     Vectors,
 }
 
@@ -656,82 +657,6 @@ pub fn stream_rate_by(
     let _ = writer.join();
     let (d, n) = took.filter(|(_, n)| *n > 0)?;
     Some((n * shared.size as u64) as f64 / d.as_secs_f64().max(1e-9))
-}
-
-/// Copies `src` into `dst` (of the same length) with vector loads and stores, a cache
-/// line per turn: 32-byte ones where the CPU has AVX2, 16-byte ones otherwise on
-/// x86-64; the bytes after the last whole line, and everything on other
-/// architectures, by `copy_from_slice`. Unlike `memcpy`, never `rep movsb`.
-///
-/// # Panics
-///
-/// When the lengths differ, as `copy_from_slice` does.
-pub fn copy_by_vectors(dst: &mut [u8], src: &[u8]) {
-    assert_eq!(dst.len(), src.len(), "copy_by_vectors: lengths differ");
-    let lines = src.len() / 64 * 64;
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, and both slices hold at least `lines` bytes.
-            unsafe { vectors::lines_avx2(dst.as_mut_ptr(), src.as_ptr(), lines) };
-        } else {
-            // SAFETY: SSE2 is part of x86-64; both slices hold at least `lines` bytes.
-            unsafe { vectors::lines_sse2(dst.as_mut_ptr(), src.as_ptr(), lines) };
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    dst[..lines].copy_from_slice(&src[..lines]);
-    dst[lines..].copy_from_slice(&src[lines..]);
-}
-
-/// The loops of [`copy_by_vectors`].
-#[cfg(target_arch = "x86_64")]
-mod vectors {
-    use std::arch::x86_64::{
-        __m128i, __m256i, _mm_loadu_si128, _mm_storeu_si128, _mm256_loadu_si256,
-        _mm256_storeu_si256,
-    };
-
-    /// Copies `len` bytes (a multiple of 64) from `src` to `dst`, two 32-byte loads
-    /// and stores per line.
-    ///
-    /// # Safety
-    ///
-    /// The CPU has AVX2; `src` is valid for `len` reads and `dst` for `len` writes,
-    /// the two ranges disjoint.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn lines_avx2(dst: *mut u8, src: *const u8, len: usize) {
-        let mut i = 0;
-        while i < len {
-            // SAFETY: `i + 64 ≤ len`, inside both ranges (the caller's contract).
-            unsafe {
-                let a = _mm256_loadu_si256(src.add(i).cast::<__m256i>());
-                let b = _mm256_loadu_si256(src.add(i + 32).cast::<__m256i>());
-                _mm256_storeu_si256(dst.add(i).cast::<__m256i>(), a);
-                _mm256_storeu_si256(dst.add(i + 32).cast::<__m256i>(), b);
-            }
-            i += 64;
-        }
-    }
-
-    /// As [`lines_avx2`], with four 16-byte loads and stores per line.
-    ///
-    /// # Safety
-    ///
-    /// As [`lines_avx2`], without the need for AVX2.
-    pub unsafe fn lines_sse2(dst: *mut u8, src: *const u8, len: usize) {
-        let mut i = 0;
-        while i < len {
-            // SAFETY: `i + 64 ≤ len`, inside both ranges (the caller's contract).
-            unsafe {
-                let v = [0, 16, 32, 48].map(|k| _mm_loadu_si128(src.add(i + k).cast::<__m128i>()));
-                for (k, v) in [0, 16, 32, 48].into_iter().zip(v) {
-                    _mm_storeu_si128(dst.add(i + k).cast::<__m128i>(), v);
-                }
-            }
-            i += 64;
-        }
-    }
 }
 
 /// The ring of [`stream_rate`] and its two indices; a slot belongs to the writer
@@ -936,7 +861,9 @@ impl StreamRing {
                 StreamMode::Copy => {
                     match out {
                         CopyOut::Memcpy => own.copy_from_slice(m),
-                        CopyOut::Vectors => copy_by_vectors(&mut own, m),
+                        CopyOut::Vectors => {
+                            xferbench_transports::copy::copy_slice_by_vectors(&mut own, m)
+                        }
                     }
                     sink ^= xferbench_probes::verify::touch(&own);
                 }
@@ -1073,35 +1000,6 @@ mod tests {
                 assert!(stream_rate(a, b, 4096, 0, mode, 10, BUDGET).unwrap() > 0.0);
             }
         }
-    }
-
-    #[test]
-    fn copying_by_vectors_copies_every_byte_at_every_length() {
-        // Whole lines, a tail after them, less than a line, and nothing; from and to
-        // odd offsets, which the loops take with unaligned loads and stores.
-        for len in [0, 1, 63, 64, 65, 127, 4096, 4100, 65536 + 17] {
-            for (from, to) in [(0, 0), (1, 3), (17, 0)] {
-                let src: Vec<u8> = (0..len + from).map(|i| (i * 151 + 7) as u8).collect();
-                let mut dst = vec![0u8; len + to + 1];
-                copy_by_vectors(&mut dst[to..to + len], &src[from..]);
-                assert_eq!(
-                    &dst[to..to + len],
-                    &src[from..],
-                    "{len} B from +{from} to +{to}"
-                );
-                assert_eq!(dst[to + len], 0, "{len} B: wrote past the end");
-                assert!(
-                    dst[..to].iter().all(|&b| b == 0),
-                    "{len} B: wrote before the start"
-                );
-            }
-        }
-    }
-
-    #[test]
-    #[should_panic(expected = "lengths differ")]
-    fn copying_by_vectors_between_lengths_that_differ_panics_as_copy_from_slice_does() {
-        copy_by_vectors(&mut [0u8; 64], &[0u8; 65]);
     }
 
     #[test]

@@ -41,6 +41,13 @@
 //! published as soon as it is copied (it is at least `batch` bytes), so `batch = 1`
 //! still publishes every message at once.
 //!
+//! # Copying out
+//!
+//! The consumer copies a message out with [`crate::copy::copy_out`]: by vector loads
+//! from 2 KiB to 64 KiB, where `memcpy`'s `rep movsb`, reading lines the producer's
+//! CPU has just written, falls at times into a regime several times slower (see
+//! there). The producer copies in with `memcpy`.
+//!
 //! # Small messages
 //!
 //! A message of up to 64 bytes at a 64-byte position lies in one data line, and
@@ -612,7 +619,7 @@ impl Consumer {
         // (Acquire on `head`) and are ours until we publish `tail`; the mirror makes
         // them contiguous.
         unsafe {
-            crate::copy::copy_short(
+            crate::copy::copy_short_out(
                 self.s.data.add(self.offset(self.tail)),
                 buf.as_mut_ptr(),
                 buf.len(),
@@ -649,7 +656,7 @@ impl Consumer {
             // (Acquire on `head`) and are ours until we publish `tail`; the mirror makes
             // them contiguous.
             unsafe {
-                crate::copy::copy(
+                crate::copy::copy_out(
                     self.s.data.add(self.offset(self.tail)),
                     buf.as_mut_ptr().add(filled),
                     k,
