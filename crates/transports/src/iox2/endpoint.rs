@@ -312,8 +312,9 @@ pub struct Iceoryx2Endpoint {
     /// A sample loaned right after the last data sample was sent, for the next one of
     /// the same length: the loan (which reclaims the samples the peer returned) then
     /// happens while the peer works, not on the way of the next message. Declared
-    /// before `ports`, so it is returned before they go.
-    pub(super) spare: Option<Loaned>,
+    /// before `ports`, so it is returned before they go. It is filled and sent where
+    /// it lies, so that no copy of the sample's handle lies on a message's way.
+    pub(super) spare: Option<Filled>,
     pub(super) ports: Ports,
     pub(super) wait: Wait,
     pub(super) peer: Arc<PeerWatch>,
@@ -364,6 +365,13 @@ fn too_long(len: usize, slices: Slices) -> io::Error {
     )
 }
 
+/// A send found no loaned sample where `spare_for` leaves one: a broken invariant,
+/// reported rather than a message silently lost.
+#[cold]
+fn no_spare() -> io::Error {
+    io::Error::other(format!("{NAME}: no loaned sample to send"))
+}
+
 fn gone(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::BrokenPipe, format!("{NAME}: {what}"))
 }
@@ -398,42 +406,49 @@ impl Iceoryx2Endpoint {
     /// publishes it.
     #[inline]
     fn send_data<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<()> {
-        let sample = self.fill_data(len, fill)?;
-        self.publish_data(sample, len)
+        fill(self.spare_for(len)?.payload_mut());
+        self.publish_spare(len)
     }
 
-    /// Loans a data sample of `len` bytes (the spare when it fits) and lets `fill`
-    /// write it in place.
+    /// The next data sample to send, of `len` bytes: the spare when it fits, else a
+    /// new loan. It is filled where it lies and published by
+    /// [`Iceoryx2Endpoint::publish_spare`].
     #[inline]
-    fn fill_data<F: FnOnce(&mut [u8])>(&mut self, len: usize, fill: F) -> io::Result<Filled> {
+    fn spare_for(&mut self, len: usize) -> io::Result<&mut Filled> {
         if !self.ready {
             self.wait_accepted(self.accept_by)?;
         }
-        let mut sample = match self.spare.take() {
-            Some(s) if s.payload().len() == len => s,
-            // Returned first, so that it never counts against the publisher's loans.
-            other => {
-                drop(other);
-                self.loan(len)?
-            }
-        };
-        let raw: *mut [MaybeUninit<u8>] = sample.payload_mut();
+        if !matches!(&self.spare, Some(s) if s.payload().len() == len) {
+            self.loan_spare(len)?;
+        }
+        self.spare.as_mut().ok_or_else(no_spare)
+    }
+
+    /// Publishes the spare, filled since [`Iceoryx2Endpoint::spare_for`], then loans
+    /// the next spare of the same length.
+    #[inline]
+    fn publish_spare(&mut self, len: usize) -> io::Result<()> {
+        let sample = self.spare.take().ok_or_else(no_spare)?;
+        self.publish(sample)?;
+        // Best effort: without a spare the next send loans on its own.
+        if let Ok(s) = self.ports.tx.loan_slice_uninit(len) {
+            // SAFETY: as in `loan_spare`.
+            self.spare = Some(unsafe { s.assume_init() });
+        }
+        Ok(())
+    }
+
+    /// Replaces the spare with a sample of `len` bytes.
+    #[cold]
+    fn loan_spare(&mut self, len: usize) -> io::Result<()> {
+        // Returned first, so that it never counts against the publisher's loans.
+        self.spare = None;
+        let s = self.loan(len)?;
         // SAFETY: the slice lies in a shared-memory data segment that the kernel
         // zero-filled when it was mapped and that earlier samples wrote: its bytes are
         // initialised, and every bit pattern is a valid `u8`. The sample is ours until
-        // sent, and the reference does not outlive it.
-        fill(unsafe { &mut *(raw as *mut [u8]) });
-        // SAFETY: as above, every byte of the payload is initialised.
-        Ok(unsafe { sample.assume_init() })
-    }
-
-    /// Publishes a filled data sample, then loans the spare for the next one of the
-    /// same length.
-    #[inline]
-    fn publish_data(&mut self, sample: Filled, len: usize) -> io::Result<()> {
-        self.publish(sample)?;
-        // Best effort: without a spare the next send loans on its own.
-        self.spare = self.ports.tx.loan_slice_uninit(len).ok();
+        // sent.
+        self.spare = Some(unsafe { s.assume_init() });
         Ok(())
     }
 
@@ -726,14 +741,13 @@ impl Endpoint for Iceoryx2Endpoint {
         check_len(s.payload().len(), len)?;
         self.check_open()?;
         self.check_size(len)?;
-        let mut r = None;
-        let reply = self.fill_data(len, |out| r = Some(f(s.payload(), out)))?;
+        let r = f(s.payload(), self.spare_for(len)?.payload_mut());
         // The request goes back to the peer's publisher before the reply is
         // published, as in iceoryx2's own benchmark: it is returned by the time the
         // peer, having taken the reply, loans again and reclaims it.
         drop(s);
-        self.publish_data(reply, len)?;
-        Ok(r)
+        self.publish_spare(len)?;
+        Ok(Some(r))
     }
 
     #[inline]
