@@ -136,12 +136,18 @@ fn pubsub_service<H: Header>(
 /// data segment holds slices of `slice` bytes at most and never grows
 /// (`AllocationStrategy::Static`, as iceoryx2's own benchmark configures it), or,
 /// without `slice`, starts at [`INITIAL_SLICE`] bytes and grows by powers of two.
+///
+/// On a service with safe overflow (`safe_overflow`) a buffer is never full (its
+/// oldest sample is replaced), so the publisher gets no backpressure strategy nor
+/// handler: iceoryx2's default, as its own benchmark has it, whose send takes the
+/// short path (`try_send`) instead of the blocking one that would only find the
+/// buffer not full.
 fn publisher<H: Header>(
     service: &PubSub<H>,
     peer: &Arc<PeerWatch>,
     slice: Option<usize>,
+    safe_overflow: bool,
 ) -> Result<Pub<H>, String> {
-    let watched = peer.clone();
     let b = service.publisher_builder();
     let b = match slice {
         Some(n) => b
@@ -151,16 +157,20 @@ fn publisher<H: Header>(
             .initial_max_slice_len(INITIAL_SLICE)
             .allocation_strategy(AllocationStrategy::PowerOfTwo),
     };
-    b.backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
-        .set_backpressure_handler(move |info: &BackpressureInfo| {
-            if info.elapsed_time < PEER_CHECK || watched.worth_waiting() {
-                BackpressureAction::Retry
-            } else {
-                BackpressureAction::DiscardDataAndFail
-            }
-        })
-        .create()
-        .map_err(|e| format!("publisher: {e:?}"))
+    let b = if safe_overflow {
+        b
+    } else {
+        let watched = peer.clone();
+        b.backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+            .set_backpressure_handler(move |info: &BackpressureInfo| {
+                if info.elapsed_time < PEER_CHECK || watched.worth_waiting() {
+                    BackpressureAction::Retry
+                } else {
+                    BackpressureAction::DiscardDataAndFail
+                }
+            })
+    };
+    b.create().map_err(|e| format!("publisher: {e:?}"))
 }
 
 fn subscriber<H: Header>(service: &PubSub<H>, buffer: usize) -> Result<Sub<H>, String> {
@@ -233,9 +243,10 @@ impl Ports {
             &tx_service,
             peer,
             t.slices.limit().map(|n| n.max(HELLO_LEN)),
+            t.safe_overflow,
         )?;
         let rx = subscriber(&rx_service, t.buffer)?;
-        let ctl_tx = publisher(&ctl_tx_service, peer, None)?;
+        let ctl_tx = publisher(&ctl_tx_service, peer, None, false)?;
         let ctl_rx = subscriber(&ctl_rx_service, CONTROL_BUFFER)?;
         let (notifier, listener, events) = match t.wait {
             Wait::Spin => (None, None, None),
