@@ -89,6 +89,12 @@ const CONTROL_BUFFER: usize = 4;
 /// checks of the peer).
 const CONTROL_EVERY: u32 = 64;
 
+/// A busy-polling receiver polls this many times back to back before it separates
+/// its polls with a pause hint (`pause`). An empty poll of iceoryx2 costs about a
+/// thousand instructions, so these are microseconds: the whole wait of a ping-pong's
+/// reply, which a pause landing in it would delay.
+const EAGER_POLLS: u32 = 64;
+
 /// How long a dropped endpoint waits for its end-of-stream mark to be taken while
 /// the peer lives and keeps its subscriber: what it sent is lost once its publisher
 /// goes, so a slow but live reader (a loaded machine) is waited for.
@@ -613,10 +619,11 @@ impl Iceoryx2Endpoint {
             // Busy polling, the control service (the acceptance and the end of the
             // stream: once a connection each) is polled every `CONTROL_EVERY` empty
             // turns only, so that waiting for a message costs one receive per turn.
-            // With `pause=false` the turns follow back to back, as in iceoryx2's own
-            // benchmark; else a pause hint separates them.
+            // The first `EAGER_POLLS` turns of a wait follow back to back, as in
+            // iceoryx2's own benchmark: a reply is usually that close. Later ones, with
+            // `pause` (the default), are separated by a pause hint.
             if self.wait == Wait::Spin && !polls.is_multiple_of(CONTROL_EVERY) {
-                if self.pause {
+                if self.pause && polls > EAGER_POLLS {
                     std::hint::spin_loop();
                 }
                 continue;

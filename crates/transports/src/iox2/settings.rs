@@ -66,11 +66,12 @@ pub const MAX_MESSAGE_SIZE: ParamDef = ParamDef::bytes_auto(
     "largest message: each publisher's data segment holds slices of this size and never grows (iceoryx2's static allocation, as its own benchmark configures it); a longer message is refused. `auto`: the run's message size where the run has one (every point of `run`), else `grow`; `grow`: slices start at 64 bytes and the segment grows by powers of two",
 );
 
-/// `pause`: a pause hint between two empty polls of a busy-polling receiver.
+/// `pause`: a pause hint between two empty polls of a busy-polling receiver, after
+/// its first polls of a wait.
 pub const PAUSE: ParamDef = ParamDef::boolean(
     "pause",
     true,
-    "wait=spin: a pause hint (x86 `pause`) between two empty polls; false polls back to back, as iceoryx2's own benchmark does",
+    "wait=spin: a pause hint (x86 `pause`) between two empty polls once a wait has polled 64 times back to back; false never pauses, as iceoryx2's own benchmark does",
 );
 
 pub(super) const PARAMS: &[ParamDef] = &[WAIT, BUFFER, HISTORY, OVERFLOW, MAX_MESSAGE_SIZE, PAUSE];
