@@ -57,15 +57,17 @@
 //! publishers retry until delivered when the subscriber's buffer (`buffer` samples)
 //! is full, through iceoryx2's own adaptive wait. `overflow=safe` turns safe overflow
 //! on for the data services only: a message then replaces the oldest one the peer has
-//! not taken, so it is lossless only while one message is in flight (pingpong). The
+//! not taken, so it is lossless only while one message is in flight (pingpong), and
+//! their publishers, whose buffers are then never full, get no retry strategy. The
 //! control services never overflow safely (a buffer of four samples, retried until
 //! delivered): a lost acceptance would leave the connector waiting for it for good.
 //!
 //! # Waiting
 //!
-//! * `wait=spin`: the receiver polls `Subscriber::receive` in a busy loop, with a
-//!   pause hint (`std::hint::spin_loop`) between two empty polls; `pause=false`
-//!   polls back to back, as iceoryx2's own benchmark does.
+//! * `wait=spin`: the receiver polls `Subscriber::receive` in a busy loop: the first
+//!   64 polls of a wait back to back (a ping-pong's reply lands within them), later
+//!   ones with a pause hint (`std::hint::spin_loop`) between two; `pause=false`
+//!   never pauses, as iceoryx2's own benchmark does.
 //! * `wait=event`: the sender notifies the peer's event listener after each sample;
 //!   the receiver, finding nothing, sleeps in `Listener::timed_wait` (10 ms slices).
 //!
