@@ -92,6 +92,7 @@ fn doc(host: &str, points: &[(&str, &[f64])]) -> ResultDoc {
                 valgrind: None,
                 perf_event_paranoid: None,
                 trip_clock: None,
+                trip_clock_step_ns: None,
             },
             settings: Settings {
                 workload: "stream".into(),

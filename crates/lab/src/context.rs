@@ -76,6 +76,7 @@ pub fn capabilities() -> Capabilities {
             .ok()
             .and_then(|s| s.trim().parse().ok()),
         trip_clock: Some(xferbench_probes::clock::trip_source()),
+        trip_clock_step_ns: Some(xferbench_probes::clock::trip_step_ns()),
     }
 }
 

@@ -837,6 +837,9 @@ fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc 
             doc.points.len()
         ));
     }
+    if let Some(w) = clock_steps_warning(&doc) {
+        doc.warnings.push(w);
+    }
     if doc
         .points
         .iter()
@@ -854,6 +857,38 @@ fn finish(mut doc: ResultDoc, observers: &mut [&mut dyn Observer]) -> ResultDoc 
         }
     }
     doc
+}
+
+/// How the warning about a coarse round-trip clock begins.
+pub const CLOCK_STEPS: &str = "clock steps:";
+
+/// A round trip is timed in whole steps of the trip clock; where the clock steps by
+/// 2 ns or more and a point's median latency is under 20 of them, says so: such a
+/// p50 reads to the nearest step, and only a mean averages the steps out.
+fn clock_steps_warning(doc: &ResultDoc) -> Option<String> {
+    let step = doc.context.capabilities.trip_clock_step_ns?;
+    if step < 2.0 {
+        return None;
+    }
+    let under = 20.0 * step;
+    let coarse = doc
+        .points
+        .iter()
+        .filter(|p| {
+            p.summary
+                .get(figure::LATENCY[0])
+                .is_some_and(|e| e.median < under)
+        })
+        .count();
+    (coarse > 0).then(|| {
+        format!(
+            "{CLOCK_STEPS} the round-trip clock advances in steps of {step:.1} ns on this \
+             machine, so the latencies of {coarse} of {} points, under {under:.0} ns, are \
+             read to the nearest step (a p50 of 80 ns stands for 75 to 85 ns; means \
+             average the steps out)",
+            doc.points.len()
+        )
+    })
 }
 
 /// A figure as the tables head its column: `throughput` for
@@ -1271,6 +1306,35 @@ mod tests {
 
     fn steady(bytes: u64) -> Scripted {
         Scripted::Lanes(vec![(0, S, bytes, bytes)])
+    }
+
+    #[test]
+    fn a_latency_of_a_few_clock_steps_is_named_and_a_fine_clock_or_a_long_latency_is_not() {
+        let mut bench = FakeBench::new(2, |_, _| steady(100));
+        let mut doc = run(&mut bench, &opts(1, 0, false));
+        let p50 = |ns: f64| Estimate::from_values([ns]).expect("an estimate");
+        doc.points[0]
+            .summary
+            .insert(figure::LATENCY[0].into(), p50(80.0));
+        doc.points[1]
+            .summary
+            .insert(figure::LATENCY[0].into(), p50(5000.0));
+        doc.context.capabilities.trip_clock_step_ns = Some(10.0);
+        let w = clock_steps_warning(&doc).expect("a warning");
+        assert!(w.starts_with(CLOCK_STEPS), "{w}");
+        assert!(w.contains("steps of 10.0 ns"), "{w}");
+        assert!(w.contains("1 of 2 points, under 200 ns"), "{w}");
+        // A clock of sub-nanosecond steps, an older result without a step, or only
+        // latencies of many steps: nothing to say.
+        doc.context.capabilities.trip_clock_step_ns = Some(0.4);
+        assert_eq!(clock_steps_warning(&doc), None);
+        doc.context.capabilities.trip_clock_step_ns = None;
+        assert_eq!(clock_steps_warning(&doc), None);
+        doc.context.capabilities.trip_clock_step_ns = Some(10.0);
+        doc.points[0]
+            .summary
+            .insert(figure::LATENCY[0].into(), p50(400.0));
+        assert_eq!(clock_steps_warning(&doc), None);
     }
 
     #[test]

@@ -79,6 +79,7 @@ pub fn test_context(settings: Settings) -> Context {
             valgrind: None,
             perf_event_paranoid: None,
             trip_clock: None,
+            trip_clock_step_ns: None,
         },
         settings,
         limits: None,
@@ -169,7 +170,7 @@ pub struct Context {
 }
 
 /// What measurement facilities the machine offers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Capabilities {
     /// A hardware PMU answers `perf_event_open` for instructions.
     pub pmu: bool,
@@ -185,6 +186,12 @@ pub struct Capabilities {
     /// `null` in results of earlier versions, which all used `monotonic`).
     #[serde(default)]
     pub trip_clock: Option<xferbench_probes::clock::TripSource>,
+    /// The smallest step in which that clock advances here, in nanoseconds
+    /// ([`xferbench_probes::clock::TripClock::step_ns`]): a round trip is a whole
+    /// number of such steps, so a latency of a few steps is coarse (absent in results
+    /// of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trip_clock_step_ns: Option<f64>,
 }
 
 /// Run-control settings, as validated.

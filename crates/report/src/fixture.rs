@@ -24,6 +24,7 @@ pub fn context(workload: &str, verify: bool, peer: &str) -> Context {
             valgrind: None,
             perf_event_paranoid: Some(2),
             trip_clock: Some(xferbench_probes::clock::TripSource::Tsc),
+            trip_clock_step_ns: Some(10.0),
         },
         settings: Settings {
             workload: workload.into(),
