@@ -884,9 +884,10 @@ fn clock_steps_warning(doc: &ResultDoc) -> Option<String> {
         format!(
             "{CLOCK_STEPS} the round-trip clock advances in steps of {step:.1} ns on this \
              machine, so the latencies of {coarse} of {} points, under {under:.0} ns, are \
-             read to the nearest step (a p50 of 80 ns stands for 75 to 85 ns; means \
-             average the steps out)",
-            doc.points.len()
+             read to the nearest step (a percentile stands for itself ± {half:.1} ns; \
+             means average the steps out)",
+            doc.points.len(),
+            half = step / 2.0
         )
     })
 }
@@ -1324,6 +1325,7 @@ mod tests {
         assert!(w.starts_with(CLOCK_STEPS), "{w}");
         assert!(w.contains("steps of 10.0 ns"), "{w}");
         assert!(w.contains("1 of 2 points, under 200 ns"), "{w}");
+        assert!(w.contains("± 5.0 ns"), "{w}");
         // A clock of sub-nanosecond steps, an older result without a step, or only
         // latencies of many steps: nothing to say.
         doc.context.capabilities.trip_clock_step_ns = Some(0.4);

@@ -220,9 +220,9 @@ impl TripClock {
     ///
     /// A counter need not advance by one at a time: an AMD EPYC (Zen 4) VM was seen to
     /// move its time-stamp counter in steps of 10 ns, so that a round trip of 80 ns
-    /// reads as 70, 80 or 90 ns. The
-    /// clock is read twice around a busy wait of varying length (0 to 255 turns), a
-    /// few thousand times; [`step_of`] finds the spacing of the differences.
+    /// reads as 70, 80 or 90 ns. The clock is read twice around a busy wait of varying
+    /// length (0 to 255 turns), a few thousand times; [`step_of`] finds the spacing of
+    /// the differences.
     pub fn step_ns(&self) -> f64 {
         let mut deltas = Vec::with_capacity(4096);
         for i in 0..4096u32 {

@@ -16,7 +16,7 @@
 //! (`run`'s clock reads and histogram).
 
 use std::time::{Duration, Instant};
-use xferbench_transports::iox2::Iceoryx2;
+use xferbench_transports::iox2::{self, Iceoryx2};
 use xferbench_transports::{Endpoint, Listener, ParamValues, Params, Traffic, Transport};
 
 fn pin(cpu: usize) {
@@ -36,17 +36,24 @@ fn main() {
         }
     };
     let mut raw = Params::new();
-    for (k, v) in [("wait", "spin"), ("buffer", "1"), ("overflow", "safe")] {
-        raw.insert(k.to_string(), v.to_string());
+    for (def, v) in [
+        (&iox2::WAIT, "spin"),
+        (&iox2::BUFFER, "1"),
+        (&iox2::OVERFLOW, "safe"),
+    ] {
+        raw.insert(def.name.to_string(), v.to_string());
     }
     if let Some(p) = args.next() {
-        let Some(v) = p.strip_prefix("pause=") else {
+        let Some(v) = p
+            .strip_prefix(&*iox2::PAUSE.name)
+            .and_then(|rest| rest.strip_prefix('='))
+        else {
             eprintln!("unknown argument {p:?}: expected pause=true or pause=false");
             std::process::exit(2);
         };
-        raw.insert("pause".to_string(), v.to_string());
+        raw.insert(iox2::PAUSE.name.to_string(), v.to_string());
     }
-    let values = match ParamValues::parse("iceoryx2", Iceoryx2::params(), &raw) {
+    let values = match ParamValues::parse(Iceoryx2::NAME, Iceoryx2::params(), &raw) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("{e}");
