@@ -606,6 +606,86 @@ mod robustness {
         }
     }
 
+    /// Whether child `pid` is a peer that has started: it runs the `__peer` role. A
+    /// child between its fork and its exec still shows its parent's command line, and
+    /// one stopped there would hold its parent in `spawn` (the vfork of
+    /// `posix_spawn` waits for the exec): no peer protocol could ever see that.
+    fn is_started_peer(pid: u32) -> bool {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.split(|&b| b == 0).any(|arg| arg == b"__peer"))
+    }
+
+    /// [`wait_children`], counting only peers that have started.
+    fn wait_peers(pid: u32, n: usize) -> Vec<u32> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let c: Vec<u32> = children(pid)
+                .into_iter()
+                .filter(|&c| is_started_peer(c))
+                .collect();
+            if c.len() >= n {
+                return c;
+            }
+            assert!(Instant::now() < deadline, "peer processes did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The state and kernel wait channel of `pid` and each of its threads, and the
+    /// same for its children: what a run that did not end was waiting for.
+    fn describe_tree(pid: u32) -> String {
+        let mut out = String::new();
+        let mut todo = vec![pid];
+        while let Some(p) = todo.pop() {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+                continue;
+            };
+            for task in tasks.flatten() {
+                let path = task.path();
+                let read = |f: &str| std::fs::read_to_string(path.join(f)).unwrap_or_default();
+                let stat = read("stat");
+                let state = stat.rsplit_once(") ").map_or("?", |(_, r)| &r[..1]);
+                let stack: String = read("stack")
+                    .lines()
+                    .take(6)
+                    .map(|l| format!("\n      {l}"))
+                    .collect();
+                out += &format!(
+                    "\n  {p}/{}: {} state {state} wchan {}{stack}",
+                    task.file_name().to_string_lossy(),
+                    read("comm").trim(),
+                    read("wchan").trim(),
+                );
+            }
+            todo.extend(children(p));
+        }
+        out
+    }
+
+    /// Waits for `child` to end and collects its output; a run still going after
+    /// `within` is described, killed with its children, and fails the test.
+    fn wait_within(child: Child, within: Duration) -> std::process::Output {
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(child.wait_with_output()));
+        if let Ok(out) = rx.recv_timeout(within) {
+            return out.unwrap();
+        }
+        let tree = describe_tree(pid);
+        let mut all = children(pid);
+        all.push(pid);
+        for p in all {
+            signal(p, Signal::KILL);
+        }
+        let stderr = rx
+            .recv_timeout(Duration::from_secs(10))
+            .ok()
+            .and_then(Result::ok)
+            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+            .unwrap_or_default();
+        panic!("the run did not end within {within:?}:{tree}\nits stderr:\n{stderr}");
+    }
+
     fn signal(pid: u32, sig: Signal) {
         let _ = kill_process(Pid::from_raw(pid as i32).unwrap(), sig);
     }
@@ -649,11 +729,11 @@ mod robustness {
         let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
         // The second point is running: kill its peer.
-        let peers = wait_children(pid, 1);
+        let peers = wait_peers(pid, 1);
         for p in &peers {
             signal(*p, Signal::KILL);
         }
-        let out = child.wait_with_output().unwrap();
+        let out = wait_within(child, Duration::from_secs(120));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
@@ -723,11 +803,11 @@ mod robustness {
         let child = spawn(&args, &json);
         let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
-        let peers = wait_children(pid, 1);
+        let peers = wait_peers(pid, 1);
         for p in &peers {
             signal(*p, Signal::STOP);
         }
-        let out = child.wait_with_output().unwrap();
+        let out = wait_within(child, Duration::from_secs(120));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         // Stopped mid-point, the supervisor sees no progress; stopped between points
