@@ -545,12 +545,16 @@ mod verify {
 }
 
 mod robustness {
-    use super::common::regions_left_by;
+    use super::common::{children, regions_left_by};
     use super::support::read_json;
     use rustix::process::{Pid, Signal, kill_process};
     use std::path::Path;
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
+
+    /// How long a run these tests signal may take to end before its test fails with
+    /// what it waited for ([`crate::common::wait_within`]).
+    const RUN_BOUND: Duration = Duration::from_secs(120);
 
     fn spawn(args: &[&str], json: &Path) -> Child {
         crate::common::std_xferbench()
@@ -579,19 +583,6 @@ mod robustness {
             assert!(Instant::now() < deadline, "no point finished within 60 s");
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-
-    fn children(pid: u32) -> Vec<u32> {
-        let mut out = Vec::new();
-        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-            let path = task.unwrap().path().join("children");
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            out.extend(
-                text.split_whitespace()
-                    .filter_map(|s| s.parse::<u32>().ok()),
-            );
-        }
-        out
     }
 
     fn wait_children(pid: u32, n: usize) -> Vec<u32> {
@@ -629,61 +620,6 @@ mod robustness {
             assert!(Instant::now() < deadline, "peer processes did not start");
             std::thread::sleep(Duration::from_millis(10));
         }
-    }
-
-    /// The state and kernel wait channel of `pid` and each of its threads, and the
-    /// same for its children: what a run that did not end was waiting for.
-    fn describe_tree(pid: u32) -> String {
-        let mut out = String::new();
-        let mut todo = vec![pid];
-        while let Some(p) = todo.pop() {
-            let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
-                continue;
-            };
-            for task in tasks.flatten() {
-                let path = task.path();
-                let read = |f: &str| std::fs::read_to_string(path.join(f)).unwrap_or_default();
-                let stat = read("stat");
-                let state = stat.rsplit_once(") ").map_or("?", |(_, r)| &r[..1]);
-                let stack: String = read("stack")
-                    .lines()
-                    .take(6)
-                    .map(|l| format!("\n      {l}"))
-                    .collect();
-                out += &format!(
-                    "\n  {p}/{}: {} state {state} wchan {}{stack}",
-                    task.file_name().to_string_lossy(),
-                    read("comm").trim(),
-                    read("wchan").trim(),
-                );
-            }
-            todo.extend(children(p));
-        }
-        out
-    }
-
-    /// Waits for `child` to end and collects its output; a run still going after
-    /// `within` is described, killed with its children, and fails the test.
-    fn wait_within(child: Child, within: Duration) -> std::process::Output {
-        let pid = child.id();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || tx.send(child.wait_with_output()));
-        if let Ok(out) = rx.recv_timeout(within) {
-            return out.unwrap();
-        }
-        let tree = describe_tree(pid);
-        let mut all = children(pid);
-        all.push(pid);
-        for p in all {
-            signal(p, Signal::KILL);
-        }
-        let stderr = rx
-            .recv_timeout(Duration::from_secs(10))
-            .ok()
-            .and_then(Result::ok)
-            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
-            .unwrap_or_default();
-        panic!("the run did not end within {within:?}:{tree}\nits stderr:\n{stderr}");
     }
 
     fn signal(pid: u32, sig: Signal) {
@@ -733,7 +669,7 @@ mod robustness {
         for p in &peers {
             signal(*p, Signal::KILL);
         }
-        let out = wait_within(child, Duration::from_secs(120));
+        let out = crate::common::wait_within(child, RUN_BOUND);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(
@@ -807,7 +743,7 @@ mod robustness {
         for p in &peers {
             signal(*p, Signal::STOP);
         }
-        let out = wait_within(child, Duration::from_secs(120));
+        let out = crate::common::wait_within(child, RUN_BOUND);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         // Stopped mid-point, the supervisor sees no progress; stopped between points
@@ -864,7 +800,7 @@ mod robustness {
         wait_points(&dir.path().join("r.json.jsonl"), 1);
         let peers = wait_children(pid, 2);
         signal(pid, sig);
-        let out = child.wait_with_output().unwrap();
+        let out = crate::common::wait_within(child, RUN_BOUND);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{stderr}");
         assert!(stderr.contains("interrupted"), "{stderr}");
@@ -906,7 +842,7 @@ mod robustness {
         rustix::process::kill_process_group(group, Signal::STOP).unwrap();
         std::thread::sleep(Duration::from_millis(2500));
         rustix::process::kill_process_group(group, Signal::CONT).unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = crate::common::wait_within(child, RUN_BOUND);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
         let doc = read_json(&json);
@@ -2180,7 +2116,7 @@ mod signals {
             "the command ended before the signal; give it more work"
         );
         let _ = kill_process(Pid::from_raw(child.id() as i32).unwrap(), sig);
-        child.wait_with_output().unwrap()
+        crate::common::wait_within(child, Duration::from_secs(120))
     }
 
     /// `args` stopped by Ctrl-C after `settle`: exit 130; its stdout.

@@ -112,3 +112,80 @@ pub fn check(name: &str, what: &str, doc: &serde_json::Value) {
         errors.join("\n")
     );
 }
+
+/// The children of `pid`, from every thread's `/proc/PID/task/TID/children`.
+pub fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|s| s.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The state and kernel wait channel of `pid` and each of its threads, and the same
+/// for its children: what a run that did not end was waiting for.
+pub fn describe_tree(pid: u32) -> String {
+    let mut out = String::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let path = task.path();
+            let read = |f: &str| std::fs::read_to_string(path.join(f)).unwrap_or_default();
+            let stat = read("stat");
+            let state = stat.rsplit_once(") ").map_or("?", |(_, r)| &r[..1]);
+            let stack: String = read("stack")
+                .lines()
+                .take(6)
+                .map(|l| format!("\n      {l}"))
+                .collect();
+            out += &format!(
+                "\n  {p}/{}: {} state {state} wchan {}{stack}",
+                task.file_name().to_string_lossy(),
+                read("comm").trim(),
+                read("wchan").trim(),
+            );
+        }
+        todo.extend(children(p));
+    }
+    out
+}
+
+/// Waits for `child` to end and collects its output; a run still going after
+/// `within` is described ([`describe_tree`]), killed with its children, and fails
+/// the test, so that a hang fails in minutes and says where it waited.
+pub fn wait_within(
+    child: std::process::Child,
+    within: std::time::Duration,
+) -> std::process::Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    if let Ok(out) = rx.recv_timeout(within) {
+        return out.unwrap();
+    }
+    let tree = describe_tree(pid);
+    let mut all = children(pid);
+    all.push(pid);
+    for p in all {
+        if let Some(p) = rustix::process::Pid::from_raw(p as i32) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
+    }
+    let stderr = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .ok()
+        .and_then(Result::ok)
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .unwrap_or_default();
+    panic!("the run did not end within {within:?}:{tree}\nits stderr:\n{stderr}");
+}
