@@ -552,9 +552,7 @@ mod robustness {
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
 
-    /// How long a run these tests signal may take to end before its test fails with
-    /// what it waited for ([`crate::common::wait_within`]).
-    const RUN_BOUND: Duration = Duration::from_secs(120);
+    use crate::common::RUN_BOUND;
 
     fn spawn(args: &[&str], json: &Path) -> Child {
         crate::common::std_xferbench()
@@ -585,18 +583,6 @@ mod robustness {
         }
     }
 
-    fn wait_children(pid: u32, n: usize) -> Vec<u32> {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let c = children(pid);
-            if c.len() >= n {
-                return c;
-            }
-            assert!(Instant::now() < deadline, "peer processes did not start");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
     /// Whether child `pid` is a peer that has started: it runs the `__peer` role. A
     /// child between its fork and its exec still shows its parent's command line, and
     /// one stopped there would hold its parent in `spawn` (the vfork of
@@ -606,7 +592,7 @@ mod robustness {
             .is_ok_and(|c| c.split(|&b| b == 0).any(|arg| arg == b"__peer"))
     }
 
-    /// [`wait_children`], counting only peers that have started.
+    /// Waits until `pid` has `n` peers that have started ([`is_started_peer`]).
     fn wait_peers(pid: u32, n: usize) -> Vec<u32> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
@@ -798,7 +784,7 @@ mod robustness {
         );
         let pid = child.id();
         wait_points(&dir.path().join("r.json.jsonl"), 1);
-        let peers = wait_children(pid, 2);
+        let peers = wait_peers(pid, 2);
         signal(pid, sig);
         let out = crate::common::wait_within(child, RUN_BOUND);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -2116,7 +2102,7 @@ mod signals {
             "the command ended before the signal; give it more work"
         );
         let _ = kill_process(Pid::from_raw(child.id() as i32).unwrap(), sig);
-        crate::common::wait_within(child, Duration::from_secs(120))
+        crate::common::wait_within(child, crate::common::RUN_BOUND)
     }
 
     /// `args` stopped by Ctrl-C after `settle`: exit 130; its stdout.

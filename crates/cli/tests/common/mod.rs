@@ -160,6 +160,10 @@ pub fn describe_tree(pid: u32) -> String {
     out
 }
 
+/// How long a run a test signals may take to end before the test fails with what it
+/// waited for ([`wait_within`]).
+pub const RUN_BOUND: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Waits for `child` to end and collects its output; a run still going after
 /// `within` is described ([`describe_tree`]), killed with its children, and fails
 /// the test, so that a hang fails in minutes and says where it waited.
