@@ -25,9 +25,10 @@
 //! buffer and the receiver reads it there, so no copy touches the bytes for them. The
 //! rule, the same on every transport:
 //!
-//! * the sender writes **every byte** ([`write_in_place`]): the message is set to
-//!   the low byte of its sequence number, then stamped as above (with `--verify`, the
-//!   header's CRC-32 then covers every byte);
+//! * the sender writes **every byte** ([`write_in_place`]): the message is the low
+//!   byte of its sequence number, stamped as above; without `--verify` the stamp is
+//!   written first and the rest after it, each line once, and with it the header's
+//!   CRC-32 covers every byte, so the header is written last;
 //! * the receiver, with `--verify`, computes the checksum over every byte
 //!   ([`Verifier::check`]); without, it reads **every cache line**: one 8-byte load
 //!   per 64 bytes ([`read_lines`]);
@@ -111,11 +112,24 @@ pub fn touch(msg: &[u8]) -> u64 {
 }
 
 /// The zero-copy sender's rule: writes every byte of `msg` (the low byte of `seq`),
-/// then stamps it ([`stamp`]).
+/// stamped ([`stamp`]).
+///
+/// Without `verify` the stamp goes first and every other byte after it, each line
+/// once, front to back: a receiver that asks for the message's first line while it
+/// waits (as `shm`'s consumer does on every turn) could otherwise take that line away
+/// between the fill and a stamp written last, which would then have to fetch it back.
+/// With `verify` the header's checksum covers the bytes after it, so it is written last.
 #[inline]
 pub fn write_in_place(msg: &mut [u8], seq: u64, verify: bool) {
-    msg.fill(seq as u8);
-    stamp(msg, seq, verify);
+    if verify {
+        msg.fill(seq as u8);
+        stamp(msg, seq, true);
+    } else if let Some((head, rest)) = msg.split_first_chunk_mut::<8>() {
+        *head = seq.to_le_bytes();
+        rest.fill(seq as u8);
+    } else {
+        stamp(msg, seq, false);
+    }
 }
 
 /// Bytes between two loads of [`read_lines`]: a cache line.
@@ -253,6 +267,9 @@ mod tests {
         write_in_place(&mut m, 0x0101, false);
         assert!(m[8..].iter().all(|b| *b == 0x01));
         assert_eq!(m[..8], 0x0101u64.to_le_bytes());
+        let mut short = [0xAAu8; 5];
+        write_in_place(&mut short, 0x05_0403_0201, false);
+        assert_eq!(short, [1, 2, 3, 4, 5]);
         write_in_place(&mut m, 1, true);
         m[199] ^= 1;
         v.check(&m);
