@@ -68,17 +68,29 @@ impl Stamp {
 /// started, or since the process was last continued after a stop ([`continued`]),
 /// whichever is later. A run paused with Ctrl-Z for longer than its hang timeout is
 /// not taken for a hung one once it is resumed.
+///
+/// The continue is counted by another thread, which may run only after the one that
+/// looks at the watchdog. So a look that comes more than [`Watchdog::GAP`] after the
+/// one before also starts the count again: the looking thread did not run in between
+/// (the process was stopped, or the machine kept the thread off every CPU), and could
+/// not have seen any progress either. Look more often than that (every 50 ms, say).
 #[derive(Debug, Clone, Copy)]
 pub struct Watchdog {
     since: std::time::Instant,
+    looked: std::time::Instant,
     continued: u64,
 }
 
 impl Watchdog {
+    /// The longest time between two looks that counts: a longer gap means a pause.
+    pub const GAP: std::time::Duration = std::time::Duration::from_millis(500);
+
     /// Starts counting now.
     pub fn start() -> Self {
+        let now = std::time::Instant::now();
         Watchdog {
-            since: std::time::Instant::now(),
+            since: now,
+            looked: now,
             continued: continued(),
         }
     }
@@ -90,16 +102,17 @@ impl Watchdog {
 
     /// The time counted so far.
     pub fn elapsed(&mut self) -> std::time::Duration {
-        self.elapsed_seeing(continued())
+        self.elapsed_seeing(continued(), std::time::Instant::now())
     }
 
-    /// [`Watchdog::elapsed`] when the continue count reads `count`.
-    fn elapsed_seeing(&mut self, count: u64) -> std::time::Duration {
-        if count != self.continued {
+    /// [`Watchdog::elapsed`] when the continue count reads `count` at `now`.
+    fn elapsed_seeing(&mut self, count: u64, now: std::time::Instant) -> std::time::Duration {
+        if count != self.continued || now.saturating_duration_since(self.looked) > Self::GAP {
             self.continued = count;
-            self.since = std::time::Instant::now();
+            self.since = now;
         }
-        self.since.elapsed()
+        self.looked = now;
+        now.saturating_duration_since(self.since)
     }
 }
 
@@ -508,16 +521,43 @@ mod tests {
 
     #[test]
     fn a_watchdog_starts_again_when_the_process_was_continued() {
+        use std::time::Duration;
         let mut w = Watchdog::start();
-        let count = w.continued;
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        assert!(w.elapsed_seeing(count) >= std::time::Duration::from_millis(30));
+        let (count, t0) = (w.continued, w.since);
+        let ms = |n| t0 + Duration::from_millis(n);
+        assert_eq!(w.elapsed_seeing(count, ms(30)), Duration::from_millis(30));
         // A continue since it last looked: the stop does not count.
-        assert!(w.elapsed_seeing(count + 1) < std::time::Duration::from_millis(30));
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        assert!(w.elapsed_seeing(count + 1) >= std::time::Duration::from_millis(30));
+        assert_eq!(w.elapsed_seeing(count + 1, ms(40)), Duration::ZERO);
+        assert_eq!(
+            w.elapsed_seeing(count + 1, ms(70)),
+            Duration::from_millis(30)
+        );
         w.restart();
-        assert!(w.elapsed() < std::time::Duration::from_millis(30));
+        assert!(w.elapsed() < Duration::from_millis(30));
+    }
+
+    #[test]
+    fn a_watchdog_starts_again_after_a_gap_between_looks() {
+        use std::time::Duration;
+        let mut w = Watchdog::start();
+        let (count, t0) = (w.continued, w.since);
+        let ms = |n| t0 + Duration::from_millis(n);
+        // Looks 400 ms apart count in full, however long the total.
+        for n in 1..=5 {
+            assert_eq!(
+                w.elapsed_seeing(count, ms(400 * n)),
+                Duration::from_millis(400 * n)
+            );
+        }
+        // A look 2.5 s after the last, before the continue is counted: a pause, not
+        // time without progress.
+        assert_eq!(w.elapsed_seeing(count, ms(4_500)), Duration::ZERO);
+        assert_eq!(
+            w.elapsed_seeing(count, ms(4_550)),
+            Duration::from_millis(50)
+        );
+        // The continue counted late starts it once more.
+        assert_eq!(w.elapsed_seeing(count + 1, ms(4_600)), Duration::ZERO);
     }
 
     #[test]
