@@ -124,11 +124,11 @@ pub fn write_in_place(msg: &mut [u8], seq: u64, verify: bool) {
     if verify {
         msg.fill(seq as u8);
         stamp(msg, seq, true);
-    } else if let Some((head, rest)) = msg.split_first_chunk_mut::<8>() {
-        *head = seq.to_le_bytes();
-        rest.fill(seq as u8);
     } else {
         stamp(msg, seq, false);
+        if let Some(rest) = msg.get_mut(8..) {
+            rest.fill(seq as u8);
+        }
     }
 }
 
